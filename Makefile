@@ -1,0 +1,52 @@
+# tocsin: `make run` starts everything, `make test` runs every test.
+# Tools the platform needs are built into ./bin on first use (pinned versions).
+
+SHELL := /bin/bash
+GO ?= go
+TEMPORAL_CLI := github.com/temporalio/cli/cmd/temporal@v1.5.1
+MINIO_SERVER := github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c
+REDOCLY_CLI := @redocly/cli@2.77.0
+
+.PHONY: run test build tools openapi lint-openapi bench clean stop
+
+build: bin/tocsin
+
+bin/tocsin: $(shell find . -name '*.go' -not -path './bin/*') $(wildcard storage/migrations/*.sql) go.mod go.sum
+	$(GO) build -o bin/tocsin ./cmd/tocsin
+
+bin/temporal:
+	@echo "Building the Temporal CLI and dev server into ./bin (once; takes several minutes)..."
+	GOBIN=$(CURDIR)/bin $(GO) install $(TEMPORAL_CLI)
+
+bin/minio:
+	@echo "Building the MinIO server into ./bin (once; takes several minutes)..."
+	GOBIN=$(CURDIR)/bin $(GO) install $(MINIO_SERVER)
+
+bin/node/node_modules/.bin/redocly:
+	npm install --silent --no-audit --no-fund --prefix bin/node $(REDOCLY_CLI)
+
+tools: bin/temporal bin/minio
+
+# Starts PostgreSQL checks, Temporal (UI on :8233), MinIO (:9000), migrations,
+# then the API (:8080) and the worker in one process. Ctrl-C stops everything
+# this started.
+run: build tools
+	@deploy/local/run.sh
+
+# Everything the tests need, then every test, then the OpenAPI lint.
+test: build tools bin/node/node_modules/.bin/redocly
+	@deploy/local/test.sh
+
+# Regenerates openapi.json from the code (a test fails when it is stale).
+openapi: build
+	bin/tocsin openapi > openapi.json
+
+lint-openapi: bin/node/node_modules/.bin/redocly
+	bin/node/node_modules/.bin/redocly lint openapi.json --format=summary
+
+# Stops services a killed `make run` or `make test` left behind.
+stop:
+	@deploy/local/stack.sh down run; deploy/local/stack.sh down test
+
+clean: stop
+	rm -rf .data

@@ -1,0 +1,42 @@
+// Package activities holds the side effects of tocsin's workflows: database
+// writes, channel deliveries, hook requests, file encoding. Activities are
+// methods on Activities, which holds the clients they use; the worker
+// registers one value of it.
+package activities
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+
+	"github.com/tocsin/tocsin/internal/config"
+	"github.com/tocsin/tocsin/storage"
+)
+
+// Activities holds the clients activities use.
+type Activities struct {
+	Config  config.Config
+	DB      *storage.DB
+	Objects *storage.Objects
+	Logger  *slog.Logger
+}
+
+// SmokeRecord is what the smoke activity writes.
+type SmokeRecord struct {
+	Tenant     string
+	WorkflowID string
+}
+
+// RecordSmoke writes the smoke row once per workflow (a retry returns the
+// same row) and returns its id.
+func (a *Activities) RecordSmoke(ctx context.Context, r SmokeRecord) (int64, error) {
+	var id int64
+	err := a.DB.GetContext(ctx, &id, `
+		INSERT INTO smoke_runs (tenant_id, workflow_id, note) VALUES ($1, $2, 'written by the worker')
+		ON CONFLICT (workflow_id) DO UPDATE SET note = excluded.note
+		RETURNING id`, r.Tenant, r.WorkflowID)
+	if err != nil {
+		return 0, fmt.Errorf("record smoke run: %w", err)
+	}
+	return id, nil
+}

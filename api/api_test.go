@@ -1,0 +1,185 @@
+package api_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/internal/auth"
+	"github.com/tocsin/tocsin/internal/stacktest"
+)
+
+func problem(t *testing.T, r stacktest.Response) rest.ProblemDetails {
+	t.Helper()
+	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/problem+json") {
+		t.Fatalf("content type %q, want application/problem+json (body %s)", ct, r.Body)
+	}
+	var p rest.ProblemDetails
+	r.JSON(t, &p)
+	if p.Status != r.Status || p.Title == "" || p.Type == "" {
+		t.Fatalf("incomplete problem %s for status %d", r.Body, r.Status)
+	}
+	return p
+}
+
+func TestAuthTenantAndScope(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	tenant := stacktest.NewTenant()
+	good := s.Token(t, tenant)
+	expired, err := auth.Mint(s.Config.JWTSecret, auth.Principal{Subject: "u", Tenant: tenant, Scopes: auth.AllScopes}, -time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged, err := auth.Mint("another secret", auth.Principal{Subject: "u", Tenant: tenant, Scopes: auth.AllScopes}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	noTenant, err := auth.Mint(s.Config.JWTSecret, auth.Principal{Subject: "u", Scopes: auth.AllScopes}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	filesPath := fmt.Sprintf("/v4/%s/files/logo.png", tenant)
+	cases := []struct {
+		name, token, path string
+		want              int
+		detail            string
+	}{
+		{"no token", "", filesPath, 401, "Bearer token is required"},
+		{"garbage token", "not-a-jwt", filesPath, 401, "invalid token"},
+		{"expired token", expired, filesPath, 401, "expired"},
+		{"wrong signature", forged, filesPath, 401, "signature"},
+		{"no tenant claim", noTenant, filesPath, 401, "tenant claim"},
+		{"another tenant's path", good, "/v4/42/files/logo.png", 404, "not found"},
+		{"missing scope", s.Token(t, tenant, auth.ScopeTamarack), filesPath, 403, "scope content"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := s.Do(t, http.MethodGet, c.path, c.token, nil)
+			if r.Status != c.want {
+				t.Fatalf("status %d, want %d: %s", r.Status, c.want, r.Body)
+			}
+			if p := problem(t, r); !strings.Contains(p.Detail, c.detail) {
+				t.Fatalf("detail %q does not mention %q", p.Detail, c.detail)
+			}
+			if c.want == 401 && r.Header.Get("WWW-Authenticate") == "" {
+				t.Fatal("401 without WWW-Authenticate")
+			}
+		})
+	}
+}
+
+func TestHealthReadinessAndSmoke(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	if r := s.Do(t, http.MethodGet, "/healthz", "", nil); r.Status != 200 {
+		t.Fatalf("healthz %d %s", r.Status, r.Body)
+	}
+	r := s.Do(t, http.MethodGet, "/readyz", "", nil)
+	if r.Status != 200 {
+		t.Fatalf("readyz %d %s", r.Status, r.Body)
+	}
+	checks := r.Map(t)["checks"].(map[string]any)
+	for _, dep := range []string{"postgresql", "temporal", "minio"} {
+		if checks[dep] != "ok" {
+			t.Fatalf("readyz check %s = %v", dep, checks[dep])
+		}
+	}
+
+	tenant := stacktest.NewTenant()
+	r = s.Do(t, http.MethodPost, "/ops/smoke", s.Token(t, tenant), nil)
+	if r.Status != 200 {
+		t.Fatalf("smoke %d %s", r.Status, r.Body)
+	}
+	var res struct {
+		WorkflowID string `json:"workflowId"`
+		RunID      int64  `json:"runId"`
+	}
+	r.JSON(t, &res)
+	var gotTenant, gotWorkflow string
+	if err := s.DB.QueryRowContext(context.Background(),
+		`SELECT tenant_id, workflow_id FROM smoke_runs WHERE id = $1`, res.RunID).Scan(&gotTenant, &gotWorkflow); err != nil {
+		t.Fatalf("the worker's row: %v", err)
+	}
+	if gotTenant != tenant || gotWorkflow != res.WorkflowID || !strings.HasPrefix(res.WorkflowID, "smoke-"+tenant+"-") {
+		t.Fatalf("row (%s, %s), response %+v", gotTenant, gotWorkflow, res)
+	}
+}
+
+func TestReadinessNamesWhatIsDown(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	// Point the object store at a port where nothing listens.
+	broken, err := minioAt("127.0.0.1:1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Objects.Client = broken
+	r := s.Do(t, http.MethodGet, "/readyz", "", nil)
+	if r.Status != 503 {
+		t.Fatalf("readyz %d %s", r.Status, r.Body)
+	}
+	if p := problem(t, r); !strings.Contains(p.Detail, "minio") || strings.Contains(p.Detail, "postgresql") {
+		t.Fatalf("detail %q should name minio only", p.Detail)
+	}
+	if r.Header.Get("Retry-After") == "" {
+		t.Fatal("503 without Retry-After")
+	}
+}
+
+func TestUnknownRouteAndOversizeBody(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	r := s.Do(t, http.MethodGet, "/no/such/route", "", nil)
+	if r.Status != 404 {
+		t.Fatalf("unknown route %d", r.Status)
+	}
+	problem(t, r)
+
+	// The server answers from the Content-Length header, before the body.
+	conn, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /ops/smoke HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n{", s.Config.FileSizeLimit+2<<20)
+	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	if res.StatusCode != 413 {
+		t.Fatalf("oversize body %d %s", res.StatusCode, body)
+	}
+	problem(t, stacktest.Response{Status: res.StatusCode, Header: res.Header, Body: body})
+}
+
+func TestMetricsUseRouteTemplates(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	tenant := stacktest.NewTenant()
+	s.Do(t, http.MethodGet, "/v4/"+tenant+"/files/a.png", "", nil)
+	r := s.Do(t, http.MethodGet, "/metrics", "", nil)
+	body := string(r.Body)
+	for _, want := range []string{
+		`tocsin_http_requests_total{method="GET",route="/v4/:tenantId/files/:FileName",status="401"} 1`,
+		"tocsin_http_request_duration_seconds_bucket",
+		"tocsin_http_requests_in_flight",
+		"go_goroutines",
+	} {
+		if !strings.Contains(body, want) {
+			t.Errorf("metrics lack %s", want)
+		}
+	}
+	if strings.Contains(body, tenant) {
+		t.Error("a tenant id leaked into a metric label")
+	}
+}

@@ -1,0 +1,20 @@
+package rest
+
+import (
+	"log/slog"
+
+	"go.temporal.io/sdk/client"
+
+	"github.com/tocsin/tocsin/internal/config"
+	"github.com/tocsin/tocsin/storage"
+)
+
+// Deps are what handlers use: they validate, write state through storage and
+// start or signal workflows; they never call a channel provider.
+type Deps struct {
+	Config   config.Config
+	DB       *storage.DB
+	Objects  *storage.Objects
+	Temporal client.Client
+	Logger   *slog.Logger
+}

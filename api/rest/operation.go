@@ -1,0 +1,97 @@
+package rest
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+)
+
+// Names of the security schemes in the OpenAPI document.
+const (
+	SchemeOAuth2 = "Oauth2Scheme"
+	SchemeBearer = "JwtBearerTokenScheme"
+)
+
+// Op declares one operation of the API.
+type Op struct {
+	ID          string
+	Method      string
+	Path        string
+	Summary     string
+	Description string
+	Tags        []string
+	// Scope is the scope a token needs. Empty with Public false means any
+	// valid token will do.
+	Scope string
+	// Public operations need no token.
+	Public bool
+	// Status is the success status (200 when zero).
+	Status int
+	// Errors lists the error statuses the operation may answer besides the
+	// ones every operation may answer.
+	Errors []int
+	// MaxBodyBytes overrides the default request body limit of 1 MiB.
+	MaxBodyBytes int64
+	// Hidden keeps the operation out of the OpenAPI document.
+	Hidden bool
+}
+
+// Operation turns o into a huma.Operation.
+func (o Op) Operation() huma.Operation {
+	errs := []int{http.StatusBadRequest, http.StatusInternalServerError, http.StatusServiceUnavailable}
+	if !o.Public {
+		errs = append(errs, http.StatusUnauthorized, http.StatusForbidden)
+	}
+	if strings.Contains(o.Path, "{") {
+		errs = append(errs, http.StatusNotFound)
+	}
+	errs = append(errs, o.Errors...)
+	op := huma.Operation{
+		OperationID:   o.ID,
+		Method:        o.Method,
+		Path:          o.Path,
+		Summary:       o.Summary,
+		Description:   o.Description,
+		Tags:          o.Tags,
+		DefaultStatus: o.Status,
+		Errors:        dedupe(errs),
+		MaxBodyBytes:  o.MaxBodyBytes,
+		Hidden:        o.Hidden,
+	}
+	if op.Summary == "" {
+		op.Summary = o.ID
+	}
+	if !o.Public {
+		scopes := []string{}
+		if o.Scope != "" {
+			scopes = []string{o.Scope}
+		}
+		op.Security = []map[string][]string{{SchemeBearer: scopes}, {SchemeOAuth2: scopes}}
+		op.Metadata = map[string]any{"scope": o.Scope}
+	}
+	return op
+}
+
+func dedupe(s []int) []int {
+	seen := map[int]bool{}
+	out := s[:0]
+	for _, v := range s {
+		if !seen[v] {
+			seen[v] = true
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// Register adds the operation o with handler h to api.
+func Register[I, O any](api huma.API, o Op, h func(context.Context, *I) (*O, error)) {
+	huma.Register(api, o.Operation(), h)
+}
+
+// NotImplemented answers 501 for an operation whose implementation has not landed.
+func NotImplemented(id string) error {
+	return Problem(http.StatusNotImplemented, id+" is not implemented yet")
+}

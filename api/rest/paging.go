@@ -1,0 +1,72 @@
+package rest
+
+import (
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// MaxPageSize is the largest pageSize any paged operation accepts.
+const MaxPageSize = 500
+
+// PageParams is the paging convention shared by paged operations: page
+// (default 1), pageSize (default 25, at most MaxPageSize) and sort
+// (comma-separated property names, case-insensitive, '-' for descending).
+type PageParams struct {
+	Page     int    `query:"page" minimum:"1" maximum:"1000000" default:"1" doc:"Page number, starting at 1."`
+	PageSize int    `query:"pageSize" minimum:"1" maximum:"500" default:"25" doc:"Items per page, at most 500."`
+	Sort     string `query:"sort" maxLength:"200" doc:"Comma-separated property names, case-insensitive; a leading '-' sorts that property descending." example:"lastName,-responseTime"`
+}
+
+// Offset is the number of items before the requested page.
+func (p PageParams) Offset() int { return (p.Page - 1) * p.PageSize }
+
+// Limit is the page size.
+func (p PageParams) Limit() int { return p.PageSize }
+
+// SortKey is one parsed sort property.
+type SortKey struct {
+	// Column is the SQL expression the property maps to.
+	Column string
+	Desc   bool
+}
+
+// OrderBy parses a sort parameter against the allowed properties (lower-case
+// property name to SQL expression) and returns an ORDER BY list ending with
+// tieBreak, so paging is stable. An unknown property is a 400 naming sort.
+func OrderBy(sort string, allowed map[string]string, defaultOrder, tieBreak string) (string, error) {
+	if strings.TrimSpace(sort) == "" {
+		return defaultOrder + ", " + tieBreak, nil
+	}
+	var parts []string
+	for _, raw := range strings.Split(sort, ",") {
+		name := strings.TrimSpace(raw)
+		desc := strings.HasPrefix(name, "-")
+		name = strings.TrimPrefix(name, "-")
+		col, ok := allowed[strings.ToLower(name)]
+		if !ok {
+			names := slices.Sorted(maps.Keys(allowed))
+			return "", Invalid("query", "sort", fmt.Sprintf("unknown sort property %q; allowed: %s", name, strings.Join(names, ", ")), sort)
+		}
+		if desc {
+			col += " DESC"
+		}
+		parts = append(parts, col)
+	}
+	return strings.Join(append(parts, tieBreak), ", "), nil
+}
+
+// Paging is the paging block of every paged response.
+type Paging struct {
+	Page       int   `json:"page" doc:"The page returned." example:"1"`
+	PageSize   int   `json:"pageSize" doc:"The page size used." example:"25"`
+	TotalCount int64 `json:"totalCount" doc:"Items matching the request over all pages." example:"1"`
+	TotalPages int64 `json:"totalPages" doc:"Pages at this page size." example:"1"`
+}
+
+// NewPaging fills a Paging from the request and the total count.
+func NewPaging(p PageParams, total int64) Paging {
+	pages := (total + int64(p.PageSize) - 1) / int64(p.PageSize)
+	return Paging{Page: p.Page, PageSize: p.PageSize, TotalCount: total, TotalPages: pages}
+}

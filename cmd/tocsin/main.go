@@ -1,0 +1,179 @@
+// Command tocsin runs tocsin: the HTTP API (serve), the Temporal worker
+// (worker), both in one process (dev), database migrations (migrate), and
+// mints development tokens (token).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/tocsin/tocsin/api"
+	"github.com/tocsin/tocsin/internal/app"
+	"github.com/tocsin/tocsin/internal/auth"
+	"github.com/tocsin/tocsin/internal/config"
+	"github.com/tocsin/tocsin/storage"
+)
+
+const usage = `usage: tocsin <command> [flags]
+
+commands:
+  serve     run the HTTP API (--migrate applies migrations first)
+  worker    run the Temporal worker
+  dev       run the API and the worker in one process, after migrating
+  migrate   apply database migrations (--create-db creates the database first)
+  openapi   print the OpenAPI document
+  token     print a development bearer token: token --tenant T [--sub S] [--scope X]... [--ttl D]
+
+Settings come from TOCSIN_* environment variables; see the README.
+`
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "tocsin:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return errors.New("no command")
+	}
+	cfg, err := config.Load()
+	if err != nil {
+		return err
+	}
+	switch args[0] {
+	case "token":
+		return mintToken(cfg, args[1:], stdout)
+	case "openapi":
+		doc, err := api.Document()
+		if err != nil {
+			return err
+		}
+		_, err = stdout.Write(doc)
+		return err
+	}
+	logger := newLogger(cfg.LogLevel, stderr)
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	switch args[0] {
+	case "migrate":
+		fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
+		create := fs.Bool("create-db", false, "create the database first when it does not exist")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		if *create {
+			if err := storage.EnsureDatabase(ctx, cfg.DatabaseURL); err != nil {
+				return err
+			}
+		}
+		return migrate(ctx, cfg, logger)
+	case "serve":
+		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+		doMigrate := fs.Bool("migrate", false, "apply migrations before serving")
+		if err := fs.Parse(args[1:]); err != nil {
+			return err
+		}
+		if *doMigrate {
+			if err := migrate(ctx, cfg, logger); err != nil {
+				return err
+			}
+		}
+		a, err := app.Open(ctx, cfg, logger)
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		return a.Serve(ctx, cfg.HTTPAddr)
+	case "worker":
+		a, err := app.Open(ctx, cfg, logger)
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		return a.Work(ctx, cfg.WorkerMetricsAddr)
+	case "dev":
+		if err := migrate(ctx, cfg, logger); err != nil {
+			return err
+		}
+		a, err := app.Open(ctx, cfg, logger)
+		if err != nil {
+			return err
+		}
+		defer a.Close()
+		g, gctx := errgroup.WithContext(ctx)
+		g.Go(func() error { return a.Serve(gctx, cfg.HTTPAddr) })
+		g.Go(func() error { return a.Work(gctx, cfg.WorkerMetricsAddr) })
+		return g.Wait()
+	default:
+		fmt.Fprint(stderr, usage)
+		return fmt.Errorf("unknown command %q", args[0])
+	}
+}
+
+func newLogger(level string, w io.Writer) *slog.Logger {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(level)); err != nil {
+		l = slog.LevelInfo
+	}
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: l}))
+}
+
+func migrate(ctx context.Context, cfg config.Config, logger *slog.Logger) error {
+	db, err := storage.Open(ctx, cfg.DatabaseURL, 2)
+	if err != nil {
+		return err
+	}
+	defer db.Close()
+	if err := db.Migrate(ctx); err != nil {
+		return err
+	}
+	logger.Info("migrations applied")
+	return nil
+}
+
+type stringList []string
+
+func (s *stringList) String() string     { return strings.Join(*s, " ") }
+func (s *stringList) Set(v string) error { *s = append(*s, v); return nil }
+
+func mintToken(cfg config.Config, args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("token", flag.ContinueOnError)
+	tenant := fs.String("tenant", "", "tenant id (required)")
+	sub := fs.String("sub", "dev-user", "subject (the user)")
+	ttl := fs.Duration("ttl", 24*time.Hour, "lifetime of the token")
+	var scopes stringList
+	fs.Var(&scopes, "scope", "a scope to grant; repeat for more (default: every scope)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *tenant == "" {
+		return errors.New("token needs --tenant")
+	}
+	if cfg.JWTSecret == "" {
+		return errors.New("minting needs TOCSIN_JWT_SECRET (or TOCSIN_ENV=development)")
+	}
+	if len(scopes) == 0 {
+		scopes = auth.AllScopes
+	}
+	tok, err := auth.Mint(cfg.JWTSecret, auth.Principal{Subject: *sub, Tenant: *tenant, Scopes: scopes}, *ttl)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(stdout, tok)
+	return err
+}

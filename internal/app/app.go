@@ -1,0 +1,134 @@
+// Package app wires tocsin's parts together from a Config: the database, the
+// object store, Temporal, the HTTP API and the worker.
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.temporal.io/sdk/client"
+
+	"github.com/tocsin/tocsin/activities"
+	"github.com/tocsin/tocsin/api"
+	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/internal/auth"
+	"github.com/tocsin/tocsin/internal/config"
+	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/worker"
+)
+
+// App holds the connections both the API and the worker use.
+type App struct {
+	Config   config.Config
+	Logger   *slog.Logger
+	DB       *storage.DB
+	Objects  *storage.Objects
+	Temporal client.Client
+	Metrics  *prometheus.Registry
+}
+
+// Open connects to PostgreSQL, MinIO and Temporal.
+func Open(ctx context.Context, cfg config.Config, logger *slog.Logger) (*App, error) {
+	reg := NewMetricsRegistry()
+	db, err := storage.Open(ctx, cfg.DatabaseURL, cfg.DBMaxOpenConns)
+	if err != nil {
+		return nil, err
+	}
+	objects, err := storage.OpenObjects(ctx, storage.ObjectsConfig{
+		Endpoint: cfg.MinIOEndpoint, AccessKey: cfg.MinIOAccessKey, SecretKey: cfg.MinIOSecretKey,
+		Bucket: cfg.MinIOBucket, Secure: cfg.MinIOSecure,
+	})
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	tc, err := worker.Dial(ctx, worker.DialConfig{Address: cfg.TemporalAddress, Namespace: cfg.TemporalNamespace}, logger, reg)
+	if err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return &App{Config: cfg, Logger: logger, DB: db, Objects: objects, Temporal: tc, Metrics: reg}, nil
+}
+
+// NewMetricsRegistry returns a Prometheus registry with the Go runtime and
+// process collectors.
+func NewMetricsRegistry() *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg
+}
+
+// Close releases the connections.
+func (a *App) Close() {
+	a.Temporal.Close()
+	_ = a.DB.Close()
+}
+
+// Server builds the HTTP API.
+func (a *App) Server(ctx context.Context) (*api.Server, error) {
+	v, err := auth.NewVerifier(ctx, auth.VerifierConfig{
+		Secret: a.Config.JWTSecret, JWKSURL: a.Config.JWKSURL, Issuer: a.Config.JWTIssuer, Audience: a.Config.JWTAudience,
+	})
+	if err != nil {
+		return nil, err
+	}
+	return api.New(rest.Deps{
+		Config: a.Config, DB: a.DB, Objects: a.Objects, Temporal: a.Temporal, Logger: a.Logger,
+	}, v, a.Metrics), nil
+}
+
+// Activities builds the activities with the app's clients.
+func (a *App) Activities() *activities.Activities {
+	return &activities.Activities{Config: a.Config, DB: a.DB, Objects: a.Objects, Logger: a.Logger}
+}
+
+// Serve runs the HTTP API on addr until ctx ends.
+func (a *App) Serve(ctx context.Context, addr string) error {
+	s, err := a.Server(ctx)
+	if err != nil {
+		return err
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- s.App.Listen(addr) }()
+	a.Logger.Info("api listening", "addr", addr)
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve http: %w", err)
+	case <-ctx.Done():
+	}
+	return s.App.ShutdownWithTimeout(10 * time.Second)
+}
+
+// Work runs the Temporal worker until ctx ends, and serves its metrics on
+// metricsAddr when that is not empty.
+func (a *App) Work(ctx context.Context, metricsAddr string) error {
+	w := worker.New(a.Temporal, worker.Options{
+		TaskQueue: a.Config.TemporalTaskQueue, MaxActivities: a.Config.WorkerMaxActivities,
+	}, a.Activities())
+	if metricsAddr != "" {
+		mux := http.NewServeMux()
+		mux.Handle("/metrics", promhttp.HandlerFor(a.Metrics, promhttp.HandlerOpts{}))
+		srv := &http.Server{Addr: metricsAddr, Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+		go func() {
+			if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				a.Logger.Error("worker metrics server", "err", err)
+			}
+		}()
+		defer func() { _ = srv.Close() }()
+		a.Logger.Info("worker metrics listening", "addr", metricsAddr)
+	}
+	if err := w.Start(); err != nil {
+		return fmt.Errorf("start worker: %w", err)
+	}
+	a.Logger.Info("worker started", "task_queue", a.Config.TemporalTaskQueue)
+	<-ctx.Done()
+	w.Stop()
+	return nil
+}

@@ -1,0 +1,110 @@
+// Package config reads tocsin's settings from TOCSIN_* environment variables.
+package config
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/caarlos0/env/v11"
+)
+
+// Config holds every setting of the API server and the worker. Each field is
+// read from the environment variable named in its env tag; the README lists
+// them all with their defaults.
+type Config struct {
+	// Env is "development" or "production". Production refuses the built-in
+	// development JWT secret.
+	Env      string `env:"TOCSIN_ENV" envDefault:"development"`
+	LogLevel string `env:"TOCSIN_LOG_LEVEL" envDefault:"info"`
+
+	HTTPAddr      string `env:"TOCSIN_HTTP_ADDR" envDefault:"127.0.0.1:8080"`
+	PublicURL     string `env:"TOCSIN_PUBLIC_URL" envDefault:"http://127.0.0.1:8080"`
+	BodyLimit     int    `env:"TOCSIN_BODY_LIMIT_BYTES" envDefault:"1048576"`
+	FileSizeLimit int64  `env:"TOCSIN_FILE_SIZE_LIMIT_BYTES" envDefault:"26214400"`
+	// TestingEndpoints turns on the /{tenantId}/testing/* operations that
+	// reveal pending verification codes. Never enable it in production.
+	TestingEndpoints bool `env:"TOCSIN_TESTING_ENDPOINTS" envDefault:"false"`
+
+	DatabaseURL string `env:"TOCSIN_DATABASE_URL"`
+	// DatabaseURLFallback is the conventional DATABASE_URL, used when
+	// TOCSIN_DATABASE_URL is empty.
+	DatabaseURLFallback string `env:"DATABASE_URL"`
+	DBMaxOpenConns      int    `env:"TOCSIN_DB_MAX_OPEN_CONNS" envDefault:"20"`
+
+	TemporalAddress   string `env:"TOCSIN_TEMPORAL_ADDRESS" envDefault:"127.0.0.1:7233"`
+	TemporalNamespace string `env:"TOCSIN_TEMPORAL_NAMESPACE" envDefault:"default"`
+	TemporalTaskQueue string `env:"TOCSIN_TEMPORAL_TASK_QUEUE" envDefault:"tocsin"`
+
+	MinIOEndpoint  string `env:"TOCSIN_MINIO_ENDPOINT" envDefault:"127.0.0.1:9000"`
+	MinIOAccessKey string `env:"TOCSIN_MINIO_ACCESS_KEY" envDefault:"minioadmin"`
+	MinIOSecretKey string `env:"TOCSIN_MINIO_SECRET_KEY" envDefault:"minioadmin"`
+	MinIOBucket    string `env:"TOCSIN_MINIO_BUCKET" envDefault:"tocsin"`
+	MinIOSecure    bool   `env:"TOCSIN_MINIO_SECURE" envDefault:"false"`
+
+	// JWTSecret is the HS256 shared secret. Empty in production means HS256
+	// tokens are refused and only JWKS keys are trusted.
+	JWTSecret   string `env:"TOCSIN_JWT_SECRET"`
+	JWKSURL     string `env:"TOCSIN_JWKS_URL"`
+	JWTIssuer   string `env:"TOCSIN_JWT_ISSUER"`
+	JWTAudience string `env:"TOCSIN_JWT_AUDIENCE"`
+
+	WorkerMetricsAddr   string        `env:"TOCSIN_WORKER_METRICS_ADDR" envDefault:"127.0.0.1:9464"`
+	WorkerMaxActivities int           `env:"TOCSIN_WORKER_MAX_ACTIVITIES" envDefault:"64"`
+	DeliveryBatchSize   int           `env:"TOCSIN_DELIVERY_BATCH_SIZE" envDefault:"1000"`
+	DeliveryParallelism int           `env:"TOCSIN_DELIVERY_PARALLELISM" envDefault:"8"`
+	ProviderConcurrency int           `env:"TOCSIN_PROVIDER_CONCURRENCY" envDefault:"64"`
+	SecretsKey          string        `env:"TOCSIN_SECRETS_KEY"`
+	VerificationCodeTTL time.Duration `env:"TOCSIN_VERIFICATION_CODE_TTL" envDefault:"10m"`
+
+	SMTPAddr     string `env:"TOCSIN_SMTP_ADDR" envDefault:"127.0.0.1:1025"`
+	SMTPUsername string `env:"TOCSIN_SMTP_USERNAME"`
+	SMTPPassword string `env:"TOCSIN_SMTP_PASSWORD"`
+	SMTPFrom     string `env:"TOCSIN_SMTP_FROM" envDefault:"tocsin <alerts@tocsin.localhost>"`
+	SMTPTLS      string `env:"TOCSIN_SMTP_TLS" envDefault:"none"`
+	// SMSURL is the endpoint of the HTTP text-message provider.
+	SMSURL   string `env:"TOCSIN_SMS_URL" envDefault:"http://127.0.0.1:8091/messages"`
+	SMSToken string `env:"TOCSIN_SMS_TOKEN"`
+
+	// HookAllowHosts lists hosts or CIDRs that hook targets may use even
+	// though they are loopback or private; HookAllowHTTP permits plain http.
+	HookAllowHosts []string      `env:"TOCSIN_HOOK_ALLOW_HOSTS" envSeparator:","`
+	HookAllowHTTP  bool          `env:"TOCSIN_HOOK_ALLOW_HTTP" envDefault:"false"`
+	HookTimeout    time.Duration `env:"TOCSIN_HOOK_TIMEOUT" envDefault:"15s"`
+}
+
+// DevJWTSecret is the HS256 secret the server and `tocsin token` share in
+// development when TOCSIN_JWT_SECRET is not set.
+const DevJWTSecret = "tocsin-development-secret-do-not-use-in-production"
+
+// DefaultDatabaseURL is used when neither TOCSIN_DATABASE_URL nor DATABASE_URL is set.
+const DefaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/tocsin?sslmode=disable"
+
+// Load reads the configuration from the environment and checks it.
+func Load() (Config, error) {
+	var c Config
+	if err := env.Parse(&c); err != nil {
+		return c, fmt.Errorf("read environment: %w", err)
+	}
+	if c.DatabaseURL == "" {
+		c.DatabaseURL = c.DatabaseURLFallback
+	}
+	if c.DatabaseURL == "" {
+		c.DatabaseURL = DefaultDatabaseURL
+	}
+	switch c.Env {
+	case "development":
+		if c.JWTSecret == "" {
+			c.JWTSecret = DevJWTSecret
+		}
+	case "production":
+		if c.JWTSecret == DevJWTSecret {
+			return c, fmt.Errorf("TOCSIN_JWT_SECRET must not be the development secret in production")
+		}
+		if c.JWTSecret == "" && c.JWKSURL == "" {
+			return c, fmt.Errorf("production needs TOCSIN_JWKS_URL or TOCSIN_JWT_SECRET")
+		}
+	default:
+		return c, fmt.Errorf("TOCSIN_ENV must be development or production, not %q", c.Env)
+	}
+	return c, nil
+}

@@ -1,0 +1,52 @@
+package config_test
+
+import (
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/tocsin/tocsin/internal/config"
+)
+
+// TestREADMEListsEverySetting keeps the README's settings table true to the code.
+func TestREADMEListsEverySetting(t *testing.T) {
+	src, err := os.ReadFile("config.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	vars := regexp.MustCompile(`env:"([A-Z_]+)"`).FindAllStringSubmatch(string(src), -1)
+	if len(vars) < 10 {
+		t.Fatalf("found only %d settings", len(vars))
+	}
+	for _, v := range vars {
+		if !strings.Contains(string(readme), "| `"+v[1]+"` |") {
+			t.Errorf("README's settings table lacks %s", v[1])
+		}
+	}
+	for _, m := range regexp.MustCompile("\\| `(TOCSIN_[A-Z_]+)` \\|").FindAllStringSubmatch(string(readme), -1) {
+		if !strings.Contains(string(src), `env:"`+m[1]+`"`) {
+			t.Errorf("README documents %s, which the code does not read", m[1])
+		}
+	}
+}
+
+func TestDefaults(t *testing.T) {
+	t.Setenv("TOCSIN_DATABASE_URL", "")
+	t.Setenv("DATABASE_URL", "postgres://db.example/x")
+	c, err := config.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.DatabaseURL != "postgres://db.example/x" || c.HTTPAddr != "127.0.0.1:8080" || c.JWTSecret != config.DevJWTSecret {
+		t.Fatalf("%+v", c)
+	}
+	t.Setenv("TOCSIN_ENV", "staging")
+	if _, err := config.Load(); err == nil {
+		t.Fatal("accepted an unknown TOCSIN_ENV")
+	}
+}

@@ -1,0 +1,309 @@
+// Package stacktest runs tocsin for integration tests against the real
+// PostgreSQL, Temporal dev server and MinIO that `make test` starts. Each test
+// gets its own PostgreSQL schema, MinIO bucket, Temporal task queue and
+// tenant ids, so tests run in parallel and leave nothing behind.
+package stacktest
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/big"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.temporal.io/sdk/client"
+
+	"github.com/tocsin/tocsin/internal/app"
+	"github.com/tocsin/tocsin/internal/auth"
+	"github.com/tocsin/tocsin/internal/config"
+	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/worker"
+)
+
+// Addresses of the services `make test` starts; TOCSIN_TEST_* variables override them.
+var (
+	DatabaseURL     = envOr("TOCSIN_TEST_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/tocsin_test?sslmode=disable")
+	TemporalAddress = envOr("TOCSIN_TEST_TEMPORAL_ADDRESS", "127.0.0.1:17233")
+	MinIOEndpoint   = envOr("TOCSIN_TEST_MINIO_ENDPOINT", "127.0.0.1:19000")
+)
+
+func envOr(k, def string) string {
+	if v := os.Getenv(k); v != "" {
+		return v
+	}
+	return def
+}
+
+// Suffix returns a random lower-case hex string for unique names.
+func Suffix() string {
+	b := make([]byte, 6)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+// NewTenant returns a fresh numeric tenant id, so workflow ids and rows of
+// parallel tests never meet.
+func NewTenant() string {
+	n, _ := rand.Int(rand.Reader, big.NewInt(1_000_000_000))
+	return fmt.Sprint(n.Int64() + 1_000_000_000)
+}
+
+func needServices(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test: needs PostgreSQL, Temporal and MinIO (run make test)")
+	}
+}
+
+// DB returns a migrated database in a schema of its own, dropped when the test ends.
+func DB(t testing.TB) *storage.DB {
+	t.Helper()
+	needServices(t)
+	ctx := context.Background()
+	if err := storage.EnsureDatabase(ctx, DatabaseURL); err != nil {
+		t.Fatalf("test database: %v (run make test, which starts what tests need)", err)
+	}
+	schema := "t_" + Suffix()
+	admin, err := storage.Open(ctx, DatabaseURL, 1)
+	if err != nil {
+		t.Fatalf("test database: %v", err)
+	}
+	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+		t.Fatalf("create schema: %v", err)
+	}
+	t.Cleanup(func() {
+		_, _ = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+		_ = admin.Close()
+	})
+	db, err := storage.Open(ctx, WithSearchPath(DatabaseURL, schema), 10)
+	if err != nil {
+		t.Fatalf("open schema: %v", err)
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	return db
+}
+
+// WithSearchPath returns dsn with its search_path set to schema.
+func WithSearchPath(dsn, schema string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		panic(err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
+
+// Objects returns an object store on a bucket of its own, emptied and removed
+// when the test ends.
+func Objects(t testing.TB) *storage.Objects {
+	t.Helper()
+	needServices(t)
+	ctx := context.Background()
+	o, err := storage.OpenObjects(ctx, storage.ObjectsConfig{
+		Endpoint: MinIOEndpoint, AccessKey: "minioadmin", SecretKey: "minioadmin", Bucket: "t-" + Suffix(),
+	})
+	if err != nil {
+		t.Fatalf("test object store: %v (run make test, which starts MinIO)", err)
+	}
+	t.Cleanup(func() {
+		ctx := context.Background()
+		for obj := range o.Client.ListObjects(ctx, o.Bucket, minio.ListObjectsOptions{Recursive: true}) {
+			if obj.Err == nil {
+				_ = o.Client.RemoveObject(ctx, o.Bucket, obj.Key, minio.RemoveObjectOptions{})
+			}
+		}
+		_ = o.Client.RemoveBucket(ctx, o.Bucket)
+	})
+	return o
+}
+
+// Stack is a running tocsin: the HTTP API on a loopback port and a worker on
+// a task queue of its own.
+type Stack struct {
+	URL      string
+	Config   config.Config
+	App      *app.App
+	DB       *storage.DB
+	Objects  *storage.Objects
+	Temporal client.Client
+	Metrics  *prometheus.Registry
+}
+
+// Start runs tocsin for the test. configure, when given, changes the
+// configuration before anything starts (providers' URLs, feature switches).
+func Start(t testing.TB, configure ...func(*config.Config)) *Stack {
+	t.Helper()
+	needServices(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+
+	cfg, err := config.Load()
+	if err != nil {
+		t.Fatalf("config: %v", err)
+	}
+	cfg.Env = "development"
+	cfg.JWTSecret = config.DevJWTSecret
+	cfg.JWKSURL = ""
+	cfg.TemporalAddress = TemporalAddress
+	cfg.TemporalNamespace = "default"
+	cfg.TemporalTaskQueue = "test-" + Suffix()
+	cfg.MinIOEndpoint = MinIOEndpoint
+	cfg.MinIOAccessKey, cfg.MinIOSecretKey = "minioadmin", "minioadmin"
+	for _, f := range configure {
+		f(&cfg)
+	}
+
+	db := DB(t)
+	objects := Objects(t)
+	cfg.MinIOBucket = objects.Bucket
+	logger := slog.New(slog.NewJSONHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	reg := app.NewMetricsRegistry()
+	tc, err := worker.Dial(ctx, worker.DialConfig{Address: cfg.TemporalAddress, Namespace: cfg.TemporalNamespace}, logger, reg)
+	if err != nil {
+		t.Fatalf("temporal: %v (run make test, which starts the Temporal dev server)", err)
+	}
+	t.Cleanup(tc.Close)
+
+	a := &app.App{Config: cfg, Logger: logger, DB: db, Objects: objects, Temporal: tc, Metrics: reg}
+	w := worker.New(tc, worker.Options{TaskQueue: cfg.TemporalTaskQueue, MaxActivities: cfg.WorkerMaxActivities}, a.Activities())
+	if err := w.Start(); err != nil {
+		t.Fatalf("start worker: %v", err)
+	}
+	t.Cleanup(w.Stop)
+
+	srv, err := a.Server(ctx)
+	if err != nil {
+		t.Fatalf("api: %v", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	go func() { _ = srv.App.Listener(ln) }()
+	t.Cleanup(func() { _ = srv.App.ShutdownWithTimeout(5 * time.Second) })
+
+	s := &Stack{URL: "http://" + ln.Addr().String(), Config: cfg, App: a, DB: db, Objects: objects, Temporal: tc, Metrics: reg}
+	s.Config.PublicURL = s.URL
+	return s
+}
+
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// Token mints a bearer token for tenant with the given scopes (every scope when none).
+func (s *Stack) Token(t testing.TB, tenant string, scopes ...string) string {
+	t.Helper()
+	if len(scopes) == 0 {
+		scopes = auth.AllScopes
+	}
+	tok, err := auth.Mint(s.Config.JWTSecret, auth.Principal{Subject: "test-user", Tenant: tenant, Scopes: scopes}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
+}
+
+// Response is a finished HTTP exchange.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// JSON decodes the body into v, failing the test when it cannot.
+func (r Response) JSON(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("decode %s: %v", r.Body, err)
+	}
+}
+
+// Map decodes the body as a JSON object.
+func (r Response) Map(t testing.TB) map[string]any {
+	t.Helper()
+	var m map[string]any
+	r.JSON(t, &m)
+	return m
+}
+
+// Do sends a request to the stack. body may be nil, a []byte, an io.Reader or
+// a value encoded as JSON. headers are name, value pairs; a token is sent as
+// a bearer token when not empty.
+func (s *Stack) Do(t testing.TB, method, path, token string, body any, headers ...string) Response {
+	t.Helper()
+	var r io.Reader
+	contentType := ""
+	switch b := body.(type) {
+	case nil:
+	case []byte:
+		r = bytes.NewReader(b)
+		contentType = "application/json"
+	case io.Reader:
+		r = b
+	default:
+		enc, err := json.Marshal(b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r = bytes.NewReader(enc)
+		contentType = "application/json"
+	}
+	req, err := http.NewRequest(method, s.URL+path, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	for i := 0; i+1 < len(headers); i += 2 {
+		req.Header.Set(headers[i], headers[i+1])
+	}
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Response{Status: res.StatusCode, Header: res.Header, Body: b}
+}
+
+// Eventually polls cond every 50ms until it is true or timeout passes.
+func Eventually(t testing.TB, timeout time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for time.Now().Before(deadline) {
+		if cond() {
+			return
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("timed out after %s waiting for %s", timeout, what)
+}

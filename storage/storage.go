@@ -1,0 +1,102 @@
+// Package storage keeps tocsin's state: PostgreSQL through sqlx with
+// embedded migrations, and objects on MinIO. Every row of tenant data carries
+// tenant_id and every query filters on it.
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+	"github.com/pressly/goose/v3"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// Errors that repositories return; the API maps them to problem responses.
+var (
+	ErrNotFound = errors.New("not found")
+	ErrConflict = errors.New("conflict")
+)
+
+// DB is the PostgreSQL handle shared by the repositories.
+type DB struct {
+	*sqlx.DB
+}
+
+// Open connects to PostgreSQL and checks the connection.
+func Open(ctx context.Context, url string, maxOpen int) (*DB, error) {
+	db, err := sqlx.Open("postgres", url)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	if maxOpen > 0 {
+		db.SetMaxOpenConns(maxOpen)
+		db.SetMaxIdleConns(maxOpen)
+	}
+	db.SetConnMaxIdleTime(5 * time.Minute)
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := db.PingContext(pctx); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("connect to database: %w", err)
+	}
+	return &DB{DB: db}, nil
+}
+
+// Migrate applies every embedded migration that has not run yet.
+func (db *DB) Migrate(ctx context.Context) error {
+	sub, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return fmt.Errorf("migrations folder: %w", err)
+	}
+	p, err := goose.NewProvider(goose.DialectPostgres, db.DB.DB, sub, goose.WithDisableGlobalRegistry(true))
+	if err != nil {
+		return fmt.Errorf("load migrations: %w", err)
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("apply migrations: %w", err)
+	}
+	return nil
+}
+
+// InTx runs fn in a transaction, committing when it returns nil.
+func (db *DB) InTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
+	tx, err := db.BeginTxx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	if err := fn(tx); err != nil {
+		_ = tx.Rollback()
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
+// NotFound turns sql.ErrNoRows into ErrNotFound and leaves other errors as they are.
+func NotFound(err error) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return ErrNotFound
+	}
+	return err
+}
+
+// IsUniqueViolation reports whether err is a PostgreSQL unique-constraint violation,
+// optionally of the named constraint.
+func IsUniqueViolation(err error, constraint string) bool {
+	var pe *pq.Error
+	if !errors.As(err, &pe) || pe.Code != "23505" {
+		return false
+	}
+	return constraint == "" || pe.Constraint == constraint
+}

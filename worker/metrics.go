@@ -1,0 +1,127 @@
+package worker
+
+import (
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"go.temporal.io/sdk/client"
+)
+
+// temporalLabels is the fixed label set of every Temporal SDK series. Tags the
+// SDK sets that are not in this list are dropped; missing ones are empty.
+var temporalLabels = []string{
+	"namespace", "task_queue", "worker_type", "poller_type", "workflow_type",
+	"activity_type", "operation", "failure_reason", "cause", "status_code",
+}
+
+// promMetrics exports the Temporal SDK's metrics to a Prometheus registry.
+type promMetrics struct {
+	reg        prometheus.Registerer
+	mu         sync.Mutex
+	counters   map[string]*prometheus.CounterVec
+	gauges     map[string]*prometheus.GaugeVec
+	histograms map[string]*prometheus.HistogramVec
+}
+
+// NewMetricsHandler returns a client.MetricsHandler that registers the SDK's
+// counters, gauges and timers in reg.
+func NewMetricsHandler(reg prometheus.Registerer) client.MetricsHandler {
+	return &taggedMetrics{m: &promMetrics{
+		reg:        reg,
+		counters:   map[string]*prometheus.CounterVec{},
+		gauges:     map[string]*prometheus.GaugeVec{},
+		histograms: map[string]*prometheus.HistogramVec{},
+	}, labels: prometheus.Labels{}}
+}
+
+type taggedMetrics struct {
+	m      *promMetrics
+	labels prometheus.Labels
+}
+
+func (t *taggedMetrics) WithTags(tags map[string]string) client.MetricsHandler {
+	l := prometheus.Labels{}
+	for k, v := range t.labels {
+		l[k] = v
+	}
+	for k, v := range tags {
+		l[k] = v
+	}
+	return &taggedMetrics{m: t.m, labels: l}
+}
+
+func (t *taggedMetrics) values() prometheus.Labels {
+	out := make(prometheus.Labels, len(temporalLabels))
+	for _, k := range temporalLabels {
+		out[k] = t.labels[k]
+	}
+	return out
+}
+
+func metricName(name string) string {
+	return strings.NewReplacer(".", "_", "-", "_").Replace(name)
+}
+
+// register adds c to the registry, or returns the collector already there.
+func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
+	if err := reg.Register(c); err != nil {
+		if are, ok := err.(prometheus.AlreadyRegisteredError); ok {
+			if existing, ok := are.ExistingCollector.(C); ok {
+				return existing
+			}
+		}
+	}
+	return c
+}
+
+func (t *taggedMetrics) Counter(name string) client.MetricsCounter {
+	t.m.mu.Lock()
+	defer t.m.mu.Unlock()
+	v, ok := t.m.counters[name]
+	if !ok {
+		v = register(t.m.reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: metricName(name), Help: "Temporal SDK counter " + name + "."}, temporalLabels))
+		t.m.counters[name] = v
+	}
+	c := v.With(t.values())
+	return counterFunc(func(d int64) { c.Add(float64(d)) })
+}
+
+func (t *taggedMetrics) Gauge(name string) client.MetricsGauge {
+	t.m.mu.Lock()
+	defer t.m.mu.Unlock()
+	v, ok := t.m.gauges[name]
+	if !ok {
+		v = register(t.m.reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: metricName(name), Help: "Temporal SDK gauge " + name + "."}, temporalLabels))
+		t.m.gauges[name] = v
+	}
+	return gaugeFunc(v.With(t.values()).Set)
+}
+
+func (t *taggedMetrics) Timer(name string) client.MetricsTimer {
+	t.m.mu.Lock()
+	defer t.m.mu.Unlock()
+	v, ok := t.m.histograms[name]
+	if !ok {
+		v = register(t.m.reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: metricName(name) + "_seconds", Help: "Temporal SDK timer " + name + ".",
+			Buckets: []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
+		}, temporalLabels))
+		t.m.histograms[name] = v
+	}
+	h := v.With(t.values())
+	return timerFunc(func(d time.Duration) { h.Observe(d.Seconds()) })
+}
+
+type counterFunc func(int64)
+
+func (f counterFunc) Inc(d int64) { f(d) }
+
+type gaugeFunc func(float64)
+
+func (f gaugeFunc) Update(v float64) { f(v) }
+
+type timerFunc func(time.Duration)
+
+func (f timerFunc) Record(d time.Duration) { f(d) }
