@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/storage"
 )
@@ -19,6 +20,8 @@ type Activities struct {
 	DB      *storage.DB
 	Objects *storage.Objects
 	Logger  *slog.Logger
+	// Senders deliver messages, one per configured channel.
+	Senders channels.Senders
 }
 
 // SmokeRecord is what the smoke activity writes.

@@ -1,0 +1,122 @@
+package model
+
+import (
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+)
+
+// PersonName is a person's name.
+type PersonName struct {
+	First  string `json:"first" maxLength:"100" doc:"Given name." example:"Ada"`
+	Middle string `json:"middle,omitempty" maxLength:"100" doc:"Middle name or initial."`
+	Last   string `json:"last" maxLength:"100" doc:"Family name." example:"Lovelace"`
+}
+
+// VerificationStatus is where an email address or phone number stands in its
+// verification: Unverified (never sent a code), Pending (a code was sent and
+// is live), Verified, Expired (the last code expired unused) or Failed (the
+// last code's attempts were used up).
+type VerificationStatus string
+
+// The verification states.
+const (
+	VerificationUnverified VerificationStatus = "Unverified"
+	VerificationPending    VerificationStatus = "Pending"
+	VerificationVerified   VerificationStatus = "Verified"
+	VerificationExpired    VerificationStatus = "Expired"
+	VerificationFailed     VerificationStatus = "Failed"
+)
+
+// Schema implements huma.SchemaProvider.
+func (VerificationStatus) Schema(r huma.Registry) *huma.Schema {
+	return EnumSchema(r, "VerificationStatus",
+		"Unverified: no code sent yet. Pending: a code was sent and is live. Verified: the last code matched. Expired: the last code expired unused. Failed: the last code's attempts were used up. Unverified, Expired and Failed go to Pending with a resend; Pending goes to Verified, Expired or Failed.",
+		"Unverified", "Pending", "Verified", "Expired", "Failed")
+}
+
+// PhoneType says what kind of line a phone number is.
+type PhoneType string
+
+// Schema implements huma.SchemaProvider.
+func (PhoneType) Schema(r huma.Registry) *huma.Schema {
+	return EnumSchema(r, "PhoneType", "The kind of line.", "Mobile", "Home", "Work", "Other")
+}
+
+// AddressType says what a postal address is.
+type AddressType string
+
+// Schema implements huma.SchemaProvider.
+func (AddressType) Schema(r huma.Registry) *huma.Schema {
+	return EnumSchema(r, "AddressType", "What the address is.", "Home", "Work", "Other")
+}
+
+// EmailAddress is one email address of a person.
+type EmailAddress struct {
+	Address            string             `json:"address" format:"email" maxLength:"254" doc:"The address, stored in lower case and matched case-insensitively." example:"ada@example.com"`
+	Label              string             `json:"label,omitempty" enum:"work,personal,other" doc:"What the address is used for." example:"work"`
+	VerificationStatus VerificationStatus `json:"verificationStatus" readOnly:"true"`
+	VerifiedAt         *time.Time         `json:"verifiedAt,omitempty" readOnly:"true" doc:"When the address was verified."`
+	CreatedAt          time.Time          `json:"createdAt" readOnly:"true"`
+}
+
+// PhoneNumber is one phone number of a person.
+type PhoneNumber struct {
+	Number             string             `json:"number" maxLength:"32" doc:"The number in E.164 form." example:"+15551234567"`
+	Type               PhoneType          `json:"type"`
+	CanText            bool               `json:"canText" doc:"Text messages may be sent to it."`
+	CanCall            bool               `json:"canCall" doc:"Voice calls may be made to it."`
+	VerificationStatus VerificationStatus `json:"verificationStatus" readOnly:"true"`
+	VerifiedAt         *time.Time         `json:"verifiedAt,omitempty" readOnly:"true" doc:"When the number was verified."`
+	CreatedAt          time.Time          `json:"createdAt" readOnly:"true"`
+}
+
+// ContactInformationDevice is a device that receives push and app notifications.
+type ContactInformationDevice struct {
+	ID        int64     `json:"id" readOnly:"true"`
+	App       string    `json:"app" enum:"push,myalerts" doc:"Which channel reaches the device: push (PushChannel) or the alerts app (MyAlertsAppChannel)."`
+	Platform  string    `json:"platform" enum:"android,ios,web" doc:"The device platform."`
+	Token     string    `json:"token" minLength:"8" maxLength:"4096" doc:"The push token the platform issued."`
+	CreatedAt time.Time `json:"createdAt" readOnly:"true"`
+}
+
+// Address is a postal address.
+type Address struct {
+	Type       AddressType `json:"type,omitempty"`
+	Street     string      `json:"street,omitempty" maxLength:"200" example:"1 Main St"`
+	City       string      `json:"city,omitempty" maxLength:"100" example:"Springfield"`
+	Region     string      `json:"region,omitempty" maxLength:"100" doc:"State, province or region." example:"IL"`
+	PostalCode string      `json:"postalCode,omitempty" maxLength:"20" example:"62701"`
+	Country    string      `json:"country,omitempty" maxLength:"2" minLength:"2" doc:"ISO 3166-1 alpha-2 country code." example:"US"`
+}
+
+// ContactInformation is how a person can be reached.
+type ContactInformation struct {
+	Emails  []EmailAddress             `json:"emails" doc:"Email addresses, with their verification state."`
+	Phones  []PhoneNumber              `json:"phones" doc:"Phone numbers, with their verification state."`
+	Devices []ContactInformationDevice `json:"devices" doc:"Devices for push and app notifications."`
+}
+
+// GeoLocation is a point on Earth (WGS 84).
+type GeoLocation struct {
+	Latitude  float64 `json:"latitude" minimum:"-90" maximum:"90" doc:"Degrees north." example:"41.8781"`
+	Longitude float64 `json:"longitude" minimum:"-180" maximum:"180" doc:"Degrees east." example:"-87.6298"`
+}
+
+// Reference points at another resource by id and name.
+type Reference struct {
+	ID   string `json:"id" doc:"The id of the resource." example:"42"`
+	Name string `json:"name,omitempty" doc:"Its display name." example:"Facilities team"`
+}
+
+// GroupSummary describes a group of the tenant's group tree.
+type GroupSummary struct {
+	ID          int64  `json:"id" example:"42"`
+	Name        string `json:"name" example:"Facilities team"`
+	Description string `json:"description,omitempty"`
+	ParentID    *int64 `json:"parentId,omitempty" doc:"The parent group; absent for a root group."`
+	Path        string `json:"path" doc:"Names from the root to this group, joined by ' / '." example:"Campus / Facilities team"`
+	Depth       int    `json:"depth" doc:"0 for a root group." example:"1"`
+	IsPublic    bool   `json:"isPublic" doc:"Users may join it themselves (see groupsDiscoverAvailableGroups)."`
+	MemberCount int64  `json:"memberCount" doc:"Direct members."`
+}

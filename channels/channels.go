@@ -1,0 +1,100 @@
+// Package channels delivers messages to people through providers: email over
+// SMTP, text messages and the other channels over their providers' HTTP APIs.
+// Verification codes and alert deliveries both go through a Sender.
+package channels
+
+import (
+	"context"
+	"errors"
+)
+
+// Channel names a delivery channel.
+type Channel string
+
+// The channels tocsin delivers on.
+const (
+	Email           Channel = "email"
+	Text            Channel = "text"
+	Voice           Channel = "voice"
+	Etn             Channel = "etn"
+	Push            Channel = "push"
+	MyAlertsApp     Channel = "myAlertsApp"
+	Fax             Channel = "fax"
+	Eas             Channel = "eas"
+	MobileBroadcast Channel = "mobileBroadcast"
+	TeamChat        Channel = "teamChat"
+	SocialPostA     Channel = "socialPostA"
+	SocialPostB     Channel = "socialPostB"
+	Neighborhood    Channel = "neighborhood"
+)
+
+// Attachment is a file sent with a message.
+type Attachment struct {
+	Name        string
+	ContentType string
+	Data        []byte
+}
+
+// Message is one delivery to one address on one channel.
+type Message struct {
+	// Key identifies the delivery and is the same on every retry; providers
+	// pass it on as their idempotency key so a retry never sends twice.
+	Key     string
+	Tenant  string
+	Channel Channel
+	// To is the address on the channel: an email address, an E.164 number,
+	// a device token, a webhook URL.
+	To          string
+	Subject     string
+	Text        string
+	HTML        string
+	Attachments []Attachment
+	// Metadata carries channel-specific settings (voice repeat count,
+	// loud tone, CAP document, ...).
+	Metadata map[string]string
+}
+
+// Outcome is what a provider said about one message.
+type Outcome string
+
+// The outcomes of one delivery attempt.
+const (
+	// Sent: the provider accepted the message; a receipt may follow.
+	Sent Outcome = "Sent"
+	// Delivered: the provider confirmed delivery.
+	Delivered Outcome = "Delivered"
+	// Failed: the message was not accepted.
+	Failed Outcome = "Failed"
+)
+
+// Result is the outcome of one message of a batch.
+type Result struct {
+	Key               string
+	Outcome           Outcome
+	ProviderMessageID string
+	// Permanent marks a failure that a retry will not fix (a bad address, a
+	// rejected token). Temporary failures are retried.
+	Permanent bool
+	Error     string
+}
+
+// Sender delivers batches of messages on one channel. Send returns one
+// Result per message, in order. An error means the batch could not be
+// attempted at all (the provider is down) and the whole batch may be retried.
+type Sender interface {
+	Send(ctx context.Context, msgs []Message) ([]Result, error)
+}
+
+// ErrNoProvider is returned for a channel that has no provider configured.
+var ErrNoProvider = errors.New("no provider configured for the channel")
+
+// Senders maps each configured channel to its Sender.
+type Senders map[Channel]Sender
+
+// For returns the Sender of ch or ErrNoProvider.
+func (s Senders) For(ch Channel) (Sender, error) {
+	if snd, ok := s[ch]; ok {
+		return snd, nil
+	}
+	return nil, ErrNoProvider
+}
