@@ -9,6 +9,21 @@ import (
 	"github.com/jmoiron/sqlx"
 )
 
+// The types of events tocsin emits to hook subscriptions.
+const (
+	EventAlertCreated       = "alert.created"
+	EventAlertQueued        = "alert.queued"
+	EventAlertSent          = "alert.sent"
+	EventAlertCompleted     = "alert.completed"
+	EventAlertFailed        = "alert.failed"
+	EventRecipientResponded = "alert.recipient.responded"
+	EventVerificationDone   = "verification.completed"
+	EventVerificationFailed = "verification.failed"
+	EventFileUploaded       = "file.uploaded"
+	EventFileDeleted        = "file.deleted"
+	EventSubscriptionTest   = "subscription.test"
+)
+
 // Event is a change that hook subscriptions may receive. It is written in the
 // same transaction as the change it describes (the outbox), and a dispatcher
 // starts its deliveries afterwards, so a crash between the two loses nothing.

@@ -57,7 +57,9 @@ func (db *DB) Migrate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("migrations folder: %w", err)
 	}
-	p, err := goose.NewProvider(goose.DialectPostgres, db.DB.DB, sub, goose.WithDisableGlobalRegistry(true))
+	p, err := goose.NewProvider(goose.DialectPostgres, db.DB.DB, sub, goose.WithDisableGlobalRegistry(true),
+		// Each area numbers its migrations in its own range (00100s, 00200s, ...).
+		goose.WithAllowOutofOrder(true))
 	if err != nil {
 		return fmt.Errorf("load migrations: %w", err)
 	}

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# make test: starts what the tests need (stack.sh test profile), migrates the
-# test database, runs every Go test, lints openapi.json, and stops the services
-# it started.
+# make test: starts what the tests need (stack.sh test profile), runs every Go
+# test (each integration test creates and migrates a schema of its own in the
+# tocsin_test database), lints openapi.json, and stops the services it started.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export TOCSIN_TEST_DATABASE_URL=${TOCSIN_TEST_DATABASE_URL:-${DATABASE_URL:+${DATABASE_URL%/*}/tocsin_test?sslmode=disable}}
@@ -9,7 +9,6 @@ export TOCSIN_TEST_DATABASE_URL=${TOCSIN_TEST_DATABASE_URL:-postgres://postgres@
 
 trap 'deploy/local/stack.sh down test' EXIT
 deploy/local/stack.sh up test
-TOCSIN_DATABASE_URL=$TOCSIN_TEST_DATABASE_URL bin/tocsin migrate --create-db 2>/dev/null
 
 go test -count=1 -timeout "${TEST_TIMEOUT:-25m}" ${TEST_FLAGS:-} ./...
 bin/node/node_modules/.bin/redocly lint openapi.json --format=summary 2>&1 | grep -v -e '^\s*[║╔╚]' -e '^$'
