@@ -381,3 +381,25 @@ func loadDetails(ctx context.Context, db sqlx.QueryerContext, tenant string, peo
 }
 
 func lowerTrim(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
+
+// Explain returns PostgreSQL's plans (EXPLAIN, text format) for the page and
+// count statements Find runs for f with the default order, so tests and the
+// benchmark can show which indexes serve each filter.
+func Explain(ctx context.Context, db *sqlx.DB, tenant string, f Filter, limit int) (page, count string, err error) {
+	pageQ, countQ, ok, err := FindQueries(ctx, db, tenant, f, DefaultOrder+", "+TieBreak, limit, 0)
+	if err != nil || !ok {
+		return "", "", err
+	}
+	explain := func(q Query) (string, error) {
+		var lines []string
+		if err := db.SelectContext(ctx, &lines, "EXPLAIN "+q.SQL, q.Args...); err != nil {
+			return "", fmt.Errorf("explain: %w", err)
+		}
+		return strings.Join(lines, "\n"), nil
+	}
+	if page, err = explain(pageQ); err != nil {
+		return "", "", err
+	}
+	count, err = explain(countQ)
+	return page, count, err
+}
