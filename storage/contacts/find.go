@@ -238,10 +238,11 @@ func where(tenant string, f Filter, groupPath string) (string, []any) {
 	}
 	if len(f.CustomFields) > 0 {
 		b, _ := json.Marshal(f.CustomFields)
-		conds = append(conds, "p.custom_fields @> "+arg(string(b))+"::jsonb")
+		// The second condition lets the planner use the partial GIN index.
+		conds = append(conds, "p.custom_fields @> "+arg(string(b))+"::jsonb AND p.custom_fields <> '{}'::jsonb")
 	}
 	if f.Role != "" {
-		conds = append(conds, "p.roles @> ARRAY["+arg(f.Role)+"]::text[]")
+		conds = append(conds, "p.roles @> ARRAY["+arg(f.Role)+"]::text[] AND p.roles <> '{}'::text[]")
 	}
 	return strings.Join(conds, "\n  AND "), args
 }

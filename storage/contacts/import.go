@@ -95,12 +95,14 @@ func BeginImport(ctx context.Context, db *storage.DB, tenant string, maxRows int
 			chat_users  jsonb,
 			custom      jsonb,
 			person_id   bigint,
-			is_new      boolean NOT NULL DEFAULT false,
 			skip        boolean NOT NULL DEFAULT false,
 			problem        text,
 			problem_column text,
 			problem_value  text
 		) ON COMMIT DROP`,
+		// The ids of the contacts the import creates, by line: a narrow table
+		// written once, rather than a rewrite of every staged row.
+		`CREATE TEMP TABLE contact_new (line int PRIMARY KEY, person_id bigint NOT NULL) ON COMMIT DROP`,
 	} {
 		if _, err := tx.ExecContext(ctx, q); err != nil {
 			_ = tx.Rollback()
@@ -263,21 +265,23 @@ const (
 		WHERE d.rn > 1 AND i.line = d.line`
 	stagedProblems = `SELECT line, coalesce(problem_column, '') AS problem_column, coalesce(problem_value, '') AS problem_value, problem
 		FROM contact_import WHERE problem IS NOT NULL ORDER BY line LIMIT $1`
-	assignIDs = `UPDATE contact_import SET person_id = nextval($1::regclass), is_new = true
-		WHERE person_id IS NULL AND NOT skip`
+	assignIDs = `INSERT INTO contact_new (line, person_id)
+		SELECT line, nextval($1::regclass) FROM contact_import WHERE person_id IS NULL AND NOT skip ORDER BY line`
 	insertPeople = `INSERT INTO people (id, tenant_id, external_id, first_name, middle_name, last_name,
 		    language, time_zone, roles, chat_users, custom_fields)
-		SELECT person_id, $1, external_id, coalesce(first_name, ''), coalesce(middle_name, ''), coalesce(last_name, ''),
-		    coalesce(language, 'en'), coalesce(time_zone, 'UTC'), coalesce(roles, '{}'), coalesce(chat_users, '[]'),
-		    coalesce(custom, '{}')
-		FROM contact_import WHERE is_new`
+		SELECT n.person_id, $1, i.external_id, coalesce(i.first_name, ''), coalesce(i.middle_name, ''), coalesce(i.last_name, ''),
+		    coalesce(i.language, 'en'), coalesce(i.time_zone, 'UTC'), coalesce(i.roles, '{}'), coalesce(i.chat_users, '[]'),
+		    coalesce(i.custom, '{}')
+		FROM contact_new n JOIN contact_import i USING (line) ORDER BY n.person_id`
 	insertNewEmails = `INSERT INTO person_emails (tenant_id, person_id, address)
-		SELECT $1, i.person_id, x.address FROM contact_import i CROSS JOIN LATERAL unnest(i.emails) AS x(address)
-		WHERE i.is_new`
+		SELECT $1, n.person_id, x.address
+		FROM contact_new n JOIN contact_import i USING (line) CROSS JOIN LATERAL unnest(i.emails) AS x(address)
+		ORDER BY n.person_id`
 	insertNewPhones = `INSERT INTO person_phones (tenant_id, person_id, number, phone_type, can_text)
-		SELECT $1, i.person_id, x.number, x.type, x.type = 'Mobile'
-		FROM contact_import i CROSS JOIN LATERAL unnest(i.phones, i.phone_types) AS x(number, type)
-		WHERE i.is_new`
+		SELECT $1, n.person_id, x.number, x.type, x.type = 'Mobile'
+		FROM contact_new n JOIN contact_import i USING (line)
+		CROSS JOIN LATERAL unnest(i.phones, i.phone_types) AS x(number, type)
+		ORDER BY n.person_id`
 	// updateMatched writes matched rows and counts the contacts that changed:
 	// a scalar field, a new email address or a new phone number.
 	updateMatched = `WITH upd AS (
@@ -296,7 +300,7 @@ const (
 		        custom_fields = p.custom_fields || coalesce(i.custom, '{}'),
 		        updated_at = now()
 		    FROM contact_import i
-		    WHERE i.person_id = p.id AND p.tenant_id = $1 AND NOT i.is_new AND NOT i.skip AND (
+		    WHERE i.person_id = p.id AND p.tenant_id = $1 AND NOT i.skip AND (
 		        i.first_name <> p.first_name OR i.middle_name <> p.middle_name OR i.last_name <> p.last_name OR
 		        i.language <> p.language OR i.time_zone <> p.time_zone OR i.roles <> p.roles OR
 		        i.chat_users <> p.chat_users OR NOT p.custom_fields @> coalesce(i.custom, '{}') OR
@@ -307,20 +311,25 @@ const (
 		), em AS (
 		    INSERT INTO person_emails (tenant_id, person_id, address)
 		    SELECT $1, i.person_id, x.address FROM contact_import i CROSS JOIN LATERAL unnest(i.emails) AS x(address)
-		    WHERE NOT i.is_new AND NOT i.skip AND i.person_id IS NOT NULL
+		    WHERE NOT i.skip AND i.person_id IS NOT NULL
+		        AND NOT EXISTS (SELECT 1 FROM person_emails e WHERE e.person_id = i.person_id AND e.address = x.address)
 		    ON CONFLICT (person_id, address) DO NOTHING
 		    RETURNING person_id
 		), ph AS (
 		    INSERT INTO person_phones (tenant_id, person_id, number, phone_type, can_text)
 		    SELECT $1, i.person_id, x.number, x.type, x.type = 'Mobile'
 		    FROM contact_import i CROSS JOIN LATERAL unnest(i.phones, i.phone_types) AS x(number, type)
-		    WHERE NOT i.is_new AND NOT i.skip AND i.person_id IS NOT NULL
+		    WHERE NOT i.skip AND i.person_id IS NOT NULL
+		        AND NOT EXISTS (SELECT 1 FROM person_phones x2 WHERE x2.person_id = i.person_id AND x2.number = x.number)
 		    ON CONFLICT (person_id, number) DO NOTHING
 		    RETURNING person_id
 		)
 		SELECT count(*) FROM (SELECT id FROM upd UNION SELECT person_id FROM em UNION SELECT person_id FROM ph) c`
 	insertMembers = `INSERT INTO distribution_list_members (tenant_id, list_id, person_id)
-		SELECT DISTINCT $1, $2::bigint, person_id FROM contact_import WHERE NOT skip AND person_id IS NOT NULL
+		SELECT $1, $2::bigint, person_id FROM (
+		    SELECT person_id FROM contact_import WHERE NOT skip AND person_id IS NOT NULL
+		    UNION SELECT person_id FROM contact_new) m
+		ORDER BY person_id
 		ON CONFLICT DO NOTHING`
 )
 
@@ -385,6 +394,9 @@ func (im *Import) Finish(ctx context.Context, name, description string) (ImportR
 		return res, fmt.Errorf("people sequence: %w", err)
 	}
 	if res.Created, err = exec("assign ids", assignIDs, seq); err != nil {
+		return res, err
+	}
+	if _, err := exec("analyze new ids", `ANALYZE contact_new`); err != nil {
 		return res, err
 	}
 	for _, s := range []struct{ what, q string }{

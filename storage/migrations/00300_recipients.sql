@@ -9,13 +9,15 @@ CREATE INDEX people_tenant_last_prefix ON people (tenant_id, lower(last_name) te
 -- contacts are found and matched by external id whatever their directory.
 CREATE INDEX people_tenant_external ON people (tenant_id, external_id) WHERE external_id IS NOT NULL;
 -- Custom fields are matched by containment (custom_fields @> '{"building":"A"}').
-CREATE INDEX people_custom_fields ON people USING gin (custom_fields jsonb_path_ops);
+-- The GIN indexes leave out people without custom fields or roles, so that
+-- bulk inserts of such people do not pay for them.
+CREATE INDEX people_custom_fields ON people USING gin (custom_fields jsonb_path_ops) WHERE custom_fields <> '{}';
 
 -- Roles a contact holds (for example "Floor warden") and the team-chat
 -- accounts that reach it ([{"platform":"slack","userId":"U123"}]).
 ALTER TABLE people ADD COLUMN roles text[] NOT NULL DEFAULT '{}';
 ALTER TABLE people ADD COLUMN chat_users jsonb NOT NULL DEFAULT '[]';
-CREATE INDEX people_roles ON people USING gin (roles);
+CREATE INDEX people_roles ON people USING gin (roles) WHERE roles <> '{}';
 
 -- The group tree is read level by level.
 CREATE INDEX groups_tenant_depth ON groups (tenant_id, depth, path);
