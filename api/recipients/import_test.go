@@ -211,3 +211,33 @@ func TestCreateFromFile100kRows(t *testing.T) {
 		t.Fatalf("second import %+v", again)
 	}
 }
+
+// TestImportNeverTouchesAnotherTenant imports, as one tenant, rows that name
+// another tenant's contacts by id, external id, email and phone: they must
+// create contacts of the importing tenant and leave the other's alone.
+func TestImportNeverTouchesAnotherTenant(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	a, b := stacktest.NewTenant(), stacktest.NewTenant()
+	tokA, tokB := s.Token(t, a), s.Token(t, b)
+	mustUpload(t, s, a, tokA, "a", "externalId,firstName,lastName,emails,mobilePhones\n"+
+		"K1,Kim,Alpha,kim@example.com,+15554000001\n"+
+		"K2,Lee,Alpha,lee@example.com,+15554000002\n"+
+		"K3,Max,Alpha,max@example.com,+15554000003\n")
+	before := find(t, s, tokA, "?sort=id", nil)
+	res := mustUpload(t, s, b, tokB, "b", "id,externalId,firstName,lastName,emails,mobilePhones\n"+
+		fmt.Sprintf("%d,,Kim,Beta,,\n", personID(t, s, a, "K1"))+
+		",K2,Lee,Beta,,\n"+
+		",,Max,Beta,max@example.com,\n"+
+		",,Ned,Beta,,+15554000001\n")
+	if res.Created != 4 || res.Updated != 0 || res.Unchanged != 0 {
+		t.Fatalf("import into b %+v", res)
+	}
+	after := find(t, s, tokA, "?sort=id", nil)
+	if !reflect.DeepEqual(before, after) {
+		t.Fatalf("tenant a changed:\n%+v\n%+v", before, after)
+	}
+	if got := find(t, s, tokB, "", map[string]any{"email": "max@example.com"}); len(got.Items) != 1 || got.Items[0].Name.Last != "Beta" {
+		t.Fatalf("b sees %+v", got.Items)
+	}
+}

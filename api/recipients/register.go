@@ -7,11 +7,9 @@ import (
 	"errors"
 	"net"
 	"net/http"
-	"reflect"
 
 	"github.com/danielgtaylor/huma/v2"
 
-	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
 )
 
@@ -68,9 +66,6 @@ func Register(api huma.API, d rest.Deps) {
 		Status:      http.StatusFound,
 		Errors:      []int{http.StatusGone},
 	}, h.followShortenedURL)
-
-	// Models of the family that no operation names directly.
-	api.OpenAPI().Components.Schemas.Schema(reflect.TypeOf(model.ContactSummary{}), true, "")
 }
 
 // register is rest.Register for operations whose request or response is not
