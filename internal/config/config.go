@@ -70,11 +70,20 @@ type Config struct {
 	HookAllowHosts []string      `env:"TOCSIN_HOOK_ALLOW_HOSTS" envSeparator:","`
 	HookAllowHTTP  bool          `env:"TOCSIN_HOOK_ALLOW_HTTP" envDefault:"false"`
 	HookTimeout    time.Duration `env:"TOCSIN_HOOK_TIMEOUT" envDefault:"15s"`
+	// HookRetrySchedule is the wait before each retry of a failed hook
+	// delivery (before jitter); its length is the number of retries.
+	HookRetrySchedule []time.Duration `env:"TOCSIN_HOOK_RETRY_SCHEDULE" envSeparator:"," envDefault:"5s,5m,30m,2h,5h,10h,10h"`
+	// HookDispatchInterval is how often the worker looks for undispatched events.
+	HookDispatchInterval time.Duration `env:"TOCSIN_HOOK_DISPATCH_INTERVAL" envDefault:"1s"`
 }
 
 // DevJWTSecret is the HS256 secret the server and `tocsin token` share in
 // development when TOCSIN_JWT_SECRET is not set.
 const DevJWTSecret = "tocsin-development-secret-do-not-use-in-production"
+
+// DevSecretsKey is the key that encrypts secrets at rest in development
+// when TOCSIN_SECRETS_KEY is not set. Production refuses it.
+const DevSecretsKey = "tocsin-development-secrets-key-do-not-use-in-production"
 
 // DefaultDatabaseURL is used when neither TOCSIN_DATABASE_URL nor DATABASE_URL is set.
 const DefaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/tocsin?sslmode=disable"
@@ -96,12 +105,18 @@ func Load() (Config, error) {
 		if c.JWTSecret == "" {
 			c.JWTSecret = DevJWTSecret
 		}
+		if c.SecretsKey == "" {
+			c.SecretsKey = DevSecretsKey
+		}
 	case "production":
 		if c.JWTSecret == DevJWTSecret {
 			return c, fmt.Errorf("TOCSIN_JWT_SECRET must not be the development secret in production")
 		}
 		if c.JWTSecret == "" && c.JWKSURL == "" {
 			return c, fmt.Errorf("production needs TOCSIN_JWKS_URL or TOCSIN_JWT_SECRET")
+		}
+		if c.SecretsKey == "" || c.SecretsKey == DevSecretsKey {
+			return c, fmt.Errorf("production needs TOCSIN_SECRETS_KEY (and not the development key)")
 		}
 	default:
 		return c, fmt.Errorf("TOCSIN_ENV must be development or production, not %q", c.Env)
