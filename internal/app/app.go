@@ -18,6 +18,7 @@ import (
 	"github.com/tocsin/tocsin/activities"
 	"github.com/tocsin/tocsin/api"
 	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/dispatch"
 	"github.com/tocsin/tocsin/internal/auth"
 	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/storage"
@@ -86,7 +87,17 @@ func (a *App) Server(ctx context.Context) (*api.Server, error) {
 
 // Activities builds the activities with the app's clients.
 func (a *App) Activities() *activities.Activities {
-	return &activities.Activities{Config: a.Config, DB: a.DB, Objects: a.Objects, Logger: a.Logger}
+	return &activities.Activities{Config: a.Config, DB: a.DB, Objects: a.Objects, Logger: a.Logger,
+		Hooks: activities.NewHookSender(a.Config, a.Logger, a.Metrics)}
+}
+
+// HookDispatcher builds the dispatcher that turns the events outbox into
+// hook deliveries.
+func (a *App) HookDispatcher() *dispatch.Dispatcher {
+	return &dispatch.Dispatcher{
+		DB: a.DB, Temporal: a.Temporal, TaskQueue: a.Config.TemporalTaskQueue,
+		Retries: a.Config.HookRetrySchedule, Interval: a.Config.HookDispatchInterval, Logger: a.Logger,
+	}
 }
 
 // Serve runs the HTTP API on addr until ctx ends.
@@ -128,7 +139,18 @@ func (a *App) Work(ctx context.Context, metricsAddr string) error {
 		return fmt.Errorf("start worker: %w", err)
 	}
 	a.Logger.Info("worker started", "task_queue", a.Config.TemporalTaskQueue)
+	if err := dispatch.EnsureRetentionSchedule(ctx, a.Temporal, a.Config.TemporalTaskQueue); err != nil {
+		a.Logger.Error("hook history retention schedule", "err", err)
+	}
+	dctx, stopDispatch := context.WithCancel(ctx)
+	dispatched := make(chan struct{})
+	go func() {
+		defer close(dispatched)
+		a.HookDispatcher().Run(dctx)
+	}()
 	<-ctx.Done()
+	stopDispatch()
+	<-dispatched
 	w.Stop()
 	return nil
 }
