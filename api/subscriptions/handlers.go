@@ -114,7 +114,9 @@ var subscriptionSort = map[string]string{
 	"id": "id", "url": "url", "active": "active", "createdat": "created_at", "updatedat": "updated_at",
 }
 
-func (h *handlers) list(ctx context.Context, in *listInput) (*struct{ Body model.PagedSubscriptionResponse }, error) {
+func (h *handlers) list(ctx context.Context, in *listInput) (*struct {
+	Body model.PagedSubscriptionResponse
+}, error) {
 	order, err := rest.OrderBy(in.Sort, subscriptionSort, "id", "id")
 	if err != nil {
 		return nil, err
@@ -129,7 +131,9 @@ func (h *handlers) list(ctx context.Context, in *listInput) (*struct{ Body model
 		ORDER BY `+order+` LIMIT $2 OFFSET $3`, tenant, in.Limit(), in.Offset()); err != nil {
 		return nil, fmt.Errorf("list subscriptions: %w", err)
 	}
-	out := &struct{ Body model.PagedSubscriptionResponse }{}
+	out := &struct {
+		Body model.PagedSubscriptionResponse
+	}{}
 	out.Body.Paging = rest.NewPaging(in.PageParams, total)
 	out.Body.Items = make([]model.Subscription, len(rows))
 	for i, r := range rows {
@@ -251,7 +255,9 @@ var historySort = map[string]string{
 func (h *handlers) history(ctx context.Context, in *struct {
 	PathID
 	rest.PageParams
-}) (*struct{ Body model.PagedSubscriptionHistoryResponse }, error) {
+}) (*struct {
+	Body model.PagedSubscriptionHistoryResponse
+}, error) {
 	order, err := rest.OrderBy(in.Sort, historySort, "requested_at DESC", "id DESC")
 	if err != nil {
 		return nil, err
@@ -270,7 +276,9 @@ func (h *handlers) history(ctx context.Context, in *struct {
 		ORDER BY `+order+` LIMIT $3 OFFSET $4`, tenant, in.ID, in.Limit(), in.Offset()); err != nil {
 		return nil, fmt.Errorf("list history: %w", err)
 	}
-	out := &struct{ Body model.PagedSubscriptionHistoryResponse }{}
+	out := &struct {
+		Body model.PagedSubscriptionHistoryResponse
+	}{}
 	out.Body.Paging = rest.NewPaging(in.PageParams, total)
 	out.Body.Items = make([]model.SubscriptionHistory, len(rows))
 	for i, r := range rows {
