@@ -40,13 +40,20 @@ func New(d rest.Deps, verifier *auth.Verifier, reg *prometheus.Registry) *Server
 		bodyLimit = d.Config.BodyLimit
 	}
 	app := fiber.New(fiber.Config{
-		AppName:               "tocsin",
-		BodyLimit:             bodyLimit,
+		AppName: "tocsin",
+		// With streamed bodies this is only what fasthttp reads ahead before
+		// the handlers run; bufferBodies enforces bodyLimit.
+		BodyLimit:             1,
 		DisableStartupMessage: true,
 		ErrorHandler:          errorHandler(d.Logger),
 		ReadTimeout:           60 * time.Second,
 		WriteTimeout:          60 * time.Second,
 		IdleTimeout:           120 * time.Second,
+		// Bodies are streamed so that uploads reach the object store without
+		// being held whole in memory; bufferBodies reads every other body
+		// into memory within bodyLimit, as fasthttp would.
+		StreamRequestBody:            true,
+		DisablePreParseMultipartForm: true,
 	})
 	app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: func(c *fiber.Ctx, e any) {
 		d.Logger.Error("panic serving request", "request_id", c.Locals(requestid.ConfigDefault.ContextKey), "panic", e)
@@ -54,6 +61,8 @@ func New(d rest.Deps, verifier *auth.Verifier, reg *prometheus.Registry) *Server
 	app.Use(requestid.New())
 	app.Use(accessLog(d.Logger))
 	app.Use(newHTTPMetrics(reg).middleware)
+	streamed := &streamedRoutes{}
+	app.Use(bufferBodies(bodyLimit, streamed))
 
 	app.Get("/metrics", adapt(promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})))
 
@@ -72,6 +81,7 @@ func New(d rest.Deps, verifier *auth.Verifier, reg *prometheus.Registry) *Server
 	s := &Server{App: app, API: hapi}
 	registerHealth(hapi, d)
 	registerAreas(hapi, d)
+	streamed.collect(hapi.OpenAPI())
 	return s
 }
 
