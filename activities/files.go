@@ -110,7 +110,7 @@ func (a *Activities) ProcessFile(ctx context.Context, in ProcessFileInput) (Proc
 	kind := media.Kind(in.ContentType)
 	switch kind {
 	case media.Image:
-		res.Details, err = media.InspectImage(orig)
+		res.Details, err = media.VerifyImage(orig)
 	case media.Audio:
 		res.Details, err = media.InspectAudio(orig, in.ContentType)
 	default:

@@ -14,7 +14,7 @@ import (
 )
 
 // MaxPixels is the largest image (width × height) tocsin decodes.
-const MaxPixels = 50_000_000
+const MaxPixels = 40_000_000
 
 // InspectImage reads an image's format and dimensions from its header.
 func InspectImage(r io.Reader) (Details, error) {
@@ -26,6 +26,26 @@ func InspectImage(r io.Reader) (Details, error) {
 		return Details{}, fmt.Errorf("%w: no pixels", ErrInvalid)
 	}
 	return Details{Format: format, Width: cfg.Width, Height: cfg.Height}, nil
+}
+
+// VerifyImage reads an image's details and decodes all of it, so a file
+// whose header is fine but whose pixels are broken or missing is refused.
+// Images over MaxPixels are refused without decoding.
+func VerifyImage(r io.ReadSeeker) (Details, error) {
+	d, err := InspectImage(r)
+	if err != nil {
+		return d, err
+	}
+	if int64(d.Width)*int64(d.Height) > MaxPixels {
+		return Details{}, fmt.Errorf("%w: %d×%d is more than %d pixels", ErrTooLarge, d.Width, d.Height, MaxPixels)
+	}
+	if _, err := r.Seek(0, io.SeekStart); err != nil {
+		return Details{}, err
+	}
+	if _, _, err := image.Decode(r); err != nil {
+		return Details{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	return d, nil
 }
 
 // ResizeImage scales an image down to maxWidth pixels wide, keeping its

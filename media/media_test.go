@@ -111,6 +111,13 @@ func TestInspect(t *testing.T) {
 	if _, err := media.InspectImage(bytes.NewReader(picture(t, 40, 30, false)[:30])); !errors.Is(err, media.ErrInvalid) {
 		t.Fatalf("truncated png: %v", err)
 	}
+	if d, err := media.VerifyImage(bytes.NewReader(picture(t, 40, 30, true))); err != nil || d.Format != "jpeg" {
+		t.Fatalf("verify jpeg: %+v %v", d, err)
+	}
+	pic := picture(t, 40, 30, false)
+	if _, err := media.VerifyImage(bytes.NewReader(pic[:len(pic)-20])); !errors.Is(err, media.ErrInvalid) {
+		t.Fatalf("png without its end: %v", err)
+	}
 	d, err = media.InspectAudio(bytes.NewReader(tone(t, 44100, 2, 440, 1)), media.WAV)
 	if err != nil || d.SampleRate != 44100 || d.Channels != 2 || d.BitsPerSample != 16 || d.DurationMs != 1000 {
 		t.Fatalf("wav %+v %v", d, err)

@@ -59,7 +59,9 @@ func Register(api huma.API, d rest.Deps) {
 	}.Operation()
 	op.Metadata[rest.StreamBody] = true
 	op.Middlewares = huma.Middlewares{streamBody}
-	op.RequestBody = &huma.RequestBody{
+	huma.Register(api, op, h.upload)
+	// Documented after registering, so huma leaves the body to the handler.
+	api.OpenAPI().Paths[op.Path].Post.RequestBody = &huma.RequestBody{
 		Required: true,
 		Content: map[string]*huma.MediaType{"multipart/form-data": {
 			Schema: uploadSchema(api.OpenAPI().Components.Schemas),
@@ -68,7 +70,6 @@ func Register(api huma.API, d rest.Deps) {
 			},
 		}},
 	}
-	huma.Register(api, op, h.upload)
 
 	rest.Register(api, rest.Op{ID: "getAllFilesV4", Method: http.MethodGet, Path: "/v4/{tenantId}/files", Scope: "content", Tags: tags,
 		Summary: "List files",
