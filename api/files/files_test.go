@@ -36,7 +36,7 @@ type part struct {
 }
 
 func text(name, value string) part { return part{name: name, value: value} }
-func file(data []byte) part         { return part{name: "HttpFile", data: data} }
+func file(data []byte) part        { return part{name: "HttpFile", data: data} }
 
 func body(parts ...part) (io.Reader, string) {
 	var b bytes.Buffer
@@ -373,7 +373,7 @@ func TestUploadRejectsBadInput(t *testing.T) {
 		{"pdf declared", std("a.pdf", "application/pdf", []byte("%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj")), 415, ""},
 		{"png declared as pdf", std("a.png", "application/pdf", pic), 415, ""},
 		{"too large", std("big.png", "image/png", append(append([]byte{}, pic...), make([]byte, limit)...)), 413, ""},
-		{"declared too large", []part{text("ContentLength", fmt.Sprint(limit + 1)), file(pic)}, 413, ""},
+		{"declared too large", []part{text("ContentLength", fmt.Sprint(limit+1)), file(pic)}, 413, ""},
 		{"dot-dot", std("../a.png", "image/png", pic), 400, "body.FileName"},
 		{"absolute", std("/a.png", "image/png", pic), 400, "body.FileName"},
 		{"control character", std("a\x07.png", "image/png", pic), 400, "body.FileName"},
