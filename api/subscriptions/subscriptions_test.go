@@ -441,3 +441,34 @@ func TestHistoryRetentionSchedule(t *testing.T) {
 		return n == 1
 	})
 }
+
+// A dispatcher that dies after starting deliveries but before marking the
+// events dispatched leaves them to be dispatched again: the second start
+// finds the first delivery, so the receiver still gets the event once.
+func TestRedispatchDeliversOnce(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	tenant := stacktest.NewTenant()
+	token := s.Token(t, tenant)
+	rcv := newReceiver(t, 200)
+	sub := create(t, s, token, rcv.URL, "verification.completed")
+	evt := emit(t, s, tenant, storage.EventVerificationDone, map[string]any{"userId": "u-1"})
+	stacktest.Eventually(t, 60*time.Second, "the delivery", func() bool { return len(rcv.received()) == 1 })
+
+	undispatched := func() int {
+		var n int
+		_ = s.DB.GetContext(context.Background(), &n, `SELECT count(*) FROM events WHERE dispatched_at IS NULL`)
+		return n
+	}
+	if _, err := s.DB.ExecContext(context.Background(), `UPDATE events SET dispatched_at = NULL WHERE id = $1`, evt); err != nil {
+		t.Fatal(err)
+	}
+	stacktest.Eventually(t, 30*time.Second, "the event dispatched again", func() bool { return undispatched() == 0 })
+	time.Sleep(time.Second)
+	if n := len(rcv.received()); n != 1 {
+		t.Fatalf("the receiver got the event %d times", n)
+	}
+	if h := history(t, s, token, sub.ID, ""); h.TotalCount != 1 {
+		t.Fatalf("%d attempts", h.TotalCount)
+	}
+}
