@@ -105,10 +105,12 @@ func TestBuildRefuses(t *testing.T) {
 		"unknown severity":        func(in *cap.Input) { in.Severity = "Bad" },
 		"expires before sent":     func(in *cap.Input) { in.Expires = in.Sent.Add(-time.Minute) },
 		"no area":                 func(in *cap.Input) { in.Areas = nil },
-		"two-point polygon":       func(in *cap.Input) { in.Areas = []cap.AreaInput{{Description: "x", Polygon: []cap.Point{{1, 1}, {2, 2}}}} },
-		"bad SAME code":           func(in *cap.Input) { in.Areas = []cap.AreaInput{{Description: "x", SAME: []string{"41005"}}} },
-		"bad event code":          func(in *cap.Input) { in.EventCode = "flood" },
-		"empty area":              func(in *cap.Input) { in.Areas = []cap.AreaInput{{Description: "x"}} },
+		"two-point polygon": func(in *cap.Input) {
+			in.Areas = []cap.AreaInput{{Description: "x", Polygon: []cap.Point{{1, 1}, {2, 2}}}}
+		},
+		"bad SAME code":  func(in *cap.Input) { in.Areas = []cap.AreaInput{{Description: "x", SAME: []string{"41005"}}} },
+		"bad event code": func(in *cap.Input) { in.EventCode = "flood" },
+		"empty area":     func(in *cap.Input) { in.Areas = []cap.AreaInput{{Description: "x"}} },
 	}
 	for name, change := range cases {
 		in := base()

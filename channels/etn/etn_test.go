@@ -84,8 +84,8 @@ func TestTargetsInsideTheArea(t *testing.T) {
 	ctx := context.Background()
 	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
 	// Around (45.0, -122.0): 0.001 degrees of latitude is about 111 m.
-	addPerson(t, db, tenant, "+15550000001", 45.0005, -122.0005, true) // inside
-	addPerson(t, db, tenant, "+15550000002", 45.02, -122.0, true)      // 2.2 km north: outside
+	addPerson(t, db, tenant, "+15550000001", 45.0005, -122.0005, true)  // inside
+	addPerson(t, db, tenant, "+15550000002", 45.02, -122.0, true)       // 2.2 km north: outside
 	addPerson(t, db, tenant, "+15550000003", 45.0001, -122.0001, false) // inside, cannot take calls
 	addPerson(t, db, other, "+15550000004", 45.0, -122.0, true)         // another tenant
 	pts := &etn.Points{DB: db}
