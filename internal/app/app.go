@@ -18,8 +18,11 @@ import (
 	"github.com/tocsin/tocsin/activities"
 	"github.com/tocsin/tocsin/api"
 	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/channels"
+	"github.com/tocsin/tocsin/channels/providers"
 	"github.com/tocsin/tocsin/internal/auth"
 	"github.com/tocsin/tocsin/internal/config"
+	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/worker"
 )
@@ -86,7 +89,31 @@ func (a *App) Server(ctx context.Context) (*api.Server, error) {
 
 // Activities builds the activities with the app's clients.
 func (a *App) Activities() *activities.Activities {
-	return &activities.Activities{Config: a.Config, DB: a.DB, Objects: a.Objects, Logger: a.Logger}
+	acts := &activities.Activities{Config: a.Config, DB: a.DB, Objects: a.Objects, Logger: a.Logger}
+	acts.Senders = channels.Senders{}
+	for ch, s := range a.ChannelProviders().Senders() {
+		acts.Senders[ch] = s
+	}
+	return acts
+}
+
+// ChannelProviders returns the registry of the tenants' channel providers
+// (voice, ETN, push, app, fax, EAS, mobile broadcast, team chat, social,
+// neighborhood).
+func (a *App) ChannelProviders() *providers.Registry {
+	key := a.Config.SecretsKey
+	if key == "" {
+		key = secrets.DevKey
+	}
+	box, err := secrets.New(key)
+	if err != nil {
+		// config.Load refuses a bad key before anything runs.
+		panic(fmt.Sprintf("secrets key: %v", err))
+	}
+	return &providers.Registry{
+		Store: &providers.Store{DB: a.DB, Box: box}, DB: a.DB, Objects: a.Objects,
+		PublicURL: a.Config.PublicURL, Concurrency: a.Config.ProviderConcurrency,
+	}
 }
 
 // Serve runs the HTTP API on addr until ctx ends.
