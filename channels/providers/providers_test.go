@@ -19,6 +19,7 @@ import (
 	"github.com/tocsin/tocsin/channels/push/pushtest"
 	"github.com/tocsin/tocsin/channels/social/socialtest"
 	"github.com/tocsin/tocsin/channels/teamchat/teamchattest"
+	"github.com/tocsin/tocsin/channels/voice"
 	"github.com/tocsin/tocsin/channels/voice/voicetest"
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/internal/stacktest"
@@ -139,6 +140,10 @@ func TestEveryChannelThroughTheRegistry(t *testing.T) {
 	if _, err := objs.Client.PutObject(ctx, objs.Bucket, docKey, strings.NewReader("%PDF-1.4 map"), 12, minio.PutObjectOptions{ContentType: "application/pdf"}); err != nil {
 		t.Fatal(err)
 	}
+	audioKey := storage.TenantKey(tenant, "voice/siren.wav")
+	if _, err := objs.Client.PutObject(ctx, objs.Bucket, audioKey, strings.NewReader("RIFFwav"), 7, minio.PutObjectOptions{ContentType: "audio/wav"}); err != nil {
+		t.Fatal(err)
+	}
 	foreignKey := storage.TenantKey("42", "secret.pdf")
 	if _, err := objs.Client.PutObject(ctx, objs.Bucket, foreignKey, strings.NewReader("%PDF other"), 10, minio.PutObjectOptions{ContentType: "application/pdf"}); err != nil {
 		t.Fatal(err)
@@ -175,7 +180,8 @@ func TestEveryChannelThroughTheRegistry(t *testing.T) {
 		msg  channels.Message
 		want channels.Outcome
 	}{
-		{channels.Voice, channels.Message{To: "+15550000001", Text: "Evacuate"}, channels.Sent},
+		{channels.Voice, channels.Message{To: "+15550000001", Text: "Evacuate", Metadata: map[string]string{voice.MetaAudioKey: audioKey}}, channels.Sent},
+		{channels.Voice, channels.Message{To: "+15550000001", Text: "Evacuate", Metadata: map[string]string{voice.MetaAudioKey: foreignKey}}, channels.Failed},
 		{channels.Etn, channels.Message{To: "+15550000002", Text: "Evacuate"}, channels.Sent},
 		{channels.Push, channels.Message{To: "device-1", Text: "Evacuate"}, channels.Sent},
 		{channels.Fax, channels.Message{To: "+15550000003", Metadata: map[string]string{fax.MetaDocumentKey: docKey}}, channels.Sent},
@@ -206,6 +212,9 @@ func TestEveryChannelThroughTheRegistry(t *testing.T) {
 	}
 	if f := faxSrv.Faxes()[0]; string(f.Document) != "%PDF-1.4 map" {
 		t.Fatalf("fax document %q", f.Document)
+	}
+	if p := voiceSrv.Calls()[0].Request.Play; p == nil || !strings.Contains(p.URL, "siren.wav") || !strings.Contains(p.URL, "X-Amz-Signature") {
+		t.Fatalf("the call does not play a link to the stored audio: %+v", voiceSrv.Calls()[0].Request)
 	}
 	if cb := voiceSrv.Calls()[0].Request.StatusCallback; !strings.HasPrefix(cb, "http://127.0.0.1:1/v2/callbacks/") || !strings.HasSuffix(cb, "/"+tenant) {
 		t.Fatalf("status callback %q", cb)

@@ -154,7 +154,7 @@ func (r *Registry) one(tenant string, ch channels.Channel, s Settings, p Provide
 	case channels.Voice, channels.Etn:
 		vc := voice.Config{URL: strings.TrimRight(p.URL, "/"), Token: p.Token, From: p.From, Channel: ch,
 			CallbackURL: strings.TrimRight(r.PublicURL, "/") + CallbackPath(ch, tenant),
-			Concurrency: r.Concurrency, Client: cl, Calls: &voice.Calls{DB: r.DB}}
+			Concurrency: r.Concurrency, Client: cl, Calls: &voice.Calls{DB: r.DB}, Audio: objs}
 		if ch == channels.Etn {
 			return etn.New(vc, &etn.Slots{DB: r.DB, Limit: s.MaxConcurrentCalls})
 		}
@@ -250,6 +250,34 @@ func (t *TenantSender) Send(ctx context.Context, msgs []channels.Message) ([]cha
 	return out, nil
 }
 
+// AudioLinkTTL is how long a provider's link to a stored audio file works.
+const AudioLinkTTL = 2 * time.Hour
+
+// AudioURL implements voice.AudioLinker with a presigned GET link.
+func (o *tenantObjects) AudioURL(ctx context.Context, key string) (string, error) {
+	if err := o.check(key); err != nil {
+		return "", err
+	}
+	if _, err := o.objects.Client.StatObject(ctx, o.objects.Bucket, key, minio.StatObjectOptions{}); err != nil {
+		return "", fmt.Errorf("stat %s: %w", key, err)
+	}
+	u, err := o.objects.Client.PresignedGetObject(ctx, o.objects.Bucket, key, AudioLinkTTL, nil)
+	if err != nil {
+		return "", fmt.Errorf("link %s: %w", key, err)
+	}
+	return u.String(), nil
+}
+
+func (o *tenantObjects) check(key string) error {
+	if o.objects == nil {
+		return fmt.Errorf("no object store")
+	}
+	if !strings.HasPrefix(key, storage.TenantKey(o.tenant, "")) || strings.Contains(key, "..") {
+		return fmt.Errorf("the file is not the tenant's")
+	}
+	return nil
+}
+
 // tenantObjects reads a tenant's stored files and nothing else.
 type tenantObjects struct {
 	objects *storage.Objects
@@ -258,11 +286,8 @@ type tenantObjects struct {
 
 // Read implements the fax and CAP object readers.
 func (o *tenantObjects) Read(ctx context.Context, key string) ([]byte, string, error) {
-	if o.objects == nil {
-		return nil, "", fmt.Errorf("no object store")
-	}
-	if !strings.HasPrefix(key, storage.TenantKey(o.tenant, "")) || strings.Contains(key, "..") {
-		return nil, "", fmt.Errorf("the file is not the tenant's")
+	if err := o.check(key); err != nil {
+		return nil, "", err
 	}
 	obj, err := o.objects.Client.GetObject(ctx, o.objects.Bucket, key, minio.GetObjectOptions{})
 	if err != nil {

@@ -22,6 +22,9 @@ import (
 const (
 	// MetaAudioURL: a URL the provider fetches and plays instead of speaking Text.
 	MetaAudioURL = "voice.audioUrl"
+	// MetaAudioKey: the object key of a stored voice-encoded audio file; the
+	// provider gets a short-lived link to it.
+	MetaAudioKey = "voice.audioKey"
 	// MetaRepeat: how often the message is played in one call (1-10, default 1).
 	MetaRepeat = "voice.repeat"
 	// MetaAnsweringMachine: LeaveMessage (default), HangUp or PlayImmediately.
@@ -101,6 +104,11 @@ type Throttle interface {
 	Release(ctx context.Context, tenant, holder string) error
 }
 
+// AudioLinker gives the provider a link to a stored audio file.
+type AudioLinker interface {
+	AudioURL(ctx context.Context, key string) (string, error)
+}
+
 // Config configures a Sender.
 type Config struct {
 	// URL is the provider's base URL; calls are POSTed to URL + "/calls".
@@ -118,6 +126,7 @@ type Config struct {
 	Client      *http.Client
 	Calls       CallLog
 	Throttle    Throttle
+	Audio       AudioLinker
 }
 
 // Sender places calls through the HTTP provider.
@@ -192,6 +201,23 @@ func (s *Sender) Request(msg channels.Message) (CallRequest, error) {
 
 func (s *Sender) call(ctx context.Context, msg channels.Message) channels.Result {
 	res := channels.Result{Key: msg.Key, Outcome: channels.Failed}
+	if key := msg.Metadata[MetaAudioKey]; key != "" && msg.Metadata[MetaAudioURL] == "" {
+		if s.c.Audio == nil {
+			res.Permanent, res.Error = true, "no object store to link the audio file from"
+			return res
+		}
+		u, err := s.c.Audio.AudioURL(ctx, key)
+		if err != nil {
+			res.Permanent, res.Error = true, "audio file: "+err.Error()
+			return res
+		}
+		md := make(map[string]string, len(msg.Metadata)+1)
+		for k, v := range msg.Metadata {
+			md[k] = v
+		}
+		md[MetaAudioURL] = u
+		msg.Metadata = md
+	}
 	req, err := s.Request(msg)
 	if err != nil {
 		res.Permanent, res.Error = true, err.Error()
