@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/caarlos0/env/v11"
+
+	"github.com/tocsin/tocsin/internal/secrets"
 )
 
 // Config holds every setting of the API server and the worker. Each field is
@@ -48,11 +50,14 @@ type Config struct {
 	JWTIssuer   string `env:"TOCSIN_JWT_ISSUER"`
 	JWTAudience string `env:"TOCSIN_JWT_AUDIENCE"`
 
-	WorkerMetricsAddr   string        `env:"TOCSIN_WORKER_METRICS_ADDR" envDefault:"127.0.0.1:9464"`
-	WorkerMaxActivities int           `env:"TOCSIN_WORKER_MAX_ACTIVITIES" envDefault:"64"`
-	DeliveryBatchSize   int           `env:"TOCSIN_DELIVERY_BATCH_SIZE" envDefault:"1000"`
-	DeliveryParallelism int           `env:"TOCSIN_DELIVERY_PARALLELISM" envDefault:"8"`
-	ProviderConcurrency int           `env:"TOCSIN_PROVIDER_CONCURRENCY" envDefault:"64"`
+	WorkerMetricsAddr   string `env:"TOCSIN_WORKER_METRICS_ADDR" envDefault:"127.0.0.1:9464"`
+	WorkerMaxActivities int    `env:"TOCSIN_WORKER_MAX_ACTIVITIES" envDefault:"64"`
+	DeliveryBatchSize   int    `env:"TOCSIN_DELIVERY_BATCH_SIZE" envDefault:"1000"`
+	DeliveryParallelism int    `env:"TOCSIN_DELIVERY_PARALLELISM" envDefault:"8"`
+	ProviderConcurrency int    `env:"TOCSIN_PROVIDER_CONCURRENCY" envDefault:"64"`
+	// SecretsKey (base64, 32 bytes) seals provider credentials and hook
+	// signing secrets at rest.
+	// Development uses secrets.DevKey when it is unset; production requires one.
 	SecretsKey          string        `env:"TOCSIN_SECRETS_KEY"`
 	VerificationCodeTTL time.Duration `env:"TOCSIN_VERIFICATION_CODE_TTL" envDefault:"10m"`
 
@@ -81,10 +86,6 @@ type Config struct {
 // development when TOCSIN_JWT_SECRET is not set.
 const DevJWTSecret = "tocsin-development-secret-do-not-use-in-production"
 
-// DevSecretsKey is the key that encrypts secrets at rest in development
-// when TOCSIN_SECRETS_KEY is not set. Production refuses it.
-const DevSecretsKey = "tocsin-development-secrets-key-do-not-use-in-production"
-
 // DefaultDatabaseURL is used when neither TOCSIN_DATABASE_URL nor DATABASE_URL is set.
 const DefaultDatabaseURL = "postgres://postgres@127.0.0.1:5432/tocsin?sslmode=disable"
 
@@ -106,20 +107,23 @@ func Load() (Config, error) {
 			c.JWTSecret = DevJWTSecret
 		}
 		if c.SecretsKey == "" {
-			c.SecretsKey = DevSecretsKey
+			c.SecretsKey = secrets.DevKey
 		}
 	case "production":
+		if c.SecretsKey == "" || c.SecretsKey == secrets.DevKey {
+			return c, fmt.Errorf("production needs TOCSIN_SECRETS_KEY of its own (e.g. `openssl rand -base64 32`)")
+		}
 		if c.JWTSecret == DevJWTSecret {
 			return c, fmt.Errorf("TOCSIN_JWT_SECRET must not be the development secret in production")
 		}
 		if c.JWTSecret == "" && c.JWKSURL == "" {
 			return c, fmt.Errorf("production needs TOCSIN_JWKS_URL or TOCSIN_JWT_SECRET")
 		}
-		if c.SecretsKey == "" || c.SecretsKey == DevSecretsKey {
-			return c, fmt.Errorf("production needs TOCSIN_SECRETS_KEY (and not the development key)")
-		}
 	default:
 		return c, fmt.Errorf("TOCSIN_ENV must be development or production, not %q", c.Env)
+	}
+	if _, err := secrets.New(c.SecretsKey); err != nil {
+		return c, err
 	}
 	return c, nil
 }

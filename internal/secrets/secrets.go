@@ -1,63 +1,95 @@
-// Package secrets encrypts values tocsin must recover later (hook signing
-// secrets, provider credentials) with AES-256-GCM under a key derived from
-// TOCSIN_SECRETS_KEY.
+// Package secrets encrypts provider credentials at rest with AES-256-GCM and
+// masks them for display.
 package secrets
 
 import (
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
-	"crypto/sha256"
+	"encoding/base64"
 	"errors"
 	"fmt"
+	"strings"
 )
 
-// version prefixes every ciphertext, so the scheme can change later.
-const version byte = 1
+// DevKey is the base64 key used in development when TOCSIN_SECRETS_KEY is
+// unset. Production refuses to start without a key of its own.
+const DevKey = "dG9jc2luLWRldmVsb3BtZW50LXNlY3JldHMta2V5ISE="
 
-// Box seals and opens secrets with one key.
+// version prefixes every sealed value, so the format can change later.
+const version = 1
+
+// Box seals and opens values with one AES-256-GCM key.
 type Box struct {
 	aead cipher.AEAD
 }
 
-// New derives the AES-256 key as the SHA-256 of key (any string; use at least
-// 32 random bytes, for example `openssl rand -base64 32`).
+// New returns a Box for a base64-encoded 32-byte key (standard or URL
+// alphabet, with or without padding).
 func New(key string) (*Box, error) {
-	if key == "" {
-		return nil, errors.New("the secrets key is empty")
-	}
-	sum := sha256.Sum256([]byte(key))
-	block, err := aes.NewCipher(sum[:])
+	raw, err := decodeKey(key)
 	if err != nil {
-		return nil, fmt.Errorf("secrets cipher: %w", err)
+		return nil, err
+	}
+	block, err := aes.NewCipher(raw)
+	if err != nil {
+		return nil, fmt.Errorf("secrets key: %w", err)
 	}
 	aead, err := cipher.NewGCM(block)
 	if err != nil {
-		return nil, fmt.Errorf("secrets cipher: %w", err)
+		return nil, fmt.Errorf("secrets key: %w", err)
 	}
 	return &Box{aead: aead}, nil
 }
 
-// Seal encrypts plaintext. associated binds the ciphertext to its owner (for
-// example the tenant), so it cannot be moved to another row.
-func (b *Box) Seal(plaintext, associated []byte) ([]byte, error) {
-	nonce := make([]byte, b.aead.NonceSize())
-	if _, err := rand.Read(nonce); err != nil {
-		return nil, fmt.Errorf("secrets nonce: %w", err)
+func decodeKey(key string) ([]byte, error) {
+	key = strings.TrimSpace(key)
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(key); err == nil {
+			if len(b) != 32 {
+				return nil, fmt.Errorf("TOCSIN_SECRETS_KEY must decode to 32 bytes, not %d", len(b))
+			}
+			return b, nil
+		}
 	}
-	out := append([]byte{version}, nonce...)
-	return b.aead.Seal(out, nonce, plaintext, associated), nil
+	return nil, errors.New("TOCSIN_SECRETS_KEY must be base64 (32 bytes, e.g. `openssl rand -base64 32`)")
 }
 
-// Open decrypts what Seal produced with the same associated data.
-func (b *Box) Open(ciphertext, associated []byte) ([]byte, error) {
-	n := b.aead.NonceSize()
-	if len(ciphertext) < 1+n || ciphertext[0] != version {
-		return nil, errors.New("secrets: not a sealed value")
+// Seal encrypts plain; aad binds the ciphertext to its place (tenant and
+// channel), so a value copied to another row does not open.
+func (b *Box) Seal(plain, aad []byte) ([]byte, error) {
+	nonce := make([]byte, b.aead.NonceSize())
+	if _, err := rand.Read(nonce); err != nil {
+		return nil, fmt.Errorf("nonce: %w", err)
 	}
-	plain, err := b.aead.Open(nil, ciphertext[1:1+n], ciphertext[1+n:], associated)
+	out := append([]byte{version}, nonce...)
+	return b.aead.Seal(out, nonce, plain, aad), nil
+}
+
+// ErrOpen is returned when a sealed value does not open with the key.
+var ErrOpen = errors.New("sealed value does not open with this key")
+
+// Open decrypts a value sealed with the same key and aad.
+func (b *Box) Open(sealed, aad []byte) ([]byte, error) {
+	ns := b.aead.NonceSize()
+	if len(sealed) < 1+ns || sealed[0] != version {
+		return nil, ErrOpen
+	}
+	plain, err := b.aead.Open(nil, sealed[1:1+ns], sealed[1+ns:], aad)
 	if err != nil {
-		return nil, errors.New("secrets: cannot open the value (wrong TOCSIN_SECRETS_KEY?)")
+		return nil, ErrOpen
 	}
 	return plain, nil
+}
+
+// Mask shows at most the last four characters of a secret, and none of a
+// short one, so a stored credential can be recognised but not read.
+func Mask(s string) string {
+	if s == "" {
+		return ""
+	}
+	if len(s) < 12 {
+		return "****"
+	}
+	return "****" + s[len(s)-4:]
 }

@@ -2,44 +2,57 @@ package secrets_test
 
 import (
 	"bytes"
+	"errors"
 	"testing"
 
 	"github.com/tocsin/tocsin/internal/secrets"
 )
 
 func TestSealOpen(t *testing.T) {
-	b, err := secrets.New("k1")
+	b, err := secrets.New(secrets.DevKey)
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, _ := secrets.New("k2")
-	sealed, err := b.Seal([]byte("whsec_abc"), []byte("tenant-1"))
+	sealed, err := b.Seal([]byte("api-token"), []byte("tenant/1/voice"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if bytes.Contains(sealed, []byte("whsec_abc")) {
-		t.Fatal("plaintext visible in the ciphertext")
+	if bytes.Contains(sealed, []byte("api-token")) {
+		t.Fatal("the plain text is visible")
 	}
-	cases := []struct {
-		name string
-		box  *secrets.Box
-		ad   string
-		ok   bool
-	}{
-		{"same key and owner", b, "tenant-1", true},
-		{"another owner", b, "tenant-2", false},
-		{"another key", other, "tenant-1", false},
+	again, _ := b.Seal([]byte("api-token"), []byte("tenant/1/voice"))
+	if bytes.Equal(sealed, again) {
+		t.Fatal("two seals of the same value are equal: the nonce is not random")
 	}
-	for _, c := range cases {
-		got, err := c.box.Open(sealed, []byte(c.ad))
-		if c.ok != (err == nil) || (c.ok && string(got) != "whsec_abc") {
-			t.Errorf("%s: %q %v", c.name, got, err)
+	plain, err := b.Open(sealed, []byte("tenant/1/voice"))
+	if err != nil || string(plain) != "api-token" {
+		t.Fatalf("%q %v", plain, err)
+	}
+	other, _ := secrets.New("MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
+	tampered := append([]byte(nil), sealed...)
+	tampered[len(tampered)-1] ^= 1
+	for name, open := range map[string]func() ([]byte, error){
+		"other place": func() ([]byte, error) { return b.Open(sealed, []byte("tenant/2/voice")) },
+		"other key":   func() ([]byte, error) { return other.Open(sealed, []byte("tenant/1/voice")) },
+		"tampered":    func() ([]byte, error) { return b.Open(tampered, []byte("tenant/1/voice")) },
+		"short":       func() ([]byte, error) { return b.Open([]byte{1, 2}, nil) },
+	} {
+		if _, err := open(); !errors.Is(err, secrets.ErrOpen) {
+			t.Errorf("%s: %v", name, err)
 		}
 	}
-	if _, err := b.Open([]byte("x"), nil); err == nil {
-		t.Error("opened garbage")
+}
+
+func TestKeysAndMask(t *testing.T) {
+	for _, k := range []string{"", "not base64!", "c2hvcnQ="} {
+		if _, err := secrets.New(k); err == nil {
+			t.Errorf("key %q accepted", k)
+		}
 	}
-	if _, err := secrets.New(""); err == nil {
-		t.Error("accepted an empty key")
+	cases := map[string]string{"": "", "short": "****", "sk_live_1234567890abcd": "****abcd"}
+	for in, want := range cases {
+		if got := secrets.Mask(in); got != want {
+			t.Errorf("Mask(%q) = %q, want %q", in, got, want)
+		}
 	}
 }
