@@ -45,6 +45,7 @@ type Registry interface {
 // Register adds every workflow and the activities of acts to r.
 func Register(r Registry, acts *activities.Activities) {
 	r.RegisterWorkflow(workflows.Smoke)
+	r.RegisterWorkflow(workflows.Verification)
 	r.RegisterActivity(acts)
 }
 
