@@ -8,16 +8,14 @@ import (
 	"github.com/tocsin/tocsin/api/rest"
 )
 
-// SelfServiceSettings say what a directory user may change on their own.
+// SelfServiceSettings say what a directory user may do on their own.
 type SelfServiceSettings struct {
-	CanJoinGroups        bool `json:"canJoinGroups" doc:"The user may join public groups (usersCreateGroupMembership); when false only non-self-service tools add memberships." default:"true"`
-	CanEditContactInfo   bool `json:"canEditContactInformation" doc:"The user may add and remove their own emails and phones." default:"true"`
-	CanSubscribeWeather  bool `json:"canSubscribeToWeather" doc:"The user may subscribe to weather notifications." default:"true"`
-	ShowInGroupDirectory bool `json:"showInGroupDirectory" doc:"The user is listed by groupsGetGroupMembership." default:"true"`
+	CanJoinGroups        bool `json:"canJoinGroups" doc:"The user may join public groups with usersCreateGroupMembership, and groupsDiscoverAvailableGroups offers them groups. True when the create command leaves the settings out."`
+	ShowInGroupDirectory bool `json:"showInGroupDirectory" doc:"The user is listed by groupsGetGroupMembership. True when the create command leaves the settings out."`
 }
 
 // DefaultSelfService is what a user gets when the create command leaves the settings out.
-var DefaultSelfService = SelfServiceSettings{CanJoinGroups: true, CanEditContactInfo: true, CanSubscribeWeather: true, ShowInGroupDirectory: true}
+var DefaultSelfService = SelfServiceSettings{CanJoinGroups: true, ShowInGroupDirectory: true}
 
 // MobileApp is an installation of the alerts app registered to a user.
 type MobileApp struct {
