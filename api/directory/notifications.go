@@ -49,7 +49,9 @@ func (h *handlers) registerNotifications(api huma.API) {
 	const base = "/{tenantId}/directory/{directoryId}/users/{userId}/notifications"
 	rest.Register(api, op("usersGetNotificationPreferencesById", http.MethodGet, base, 0, "Read a user's notification preferences",
 		"Answers the user's group memberships, locations and weather subscriptions together."),
-		func(ctx context.Context, in *UserPath) (*struct{ Body model.NotificationPreferencesSummary }, error) {
+		func(ctx context.Context, in *UserPath) (*struct {
+			Body model.NotificationPreferencesSummary
+		}, error) {
 			dir, id, err := in.ids()
 			if err != nil {
 				return nil, err
@@ -62,7 +64,9 @@ func (h *handlers) registerNotifications(api huma.API) {
 			if err != nil {
 				return nil, h.fail(ctx, err, "user")
 			}
-			return &struct{ Body model.NotificationPreferencesSummary }{s}, nil
+			return &struct {
+				Body model.NotificationPreferencesSummary
+			}{s}, nil
 		})
 
 	rest.Register(api, op("usersCreateGroupMembership", http.MethodPost, base+"/memberships", http.StatusNoContent, "Join a group",
@@ -204,7 +208,9 @@ func (h *handlers) registerNotifications(api huma.API) {
 
 	rest.Register(api, op("usersGetWeatherNotifications", http.MethodGet, base+"/weather", 0, "List weather notifications",
 		"Answers the user's weather subscriptions."),
-		func(ctx context.Context, in *UserPath) (*struct{ Body model.WeatherNotificationCollection }, error) {
+		func(ctx context.Context, in *UserPath) (*struct {
+			Body model.WeatherNotificationCollection
+		}, error) {
 			dir, id, err := in.ids()
 			if err != nil {
 				return nil, err
@@ -217,7 +223,9 @@ func (h *handlers) registerNotifications(api huma.API) {
 			if err != nil {
 				return nil, h.fail(ctx, err, "user")
 			}
-			return &struct{ Body model.WeatherNotificationCollection }{model.WeatherNotificationCollection{Items: items, Count: len(items)}}, nil
+			return &struct {
+				Body model.WeatherNotificationCollection
+			}{model.WeatherNotificationCollection{Items: items, Count: len(items)}}, nil
 		})
 
 	rest.Register(api, op("usersRemoveWeatherNotifications", http.MethodDelete, base+"/weather", http.StatusNoContent, "Unsubscribe from weather notifications",

@@ -126,7 +126,9 @@ func (h *handlers) registerUsers(api huma.API) {
 			DirPath
 			rest.PageParams
 			Body *model.FindUserQuery
-		}) (*struct{ Body model.UserProfileSummaryPagedApiResponse }, error) {
+		}) (*struct {
+			Body model.UserProfileSummaryPagedApiResponse
+		}, error) {
 			dir, err := in.dir()
 			if err != nil {
 				return nil, err
@@ -156,7 +158,9 @@ func (h *handlers) registerUsers(api huma.API) {
 			if err != nil {
 				return nil, h.fail(ctx, err, "user")
 			}
-			out := &struct{ Body model.UserProfileSummaryPagedApiResponse }{}
+			out := &struct {
+				Body model.UserProfileSummaryPagedApiResponse
+			}{}
 			out.Body = model.UserProfileSummaryPagedApiResponse{Paging: rest.NewPaging(in.PageParams, total), Items: items}
 			return out, nil
 		})

@@ -124,14 +124,18 @@ func (h *handlers) registerVerification(api huma.API) {
 		"List pending email verifications (testing)", testingDoc),
 		func(ctx context.Context, in *struct {
 			TenantID string `path:"tenantId" maxLength:"20" example:"1001"`
-		}) (*struct{ Body []model.PendingVerificationAttempt }, error) {
+		}) (*struct {
+			Body []model.PendingVerificationAttempt
+		}, error) {
 			return h.pending(ctx, store.KindEmail)
 		})
 	rest.Register(api, op("testGetPendingPhoneVerifications", http.MethodGet, "/{tenantId}/testing/verifications/phone", 0,
 		"List pending phone verifications (testing)", testingDoc),
 		func(ctx context.Context, in *struct {
 			TenantID string `path:"tenantId" maxLength:"20" example:"1001"`
-		}) (*struct{ Body []model.PendingVerificationAttempt }, error) {
+		}) (*struct {
+			Body []model.PendingVerificationAttempt
+		}, error) {
 			return h.pending(ctx, store.KindPhone)
 		})
 }
@@ -232,7 +236,9 @@ func (h *handlers) verify(ctx context.Context, up UserPath, kind store.Kind, add
 	}
 }
 
-func (h *handlers) pending(ctx context.Context, kind store.Kind) (*struct{ Body []model.PendingVerificationAttempt }, error) {
+func (h *handlers) pending(ctx context.Context, kind store.Kind) (*struct {
+	Body []model.PendingVerificationAttempt
+}, error) {
 	if !h.d.Config.TestingEndpoints {
 		return nil, rest.NotFound("testing operation")
 	}
@@ -240,5 +246,7 @@ func (h *handlers) pending(ctx context.Context, kind store.Kind) (*struct{ Body 
 	if err != nil {
 		return nil, h.fail(ctx, err, "verification")
 	}
-	return &struct{ Body []model.PendingVerificationAttempt }{items}, nil
+	return &struct {
+		Body []model.PendingVerificationAttempt
+	}{items}, nil
 }

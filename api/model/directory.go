@@ -57,7 +57,7 @@ type UserProfileSummary struct {
 
 // UserProfileSummaryPagedApiResponse is a page of users.
 type UserProfileSummaryPagedApiResponse struct {
-	Paging rest.Paging               `json:"paging"`
+	Paging rest.Paging          `json:"paging"`
 	Items  []UserProfileSummary `json:"items"`
 }
 
@@ -211,13 +211,13 @@ type GroupReference struct {
 
 // GroupReferencePagedApiResponse is a page of group references.
 type GroupReferencePagedApiResponse struct {
-	Paging rest.Paging           `json:"paging"`
+	Paging rest.Paging      `json:"paging"`
 	Items  []GroupReference `json:"items"`
 }
 
 // GroupSummaryPagedApiResponse is a page of groups.
 type GroupSummaryPagedApiResponse struct {
-	Paging rest.Paging         `json:"paging"`
+	Paging rest.Paging    `json:"paging"`
 	Items  []GroupSummary `json:"items"`
 }
 
@@ -278,8 +278,8 @@ type LocationCollection struct {
 
 // LocationPagedApiResponse is a page of locations.
 type LocationPagedApiResponse struct {
-	Paging rest.Paging     `json:"paging"`
-	Items  []Location `json:"items"`
+	Paging rest.Paging `json:"paging"`
+	Items  []Location  `json:"items"`
 }
 
 // CreateLocationCommand adds a location to a user.
