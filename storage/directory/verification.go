@@ -135,7 +135,7 @@ func ReserveNonce(ctx context.Context, tx *sqlx.Tx, tenant string, person int64,
 		return NonceReservation{}, ErrAlreadyVerified
 	}
 	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 7))`,
-		tenant+"\x00"+string(kind)+"\x00"+address); err != nil {
+		tenant+"\n"+string(kind)+"\n"+address); err != nil {
 		return NonceReservation{}, fmt.Errorf("lock nonces: %w", err)
 	}
 	var w struct {
