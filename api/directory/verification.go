@@ -170,27 +170,39 @@ func (h *handlers) nonce(ctx context.Context, up UserPath, kind store.Kind, addr
 }
 
 func (h *handlers) resend(ctx context.Context, up UserPath, kind store.Kind, address, nonce string) error {
-	err := h.withUser(ctx, up, func(tx *sqlx.Tx, tenant string, id int64) error {
-		wfID := workflows.VerificationWorkflowID(tenant, id, address)
-		seq, err := store.BeginResend(ctx, tx, tenant, id, kind, address, nonce, wfID)
-		if err != nil {
-			return err
-		}
-		_, err = h.d.Temporal.SignalWithStartWorkflow(ctx, wfID, workflows.SignalVerificationResend, workflows.VerificationResend{Seq: seq},
-			client.StartWorkflowOptions{ID: wfID, TaskQueue: h.d.Config.TemporalTaskQueue},
-			workflows.Verification, workflows.VerificationInput{Tenant: tenant, Person: id, Kind: kind, Address: address, TTL: h.d.Config.VerificationCodeTTL})
-		if err != nil {
-			return rest.Unavailable("temporal", err)
-		}
-		return nil
+	// The resend is committed before the workflow hears of it, so its
+	// activity always finds the resend it is asked to send.
+	var (
+		tenant, wfID string
+		id           int64
+		seq          int
+	)
+	err := h.withUser(ctx, up, func(tx *sqlx.Tx, t string, i int64) error {
+		tenant, id = t, i
+		wfID = workflows.VerificationWorkflowID(tenant, id, address)
+		var err error
+		seq, err = store.BeginResend(ctx, tx, tenant, id, kind, address, nonce, wfID)
+		return err
 	})
 	switch {
 	case errors.Is(err, store.ErrNonceInvalid):
 		return rest.Invalid("body", "nonce", "unknown, spent or expired nonce: reserve one with the nonce operation first", nonce)
 	case errors.Is(err, store.ErrAlreadyVerified):
 		return rest.Conflict("the " + what(kind) + " is already verified")
+	case err != nil:
+		return h.fail(ctx, err, what(kind))
 	}
-	return h.fail(ctx, err, what(kind))
+	_, err = h.d.Temporal.SignalWithStartWorkflow(ctx, wfID, workflows.SignalVerificationResend, workflows.VerificationResend{Seq: seq},
+		client.StartWorkflowOptions{ID: wfID, TaskQueue: h.d.Config.TemporalTaskQueue},
+		workflows.Verification, workflows.VerificationInput{Tenant: tenant, Person: id, Kind: kind, Address: address, TTL: h.d.Config.VerificationCodeTTL})
+	if err != nil {
+		// Give the nonce back, so the client can retry once Temporal answers.
+		if rerr := store.RestoreNonce(ctx, h.d.DB, tenant, id, kind, address, nonce); rerr != nil {
+			h.d.Logger.WarnContext(ctx, "nonce not restored", "err", rerr)
+		}
+		return rest.Unavailable("temporal", err)
+	}
+	return nil
 }
 
 func (h *handlers) verify(ctx context.Context, up UserPath, kind store.Kind, address, code string) (*verifyOutput, error) {
