@@ -29,7 +29,7 @@ func normalizeEmail(s string) (string, error) {
 	if err != nil {
 		return "", errors.New("not an RFC 5322 email address")
 	}
-	if a.Name != "" || !strings.EqualFold(a.Address, s) {
+	if a.Name != "" || strings.ContainsAny(s, "<>,") {
 		return "", errors.New("give the address alone, without a display name or angle brackets")
 	}
 	at := strings.LastIndexByte(a.Address, '@')

@@ -26,13 +26,22 @@ var languages = func() []model.LanguageCode {
 		{"so", true, false}, {"sw", true, false}, {"th", true, true}, {"tl", true, true}, {"tr", true, true},
 		{"uk", true, true}, {"ur", true, true}, {"vi", true, true}, {"zh-Hans", true, true}, {"zh-Hant", true, true},
 	}
+	// Names the display tables lack.
+	native := map[string]string{"ht": "Kreyòl ayisyen"}
 	out := make([]model.LanguageCode, 0, len(spec))
 	for _, s := range spec {
 		tag := language.MustParse(s.code)
-		out = append(out, model.LanguageCode{
+		l := model.LanguageCode{
 			Code: s.code, Name: display.English.Tags().Name(tag), NativeName: display.Self.Name(tag),
 			Written: s.written, Spoken: s.spoken,
-		})
+		}
+		if l.NativeName == "" {
+			l.NativeName = native[s.code]
+		}
+		if l.NativeName == "" {
+			l.NativeName = l.Name
+		}
+		out = append(out, l)
 	}
 	return out
 }()
