@@ -6,6 +6,7 @@ package api
 import (
 	"errors"
 	"log/slog"
+	"maps"
 	"net/http"
 	"strings"
 	"time"
@@ -73,6 +74,9 @@ func New(d rest.Deps, verifier *auth.Verifier, reg *prometheus.Registry) *Server
 	cfg.Info.License = &huma.License{Name: "MIT", Identifier: "MIT"}
 	cfg.Servers = []*huma.Server{{URL: d.Config.PublicURL, Description: "this tocsin server"}}
 	cfg.Components.SecuritySchemes = securitySchemes(d.Config.PublicURL)
+	// DefaultConfig hands out huma's shared format map: copy it before adding
+	// to it, or servers built concurrently (parallel tests) race on it.
+	cfg.Formats = maps.Clone(cfg.Formats)
 	for _, ct := range directoryJSONTypes {
 		cfg.Formats[ct] = huma.DefaultJSONFormat
 	}
