@@ -22,6 +22,8 @@ type Activities struct {
 	Logger  *slog.Logger
 	// Senders deliver messages, one per configured channel.
 	Senders channels.Senders
+	// Hooks delivers events to hook subscriptions.
+	Hooks *HookSender
 }
 
 // SmokeRecord is what the smoke activity writes.

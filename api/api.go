@@ -6,6 +6,7 @@ package api
 import (
 	"errors"
 	"log/slog"
+	"maps"
 	"net/http"
 	"strings"
 	"time"
@@ -19,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/valyala/fasthttp/fasthttpadaptor"
 
+	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
 	"github.com/tocsin/tocsin/internal/auth"
 )
@@ -40,13 +42,20 @@ func New(d rest.Deps, verifier *auth.Verifier, reg *prometheus.Registry) *Server
 		bodyLimit = d.Config.BodyLimit
 	}
 	app := fiber.New(fiber.Config{
-		AppName:               "tocsin",
-		BodyLimit:             bodyLimit,
+		AppName: "tocsin",
+		// With streamed bodies this is only what fasthttp reads ahead before
+		// the handlers run; bufferBodies enforces bodyLimit.
+		BodyLimit:             1,
 		DisableStartupMessage: true,
 		ErrorHandler:          errorHandler(d.Logger),
 		ReadTimeout:           60 * time.Second,
 		WriteTimeout:          60 * time.Second,
 		IdleTimeout:           120 * time.Second,
+		// Bodies are streamed so that uploads reach the object store without
+		// being held whole in memory; bufferBodies reads every other body
+		// into memory within bodyLimit, as fasthttp would.
+		StreamRequestBody:            true,
+		DisablePreParseMultipartForm: true,
 	})
 	app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: func(c *fiber.Ctx, e any) {
 		d.Logger.Error("panic serving request", "request_id", c.Locals(requestid.ConfigDefault.ContextKey), "panic", e)
@@ -54,6 +63,8 @@ func New(d rest.Deps, verifier *auth.Verifier, reg *prometheus.Registry) *Server
 	app.Use(requestid.New())
 	app.Use(accessLog(d.Logger))
 	app.Use(newHTTPMetrics(reg).middleware)
+	streamed := &streamedRoutes{}
+	app.Use(bufferBodies(bodyLimit, streamed))
 
 	app.Get("/metrics", adapt(promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})))
 
@@ -63,16 +74,42 @@ func New(d rest.Deps, verifier *auth.Verifier, reg *prometheus.Registry) *Server
 	cfg.Info.License = &huma.License{Name: "MIT", Identifier: "MIT"}
 	cfg.Servers = []*huma.Server{{URL: d.Config.PublicURL, Description: "this tocsin server"}}
 	cfg.Components.SecuritySchemes = securitySchemes(d.Config.PublicURL)
-	for _, ct := range []string{"application/json-patch+json", "text/json", "application/*+json", "application/merge-patch+json"} {
+	// DefaultConfig hands out huma's shared format map: copy it before adding
+	// to it, or servers built concurrently (parallel tests) race on it.
+	cfg.Formats = maps.Clone(cfg.Formats)
+	for _, ct := range directoryJSONTypes {
 		cfg.Formats[ct] = huma.DefaultJSONFormat
 	}
+	cfg.OnAddOperation = append(cfg.OnAddOperation, describeDirectoryContentTypes)
 	hapi := humafiber.New(app, cfg)
 	hapi.UseMiddleware(authenticate(hapi, verifier))
 
 	s := &Server{App: app, API: hapi}
 	registerHealth(hapi, d)
+	registerWhoami(hapi)
+	model.RegisterGeneric(hapi)
 	registerAreas(hapi, d)
+	streamed.collect(hapi.OpenAPI())
 	return s
+}
+
+// directoryJSONTypes are the content types the directory interface accepts
+// for JSON bodies besides application/json.
+var directoryJSONTypes = []string{"application/json-patch+json", "text/json", "application/*+json"}
+
+// describeDirectoryContentTypes lists those content types on the directory
+// operations' request bodies in the document.
+func describeDirectoryContentTypes(_ *huma.OpenAPI, op *huma.Operation) {
+	if !strings.Contains(op.Path, "/directory/") || op.RequestBody == nil {
+		return
+	}
+	mt, ok := op.RequestBody.Content["application/json"]
+	if !ok {
+		return
+	}
+	for _, ct := range directoryJSONTypes {
+		op.RequestBody.Content[ct] = mt
+	}
 }
 
 func adapt(h http.Handler) fiber.Handler {
@@ -176,7 +213,8 @@ func authenticate(api huma.API, v *auth.Verifier) func(huma.Context, func(huma.C
 			writeProblem(api, ctx, rest.NotFound("tenant"))
 			return
 		}
-		next(huma.WithContext(ctx, rest.WithPrincipal(ctx.Context(), p)))
+		rid, _ := humafiber.Unwrap(ctx).Locals(requestid.ConfigDefault.ContextKey).(string)
+		next(huma.WithContext(ctx, rest.WithRequestID(rest.WithPrincipal(ctx.Context(), p), rid)))
 	}
 }
 

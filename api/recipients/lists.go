@@ -57,8 +57,12 @@ type createFromFileOutput struct {
 	Body model.CreateDistributionListFromFileResponse
 }
 
+// uploadRequestBody documents the multipart body of createFromFile and has
+// the server hand the body over as a stream (rest.StreamBody), so a large
+// file never sits whole in memory.
 func uploadRequestBody(api huma.API) func(*huma.Operation) {
 	return func(op *huma.Operation) {
+		op.Metadata[rest.StreamBody] = true
 		schema := api.OpenAPI().Components.Schemas.Schema(reflect.TypeOf(model.CreateDistributionListFromFileRequest{}), true, "")
 		op.RequestBody = &huma.RequestBody{
 			Required: true,
