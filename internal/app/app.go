@@ -86,7 +86,7 @@ func (a *App) Server(ctx context.Context) (*api.Server, error) {
 
 // Activities builds the activities with the app's clients.
 func (a *App) Activities() *activities.Activities {
-	return &activities.Activities{Config: a.Config, DB: a.DB, Objects: a.Objects, Logger: a.Logger}
+	return &activities.Activities{Config: a.Config, DB: a.DB, Objects: a.Objects, Logger: a.Logger, Metrics: a.Metrics}
 }
 
 // Serve runs the HTTP API on addr until ctx ends.
