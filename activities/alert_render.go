@@ -119,6 +119,14 @@ func crsOK(c *model.IcrsObject) bool {
 	return false
 }
 
+// FieldError is a problem with one field of an alert's settings; Field is
+// its dotted path from the settings' parent (settings.message.body).
+type FieldError struct {
+	Field, Message string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Message }
+
 // Renderer renders an alert's messages per recipient and channel.
 type Renderer struct {
 	AlertID     int64
@@ -183,12 +191,12 @@ func NewRenderer(tenant string, alertID int64, s *model.AlertSettings, publicURL
 		}
 		t, err := alertmsg.Compile(text)
 		if err != nil {
-			return fmt.Errorf("%s: %w", field, err)
+			return &FieldError{Field: field, Message: err.Error()}
 		}
 		for _, name := range t.Variables() {
 			if !r.known(name) {
-				return fmt.Errorf("%s: unknown variable {{%s}}; use a built-in one (%s), custom.<field> or a custom variable",
-					field, name, strings.Join(alertmsg.Builtin, ", "))
+				return &FieldError{Field: field, Message: fmt.Sprintf("unknown variable {{%s}}; use a built-in one (%s), custom.<field> or a custom variable",
+					name, strings.Join(alertmsg.Builtin, ", "))}
 			}
 			if name == "responseLink" {
 				r.needsLink = true

@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/valyala/fasthttp/fasthttpadaptor"
 
+	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
 	"github.com/tocsin/tocsin/internal/auth"
 )
@@ -63,16 +64,38 @@ func New(d rest.Deps, verifier *auth.Verifier, reg *prometheus.Registry) *Server
 	cfg.Info.License = &huma.License{Name: "MIT", Identifier: "MIT"}
 	cfg.Servers = []*huma.Server{{URL: d.Config.PublicURL, Description: "this tocsin server"}}
 	cfg.Components.SecuritySchemes = securitySchemes(d.Config.PublicURL)
-	for _, ct := range []string{"application/json-patch+json", "text/json", "application/*+json", "application/merge-patch+json"} {
+	for _, ct := range directoryJSONTypes {
 		cfg.Formats[ct] = huma.DefaultJSONFormat
 	}
+	cfg.OnAddOperation = append(cfg.OnAddOperation, describeDirectoryContentTypes)
 	hapi := humafiber.New(app, cfg)
 	hapi.UseMiddleware(authenticate(hapi, verifier))
 
 	s := &Server{App: app, API: hapi}
 	registerHealth(hapi, d)
+	registerWhoami(hapi)
+	model.RegisterGeneric(hapi)
 	registerAreas(hapi, d)
 	return s
+}
+
+// directoryJSONTypes are the content types the directory interface accepts
+// for JSON bodies besides application/json.
+var directoryJSONTypes = []string{"application/json-patch+json", "text/json", "application/*+json"}
+
+// describeDirectoryContentTypes lists those content types on the directory
+// operations' request bodies in the document.
+func describeDirectoryContentTypes(_ *huma.OpenAPI, op *huma.Operation) {
+	if !strings.Contains(op.Path, "/directory/") || op.RequestBody == nil {
+		return
+	}
+	mt, ok := op.RequestBody.Content["application/json"]
+	if !ok {
+		return
+	}
+	for _, ct := range directoryJSONTypes {
+		op.RequestBody.Content[ct] = mt
+	}
 }
 
 func adapt(h http.Handler) fiber.Handler {
@@ -176,7 +199,8 @@ func authenticate(api huma.API, v *auth.Verifier) func(huma.Context, func(huma.C
 			writeProblem(api, ctx, rest.NotFound("tenant"))
 			return
 		}
-		next(huma.WithContext(ctx, rest.WithPrincipal(ctx.Context(), p)))
+		rid, _ := humafiber.Unwrap(ctx).Locals(requestid.ConfigDefault.ContextKey).(string)
+		next(huma.WithContext(ctx, rest.WithRequestID(rest.WithPrincipal(ctx.Context(), p), rid)))
 	}
 }
 

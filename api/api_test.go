@@ -94,6 +94,10 @@ func TestHealthReadinessAndSmoke(t *testing.T) {
 	}
 
 	tenant := stacktest.NewTenant()
+	r = s.Do(t, http.MethodGet, "/ops/whoami", s.Token(t, tenant, auth.ScopeElm), nil)
+	if who := r.Map(t); r.Status != 200 || who["tenantId"] != tenant || who["userId"] != "test-user" || who["requestId"] == "" {
+		t.Fatalf("whoami %d %s", r.Status, r.Body)
+	}
 	r = s.Do(t, http.MethodPost, "/ops/smoke", s.Token(t, tenant), nil)
 	if r.Status != 200 {
 		t.Fatalf("smoke %d %s", r.Status, r.Body)

@@ -10,6 +10,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 	"go.temporal.io/sdk/client"
 
+	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
 	"github.com/tocsin/tocsin/workflows"
 )
@@ -112,6 +113,23 @@ func registerHealth(api huma.API, d rest.Deps) {
 			return nil, fmt.Errorf("read smoke run: %w", err)
 		}
 		return &smokeOutput{Body: SmokeResult{WorkflowID: id, RunID: rowID, CreatedAt: created, ElapsedMs: time.Since(start).Milliseconds()}}, nil
+	})
+}
+
+type whoamiOutput struct {
+	Body model.ClientRequestContext
+}
+
+func registerWhoami(api huma.API) {
+	rest.Register(api, rest.Op{
+		ID: "getClientRequestContext", Method: http.MethodGet, Path: "/ops/whoami", Tags: []string{"Operations"},
+		Summary:     "Show what the server reads from your token",
+		Description: "Returns the tenant, user and scopes of the bearer token, and the request id. Any valid token will do.",
+	}, func(ctx context.Context, _ *struct{}) (*whoamiOutput, error) {
+		p := rest.Caller(ctx)
+		return &whoamiOutput{Body: model.ClientRequestContext{
+			RequestID: rest.RequestID(ctx), TenantID: p.Tenant, UserID: p.Subject, Scopes: p.Scopes,
+		}}, nil
 	})
 }
 

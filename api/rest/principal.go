@@ -22,3 +22,16 @@ func Caller(ctx context.Context) auth.Principal {
 
 // Tenant returns the tenant of the verified caller.
 func Tenant(ctx context.Context) string { return Caller(ctx).Tenant }
+
+type requestIDKey struct{}
+
+// WithRequestID stores the request id in ctx.
+func WithRequestID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, requestIDKey{}, id)
+}
+
+// RequestID returns the id of the request, as sent in X-Request-ID.
+func RequestID(ctx context.Context) string {
+	id, _ := ctx.Value(requestIDKey{}).(string)
+	return id
+}

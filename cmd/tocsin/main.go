@@ -1,6 +1,7 @@
 // Command tocsin runs tocsin: the HTTP API (serve), the Temporal worker
-// (worker), both in one process (dev), database migrations (migrate), and
-// mints development tokens (token).
+// (worker), both in one process (dev), database migrations (migrate),
+// loopback email and text providers (sandbox), and mints development tokens
+// (token).
 package main
 
 import (
@@ -10,6 +11,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -19,6 +22,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/tocsin/tocsin/api"
+	"github.com/tocsin/tocsin/channels/sandbox"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/auth"
 	"github.com/tocsin/tocsin/internal/config"
@@ -34,6 +38,8 @@ commands:
   migrate   apply database migrations (--create-db creates the database first)
   openapi   print the OpenAPI document
   token     print a development bearer token: token --tenant T [--sub S] [--scope X]... [--ttl D]
+  sandbox   run a loopback SMTP server on TOCSIN_SMTP_ADDR and text-message endpoint at
+            TOCSIN_SMS_URL, serving what they receive at --inspect (default 127.0.0.1:8025)
 
 Settings come from TOCSIN_* environment variables; see the README.
 `
@@ -106,6 +112,8 @@ func run(args []string, stdout, stderr io.Writer) error {
 		}
 		defer a.Close()
 		return a.Work(ctx, cfg.WorkerMetricsAddr)
+	case "sandbox":
+		return runSandbox(ctx, cfg, args[1:], logger)
 	case "dev":
 		if err := migrate(ctx, cfg, logger); err != nil {
 			return err
@@ -144,6 +152,31 @@ func migrate(ctx context.Context, cfg config.Config, logger *slog.Logger) error 
 	}
 	logger.Info("migrations applied")
 	return nil
+}
+
+// runSandbox runs the loopback providers until ctx ends.
+func runSandbox(ctx context.Context, cfg config.Config, args []string, logger *slog.Logger) error {
+	fs := flag.NewFlagSet("sandbox", flag.ContinueOnError)
+	inspect := fs.String("inspect", "127.0.0.1:8025", "where to serve the received messages as JSON")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	sb, err := sandbox.Start(sandbox.Config{SMTPAddr: cfg.SMTPAddr, SMSURL: cfg.SMSURL, SMSToken: cfg.SMSToken})
+	if err != nil {
+		return err
+	}
+	defer sb.Close()
+	ln, err := net.Listen("tcp", *inspect)
+	if err != nil {
+		return fmt.Errorf("sandbox inspect listen %s: %w", *inspect, err)
+	}
+	srv := &http.Server{Handler: sb.Handler(), ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	logger.Info("sandbox running", "smtp", sb.SMTP.Addr(), "sms", sb.SMS.URL(), "inspect", "http://"+ln.Addr().String()+"/messages")
+	<-ctx.Done()
+	sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return srv.Shutdown(sctx)
 }
 
 type stringList []string

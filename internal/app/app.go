@@ -18,6 +18,9 @@ import (
 	"github.com/tocsin/tocsin/activities"
 	"github.com/tocsin/tocsin/api"
 	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/channels"
+	"github.com/tocsin/tocsin/channels/email"
+	"github.com/tocsin/tocsin/channels/sms"
 	"github.com/tocsin/tocsin/internal/auth"
 	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/storage"
@@ -86,7 +89,28 @@ func (a *App) Server(ctx context.Context) (*api.Server, error) {
 
 // Activities builds the activities with the app's clients.
 func (a *App) Activities() *activities.Activities {
-	return &activities.Activities{Config: a.Config, DB: a.DB, Objects: a.Objects, Logger: a.Logger, Metrics: a.Metrics}
+	return &activities.Activities{Config: a.Config, DB: a.DB, Objects: a.Objects, Logger: a.Logger,
+		Senders: Senders(a.Config, a.Logger), Metrics: a.Metrics}
+}
+
+// Senders builds the channel providers the configuration describes. A
+// provider whose settings are unusable is left out (its channel then fails
+// with channels.ErrNoProvider) and the problem is logged.
+func Senders(cfg config.Config, logger *slog.Logger) channels.Senders {
+	s := channels.Senders{}
+	if snd, err := email.New(email.Config{
+		Addr: cfg.SMTPAddr, Username: cfg.SMTPUsername, Password: cfg.SMTPPassword, From: cfg.SMTPFrom, TLS: cfg.SMTPTLS,
+	}); err != nil {
+		logger.Error("email channel disabled", "err", err)
+	} else {
+		s[channels.Email] = snd
+	}
+	if snd, err := sms.New(sms.Config{URL: cfg.SMSURL, Token: cfg.SMSToken, Concurrency: cfg.ProviderConcurrency}); err != nil {
+		logger.Error("text channel disabled", "err", err)
+	} else {
+		s[channels.Text] = snd
+	}
+	return s
 }
 
 // Serve runs the HTTP API on addr until ctx ends.

@@ -26,6 +26,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.temporal.io/sdk/client"
 
+	"github.com/tocsin/tocsin/channels/sandbox"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/auth"
 	"github.com/tocsin/tocsin/internal/config"
@@ -293,6 +294,26 @@ func (s *Stack) Do(t testing.TB, method, path, token string, body any, headers .
 		t.Fatal(err)
 	}
 	return Response{Status: res.StatusCode, Header: res.Header, Body: b}
+}
+
+// Sandbox starts a loopback SMTP server and text-message endpoint for the
+// test, stopped when it ends, and returns it with a configure function for
+// Start that points TOCSIN_SMTP_ADDR and TOCSIN_SMS_URL (and the SMS token)
+// at it.
+func Sandbox(t testing.TB) (*sandbox.Sandbox, func(*config.Config)) {
+	t.Helper()
+	token := "sandbox-" + Suffix()
+	sb, err := sandbox.Start(sandbox.Config{SMTPAddr: "127.0.0.1:0", SMSURL: "http://127.0.0.1:0/messages", SMSToken: token})
+	if err != nil {
+		t.Fatalf("sandbox: %v", err)
+	}
+	t.Cleanup(func() { _ = sb.Close() })
+	return sb, func(c *config.Config) {
+		c.SMTPAddr = sb.SMTP.Addr()
+		c.SMTPUsername, c.SMTPPassword, c.SMTPTLS = "", "", "none"
+		c.SMSURL = sb.SMS.URL()
+		c.SMSToken = token
+	}
 }
 
 // Eventually polls cond every 50ms until it is true or timeout passes.

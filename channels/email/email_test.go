@@ -1,0 +1,137 @@
+package email_test
+
+import (
+	"context"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tocsin/tocsin/channels"
+	"github.com/tocsin/tocsin/channels/email"
+	"github.com/tocsin/tocsin/channels/sandbox"
+)
+
+func startSandbox(t *testing.T) *sandbox.SMTPServer {
+	t.Helper()
+	s, err := sandbox.StartSMTP("127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close() })
+	return s
+}
+
+func newSender(t *testing.T, addr string, mod ...func(*email.Config)) *email.Sender {
+	t.Helper()
+	cfg := email.Config{Addr: addr, From: "tocsin <alerts@tocsin.test>", TLS: email.TLSNone, Timeout: 10 * time.Second}
+	for _, f := range mod {
+		f(&cfg)
+	}
+	s, err := email.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func TestBatchOverOneConnectionWithPerMessageResults(t *testing.T) {
+	srv := startSandbox(t)
+	srv.Reject("gone@example.com", 550)
+	srv.Reject("busy@example.com", 451)
+	s := newSender(t, srv.Addr())
+	msgs := []channels.Message{
+		{Key: "k1", Tenant: "1001", Channel: channels.Email, To: "ada@example.com", Subject: "Drill", Text: "This is a drill.",
+			HTML:        "<p>This is a drill.</p>",
+			Attachments: []channels.Attachment{{Name: "map.txt", ContentType: "text/csv", Data: []byte("a,b\n1,2\n")}}},
+		{Key: "k2", Tenant: "1001", To: "gone@example.com", Subject: "Drill", Text: "x"},
+		{Key: "k3", Tenant: "1001", To: "busy@example.com", Subject: "Drill", Text: "x"},
+		{Key: "k4", Tenant: "1001", To: "not an address", Subject: "Drill", Text: "x"},
+		{Key: "k5", Tenant: "1001", To: "Grace <grace@example.com>", Subject: "Code", Text: "Your code is 123456"},
+	}
+	res, err := s.Send(context.Background(), msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != len(msgs) {
+		t.Fatalf("%d results for %d messages", len(res), len(msgs))
+	}
+	want := []struct {
+		outcome   channels.Outcome
+		permanent bool
+	}{{channels.Sent, false}, {channels.Failed, true}, {channels.Failed, false}, {channels.Failed, true}, {channels.Sent, false}}
+	for i, w := range want {
+		if res[i].Key != msgs[i].Key || res[i].Outcome != w.outcome || res[i].Permanent != w.permanent {
+			t.Errorf("message %d: %+v, want %v permanent=%v", i, res[i], w.outcome, w.permanent)
+		}
+	}
+	if got := srv.Sessions(); got != 1 {
+		t.Errorf("%d SMTP sessions for one batch, want 1", got)
+	}
+	got := srv.Messages()
+	if len(got) != 2 {
+		t.Fatalf("server received %d messages: %+v", len(got), got)
+	}
+	first := got[0]
+	if first.To[0] != "ada@example.com" || first.Subject != "Drill" || !strings.Contains(first.Text, "This is a drill.") ||
+		!strings.Contains(first.HTML, "<p>This is a drill.</p>") || first.HeaderFrom != "alerts@tocsin.test" {
+		t.Errorf("first message: %+v", first)
+	}
+	if len(first.Attachments) != 1 || first.Attachments[0].Name != "map.txt" || string(first.Attachments[0].Data) != "a,b\n1,2\n" ||
+		first.Attachments[0].ContentType != "text/csv" {
+		t.Errorf("attachments: %+v", first.Attachments)
+	}
+	if first.MessageID != s.MessageID("k1") || res[0].ProviderMessageID != s.MessageID("k1") {
+		t.Errorf("message id %q, result %q, want %q", first.MessageID, res[0].ProviderMessageID, s.MessageID("k1"))
+	}
+	if got[1].To[0] != "grace@example.com" {
+		t.Errorf("second message to %v", got[1].To)
+	}
+}
+
+func TestMessageIDIsStablePerKeyAndHidesIt(t *testing.T) {
+	s := newSender(t, "127.0.0.1:25")
+	a, b, c := s.MessageID("verify-1-2-x"), s.MessageID("verify-1-2-x"), s.MessageID("verify-1-2-y")
+	if a != b || a == c {
+		t.Fatalf("ids %q %q %q", a, b, c)
+	}
+	if strings.Contains(a, "verify") || !strings.HasSuffix(a, "@tocsin.test") {
+		t.Fatalf("id %q", a)
+	}
+}
+
+func TestUnreachableServerIsABatchError(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	s := newSender(t, addr)
+	res, err := s.Send(context.Background(), []channels.Message{{Key: "k", To: "a@example.com", Text: "x"}})
+	if err == nil || res != nil {
+		t.Fatalf("results %+v, err %v", res, err)
+	}
+}
+
+func TestAuthenticates(t *testing.T) {
+	srv := startSandbox(t)
+	s := newSender(t, srv.Addr(), func(c *email.Config) { c.Username, c.Password = "user", "secret" })
+	res, err := s.Send(context.Background(), []channels.Message{{Key: "k", To: "a@example.com", Subject: "s", Text: "x"}})
+	if err != nil || res[0].Outcome != channels.Sent {
+		t.Fatalf("%+v %v", res, err)
+	}
+}
+
+func TestConfigIsChecked(t *testing.T) {
+	for _, c := range []email.Config{
+		{Addr: "no-port", From: "a@b.c"},
+		{Addr: "h:0", From: "a@b.c"},
+		{Addr: "h:25", From: "not an address"},
+		{Addr: "h:25", From: "a@b.c", TLS: "sometimes"},
+	} {
+		if _, err := email.New(c); err == nil {
+			t.Errorf("accepted %+v", c)
+		}
+	}
+}

@@ -1,0 +1,153 @@
+package sms_test
+
+import (
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/tocsin/tocsin/channels"
+	"github.com/tocsin/tocsin/channels/sandbox"
+	"github.com/tocsin/tocsin/channels/sms"
+)
+
+func TestBatchThroughTheSandboxEndpoint(t *testing.T) {
+	srv, err := sandbox.StartSMS("127.0.0.1:0", "/v1/messages", "s3cret")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	srv.Respond("+15550000400", http.StatusBadRequest)
+	srv.Respond("+15550000429", http.StatusTooManyRequests)
+	srv.Respond("+15550000500", http.StatusInternalServerError)
+
+	s, err := sms.New(sms.Config{URL: srv.URL(), Token: "s3cret", Concurrency: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := []channels.Message{
+		{Key: "k1", Tenant: "1001", To: "+15551230001", Text: "Your code is 123456"},
+		{Key: "k2", Tenant: "1001", To: "+15550000400", Text: "x"},
+		{Key: "k3", Tenant: "1001", To: "+15550000429", Text: "x"},
+		{Key: "k4", Tenant: "1001", To: "+15550000500", Text: "x"},
+		{Key: "k5", Tenant: "1001", To: "", Text: "x"},
+		{Key: "k6", Tenant: "1002", To: "+15551230002", Subject: "only a subject"},
+	}
+	res, err := s.Send(context.Background(), msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []struct {
+		outcome   channels.Outcome
+		permanent bool
+	}{{channels.Sent, false}, {channels.Failed, true}, {channels.Failed, false}, {channels.Failed, false}, {channels.Failed, true}, {channels.Sent, false}}
+	for i, w := range want {
+		if res[i].Key != msgs[i].Key || res[i].Outcome != w.outcome || res[i].Permanent != w.permanent {
+			t.Errorf("message %d: %+v, want %v permanent=%v", i, res[i], w.outcome, w.permanent)
+		}
+	}
+	got, err := srv.WaitTo(context.Background(), "+15551230001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Body != "Your code is 123456" || got.IdempotencyKey != "k1" || got.Tenant != "1001" || got.ID != res[0].ProviderMessageID {
+		t.Fatalf("received %+v, result %+v", got, res[0])
+	}
+	// A retry with the same key is answered with the same id and not delivered twice.
+	again, err := s.Send(context.Background(), msgs[:1])
+	if err != nil || again[0].ProviderMessageID != res[0].ProviderMessageID {
+		t.Fatalf("retry: %+v %v", again, err)
+	}
+	if n := len(srv.Messages()); n != 2 {
+		t.Fatalf("%d messages stored, want 2", n)
+	}
+
+	// A wrong token is a permanent refusal.
+	bad, _ := sms.New(sms.Config{URL: srv.URL(), Token: "wrong"})
+	res, err = bad.Send(context.Background(), msgs[:1])
+	if err != nil || res[0].Outcome != channels.Failed || !res[0].Permanent {
+		t.Fatalf("wrong token: %+v %v", res, err)
+	}
+}
+
+func TestProtocolAndBoundedConcurrency(t *testing.T) {
+	var inFlight, peak atomic.Int64
+	var mu sync.Mutex
+	seen := map[string]bool{}
+	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		var in sms.Request
+		if err := json.NewDecoder(r.Body).Decode(&in); err != nil || r.Header.Get("Authorization") != "Bearer tok" ||
+			r.Header.Get("Idempotency-Key") != in.IdempotencyKey || r.Header.Get("Content-Type") != "application/json" {
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		mu.Lock()
+		seen[in.IdempotencyKey] = true
+		mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+		_ = json.NewEncoder(w).Encode(sms.Response{ID: "id-" + in.IdempotencyKey})
+	})
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	s, err := sms.New(sms.Config{URL: srv.URL, Token: "tok", Concurrency: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var msgs []channels.Message
+	for i := range 12 {
+		msgs = append(msgs, channels.Message{Key: string(rune('a' + i)), To: "+15551230000", Text: "hi"})
+	}
+	res, err := s.Send(context.Background(), msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res {
+		if r.Outcome != channels.Sent || r.ProviderMessageID != "id-"+msgs[i].Key {
+			t.Fatalf("result %d: %+v", i, r)
+		}
+	}
+	if p := peak.Load(); p > 3 {
+		t.Fatalf("%d requests in flight, bound is 3", p)
+	}
+	if len(seen) != 12 {
+		t.Fatalf("provider saw %d keys", len(seen))
+	}
+}
+
+func TestUnreachableProviderIsABatchError(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	_ = ln.Close()
+	s, err := sms.New(sms.Config{URL: "http://" + addr + "/messages", Token: "secret-token"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Send(context.Background(), []channels.Message{{Key: "k", To: "+15551230000", Text: "x"}})
+	if err == nil || res != nil {
+		t.Fatalf("%+v %v", res, err)
+	}
+}
+
+func TestConfigIsChecked(t *testing.T) {
+	for _, u := range []string{"", "ftp://x/y", "http://", "::"} {
+		if _, err := sms.New(sms.Config{URL: u}); err == nil {
+			t.Errorf("accepted %q", u)
+		}
+	}
+}
