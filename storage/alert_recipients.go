@@ -190,7 +190,7 @@ func (s RecipientSpec) selection(a *argList) string {
 	}
 	src := s.sources(a)
 	where := s.filter(a)
-	return `WITH src AS (` + src + `),
+	return `WITH src (person_id, mandatory) AS (` + src + `),
 		sel AS (SELECT person_id, bool_or(mandatory) AS mandatory FROM src WHERE person_id IS NOT NULL GROUP BY person_id)
 		SELECT p.id AS person_id, coalesce(p.external_id, '') AS external_id, p.first_name, p.last_name,
 			` + email + ` AS email, ` + text + ` AS phone, ` + voice + ` AS voice_phone, ` + custom + ` AS custom_fields,
