@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/internal/auth"
 	"github.com/tocsin/tocsin/internal/stacktest"
 )
 
@@ -150,4 +151,13 @@ func textAlert(body string, recipients map[string]any) map[string]any {
 		"channels":   map[string]any{"text": map[string]any{"enabled": true}},
 		"recipients": recipients,
 	}}
+}
+
+func tokFor(t *testing.T, s *stacktest.Stack, tenant, sub string) string {
+	t.Helper()
+	tok, err := auth.Mint(s.Config.JWTSecret, auth.Principal{Subject: sub, Tenant: tenant, Scopes: auth.AllScopes}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tok
 }
