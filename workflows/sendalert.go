@@ -11,9 +11,10 @@ import (
 )
 
 // Limits that keep every workflow history small: a DeliverChunk child runs
-// at most ChunkActivities delivery activities, and a SendAlert run starts at
-// most ChildrenPerRun children before it continues as new.
-const (
+// at most ChunkActivities delivery activities (about 3,000 history events),
+// and a SendAlert run starts at most ChildrenPerRun children before it
+// continues as new. They are variables only so tests can make them small.
+var (
 	ChunkActivities = 500
 	ChildrenPerRun  = 200
 )
