@@ -84,13 +84,21 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 	var out BatchOutcome
 	stop := heartbeat(ctx)
 	defer stop()
+	began := time.Now()
+	var readDur, sendDur time.Duration
 	key := storage.BatchKey{Tenant: in.Tenant, AlertID: in.AlertID, Channel: in.Channel, Cycle: in.Cycle, Lo: in.Lo, Hi: in.Hi}
-	recs, err := storage.BatchRecipients(ctx, a.DB, key, in.Earlier)
+	var recs []storage.BatchRecipient
+	err := storage.InBatchTx(ctx, a.DB, func(tx *sqlx.Tx) error {
+		var err error
+		recs, err = storage.BatchRecipients(ctx, tx, key, in.Earlier)
+		return err
+	})
 	if err != nil {
 		return out, err
 	}
+	readDur = time.Since(began)
 	if len(recs) == 0 {
-		return out, a.DB.InTx(ctx, func(tx *sqlx.Tx) error { return storage.RecountBatch(ctx, tx, key) })
+		return out, storage.InBatchTx(ctx, a.DB, func(tx *sqlx.Tx) error { return storage.RecountBatch(ctx, tx, key) })
 	}
 	r, err := a.rendererFor(ctx, in.AlertRef)
 	if err != nil {
@@ -127,7 +135,9 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 
 	var retryErr error
 	if len(msgs) > 0 {
+		sendStart := time.Now()
 		results, err := a.send(ctx, in, msgs)
+		sendDur = time.Since(sendStart)
 		switch {
 		case errors.Is(err, channels.ErrNoProvider):
 			for i, m := range msgs {
@@ -176,8 +186,13 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 			}
 		}
 	}
-	if err := a.DB.InTx(ctx, func(tx *sqlx.Tx) error { return storage.RecordDeliveries(ctx, tx, key, rows) }); err != nil {
+	if err := storage.InBatchTx(ctx, a.DB, func(tx *sqlx.Tx) error { return storage.RecordDeliveries(ctx, tx, key, rows) }); err != nil {
 		return out, err
+	}
+	if a.Logger != nil {
+		a.Logger.Debug("delivery batch", "alert", in.AlertID, "channel", in.Channel, "cycle", in.Cycle, "lo", in.Lo, "hi", in.Hi,
+			"messages", len(msgs), "read_ms", readDur.Milliseconds(), "send_ms", sendDur.Milliseconds(),
+			"total_ms", time.Since(began).Milliseconds())
 	}
 	st := a.state()
 	for _, row := range rows {

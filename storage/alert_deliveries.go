@@ -33,38 +33,72 @@ type BatchKey struct {
 // cycles after the first, only recipients who have not confirmed are read.
 // In sequential order, skipEarlier lists the channels before this one: a
 // recipient with a Sent or Delivered result on one of them in this cycle is
-// returned with Skip set.
+// returned with Skip set. Each statement is a range scan of one primary key;
+// the sets are combined here, so no plan can turn into a nested loop over
+// the alert's whole delivery table.
 func BatchRecipients(ctx context.Context, q sqlx.QueryerContext, k BatchKey, skipEarlier []string) ([]BatchRecipient, error) {
+	var done []int64
+	if err := sqlx.SelectContext(ctx, q, &done, `SELECT seq FROM alert_deliveries
+		WHERE alert_id = $1 AND channel = $2 AND cycle = $3 AND seq > $4 AND seq <= $5
+			AND status IN ('Sent', 'Delivered', 'Failed', 'Skipped')`, k.AlertID, k.Channel, k.Cycle, k.Lo, k.Hi); err != nil {
+		return nil, fmt.Errorf("read batch results: %w", err)
+	}
+	var reached []int64
+	if len(skipEarlier) > 0 {
+		if err := sqlx.SelectContext(ctx, q, &reached, `SELECT DISTINCT seq FROM alert_deliveries
+			WHERE alert_id = $1 AND channel = ANY($2) AND cycle = $3 AND seq > $4 AND seq <= $5
+				AND status IN ('Sent', 'Delivered')`, k.AlertID, pq.StringArray(skipEarlier), k.Cycle, k.Lo, k.Hi); err != nil {
+			return nil, fmt.Errorf("read earlier channels: %w", err)
+		}
+	}
 	cond := ""
 	if k.Cycle > 1 {
-		cond = " AND r.confirmed_at IS NULL"
+		cond = " AND confirmed_at IS NULL"
 	}
-	skip := "false"
-	args := []any{k.AlertID, k.Lo, k.Hi, k.Channel, k.Cycle, k.Tenant}
-	if len(skipEarlier) > 0 {
-		skip = `EXISTS (SELECT 1 FROM alert_deliveries e WHERE e.alert_id = r.alert_id AND e.cycle = $5 AND e.seq = r.seq
-			AND e.channel = ANY($7) AND e.status IN ('Sent', 'Delivered'))`
-		args = append(args, pq.StringArray(skipEarlier))
-	}
-	var out []BatchRecipient
-	err := sqlx.SelectContext(ctx, q, &out, `
-		SELECT r.seq, r.person_id, r.external_id, r.first_name, r.last_name, r.email, r.phone, r.voice_phone,
-			r.custom_fields, r.is_mandatory, `+skip+` AS skip
-		FROM alert_recipients r
-		WHERE r.alert_id = $1 AND r.tenant_id = $6 AND r.seq > $2 AND r.seq <= $3`+cond+`
-			AND NOT EXISTS (SELECT 1 FROM alert_deliveries d WHERE d.alert_id = r.alert_id AND d.channel = $4
-				AND d.cycle = $5 AND d.seq = r.seq AND d.status IN ('Sent', 'Delivered', 'Failed', 'Skipped'))
-		ORDER BY r.seq`, args...)
-	if err != nil {
+	var all []BatchRecipient
+	if err := sqlx.SelectContext(ctx, q, &all, `
+		SELECT seq, person_id, external_id, first_name, last_name, email, phone, voice_phone, custom_fields, is_mandatory
+		FROM alert_recipients
+		WHERE alert_id = $1 AND tenant_id = $2 AND seq > $3 AND seq <= $4`+cond+`
+		ORDER BY seq`, k.AlertID, k.Tenant, k.Lo, k.Hi); err != nil {
 		return nil, fmt.Errorf("read batch recipients: %w", err)
 	}
+	skipDone := make(map[int64]bool, len(done))
+	for _, s := range done {
+		skipDone[s] = true
+	}
+	isReached := make(map[int64]bool, len(reached))
+	for _, s := range reached {
+		isReached[s] = true
+	}
+	out := all[:0]
+	for _, r := range all {
+		if skipDone[r.Seq] {
+			continue
+		}
+		r.Skip = isReached[r.Seq]
+		out = append(out, r)
+	}
 	return out, nil
+}
+
+// InBatchTx runs fn in a transaction that plans with index scans only. The
+// batch statements all select one alert's key range, which an index serves
+// best; right after a large alert's rows arrive the planner's statistics
+// still describe a small table and would choose sequential scans.
+func InBatchTx(ctx context.Context, db *DB, fn func(tx *sqlx.Tx) error) error {
+	return db.InTx(ctx, func(tx *sqlx.Tx) error {
+		if _, err := tx.ExecContext(ctx, `SET LOCAL enable_seqscan = off`); err != nil {
+			return fmt.Errorf("plan with indexes: %w", err)
+		}
+		return fn(tx)
+	})
 }
 
 // BatchRecipient is a recipient read for delivery.
 type BatchRecipient struct {
 	RecipientRow
-	Skip bool `db:"skip"`
+	Skip bool `db:"-"`
 }
 
 // RecordDeliveries writes the outcomes of a batch with one statement and
