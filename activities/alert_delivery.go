@@ -242,7 +242,7 @@ func heartbeat(ctx context.Context) func() {
 	}
 	done := make(chan struct{})
 	go func() {
-		t := time.NewTicker(3 * time.Second)
+		t := time.NewTicker(2 * time.Second)
 		defer t.Stop()
 		for {
 			select {

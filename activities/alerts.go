@@ -192,6 +192,12 @@ func (a *Activities) PrepareAlert(ctx context.Context, ref AlertRef) (AlertPlan,
 	if err != nil {
 		return AlertPlan{}, fmt.Errorf("prepare alert %d: %w", ref.AlertID, err)
 	}
+	if plan.Recipients >= 10000 {
+		// Fresh statistics keep the result pages' plans sane for a large alert.
+		if _, err := a.DB.ExecContext(ctx, `ANALYZE alert_recipients`); err != nil && a.Logger != nil {
+			a.Logger.Warn("analyze alert_recipients", "err", err)
+		}
+	}
 	return plan, nil
 }
 

@@ -148,7 +148,7 @@ func TransitionAlert(ctx context.Context, tx *sqlx.Tx, tenant string, id int64, 
 	col := statusColumn[to]
 	set := "status = $3"
 	if col != "" {
-		set += ", " + col + " = now()"
+		set += ", " + col + " = clock_timestamp()"
 	}
 	if to == AlertFailed {
 		set += ", error = $5"
@@ -165,7 +165,7 @@ func TransitionAlert(ctx context.Context, tx *sqlx.Tx, tenant string, id int64, 
 	if n == 0 {
 		return false, nil
 	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO alert_status_changes (tenant_id, alert_id, status, detail) VALUES ($1, $2, $3, $4)`,
+	if _, err := tx.ExecContext(ctx, `INSERT INTO alert_status_changes (tenant_id, alert_id, status, detail, at) VALUES ($1, $2, $3, $4, clock_timestamp())`,
 		tenant, id, to, detail); err != nil {
 		return false, fmt.Errorf("insert alert status: %w", err)
 	}

@@ -203,7 +203,7 @@ func DeliverChunk(ctx workflow.Context, in ChunkInput) (ChunkOutcome, error) {
 	var out ChunkOutcome
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 5 * time.Minute,
-		HeartbeatTimeout:    20 * time.Second,
+		HeartbeatTimeout:    10 * time.Second,
 		RetryPolicy: &temporal.RetryPolicy{
 			InitialInterval:        time.Second,
 			BackoffCoefficient:     2,
