@@ -104,10 +104,11 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 	if err != nil {
 		return out, err
 	}
-	lastAttempt := true
+	attempt := 1
 	if activity.IsActivity(ctx) {
-		lastAttempt = in.MaxAttempts > 0 && int(activity.GetInfo(ctx).Attempt) >= in.MaxAttempts
+		attempt = int(activity.GetInfo(ctx).Attempt)
 	}
+	lastAttempt := in.MaxAttempts > 0 && attempt >= in.MaxAttempts
 
 	rows := make([]storage.DeliveryRow, 0, len(recs))
 	msgs := make([]channels.Message, 0, len(recs))

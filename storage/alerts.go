@@ -91,6 +91,15 @@ func NextAlertID(ctx context.Context, q sqlx.QueryerContext) (int64, error) {
 // InsertAlert writes a new alert with its first status change. A client key
 // already used by the tenant is ErrConflict.
 func InsertAlert(ctx context.Context, tx *sqlx.Tx, a *Alert) error {
+	if a.FacilityNames == nil {
+		a.FacilityNames = pq.StringArray{}
+	}
+	if a.Channels == nil {
+		a.Channels = pq.StringArray{}
+	}
+	if len(a.Attachments) == 0 {
+		a.Attachments = []byte("[]")
+	}
 	_, err := tx.ExecContext(ctx, `
 		INSERT INTO alerts (id, tenant_id, created_by, client_key, alert_type, priority, subject, sender_name,
 			incident_name, facility_names, hidden, restricted, channels, settings, attachments, status,
