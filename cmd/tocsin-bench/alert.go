@@ -179,7 +179,7 @@ func runAlert(args []string, crash bool) error {
 	if err != nil {
 		return err
 	}
-	defer w.stop()
+	defer func() { w.stop() }()
 
 	// The API, in this process.
 	cfg, err := config.Load()
