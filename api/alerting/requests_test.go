@@ -1,7 +1,9 @@
 package alerting_test
 
 import (
+	"bytes"
 	"fmt"
+	"mime/multipart"
 	"net/http"
 	"strings"
 	"testing"
@@ -292,5 +294,37 @@ func TestFindSentAndDefaults(t *testing.T) {
 	r.JSON(t, &page)
 	if len(page.Items) != 2 || page.Items[0].ID != a2 {
 		t.Errorf("find: %s", r.Body)
+	}
+}
+
+func TestMultipartAlertIsValidatedLikeJSON(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	tok := s.Token(t, stacktest.NewTenant())
+	post := func(alert string) stacktest.Response {
+		var buf bytes.Buffer
+		mw := multipart.NewWriter(&buf)
+		_ = mw.WriteField("alert", alert)
+		_ = mw.Close()
+		return s.Do(t, http.MethodPost, "/v2/alertsWithAttachments", tok, &buf, "Content-Type", mw.FormDataContentType())
+	}
+	cases := map[string]string{
+		`{"settings": {"message": {"subject": "", "body": "b"}, "recipients": {"contactIds": [1]}}}`:                           "body.alert.settings.message.subject",
+		`{"settings": {"message": {"subject": "s", "body": "b"}, "recipients": {}, "channels": {"pager": {"enabled": true}}}}`: "body.alert.settings.channels",
+		`{"settings": {"message": {"subject": "s", "body": "b"}, "recipients": {}}}`:                                           "body.alert.settings.recipients",
+		`not json`: "body.alert",
+	}
+	for alert, field := range cases {
+		r := post(alert)
+		if r.Status != http.StatusBadRequest {
+			t.Fatalf("%s: %d %s", alert, r.Status, r.Body)
+		}
+		found := false
+		for _, f := range problem(t, r).Errors {
+			found = found || strings.HasPrefix(f.Location, field)
+		}
+		if !found {
+			t.Errorf("%s: no failure at %s: %s", alert, field, r.Body)
+		}
 	}
 }
