@@ -7,7 +7,7 @@ TEMPORAL_CLI := github.com/temporalio/cli/cmd/temporal@v1.5.1
 MINIO_SERVER := github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c
 REDOCLY_CLI := @redocly/cli@2.77.0
 
-.PHONY: run test build tools openapi lint-openapi bench bench-alert bench-crash clean stop
+.PHONY: run test build tools openapi lint-openapi bench bench-alert bench-crash clean stop xmllint
 
 build: bin/tocsin
 
@@ -36,8 +36,15 @@ tools: bin/temporal bin/minio
 run: build tools
 	@deploy/local/run.sh
 
+# xmllint validates CAP documents against the CAP 1.2 schema in tests
+# (Debian's libxml2-utils).
+xmllint:
+	@command -v xmllint >/dev/null || { echo "Installing libxml2-utils (xmllint)..."; \
+		if [ "$$(id -u)" = 0 ]; then apt-get update -qq && apt-get install -y -qq libxml2-utils >/dev/null; \
+		else sudo apt-get update -qq && sudo apt-get install -y -qq libxml2-utils >/dev/null; fi; }
+
 # Everything the tests need, then every test, then the OpenAPI lint.
-test: build tools bin/node/node_modules/.bin/redocly
+test: build tools bin/node/node_modules/.bin/redocly xmllint
 	@deploy/local/test.sh
 
 # Regenerates openapi.json from the code (a test fails when it is stale).

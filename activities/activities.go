@@ -24,6 +24,8 @@ type Activities struct {
 	Logger  *slog.Logger
 	// Senders deliver messages, one per configured channel.
 	Senders channels.Senders
+	// Hooks delivers events to hook subscriptions.
+	Hooks *HookSender
 	// Metrics receives the activities' own series (tocsin_deliveries_total).
 	Metrics prometheus.Registerer
 }

@@ -6,6 +6,7 @@ package api
 import (
 	"errors"
 	"log/slog"
+	"maps"
 	"net/http"
 	"strings"
 	"time"
@@ -41,13 +42,20 @@ func New(d rest.Deps, verifier *auth.Verifier, reg *prometheus.Registry) *Server
 		bodyLimit = d.Config.BodyLimit
 	}
 	app := fiber.New(fiber.Config{
-		AppName:               "tocsin",
-		BodyLimit:             bodyLimit,
+		AppName: "tocsin",
+		// With streamed bodies this is only what fasthttp reads ahead before
+		// the handlers run; bufferBodies enforces bodyLimit.
+		BodyLimit:             1,
 		DisableStartupMessage: true,
 		ErrorHandler:          errorHandler(d.Logger),
 		ReadTimeout:           60 * time.Second,
 		WriteTimeout:          60 * time.Second,
 		IdleTimeout:           120 * time.Second,
+		// Bodies are streamed so that uploads reach the object store without
+		// being held whole in memory; bufferBodies reads every other body
+		// into memory within bodyLimit, as fasthttp would.
+		StreamRequestBody:            true,
+		DisablePreParseMultipartForm: true,
 	})
 	app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: func(c *fiber.Ctx, e any) {
 		d.Logger.Error("panic serving request", "request_id", c.Locals(requestid.ConfigDefault.ContextKey), "panic", e)
@@ -55,6 +63,8 @@ func New(d rest.Deps, verifier *auth.Verifier, reg *prometheus.Registry) *Server
 	app.Use(requestid.New())
 	app.Use(accessLog(d.Logger))
 	app.Use(newHTTPMetrics(reg).middleware)
+	streamed := &streamedRoutes{}
+	app.Use(bufferBodies(bodyLimit, streamed))
 
 	app.Get("/metrics", adapt(promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})))
 
@@ -64,6 +74,9 @@ func New(d rest.Deps, verifier *auth.Verifier, reg *prometheus.Registry) *Server
 	cfg.Info.License = &huma.License{Name: "MIT", Identifier: "MIT"}
 	cfg.Servers = []*huma.Server{{URL: d.Config.PublicURL, Description: "this tocsin server"}}
 	cfg.Components.SecuritySchemes = securitySchemes(d.Config.PublicURL)
+	// DefaultConfig hands out huma's shared format map: copy it before adding
+	// to it, or servers built concurrently (parallel tests) race on it.
+	cfg.Formats = maps.Clone(cfg.Formats)
 	for _, ct := range directoryJSONTypes {
 		cfg.Formats[ct] = huma.DefaultJSONFormat
 	}
@@ -76,6 +89,7 @@ func New(d rest.Deps, verifier *auth.Verifier, reg *prometheus.Registry) *Server
 	registerWhoami(hapi)
 	model.RegisterGeneric(hapi)
 	registerAreas(hapi, d)
+	streamed.collect(hapi.OpenAPI())
 	return s
 }
 

@@ -4,6 +4,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/tocsin/tocsin/api/alerting"
+	"github.com/tocsin/tocsin/api/delivery"
 	"github.com/tocsin/tocsin/api/directory"
 	"github.com/tocsin/tocsin/api/files"
 	"github.com/tocsin/tocsin/api/recipients"
@@ -18,4 +19,5 @@ func registerAreas(api huma.API, d rest.Deps) {
 	files.Register(api, d)
 	subscriptions.Register(api, d)
 	directory.Register(api, d)
+	delivery.Register(api, d)
 }

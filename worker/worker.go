@@ -47,6 +47,10 @@ func Register(r Registry, acts *activities.Activities) {
 	r.RegisterWorkflow(workflows.Smoke)
 	r.RegisterWorkflow(workflows.SendAlert)
 	r.RegisterWorkflow(workflows.DeliverChunk)
+	r.RegisterWorkflow(workflows.HookDelivery)
+	r.RegisterWorkflow(workflows.HookHistoryRetention)
+	r.RegisterWorkflow(workflows.ProcessFile)
+	r.RegisterWorkflow(workflows.Verification)
 	r.RegisterActivity(acts)
 }
 

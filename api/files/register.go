@@ -2,47 +2,102 @@
 package files
 
 import (
-	"context"
 	"net/http"
+	"reflect"
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
 )
 
+type handlers struct {
+	d rest.Deps
+}
+
+// uploadParts documents the multipart body of uploadFileV4; the handler
+// reads the parts itself, streaming HttpFile to the object store.
+type uploadParts struct {
+	FileName            string `json:"FileName" maxLength:"1024" doc:"Name of the file; with FolderName it makes the full name folder/name. Names are case-sensitive; no .. or . segments, no leading /, no backslash, no control characters." example:"tornado.wav"`
+	ContentType         string `json:"ContentType" doc:"The file's content type; must agree with its bytes. Accepted: image/png, image/jpeg, image/gif, image/webp, image/bmp, audio/wav, audio/mpeg (common aliases such as image/jpg and audio/x-wav too)." example:"audio/wav"`
+	ContentLength       int64  `json:"ContentLength" minimum:"0" doc:"The file's size in bytes; must match the bytes of HttpFile." example:"882044"`
+	HttpFile            string `json:"HttpFile" format:"binary" contentMediaType:"application/octet-stream" doc:"The file's bytes, at most TOCSIN_FILE_SIZE_LIMIT_BYTES (25 MiB by default)."`
+	FolderName          string `json:"FolderName,omitempty" maxLength:"1024" doc:"Folder of the file; may be nested (a/b)." example:"sirens"`
+	EncodeForEasAudio   bool   `json:"EncodeForEasAudio,omitempty" doc:"Audio: also store a broadcast (EAS) version: 22.05 kHz mono 16-bit PCM WAV. The audio must be at most 2 minutes long."`
+	EncodeForVoiceAudio bool   `json:"EncodeForVoiceAudio,omitempty" doc:"Audio: also store a telephony version: 8 kHz mono 16-bit PCM WAV."`
+	ResizeImage         bool   `json:"ResizeImage,omitempty" doc:"Images: also store a version scaled down to MaxWidth, keeping the aspect ratio (images already that narrow get none)."`
+	MaxWidth            int    `json:"MaxWidth,omitempty" minimum:"1" maximum:"10000" doc:"Width in pixels of the resized version; required with ResizeImage." example:"640"`
+	Description         string `json:"Description,omitempty" maxLength:"1000" doc:"Free text about the file." example:"Tornado siren, 10 s"`
+}
+
+type uploadInput struct {
+	TenantID int64 `path:"tenantId" doc:"The tenant; must be the token's." example:"1001"`
+}
+
+type fileOutput struct {
+	Body model.FileModel
+}
+
+// FilePath is the tenant and the file's full name in the path.
+type FilePath struct {
+	TenantID int64  `path:"tenantId" doc:"The tenant; must be the token's." example:"1001"`
+	FileName string `path:"FileName" maxLength:"3072" doc:"The file's full name (folder/name), URL-encoded: a / inside it is sent as %2F." example:"sirens%2Ftornado.wav"`
+}
+
 // Register adds the files operations to api.
 func Register(api huma.API, d rest.Deps) {
-	rest.Register(api, rest.Op{ID: "uploadFileV4", Method: http.MethodPost, Path: "/v4/{tenantId}/files", Scope: "content", Tags: []string{"Files"}},
-		func(ctx context.Context, in *struct {
-			TenantId int64 `path:"tenantId"`
-		}) (*struct{}, error) {
-			return nil, rest.NotImplemented("uploadFileV4")
-		})
-	rest.Register(api, rest.Op{ID: "getAllFilesV4", Method: http.MethodGet, Path: "/v4/{tenantId}/files", Scope: "content", Tags: []string{"Files"}},
-		func(ctx context.Context, in *struct {
-			TenantId int64 `path:"tenantId"`
-		}) (*struct{}, error) {
-			return nil, rest.NotImplemented("getAllFilesV4")
-		})
-	rest.Register(api, rest.Op{ID: "getFileV4", Method: http.MethodGet, Path: "/v4/{tenantId}/files/{FileName}", Scope: "content", Tags: []string{"Files"}},
-		func(ctx context.Context, in *struct {
-			TenantId int64  `path:"tenantId"`
-			FileName string `path:"FileName"`
-		}) (*struct{}, error) {
-			return nil, rest.NotImplemented("getFileV4")
-		})
-	rest.Register(api, rest.Op{ID: "updateFileDescriptionV4", Method: http.MethodPut, Path: "/v4/{tenantId}/files/{FileName}", Scope: "content", Tags: []string{"Files"}},
-		func(ctx context.Context, in *struct {
-			TenantId int64  `path:"tenantId"`
-			FileName string `path:"FileName"`
-		}) (*struct{}, error) {
-			return nil, rest.NotImplemented("updateFileDescriptionV4")
-		})
-	rest.Register(api, rest.Op{ID: "deleteFileV4", Method: http.MethodDelete, Path: "/v4/{tenantId}/files/{FileName}", Scope: "content", Tags: []string{"Files"}},
-		func(ctx context.Context, in *struct {
-			TenantId int64  `path:"tenantId"`
-			FileName string `path:"FileName"`
-		}) (*struct{}, error) {
-			return nil, rest.NotImplemented("deleteFileV4")
-		})
+	h := &handlers{d: d}
+	tags := []string{"Files"}
+
+	op := rest.Op{ID: "uploadFileV4", Method: http.MethodPost, Path: "/v4/{tenantId}/files", Scope: "content", Tags: tags,
+		Status: http.StatusCreated, Errors: []int{http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType},
+		Summary: "Upload a file (image or audio)",
+		Description: "Stores an image or audio file under the tenant, with the versions asked for. The parts may come in any order; " +
+			"HttpFile is streamed to the object store, never held whole in memory. The declared ContentType must agree with the " +
+			"file's bytes (sniffed) and ContentLength with its size. A name that exists is a 409: uploads never replace; delete first. " +
+			"The file is checked and encoded by the ProcessFile workflow on the worker, which the request waits for (up to 55 s).",
+	}.Operation()
+	op.Metadata[rest.StreamBody] = true
+	op.Middlewares = huma.Middlewares{streamBody}
+	huma.Register(api, op, h.upload)
+	// Documented after registering, so huma leaves the body to the handler.
+	api.OpenAPI().Paths[op.Path].Post.RequestBody = &huma.RequestBody{
+		Required: true,
+		Content: map[string]*huma.MediaType{"multipart/form-data": {
+			Schema: uploadSchema(api.OpenAPI().Components.Schemas),
+			Encoding: map[string]*huma.Encoding{
+				"HttpFile": {ContentType: "image/png, image/jpeg, image/gif, image/webp, image/bmp, audio/wav, audio/mpeg"},
+			},
+		}},
+	}
+
+	rest.Register(api, rest.Op{ID: "getAllFilesV4", Method: http.MethodGet, Path: "/v4/{tenantId}/files", Scope: "content", Tags: tags,
+		Summary: "List files",
+		Description: "Every file of the tenant, ordered by full name, optionally only images or audio and only names containing " +
+			"SearchTerm (case-insensitive). With IncludeAudioUrls=true, the versions of audio files carry presigned download URLs.",
+	}, h.list)
+	rest.Register(api, rest.Op{ID: "getFileV4", Method: http.MethodGet, Path: "/v4/{tenantId}/files/{FileName}", Scope: "content", Tags: tags,
+		Summary: "Get a file", Description: "The file with its versions, each with a presigned download URL valid for 15 minutes.",
+	}, h.get)
+	rest.Register(api, rest.Op{ID: "updateFileDescriptionV4", Method: http.MethodPut, Path: "/v4/{tenantId}/files/{FileName}", Scope: "content", Tags: tags,
+		Summary: "Change a file's description",
+		Description: "Sets the description from the Description query parameter or from a JSON body {\"description\": \"...\"} " +
+			"(one of the two, not both); with neither, the description is cleared.",
+	}, h.update)
+	rest.Register(api, rest.Op{ID: "deleteFileV4", Method: http.MethodDelete, Path: "/v4/{tenantId}/files/{FileName}", Scope: "content", Tags: tags,
+		Status: http.StatusNoContent, Summary: "Delete a file",
+		Description: "Deletes the file's objects (the original and every version) and its metadata. A second delete is a 404.",
+	}, h.delete)
+
+	reg := api.OpenAPI().Components.Schemas
+	for _, t := range []any{model.FileDetails{}, model.AssetInformation{}, model.FileModelResponse{}} {
+		reg.Schema(reflect.TypeOf(t), true, "")
+	}
+}
+
+// uploadSchema is the schema of the multipart body, with the required parts.
+func uploadSchema(r huma.Registry) *huma.Schema {
+	s := huma.SchemaFromType(r, reflect.TypeOf(uploadParts{}))
+	s.Description = "The parts of an upload. Booleans are true or false."
+	return s
 }

@@ -16,7 +16,7 @@ type PersonName struct {
 // VerificationStatus is where an email address or phone number stands in its
 // verification: Unverified (never sent a code), Pending (a code was sent and
 // is live), Verified, Expired (the last code expired unused) or Failed (the
-// last code's attempts were used up).
+// last code's attempts were used up, or it could not be delivered).
 type VerificationStatus string
 
 // The verification states.
@@ -31,7 +31,7 @@ const (
 // Schema implements huma.SchemaProvider.
 func (VerificationStatus) Schema(r huma.Registry) *huma.Schema {
 	return EnumSchema(r, "VerificationStatus",
-		"Unverified: no code sent yet. Pending: a code was sent and is live. Verified: the last code matched. Expired: the last code expired unused. Failed: the last code's attempts were used up. Unverified, Expired and Failed go to Pending with a resend; Pending goes to Verified, Expired or Failed.",
+		"Unverified: no code sent yet. Pending: a code was sent and is live. Verified: the last code matched. Expired: the last code expired unused. Failed: the last code's attempts were used up, or it could not be delivered. Unverified, Expired and Failed go to Pending with a resend; Pending goes to Verified, Expired or Failed.",
 		"Unverified", "Pending", "Verified", "Expired", "Failed")
 }
 

@@ -14,6 +14,12 @@ const (
 	SchemeBearer = "JwtBearerTokenScheme"
 )
 
+// StreamBody is the huma.Operation Metadata key (value true) of operations
+// that read their request body as a stream themselves, such as large
+// uploads. The server reads every other body into memory, within the limit,
+// before the operation runs.
+const StreamBody = "streamBody"
+
 // Op declares one operation of the API.
 type Op struct {
 	ID          string

@@ -3,58 +3,122 @@ package subscriptions
 
 import (
 	"context"
+	"errors"
 	"net/http"
+	"reflect"
+	"slices"
+	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/hooks"
+	"github.com/tocsin/tocsin/internal/secrets"
 )
+
+type handlers struct {
+	d       rest.Deps
+	policy  *hooks.Policy
+	secrets *secrets.Box
+}
+
+// PathID is the subscription id in the path.
+type PathID struct {
+	ID int64 `path:"id" minimum:"1" doc:"Identifier of the subscription." example:"12"`
+}
+
+type subscriptionOutput struct {
+	Body model.Subscription
+}
 
 // Register adds the subscriptions operations to api.
 func Register(api huma.API, d rest.Deps) {
-	rest.Register(api, rest.Op{ID: "createSubscription", Method: http.MethodPost, Path: "/v2/settings/subscriptions", Scope: "tamarack", Tags: []string{"Subscriptions"}},
-		func(ctx context.Context, in *struct {
-		}) (*struct{}, error) {
-			return nil, rest.NotImplemented("createSubscription")
-		})
-	rest.Register(api, rest.Op{ID: "getSubscriptions", Method: http.MethodGet, Path: "/v2/settings/subscriptions", Scope: "tamarack", Tags: []string{"Subscriptions"}},
-		func(ctx context.Context, in *struct {
-		}) (*struct{}, error) {
-			return nil, rest.NotImplemented("getSubscriptions")
-		})
-	rest.Register(api, rest.Op{ID: "getSubscription", Method: http.MethodGet, Path: "/v2/settings/subscriptions/{id}", Scope: "tamarack", Tags: []string{"Subscriptions"}},
-		func(ctx context.Context, in *struct {
-			Id int64 `path:"id"`
-		}) (*struct{}, error) {
-			return nil, rest.NotImplemented("getSubscription")
-		})
-	rest.Register(api, rest.Op{ID: "updateSubscription", Method: http.MethodPut, Path: "/v2/settings/subscriptions/{id}", Scope: "tamarack", Tags: []string{"Subscriptions"}},
-		func(ctx context.Context, in *struct {
-			Id int64 `path:"id"`
-		}) (*struct{}, error) {
-			return nil, rest.NotImplemented("updateSubscription")
-		})
-	rest.Register(api, rest.Op{ID: "deleteSubscription", Method: http.MethodDelete, Path: "/v2/settings/subscriptions/{id}", Scope: "tamarack", Tags: []string{"Subscriptions"}},
-		func(ctx context.Context, in *struct {
-			Id int64 `path:"id"`
-		}) (*struct{}, error) {
-			return nil, rest.NotImplemented("deleteSubscription")
-		})
-	rest.Register(api, rest.Op{ID: "getEventTypes", Method: http.MethodGet, Path: "/v2/settings/subscriptions/eventTypes", Scope: "tamarack", Tags: []string{"Subscriptions"}},
-		func(ctx context.Context, in *struct {
-		}) (*struct{}, error) {
-			return nil, rest.NotImplemented("getEventTypes")
-		})
-	rest.Register(api, rest.Op{ID: "getSubscriptionHistory", Method: http.MethodGet, Path: "/v2/settings/subscriptions/{id}/history", Scope: "tamarack", Tags: []string{"Subscriptions"}},
-		func(ctx context.Context, in *struct {
-			Id int64 `path:"id"`
-		}) (*struct{}, error) {
-			return nil, rest.NotImplemented("getSubscriptionHistory")
-		})
-	rest.Register(api, rest.Op{ID: "getSubscriptionTest", Method: http.MethodGet, Path: "/v2/settings/subscriptions/{id}/test", Scope: "tamarack", Tags: []string{"Subscriptions"}},
-		func(ctx context.Context, in *struct {
-			Id int64 `path:"id"`
-		}) (*struct{}, error) {
-			return nil, rest.NotImplemented("getSubscriptionTest")
-		})
+	h := &handlers{d: d}
+	var err error
+	if h.policy, err = hooks.NewPolicy(d.Config.HookAllowHosts, d.Config.HookAllowHTTP); err != nil {
+		d.Logger.Error("hook policy; allowing no extra hosts", "err", err)
+		h.policy, _ = hooks.NewPolicy(nil, d.Config.HookAllowHTTP)
+	}
+	if d.Config.SecretsKey != "" {
+		h.secrets, _ = secrets.New(d.Config.SecretsKey)
+	}
+	tags := []string{"Subscriptions"}
+
+	rest.Register(api, rest.Op{ID: "createSubscription", Method: http.MethodPost, Path: "/v2/settings/subscriptions", Scope: "tamarack", Tags: tags,
+		Status: http.StatusCreated, Errors: []int{http.StatusConflict},
+		Summary: "Create a hook subscription",
+		Description: "Creates a Subscription of the caller's tenant. The target URL is checked against the SSRF policy (https; " +
+			"a host resolving only to public addresses, unless the operator allows more). The answer carries the signing secret, " +
+			"the only time it is shown. Each event is POSTed with the Standard Webhooks headers webhook-id, webhook-timestamp and webhook-signature.",
+	}, h.create)
+	rest.Register(api, rest.Op{ID: "getSubscriptions", Method: http.MethodGet, Path: "/v2/settings/subscriptions", Scope: "tamarack", Tags: tags,
+		Summary: "List hook subscriptions", Description: "A page of the tenant's subscriptions. Sort properties: id, url, active, createdAt, updatedAt (default id).",
+	}, h.list)
+	// Before {id}, which would otherwise take the literal segment.
+	rest.Register(api, rest.Op{ID: "getEventTypes", Method: http.MethodGet, Path: "/v2/settings/subscriptions/eventTypes", Scope: "tamarack", Tags: tags,
+		Summary: "List event types", Description: "A page of the event types tocsin emits, with an example payload each. Sort property: name (default).",
+	}, h.eventTypes)
+	rest.Register(api, rest.Op{ID: "getSubscription", Method: http.MethodGet, Path: "/v2/settings/subscriptions/{id}", Scope: "tamarack", Tags: tags,
+		Summary: "Get a hook subscription",
+	}, h.get)
+	rest.Register(api, rest.Op{ID: "updateSubscription", Method: http.MethodPut, Path: "/v2/settings/subscriptions/{id}", Scope: "tamarack", Tags: tags,
+		Summary: "Replace a hook subscription",
+		Description: "Replaces url, eventTypes, active, description and headers; the signing secret stays. Setting active to true " +
+			"re-enables a subscription that a 410 answer disabled.",
+	}, h.update)
+	rest.Register(api, rest.Op{ID: "deleteSubscription", Method: http.MethodDelete, Path: "/v2/settings/subscriptions/{id}", Scope: "tamarack", Tags: tags,
+		Status: http.StatusNoContent, Summary: "Delete a hook subscription",
+		Description: "Deletes the subscription and its history; deliveries in progress stop before their next attempt.",
+	}, h.delete)
+	rest.Register(api, rest.Op{ID: "getSubscriptionHistory", Method: http.MethodGet, Path: "/v2/settings/subscriptions/{id}/history", Scope: "tamarack", Tags: tags,
+		Summary: "Delivery history of a subscription",
+		Description: "A page of the delivery attempts of the last 30 days, newest first. Sort properties: requestedAt, attempt, " +
+			"eventType, responseStatus, outcome (default -requestedAt).",
+	}, h.history)
+	rest.Register(api, rest.Op{ID: "getSubscriptionTest", Method: http.MethodGet, Path: "/v2/settings/subscriptions/{id}/test", Scope: "tamarack", Tags: tags,
+		Summary: "Send a test event now",
+		Description: "Sends one signed subscription.test event to the subscription (active or not) right away, without retries, " +
+			"and answers with the attempt as recorded in the history.",
+	}, h.test)
+
+	api.OpenAPI().Components.Schemas.Schema(reflect.TypeOf(model.SubscriptionHistory{}), true, "")
+}
+
+// checkBody validates what the JSON schema cannot: the target and the headers.
+func (h *handlers) checkBody(ctx context.Context, s *model.Subscription) error {
+	u, err := h.policy.CheckURL(ctx, s.URL)
+	if err != nil {
+		return rest.Invalid("body", "url", strings.TrimPrefix(err.Error(), hooks.ErrTarget.Error()+": "), s.URL)
+	}
+	s.URL = u.String()
+	if name, err := hooks.CheckHeaders(s.Headers); err != nil {
+		field := "headers"
+		if name != "" {
+			field += "." + name
+		}
+		return rest.Invalid("body", field, err.Error(), nil)
+	}
+	if s.Headers == nil {
+		s.Headers = map[string]string{}
+	}
+	seen := map[model.EventTypeName]bool{}
+	for _, t := range s.EventTypes {
+		if !hooks.KnownEvent(string(t)) {
+			return rest.Invalid("body", "eventTypes", "unknown event type "+string(t), t)
+		}
+		if seen[t] {
+			return rest.Invalid("body", "eventTypes", "event type listed twice", t)
+		}
+		seen[t] = true
+	}
+	slices.Sort(s.EventTypes)
+	return nil
+}
+
+func notFound(err error) error {
+	if errors.Is(err, errNoSubscription) {
+		return rest.NotFound("subscription")
+	}
+	return err
 }

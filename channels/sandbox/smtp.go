@@ -6,6 +6,7 @@ package sandbox
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -48,7 +49,8 @@ type SMTPServer struct {
 	ln  net.Listener
 	box mailbox[Email]
 
-	sessions atomic.Int64
+	sessions    atomic.Int64
+	requireAuth bool
 
 	mu      sync.Mutex
 	rejects map[string]*smtp.SMTPError
@@ -57,11 +59,32 @@ type SMTPServer struct {
 // StartSMTP listens on addr ("127.0.0.1:0" picks a free port) and serves SMTP.
 // It accepts any PLAIN credentials, so senders configured with a username work.
 func StartSMTP(addr string) (*SMTPServer, error) {
-	ln, err := net.Listen("tcp", addr)
+	return StartSMTPWith(addr, SMTPOptions{})
+}
+
+// SMTPOptions add TLS to the sandbox SMTP server.
+type SMTPOptions struct {
+	// TLS, when set, offers STARTTLS with this configuration; with Implicit
+	// the connection is TLS from the start instead.
+	TLS      *tls.Config
+	Implicit bool
+	// RequireAuth refuses mail from sessions that did not authenticate.
+	RequireAuth bool
+}
+
+// StartSMTPWith is StartSMTP with options.
+func StartSMTPWith(addr string, o SMTPOptions) (*SMTPServer, error) {
+	var ln net.Listener
+	var err error
+	if o.TLS != nil && o.Implicit {
+		ln, err = tls.Listen("tcp", addr, o.TLS)
+	} else {
+		ln, err = net.Listen("tcp", addr)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("sandbox smtp listen %s: %w", addr, err)
 	}
-	s := &SMTPServer{ln: ln, box: newMailbox[Email](), rejects: map[string]*smtp.SMTPError{}}
+	s := &SMTPServer{ln: ln, box: newMailbox[Email](), rejects: map[string]*smtp.SMTPError{}, requireAuth: o.RequireAuth}
 	s.srv = smtp.NewServer(smtp.BackendFunc(func(*smtp.Conn) (smtp.Session, error) {
 		s.sessions.Add(1)
 		return &session{s: s}, nil
@@ -72,6 +95,9 @@ func StartSMTP(addr string) (*SMTPServer, error) {
 	s.srv.MaxRecipients = 100
 	s.srv.ReadTimeout = time.Minute
 	s.srv.WriteTimeout = time.Minute
+	if o.TLS != nil && !o.Implicit {
+		s.srv.TLSConfig = o.TLS
+	}
 	go func() { _ = s.srv.Serve(ln) }()
 	return s, nil
 }
@@ -137,9 +163,10 @@ func (s *SMTPServer) WaitTo(ctx context.Context, to string) (Email, error) {
 }
 
 type session struct {
-	s    *SMTPServer
-	from string
-	to   []string
+	s      *SMTPServer
+	from   string
+	to     []string
+	authed bool
 }
 
 var _ smtp.AuthSession = (*session)(nil)
@@ -154,11 +181,15 @@ func (ss *session) Auth(mech string) (sasl.Server, error) {
 		if username == "" {
 			return smtp.ErrAuthFailed
 		}
+		ss.authed = true
 		return nil
 	}), nil
 }
 
 func (ss *session) Mail(from string, _ *smtp.MailOptions) error {
+	if ss.s.requireAuth && !ss.authed {
+		return smtp.ErrAuthRequired
+	}
 	ss.from = from
 	return nil
 }

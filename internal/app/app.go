@@ -20,9 +20,12 @@ import (
 	"github.com/tocsin/tocsin/api/rest"
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/channels/email"
+	"github.com/tocsin/tocsin/channels/providers"
 	"github.com/tocsin/tocsin/channels/sms"
+	"github.com/tocsin/tocsin/dispatch"
 	"github.com/tocsin/tocsin/internal/auth"
 	"github.com/tocsin/tocsin/internal/config"
+	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/worker"
 )
@@ -89,8 +92,21 @@ func (a *App) Server(ctx context.Context) (*api.Server, error) {
 
 // Activities builds the activities with the app's clients.
 func (a *App) Activities() *activities.Activities {
-	return &activities.Activities{Config: a.Config, DB: a.DB, Objects: a.Objects, Logger: a.Logger,
-		Senders: Senders(a.Config, a.Logger), Metrics: a.Metrics}
+	senders := Senders(a.Config, a.Logger)
+	for ch, s := range a.ChannelProviders().Senders() {
+		senders[ch] = s
+	}
+	return &activities.Activities{Config: a.Config, DB: a.DB, Objects: a.Objects, Logger: a.Logger, Senders: senders,
+		Hooks: activities.NewHookSender(a.Config, a.Logger, a.Metrics), Metrics: a.Metrics}
+}
+
+// HookDispatcher builds the dispatcher that turns the events outbox into
+// hook deliveries.
+func (a *App) HookDispatcher() *dispatch.Dispatcher {
+	return &dispatch.Dispatcher{
+		DB: a.DB, Temporal: a.Temporal, TaskQueue: a.Config.TemporalTaskQueue,
+		Retries: a.Config.HookRetrySchedule, Interval: a.Config.HookDispatchInterval, Logger: a.Logger,
+	}
 }
 
 // Senders builds the channel providers the configuration describes. A
@@ -111,6 +127,25 @@ func Senders(cfg config.Config, logger *slog.Logger) channels.Senders {
 		s[channels.Text] = snd
 	}
 	return s
+}
+
+// ChannelProviders returns the registry of the tenants' channel providers
+// (voice, ETN, push, app, fax, EAS, mobile broadcast, team chat, social,
+// neighborhood).
+func (a *App) ChannelProviders() *providers.Registry {
+	key := a.Config.SecretsKey
+	if key == "" {
+		key = secrets.DevKey
+	}
+	box, err := secrets.New(key)
+	if err != nil {
+		// config.Load refuses a bad key before anything runs.
+		panic(fmt.Sprintf("secrets key: %v", err))
+	}
+	return &providers.Registry{
+		Store: &providers.Store{DB: a.DB, Box: box}, DB: a.DB, Objects: a.Objects,
+		PublicURL: a.Config.PublicURL, Concurrency: a.Config.ProviderConcurrency,
+	}
 }
 
 // Serve runs the HTTP API on addr until ctx ends.
@@ -152,7 +187,18 @@ func (a *App) Work(ctx context.Context, metricsAddr string) error {
 		return fmt.Errorf("start worker: %w", err)
 	}
 	a.Logger.Info("worker started", "task_queue", a.Config.TemporalTaskQueue)
+	if err := dispatch.EnsureRetentionSchedule(ctx, a.Temporal, a.Config.TemporalTaskQueue); err != nil {
+		a.Logger.Error("hook history retention schedule", "err", err)
+	}
+	dctx, stopDispatch := context.WithCancel(ctx)
+	dispatched := make(chan struct{})
+	go func() {
+		defer close(dispatched)
+		a.HookDispatcher().Run(dctx)
+	}()
 	<-ctx.Done()
+	stopDispatch()
+	<-dispatched
 	w.Stop()
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/caarlos0/env/v11"
+
+	"github.com/tocsin/tocsin/internal/secrets"
 )
 
 // Config holds every setting of the API server and the worker. Each field is
@@ -61,7 +63,10 @@ type Config struct {
 	DeliveryMaxAttempts int `env:"TOCSIN_DELIVERY_MAX_ATTEMPTS" envDefault:"5"`
 	// ReceiptsToken is the bearer token providers send with delivery
 	// receipts; receipts are refused while it is empty.
-	ReceiptsToken       string        `env:"TOCSIN_RECEIPTS_TOKEN"`
+	ReceiptsToken string `env:"TOCSIN_RECEIPTS_TOKEN"`
+	// SecretsKey (base64, 32 bytes) seals provider credentials and hook
+	// signing secrets at rest.
+	// Development uses secrets.DevKey when it is unset; production requires one.
 	SecretsKey          string        `env:"TOCSIN_SECRETS_KEY"`
 	VerificationCodeTTL time.Duration `env:"TOCSIN_VERIFICATION_CODE_TTL" envDefault:"10m"`
 
@@ -79,6 +84,11 @@ type Config struct {
 	HookAllowHosts []string      `env:"TOCSIN_HOOK_ALLOW_HOSTS" envSeparator:","`
 	HookAllowHTTP  bool          `env:"TOCSIN_HOOK_ALLOW_HTTP" envDefault:"false"`
 	HookTimeout    time.Duration `env:"TOCSIN_HOOK_TIMEOUT" envDefault:"15s"`
+	// HookRetrySchedule is the wait before each retry of a failed hook
+	// delivery (before jitter); its length is the number of retries.
+	HookRetrySchedule []time.Duration `env:"TOCSIN_HOOK_RETRY_SCHEDULE" envSeparator:"," envDefault:"5s,5m,30m,2h,5h,10h,10h"`
+	// HookDispatchInterval is how often the worker looks for undispatched events.
+	HookDispatchInterval time.Duration `env:"TOCSIN_HOOK_DISPATCH_INTERVAL" envDefault:"1s"`
 }
 
 // DevJWTSecret is the HS256 secret the server and `tocsin token` share in
@@ -105,7 +115,13 @@ func Load() (Config, error) {
 		if c.JWTSecret == "" {
 			c.JWTSecret = DevJWTSecret
 		}
+		if c.SecretsKey == "" {
+			c.SecretsKey = secrets.DevKey
+		}
 	case "production":
+		if c.SecretsKey == "" || c.SecretsKey == secrets.DevKey {
+			return c, fmt.Errorf("production needs TOCSIN_SECRETS_KEY of its own (e.g. `openssl rand -base64 32`)")
+		}
 		if c.JWTSecret == DevJWTSecret {
 			return c, fmt.Errorf("TOCSIN_JWT_SECRET must not be the development secret in production")
 		}
@@ -114,6 +130,9 @@ func Load() (Config, error) {
 		}
 	default:
 		return c, fmt.Errorf("TOCSIN_ENV must be development or production, not %q", c.Env)
+	}
+	if _, err := secrets.New(c.SecretsKey); err != nil {
+		return c, err
 	}
 	return c, nil
 }

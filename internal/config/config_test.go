@@ -50,3 +50,26 @@ func TestDefaults(t *testing.T) {
 		t.Fatal("accepted an unknown TOCSIN_ENV")
 	}
 }
+
+func TestSecretsKey(t *testing.T) {
+	t.Setenv("TOCSIN_ENV", "development")
+	t.Setenv("TOCSIN_SECRETS_KEY", "")
+	c, err := config.Load()
+	if err != nil || c.SecretsKey == "" {
+		t.Fatalf("development without a key: %v %q", err, c.SecretsKey)
+	}
+	t.Setenv("TOCSIN_SECRETS_KEY", "too-short")
+	if _, err := config.Load(); err == nil {
+		t.Fatal("accepted a key that is not 32 base64 bytes")
+	}
+	t.Setenv("TOCSIN_ENV", "production")
+	t.Setenv("TOCSIN_JWT_SECRET", "a-production-secret")
+	t.Setenv("TOCSIN_SECRETS_KEY", "")
+	if _, err := config.Load(); err == nil || !strings.Contains(err.Error(), "TOCSIN_SECRETS_KEY") {
+		t.Fatalf("production without a key: %v", err)
+	}
+	t.Setenv("TOCSIN_SECRETS_KEY", "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
+	if _, err := config.Load(); err != nil {
+		t.Fatalf("production with a key: %v", err)
+	}
+}

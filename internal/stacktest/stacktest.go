@@ -27,6 +27,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/tocsin/tocsin/channels/sandbox"
+	"github.com/tocsin/tocsin/dispatch"
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/auth"
 	"github.com/tocsin/tocsin/internal/config"
@@ -189,6 +190,21 @@ func Start(t testing.TB, configure ...func(*config.Config)) *Stack {
 		t.Fatalf("start worker: %v", err)
 	}
 	t.Cleanup(w.Stop)
+
+	// The outbox dispatcher and the hook history schedule, as `tocsin worker` runs them.
+	if err := dispatch.EnsureRetentionSchedule(ctx, tc, cfg.TemporalTaskQueue); err != nil {
+		t.Fatalf("hook history schedule: %v", err)
+	}
+	t.Cleanup(func() {
+		_ = tc.ScheduleClient().GetHandle(context.Background(), dispatch.RetentionScheduleID(cfg.TemporalTaskQueue)).Delete(context.Background())
+	})
+	dctx, stopDispatch := context.WithCancel(ctx)
+	dispatched := make(chan struct{})
+	go func() {
+		defer close(dispatched)
+		a.HookDispatcher().Run(dctx)
+	}()
+	t.Cleanup(func() { stopDispatch(); <-dispatched })
 
 	srv, err := a.Server(ctx)
 	if err != nil {

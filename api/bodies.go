@@ -1,0 +1,93 @@
+package api
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/gofiber/fiber/v2"
+
+	"github.com/tocsin/tocsin/api/rest"
+)
+
+// streamedRoutes are the operations marked rest.StreamBody, as method and
+// path patterns.
+type streamedRoutes struct {
+	routes []streamedRoute
+}
+
+type streamedRoute struct {
+	method string
+	path   *regexp.Regexp
+}
+
+var pathParam = regexp.MustCompile(`\\\{[^}]+\\\}`)
+
+// collect finds the marked operations of the document.
+func (s *streamedRoutes) collect(doc *huma.OpenAPI) {
+	for path, item := range doc.Paths {
+		for method, op := range map[string]*huma.Operation{
+			http.MethodPost: item.Post, http.MethodPut: item.Put, http.MethodPatch: item.Patch,
+		} {
+			if op == nil || op.Metadata[rest.StreamBody] != true {
+				continue
+			}
+			re := pathParam.ReplaceAllString(regexp.QuoteMeta(path), `[^/]+`)
+			s.routes = append(s.routes, streamedRoute{method: method, path: regexp.MustCompile("^" + re + "/?$")})
+		}
+	}
+}
+
+func (s *streamedRoutes) match(method, path string) bool {
+	for _, r := range s.routes {
+		if r.method == method && r.path.MatchString(path) {
+			return true
+		}
+	}
+	return false
+}
+
+// drainLimit is how much of a body a streamed operation left unread is
+// drained so the connection can serve the next request; past it the
+// connection is closed.
+const drainLimit = 1 << 20
+
+// bufferBodies enforces limit on every request body. Bodies of streamed
+// operations are left to the operation; every other body is read into
+// memory here, as fasthttp does without streaming. A declared length over
+// the limit is answered 413 before any of the body is read.
+func bufferBodies(limit int, streamed *streamedRoutes) fiber.Handler {
+	return func(c *fiber.Ctx) error {
+		req := c.Request()
+		if cl := req.Header.ContentLength(); cl > limit {
+			c.Context().SetConnectionClose()
+			return fiber.ErrRequestEntityTooLarge
+		}
+		stream := req.BodyStream()
+		if stream == nil {
+			return c.Next()
+		}
+		if streamed.match(c.Method(), strings.TrimRight(c.Path(), "/")) || streamed.match(c.Method(), c.Path()) {
+			err := c.Next()
+			// What the operation left unread would be taken for the next request.
+			if n, _ := io.CopyN(io.Discard, stream, drainLimit); n == drainLimit {
+				c.Context().SetConnectionClose()
+			}
+			return err
+		}
+		body, err := io.ReadAll(io.LimitReader(stream, int64(limit)+1))
+		if err != nil {
+			c.Context().SetConnectionClose()
+			return fiber.NewError(http.StatusBadRequest, "the request body could not be read")
+		}
+		if len(body) > limit {
+			c.Context().SetConnectionClose()
+			return fiber.ErrRequestEntityTooLarge
+		}
+		req.SetBodyStream(bytes.NewReader(body), len(body))
+		return c.Next()
+	}
+}

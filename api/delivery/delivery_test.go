@@ -1,0 +1,219 @@
+package delivery_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tocsin/tocsin/api/model"
+	"github.com/tocsin/tocsin/channels"
+	"github.com/tocsin/tocsin/channels/etn"
+	"github.com/tocsin/tocsin/channels/providers"
+	"github.com/tocsin/tocsin/channels/voice"
+	"github.com/tocsin/tocsin/channels/voice/voicetest"
+	"github.com/tocsin/tocsin/internal/auth"
+	"github.com/tocsin/tocsin/internal/secrets"
+	"github.com/tocsin/tocsin/internal/stacktest"
+)
+
+func voiceSettings(url string) map[string]any {
+	return map[string]any{
+		"providers": []map[string]any{
+			{"name": "primary", "url": url, "token": "voice-api-token-123456", "signingSecret": "callback-signing-secret", "from": "+15550001000"},
+			{"name": "backup", "url": url + "/backup", "token": "backup-token-abcdefgh", "signingSecret": "backup-signing-secret-x", "from": "+15550001001"},
+		},
+		"ratePerSecond": 20,
+	}
+}
+
+func TestChannelSettingsOperations(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	tenant := stacktest.NewTenant()
+	tok := s.Token(t, tenant)
+	r := s.Do(t, http.MethodPut, "/v2/settings/channels/voice", tok, voiceSettings("https://voice.example/v1"))
+	if r.Status != 200 {
+		t.Fatalf("put %d %s", r.Status, r.Body)
+	}
+	if bytes.Contains(r.Body, []byte("voice-api-token-123456")) || bytes.Contains(r.Body, []byte("callback-signing-secret")) {
+		t.Fatalf("a secret came back: %s", r.Body)
+	}
+	var got model.ChannelProviderSettingsResponse
+	r.JSON(t, &got)
+	if got.Channel != "voice" || got.Settings.Providers[0].Token != "****3456" || got.Settings.Providers[1].From != "+15550001001" || got.Settings.RatePerSecond != 20 {
+		t.Fatalf("%+v", got)
+	}
+	// Sending back what was read changes nothing secret.
+	got.Settings.RatePerSecond = 5
+	if r := s.Do(t, http.MethodPut, "/v2/settings/channels/voice", tok, got.Settings); r.Status != 200 {
+		t.Fatalf("put back %d %s", r.Status, r.Body)
+	}
+	st := &providers.Store{DB: s.DB, Box: mustBox(t)}
+	e, err := st.Get(context.Background(), tenant, channels.Voice)
+	if err != nil || e.Settings.Providers[0].Token != "voice-api-token-123456" || e.Settings.RatePerSecond != 5 {
+		t.Fatalf("%+v %v", e, err)
+	}
+
+	cases := []struct {
+		name, method, path, token string
+		body                      any
+		want                      int
+		field                     string
+	}{
+		{"get", http.MethodGet, "/v2/settings/channels/voice", tok, nil, 200, ""},
+		{"list", http.MethodGet, "/v2/settings/channels", tok, nil, 200, ""},
+		{"not configured", http.MethodGet, "/v2/settings/channels/fax", tok, nil, 404, ""},
+		{"another tenant", http.MethodGet, "/v2/settings/channels/voice", s.Token(t, stacktest.NewTenant()), nil, 404, ""},
+		{"unknown channel", http.MethodGet, "/v2/settings/channels/pager", tok, nil, 400, ""},
+		{"email is not configured here", http.MethodPut, "/v2/settings/channels/email", tok, voiceSettings("https://x"), 400, ""},
+		{"missing scope", http.MethodGet, "/v2/settings/channels/voice", s.Token(t, tenant, auth.ScopeContent), nil, 403, ""},
+		{"bad caller id", http.MethodPut, "/v2/settings/channels/etn", tok, map[string]any{"providers": []map[string]any{{"url": "https://v", "token": "t", "signingSecret": "0123456789abcdefgh", "from": "555"}}}, 400, "providers[0].from"},
+		{"masked secret matching nothing", http.MethodPut, "/v2/settings/channels/push", tok, map[string]any{"providers": []map[string]any{{"url": "https://p", "token": "****abcd"}}}, 400, "providers[0].token"},
+		{"team chat", http.MethodPut, "/v2/settings/channels/teamChat", tok, map[string]any{"targets": []map[string]any{{"name": "ops", "url": "https://hooks.example/services/x/y/z", "style": "teams"}}}, 200, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := s.Do(t, c.method, c.path, c.token, c.body)
+			if r.Status != c.want {
+				t.Fatalf("%d %s", r.Status, r.Body)
+			}
+			if c.field != "" && !strings.Contains(string(r.Body), `"propertyName":"`+c.field+`"`) {
+				t.Fatalf("the problem does not name %s: %s", c.field, r.Body)
+			}
+		})
+	}
+	var list model.ChannelProviderSettingsList
+	s.Do(t, http.MethodGet, "/v2/settings/channels", tok, nil).JSON(t, &list)
+	if len(list.Items) != 2 || list.Items[0].Channel != "teamChat" || list.Items[1].Channel != "voice" {
+		t.Fatalf("%+v", list)
+	}
+	if r := s.Do(t, http.MethodDelete, "/v2/settings/channels/voice", tok, nil); r.Status != 204 {
+		t.Fatalf("delete %d %s", r.Status, r.Body)
+	}
+	if r := s.Do(t, http.MethodDelete, "/v2/settings/channels/voice", tok, nil); r.Status != 404 {
+		t.Fatalf("second delete %d", r.Status)
+	}
+}
+
+func TestCallStatusCallbacks(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	ctx := context.Background()
+	tenant := stacktest.NewTenant()
+	tok := s.Token(t, tenant)
+	prov := voicetest.New(t, "voice-api-token-123456", "callback-signing-secret")
+	if r := s.Do(t, http.MethodPut, "/v2/settings/channels/voice", tok, voiceSettings(prov.URL)); r.Status != 200 {
+		t.Fatalf("put %d %s", r.Status, r.Body)
+	}
+	prov.Script("+15550000002", voicetest.Outcome{Status: voice.CallbackAnswered, AnsweredBy: "human", Digits: "1"})
+	calls := &voice.Calls{DB: s.DB}
+	snd := voice.New(voice.Config{URL: prov.URL, Token: "voice-api-token-123456", From: "+15550001000",
+		CallbackURL: s.URL + providers.CallbackPath(channels.Voice, tenant), Calls: calls})
+	msgs := []channels.Message{
+		{Key: "c1", Tenant: tenant, To: "+15550000001", Text: "Test"},
+		{Key: "c2", Tenant: tenant, To: "+15550000002", Text: "Test", Metadata: map[string]string{voice.MetaConfirm: "true"}},
+	}
+	if _, err := snd.Send(ctx, msgs); err != nil {
+		t.Fatal(err)
+	}
+	stacktest.Eventually(t, 30*time.Second, "both callbacks", func() bool {
+		n, errs := prov.Callbacks()
+		if len(errs) > 0 {
+			t.Fatalf("callback errors %v", errs)
+		}
+		return n == 2
+	})
+	if c, _ := calls.Get(ctx, tenant, "c1"); c.Status != voice.StatusAnswered {
+		t.Fatalf("%+v", c)
+	}
+	if c, _ := calls.Get(ctx, tenant, "c2"); c.Status != voice.StatusConfirmed || c.ConfirmedAt == nil {
+		t.Fatalf("%+v", c)
+	}
+	path := providers.CallbackPath(channels.Voice, tenant)
+	c1, _ := calls.Get(ctx, tenant, "c1")
+	cb := func(callID, ref, status string) []byte {
+		return []byte(fmt.Sprintf(`{"callId":%q,"reference":%q,"status":%q,"answeredBy":"machine"}`, callID, ref, status))
+	}
+	body := cb(c1.ProviderCallID, "c1", "busy")
+	answered := cb(c1.ProviderCallID, "c1", "answered")
+	sign := func(secret string, b []byte) string { return voice.Sign(secret, b, time.Now()) }
+	cases := []struct {
+		name, path, sig string
+		body            []byte
+		want            int
+	}{
+		{"no signature", path, "", body, 401},
+		{"forged", path, sign("someone-else-secret", body), body, 401},
+		{"old timestamp", path, voice.Sign("callback-signing-secret", body, time.Now().Add(-time.Hour)), body, 401},
+		{"fallback provider's secret", path, sign("backup-signing-secret-x", answered), answered, 204},
+		{"unknown call", path, sign("callback-signing-secret", cb("x", "nope", "busy")), cb("x", "nope", "busy"), 404},
+		{"stale attempt", path, sign("callback-signing-secret", cb("call-999", "c1", "busy")), cb("call-999", "c1", "busy"), 204},
+		{"bad status", path, sign("callback-signing-secret", cb(c1.ProviderCallID, "c1", "ringing")), cb(c1.ProviderCallID, "c1", "ringing"), 400},
+		{"tenant without settings", providers.CallbackPath(channels.Voice, stacktest.NewTenant()), sign("callback-signing-secret", body), body, 404},
+		{"etn not configured", providers.CallbackPath(channels.Etn, tenant), sign("callback-signing-secret", body), body, 404},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			hdr := []string{"Content-Type", "application/json"}
+			if c.sig != "" {
+				hdr = append(hdr, voice.SignatureHeader, c.sig)
+			}
+			r := s.Do(t, http.MethodPost, c.path, "", bytes.NewReader(c.body), hdr...)
+			if r.Status != c.want {
+				t.Fatalf("%d %s", r.Status, r.Body)
+			}
+		})
+	}
+	if c, _ := calls.Get(ctx, tenant, "c1"); c.Status != voice.StatusAnswered || c.AnsweredBy != "machine" {
+		t.Fatalf("only the signed callbacks count: %+v", c)
+	}
+}
+
+func TestEtnAddressPointLists(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	tenant := stacktest.NewTenant()
+	tok := s.Token(t, tenant)
+	csv := "phone,latitude,longitude,name,address\n+15550000001,45.0,-122.0,Well 1,1 Main St\nbad,45,-122,,\n+15550000002,45.1,-122.1,Well 2,\n"
+	r := s.Do(t, http.MethodPut, "/v2/settings/etn/addressPointLists/wells%202026", tok, strings.NewReader(csv), "Content-Type", "text/csv")
+	if r.Status != 200 {
+		t.Fatalf("%d %s", r.Status, r.Body)
+	}
+	var res model.EtnAddressPointImportResult
+	r.JSON(t, &res)
+	if res.ListName != "wells 2026" || res.Imported != 2 || res.Rejected != 1 || res.Errors[0].Line != 3 {
+		t.Fatalf("%+v", res)
+	}
+	if r := s.Do(t, http.MethodPut, "/v2/settings/etn/addressPointLists/x", tok, strings.NewReader("name\nfoo\n"), "Content-Type", "text/csv"); r.Status != 400 {
+		t.Fatalf("a CSV without phone %d %s", r.Status, r.Body)
+	}
+	var lists model.EtnAddressPointListsResponse
+	s.Do(t, http.MethodGet, "/v2/settings/etn/addressPointLists", tok, nil).JSON(t, &lists)
+	if len(lists.Items) != 1 || lists.Items[0].Points != 2 {
+		t.Fatalf("%+v", lists)
+	}
+	got, err := etn.Targets(context.Background(), s.DB, tenant, etn.Area{Center: &etn.LatLng{Lat: 45, Lng: -122}, RadiusMeters: 1000}, []string{"wells 2026"}, "", 10)
+	if err != nil || len(got) != 1 || got[0].Phone != "+15550000001" {
+		t.Fatalf("%+v %v", got, err)
+	}
+	other := s.Token(t, stacktest.NewTenant())
+	if r := s.Do(t, http.MethodDelete, "/v2/settings/etn/addressPointLists/wells%202026", other, nil); r.Status != 404 {
+		t.Fatalf("another tenant deleted: %d", r.Status)
+	}
+	if r := s.Do(t, http.MethodDelete, "/v2/settings/etn/addressPointLists/wells%202026", tok, nil); r.Status != 204 {
+		t.Fatalf("%d %s", r.Status, r.Body)
+	}
+
+}
+
+func mustBox(t *testing.T) *secrets.Box {
+	b, err := secrets.New(secrets.DevKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}

@@ -1,0 +1,275 @@
+// Package delivery serves the operations around channel delivery that
+// tocsin adds to the interface documents: each tenant's provider settings
+// per channel, the status callbacks voice and ETN providers post, and the
+// ETN address-point lists.
+package delivery
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/tocsin/tocsin/api/model"
+	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/channels"
+	"github.com/tocsin/tocsin/channels/etn"
+	"github.com/tocsin/tocsin/channels/providers"
+	"github.com/tocsin/tocsin/channels/voice"
+	"github.com/tocsin/tocsin/internal/secrets"
+	"github.com/tocsin/tocsin/storage"
+)
+
+type handlers struct {
+	d     rest.Deps
+	store *providers.Store
+	calls *voice.Calls
+	pts   *etn.Points
+}
+
+// Register adds the delivery operations to api.
+func Register(api huma.API, d rest.Deps) {
+	box, err := secrets.New(d.Config.SecretsKey)
+	if err != nil {
+		// config.Load refuses a bad key; a zero Config (the OpenAPI command) has none.
+		box, _ = secrets.New(secrets.DevKey)
+	}
+	h := &handlers{d: d, store: &providers.Store{DB: d.DB, Box: box}, calls: &voice.Calls{DB: d.DB}, pts: &etn.Points{DB: d.DB}}
+	tags := []string{"Channel settings"}
+
+	rest.Register(api, rest.Op{ID: "listChannelProviderSettings", Method: http.MethodGet, Path: "/v2/settings/channels", Scope: "tamarack", Tags: tags,
+		Summary: "List the tenant's configured channel providers", Description: "Every channel the tenant configured, with secrets masked."}, h.list)
+	rest.Register(api, rest.Op{ID: "getChannelProviderSettings", Method: http.MethodGet, Path: "/v2/settings/channels/{channel}", Scope: "tamarack", Tags: tags,
+		Summary: "Read a channel's provider settings", Description: "Secrets come back masked: \"****\" and at most their last four characters."}, h.get)
+	rest.Register(api, rest.Op{ID: "putChannelProviderSettings", Method: http.MethodPut, Path: "/v2/settings/channels/{channel}", Scope: "tamarack", Tags: tags,
+		Summary: "Configure a channel's providers",
+		Description: "Replaces the channel's settings. Credentials are stored encrypted (AES-256-GCM) and never returned in full; " +
+			"a masked value sent back unchanged keeps the stored secret. The first provider is the primary, the second the fallback."}, h.put)
+	rest.Register(api, rest.Op{ID: "deleteChannelProviderSettings", Method: http.MethodDelete, Path: "/v2/settings/channels/{channel}", Scope: "tamarack", Tags: tags,
+		Status: http.StatusNoContent, Summary: "Remove a channel's provider settings", Description: "Alerts on the channel then fail for the tenant's recipients with \"no provider\"."}, h.delete)
+
+	rest.Register(api, rest.Op{ID: "receiveCallStatus", Method: http.MethodPost, Path: "/v2/callbacks/{channel}/{tenantId}", Public: true, Tags: []string{"Provider callbacks"},
+		Status: http.StatusNoContent, Errors: []int{http.StatusUnauthorized},
+		Summary: "A voice or ETN provider reports a call's outcome",
+		Description: "Voice and ETN providers post each call's status here (the statusCallback of the call request). The request must carry " +
+			"`X-Tocsin-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<raw body>\" keyed with the provider's signingSecret>`; " +
+			"a missing or wrong signature, or a timestamp more than five minutes away, is a 401. Busy and unanswered calls with attempts left are dialled again after the retry interval; " +
+			"a callback about an earlier attempt is acknowledged and ignored."}, h.callback)
+	// RawBody (the signed bytes) adds an octet-stream body to the document
+	// beside the JSON one; the provider sends JSON.
+	if op := api.OpenAPI().Paths["/v2/callbacks/{channel}/{tenantId}"]; op != nil && op.Post != nil && op.Post.RequestBody != nil {
+		delete(op.Post.RequestBody.Content, "application/octet-stream")
+	}
+
+	etnTags := []string{"ETN address points"}
+	rest.Register(api, rest.Op{ID: "importEtnAddressPoints", Method: http.MethodPut, Path: "/v2/settings/etn/addressPointLists/{listName}", Scope: "tamarack", Tags: etnTags,
+		MaxBodyBytes: 32 << 20, Summary: "Import an ETN address-point list",
+		Description: "Replaces the named list with the CSV body (text/csv). The header row names the columns, in any order: phone (E.164), latitude, longitude (required), " +
+			"name, address, externalId (optional). Rows with errors are left out and reported; at most 200,000 points per list. ETN alerts call the list's numbers inside their area."}, h.importPoints)
+	rest.Register(api, rest.Op{ID: "listEtnAddressPointLists", Method: http.MethodGet, Path: "/v2/settings/etn/addressPointLists", Scope: "tamarack", Tags: etnTags,
+		Summary: "List the tenant's ETN address-point lists"}, h.listPoints)
+	rest.Register(api, rest.Op{ID: "deleteEtnAddressPointList", Method: http.MethodDelete, Path: "/v2/settings/etn/addressPointLists/{listName}", Scope: "tamarack", Tags: etnTags,
+		Status: http.StatusNoContent, Summary: "Delete an ETN address-point list"}, h.deletePoints)
+}
+
+type channelPath struct {
+	Channel string `path:"channel" enum:"voice,etn,push,myAlertsApp,fax,eas,mobileBroadcast,teamChat,socialPostA,socialPostB,neighborhood" doc:"The channel."`
+}
+
+type settingsOutput struct {
+	Body model.ChannelProviderSettingsResponse
+}
+
+func response(e providers.Entry) (model.ChannelProviderSettingsResponse, error) {
+	var m model.ChannelProviderSettings
+	b, err := json.Marshal(e.Settings.Masked())
+	if err == nil {
+		err = json.Unmarshal(b, &m)
+	}
+	if err != nil {
+		return model.ChannelProviderSettingsResponse{}, fmt.Errorf("encode settings: %w", err)
+	}
+	return model.ChannelProviderSettingsResponse{Channel: string(e.Channel), Settings: m, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt}, nil
+}
+
+func (h *handlers) list(ctx context.Context, _ *struct{}) (*struct {
+	Body model.ChannelProviderSettingsList
+}, error) {
+	entries, err := h.store.List(ctx, rest.Tenant(ctx))
+	if err != nil {
+		return nil, err
+	}
+	out := &struct {
+		Body model.ChannelProviderSettingsList
+	}{Body: model.ChannelProviderSettingsList{Items: []model.ChannelProviderSettingsResponse{}}}
+	for _, e := range entries {
+		r, err := response(e)
+		if err != nil {
+			return nil, err
+		}
+		out.Body.Items = append(out.Body.Items, r)
+	}
+	return out, nil
+}
+
+func (h *handlers) get(ctx context.Context, in *channelPath) (*settingsOutput, error) {
+	e, err := h.store.Get(ctx, rest.Tenant(ctx), channels.Channel(in.Channel))
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, rest.NotFound(in.Channel + " settings")
+	}
+	if err != nil {
+		return nil, err
+	}
+	r, err := response(e)
+	if err != nil {
+		return nil, err
+	}
+	return &settingsOutput{Body: r}, nil
+}
+
+func (h *handlers) put(ctx context.Context, in *struct {
+	Channel string `path:"channel" enum:"voice,etn,push,myAlertsApp,fax,eas,mobileBroadcast,teamChat,socialPostA,socialPostB,neighborhood" doc:"The channel."`
+	Body    model.ChannelProviderSettings
+}) (*settingsOutput, error) {
+	var s providers.Settings
+	b, err := json.Marshal(in.Body)
+	if err == nil {
+		err = json.Unmarshal(b, &s)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("decode settings: %w", err)
+	}
+	e, _, err := h.store.Put(ctx, rest.Tenant(ctx), channels.Channel(in.Channel), s)
+	var fe *providers.FieldError
+	if errors.As(err, &fe) {
+		return nil, rest.Invalid("body", fe.Field, fe.Message, nil)
+	}
+	if err != nil {
+		return nil, err
+	}
+	r, err := response(e)
+	if err != nil {
+		return nil, err
+	}
+	return &settingsOutput{Body: r}, nil
+}
+
+func (h *handlers) delete(ctx context.Context, in *channelPath) (*struct{}, error) {
+	err := h.store.Delete(ctx, rest.Tenant(ctx), channels.Channel(in.Channel))
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, rest.NotFound(in.Channel + " settings")
+	}
+	return nil, err
+}
+
+func (h *handlers) callback(ctx context.Context, in *struct {
+	Channel   string `path:"channel" enum:"voice,etn" doc:"The channel of the call."`
+	TenantID  string `path:"tenantId" doc:"The tenant whose call it is." example:"1001"`
+	Signature string `header:"X-Tocsin-Signature" doc:"t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<raw body>\" with the provider's signingSecret>." example:"t=1767225600,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd"`
+	Body      model.VoiceStatusCallback
+	RawBody   []byte
+}) (*struct{}, error) {
+	tenant, err := url.PathUnescape(in.TenantID)
+	if err != nil {
+		return nil, rest.NotFound("tenant")
+	}
+	ch := channels.Channel(in.Channel)
+	e, err := h.store.Get(ctx, tenant, ch)
+	if errors.Is(err, storage.ErrNotFound) || errors.Is(err, secrets.ErrOpen) {
+		return nil, rest.NotFound(in.Channel + " settings of the tenant")
+	}
+	if err != nil {
+		return nil, err
+	}
+	var keys []string
+	for _, p := range e.Settings.Providers {
+		keys = append(keys, p.SigningSecret)
+	}
+	call, err := voice.Receive(ctx, h.calls, keys, tenant, ch, in.Signature, bytes.TrimSpace(in.RawBody))
+	switch {
+	case errors.Is(err, voice.ErrSignature):
+		return nil, rest.Problem(http.StatusUnauthorized, "the X-Tocsin-Signature header does not verify")
+	case errors.Is(err, voice.ErrBadCallback):
+		return nil, rest.Invalid("body", "status", strings.TrimPrefix(err.Error(), voice.ErrBadCallback.Error()+": "), nil)
+	case errors.Is(err, voice.ErrUnknownCall):
+		return nil, rest.NotFound("call")
+	case errors.Is(err, voice.ErrStaleCallback):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	if ch == channels.Etn && call.Final() {
+		if err := (&etn.Slots{DB: h.d.DB}).Release(ctx, tenant, call.Key); err != nil {
+			return nil, err
+		}
+	}
+	return nil, nil
+}
+
+type listNamePath struct {
+	ListName string `path:"listName" minLength:"1" maxLength:"100" doc:"The list's name." example:"wells"`
+}
+
+func (h *handlers) importPoints(ctx context.Context, in *struct {
+	ListName string `path:"listName" minLength:"1" maxLength:"100" doc:"The list's name." example:"wells"`
+	RawBody  []byte `contentType:"text/csv"`
+}) (*struct {
+	Body model.EtnAddressPointImportResult
+}, error) {
+	name, err := url.PathUnescape(in.ListName)
+	if err != nil || strings.TrimSpace(name) == "" {
+		return nil, rest.Invalid("path", "listName", "must be a name", in.ListName)
+	}
+	pts, bad, err := etn.ParseCSV(bytes.NewReader(in.RawBody))
+	if err != nil {
+		return nil, rest.Invalid("body", "csv", err.Error(), nil)
+	}
+	if err := h.pts.Replace(ctx, rest.Tenant(ctx), name, pts); err != nil {
+		return nil, err
+	}
+	out := model.EtnAddressPointImportResult{ListName: name, Imported: len(pts), Rejected: len(bad), Errors: []model.EtnAddressPointRowError{}}
+	for i, b := range bad {
+		if i == 100 {
+			break
+		}
+		out.Errors = append(out.Errors, model.EtnAddressPointRowError{Line: b.Line, Message: b.Message})
+	}
+	return &struct {
+		Body model.EtnAddressPointImportResult
+	}{Body: out}, nil
+}
+
+func (h *handlers) listPoints(ctx context.Context, _ *struct{}) (*struct {
+	Body model.EtnAddressPointListsResponse
+}, error) {
+	lists, err := h.pts.Lists(ctx, rest.Tenant(ctx))
+	if err != nil {
+		return nil, err
+	}
+	out := model.EtnAddressPointListsResponse{Items: []model.EtnAddressPointList{}}
+	for _, l := range lists {
+		out.Items = append(out.Items, model.EtnAddressPointList{ListName: l.Name, Points: l.Points, ImportedAt: l.ImportedAt})
+	}
+	return &struct {
+		Body model.EtnAddressPointListsResponse
+	}{Body: out}, nil
+}
+
+func (h *handlers) deletePoints(ctx context.Context, in *listNamePath) (*struct{}, error) {
+	name, err := url.PathUnescape(in.ListName)
+	if err != nil {
+		return nil, rest.NotFound("list")
+	}
+	if err := h.pts.Delete(ctx, rest.Tenant(ctx), name); errors.Is(err, storage.ErrNotFound) {
+		return nil, rest.NotFound("list")
+	} else if err != nil {
+		return nil, err
+	}
+	return nil, nil
+}

@@ -1,0 +1,247 @@
+package directory
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/mail"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/jmoiron/sqlx"
+	"github.com/nyaruka/phonenumbers"
+
+	"github.com/tocsin/tocsin/api/model"
+	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/storage"
+	store "github.com/tocsin/tocsin/storage/directory"
+)
+
+func nowUTC() time.Time { return time.Now().UTC().Truncate(time.Second) }
+
+// normalizeEmail checks that s is an RFC 5322 addr-spec (no display name) and
+// returns it in lower case.
+func normalizeEmail(s string) (string, error) {
+	s = strings.TrimSpace(s)
+	a, err := mail.ParseAddress(s)
+	if err != nil {
+		return "", errors.New("not an RFC 5322 email address")
+	}
+	if a.Name != "" || strings.ContainsAny(s, "<>,") {
+		return "", errors.New("give the address alone, without a display name or angle brackets")
+	}
+	at := strings.LastIndexByte(a.Address, '@')
+	if at < 1 || at == len(a.Address)-1 || len(a.Address) > 254 {
+		return "", errors.New("not an RFC 5322 email address")
+	}
+	return strings.ToLower(a.Address), nil
+}
+
+// normalizePhone parses a number (E.164, or national with region) with
+// libphonenumber's metadata and returns it in E.164.
+func normalizePhone(s, region string) (string, error) {
+	if region == "" {
+		region = "ZZ"
+	}
+	n, err := phonenumbers.Parse(strings.TrimSpace(s), strings.ToUpper(region))
+	if err != nil {
+		return "", errors.New("not a phone number: give it in E.164 form (+ and country code), or with its country")
+	}
+	if !phonenumbers.IsValidNumber(n) {
+		return "", errors.New("not a valid phone number for its country")
+	}
+	return phonenumbers.Format(n, phonenumbers.E164), nil
+}
+
+// EmailPath adds an email address to the user path.
+type EmailPath struct {
+	UserPath
+	EmailAddress string `path:"emailAddress" maxLength:"800" doc:"The email address, URL-encoded (%40 for @); matched case-insensitively." example:"ada%40example.com"`
+}
+
+func (p EmailPath) address() (string, error) {
+	raw, err := url.PathUnescape(p.EmailAddress)
+	if err != nil {
+		return "", rest.Invalid("path", "emailAddress", "not a valid path segment", p.EmailAddress)
+	}
+	a, err := normalizeEmail(raw)
+	if err != nil {
+		return "", rest.Invalid("path", "emailAddress", err.Error(), raw)
+	}
+	return a, nil
+}
+
+// PhonePath adds a phone number to the user path.
+type PhonePath struct {
+	UserPath
+	PhoneNumber string `path:"phoneNumber" maxLength:"100" doc:"The number in E.164, URL-encoded (%2B for +)." example:"%2B12025550123"`
+}
+
+func (p PhonePath) number() (string, error) {
+	raw, err := url.PathUnescape(p.PhoneNumber)
+	if err != nil {
+		return "", rest.Invalid("path", "phoneNumber", "not a valid path segment", p.PhoneNumber)
+	}
+	n, err := normalizePhone(raw, "")
+	if err != nil {
+		return "", rest.Invalid("path", "phoneNumber", err.Error(), raw)
+	}
+	return n, nil
+}
+
+// withUser runs fn in a transaction with the user's row locked; an unknown user is a 404.
+func (h *handlers) withUser(ctx context.Context, p UserPath, fn func(tx *sqlx.Tx, tenant string, id int64) error) error {
+	dir, id, err := p.ids()
+	if err != nil {
+		return err
+	}
+	tenant := rest.Tenant(ctx)
+	return h.d.DB.InTx(ctx, func(tx *sqlx.Tx) error {
+		if _, err := store.LockUser(ctx, tx, tenant, dir, id); err != nil {
+			if errors.Is(err, storage.ErrNotFound) {
+				return rest.NotFound("user")
+			}
+			return err
+		}
+		return fn(tx, tenant, id)
+	})
+}
+
+func (h *handlers) registerContact(api huma.API) {
+	const emails = "/{tenantId}/directory/{directoryId}/users/{userId}/contact/emails"
+	rest.Register(api, op("usersCreateNewEmail", http.MethodPost, emails, http.StatusCreated, "Add an email address",
+		"Adds an address (RFC 5322, stored in lower case) to the user, Unverified. An address the user already has is a 409.", http.StatusConflict),
+		func(ctx context.Context, in *struct {
+			UserPath
+			Body model.CreateEmailCommand
+		}) (*struct{ Body model.EmailAddress }, error) {
+			addr, err := normalizeEmail(in.Body.Address)
+			if err != nil {
+				return nil, rest.Invalid("body", "address", err.Error(), in.Body.Address)
+			}
+			label := in.Body.Label
+			if label == "" {
+				label = "work"
+			}
+			var e model.EmailAddress
+			err = h.withUser(ctx, in.UserPath, func(tx *sqlx.Tx, tenant string, id int64) error {
+				e, err = store.AddEmail(ctx, tx, tenant, id, addr, label)
+				return err
+			})
+			if errors.Is(err, storage.ErrConflict) {
+				return nil, rest.Conflict("the user already has this email address")
+			}
+			if err != nil {
+				return nil, h.fail(ctx, err, "user")
+			}
+			return &struct{ Body model.EmailAddress }{e}, nil
+		})
+
+	const email = emails + "/{emailAddress}"
+	rest.Register(api, op("usersGetEmail", http.MethodGet, email, 0, "Read an email address",
+		"Answers the address with its verification status."),
+		func(ctx context.Context, in *EmailPath) (*struct{ Body model.EmailAddress }, error) {
+			dir, id, err := in.ids()
+			if err != nil {
+				return nil, err
+			}
+			addr, err := in.address()
+			if err != nil {
+				return nil, err
+			}
+			tenant := rest.Tenant(ctx)
+			if _, err := store.GetUser(ctx, h.d.DB, tenant, dir, id); err != nil {
+				return nil, h.fail(ctx, err, "user")
+			}
+			e, err := store.GetEmail(ctx, h.d.DB, tenant, id, addr)
+			if err != nil {
+				return nil, h.fail(ctx, err, "email address")
+			}
+			return &struct{ Body model.EmailAddress }{e}, nil
+		})
+
+	rest.Register(api, op("usersRemoveEmail", http.MethodDelete, email, http.StatusNoContent, "Remove an email address",
+		"Removes the address with its verification state and pending code."),
+		func(ctx context.Context, in *EmailPath) (*struct{}, error) {
+			addr, err := in.address()
+			if err != nil {
+				return nil, err
+			}
+			err = h.withUser(ctx, in.UserPath, func(tx *sqlx.Tx, tenant string, id int64) error {
+				return store.RemoveEmail(ctx, tx, tenant, id, addr)
+			})
+			return nil, h.fail(ctx, err, "email address")
+		})
+
+	const phones = "/{tenantId}/directory/{directoryId}/users/{userId}/contact/phones"
+	rest.Register(api, op("usersCreateNewPhone", http.MethodPost, phones, http.StatusCreated, "Add a phone number",
+		"Adds a number to the user, stored in E.164, Unverified. A number that cannot be parsed is a 400 naming the field; one the user already has is a 409.", http.StatusConflict),
+		func(ctx context.Context, in *struct {
+			UserPath
+			Body model.CreatePhoneCommand
+		}) (*struct{ Body model.PhoneNumber }, error) {
+			num, err := normalizePhone(in.Body.Number, in.Body.Country)
+			if err != nil {
+				return nil, rest.Invalid("body", "number", err.Error(), in.Body.Number)
+			}
+			p := model.PhoneNumber{Number: num, Type: in.Body.Type, CanText: true, CanCall: true}
+			if p.Type == "" {
+				p.Type = "Mobile"
+			}
+			if in.Body.CanText != nil {
+				p.CanText = *in.Body.CanText
+			}
+			if in.Body.CanCall != nil {
+				p.CanCall = *in.Body.CanCall
+			}
+			err = h.withUser(ctx, in.UserPath, func(tx *sqlx.Tx, tenant string, id int64) error {
+				p, err = store.AddPhone(ctx, tx, tenant, id, p)
+				return err
+			})
+			if errors.Is(err, storage.ErrConflict) {
+				return nil, rest.Conflict("the user already has this phone number")
+			}
+			if err != nil {
+				return nil, h.fail(ctx, err, "user")
+			}
+			return &struct{ Body model.PhoneNumber }{p}, nil
+		})
+
+	const phone = phones + "/{phoneNumber}"
+	rest.Register(api, op("usersGetPhone", http.MethodGet, phone, 0, "Read a phone number",
+		"Answers the number with its verification status."),
+		func(ctx context.Context, in *PhonePath) (*struct{ Body model.PhoneNumber }, error) {
+			dir, id, err := in.ids()
+			if err != nil {
+				return nil, err
+			}
+			num, err := in.number()
+			if err != nil {
+				return nil, err
+			}
+			tenant := rest.Tenant(ctx)
+			if _, err := store.GetUser(ctx, h.d.DB, tenant, dir, id); err != nil {
+				return nil, h.fail(ctx, err, "user")
+			}
+			p, err := store.GetPhone(ctx, h.d.DB, tenant, id, num)
+			if err != nil {
+				return nil, h.fail(ctx, err, "phone number")
+			}
+			return &struct{ Body model.PhoneNumber }{p}, nil
+		})
+
+	rest.Register(api, op("usersRemovePhone", http.MethodDelete, phone, http.StatusNoContent, "Remove a phone number",
+		"Removes the number with its verification state and pending code."),
+		func(ctx context.Context, in *PhonePath) (*struct{}, error) {
+			num, err := in.number()
+			if err != nil {
+				return nil, err
+			}
+			err = h.withUser(ctx, in.UserPath, func(tx *sqlx.Tx, tenant string, id int64) error {
+				return store.RemovePhone(ctx, tx, tenant, id, num)
+			})
+			return nil, h.fail(ctx, err, "phone number")
+		})
+}

@@ -1,0 +1,97 @@
+package directory
+
+import (
+	"testing"
+	"time"
+)
+
+func TestNormalizeEmail(t *testing.T) {
+	cases := map[string]string{
+		"Ada@Example.COM":           "ada@example.com",
+		"  grace.hopper@navy.mil  ": "grace.hopper@navy.mil",
+		"a+tag@sub.example.org":     "a+tag@sub.example.org",
+		"Ada <ada@example.com>":     "",
+		"<ada@example.com>":         "",
+		"ada":                       "",
+		"ada@":                      "",
+		"@example.com":              "",
+		"ada@example.com, b@c.d":    "",
+		"ada lovelace@example.com":  "",
+		"":                          "",
+		"ada@@example.com":          "",
+		"\"quoted\"@example.com":    "quoted@example.com",
+	}
+	for in, want := range cases {
+		got, err := normalizeEmail(in)
+		if want == "" {
+			if err == nil {
+				t.Errorf("%q accepted as %q", in, got)
+			}
+			continue
+		}
+		if err != nil || got != want {
+			t.Errorf("%q: %q, %v; want %q", in, got, err, want)
+		}
+	}
+}
+
+func TestNormalizePhone(t *testing.T) {
+	cases := []struct{ in, region, want string }{
+		{"+12025550123", "", "+12025550123"},
+		{"+1 (202) 555-0123", "", "+12025550123"},
+		{"(202) 555-0123", "US", "+12025550123"},
+		{"020 7946 0958", "gb", "+442079460958"},
+		{"+33 1 42 68 53 00", "", "+33142685300"},
+		{"2025550123", "", ""},      // no country
+		{"+1 555 123 4567", "", ""}, // not a valid number
+		{"hello", "", ""},
+		{"+", "", ""},
+		{"", "US", ""},
+	}
+	for _, c := range cases {
+		got, err := normalizePhone(c.in, c.region)
+		if c.want == "" {
+			if err == nil {
+				t.Errorf("%q accepted as %q", c.in, got)
+			}
+			continue
+		}
+		if err != nil || got != c.want {
+			t.Errorf("%q/%s: %q, %v; want %q", c.in, c.region, got, err, c.want)
+		}
+	}
+}
+
+func TestZonesAndLanguages(t *testing.T) {
+	zones := timeZones(time.Date(2026, 1, 15, 12, 0, 0, 0, time.UTC))
+	if len(zones) != len(zoneNames) {
+		t.Fatalf("%d of %d zones load from the embedded data", len(zones), len(zoneNames))
+	}
+	for _, z := range zones {
+		switch z.ID {
+		case "America/New_York":
+			if z.UTCOffset != "-05:00" || z.IsDST || z.Abbreviation != "EST" {
+				t.Errorf("%+v", z)
+			}
+		case "Australia/Sydney":
+			if z.UTCOffset != "+11:00" || !z.IsDST {
+				t.Errorf("%+v", z)
+			}
+		case "Asia/Kathmandu":
+			if z.OffsetMinutes != 345 {
+				t.Errorf("%+v", z)
+			}
+		}
+	}
+	if !knownZone("Europe/Paris") || knownZone("Europe/Atlantis") || !knownZone("UTC") {
+		t.Error("knownZone")
+	}
+	for _, l := range languages {
+		if l.Name == "" || l.NativeName == "" || !knownLanguage(l.Code) {
+			t.Errorf("%+v", l)
+		}
+	}
+	if knownLanguage("klingon") {
+		t.Error("knownLanguage")
+	}
+}

@@ -1,0 +1,291 @@
+package directory
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/jmoiron/sqlx"
+
+	"github.com/tocsin/tocsin/api/model"
+	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/storage"
+	store "github.com/tocsin/tocsin/storage/directory"
+)
+
+// preferences reads the user's memberships, locations and weather subscriptions.
+func (h *handlers) preferences(ctx context.Context, tenant string, id int64) (model.NotificationPreferencesSummary, error) {
+	s := model.NotificationPreferencesSummary{UserID: strconv.FormatInt(id, 10)}
+	groups, err := store.Memberships(ctx, h.d.DB, tenant, id)
+	if err != nil {
+		return s, err
+	}
+	locs, err := store.ListLocations(ctx, h.d.DB, tenant, id)
+	if err != nil {
+		return s, err
+	}
+	weather, err := store.ListWeather(ctx, h.d.DB, tenant, id, weatherCategoryName)
+	if err != nil {
+		return s, err
+	}
+	s.Memberships = model.GroupMemberships{Items: groups, Count: len(groups)}
+	s.Locations = model.LocationCollection{Items: locs, Count: len(locs)}
+	s.WeatherNotifications = model.WeatherNotificationCollection{Items: weather, Count: len(weather)}
+	return s, nil
+}
+
+// LocationPath adds a location of the user.
+type LocationPath struct {
+	UserPath
+	LocationID string `path:"locationId" maxLength:"20" doc:"The location's id." example:"311"`
+}
+
+func (h *handlers) registerNotifications(api huma.API) {
+	const base = "/{tenantId}/directory/{directoryId}/users/{userId}/notifications"
+	rest.Register(api, op("usersGetNotificationPreferencesById", http.MethodGet, base, 0, "Read a user's notification preferences",
+		"Answers the user's group memberships, locations and weather subscriptions together."),
+		func(ctx context.Context, in *UserPath) (*struct {
+			Body model.NotificationPreferencesSummary
+		}, error) {
+			dir, id, err := in.ids()
+			if err != nil {
+				return nil, err
+			}
+			tenant := rest.Tenant(ctx)
+			if _, err := store.GetUser(ctx, h.d.DB, tenant, dir, id); err != nil {
+				return nil, h.fail(ctx, err, "user")
+			}
+			s, err := h.preferences(ctx, tenant, id)
+			if err != nil {
+				return nil, h.fail(ctx, err, "user")
+			}
+			return &struct {
+				Body model.NotificationPreferencesSummary
+			}{s}, nil
+		})
+
+	rest.Register(api, op("usersCreateGroupMembership", http.MethodPost, base+"/memberships", http.StatusNoContent, "Join a group",
+		"Makes the user a direct member of the group whose id is the body (a JSON string), so the user receives notifications sent to it. "+
+			"The group must exist (404) and be joinable: public, with the user's self-service settings allowing joins (403 otherwise). Already a member is a 409.",
+		http.StatusConflict),
+		func(ctx context.Context, in *struct {
+			UserPath
+			Body model.CreateGroupMembership
+		}) (*struct{}, error) {
+			gid, err := strconv.ParseInt(strings.TrimSpace(string(in.Body)), 10, 64)
+			if err != nil || gid <= 0 {
+				return nil, rest.Invalid("body", "", "not a group id", string(in.Body))
+			}
+			err = h.withUser(ctx, in.UserPath, func(tx *sqlx.Tx, tenant string, id int64) error {
+				public, err := store.GroupIsPublic(ctx, tx, tenant, gid)
+				if err != nil {
+					return h.fail(ctx, err, "group")
+				}
+				u, err := store.GetUser(ctx, tx, tenant, mustDir(in.DirPath), id)
+				if err != nil {
+					return err
+				}
+				ss := model.DefaultSelfService
+				_ = json.Unmarshal(u.SelfService, &ss)
+				if !public {
+					return rest.Problem(http.StatusForbidden, "the group is not public: users cannot join it themselves")
+				}
+				if !ss.CanJoinGroups {
+					return rest.Problem(http.StatusForbidden, "the user's self-service settings do not allow joining groups")
+				}
+				added, err := store.AddMembership(ctx, tx, tenant, gid, id)
+				if err == nil && !added {
+					return rest.Conflict("the user is already a member of the group")
+				}
+				return err
+			})
+			return nil, h.fail(ctx, err, "user")
+		})
+
+	rest.Register(api, op("usersRemoveGroupMembership", http.MethodDelete, base+"/memberships/{groupId}", http.StatusNoContent, "Leave a group",
+		"Ends the user's direct membership of the group; a 404 when the user is not a member."),
+		func(ctx context.Context, in *struct {
+			UserPath
+			GroupID string `path:"groupId" maxLength:"20" doc:"The group's id." example:"42"`
+		}) (*struct{}, error) {
+			gid, err := store.ParseID(in.GroupID)
+			if err != nil {
+				return nil, rest.NotFound("membership")
+			}
+			err = h.withUser(ctx, in.UserPath, func(tx *sqlx.Tx, tenant string, id int64) error {
+				return store.RemoveMembership(ctx, tx, tenant, gid, id)
+			})
+			return nil, h.fail(ctx, err, "membership")
+		})
+
+	rest.Register(api, op("usersCreateNewLocation", http.MethodPost, base+"/locations", http.StatusCreated, "Add a location",
+		"Adds a place the user wants notifications for; geo-targeted alerts match against it. The answer's Location header names the new location "+
+			"(and X-Location-Id its id). Coordinates out of range are a 400."),
+		func(ctx context.Context, in *struct {
+			UserPath
+			Body model.CreateLocationCommand
+		}) (*struct {
+			Location   string `header:"Location" doc:"The new location's address."`
+			LocationID string `header:"X-Location-Id" doc:"The new location's id."`
+		}, error) {
+			name := strings.TrimSpace(in.Body.Name)
+			if name == "" {
+				return nil, rest.Invalid("body", "name", "must not be blank", in.Body.Name)
+			}
+			in.Body.Name = name
+			var lid int64
+			err := h.withUser(ctx, in.UserPath, func(tx *sqlx.Tx, tenant string, id int64) error {
+				var err error
+				lid, err = store.AddLocation(ctx, tx, tenant, id, in.Body)
+				return err
+			})
+			if err != nil {
+				return nil, h.fail(ctx, err, "user")
+			}
+			return &struct {
+				Location   string `header:"Location" doc:"The new location's address."`
+				LocationID string `header:"X-Location-Id" doc:"The new location's id."`
+			}{
+				Location:   fmt.Sprintf("/%s/directory/%s/users/%s/notifications/locations/%d", in.TenantID, in.DirectoryID, in.UserID, lid),
+				LocationID: strconv.FormatInt(lid, 10),
+			}, nil
+		})
+
+	rest.Register(api, op("usersGetLocation", http.MethodGet, base+"/locations/{locationId}", 0, "Read a location", "Answers one of the user's locations."),
+		func(ctx context.Context, in *LocationPath) (*struct{ Body model.Location }, error) {
+			dir, id, err := in.ids()
+			if err != nil {
+				return nil, err
+			}
+			lid, err := store.ParseID(in.LocationID)
+			if err != nil {
+				return nil, rest.NotFound("location")
+			}
+			tenant := rest.Tenant(ctx)
+			if _, err := store.GetUser(ctx, h.d.DB, tenant, dir, id); err != nil {
+				return nil, h.fail(ctx, err, "user")
+			}
+			l, err := store.GetLocation(ctx, h.d.DB, tenant, id, lid)
+			if err != nil {
+				return nil, h.fail(ctx, err, "location")
+			}
+			return &struct{ Body model.Location }{l}, nil
+		})
+
+	rest.Register(api, op("usersRemoveLocation", http.MethodDelete, base+"/locations/{locationId}", http.StatusNoContent, "Remove a location",
+		"Removes one of the user's locations with the weather subscriptions for it."),
+		func(ctx context.Context, in *LocationPath) (*struct{}, error) {
+			lid, err := store.ParseID(in.LocationID)
+			if err != nil {
+				return nil, rest.NotFound("location")
+			}
+			err = h.withUser(ctx, in.UserPath, func(tx *sqlx.Tx, tenant string, id int64) error {
+				return store.RemoveLocation(ctx, tx, tenant, id, lid)
+			})
+			return nil, h.fail(ctx, err, "location")
+		})
+
+	rest.Register(api, op("usersAddWeatherNotifications", http.MethodPost, base+"/weather", http.StatusNoContent, "Subscribe to weather notifications",
+		"Adds channels for weather categories (ids from metaGetWeatherCategories), for all the user's locations or one of them; channels already there stay."),
+		func(ctx context.Context, in *struct {
+			UserPath
+			Body model.AddWeatherNotificationsCommand
+		}) (*struct{}, error) {
+			err := h.withUser(ctx, in.UserPath, func(tx *sqlx.Tx, tenant string, id int64) error {
+				changes, err := weatherChanges(ctx, tx, tenant, id, in.Body.Notifications, true)
+				if err != nil {
+					return err
+				}
+				return store.AddWeather(ctx, tx, tenant, id, changes)
+			})
+			return nil, h.fail(ctx, err, "user")
+		})
+
+	rest.Register(api, op("usersGetWeatherNotifications", http.MethodGet, base+"/weather", 0, "List weather notifications",
+		"Answers the user's weather subscriptions."),
+		func(ctx context.Context, in *UserPath) (*struct {
+			Body model.WeatherNotificationCollection
+		}, error) {
+			dir, id, err := in.ids()
+			if err != nil {
+				return nil, err
+			}
+			tenant := rest.Tenant(ctx)
+			if _, err := store.GetUser(ctx, h.d.DB, tenant, dir, id); err != nil {
+				return nil, h.fail(ctx, err, "user")
+			}
+			items, err := store.ListWeather(ctx, h.d.DB, tenant, id, weatherCategoryName)
+			if err != nil {
+				return nil, h.fail(ctx, err, "user")
+			}
+			return &struct {
+				Body model.WeatherNotificationCollection
+			}{model.WeatherNotificationCollection{Items: items, Count: len(items)}}, nil
+		})
+
+	rest.Register(api, op("usersRemoveWeatherNotifications", http.MethodDelete, base+"/weather", http.StatusNoContent, "Unsubscribe from weather notifications",
+		"Removes the channels given for each category (the whole category when no channels are given); a subscription left without channels ends. "+
+			"A 404 when none of the subscriptions named exists."),
+		func(ctx context.Context, in *struct {
+			UserPath
+			Body model.RemoveWeatherNotificationsCommand
+		}) (*struct{}, error) {
+			err := h.withUser(ctx, in.UserPath, func(tx *sqlx.Tx, tenant string, id int64) error {
+				changes, err := weatherChanges(ctx, tx, tenant, id, in.Body.Notifications, false)
+				if err != nil {
+					return err
+				}
+				n, err := store.RemoveWeather(ctx, tx, tenant, id, changes)
+				if err == nil && n == 0 {
+					return rest.NotFound("weather notification")
+				}
+				return err
+			})
+			return nil, h.fail(ctx, err, "user")
+		})
+}
+
+// weatherChanges checks the commands: known categories, channels for an
+// add, locations of the user.
+func weatherChanges(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, cmds []model.WeatherNotificationCommand, adding bool) ([]store.WeatherChange, error) {
+	out := make([]store.WeatherChange, 0, len(cmds))
+	for i, c := range cmds {
+		field := fmt.Sprintf("notifications[%d]", i)
+		if weatherCategoryName(c.Category) == "" {
+			return nil, rest.Invalid("body", field+".category", "not a category of metaGetWeatherCategories", c.Category)
+		}
+		if adding && len(c.Channels) == 0 {
+			return nil, rest.Invalid("body", field+".channels", "at least one channel is required", nil)
+		}
+		ch := store.WeatherChange{Category: c.Category}
+		for _, w := range c.Channels {
+			ch.Channels = append(ch.Channels, string(w))
+		}
+		if c.LocationID != "" {
+			lid, err := store.ParseID(c.LocationID)
+			if err == nil {
+				_, err = store.GetLocation(ctx, tx, tenant, person, lid)
+			}
+			if errors.Is(err, storage.ErrNotFound) {
+				return nil, rest.Invalid("body", field+".locationId", "not a location of the user", c.LocationID)
+			}
+			if err != nil {
+				return nil, err
+			}
+			ch.Location = lid
+		}
+		out = append(out, ch)
+	}
+	return out, nil
+}
+
+// mustDir is the directory of a path whose ids were already checked.
+func mustDir(p DirPath) string {
+	d, _ := p.dir()
+	return d
+}

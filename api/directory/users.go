@@ -1,0 +1,286 @@
+package directory
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/jmoiron/sqlx"
+
+	"github.com/tocsin/tocsin/api/model"
+	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/storage"
+	store "github.com/tocsin/tocsin/storage/directory"
+)
+
+type profileOutput struct {
+	Location string `header:"Location" doc:"The user's address."`
+	Body     model.UserProfile
+}
+
+func (h *handlers) registerUsers(api huma.API) {
+	const users = "/{tenantId}/directory/{directoryId}/users"
+	rest.Register(api, op("usersCreate", http.MethodPost, users, http.StatusCreated, "Create a user",
+		"Creates a user profile in the directory. A duplicate external id within the directory is a 409.", http.StatusConflict),
+		func(ctx context.Context, in *struct {
+			DirPath
+			Body model.CreateUserProfileCommand
+		}) (*profileOutput, error) {
+			dir, err := in.dir()
+			if err != nil {
+				return nil, err
+			}
+			u, err := newUser(in.Body.Name, in.Body.PreferredLanguage, in.Body.TimeZone, in.Body.MobileApps)
+			if err != nil {
+				return nil, err
+			}
+			u.ExternalID = strings.TrimSpace(in.Body.ExternalID)
+			u.SelfService = model.DefaultSelfService
+			if in.Body.SelfService != nil {
+				u.SelfService = *in.Body.SelfService
+			}
+			tenant := rest.Tenant(ctx)
+			var id int64
+			err = h.d.DB.InTx(ctx, func(tx *sqlx.Tx) error {
+				id, err = store.CreateUser(ctx, tx, tenant, dir, u)
+				return err
+			})
+			if err == storage.ErrConflict {
+				return nil, rest.Conflict("another user of the directory has this external id, or a push token is registered to another user")
+			}
+			if err != nil {
+				return nil, h.fail(ctx, err, "user")
+			}
+			p, err := h.profile(ctx, tenant, dir, id)
+			if err != nil {
+				return nil, h.fail(ctx, err, "user")
+			}
+			return &profileOutput{Location: fmt.Sprintf("/%s/directory/%s/users/%d", tenant, in.DirectoryID, id), Body: p}, nil
+		})
+
+	const user = users + "/{userId}"
+	rest.Register(api, op("usersGetById", http.MethodGet, user, 0, "Read a user",
+		"Answers the user's profile with its contact information and notification preferences in brief."),
+		func(ctx context.Context, in *UserPath) (*profileOutput, error) {
+			dir, id, err := in.ids()
+			if err != nil {
+				return nil, err
+			}
+			p, err := h.profile(ctx, rest.Tenant(ctx), dir, id)
+			if err != nil {
+				return nil, h.fail(ctx, err, "user")
+			}
+			return &profileOutput{Body: p}, nil
+		})
+
+	rest.Register(api, op("usersUpdate", http.MethodPut, user, http.StatusNoContent, "Update a user's base information",
+		"Replaces the name, preferred language and time zone; the self-service settings and mobile apps when given.", http.StatusConflict),
+		func(ctx context.Context, in *struct {
+			UserPath
+			Body model.UpdateUserProfileCommand
+		}) (*struct{}, error) {
+			dir, id, err := in.ids()
+			if err != nil {
+				return nil, err
+			}
+			u, err := newUser(in.Body.Name, in.Body.PreferredLanguage, in.Body.TimeZone, in.Body.MobileApps)
+			if err != nil {
+				return nil, err
+			}
+			tenant := rest.Tenant(ctx)
+			err = h.d.DB.InTx(ctx, func(tx *sqlx.Tx) error {
+				cur, err := store.LockUser(ctx, tx, tenant, dir, id)
+				if err != nil {
+					return err
+				}
+				u.SelfService = model.DefaultSelfService
+				_ = json.Unmarshal(cur.SelfService, &u.SelfService)
+				if in.Body.SelfService != nil {
+					u.SelfService = *in.Body.SelfService
+				}
+				return store.UpdateUser(ctx, tx, tenant, id, u, u.MobileApps, in.Body.MobileApps != nil)
+			})
+			if err == storage.ErrConflict {
+				return nil, rest.Conflict("a push token of the mobile apps is registered to another user")
+			}
+			return nil, h.fail(ctx, err, "user")
+		})
+
+	rest.Register(api, op("usersDelete", http.MethodDelete, user, http.StatusNoContent, "Delete a user",
+		"Deletes the user with its emails, phones, devices, memberships, locations, weather subscriptions and pending verifications; later alerts no longer reach it."),
+		func(ctx context.Context, in *UserPath) (*struct{}, error) {
+			dir, id, err := in.ids()
+			if err != nil {
+				return nil, err
+			}
+			return nil, h.fail(ctx, store.DeleteUser(ctx, h.d.DB, rest.Tenant(ctx), dir, id), "user")
+		})
+
+	rest.Register(api, op("usersFindUsersByQuery", http.MethodPost, users+"/query", 0, "Find users",
+		"Answers a page of the directory's users matching every condition given. Sortable by id, lastName, firstName, externalId, createdAt and updatedAt (default lastName, firstName)."),
+		func(ctx context.Context, in *struct {
+			DirPath
+			rest.PageParams
+			Body *model.FindUserQuery
+		}) (*struct {
+			Body model.UserProfileSummaryPagedApiResponse
+		}, error) {
+			dir, err := in.dir()
+			if err != nil {
+				return nil, err
+			}
+			order, err := rest.OrderBy(in.Sort, store.UserSorts, "lower(p.last_name), lower(p.first_name)", "p.id")
+			if err != nil {
+				return nil, err
+			}
+			var f store.UserFilter
+			if q := in.Body; q != nil {
+				f = store.UserFilter{Name: strings.TrimSpace(q.Name), ExternalID: q.ExternalID}
+				if q.Email != "" {
+					f.Email = strings.ToLower(strings.TrimSpace(q.Email))
+				}
+				if q.Phone != "" {
+					if f.Phone, err = normalizePhone(q.Phone, ""); err != nil {
+						return nil, rest.Invalid("body", "phone", err.Error(), q.Phone)
+					}
+				}
+				if q.GroupID != "" {
+					if f.GroupID, err = strconv.ParseInt(q.GroupID, 10, 64); err != nil || f.GroupID <= 0 {
+						return nil, rest.Invalid("body", "groupId", "not a group id", q.GroupID)
+					}
+				}
+			}
+			items, total, err := store.FindUsers(ctx, h.d.DB, rest.Tenant(ctx), dir, f, order, in.Limit(), in.Offset())
+			if err != nil {
+				return nil, h.fail(ctx, err, "user")
+			}
+			out := &struct {
+				Body model.UserProfileSummaryPagedApiResponse
+			}{}
+			out.Body = model.UserProfileSummaryPagedApiResponse{Paging: rest.NewPaging(in.PageParams, total), Items: items}
+			return out, nil
+		})
+
+	rest.Register(api, op("usersCreateExternalId", http.MethodPost, user+"/externalId", http.StatusNoContent, "Associate an external id",
+		"Sets the id the tenant's own systems use for the user, replacing any earlier one. Another user of the directory with it is a 409.", http.StatusConflict),
+		func(ctx context.Context, in *struct {
+			UserPath
+			Body model.CreateExternalIdCommand
+		}) (*struct{}, error) {
+			dir, id, err := in.ids()
+			if err != nil {
+				return nil, err
+			}
+			ext := strings.TrimSpace(in.Body.ExternalID)
+			if ext == "" {
+				return nil, rest.Invalid("body", "externalId", "must not be blank", in.Body.ExternalID)
+			}
+			err = store.SetExternalID(ctx, h.d.DB, rest.Tenant(ctx), dir, id, ext)
+			if err == storage.ErrConflict {
+				return nil, rest.Conflict("another user of the directory has this external id")
+			}
+			return nil, h.fail(ctx, err, "user")
+		})
+
+	rest.Register(api, op("usersGetContactInformationById", http.MethodGet, user+"/contact", 0, "Read a user's contact information",
+		"Answers the user's emails and phones with their verification status, and their devices."),
+		func(ctx context.Context, in *UserPath) (*struct{ Body model.ContactInformation }, error) {
+			dir, id, err := in.ids()
+			if err != nil {
+				return nil, err
+			}
+			tenant := rest.Tenant(ctx)
+			if _, err := store.GetUser(ctx, h.d.DB, tenant, dir, id); err != nil {
+				return nil, h.fail(ctx, err, "user")
+			}
+			ci, err := store.ContactInformation(ctx, h.d.DB, tenant, id)
+			if err != nil {
+				return nil, h.fail(ctx, err, "user")
+			}
+			return &struct{ Body model.ContactInformation }{ci}, nil
+		})
+}
+
+// newUser checks the base information shared by create and update.
+func newUser(name model.PersonName, lang, zone string, apps []model.MobileApp) (store.NewUser, error) {
+	name.First, name.Middle, name.Last = strings.TrimSpace(name.First), strings.TrimSpace(name.Middle), strings.TrimSpace(name.Last)
+	if name.First == "" && name.Last == "" {
+		return store.NewUser{}, rest.Invalid("body", "name", "a first or last name is required", nil)
+	}
+	if lang == "" {
+		lang = "en"
+	}
+	if !knownLanguage(lang) {
+		return store.NewUser{}, rest.Invalid("body", "preferredLanguage", "not a language of metaGetLanguages", lang)
+	}
+	if zone == "" {
+		zone = "UTC"
+	}
+	if !knownZone(zone) {
+		return store.NewUser{}, rest.Invalid("body", "timeZone", "not a time zone of metaGetTimeZones", zone)
+	}
+	seen := map[string]bool{}
+	for i := range apps {
+		if seen[apps[i].InstallationID] {
+			return store.NewUser{}, rest.Invalid("body", fmt.Sprintf("mobileApps[%d].installationId", i), "duplicate installation id", apps[i].InstallationID)
+		}
+		seen[apps[i].InstallationID] = true
+		if apps[i].RegisteredAt.IsZero() {
+			apps[i].RegisteredAt = nowUTC()
+		}
+	}
+	return store.NewUser{Name: name, Language: lang, TimeZone: zone, MobileApps: apps}, nil
+}
+
+// profile reads the whole profile of a user.
+func (h *handlers) profile(ctx context.Context, tenant, dir string, id int64) (model.UserProfile, error) {
+	u, err := store.GetUser(ctx, h.d.DB, tenant, dir, id)
+	if err != nil {
+		return model.UserProfile{}, err
+	}
+	p := model.UserProfile{
+		ID: strconv.FormatInt(u.ID, 10), DirectoryID: u.DirectoryID, ExternalID: u.ExternalID.String,
+		Name:              model.PersonName{First: u.FirstName, Middle: u.MiddleName, Last: u.LastName},
+		PreferredLanguage: u.Language, TimeZone: u.TimeZone, SelfService: model.DefaultSelfService,
+		MobileApps: []model.MobileApp{}, CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt,
+	}
+	_ = json.Unmarshal(u.SelfService, &p.SelfService)
+	_ = json.Unmarshal(u.MobileApps, &p.MobileApps)
+	if p.MobileApps == nil {
+		p.MobileApps = []model.MobileApp{}
+	}
+	if p.ContactInformation, err = store.ContactInformation(ctx, h.d.DB, tenant, id); err != nil {
+		return p, err
+	}
+	sum, err := h.preferences(ctx, tenant, id)
+	if err != nil {
+		return p, err
+	}
+	np := model.NotificationPreferences{GroupIDs: []string{}, LocationIDs: []string{}, WeatherCategories: []string{}}
+	for _, g := range sum.Memberships.Items {
+		np.GroupIDs = append(np.GroupIDs, g.ID)
+	}
+	for _, l := range sum.Locations.Items {
+		np.LocationIDs = append(np.LocationIDs, l.ID)
+	}
+	for _, w := range sum.WeatherNotifications.Items {
+		if !contains(np.WeatherCategories, w.Category) {
+			np.WeatherCategories = append(np.WeatherCategories, w.Category)
+		}
+	}
+	p.NotificationPreferences = np
+	return p, nil
+}
+
+func contains(s []string, v string) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}

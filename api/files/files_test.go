@@ -1,0 +1,451 @@
+package files_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"io"
+	"math"
+	"mime/multipart"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/go-audio/audio"
+	"github.com/go-audio/wav"
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"github.com/tocsin/tocsin/api/model"
+	"github.com/tocsin/tocsin/internal/config"
+	"github.com/tocsin/tocsin/internal/stacktest"
+	"github.com/tocsin/tocsin/media"
+)
+
+// part is one multipart part; file parts have data.
+type part struct {
+	name, value string
+	data        []byte
+}
+
+func text(name, value string) part { return part{name: name, value: value} }
+func file(data []byte) part        { return part{name: "HttpFile", data: data} }
+
+func body(parts ...part) (io.Reader, string) {
+	var b bytes.Buffer
+	w := multipart.NewWriter(&b)
+	for _, p := range parts {
+		if p.data != nil {
+			fw, _ := w.CreateFormFile(p.name, "upload.bin")
+			_, _ = fw.Write(p.data)
+			continue
+		}
+		_ = w.WriteField(p.name, p.value)
+	}
+	_ = w.Close()
+	return &b, w.FormDataContentType()
+}
+
+// upload sends the usual parts for data named name, then extra parts.
+func std(name, contentType string, data []byte, extra ...part) []part {
+	return append([]part{text("FileName", name), text("ContentType", contentType), text("ContentLength", fmt.Sprint(len(data))), file(data)}, extra...)
+}
+
+func post(t *testing.T, s *stacktest.Stack, tenant, token string, parts ...part) stacktest.Response {
+	t.Helper()
+	r, ct := body(parts...)
+	return s.Do(t, http.MethodPost, "/v4/"+tenant+"/files", token, r, "Content-Type", ct)
+}
+
+func picture(w, h int) []byte {
+	img := image.NewRGBA(image.Rect(0, 0, w, h))
+	for x := range w {
+		for y := range h {
+			img.Set(x, y, color.RGBA{uint8(x), uint8(y), 200, 255})
+		}
+	}
+	var b bytes.Buffer
+	_ = png.Encode(&b, img)
+	return b.Bytes()
+}
+
+func tone(t *testing.T, rate, channels int, seconds float64) []byte {
+	t.Helper()
+	f, err := os.CreateTemp(t.TempDir(), "*.wav")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	enc := wav.NewEncoder(f, rate, 16, channels, 1)
+	buf := &audio.IntBuffer{Format: &audio.Format{NumChannels: channels, SampleRate: rate}, SourceBitDepth: 16}
+	for i := range int(float64(rate) * seconds) {
+		v := int(12000 * math.Sin(2*math.Pi*440*float64(i)/float64(rate)))
+		for range channels {
+			buf.Data = append(buf.Data, v)
+		}
+	}
+	if err := enc.Write(buf); err != nil {
+		t.Fatal(err)
+	}
+	if err := enc.Close(); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(f.Name())
+	return b
+}
+
+func mp3Tone(t *testing.T) []byte {
+	b, err := os.ReadFile("../../media/testdata/tone.mp3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func decode[T any](t *testing.T, r stacktest.Response, want int) T {
+	t.Helper()
+	if r.Status != want {
+		t.Fatalf("status %d, want %d: %s", r.Status, want, r.Body)
+	}
+	var v T
+	r.JSON(t, &v)
+	return v
+}
+
+func asset(t *testing.T, f model.FileModel, kind string) model.AssetInformation {
+	t.Helper()
+	for _, a := range f.Assets {
+		if string(a.Kind) == kind {
+			return a
+		}
+	}
+	t.Fatalf("%s has no %s asset: %+v", f.FileName, kind, f.Assets)
+	return model.AssetInformation{}
+}
+
+func fetch(t *testing.T, u string) []byte {
+	t.Helper()
+	res, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, _ := io.ReadAll(res.Body)
+	if res.StatusCode != 200 {
+		t.Fatalf("GET presigned URL: %d %s", res.StatusCode, b)
+	}
+	return b
+}
+
+func objects(t *testing.T, s *stacktest.Stack, prefix string) []string {
+	var keys []string
+	for o := range s.Objects.Client.ListObjects(context.Background(), s.Objects.Bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
+		if o.Err != nil {
+			t.Fatal(o.Err)
+		}
+		keys = append(keys, o.Key)
+	}
+	return keys
+}
+
+func count(t *testing.T, s *stacktest.Stack, query string, args ...any) int {
+	t.Helper()
+	var n int
+	if err := s.DB.GetContext(context.Background(), &n, query, args...); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestFilesLifecycle(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
+	token, otherToken := s.Token(t, tenant, "content"), s.Token(t, other, "content")
+	base := "/v4/" + tenant + "/files"
+
+	// An image, resized.
+	pic := picture(400, 200)
+	img := decode[model.FileModel](t, post(t, s, tenant, token, std("logo.png", "image/png", pic,
+		text("FolderName", "brand/logos"), text("ResizeImage", "true"), text("MaxWidth", "100"), text("Description", "the logo"))...), 201)
+	sum := sha256.Sum256(pic)
+	if img.FileName != "brand/logos/logo.png" || img.Name != "logo.png" || img.FolderName != "brand/logos" || img.Kind != "image" ||
+		img.SizeBytes != int64(len(pic)) || img.Sha256 != hex.EncodeToString(sum[:]) || img.Description != "the logo" ||
+		img.Details.Width != 400 || img.Details.Height != 200 || len(img.Assets) != 2 {
+		t.Fatalf("image %+v", img)
+	}
+	resized := asset(t, img, "resized")
+	if resized.Details.Width != 100 || resized.Details.Height != 50 || resized.ContentType != "image/png" || resized.URL == "" {
+		t.Fatalf("resized %+v", resized)
+	}
+	got := fetch(t, resized.URL)
+	if media.Sniff(got) != media.PNG || int64(len(got)) != resized.SizeBytes {
+		t.Fatalf("resized bytes: %d, %s", len(got), media.Sniff(got))
+	}
+	if orig := fetch(t, asset(t, img, "original").URL); !bytes.Equal(orig, pic) {
+		t.Fatal("the original's bytes differ")
+	}
+
+	// WAV with both encodings; the file part comes first.
+	w := tone(t, 44100, 2, 1)
+	parts := []part{file(w), text("FileName", "siren.wav"), text("ContentType", "audio/x-wav"), text("ContentLength", fmt.Sprint(len(w))),
+		text("EncodeForVoiceAudio", "true"), text("EncodeForEasAudio", "True")}
+	snd := decode[model.FileModel](t, post(t, s, tenant, token, parts...), 201)
+	if snd.Kind != "audio" || snd.ContentType != "audio/wav" || snd.Details.SampleRate != 44100 || snd.Details.Channels != 2 || snd.Details.DurationMs != 1000 {
+		t.Fatalf("wav %+v", snd)
+	}
+	for kind, rate := range map[string]int{"voice": 8000, "eas": 22050} {
+		a := asset(t, snd, kind)
+		if a.ContentType != "audio/wav" || a.Details.SampleRate != rate || a.Details.Channels != 1 || a.Details.BitsPerSample != 16 {
+			t.Fatalf("%s %+v", kind, a)
+		}
+		d, err := media.InspectAudio(bytes.NewReader(fetch(t, a.URL)), media.WAV)
+		if err != nil || d.SampleRate != rate || d.Channels != 1 {
+			t.Fatalf("%s bytes: %+v %v", kind, d, err)
+		}
+	}
+
+	// MP3 (declared with an alias) to voice audio.
+	mp3 := decode[model.FileModel](t, post(t, s, tenant, token, std("Alarm-TONE.mp3", "audio/mp3", mp3Tone(t), text("EncodeForVoiceAudio", "1"))...), 201)
+	if mp3.ContentType != "audio/mpeg" || asset(t, mp3, "voice").Details.SampleRate != 8000 {
+		t.Fatalf("mp3 %+v", mp3)
+	}
+
+	if keys := objects(t, s, "tenants/"+tenant+"/"); len(keys) != 2+3+2 {
+		t.Fatalf("objects %v", keys)
+	}
+	if n := count(t, s, `SELECT count(*) FROM events WHERE tenant_id = $1 AND type = 'file.uploaded'`, tenant); n != 3 {
+		t.Fatalf("%d file.uploaded events", n)
+	}
+
+	// Lists.
+	list := decode[[]model.FileModel](t, s.Do(t, http.MethodGet, base+"?IncludeAudioUrls=false", token, nil), 200)
+	if len(list) != 3 || list[0].FileName != "Alarm-TONE.mp3" || list[1].FileName != "brand/logos/logo.png" {
+		t.Fatalf("list %+v", list)
+	}
+	for _, f := range list {
+		for _, a := range f.Assets {
+			if a.URL != "" {
+				t.Fatalf("URL without IncludeAudioUrls: %+v", a)
+			}
+		}
+	}
+	list = decode[[]model.FileModel](t, s.Do(t, http.MethodGet, base+"?IncludeAudioUrls=true", token, nil), 200)
+	for _, f := range list {
+		for _, a := range f.Assets {
+			if (a.URL != "") != (f.Kind == "audio") {
+				t.Fatalf("%s %s url %q", f.FileName, a.Kind, a.URL)
+			}
+		}
+	}
+	for q, want := range map[string][]string{
+		"Filter=image":                  {"brand/logos/logo.png"},
+		"Filter=audio":                  {"Alarm-TONE.mp3", "siren.wav"},
+		"SearchTerm=tone":               {"Alarm-TONE.mp3"},
+		"SearchTerm=LOGOS%2F":           {"brand/logos/logo.png"},
+		"Filter=image&SearchTerm=siren": {},
+	} {
+		l := decode[[]model.FileModel](t, s.Do(t, http.MethodGet, base+"?IncludeAudioUrls=false&"+q, token, nil), 200)
+		var names []string
+		for _, f := range l {
+			names = append(names, f.FileName)
+		}
+		if fmt.Sprint(names) != fmt.Sprint(want) {
+			t.Errorf("%s: %v, want %v", q, names, want)
+		}
+	}
+	for _, q := range []string{"", "?IncludeAudioUrls=maybe", "?IncludeAudioUrls=true&Filter=video"} {
+		if r := s.Do(t, http.MethodGet, base+q, token, nil); r.Status != 400 {
+			t.Errorf("list %q: %d", q, r.Status)
+		}
+	}
+
+	// Get and update.
+	logo := base + "/" + url.PathEscape("brand/logos/logo.png")
+	g := decode[model.FileModel](t, s.Do(t, http.MethodGet, logo, token, nil), 200)
+	if g.Sha256 != img.Sha256 || asset(t, g, "original").URL == "" {
+		t.Fatalf("get %+v", g)
+	}
+	if r := s.Do(t, http.MethodGet, base+"/nope.png", token, nil); r.Status != 404 {
+		t.Fatalf("unknown file %d", r.Status)
+	}
+	if r := s.Do(t, http.MethodGet, base+"/"+url.PathEscape("../etc/passwd"), token, nil); r.Status != 400 {
+		t.Fatalf("path trick %d", r.Status)
+	}
+	up := decode[model.FileModelResponse](t, s.Do(t, http.MethodPut, logo+"?Description=from+query", token, nil), 200)
+	if up.File.Description != "from query" || up.Message == "" {
+		t.Fatalf("update by query %+v", up)
+	}
+	up = decode[model.FileModelResponse](t, s.Do(t, http.MethodPut, logo, token, map[string]string{"description": "from body"}), 200)
+	if up.File.Description != "from body" || !up.File.UpdatedAt.After(img.UpdatedAt) {
+		t.Fatalf("update by body %+v", up)
+	}
+	if r := s.Do(t, http.MethodPut, logo+"?Description=x", token, map[string]string{"description": "y"}); r.Status != 400 {
+		t.Fatalf("both: %d", r.Status)
+	}
+	if r := s.Do(t, http.MethodPut, logo, token, map[string]string{"description": strings.Repeat("d", 1001)}); r.Status != 400 {
+		t.Fatalf("too long: %d", r.Status)
+	}
+	if r := s.Do(t, http.MethodPut, base+"/nope.png?Description=x", token, nil); r.Status != 404 {
+		t.Fatalf("update unknown: %d", r.Status)
+	}
+
+	// Another tenant sees nothing.
+	if r := s.Do(t, http.MethodGet, logo, otherToken, nil); r.Status != 404 {
+		t.Fatalf("another tenant's token on our path: %d", r.Status)
+	}
+	if r := s.Do(t, http.MethodGet, "/v4/"+other+"/files/"+url.PathEscape("brand/logos/logo.png"), otherToken, nil); r.Status != 404 {
+		t.Fatalf("another tenant's own path: %d", r.Status)
+	}
+	if l := decode[[]model.FileModel](t, s.Do(t, http.MethodGet, "/v4/"+other+"/files?IncludeAudioUrls=true", otherToken, nil), 200); len(l) != 0 {
+		t.Fatalf("another tenant lists %+v", l)
+	}
+	if r := s.Do(t, http.MethodDelete, "/v4/"+other+"/files/siren.wav", otherToken, nil); r.Status != 404 {
+		t.Fatalf("another tenant deletes: %d", r.Status)
+	}
+
+	// Delete: objects and metadata gone, once.
+	if r := s.Do(t, http.MethodDelete, base+"/siren.wav", token, nil); r.Status != 204 {
+		t.Fatalf("delete %d %s", r.Status, r.Body)
+	}
+	if r := s.Do(t, http.MethodDelete, base+"/siren.wav", token, nil); r.Status != 404 {
+		t.Fatalf("second delete %d", r.Status)
+	}
+	if r := s.Do(t, http.MethodGet, base+"/siren.wav", token, nil); r.Status != 404 {
+		t.Fatalf("get after delete %d", r.Status)
+	}
+	if keys := objects(t, s, "tenants/"+tenant+"/"); len(keys) != 2+2 {
+		t.Fatalf("objects after delete %v", keys)
+	}
+	if n := count(t, s, `SELECT count(*) FROM file_assets WHERE tenant_id = $1`, tenant); n != 4 {
+		t.Fatalf("%d asset rows after delete", n)
+	}
+	if n := count(t, s, `SELECT count(*) FROM events WHERE tenant_id = $1 AND type = 'file.deleted' AND payload->>'fileName' = 'siren.wav'`, tenant); n != 1 {
+		t.Fatalf("%d file.deleted events", n)
+	}
+}
+
+func TestUploadRejectsBadInput(t *testing.T) {
+	t.Parallel()
+	const limit = 2 << 20
+	s := stacktest.Start(t, func(c *config.Config) { c.FileSizeLimit = limit })
+	tenant := stacktest.NewTenant()
+	token := s.Token(t, tenant, "content")
+	pic := picture(40, 20)
+	w := tone(t, 8000, 1, 0.5)
+	decode[model.FileModel](t, post(t, s, tenant, token, std("taken.png", "image/png", pic)...), 201)
+
+	drop := func(parts []part, name string) []part {
+		var out []part
+		for _, p := range parts {
+			if p.name != name {
+				out = append(out, p)
+			}
+		}
+		return out
+	}
+	longWav := tone(t, 8000, 1, 121)
+	cases := []struct {
+		name   string
+		parts  []part
+		status int
+		field  string
+	}{
+		{"no FileName", drop(std("a.png", "image/png", pic), "FileName"), 400, "body.FileName"},
+		{"no ContentType", drop(std("a.png", "image/png", pic), "ContentType"), 400, "body.ContentType"},
+		{"no ContentLength", drop(std("a.png", "image/png", pic), "ContentLength"), 400, "body.ContentLength"},
+		{"no HttpFile", drop(std("a.png", "image/png", pic), "HttpFile"), 400, "body.HttpFile"},
+		{"empty file", std("a.png", "image/png", []byte{}), 400, "body.HttpFile"},
+		{"ContentLength too small", []part{text("FileName", "a.png"), text("ContentType", "image/png"), text("ContentLength", fmt.Sprint(len(pic)-1)), file(pic)}, 400, "body.ContentLength"},
+		{"ContentLength too large", []part{text("FileName", "a.png"), text("ContentType", "image/png"), text("ContentLength", fmt.Sprint(len(pic)+10)), file(pic)}, 400, "body.ContentLength"},
+		{"ContentLength after the file, wrong", []part{file(pic), text("FileName", "a.png"), text("ContentType", "image/png"), text("ContentLength", "7")}, 400, "body.ContentLength"},
+		{"ContentLength not a number", []part{text("ContentLength", "lots"), file(pic)}, 400, "body.ContentLength"},
+		{"declared type contradicts the bytes", std("a.png", "image/jpeg", pic), 400, "body.ContentType"},
+		{"declared wav, bytes png", std("a.wav", "audio/wav", pic), 400, "body.ContentType"},
+		{"text file", std("a.txt", "text/plain", []byte("just some words, not a picture")), 415, ""},
+		{"pdf declared", std("a.pdf", "application/pdf", []byte("%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj")), 415, ""},
+		{"png declared as pdf", std("a.png", "application/pdf", pic), 415, ""},
+		{"too large", std("big.png", "image/png", append(append([]byte{}, pic...), make([]byte, limit)...)), 413, ""},
+		{"declared too large", []part{text("ContentLength", fmt.Sprint(limit+1)), file(pic)}, 413, ""},
+		{"dot-dot", std("../a.png", "image/png", pic), 400, "body.FileName"},
+		{"absolute", std("/a.png", "image/png", pic), 400, "body.FileName"},
+		{"control character", std("a\x07.png", "image/png", pic), 400, "body.FileName"},
+		{"backslash", std(`a\b.png`, "image/png", pic), 400, "body.FileName"},
+		{"folder dot-dot", std("a.png", "image/png", pic, text("FolderName", "x/../..")), 400, "body.FolderName"},
+		{"folder absolute", std("a.png", "image/png", pic, text("FolderName", "/etc")), 400, "body.FolderName"},
+		{"name taken", std("taken.png", "image/png", pic), 409, ""},
+		{"resize audio", std("a.wav", "audio/wav", w, text("ResizeImage", "true"), text("MaxWidth", "10")), 400, "body.ResizeImage"},
+		{"resize without MaxWidth", std("a.png", "image/png", pic, text("ResizeImage", "true")), 400, "body.MaxWidth"},
+		{"MaxWidth zero", std("a.png", "image/png", pic, text("ResizeImage", "true"), text("MaxWidth", "0")), 400, "body.MaxWidth"},
+		{"voice for an image", std("a.png", "image/png", pic, text("EncodeForVoiceAudio", "true")), 400, "body.EncodeForVoiceAudio"},
+		{"bad boolean", std("a.png", "image/png", pic, text("ResizeImage", "yes please")), 400, "body.ResizeImage"},
+		{"EAS audio too long", std("long.wav", "audio/wav", longWav, text("EncodeForEasAudio", "true")), 400, "body.EncodeForEasAudio"},
+		{"corrupt png", std("bad.png", "image/png", pic[:60]), 400, "body.HttpFile"},
+		{"FileName twice", append(std("a.png", "image/png", pic), text("FileName", "b.png")), 400, "body.FileName"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := post(t, s, tenant, token, c.parts...)
+			if r.Status != c.status {
+				t.Fatalf("status %d, want %d: %s", r.Status, c.status, r.Body)
+			}
+			if c.field != "" && !strings.Contains(string(r.Body), `"location":"`+c.field+`"`) {
+				t.Fatalf("no failure at %s: %s", c.field, r.Body)
+			}
+			if !strings.HasPrefix(r.Header.Get("Content-Type"), "application/problem+json") {
+				t.Fatalf("content type %q", r.Header.Get("Content-Type"))
+			}
+		})
+	}
+	// Not multipart at all.
+	if r := s.Do(t, http.MethodPost, "/v4/"+tenant+"/files", token, map[string]string{"FileName": "a.png"}); r.Status != 415 {
+		t.Fatalf("JSON body: %d %s", r.Status, r.Body)
+	}
+	// Nothing of the failed uploads is left behind.
+	if n := count(t, s, `SELECT count(*) FROM files WHERE tenant_id = $1`, tenant); n != 1 {
+		t.Fatalf("%d file rows", n)
+	}
+	stacktest.Eventually(t, 30e9, "failed uploads' objects removed", func() bool {
+		return len(objects(t, s, "tenants/"+tenant+"/")) == 1
+	})
+}
+
+func TestObjectStoreDown(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	tenant := stacktest.NewTenant()
+	token := s.Token(t, tenant, "content")
+	pic := picture(20, 20)
+	decode[model.FileModel](t, post(t, s, tenant, token, std("kept.png", "image/png", pic)...), 201)
+
+	broken, err := minio.New("127.0.0.1:1", &minio.Options{Creds: credentials.NewStaticV4("x", "y", ""), MaxRetries: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	working := s.Objects.Client
+	s.Objects.Client = broken
+	defer func() { s.Objects.Client = working }()
+
+	for _, parts := range [][]part{std("new.png", "image/png", pic), {file(pic), text("FileName", "new.png"), text("ContentType", "image/png"), text("ContentLength", fmt.Sprint(len(pic)))}} {
+		r := post(t, s, tenant, token, parts...)
+		if r.Status != 503 || !strings.Contains(string(r.Body), "object store") {
+			t.Fatalf("upload with the object store down: %d %s", r.Status, r.Body)
+		}
+	}
+	if r := s.Do(t, http.MethodDelete, "/v4/"+tenant+"/files/kept.png", token, nil); r.Status != 503 {
+		t.Fatalf("delete with the object store down: %d %s", r.Status, r.Body)
+	}
+	if n := count(t, s, `SELECT count(*) FROM files WHERE tenant_id = $1`, tenant); n != 1 {
+		t.Fatalf("%d file rows", n)
+	}
+	if n := count(t, s, `SELECT count(*) FROM events WHERE tenant_id = $1`, tenant); n != 1 {
+		t.Fatalf("%d events", n)
+	}
+}

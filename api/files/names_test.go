@@ -1,0 +1,26 @@
+package files
+
+import "testing"
+
+func TestCheckPath(t *testing.T) {
+	good := []string{"logo.png", "sirens/tornado.wav", "a b/c-d_e (1).mp3", "ünïcode/名前.png", "..hidden", "x..y"}
+	bad := []string{"", "/etc/passwd", "../x.png", "a/../b.png", "a/./b", "a//b", "a/", ".", "..", "a\\b.png",
+		"bell\a.png", "new\nline.png", "rtl\u202egnp.exe", "nul\x00.png", " lead.png", "trail.png ", "\xff.png",
+		string(make([]byte, 256)) + ".png"}
+	for _, p := range good {
+		if err := checkPath(p); err != nil {
+			t.Errorf("%q refused: %v", p, err)
+		}
+	}
+	for _, p := range bad {
+		if err := checkPath(p); err == nil {
+			t.Errorf("%q accepted", p)
+		}
+	}
+	if f, n := splitName("a/b/c.png"); f != "a/b" || n != "c.png" {
+		t.Errorf("split %q %q", f, n)
+	}
+	if f, n := splitName("c.png"); f != "" || n != "c.png" {
+		t.Errorf("split %q %q", f, n)
+	}
+}

@@ -1,0 +1,89 @@
+package model
+
+import (
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/hooks"
+)
+
+// EventTypeName names an event type tocsin emits to hook subscriptions.
+type EventTypeName string
+
+// Schema implements huma.SchemaProvider.
+func (EventTypeName) Schema(r huma.Registry) *huma.Schema {
+	return EnumSchema(r, "EventTypeName", "The name of an event type; getEventTypes describes each.", hooks.EventNames()...)
+}
+
+// HookDeliveryOutcome is what became of one hook delivery attempt.
+type HookDeliveryOutcome string
+
+// Schema implements huma.SchemaProvider.
+func (HookDeliveryOutcome) Schema(r huma.Registry) *huma.Schema {
+	names := make([]string, len(hooks.Outcomes))
+	for i, o := range hooks.Outcomes {
+		names[i] = string(o)
+	}
+	return EnumSchema(r, "HookDeliveryOutcome",
+		"Delivered: the target answered 2xx. Failed: no 2xx (network error, timeout, 3xx, 4xx, 5xx); retried while the schedule lasts. Gone: the target answered 410 and the subscription was disabled. Refused: the target's address is loopback, private, link-local or otherwise reserved and not allowed (SSRF protection); retried like a failure.",
+		names...)
+}
+
+// Subscription is a hook: tocsin POSTs the tenant's events of the chosen
+// types to url, signed per the Standard Webhooks specification.
+type Subscription struct {
+	ID          int64             `json:"id" readOnly:"true" doc:"Identifier of the subscription." example:"12"`
+	URL         string            `json:"url" format:"uri" minLength:"8" maxLength:"2048" doc:"Where events are POSTed. https, and a host that resolves to public addresses only, unless the operator allows more (TOCSIN_HOOK_ALLOW_HTTP, TOCSIN_HOOK_ALLOW_HOSTS)." example:"https://hooks.example.com/tocsin"`
+	EventTypes  []EventTypeName   `json:"eventTypes" minItems:"1" maxItems:"20" uniqueItems:"true" doc:"The event types delivered to this subscription."`
+	Active      *bool             `json:"active" required:"false" default:"true" doc:"Only active subscriptions receive events. Defaults to true on creation; a 410 answer sets it to false."`
+	Description string            `json:"description,omitempty" maxLength:"500" doc:"What the subscription is for." example:"Incident dashboard"`
+	Headers     map[string]string `json:"headers,omitempty" maxProperties:"20" doc:"Extra headers sent with every delivery (for example an API key of the receiver). At most 20; the webhook-*, Content-Type, Host and other hop-by-hop headers are reserved." example:"{\"X-Api-Key\":\"k-123\"}"`
+	Secret      string            `json:"secret,omitempty" readOnly:"true" doc:"The signing secret (whsec_ and base64), returned once, in the answer of createSubscription. Verify the webhook-signature header with it." example:"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"`
+	// DisabledReason says why tocsin deactivated the subscription.
+	DisabledReason string     `json:"disabledReason,omitempty" readOnly:"true" doc:"Why tocsin deactivated the subscription (a 410 answer), empty otherwise." example:"the target answered 410 Gone"`
+	DisabledAt     *time.Time `json:"disabledAt,omitempty" readOnly:"true" doc:"When tocsin deactivated the subscription."`
+	CreatedAt      time.Time  `json:"createdAt" readOnly:"true" doc:"When the subscription was created."`
+	UpdatedAt      time.Time  `json:"updatedAt" readOnly:"true" doc:"When the subscription was last changed."`
+}
+
+// PagedSubscriptionResponse is a page of subscriptions.
+type PagedSubscriptionResponse struct {
+	rest.Paging
+	Items []Subscription `json:"items" doc:"The subscriptions of this page."`
+}
+
+// SubscriptionHistory is one delivery attempt of an event to a subscription.
+type SubscriptionHistory struct {
+	ID             int64               `json:"id" doc:"Identifier of the attempt." example:"981"`
+	SubscriptionID int64               `json:"subscriptionId" doc:"The subscription." example:"12"`
+	EventID        string              `json:"eventId" doc:"The event, also sent as the webhook-id header; the same on every attempt, so receivers can deduplicate." example:"evt_0f8fad5b-d9cb-469f-a165-70867728950e"`
+	EventType      EventTypeName       `json:"eventType"`
+	Attempt        int                 `json:"attempt" minimum:"1" doc:"1 for the first attempt, then counting retries." example:"1"`
+	RequestedAt    time.Time           `json:"requestedAt" doc:"When the request was sent."`
+	ResponseStatus int                 `json:"responseStatus,omitempty" doc:"The HTTP status of the answer; absent when none came (network error, timeout, refused)." example:"200"`
+	LatencyMs      int64               `json:"latencyMs" doc:"Time from sending the request to the answer (or the failure), in milliseconds." example:"84"`
+	Outcome        HookDeliveryOutcome `json:"outcome"`
+	Error          string              `json:"error,omitempty" doc:"What went wrong, for attempts that did not deliver." example:"HTTP 503: busy"`
+	NextRetryAt    *time.Time          `json:"nextRetryAt,omitempty" doc:"When the next attempt is due; absent after a delivery, a 410 or the last attempt."`
+}
+
+// PagedSubscriptionHistoryResponse is a page of delivery attempts.
+type PagedSubscriptionHistoryResponse struct {
+	rest.Paging
+	Items []SubscriptionHistory `json:"items" doc:"The attempts of this page."`
+}
+
+// EventType describes one kind of event a subscription can receive.
+type EventType struct {
+	Name           EventTypeName  `json:"name"`
+	Description    string         `json:"description" doc:"When the event is emitted." example:"A file (image or audio) was stored, with its encoded versions."`
+	ExamplePayload map[string]any `json:"examplePayload" doc:"An example of the JSON body delivered for this event: type, timestamp (when the event happened) and data."`
+}
+
+// PagedEventTypeResponse is a page of event types.
+type PagedEventTypeResponse struct {
+	rest.Paging
+	Items []EventType `json:"items" doc:"The event types of this page."`
+}

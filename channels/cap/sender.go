@@ -1,0 +1,208 @@
+package cap
+
+import (
+	"context"
+	"crypto/sha1" //nolint:gosec // CAP 1.2 defines the resource digest as SHA-1.
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tocsin/tocsin/channels"
+	"github.com/tocsin/tocsin/channels/providerhttp"
+)
+
+// Metadata keys of an EAS or mobile-broadcast message.
+const (
+	// MetaInput is the JSON of an Input; the message's Subject and Text fill
+	// its headline and description when those are empty.
+	MetaInput = "cap.input"
+	// MetaAudioKey is the object key of the EAS-encoded audio file, embedded
+	// in the document as a resource (derefUri, size and SHA-1 digest).
+	MetaAudioKey = "eas.audioKey"
+	// MetaAudioURL is a URL of the EAS-encoded audio, used when there is no key.
+	MetaAudioURL = "eas.audioUrl"
+)
+
+// Wireless emergency alert text limits, in characters: WEA 3.0 handsets
+// show up to 360 (the CMAMlongtext parameter), older ones 90 (CMAMtext).
+const (
+	WEALongTextLimit = 360
+	WEATextLimit     = 90
+)
+
+// WEAText cuts s to at most limit characters, at a word boundary when one
+// is near, and collapses white space.
+func WEAText(s string, limit int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= limit {
+		return s
+	}
+	r := []rune(s)[:limit]
+	cut := string(r)
+	if i := strings.LastIndexByte(cut, ' '); i > limit*2/3 {
+		cut = cut[:i]
+	}
+	return strings.TrimSpace(cut)
+}
+
+// ObjectReader reads stored files.
+type ObjectReader interface {
+	Read(ctx context.Context, key string) ([]byte, string, error)
+}
+
+// Log records the CAP messages sent.
+type Log interface {
+	Record(ctx context.Context, tenant string, alertID *int64, ch channels.Channel, a *Alert, doc []byte, sendErr error) error
+}
+
+// Config configures a Sender.
+type Config struct {
+	// URL is the CAP endpoint documents are POSTed to.
+	URL   string
+	Token string
+	// Channel is Eas or MobileBroadcast.
+	Channel channels.Channel
+	// SenderID is the CAP sender when the input names none.
+	SenderID string
+	Client   *http.Client
+	Objects  ObjectReader
+	Log      Log
+}
+
+// Sender delivers CAP documents for EAS or mobile broadcast.
+type Sender struct {
+	c Config
+}
+
+var _ channels.Sender = (*Sender)(nil)
+
+// NewSender returns a Sender for c.
+func NewSender(c Config) *Sender {
+	if c.Client == nil {
+		c.Client = providerhttp.NewClient(30 * time.Second)
+	}
+	if c.SenderID == "" {
+		c.SenderID = "tocsin"
+	}
+	return &Sender{c: c}
+}
+
+var notID = regexp.MustCompile(`[\s,<&]+`)
+
+// Document builds the CAP document of msg for the Sender's channel.
+func (s *Sender) Document(ctx context.Context, msg channels.Message) (*Alert, error) {
+	var in Input
+	if raw := msg.Metadata[MetaInput]; raw != "" {
+		if err := json.Unmarshal([]byte(raw), &in); err != nil {
+			return nil, fmt.Errorf("cap.input: %w", err)
+		}
+	}
+	if in.Identifier == "" {
+		in.Identifier = "tocsin-" + msg.Tenant + "-" + string(s.c.Channel) + "-" + notID.ReplaceAllString(msg.Key, "_")
+	}
+	if in.Sender == "" {
+		in.Sender = s.c.SenderID
+	}
+	if in.Sent.IsZero() {
+		in.Sent = time.Now().Truncate(time.Second)
+	}
+	if in.Headline == "" {
+		in.Headline = msg.Subject
+	}
+	if in.Description == "" {
+		in.Description = msg.Text
+	}
+	switch s.c.Channel {
+	case channels.MobileBroadcast:
+		text := in.Description
+		if text == "" {
+			text = in.Headline
+		}
+		in.Parameters = append(in.Parameters,
+			NamedValue{ValueName: "CMAMtext", Value: WEAText(text, WEATextLimit)},
+			NamedValue{ValueName: "CMAMlongtext", Value: WEAText(text, WEALongTextLimit)})
+	case channels.Eas:
+		if in.EventCode == "" {
+			in.EventCode = "CEM"
+		}
+		in.Parameters = append(in.Parameters, NamedValue{ValueName: "EAS-ORG", Value: "CIV"})
+		res, err := s.audio(ctx, msg)
+		if err != nil {
+			return nil, err
+		}
+		if res != nil {
+			in.Resources = append(in.Resources, *res)
+		}
+	}
+	return Build(in)
+}
+
+func (s *Sender) audio(ctx context.Context, msg channels.Message) (*Resource, error) {
+	if key := msg.Metadata[MetaAudioKey]; key != "" {
+		if s.c.Objects == nil {
+			return nil, fmt.Errorf("no object store to read the EAS audio from")
+		}
+		data, ct, err := s.c.Objects.Read(ctx, key)
+		if err != nil {
+			return nil, fmt.Errorf("read EAS audio: %w", err)
+		}
+		if ct == "" {
+			ct = "audio/x-wav"
+		}
+		sum := sha1.Sum(data) //nolint:gosec // the digest CAP defines
+		return &Resource{ResourceDesc: "EAS Broadcast Content", MimeType: ct, Size: int64(len(data)),
+			DerefURI: base64.StdEncoding.EncodeToString(data), Digest: hex.EncodeToString(sum[:])}, nil
+	}
+	if u := msg.Metadata[MetaAudioURL]; u != "" {
+		return &Resource{ResourceDesc: "EAS Broadcast Content", MimeType: "audio/x-wav", URI: u}, nil
+	}
+	return nil, nil
+}
+
+// Send implements channels.Sender: one document per message.
+func (s *Sender) Send(ctx context.Context, msgs []channels.Message) ([]channels.Result, error) {
+	out := make([]channels.Result, len(msgs))
+	for i, m := range msgs {
+		out[i] = s.send(ctx, m)
+	}
+	return out, nil
+}
+
+func (s *Sender) send(ctx context.Context, msg channels.Message) channels.Result {
+	res := channels.Result{Key: msg.Key, Outcome: channels.Failed}
+	a, err := s.Document(ctx, msg)
+	if err != nil {
+		res.Permanent, res.Error = true, err.Error()
+		return res
+	}
+	doc, err := Marshal(a)
+	if err != nil {
+		res.Permanent, res.Error = true, err.Error()
+		return res
+	}
+	h := providerhttp.Bearer(s.c.Token)
+	h.Set("Idempotency-Key", a.Identifier)
+	h.Set("Accept", "application/xml, application/json")
+	_, sendErr := providerhttp.Do(ctx, s.c.Client, providerhttp.Request{URL: s.c.URL, Body: doc, ContentType: "application/xml", Header: h})
+	if s.c.Log != nil {
+		var alertID *int64
+		if v, err := strconv.ParseInt(msg.Metadata[channels.MetaAlertID], 10, 64); err == nil {
+			alertID = &v
+		}
+		if err := s.c.Log.Record(ctx, msg.Tenant, alertID, s.c.Channel, a, doc, sendErr); err != nil && sendErr == nil {
+			sendErr = err
+		}
+	}
+	if sendErr != nil {
+		res.Permanent, res.Error = providerhttp.Permanent(sendErr), sendErr.Error()
+		return res
+	}
+	return channels.Result{Key: msg.Key, Outcome: channels.Sent, ProviderMessageID: a.Identifier}
+}

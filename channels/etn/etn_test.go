@@ -1,0 +1,191 @@
+package etn_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tocsin/tocsin/channels"
+	"github.com/tocsin/tocsin/channels/etn"
+	"github.com/tocsin/tocsin/channels/voice"
+	"github.com/tocsin/tocsin/channels/voice/voicetest"
+	"github.com/tocsin/tocsin/internal/stacktest"
+	"github.com/tocsin/tocsin/storage"
+)
+
+func TestParseCSV(t *testing.T) {
+	in := "\ufeffPhone,Latitude,Longitude,Name,Address\n" +
+		"+15550000001,45.5,-122.6,Mill,1 Main St\n" +
+		"555,45.5,-122.6,Bad phone,\n" +
+		"+15550000002,95,-122.6,Bad latitude,\n" +
+		"+15550000003,45.6,-122.7,,\n"
+	pts, bad, err := etn.ParseCSV(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pts) != 2 || pts[0].Name != "Mill" || pts[1].Phone != "+15550000003" {
+		t.Fatalf("points %+v", pts)
+	}
+	if len(bad) != 2 || bad[0].Line != 3 || bad[1].Line != 4 {
+		t.Fatalf("row errors %+v", bad)
+	}
+	if _, _, err := etn.ParseCSV(strings.NewReader("phone,lat,lng\n")); err == nil {
+		t.Fatal("a header without latitude is an error")
+	}
+}
+
+func TestAreaValidate(t *testing.T) {
+	c := &etn.LatLng{Lat: 45, Lng: -122}
+	cases := []struct {
+		name string
+		a    etn.Area
+		ok   bool
+	}{
+		{"circle", etn.Area{Center: c, RadiusMeters: 1000}, true},
+		{"polygon", etn.Area{Polygon: []etn.LatLng{{0, 0}, {0, 1}, {1, 1}}}, true},
+		{"empty", etn.Area{}, false},
+		{"two points", etn.Area{Polygon: []etn.LatLng{{0, 0}, {0, 1}}}, false},
+		{"both", etn.Area{Center: c, RadiusMeters: 1, Polygon: []etn.LatLng{{0, 0}, {0, 1}, {1, 1}}}, false},
+		{"no radius", etn.Area{Center: c}, false},
+		{"bad latitude", etn.Area{Center: &etn.LatLng{Lat: 91}, RadiusMeters: 1}, false},
+	}
+	for _, tc := range cases {
+		if err := tc.a.Validate(); (err == nil) != tc.ok {
+			t.Errorf("%s: %v", tc.name, err)
+		}
+	}
+}
+
+func addPerson(t *testing.T, db *storage.DB, tenant, phone string, lat, lng float64, canCall bool) {
+	t.Helper()
+	ctx := context.Background()
+	var id int64
+	if err := db.GetContext(ctx, &id, `INSERT INTO people (tenant_id, first_name, last_name) VALUES ($1, 'Pat', $2) RETURNING id`, tenant, phone); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, `INSERT INTO person_phones (tenant_id, person_id, number, can_call) VALUES ($1, $2, $3, $4)`, tenant, id, phone, canCall); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, `INSERT INTO person_locations (tenant_id, person_id, name, latitude, longitude) VALUES ($1, $2, 'home', $3, $4)`, tenant, id, lat, lng); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestTargetsInsideTheArea(t *testing.T) {
+	t.Parallel()
+	db := stacktest.DB(t)
+	ctx := context.Background()
+	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
+	// Around (45.0, -122.0): 0.001 degrees of latitude is about 111 m.
+	addPerson(t, db, tenant, "+15550000001", 45.0005, -122.0005, true)  // inside
+	addPerson(t, db, tenant, "+15550000002", 45.02, -122.0, true)       // 2.2 km north: outside
+	addPerson(t, db, tenant, "+15550000003", 45.0001, -122.0001, false) // inside, cannot take calls
+	addPerson(t, db, other, "+15550000004", 45.0, -122.0, true)         // another tenant
+	pts := &etn.Points{DB: db}
+	if err := pts.Replace(ctx, tenant, "wells", []etn.Point{
+		{Phone: "+15550000005", Name: "Well 1", Latitude: 45.001, Longitude: -121.999},
+		{Phone: "+15550000001", Name: "Same phone as a contact", Latitude: 45.0, Longitude: -122.0},
+		{Phone: "+15550000006", Name: "Far", Latitude: 46, Longitude: -122},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := pts.Replace(ctx, tenant, "unused", []etn.Point{{Phone: "+15550000007", Latitude: 45, Longitude: -122}}); err != nil {
+		t.Fatal(err)
+	}
+	circle := etn.Area{Center: &etn.LatLng{Lat: 45.0, Lng: -122.0}, RadiusMeters: 500}
+	square := etn.Area{Polygon: []etn.LatLng{{44.99, -122.01}, {44.99, -121.99}, {45.01, -121.99}, {45.01, -122.01}}}
+	for name, a := range map[string]etn.Area{"circle": circle, "polygon": square} {
+		got, err := etn.Targets(ctx, db, tenant, a, []string{"wells"}, "", 100)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var phones []string
+		for _, g := range got {
+			phones = append(phones, g.Phone+"/"+g.Source)
+		}
+		want := []string{"+15550000001/contact", "+15550000005/addressPoint"}
+		if !slices.Equal(phones, want) {
+			t.Errorf("%s: %v, want %v", name, phones, want)
+		}
+	}
+	page, err := etn.Targets(ctx, db, tenant, circle, []string{"wells"}, "+15550000001", 100)
+	if err != nil || len(page) != 1 || page[0].Phone != "+15550000005" {
+		t.Fatalf("second page %+v %v", page, err)
+	}
+	lists, err := pts.Lists(ctx, tenant)
+	if err != nil || len(lists) != 2 || lists[1].Name != "wells" || lists[1].Points != 3 {
+		t.Fatalf("lists %+v %v", lists, err)
+	}
+	if err := pts.Delete(ctx, tenant, "unused"); err != nil {
+		t.Fatal(err)
+	}
+	if err := pts.Delete(ctx, other, "wells"); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("another tenant's list: %v", err)
+	}
+}
+
+// TestConcurrentCallLimit places more calls than the tenant's limit through
+// the loopback provider, whose calls last a while, and checks at the
+// provider that no more than the limit were ever in progress at once.
+func TestConcurrentCallLimit(t *testing.T) {
+	t.Parallel()
+	db := stacktest.DB(t)
+	ctx := context.Background()
+	tenant := stacktest.NewTenant()
+	const limit, calls = 3, 12
+	slots := &etn.Slots{DB: db, Limit: limit, Poll: 50 * time.Millisecond}
+	log := &voice.Calls{DB: db}
+	prov := voicetest.New(t, "etn-token", "etn-secret")
+	cb := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		call, err := voice.Receive(r.Context(), log, []string{"etn-secret"}, tenant, channels.Etn, r.Header.Get(voice.SignatureHeader), body)
+		if err != nil {
+			t.Errorf("callback: %v", err)
+			w.WriteHeader(http.StatusBadRequest)
+			return
+		}
+		if call.Final() {
+			_ = slots.Release(r.Context(), tenant, call.Key)
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(cb.Close)
+	var msgs []channels.Message
+	for i := range calls {
+		to := fmt.Sprintf("+1555000%04d", i)
+		prov.Script(to, voicetest.Outcome{Status: voice.CallbackAnswered, AnsweredBy: "human", Hold: 300 * time.Millisecond})
+		msgs = append(msgs, channels.Message{Key: fmt.Sprintf("etn-%d", i), Tenant: tenant, To: to, Text: "Boil water notice"})
+	}
+	snd := etn.New(voice.Config{URL: prov.URL, Token: "etn-token", From: "+15550009999", CallbackURL: cb.URL, Calls: log, Concurrency: calls}, slots)
+	res, err := snd.Send(ctx, msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		if r.Outcome != channels.Sent {
+			t.Fatalf("%+v", r)
+		}
+	}
+	stacktest.Eventually(t, 60*time.Second, "every call ended", func() bool {
+		n, err := log.Pending(ctx, tenant, nil)
+		return err == nil && n == 0
+	})
+	// More than the limit breaks the promise; fewer than two means calls
+	// were not placed in parallel at all.
+	if got := prov.MaxActive(); got > limit || got < 2 {
+		t.Fatalf("%d calls were in progress at once, want 2..%d", got, limit)
+	}
+	if len(prov.Calls()) != calls || len(prov.Problems()) != 0 {
+		t.Fatalf("calls %d, problems %v", len(prov.Calls()), prov.Problems())
+	}
+	if n, _ := slots.InUse(ctx, tenant); n != 0 {
+		t.Fatalf("%d slots still held", n)
+	}
+}

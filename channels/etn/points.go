@@ -1,0 +1,169 @@
+package etn
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+
+	"github.com/tocsin/tocsin/storage"
+)
+
+// MaxPointsPerList bounds one imported address-point list.
+const MaxPointsPerList = 200_000
+
+// Point is one address point: a phone number at a place.
+type Point struct {
+	ExternalID string  `db:"external_id"`
+	Name       string  `db:"name"`
+	Address    string  `db:"address"`
+	Phone      string  `db:"phone"`
+	Latitude   float64 `db:"latitude"`
+	Longitude  float64 `db:"longitude"`
+}
+
+// RowError is a CSV row that could not be imported.
+type RowError struct {
+	Line    int
+	Message string
+}
+
+var e164 = regexp.MustCompile(`^\+[1-9][0-9]{6,14}$`)
+
+// CSV columns of an address-point list. phone, latitude and longitude are
+// required; the header names the columns, in any order, case-insensitive.
+var csvColumns = []string{"phone", "latitude", "longitude", "name", "address", "externalid"}
+
+// ParseCSV reads an address-point list. Rows with errors are reported and
+// left out; a missing required column is an error.
+func ParseCSV(r io.Reader) ([]Point, []RowError, error) {
+	cr := csv.NewReader(r)
+	cr.FieldsPerRecord = -1
+	cr.TrimLeadingSpace = true
+	head, err := cr.Read()
+	if err != nil {
+		return nil, nil, fmt.Errorf("read the header row: %w", err)
+	}
+	col := map[string]int{}
+	for i, h := range head {
+		name := strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")))
+		for _, c := range csvColumns {
+			if name == c {
+				col[c] = i
+			}
+		}
+	}
+	for _, req := range csvColumns[:3] {
+		if _, ok := col[req]; !ok {
+			return nil, nil, fmt.Errorf("the header row has no %s column (columns: phone, latitude, longitude, name, address, externalId)", req)
+		}
+	}
+	var pts []Point
+	var bad []RowError
+	line := 1
+	for {
+		rec, err := cr.Read()
+		line++
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			bad = append(bad, RowError{Line: line, Message: err.Error()})
+			continue
+		}
+		get := func(c string) string {
+			i, ok := col[c]
+			if !ok || i >= len(rec) {
+				return ""
+			}
+			return strings.TrimSpace(rec[i])
+		}
+		p := Point{Phone: get("phone"), Name: get("name"), Address: get("address"), ExternalID: get("externalid")}
+		lat, err1 := strconv.ParseFloat(get("latitude"), 64)
+		lng, err2 := strconv.ParseFloat(get("longitude"), 64)
+		switch {
+		case !e164.MatchString(p.Phone):
+			bad = append(bad, RowError{Line: line, Message: fmt.Sprintf("phone %q is not an E.164 number", p.Phone)})
+		case err1 != nil || err2 != nil || lat < -90 || lat > 90 || lng < -180 || lng > 180:
+			bad = append(bad, RowError{Line: line, Message: "latitude and longitude must be numbers within -90..90 and -180..180"})
+		default:
+			p.Latitude, p.Longitude = lat, lng
+			pts = append(pts, p)
+		}
+		if len(pts) > MaxPointsPerList {
+			return nil, nil, fmt.Errorf("a list holds at most %d points", MaxPointsPerList)
+		}
+	}
+	return pts, bad, nil
+}
+
+// PointList describes an imported list.
+type PointList struct {
+	Name       string    `db:"list_name"`
+	Points     int       `db:"points"`
+	ImportedAt time.Time `db:"imported_at"`
+}
+
+// Points stores address-point lists.
+type Points struct {
+	DB *storage.DB
+}
+
+// Replace makes pts the content of the tenant's list name, in one transaction.
+func (p *Points) Replace(ctx context.Context, tenant, name string, pts []Point) error {
+	cols := [6][]string{}
+	lat, lng := make([]float64, len(pts)), make([]float64, len(pts))
+	for i, pt := range pts {
+		cols[0] = append(cols[0], pt.ExternalID)
+		cols[1] = append(cols[1], pt.Name)
+		cols[2] = append(cols[2], pt.Address)
+		cols[3] = append(cols[3], pt.Phone)
+		lat[i], lng[i] = pt.Latitude, pt.Longitude
+	}
+	return p.DB.InTx(ctx, func(tx *sqlx.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM etn_address_points WHERE tenant_id = $1 AND list_name = $2`, tenant, name); err != nil {
+			return fmt.Errorf("clear address points: %w", err)
+		}
+		if len(pts) == 0 {
+			return nil
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO etn_address_points (tenant_id, list_name, external_id, name, address, phone, latitude, longitude)
+			SELECT $1, $2, e, n, a, ph, la, lo FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::float8[]) AS u(e, n, a, ph, la, lo)`,
+			tenant, name, pq.Array(cols[0]), pq.Array(cols[1]), pq.Array(cols[2]), pq.Array(cols[3]), pq.Array(lat), pq.Array(lng))
+		if err != nil {
+			return fmt.Errorf("insert address points: %w", err)
+		}
+		return nil
+	})
+}
+
+// Lists returns the tenant's lists by name.
+func (p *Points) Lists(ctx context.Context, tenant string) ([]PointList, error) {
+	var out []PointList
+	err := p.DB.SelectContext(ctx, &out, `SELECT list_name, count(*) AS points, max(created_at) AS imported_at
+		FROM etn_address_points WHERE tenant_id = $1 GROUP BY list_name ORDER BY list_name`, tenant)
+	if err != nil {
+		return nil, fmt.Errorf("list address-point lists: %w", err)
+	}
+	return out, nil
+}
+
+// Delete removes a list; storage.ErrNotFound when it has no points.
+func (p *Points) Delete(ctx context.Context, tenant, name string) error {
+	r, err := p.DB.ExecContext(ctx, `DELETE FROM etn_address_points WHERE tenant_id = $1 AND list_name = $2`, tenant, name)
+	if err != nil {
+		return fmt.Errorf("delete address points: %w", err)
+	}
+	if n, _ := r.RowsAffected(); n == 0 {
+		return storage.ErrNotFound
+	}
+	return nil
+}

@@ -1,0 +1,64 @@
+package fallback_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/tocsin/tocsin/channels"
+	"github.com/tocsin/tocsin/channels/fallback"
+	"github.com/tocsin/tocsin/channels/push"
+	"github.com/tocsin/tocsin/channels/push/pushtest"
+)
+
+// TestFallbackProvider runs two loopback push services: the first refuses
+// or is down, the second delivers.
+func TestFallbackProvider(t *testing.T) {
+	msgs := []channels.Message{{Key: "a", Tenant: "1", To: "tok-a", Text: "x"}, {Key: "b", Tenant: "1", To: "tok-b", Text: "x"}}
+	cases := []struct {
+		name      string
+		prepare   func(first *pushtest.Server)
+		secondGot int
+	}{
+		{"first refuses the credentials", func(f *pushtest.Server) { f.FailWith(403) }, 2},
+		{"first is down", func(f *pushtest.Server) { f.FailWith(503) }, 2},
+		{"first refuses one token", func(f *pushtest.Server) { f.Unregister("tok-b") }, 1},
+		{"first delivers", func(*pushtest.Server) {}, 0},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			first, second := pushtest.New(t, "one"), pushtest.New(t, "two")
+			c.prepare(first)
+			moved := 0
+			s := &fallback.Sender{
+				Primary:    push.New(push.Config{URL: first.URL, Token: "one"}),
+				Secondary:  push.New(push.Config{URL: second.URL, Token: "two"}),
+				OnFallback: func(n int) { moved += n },
+			}
+			res, err := s.Send(context.Background(), msgs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range res {
+				if r.Outcome != channels.Sent {
+					t.Fatalf("%+v", r)
+				}
+			}
+			if got := len(second.Received()); got != c.secondGot || moved != c.secondGot {
+				t.Fatalf("second provider got %d (moved %d), want %d", got, moved, c.secondGot)
+			}
+			if len(first.Problems())+len(second.Problems()) != 0 {
+				t.Fatalf("problems %v %v", first.Problems(), second.Problems())
+			}
+		})
+	}
+}
+
+func TestBothDown(t *testing.T) {
+	first, second := pushtest.New(t, "one"), pushtest.New(t, "two")
+	first.FailWith(503)
+	second.FailWith(502)
+	s := fallback.New(push.New(push.Config{URL: first.URL, Token: "one"}), push.New(push.Config{URL: second.URL, Token: "two"}))
+	if _, err := s.Send(context.Background(), []channels.Message{{Key: "a", To: "t", Text: "x"}}); err == nil {
+		t.Fatal("both providers down is a batch error")
+	}
+}

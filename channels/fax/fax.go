@@ -1,0 +1,174 @@
+// Package fax sends faxes through an HTTP fax provider: a stored document
+// (read from the object store) or the rendered message, as a multipart
+// upload with the destination number.
+package fax
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"html"
+	"mime/multipart"
+	"net/http"
+	"net/textproto"
+	"path"
+	"strings"
+	"sync"
+
+	"github.com/tocsin/tocsin/channels"
+	"github.com/tocsin/tocsin/channels/providerhttp"
+)
+
+// Metadata keys of a fax message.
+const (
+	// MetaDocumentKey is the object key of a stored document to fax instead
+	// of the rendered message.
+	MetaDocumentKey = "fax.documentKey"
+	// MetaCoverPage: "true" asks the provider for a cover page.
+	MetaCoverPage = "fax.coverPage"
+)
+
+// Accepted document types.
+var Accepted = []string{"application/pdf", "image/tiff", "text/plain", "text/html"}
+
+// MaxDocumentBytes bounds one faxed document.
+const MaxDocumentBytes = 20 << 20
+
+// ObjectReader reads stored files.
+type ObjectReader interface {
+	Read(ctx context.Context, key string) ([]byte, string, error)
+}
+
+// Response is the provider's answer.
+type Response struct {
+	FaxID  string `json:"faxId"`
+	Status string `json:"status"`
+}
+
+// Config configures a Sender.
+type Config struct {
+	// URL is the provider's base URL; faxes go to URL + "/faxes".
+	URL         string
+	Token       string
+	From        string
+	Concurrency int
+	Client      *http.Client
+	Objects     ObjectReader
+}
+
+// Sender sends faxes.
+type Sender struct {
+	c Config
+}
+
+var _ channels.Sender = (*Sender)(nil)
+
+// New returns a Sender for c.
+func New(c Config) *Sender {
+	if c.Client == nil {
+		c.Client = providerhttp.NewClient(0)
+	}
+	if c.Concurrency <= 0 {
+		c.Concurrency = 8
+	}
+	return &Sender{c: c}
+}
+
+// Document returns the file faxed for msg: the stored document when the
+// message names one, else the message rendered as HTML (when it has HTML)
+// or plain text.
+func (s *Sender) Document(ctx context.Context, msg channels.Message) (name, contentType string, data []byte, err error) {
+	if key := msg.Metadata[MetaDocumentKey]; key != "" {
+		if s.c.Objects == nil {
+			return "", "", nil, fmt.Errorf("no object store to read the document from")
+		}
+		data, ct, err := s.c.Objects.Read(ctx, key)
+		if err != nil {
+			return "", "", nil, fmt.Errorf("read document: %w", err)
+		}
+		ct, _, _ = strings.Cut(ct, ";")
+		if !accepted(ct) {
+			return "", "", nil, fmt.Errorf("a %s document cannot be faxed (accepted: %s)", ct, strings.Join(Accepted, ", "))
+		}
+		if len(data) > MaxDocumentBytes {
+			return "", "", nil, fmt.Errorf("the document is larger than %d bytes", MaxDocumentBytes)
+		}
+		return path.Base(key), ct, data, nil
+	}
+	if msg.HTML != "" {
+		doc := "<!DOCTYPE html><html><head><meta charset=\"utf-8\"><title>" + html.EscapeString(msg.Subject) +
+			"</title></head><body><h1>" + html.EscapeString(msg.Subject) + "</h1>" + msg.HTML + "</body></html>"
+		return "message.html", "text/html", []byte(doc), nil
+	}
+	if strings.TrimSpace(msg.Text) == "" {
+		return "", "", nil, fmt.Errorf("a fax needs a document or a message")
+	}
+	var b strings.Builder
+	if msg.Subject != "" {
+		b.WriteString(msg.Subject + "\n" + strings.Repeat("=", min(len(msg.Subject), 72)) + "\n\n")
+	}
+	b.WriteString(msg.Text + "\n")
+	return "message.txt", "text/plain", []byte(b.String()), nil
+}
+
+func accepted(ct string) bool {
+	for _, a := range Accepted {
+		if ct == a {
+			return true
+		}
+	}
+	return false
+}
+
+// Send implements channels.Sender.
+func (s *Sender) Send(ctx context.Context, msgs []channels.Message) ([]channels.Result, error) {
+	out := make([]channels.Result, len(msgs))
+	sem := make(chan struct{}, s.c.Concurrency)
+	var wg sync.WaitGroup
+	for i := range msgs {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			out[i] = s.send(ctx, msgs[i])
+		}()
+	}
+	wg.Wait()
+	return out, nil
+}
+
+func (s *Sender) send(ctx context.Context, msg channels.Message) channels.Result {
+	res := channels.Result{Key: msg.Key, Outcome: channels.Failed}
+	name, ct, data, err := s.Document(ctx, msg)
+	if err != nil {
+		res.Permanent, res.Error = true, err.Error()
+		return res
+	}
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	_ = mw.WriteField("to", msg.To)
+	_ = mw.WriteField("from", s.c.From)
+	_ = mw.WriteField("reference", msg.Key)
+	if msg.Metadata[MetaCoverPage] == "true" {
+		_ = mw.WriteField("coverPage", "true")
+		_ = mw.WriteField("subject", msg.Subject)
+	}
+	h := textproto.MIMEHeader{}
+	h.Set("Content-Disposition", fmt.Sprintf(`form-data; name="document"; filename=%q`, name))
+	h.Set("Content-Type", ct)
+	pw, _ := mw.CreatePart(h)
+	_, _ = pw.Write(data)
+	_ = mw.Close()
+	hdr := providerhttp.Bearer(s.c.Token)
+	hdr.Set("Idempotency-Key", msg.Key)
+	var fr Response
+	err = providerhttp.DoJSON(ctx, s.c.Client, providerhttp.Request{URL: s.c.URL + "/faxes", Body: body.Bytes(), ContentType: mw.FormDataContentType(), Header: hdr}, &fr)
+	if err == nil && fr.FaxID == "" {
+		err = fmt.Errorf("the provider returned no fax id")
+	}
+	if err != nil {
+		res.Permanent, res.Error = providerhttp.Permanent(err), err.Error()
+		return res
+	}
+	return channels.Result{Key: msg.Key, Outcome: channels.Sent, ProviderMessageID: fr.FaxID}
+}

@@ -1,0 +1,253 @@
+// Package neighborhood posts alerts to the neighborhood network: each of
+// the tenant's agency accounts posts to its neighborhood groups through the
+// network's HTTP API, which answers per group. The per account and group
+// outcome is stored for getNeighborhoodChannelStatus.
+package neighborhood
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/tocsin/tocsin/channels"
+	"github.com/tocsin/tocsin/channels/providerhttp"
+	"github.com/tocsin/tocsin/storage"
+)
+
+// MetaGroups is a comma-separated list of group ids to post to; all of the
+// account's configured groups when empty.
+const MetaGroups = "neighborhood.groups"
+
+// MetaUrgent: "true" marks the post urgent.
+const MetaUrgent = "neighborhood.urgent"
+
+// Group statuses.
+const (
+	StatusPosted = "Posted"
+	StatusFailed = "Failed"
+)
+
+// Group is a neighborhood group of an account.
+type Group struct {
+	ID, Name string
+}
+
+// Account is an agency account with its groups.
+type Account struct {
+	ID, Name, Token string
+	Groups          []Group
+}
+
+// PostRequest is the network's request body.
+type PostRequest struct {
+	Subject  string   `json:"subject"`
+	Body     string   `json:"body"`
+	GroupIDs []string `json:"groupIds"`
+	Urgent   bool     `json:"urgent"`
+}
+
+// GroupResult is the network's answer for one group.
+type GroupResult struct {
+	GroupID string `json:"groupId"`
+	Status  string `json:"status"`
+	PostID  string `json:"postId,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
+// PostResponse is the network's answer.
+type PostResponse struct {
+	Results []GroupResult `json:"results"`
+}
+
+// Status is the outcome of one account and group.
+type Status struct {
+	Tenant      string    `db:"tenant_id"`
+	AlertID     *int64    `db:"alert_id"`
+	MessageKey  string    `db:"message_key"`
+	AccountID   string    `db:"account_id"`
+	AccountName string    `db:"account_name"`
+	GroupID     string    `db:"group_id"`
+	GroupName   string    `db:"group_name"`
+	Status      string    `db:"status"`
+	PostID      string    `db:"post_id"`
+	Error       string    `db:"error"`
+	UpdatedAt   time.Time `db:"updated_at"`
+}
+
+// Recorder stores statuses.
+type Recorder interface {
+	Record(ctx context.Context, st []Status) error
+}
+
+// Config configures a Sender.
+type Config struct {
+	URL      string
+	Accounts []Account
+	Client   *http.Client
+	Statuses Recorder
+}
+
+// Sender posts to the neighborhood network.
+type Sender struct {
+	c        Config
+	accounts map[string]Account
+}
+
+var _ channels.Sender = (*Sender)(nil)
+
+// New returns a Sender for c.
+func New(c Config) *Sender {
+	if c.Client == nil {
+		c.Client = providerhttp.NewClient(0)
+	}
+	s := &Sender{c: c, accounts: map[string]Account{}}
+	for _, a := range c.Accounts {
+		s.accounts[a.ID] = a
+	}
+	return s
+}
+
+// Send implements channels.Sender: a message's To is an account id. The
+// result is Delivered when at least one group got the post.
+func (s *Sender) Send(ctx context.Context, msgs []channels.Message) ([]channels.Result, error) {
+	out := make([]channels.Result, len(msgs))
+	var all []Status
+	for i, m := range msgs {
+		r, st := s.post(ctx, m)
+		out[i] = r
+		all = append(all, st...)
+	}
+	if s.c.Statuses != nil && len(all) > 0 {
+		if err := s.c.Statuses.Record(ctx, all); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func (s *Sender) post(ctx context.Context, msg channels.Message) (channels.Result, []Status) {
+	res := channels.Result{Key: msg.Key, Outcome: channels.Failed}
+	acct, ok := s.accounts[msg.To]
+	if !ok {
+		res.Permanent, res.Error = true, fmt.Sprintf("no neighborhood account %q", msg.To)
+		return res, nil
+	}
+	groups := acct.Groups
+	if sel := strings.TrimSpace(msg.Metadata[MetaGroups]); sel != "" {
+		want := strings.Split(sel, ",")
+		groups = slices.DeleteFunc(slices.Clone(groups), func(g Group) bool { return !slices.Contains(want, g.ID) })
+	}
+	if len(groups) == 0 {
+		res.Permanent, res.Error = true, "the account has none of the groups asked for"
+		return res, nil
+	}
+	var alertID *int64
+	if v, err := strconv.ParseInt(msg.Metadata[channels.MetaAlertID], 10, 64); err == nil {
+		alertID = &v
+	}
+	names := map[string]string{}
+	req := PostRequest{Subject: msg.Subject, Body: msg.Text, Urgent: msg.Metadata[MetaUrgent] == "true"}
+	for _, g := range groups {
+		req.GroupIDs = append(req.GroupIDs, g.ID)
+		names[g.ID] = g.Name
+	}
+	status := func(gid, st, post, errText string) Status {
+		return Status{Tenant: msg.Tenant, AlertID: alertID, MessageKey: msg.Key, AccountID: acct.ID, AccountName: acct.Name,
+			GroupID: gid, GroupName: names[gid], Status: st, PostID: post, Error: errText}
+	}
+	h := providerhttp.Bearer(acct.Token)
+	h.Set("Idempotency-Key", msg.Key)
+	var pr PostResponse
+	err := providerhttp.DoJSON(ctx, s.c.Client, providerhttp.Request{URL: s.c.URL + "/v1/accounts/" + url.PathEscape(acct.ID) + "/posts", JSON: req, Header: h}, &pr)
+	if err != nil {
+		var st []Status
+		for _, g := range groups {
+			st = append(st, status(g.ID, StatusFailed, "", err.Error()))
+		}
+		res.Permanent, res.Error = providerhttp.Permanent(err), err.Error()
+		return res, st
+	}
+	var st []Status
+	posted := 0
+	answered := map[string]bool{}
+	for _, gr := range pr.Results {
+		if _, ok := names[gr.GroupID]; !ok {
+			continue
+		}
+		answered[gr.GroupID] = true
+		if gr.Status == "posted" {
+			posted++
+			st = append(st, status(gr.GroupID, StatusPosted, gr.PostID, ""))
+		} else {
+			st = append(st, status(gr.GroupID, StatusFailed, "", gr.Error))
+		}
+	}
+	for _, g := range groups {
+		if !answered[g.ID] {
+			st = append(st, status(g.ID, StatusFailed, "", "the network did not answer for the group"))
+		}
+	}
+	if posted == 0 {
+		res.Permanent, res.Error = true, "no group got the post"
+		return res, st
+	}
+	return channels.Result{Key: msg.Key, Outcome: channels.Delivered, ProviderMessageID: fmt.Sprintf("%d/%d groups", posted, len(groups))}, st
+}
+
+// Statuses is the PostgreSQL store of statuses.
+type Statuses struct {
+	DB *storage.DB
+}
+
+var _ Recorder = (*Statuses)(nil)
+
+// Record implements Recorder with one statement per batch.
+func (s *Statuses) Record(ctx context.Context, st []Status) error {
+	cols := make([][]string, 9)
+	alerts := make([]*int64, len(st))
+	for i, x := range st {
+		for j, v := range []string{x.Tenant, x.MessageKey, x.AccountID, x.AccountName, x.GroupID, x.GroupName, x.Status, x.PostID, x.Error} {
+			cols[j] = append(cols[j], v)
+		}
+		alerts[i] = x.AlertID
+	}
+	_, err := s.DB.ExecContext(ctx, `
+		INSERT INTO neighborhood_statuses (tenant_id, message_key, account_id, account_name, group_id, group_name, status, post_id, error, alert_id)
+		SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bigint[])
+		ON CONFLICT (tenant_id, message_key, account_id, group_id) DO UPDATE SET
+			status = excluded.status, post_id = excluded.post_id, error = excluded.error, updated_at = now()`,
+		array(cols[0]), array(cols[1]), array(cols[2]), array(cols[3]), array(cols[4]), array(cols[5]), array(cols[6]), array(cols[7]), array(cols[8]), int64Array(alerts))
+	if err != nil {
+		return fmt.Errorf("record neighborhood statuses: %w", err)
+	}
+	return nil
+}
+
+// SortColumns are the sort properties of statuses and their columns.
+var SortColumns = map[string]string{
+	"accountname": "lower(account_name)",
+	"groupname":   "lower(group_name)",
+	"status":      "status",
+	"updatedat":   "updated_at",
+}
+
+// ForAlert returns a page of the alert's statuses in order (an ORDER BY
+// list built from SortColumns) and the total count.
+func (s *Statuses) ForAlert(ctx context.Context, tenant string, alertID int64, order string, limit, offset int) ([]Status, int, error) {
+	var total int
+	if err := s.DB.GetContext(ctx, &total, `SELECT count(*) FROM neighborhood_statuses WHERE tenant_id = $1 AND alert_id = $2`, tenant, alertID); err != nil {
+		return nil, 0, fmt.Errorf("count neighborhood statuses: %w", err)
+	}
+	var out []Status
+	err := s.DB.SelectContext(ctx, &out, `SELECT tenant_id, alert_id, message_key, account_id, account_name, group_id, group_name, status, post_id, error, updated_at
+		FROM neighborhood_statuses WHERE tenant_id = $1 AND alert_id = $2 ORDER BY `+order+` LIMIT $3 OFFSET $4`, tenant, alertID, limit, offset)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list neighborhood statuses: %w", err)
+	}
+	return out, total, nil
+}

@@ -1,0 +1,309 @@
+package providers
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+
+	"github.com/tocsin/tocsin/channels"
+	"github.com/tocsin/tocsin/channels/cap"
+	"github.com/tocsin/tocsin/channels/etn"
+	"github.com/tocsin/tocsin/channels/fallback"
+	"github.com/tocsin/tocsin/channels/fax"
+	"github.com/tocsin/tocsin/channels/neighborhood"
+	"github.com/tocsin/tocsin/channels/providerhttp"
+	"github.com/tocsin/tocsin/channels/push"
+	"github.com/tocsin/tocsin/channels/ratelimit"
+	"github.com/tocsin/tocsin/channels/social"
+	"github.com/tocsin/tocsin/channels/teamchat"
+	"github.com/tocsin/tocsin/channels/voice"
+	"github.com/tocsin/tocsin/storage"
+)
+
+// CallbackPath is the path of our status-callback operation for a channel
+// (voice or etn) and tenant.
+func CallbackPath(ch channels.Channel, tenant string) string {
+	return "/v2/callbacks/" + string(ch) + "/" + tenant
+}
+
+// Registry builds and caches each tenant's Sender per channel.
+type Registry struct {
+	Store   *Store
+	DB      *storage.DB
+	Objects *storage.Objects
+	// PublicURL is where providers reach our callback operations.
+	PublicURL string
+	// Concurrency bounds requests in flight to one provider within a batch.
+	Concurrency int
+	// TTL is how long a built Sender is used before the settings' change
+	// time is checked again (default 10s).
+	TTL time.Duration
+
+	client *http.Client
+	mu     sync.Mutex
+	cache  map[cacheKey]*cached
+}
+
+type cacheKey struct {
+	tenant string
+	ch     channels.Channel
+}
+
+type cached struct {
+	updated time.Time
+	checked time.Time
+	sender  channels.Sender
+}
+
+// ErrNotConfigured is wrapped by errors for a tenant without settings for a channel.
+var ErrNotConfigured = channels.ErrNoProvider
+
+// Sender returns the tenant's Sender of ch, built from its settings.
+func (r *Registry) Sender(ctx context.Context, tenant string, ch channels.Channel) (channels.Sender, error) {
+	k := cacheKey{tenant, ch}
+	ttl := r.TTL
+	if ttl <= 0 {
+		ttl = 10 * time.Second
+	}
+	r.mu.Lock()
+	if r.cache == nil {
+		r.cache = map[cacheKey]*cached{}
+	}
+	c := r.cache[k]
+	r.mu.Unlock()
+	if c != nil && time.Since(c.checked) < ttl {
+		return c.sender, nil
+	}
+	updated, err := r.Store.UpdatedAt(ctx, tenant, ch)
+	if errors.Is(err, storage.ErrNotFound) {
+		r.mu.Lock()
+		delete(r.cache, k)
+		r.mu.Unlock()
+		return nil, fmt.Errorf("%s for tenant %s: %w", ch, tenant, ErrNotConfigured)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if c != nil && c.updated.Equal(updated) {
+		r.mu.Lock()
+		c.checked = time.Now()
+		r.mu.Unlock()
+		return c.sender, nil
+	}
+	e, err := r.Store.Get(ctx, tenant, ch)
+	if err != nil {
+		return nil, err
+	}
+	snd, err := r.Build(tenant, ch, e.Settings)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	r.cache[k] = &cached{updated: e.UpdatedAt, checked: time.Now(), sender: snd}
+	r.mu.Unlock()
+	return snd, nil
+}
+
+func (r *Registry) httpClient() *http.Client {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.client == nil {
+		r.client = providerhttp.NewClient(0)
+	}
+	return r.client
+}
+
+// Build turns settings into the channel's Sender: primary provider, the
+// fallback behind it, the rate limit around both.
+func (r *Registry) Build(tenant string, ch channels.Channel, s Settings) (channels.Sender, error) {
+	if err := s.Validate(ch); err != nil {
+		return nil, err
+	}
+	var snd channels.Sender
+	switch ch {
+	case channels.TeamChat:
+		var ts []teamchat.Target
+		for _, t := range s.Targets {
+			ts = append(ts, teamchat.Target{Name: t.Name, URL: t.URL, Style: t.Style})
+		}
+		snd = teamchat.New(teamchat.Config{Targets: ts, Client: r.httpClient()})
+	default:
+		var built []channels.Sender
+		for _, p := range s.Providers {
+			built = append(built, r.one(tenant, ch, s, p))
+		}
+		snd = built[0]
+		if len(built) > 1 {
+			snd = fallback.New(built[0], built[1])
+		}
+	}
+	return ratelimit.New(snd, s.RatePerSecond, s.Burst), nil
+}
+
+func (r *Registry) one(tenant string, ch channels.Channel, s Settings, p Provider) channels.Sender {
+	cl := r.httpClient()
+	objs := &tenantObjects{objects: r.Objects, tenant: tenant}
+	switch ch {
+	case channels.Voice, channels.Etn:
+		vc := voice.Config{URL: strings.TrimRight(p.URL, "/"), Token: p.Token, From: p.From, Channel: ch,
+			CallbackURL: strings.TrimRight(r.PublicURL, "/") + CallbackPath(ch, tenant),
+			Concurrency: r.Concurrency, Client: cl, Calls: &voice.Calls{DB: r.DB}, Audio: objs}
+		if ch == channels.Etn {
+			return etn.New(vc, &etn.Slots{DB: r.DB, Limit: s.MaxConcurrentCalls})
+		}
+		return voice.New(vc)
+	case channels.Push, channels.MyAlertsApp:
+		app := push.AppPush
+		if ch == channels.MyAlertsApp {
+			app = push.AppMyAlerts
+		}
+		return push.New(push.Config{URL: strings.TrimRight(p.URL, "/"), Token: p.Token, App: app, Client: cl, Concurrency: r.Concurrency, Tokens: &push.Devices{DB: r.DB}})
+	case channels.Fax:
+		return fax.New(fax.Config{URL: strings.TrimRight(p.URL, "/"), Token: p.Token, From: p.From, Client: cl, Concurrency: r.Concurrency, Objects: objs})
+	case channels.Eas, channels.MobileBroadcast:
+		return cap.NewSender(cap.Config{URL: p.URL, Token: p.Token, Channel: ch, SenderID: p.SenderID, Objects: objs, Log: &cap.Messages{DB: r.DB}})
+	case channels.SocialPostA, channels.SocialPostB:
+		network := social.NetworkA
+		if ch == channels.SocialPostB {
+			network = social.NetworkB
+		}
+		var as []social.Account
+		for _, a := range s.Accounts {
+			as = append(as, social.Account{ID: a.ID, Name: a.Name, Token: a.Token})
+		}
+		return social.New(social.Config{Network: network, URL: strings.TrimRight(p.URL, "/"), Accounts: as, Client: cl})
+	case channels.Neighborhood:
+		var as []neighborhood.Account
+		for _, a := range s.Accounts {
+			na := neighborhood.Account{ID: a.ID, Name: a.Name, Token: a.Token}
+			for _, g := range a.Groups {
+				na.Groups = append(na.Groups, neighborhood.Group{ID: g.ID, Name: g.Name})
+			}
+			as = append(as, na)
+		}
+		return neighborhood.New(neighborhood.Config{URL: strings.TrimRight(p.URL, "/"), Accounts: as, Client: cl, Statuses: &neighborhood.Statuses{DB: r.DB}})
+	}
+	return nil
+}
+
+// Senders returns a Sender per configurable channel that sends each
+// message through its tenant's configuration.
+func (r *Registry) Senders() channels.Senders {
+	out := channels.Senders{}
+	for _, ch := range Configurable {
+		out[ch] = &TenantSender{Registry: r, Channel: ch}
+	}
+	return out
+}
+
+// TenantSender sends each message through its tenant's Sender of Channel.
+type TenantSender struct {
+	Registry *Registry
+	Channel  channels.Channel
+}
+
+var _ channels.Sender = (*TenantSender)(nil)
+
+// Send implements channels.Sender. Messages of a tenant without settings
+// for the channel fail permanently.
+func (t *TenantSender) Send(ctx context.Context, msgs []channels.Message) ([]channels.Result, error) {
+	out := make([]channels.Result, len(msgs))
+	byTenant := map[string][]int{}
+	var order []string
+	for i, m := range msgs {
+		if _, ok := byTenant[m.Tenant]; !ok {
+			order = append(order, m.Tenant)
+		}
+		byTenant[m.Tenant] = append(byTenant[m.Tenant], i)
+	}
+	for _, tenant := range order {
+		idx := byTenant[tenant]
+		snd, err := t.Registry.Sender(ctx, tenant, t.Channel)
+		if err != nil {
+			if !errors.Is(err, ErrNotConfigured) {
+				return nil, err
+			}
+			for _, i := range idx {
+				out[i] = channels.Result{Key: msgs[i].Key, Outcome: channels.Failed, Permanent: true, Error: "no " + string(t.Channel) + " provider is configured"}
+			}
+			continue
+		}
+		part := make([]channels.Message, len(idx))
+		for j, i := range idx {
+			part[j] = msgs[i]
+		}
+		res, err := snd.Send(ctx, part)
+		if err != nil {
+			return nil, err
+		}
+		for j, i := range idx {
+			out[i] = res[j]
+		}
+	}
+	return out, nil
+}
+
+// AudioLinkTTL is how long a provider's link to a stored audio file works.
+const AudioLinkTTL = 2 * time.Hour
+
+// AudioURL implements voice.AudioLinker with a presigned GET link.
+func (o *tenantObjects) AudioURL(ctx context.Context, key string) (string, error) {
+	if err := o.check(key); err != nil {
+		return "", err
+	}
+	if _, err := o.objects.Client.StatObject(ctx, o.objects.Bucket, key, minio.StatObjectOptions{}); err != nil {
+		return "", fmt.Errorf("stat %s: %w", key, err)
+	}
+	u, err := o.objects.Client.PresignedGetObject(ctx, o.objects.Bucket, key, AudioLinkTTL, nil)
+	if err != nil {
+		return "", fmt.Errorf("link %s: %w", key, err)
+	}
+	return u.String(), nil
+}
+
+func (o *tenantObjects) check(key string) error {
+	if o.objects == nil {
+		return fmt.Errorf("no object store")
+	}
+	if !strings.HasPrefix(key, storage.TenantKey(o.tenant, "")) || strings.Contains(key, "..") {
+		return fmt.Errorf("the file is not the tenant's")
+	}
+	return nil
+}
+
+// tenantObjects reads a tenant's stored files and nothing else.
+type tenantObjects struct {
+	objects *storage.Objects
+	tenant  string
+}
+
+// Read implements the fax and CAP object readers.
+func (o *tenantObjects) Read(ctx context.Context, key string) ([]byte, string, error) {
+	if err := o.check(key); err != nil {
+		return nil, "", err
+	}
+	obj, err := o.objects.Client.GetObject(ctx, o.objects.Bucket, key, minio.GetObjectOptions{})
+	if err != nil {
+		return nil, "", fmt.Errorf("get %s: %w", key, err)
+	}
+	defer obj.Close()
+	st, err := obj.Stat()
+	if err != nil {
+		return nil, "", fmt.Errorf("stat %s: %w", key, err)
+	}
+	if st.Size > fax.MaxDocumentBytes {
+		return nil, "", fmt.Errorf("the file is larger than %d bytes", fax.MaxDocumentBytes)
+	}
+	b, err := io.ReadAll(obj)
+	if err != nil {
+		return nil, "", fmt.Errorf("read %s: %w", key, err)
+	}
+	return b, st.ContentType, nil
+}

@@ -1,0 +1,410 @@
+// Package providers keeps each tenant's provider configuration per channel
+// (sealed at rest with AES-256-GCM) and turns it into channel Senders: the
+// primary provider with the fallback behind it, under the channel's rate
+// limit. Its Senders dispatch every message to its tenant's configuration.
+package providers
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/tocsin/tocsin/channels"
+	"github.com/tocsin/tocsin/internal/secrets"
+	"github.com/tocsin/tocsin/storage"
+)
+
+// Configurable lists the channels whose providers a tenant configures here
+// (email and text use the deployment's SMTP server and SMS provider).
+var Configurable = []channels.Channel{
+	channels.Voice, channels.Etn, channels.Push, channels.MyAlertsApp, channels.Fax, channels.Eas,
+	channels.MobileBroadcast, channels.TeamChat, channels.SocialPostA, channels.SocialPostB, channels.Neighborhood,
+}
+
+// Settings is a tenant's configuration of one channel.
+type Settings struct {
+	// Providers holds the primary provider and, optionally, the fallback.
+	Providers []Provider `json:"providers,omitempty"`
+	// RatePerSecond limits messages per second on the channel (0: no limit);
+	// Burst is the most sent at once.
+	RatePerSecond float64 `json:"ratePerSecond,omitempty"`
+	Burst         int     `json:"burst,omitempty"`
+	// MaxConcurrentCalls bounds ETN calls in progress (default 10).
+	MaxConcurrentCalls int `json:"maxConcurrentCalls,omitempty"`
+	// Targets are team-chat webhooks.
+	Targets []Target `json:"targets,omitempty"`
+	// Accounts are social-network and neighborhood-network accounts.
+	Accounts []Account `json:"accounts,omitempty"`
+}
+
+// Provider is one provider's address and credentials.
+type Provider struct {
+	Name string `json:"name,omitempty"`
+	URL  string `json:"url"`
+	// Token is the provider's API credential (secret).
+	Token string `json:"token,omitempty"`
+	// SigningSecret signs voice and ETN status callbacks (secret).
+	SigningSecret string `json:"signingSecret,omitempty"`
+	// From is the caller id or fax number.
+	From string `json:"from,omitempty"`
+	// SenderID is the CAP sender.
+	SenderID string `json:"senderId,omitempty"`
+}
+
+// Target is a team-chat incoming webhook.
+type Target struct {
+	Name string `json:"name"`
+	// URL is the webhook (secret: whoever has it can post).
+	URL   string `json:"url"`
+	Style string `json:"style"`
+}
+
+// Account is a social or neighborhood account.
+type Account struct {
+	ID     string  `json:"id"`
+	Name   string  `json:"name"`
+	Token  string  `json:"token"`
+	Groups []Group `json:"groups,omitempty"`
+}
+
+// Group is a neighborhood group of an account.
+type Group struct {
+	ID   string `json:"id"`
+	Name string `json:"name"`
+}
+
+// FieldError names the field of Settings that is wrong.
+type FieldError struct {
+	Field, Message string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Message }
+
+var (
+	e164   = regexp.MustCompile(`^\+[1-9][0-9]{6,14}$`)
+	nameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9 ._@:-]{0,99}$`)
+)
+
+func httpURL(u string) bool {
+	p, err := url.Parse(u)
+	return err == nil && (p.Scheme == "https" || p.Scheme == "http") && p.Host != "" && p.User == nil
+}
+
+// Validate checks s for channel ch.
+func (s Settings) Validate(ch channels.Channel) error {
+	bad := func(field, format string, args ...any) error {
+		return &FieldError{Field: field, Message: fmt.Sprintf(format, args...)}
+	}
+	if !slices.Contains(Configurable, ch) {
+		return bad("channel", "%q has no provider settings here", ch)
+	}
+	if s.RatePerSecond < 0 || s.RatePerSecond > 100000 {
+		return bad("ratePerSecond", "must be within 0..100000")
+	}
+	if s.Burst < 0 || s.Burst > 100000 {
+		return bad("burst", "must be within 0..100000")
+	}
+	needsProvider := ch != channels.TeamChat
+	if needsProvider && (len(s.Providers) < 1 || len(s.Providers) > 2) {
+		return bad("providers", "give one provider and at most one fallback")
+	}
+	if !needsProvider && len(s.Providers) > 0 {
+		return bad("providers", "team chat posts to the targets' webhooks and has no provider")
+	}
+	for i, p := range s.Providers {
+		f := fmt.Sprintf("providers[%d]", i)
+		if !httpURL(p.URL) {
+			return bad(f+".url", "must be an absolute http(s) URL without credentials")
+		}
+		if ch != channels.SocialPostA && ch != channels.SocialPostB && ch != channels.Neighborhood && p.Token == "" {
+			return bad(f+".token", "is required")
+		}
+		switch ch {
+		case channels.Voice, channels.Etn:
+			if !e164.MatchString(p.From) {
+				return bad(f+".from", "must be the E.164 caller id")
+			}
+			if len(p.SigningSecret) < 16 {
+				return bad(f+".signingSecret", "must have at least 16 characters")
+			}
+		case channels.Fax:
+			if !e164.MatchString(p.From) {
+				return bad(f+".from", "must be the E.164 fax number")
+			}
+		}
+	}
+	if ch == channels.Etn && (s.MaxConcurrentCalls < 0 || s.MaxConcurrentCalls > 1000) {
+		return bad("maxConcurrentCalls", "must be within 1..1000")
+	}
+	if ch == channels.TeamChat {
+		if len(s.Targets) == 0 {
+			return bad("targets", "at least one webhook target is required")
+		}
+		seen := map[string]bool{}
+		for i, t := range s.Targets {
+			f := fmt.Sprintf("targets[%d]", i)
+			if !nameRe.MatchString(t.Name) || seen[t.Name] {
+				return bad(f+".name", "must be a unique name of letters, digits and . _ @ : -")
+			}
+			seen[t.Name] = true
+			if !httpURL(t.URL) {
+				return bad(f+".url", "must be an absolute http(s) webhook URL")
+			}
+			if t.Style != "slack" && t.Style != "teams" {
+				return bad(f+".style", "must be slack or teams")
+			}
+		}
+	} else if len(s.Targets) > 0 {
+		return bad("targets", "only team chat has webhook targets")
+	}
+	social := ch == channels.SocialPostA || ch == channels.SocialPostB || ch == channels.Neighborhood
+	if social {
+		if len(s.Accounts) == 0 {
+			return bad("accounts", "at least one account is required")
+		}
+		seen := map[string]bool{}
+		for i, a := range s.Accounts {
+			f := fmt.Sprintf("accounts[%d]", i)
+			if !nameRe.MatchString(a.ID) || seen[a.ID] {
+				return bad(f+".id", "must be a unique id of letters, digits and . _ @ : -")
+			}
+			seen[a.ID] = true
+			if strings.TrimSpace(a.Name) == "" || a.Token == "" {
+				return bad(f, "name and token are required")
+			}
+			if ch == channels.Neighborhood && len(a.Groups) == 0 {
+				return bad(f+".groups", "a neighborhood account needs its groups")
+			}
+			if ch != channels.Neighborhood && len(a.Groups) > 0 {
+				return bad(f+".groups", "only neighborhood accounts have groups")
+			}
+			for j, g := range a.Groups {
+				if g.ID == "" || strings.TrimSpace(g.Name) == "" {
+					return bad(fmt.Sprintf("%s.groups[%d]", f, j), "id and name are required")
+				}
+			}
+		}
+	} else if len(s.Accounts) > 0 {
+		return bad("accounts", "only social and neighborhood channels have accounts")
+	}
+	return nil
+}
+
+// isMasked reports whether v is a masked secret sent back unchanged.
+func isMasked(v string) bool { return strings.HasPrefix(v, "****") }
+
+// Masked returns s with every secret masked.
+func (s Settings) Masked() Settings {
+	m := s.clone()
+	for i := range m.Providers {
+		m.Providers[i].Token = secrets.Mask(m.Providers[i].Token)
+		m.Providers[i].SigningSecret = secrets.Mask(m.Providers[i].SigningSecret)
+	}
+	for i := range m.Targets {
+		m.Targets[i].URL = maskURL(m.Targets[i].URL)
+	}
+	for i := range m.Accounts {
+		m.Accounts[i].Token = secrets.Mask(m.Accounts[i].Token)
+	}
+	return m
+}
+
+// maskURL keeps a webhook's scheme and host and masks its path, the secret.
+func maskURL(u string) string {
+	p, err := url.Parse(u)
+	if err != nil {
+		return "****"
+	}
+	return p.Scheme + "://" + p.Host + "/" + secrets.Mask(strings.TrimPrefix(p.Path, "/"))
+}
+
+func (s Settings) clone() Settings {
+	b, _ := json.Marshal(s)
+	var c Settings
+	_ = json.Unmarshal(b, &c)
+	return c
+}
+
+// keepSecrets replaces masked secrets in s with the ones in old: a client
+// may send back what it read and change only what it means to change.
+func (s Settings) keepSecrets(old Settings) error {
+	for i := range s.Providers {
+		var prev Provider
+		if i < len(old.Providers) {
+			prev = old.Providers[i]
+		}
+		if err := keep(&s.Providers[i].Token, prev.Token, fmt.Sprintf("providers[%d].token", i)); err != nil {
+			return err
+		}
+		if err := keep(&s.Providers[i].SigningSecret, prev.SigningSecret, fmt.Sprintf("providers[%d].signingSecret", i)); err != nil {
+			return err
+		}
+	}
+	for i := range s.Targets {
+		prev := ""
+		for _, t := range old.Targets {
+			if t.Name == s.Targets[i].Name {
+				prev = t.URL
+			}
+		}
+		if strings.Contains(s.Targets[i].URL, "/****") {
+			if prev == "" || maskURL(prev) != s.Targets[i].URL {
+				return &FieldError{Field: fmt.Sprintf("targets[%d].url", i), Message: "is masked but no stored webhook matches it"}
+			}
+			s.Targets[i].URL = prev
+		}
+	}
+	for i := range s.Accounts {
+		prev := ""
+		for _, a := range old.Accounts {
+			if a.ID == s.Accounts[i].ID {
+				prev = a.Token
+			}
+		}
+		if err := keep(&s.Accounts[i].Token, prev, fmt.Sprintf("accounts[%d].token", i)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func keep(v *string, prev, field string) error {
+	if !isMasked(*v) {
+		return nil
+	}
+	if prev == "" || secrets.Mask(prev) != *v {
+		return &FieldError{Field: field, Message: "is masked but no stored secret matches it"}
+	}
+	*v = prev
+	return nil
+}
+
+// Store keeps settings sealed in channel_providers.
+type Store struct {
+	DB  *storage.DB
+	Box *secrets.Box
+}
+
+// Entry is stored settings with their times.
+type Entry struct {
+	Channel   channels.Channel
+	Settings  Settings
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+func aad(tenant string, ch channels.Channel) []byte {
+	return []byte("channel_providers/" + tenant + "/" + string(ch))
+}
+
+type row struct {
+	Channel   string    `db:"channel"`
+	Sealed    []byte    `db:"sealed"`
+	CreatedAt time.Time `db:"created_at"`
+	UpdatedAt time.Time `db:"updated_at"`
+}
+
+func (st *Store) open(tenant string, r row) (Entry, error) {
+	ch := channels.Channel(r.Channel)
+	plain, err := st.Box.Open(r.Sealed, aad(tenant, ch))
+	if err != nil {
+		return Entry{}, fmt.Errorf("open %s settings: %w", ch, err)
+	}
+	var s Settings
+	if err := json.Unmarshal(plain, &s); err != nil {
+		return Entry{}, fmt.Errorf("decode %s settings: %w", ch, err)
+	}
+	return Entry{Channel: ch, Settings: s, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}, nil
+}
+
+// Get returns the tenant's settings of ch, or storage.ErrNotFound.
+func (st *Store) Get(ctx context.Context, tenant string, ch channels.Channel) (Entry, error) {
+	var r row
+	err := st.DB.GetContext(ctx, &r, `SELECT channel, sealed, created_at, updated_at FROM channel_providers WHERE tenant_id = $1 AND channel = $2`, tenant, string(ch))
+	if err != nil {
+		return Entry{}, storage.NotFound(err)
+	}
+	return st.open(tenant, r)
+}
+
+// UpdatedAt returns when the tenant's settings of ch last changed, or
+// storage.ErrNotFound.
+func (st *Store) UpdatedAt(ctx context.Context, tenant string, ch channels.Channel) (time.Time, error) {
+	var t time.Time
+	err := st.DB.GetContext(ctx, &t, `SELECT updated_at FROM channel_providers WHERE tenant_id = $1 AND channel = $2`, tenant, string(ch))
+	return t, storage.NotFound(err)
+}
+
+// List returns every channel the tenant configured.
+func (st *Store) List(ctx context.Context, tenant string) ([]Entry, error) {
+	var rows []row
+	if err := st.DB.SelectContext(ctx, &rows, `SELECT channel, sealed, created_at, updated_at FROM channel_providers WHERE tenant_id = $1 ORDER BY channel`, tenant); err != nil {
+		return nil, fmt.Errorf("list channel settings: %w", err)
+	}
+	out := make([]Entry, 0, len(rows))
+	for _, r := range rows {
+		e, err := st.open(tenant, r)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, nil
+}
+
+// Put validates and stores s as the tenant's settings of ch. Masked secrets
+// keep their stored values. It reports whether the settings were created.
+func (st *Store) Put(ctx context.Context, tenant string, ch channels.Channel, s Settings) (Entry, bool, error) {
+	old, err := st.Get(ctx, tenant, ch)
+	if err != nil && !errors.Is(err, storage.ErrNotFound) {
+		return Entry{}, false, err
+	}
+	s = s.clone()
+	if err := s.keepSecrets(old.Settings); err != nil {
+		return Entry{}, false, err
+	}
+	if ch == channels.Etn && s.MaxConcurrentCalls == 0 {
+		s.MaxConcurrentCalls = 10
+	}
+	if err := s.Validate(ch); err != nil {
+		return Entry{}, false, err
+	}
+	plain, err := json.Marshal(s)
+	if err != nil {
+		return Entry{}, false, fmt.Errorf("encode settings: %w", err)
+	}
+	sealed, err := st.Box.Seal(plain, aad(tenant, ch))
+	if err != nil {
+		return Entry{}, false, err
+	}
+	var r struct {
+		row
+		Created bool `db:"created"`
+	}
+	err = st.DB.GetContext(ctx, &r, `
+		INSERT INTO channel_providers (tenant_id, channel, sealed) VALUES ($1, $2, $3)
+		ON CONFLICT (tenant_id, channel) DO UPDATE SET sealed = excluded.sealed, updated_at = clock_timestamp()
+		RETURNING channel, sealed, created_at, updated_at, (xmax = 0) AS created`, tenant, string(ch), sealed)
+	if err != nil {
+		return Entry{}, false, fmt.Errorf("store channel settings: %w", err)
+	}
+	return Entry{Channel: ch, Settings: s, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}, r.Created, nil
+}
+
+// Delete removes the tenant's settings of ch; storage.ErrNotFound when none.
+func (st *Store) Delete(ctx context.Context, tenant string, ch channels.Channel) error {
+	res, err := st.DB.ExecContext(ctx, `DELETE FROM channel_providers WHERE tenant_id = $1 AND channel = $2`, tenant, string(ch))
+	if err != nil {
+		return fmt.Errorf("delete channel settings: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return storage.ErrNotFound
+	}
+	return nil
+}

@@ -1,0 +1,237 @@
+// Package push delivers push notifications to device tokens through a push
+// service's batch HTTP API: up to 100 notifications per request, one ticket
+// per notification in the answer. Tokens the service reports as no longer
+// registered are removed from person_devices. Emergency alerts with a loud
+// tone use the critical sound and interruption level.
+package push
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/lib/pq"
+
+	"github.com/tocsin/tocsin/channels"
+	"github.com/tocsin/tocsin/channels/providerhttp"
+	"github.com/tocsin/tocsin/storage"
+)
+
+// Metadata keys of a push message.
+const (
+	// MetaLoudTone: "true" plays the loud tone (critical alert sound) and
+	// breaks through do-not-disturb.
+	MetaLoudTone = "push.loudTone"
+	// MetaPriority: Emergency or NonEmergency (default).
+	MetaPriority = "push.priority"
+	// MetaSound: the sound file of the loud tone (default loud_tone.caf).
+	MetaSound = "push.sound"
+)
+
+// Apps a device token belongs to (person_devices.app).
+const (
+	AppPush     = "push"
+	AppMyAlerts = "myalerts"
+)
+
+// MaxBatch is the most notifications one request carries.
+const MaxBatch = 100
+
+// Notification is one entry of the service's request array.
+type Notification struct {
+	To                string            `json:"to"`
+	Title             string            `json:"title,omitempty"`
+	Body              string            `json:"body"`
+	Data              map[string]string `json:"data,omitempty"`
+	Priority          string            `json:"priority"`
+	Sound             any               `json:"sound"`
+	ChannelID         string            `json:"channelId"`
+	InterruptionLevel string            `json:"interruptionLevel"`
+}
+
+// CriticalSound is the sound of a loud-tone notification.
+type CriticalSound struct {
+	Critical bool    `json:"critical"`
+	Name     string  `json:"name"`
+	Volume   float64 `json:"volume"`
+}
+
+// Ticket is the service's answer for one notification.
+type Ticket struct {
+	Status  string `json:"status"`
+	ID      string `json:"id,omitempty"`
+	Message string `json:"message,omitempty"`
+	Details *struct {
+		Error string `json:"error"`
+	} `json:"details,omitempty"`
+}
+
+// Response is the service's answer to a batch.
+type Response struct {
+	Data []Ticket `json:"data"`
+}
+
+// Ticket errors.
+const (
+	ErrDeviceNotRegistered = "DeviceNotRegistered"
+	ErrMessageTooBig       = "MessageTooBig"
+	ErrMessageRateExceeded = "MessageRateExceeded"
+	ErrInvalidCredentials  = "InvalidCredentials"
+)
+
+// TokenStore forgets device tokens the service no longer knows.
+type TokenStore interface {
+	Remove(ctx context.Context, tenant, app string, tokens []string) error
+}
+
+// Config configures a Sender.
+type Config struct {
+	// URL is the service's base URL; batches go to URL + "/push/send".
+	URL   string
+	Token string
+	// App is AppPush or AppMyAlerts.
+	App         string
+	Concurrency int
+	Client      *http.Client
+	Tokens      TokenStore
+}
+
+// Sender delivers push notifications.
+type Sender struct {
+	c Config
+}
+
+var _ channels.Sender = (*Sender)(nil)
+
+// New returns a Sender for c.
+func New(c Config) *Sender {
+	if c.Client == nil {
+		c.Client = providerhttp.NewClient(0)
+	}
+	if c.Concurrency <= 0 {
+		c.Concurrency = 8
+	}
+	if c.App == "" {
+		c.App = AppPush
+	}
+	return &Sender{c: c}
+}
+
+// Notify builds the service's entry for msg.
+func Notify(msg channels.Message) Notification {
+	n := Notification{To: msg.To, Title: msg.Subject, Body: msg.Text, Priority: "normal", Sound: "default",
+		ChannelID: "alerts", InterruptionLevel: "active", Data: map[string]string{}}
+	for _, k := range []string{channels.MetaAlertID, channels.MetaRecipientID} {
+		if v := msg.Metadata[k]; v != "" {
+			n.Data[k] = v
+		}
+	}
+	if msg.Metadata[MetaPriority] == "Emergency" {
+		n.Priority, n.InterruptionLevel = "high", "time-sensitive"
+	}
+	if msg.Metadata[MetaLoudTone] == "true" {
+		name := msg.Metadata[MetaSound]
+		if name == "" {
+			name = "loud_tone.caf"
+		}
+		n.Priority, n.ChannelID, n.InterruptionLevel = "high", "emergency", "critical"
+		n.Sound = CriticalSound{Critical: true, Name: name, Volume: 1}
+	}
+	return n
+}
+
+// Send implements channels.Sender.
+func (s *Sender) Send(ctx context.Context, msgs []channels.Message) ([]channels.Result, error) {
+	out := make([]channels.Result, len(msgs))
+	type chunk struct{ lo, hi int }
+	var chunks []chunk
+	for lo := 0; lo < len(msgs); lo += MaxBatch {
+		chunks = append(chunks, chunk{lo, min(len(msgs), lo+MaxBatch)})
+	}
+	errs := make([]error, len(chunks))
+	sem := make(chan struct{}, s.c.Concurrency)
+	var wg sync.WaitGroup
+	for i, c := range chunks {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[i] = s.batch(ctx, msgs[c.lo:c.hi], out[c.lo:c.hi])
+		}()
+	}
+	wg.Wait()
+	failed := 0
+	for i, err := range errs {
+		if err == nil {
+			continue
+		}
+		failed++
+		c := chunks[i]
+		for j := c.lo; j < c.hi; j++ {
+			out[j] = channels.Result{Key: msgs[j].Key, Outcome: channels.Failed, Permanent: providerhttp.Permanent(err), Error: err.Error()}
+		}
+	}
+	if failed == len(chunks) && failed > 0 && !providerhttp.Permanent(errs[0]) {
+		return nil, fmt.Errorf("push service: %w", errs[0])
+	}
+	gone := map[string][]string{}
+	for i, r := range out {
+		if r.Error == ErrDeviceNotRegistered {
+			gone[msgs[i].Tenant] = append(gone[msgs[i].Tenant], msgs[i].To)
+		}
+	}
+	if s.c.Tokens != nil {
+		for tenant, tokens := range gone {
+			// A token left behind is refused again next time and removed then.
+			_ = s.c.Tokens.Remove(ctx, tenant, s.c.App, tokens)
+		}
+	}
+	return out, nil
+}
+
+func (s *Sender) batch(ctx context.Context, msgs []channels.Message, out []channels.Result) error {
+	body := make([]Notification, len(msgs))
+	for i, m := range msgs {
+		body[i] = Notify(m)
+	}
+	h := providerhttp.Bearer(s.c.Token)
+	h.Set("Idempotency-Key", msgs[0].Key+"+"+strconv.Itoa(len(msgs)))
+	var res Response
+	if err := providerhttp.DoJSON(ctx, s.c.Client, providerhttp.Request{URL: s.c.URL + "/push/send", JSON: body, Header: h}, &res); err != nil {
+		return err
+	}
+	if len(res.Data) != len(msgs) {
+		return fmt.Errorf("the push service returned %d tickets for %d notifications", len(res.Data), len(msgs))
+	}
+	for i, t := range res.Data {
+		r := channels.Result{Key: msgs[i].Key}
+		switch {
+		case t.Status == "ok":
+			r.Outcome, r.ProviderMessageID = channels.Sent, t.ID
+		default:
+			r.Outcome, r.Error = channels.Failed, t.Message
+			if t.Details != nil && t.Details.Error != "" {
+				r.Error = t.Details.Error
+			}
+			r.Permanent = r.Error != ErrMessageRateExceeded
+		}
+		out[i] = r
+	}
+	return nil
+}
+
+// Devices removes tokens from person_devices.
+type Devices struct {
+	DB *storage.DB
+}
+
+// Remove implements TokenStore.
+func (d *Devices) Remove(ctx context.Context, tenant, app string, tokens []string) error {
+	if _, err := d.DB.ExecContext(ctx, `DELETE FROM person_devices WHERE tenant_id = $1 AND app = $2 AND token = ANY($3)`,
+		tenant, app, pq.Array(tokens)); err != nil {
+		return fmt.Errorf("remove device tokens: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,104 @@
+package push_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+
+	"github.com/tocsin/tocsin/channels"
+	"github.com/tocsin/tocsin/channels/push"
+	"github.com/tocsin/tocsin/channels/push/pushtest"
+	"github.com/tocsin/tocsin/internal/stacktest"
+)
+
+func TestNotifyLoudTone(t *testing.T) {
+	cases := []struct {
+		name                     string
+		md                       map[string]string
+		priority, level, channel string
+		critical                 bool
+	}{
+		{"plain", nil, "normal", "active", "alerts", false},
+		{"emergency", map[string]string{push.MetaPriority: "Emergency"}, "high", "time-sensitive", "alerts", false},
+		{"loud tone", map[string]string{push.MetaLoudTone: "true"}, "high", "critical", "emergency", true},
+	}
+	for _, c := range cases {
+		n := push.Notify(channels.Message{To: "tok", Text: "x", Metadata: c.md})
+		_, crit := n.Sound.(push.CriticalSound)
+		if n.Priority != c.priority || n.InterruptionLevel != c.level || n.ChannelID != c.channel || crit != c.critical {
+			t.Errorf("%s: %+v", c.name, n)
+		}
+	}
+}
+
+func TestBatchesTicketsAndInvalidTokens(t *testing.T) {
+	t.Parallel()
+	db := stacktest.DB(t)
+	ctx := context.Background()
+	tenant := stacktest.NewTenant()
+	var person int64
+	if err := db.GetContext(ctx, &person, `INSERT INTO people (tenant_id, first_name) VALUES ($1, 'Ada') RETURNING id`, tenant); err != nil {
+		t.Fatal(err)
+	}
+	const n = 230
+	var msgs []channels.Message
+	for i := range n {
+		tok := fmt.Sprintf("device-%03d", i)
+		if _, err := db.ExecContext(ctx, `INSERT INTO person_devices (tenant_id, person_id, app, token) VALUES ($1, $2, 'myalerts', $3)`, tenant, person, tok); err != nil {
+			t.Fatal(err)
+		}
+		msgs = append(msgs, channels.Message{Key: fmt.Sprintf("k%d", i), Tenant: tenant, To: tok, Subject: "Flood", Text: "Move to higher ground",
+			Metadata: map[string]string{push.MetaLoudTone: "true", channels.MetaAlertID: "7"}})
+	}
+	srv := pushtest.New(t, "push-token")
+	srv.Unregister("device-005", "device-150")
+	snd := push.New(push.Config{URL: srv.URL, Token: "push-token", App: push.AppMyAlerts, Tokens: &push.Devices{DB: db}})
+	res, err := snd.Send(ctx, msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := srv.Problems(); len(p) != 0 {
+		t.Fatalf("the service saw bad requests: %v", p)
+	}
+	if srv.Batches() != 3 {
+		t.Fatalf("%d batches, want 3 of at most 100", srv.Batches())
+	}
+	for i, r := range res {
+		gone := i == 5 || i == 150
+		switch {
+		case r.Key != msgs[i].Key:
+			t.Fatalf("result %d is for %s", i, r.Key)
+		case gone && (r.Outcome != channels.Failed || !r.Permanent || r.Error != push.ErrDeviceNotRegistered):
+			t.Fatalf("result %d: %+v", i, r)
+		case !gone && (r.Outcome != channels.Sent || r.ProviderMessageID == ""):
+			t.Fatalf("result %d: %+v", i, r)
+		}
+	}
+	got := srv.Received()
+	if len(got) != n-2 || got[0].InterruptionLevel != "critical" || got[0].Data[channels.MetaAlertID] != "7" {
+		t.Fatalf("received %d, first %+v", len(got), got[0])
+	}
+	var left int
+	if err := db.GetContext(ctx, &left, `SELECT count(*) FROM person_devices WHERE tenant_id = $1 AND token IN ('device-005', 'device-150')`, tenant); err != nil {
+		t.Fatal(err)
+	}
+	var all int
+	_ = db.GetContext(ctx, &all, `SELECT count(*) FROM person_devices WHERE tenant_id = $1`, tenant)
+	if left != 0 || all != n-2 {
+		t.Fatalf("unregistered tokens left %d, devices %d", left, all)
+	}
+}
+
+func TestWrongTokenAndOutage(t *testing.T) {
+	t.Parallel()
+	srv := pushtest.New(t, "right")
+	msgs := []channels.Message{{Key: "a", To: "t1", Text: "x"}}
+	res, err := push.New(push.Config{URL: srv.URL, Token: "wrong"}).Send(context.Background(), msgs)
+	if err != nil || res[0].Outcome != channels.Failed || !res[0].Permanent {
+		t.Fatalf("wrong token: %+v %v", res, err)
+	}
+	srv.FailWith(503)
+	if _, err := push.New(push.Config{URL: srv.URL, Token: "right"}).Send(context.Background(), msgs); err == nil {
+		t.Fatal("an unavailable service is a batch error, to be retried")
+	}
+}

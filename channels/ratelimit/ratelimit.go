@@ -1,0 +1,64 @@
+// Package ratelimit holds a channel's deliveries to a rate with a token
+// bucket (golang.org/x/time/rate), one message per token.
+package ratelimit
+
+import (
+	"context"
+	"fmt"
+
+	"golang.org/x/time/rate"
+
+	"github.com/tocsin/tocsin/channels"
+)
+
+// Sender passes messages to Next no faster than Limiter allows. Batches are
+// cut into pieces of at most the limiter's burst, each waiting for its tokens.
+type Sender struct {
+	Next    channels.Sender
+	Limiter *rate.Limiter
+}
+
+var _ channels.Sender = (*Sender)(nil)
+
+// New wraps next with a limit of perSecond messages and the given burst;
+// next alone when perSecond is not positive.
+func New(next channels.Sender, perSecond float64, burst int) channels.Sender {
+	if perSecond <= 0 {
+		return next
+	}
+	if burst < 1 {
+		burst = max(1, int(perSecond))
+	}
+	return &Sender{Next: next, Limiter: rate.NewLimiter(rate.Limit(perSecond), burst)}
+}
+
+// Send implements channels.Sender.
+func (s *Sender) Send(ctx context.Context, msgs []channels.Message) ([]channels.Result, error) {
+	out := make([]channels.Result, 0, len(msgs))
+	burst := max(1, s.Limiter.Burst())
+	for start := 0; start < len(msgs); start += burst {
+		piece := msgs[start:min(len(msgs), start+burst)]
+		if err := s.Limiter.WaitN(ctx, len(piece)); err != nil {
+			if len(out) == 0 {
+				return nil, fmt.Errorf("rate limit: %w", err)
+			}
+			// What was sent stays sent; the rest is a temporary failure.
+			for _, m := range msgs[start:] {
+				out = append(out, channels.Result{Key: m.Key, Outcome: channels.Failed, Error: "rate limit wait: " + err.Error()})
+			}
+			return out, nil
+		}
+		res, err := s.Next.Send(ctx, piece)
+		if err != nil {
+			if len(out) == 0 {
+				return nil, err
+			}
+			for _, m := range piece {
+				out = append(out, channels.Result{Key: m.Key, Outcome: channels.Failed, Error: err.Error()})
+			}
+			continue
+		}
+		out = append(out, res...)
+	}
+	return out, nil
+}

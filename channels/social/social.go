@@ -1,0 +1,160 @@
+// Package social posts alerts to the tenant's accounts on two social
+// networks through their HTTP APIs: network A, a microblog (short posts of
+// at most 280 characters, POST /2/posts), and network B, a page feed (POST
+// /{account}/feed). A message's To names one of the tenant's configured
+// accounts, whose access token stays in the provider settings.
+package social
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"sync"
+	"unicode/utf8"
+
+	"github.com/tocsin/tocsin/channels"
+	"github.com/tocsin/tocsin/channels/providerhttp"
+)
+
+// Networks.
+const (
+	NetworkA = "A"
+	NetworkB = "B"
+)
+
+// Post length limits in characters.
+const (
+	LimitA = 280
+	LimitB = 63206
+)
+
+// Account is a tenant's account on a network.
+type Account struct {
+	ID, Name, Token string
+}
+
+// PostA is network A's request body; AnswerA its answer.
+type PostA struct {
+	Text string `json:"text"`
+}
+
+// AnswerA is network A's answer to a post.
+type AnswerA struct {
+	Data struct {
+		ID   string `json:"id"`
+		Text string `json:"text"`
+	} `json:"data"`
+}
+
+// PostB is network B's request body.
+type PostB struct {
+	Message string `json:"message"`
+	Link    string `json:"link,omitempty"`
+}
+
+// AnswerB is network B's answer.
+type AnswerB struct {
+	ID string `json:"id"`
+}
+
+// MetaLink is a link network B shows with the post.
+const MetaLink = "social.link"
+
+// Config configures a Sender.
+type Config struct {
+	// Network is NetworkA or NetworkB.
+	Network  string
+	URL      string
+	Accounts []Account
+	Client   *http.Client
+}
+
+// Sender posts to one network.
+type Sender struct {
+	c        Config
+	accounts map[string]Account
+}
+
+var _ channels.Sender = (*Sender)(nil)
+
+// New returns a Sender for c.
+func New(c Config) *Sender {
+	if c.Client == nil {
+		c.Client = providerhttp.NewClient(0)
+	}
+	s := &Sender{c: c, accounts: map[string]Account{}}
+	for _, a := range c.Accounts {
+		s.accounts[a.ID] = a
+	}
+	return s
+}
+
+// Text is the text posted for msg, cut to limit characters at a word boundary.
+func Text(msg channels.Message, limit int) string {
+	t := strings.TrimSpace(msg.Text)
+	if s := strings.TrimSpace(msg.Subject); s != "" && !strings.HasPrefix(t, s) {
+		t = s + ": " + t
+	}
+	t = strings.TrimSpace(t)
+	if utf8.RuneCountInString(t) <= limit {
+		return t
+	}
+	cut := string([]rune(t)[:limit])
+	if i := strings.LastIndexByte(cut, ' '); i > limit*2/3 {
+		cut = cut[:i]
+	}
+	return strings.TrimSpace(cut)
+}
+
+// Send implements channels.Sender.
+func (s *Sender) Send(ctx context.Context, msgs []channels.Message) ([]channels.Result, error) {
+	out := make([]channels.Result, len(msgs))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, 4)
+	for i := range msgs {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			out[i] = s.post(ctx, msgs[i])
+		}()
+	}
+	wg.Wait()
+	return out, nil
+}
+
+func (s *Sender) post(ctx context.Context, msg channels.Message) channels.Result {
+	res := channels.Result{Key: msg.Key, Outcome: channels.Failed}
+	acct, ok := s.accounts[msg.To]
+	if !ok {
+		res.Permanent, res.Error = true, fmt.Sprintf("no %s account %q", s.c.Network, msg.To)
+		return res
+	}
+	h := providerhttp.Bearer(acct.Token)
+	h.Set("Idempotency-Key", msg.Key)
+	var id string
+	var err error
+	switch s.c.Network {
+	case NetworkA:
+		var a AnswerA
+		err = providerhttp.DoJSON(ctx, s.c.Client, providerhttp.Request{URL: s.c.URL + "/2/posts", JSON: PostA{Text: Text(msg, LimitA)}, Header: h}, &a)
+		id = a.Data.ID
+	case NetworkB:
+		var b AnswerB
+		err = providerhttp.DoJSON(ctx, s.c.Client, providerhttp.Request{URL: s.c.URL + "/" + url.PathEscape(acct.ID) + "/feed",
+			JSON: PostB{Message: Text(msg, LimitB), Link: msg.Metadata[MetaLink]}, Header: h}, &b)
+		id = b.ID
+	default:
+		err = fmt.Errorf("unknown network %q", s.c.Network)
+	}
+	if err == nil && id == "" {
+		err = fmt.Errorf("the network returned no post id")
+	}
+	if err != nil {
+		res.Permanent, res.Error = providerhttp.Permanent(err), err.Error()
+		return res
+	}
+	return channels.Result{Key: msg.Key, Outcome: channels.Delivered, ProviderMessageID: id}
+}

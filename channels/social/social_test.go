@@ -1,0 +1,57 @@
+package social_test
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/tocsin/tocsin/channels"
+	"github.com/tocsin/tocsin/channels/social"
+	"github.com/tocsin/tocsin/channels/social/socialtest"
+)
+
+func TestPostsOnBothNetworks(t *testing.T) {
+	srv := socialtest.New(t, map[string]string{"county": "tok-county", "city": "tok-city", "page-9": "tok-page"})
+	long := strings.Repeat("Shelter in place until further notice. ", 12)
+	a := social.New(social.Config{Network: social.NetworkA, URL: srv.URL, Accounts: []social.Account{
+		{ID: "county", Name: "County OEM", Token: "tok-county"}, {ID: "city", Name: "City", Token: "tok-city"}, {ID: "stale", Token: "revoked"}}})
+	b := social.New(social.Config{Network: social.NetworkB, URL: srv.URL, Accounts: []social.Account{{ID: "page-9", Name: "County page", Token: "tok-page"}}})
+	resA, err := a.Send(context.Background(), []channels.Message{
+		{Key: "a1", To: "county", Subject: "Chemical spill", Text: long},
+		{Key: "a2", To: "city", Subject: "Chemical spill", Text: "Shelter in place."},
+		{Key: "a3", To: "stale", Text: "x"},
+		{Key: "a4", To: "unknown", Text: "x"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resB, err := b.Send(context.Background(), []channels.Message{{Key: "b1", To: "page-9", Subject: "Chemical spill", Text: long, Metadata: map[string]string{social.MetaLink: "https://county.example/spill"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range slices.Concat(resA[:2], resB) {
+		if r.Outcome != channels.Delivered || r.ProviderMessageID == "" {
+			t.Fatalf("%+v", r)
+		}
+	}
+	for _, r := range resA[2:] {
+		if r.Outcome != channels.Failed || !r.Permanent {
+			t.Fatalf("%+v", r)
+		}
+	}
+	if p := srv.Problems(); len(p) != 1 || !strings.Contains(p[0], "unknown access token") {
+		t.Fatalf("problems %v", p)
+	}
+	posts := map[string]socialtest.Post{}
+	for _, p := range srv.Posts() {
+		posts[p.Account] = p
+	}
+	if p := posts["county"]; p.Network != "A" || utf8.RuneCountInString(p.Text) > social.LimitA || !strings.HasPrefix(p.Text, "Chemical spill: Shelter") {
+		t.Fatalf("network A post %+v", p)
+	}
+	if p := posts["page-9"]; p.Network != "B" || !strings.HasSuffix(p.Text, "notice.") || p.Link == "" {
+		t.Fatalf("network B post %+v", p)
+	}
+}

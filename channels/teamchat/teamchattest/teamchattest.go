@@ -1,0 +1,141 @@
+// Package teamchattest is a loopback team-chat service for tests: incoming
+// webhooks under /slack/<secret> and /teams/<secret> that check the payload
+// shape of their style and keep what they received.
+package teamchattest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/tocsin/tocsin/channels/teamchat"
+)
+
+// Post is a webhook call the server accepted.
+type Post struct {
+	Style, Secret string
+	Slack         *teamchat.SlackPayload
+	Teams         *teamchat.TeamsPayload
+}
+
+// Server is the loopback team-chat service.
+type Server struct {
+	*httptest.Server
+
+	mu       sync.Mutex
+	posts    []Post
+	problems []string
+	archived map[string]bool
+}
+
+// New starts the service.
+func New(t testing.TB) *Server {
+	s := &Server{archived: map[string]bool{}}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.handle))
+	t.Cleanup(s.Server.Close)
+	return s
+}
+
+// Webhook returns the URL of a webhook of style with secret.
+func (s *Server) Webhook(style, secret string) string { return s.URL + "/" + style + "/" + secret }
+
+// Archive makes the webhook with secret answer 410 Gone.
+func (s *Server) Archive(secret string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.archived[secret] = true
+}
+
+// Posts returns the accepted posts.
+func (s *Server) Posts() []Post {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Post(nil), s.posts...)
+}
+
+// Problems lists what was wrong with the requests received.
+func (s *Server) Problems() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.problems...)
+}
+
+func (s *Server) problem(w http.ResponseWriter, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	s.mu.Lock()
+	s.problems = append(s.problems, msg)
+	s.mu.Unlock()
+	http.Error(w, "invalid_payload", http.StatusBadRequest)
+}
+
+func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	parts := strings.SplitN(strings.Trim(r.URL.Path, "/"), "/", 2)
+	if r.Method != http.MethodPost || len(parts) != 2 || parts[1] == "" {
+		http.Error(w, "no_service", http.StatusNotFound)
+		return
+	}
+	style, secret := parts[0], parts[1]
+	s.mu.Lock()
+	gone := s.archived[secret]
+	s.mu.Unlock()
+	if gone {
+		http.Error(w, "channel_is_archived", http.StatusGone)
+		return
+	}
+	if !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+		s.problem(w, "content type %q", r.Header.Get("Content-Type"))
+		return
+	}
+	body, _ := io.ReadAll(r.Body)
+	p := Post{Style: style, Secret: secret}
+	switch style {
+	case teamchat.StyleSlack:
+		var sp teamchat.SlackPayload
+		if err := strict(body, &sp); err != nil || sp.Text == "" || len(sp.Blocks) == 0 {
+			s.problem(w, "slack payload: %v %s", err, body)
+			return
+		}
+		for _, b := range sp.Blocks {
+			if (b.Type != "header" && b.Type != "section") || b.Text == nil || b.Text.Text == "" ||
+				(b.Type == "header" && b.Text.Type != "plain_text") || len(b.Text.Text) > 3000 {
+				s.problem(w, "slack block %+v", b)
+				return
+			}
+		}
+		p.Slack = &sp
+		s.mu.Lock()
+		s.posts = append(s.posts, p)
+		s.mu.Unlock()
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = io.WriteString(w, "ok")
+	case teamchat.StyleTeams:
+		var tp teamchat.TeamsPayload
+		if err := strict(body, &tp); err != nil || tp.Type != "message" || len(tp.Attachments) != 1 {
+			s.problem(w, "teams payload: %v %s", err, body)
+			return
+		}
+		a := tp.Attachments[0]
+		if a.ContentType != teamchat.AdaptiveCardType || a.Content.Type != "AdaptiveCard" || a.Content.Version == "" || len(a.Content.Body) == 0 {
+			s.problem(w, "teams attachment %+v", a)
+			return
+		}
+		p.Teams = &tp
+		s.mu.Lock()
+		s.posts = append(s.posts, p)
+		s.mu.Unlock()
+		w.WriteHeader(http.StatusAccepted)
+	default:
+		http.Error(w, "no_service", http.StatusNotFound)
+	}
+}
+
+func strict(b []byte, v any) error {
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	return dec.Decode(v)
+}

@@ -1,0 +1,281 @@
+// Package voice places phone calls through an HTTP voice provider: a
+// text-to-speech message or a stored audio file, repeated, with an
+// answering-machine behaviour and an optional press-1-to-confirm. The
+// provider reports each call's outcome to our status-callback operation,
+// signed with the tenant's signing secret; busy and unanswered calls are
+// dialled again per the delivery settings. ETN uses the same provider with a
+// per-tenant limit of calls in progress (see Throttle).
+package voice
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"github.com/tocsin/tocsin/channels"
+	"github.com/tocsin/tocsin/channels/providerhttp"
+)
+
+// Metadata keys of a voice or ETN message.
+const (
+	// MetaAudioURL: a URL the provider fetches and plays instead of speaking Text.
+	MetaAudioURL = "voice.audioUrl"
+	// MetaAudioKey: the object key of a stored voice-encoded audio file; the
+	// provider gets a short-lived link to it.
+	MetaAudioKey = "voice.audioKey"
+	// MetaRepeat: how often the message is played in one call (1-10, default 1).
+	MetaRepeat = "voice.repeat"
+	// MetaAnsweringMachine: LeaveMessage (default), HangUp or PlayImmediately.
+	MetaAnsweringMachine = "voice.answeringMachine"
+	// MetaConfirm: "true" asks the callee to press 1 to confirm.
+	MetaConfirm = "voice.confirm"
+	// MetaLanguage: the text-to-speech language (default en-US).
+	MetaLanguage = "voice.language"
+	// MetaMaxAttempts: calls in total when the line is busy or nobody answers (1-10, default 1).
+	MetaMaxAttempts = "voice.maxAttempts"
+	// MetaRetryIntervalSeconds: wait before dialling again (30-3600, default 300).
+	MetaRetryIntervalSeconds = "voice.retryIntervalSeconds"
+	// MetaAttempt: which attempt this is; set when a call is dialled again.
+	MetaAttempt = "voice.attempt"
+)
+
+// Answering-machine behaviours.
+const (
+	LeaveMessage    = "LeaveMessage"
+	HangUp          = "HangUp"
+	PlayImmediately = "PlayImmediately"
+)
+
+// CallRequest is what the provider's POST {url}/calls receives.
+type CallRequest struct {
+	To   string `json:"to"`
+	From string `json:"from"`
+	// Say holds the text to speak; Play the audio to play. Exactly one is set.
+	Say              *Say    `json:"say,omitempty"`
+	Play             *Play   `json:"play,omitempty"`
+	Repeat           int     `json:"repeat"`
+	MachineDetection string  `json:"machineDetection"`
+	Gather           *Gather `json:"gather,omitempty"`
+	StatusCallback   string  `json:"statusCallback"`
+	// Reference is echoed in every status callback of the call.
+	Reference string `json:"reference"`
+}
+
+// Say is a text-to-speech instruction.
+type Say struct {
+	Text     string `json:"text"`
+	Language string `json:"language"`
+}
+
+// Play is an audio instruction.
+type Play struct {
+	URL string `json:"url"`
+}
+
+// Gather asks the callee for digits after the message.
+type Gather struct {
+	Digits int    `json:"digits"`
+	Prompt string `json:"prompt"`
+}
+
+// CallResponse is the provider's answer to a call request.
+type CallResponse struct {
+	CallID string `json:"callId"`
+	Status string `json:"status"`
+}
+
+// ConfirmPrompt is spoken after the message when confirmation is asked for.
+const ConfirmPrompt = "Press 1 to confirm that you received this message."
+
+// CallLog records calls so status callbacks can be matched to them: Prepare
+// before the request (a callback may overtake the answer), Placed after it.
+type CallLog interface {
+	Prepare(ctx context.Context, msg channels.Message, ch channels.Channel, attempt int) error
+	Placed(ctx context.Context, tenant, key, providerCallID string) error
+	Fail(ctx context.Context, tenant, key, reason string) error
+}
+
+// Throttle bounds a tenant's calls in progress. A call holds a slot from
+// its request until its final status (the callback releases it).
+type Throttle interface {
+	Acquire(ctx context.Context, tenant, holder string) error
+	Release(ctx context.Context, tenant, holder string) error
+}
+
+// AudioLinker gives the provider a link to a stored audio file.
+type AudioLinker interface {
+	AudioURL(ctx context.Context, key string) (string, error)
+}
+
+// Config configures a Sender.
+type Config struct {
+	// URL is the provider's base URL; calls are POSTed to URL + "/calls".
+	URL string
+	// Token is sent as Authorization: Bearer.
+	Token string
+	// From is the caller id.
+	From string
+	// CallbackURL is our status-callback operation for this tenant and channel.
+	CallbackURL string
+	// Channel is Voice or Etn (recorded with each call).
+	Channel channels.Channel
+	// Concurrency bounds requests in flight within a batch (default 16).
+	Concurrency int
+	Client      *http.Client
+	Calls       CallLog
+	Throttle    Throttle
+	Audio       AudioLinker
+}
+
+// Sender places calls through the HTTP provider.
+type Sender struct {
+	c Config
+}
+
+var _ channels.Sender = (*Sender)(nil)
+
+// New returns a Sender for c.
+func New(c Config) *Sender {
+	if c.Client == nil {
+		c.Client = providerhttp.NewClient(0)
+	}
+	if c.Concurrency <= 0 {
+		c.Concurrency = 16
+	}
+	if c.Channel == "" {
+		c.Channel = channels.Voice
+	}
+	return &Sender{c: c}
+}
+
+// Send implements channels.Sender: it requests one call per message.
+func (s *Sender) Send(ctx context.Context, msgs []channels.Message) ([]channels.Result, error) {
+	out := make([]channels.Result, len(msgs))
+	sem := make(chan struct{}, s.c.Concurrency)
+	var wg sync.WaitGroup
+	for i := range msgs {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func(i int) {
+			defer func() { <-sem; wg.Done() }()
+			out[i] = s.call(ctx, msgs[i])
+		}(i)
+	}
+	wg.Wait()
+	return out, nil
+}
+
+// Request builds the provider request of msg.
+func (s *Sender) Request(msg channels.Message) (CallRequest, error) {
+	md := msg.Metadata
+	req := CallRequest{
+		To: msg.To, From: s.c.From, StatusCallback: s.c.CallbackURL, Reference: msg.Key,
+		Repeat: intMeta(md, MetaRepeat, 1, 1, 10), MachineDetection: LeaveMessage,
+	}
+	if v := md[MetaAnsweringMachine]; v != "" {
+		switch v {
+		case LeaveMessage, HangUp, PlayImmediately:
+			req.MachineDetection = v
+		default:
+			return req, fmt.Errorf("unknown answering-machine behaviour %q", v)
+		}
+	}
+	if u := md[MetaAudioURL]; u != "" {
+		req.Play = &Play{URL: u}
+	} else if msg.Text != "" {
+		lang := md[MetaLanguage]
+		if lang == "" {
+			lang = "en-US"
+		}
+		req.Say = &Say{Text: msg.Text, Language: lang}
+	} else {
+		return req, fmt.Errorf("a voice message needs text or an audio file")
+	}
+	if md[MetaConfirm] == "true" {
+		req.Gather = &Gather{Digits: 1, Prompt: ConfirmPrompt}
+	}
+	return req, nil
+}
+
+func (s *Sender) call(ctx context.Context, msg channels.Message) channels.Result {
+	res := channels.Result{Key: msg.Key, Outcome: channels.Failed}
+	if key := msg.Metadata[MetaAudioKey]; key != "" && msg.Metadata[MetaAudioURL] == "" {
+		if s.c.Audio == nil {
+			res.Permanent, res.Error = true, "no object store to link the audio file from"
+			return res
+		}
+		u, err := s.c.Audio.AudioURL(ctx, key)
+		if err != nil {
+			res.Permanent, res.Error = true, "audio file: "+err.Error()
+			return res
+		}
+		md := make(map[string]string, len(msg.Metadata)+1)
+		for k, v := range msg.Metadata {
+			md[k] = v
+		}
+		md[MetaAudioURL] = u
+		msg.Metadata = md
+	}
+	req, err := s.Request(msg)
+	if err != nil {
+		res.Permanent, res.Error = true, err.Error()
+		return res
+	}
+	attempt := intMeta(msg.Metadata, MetaAttempt, 1, 1, 100)
+	if s.c.Throttle != nil {
+		if err := s.c.Throttle.Acquire(ctx, msg.Tenant, msg.Key); err != nil {
+			res.Error = "no call slot: " + err.Error()
+			return res
+		}
+	}
+	if s.c.Calls != nil {
+		if err := s.c.Calls.Prepare(ctx, msg, s.c.Channel, attempt); err != nil {
+			s.release(ctx, msg)
+			res.Error = err.Error()
+			return res
+		}
+	}
+	idem := msg.Key
+	if attempt > 1 {
+		idem += "/" + strconv.Itoa(attempt)
+	}
+	h := providerhttp.Bearer(s.c.Token)
+	h.Set("Idempotency-Key", idem)
+	var cr CallResponse
+	err = providerhttp.DoJSON(ctx, s.c.Client, providerhttp.Request{URL: s.c.URL + "/calls", JSON: req, Header: h}, &cr)
+	if err == nil && cr.CallID == "" {
+		err = fmt.Errorf("the provider returned no call id")
+	}
+	if err != nil {
+		s.release(ctx, msg)
+		if s.c.Calls != nil {
+			_ = s.c.Calls.Fail(context.WithoutCancel(ctx), msg.Tenant, msg.Key, err.Error())
+		}
+		res.Permanent, res.Error = providerhttp.Permanent(err), err.Error()
+		return res
+	}
+	if s.c.Calls != nil {
+		if err := s.c.Calls.Placed(ctx, msg.Tenant, msg.Key, cr.CallID); err != nil {
+			// The call is placed; its callbacks will not match. Say so.
+			res.Outcome, res.ProviderMessageID, res.Error = channels.Sent, cr.CallID, "record call: "+err.Error()
+			return res
+		}
+	}
+	return channels.Result{Key: msg.Key, Outcome: channels.Sent, ProviderMessageID: cr.CallID}
+}
+
+func (s *Sender) release(ctx context.Context, msg channels.Message) {
+	if s.c.Throttle != nil {
+		_ = s.c.Throttle.Release(context.WithoutCancel(ctx), msg.Tenant, msg.Key)
+	}
+}
+
+func intMeta(md map[string]string, key string, def, lo, hi int) int {
+	v, err := strconv.Atoi(md[key])
+	if err != nil {
+		return def
+	}
+	return max(lo, min(hi, v))
+}

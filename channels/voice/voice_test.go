@@ -1,0 +1,249 @@
+package voice_test
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tocsin/tocsin/channels"
+	"github.com/tocsin/tocsin/channels/voice"
+	"github.com/tocsin/tocsin/channels/voice/voicetest"
+	"github.com/tocsin/tocsin/internal/stacktest"
+)
+
+func TestSignature(t *testing.T) {
+	body := []byte(`{"callId":"c1"}`)
+	now := time.Unix(1_800_000_000, 0)
+	h := voice.Sign("s3cret", body, now)
+	cases := []struct {
+		name    string
+		secrets []string
+		header  string
+		body    []byte
+		now     time.Time
+		ok      bool
+	}{
+		{"good", []string{"s3cret"}, h, body, now, true},
+		{"second secret", []string{"other", "s3cret"}, h, body, now, true},
+		{"wrong secret", []string{"other"}, h, body, now, false},
+		{"changed body", []string{"s3cret"}, h, []byte(`{"callId":"c2"}`), now, false},
+		{"too old", []string{"s3cret"}, h, body, now.Add(6 * time.Minute), false},
+		{"malformed", []string{"s3cret"}, "v1=abc", body, now, false},
+		{"empty secret", []string{""}, voice.Sign("", body, now), body, now, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := voice.Verify(c.secrets, c.header, c.body, c.now)
+			if (err == nil) != c.ok {
+				t.Fatalf("Verify = %v, want ok=%v", err, c.ok)
+			}
+			if err != nil && !errors.Is(err, voice.ErrSignature) {
+				t.Fatalf("error %v is not ErrSignature", err)
+			}
+		})
+	}
+}
+
+func TestRequestShape(t *testing.T) {
+	s := voice.New(voice.Config{From: "+15550100", CallbackURL: "https://x/cb"})
+	cases := []struct {
+		name string
+		msg  channels.Message
+		want func(voice.CallRequest) bool
+		err  bool
+	}{
+		{"speech", channels.Message{Key: "k", To: "+15551234567", Text: "Evacuate"},
+			func(r voice.CallRequest) bool {
+				return r.Say != nil && r.Say.Text == "Evacuate" && r.Play == nil && r.Repeat == 1 && r.MachineDetection == voice.LeaveMessage && r.Gather == nil
+			}, false},
+		{"audio, repeat, confirm", channels.Message{Key: "k", To: "+15551234567", Text: "x", Metadata: map[string]string{
+			voice.MetaAudioURL: "https://files/a.wav", voice.MetaRepeat: "3", voice.MetaConfirm: "true", voice.MetaAnsweringMachine: voice.HangUp}},
+			func(r voice.CallRequest) bool {
+				return r.Play != nil && r.Say == nil && r.Repeat == 3 && r.Gather != nil && r.MachineDetection == voice.HangUp
+			}, false},
+		{"repeat clamped", channels.Message{Key: "k", To: "+1", Text: "x", Metadata: map[string]string{voice.MetaRepeat: "99"}},
+			func(r voice.CallRequest) bool { return r.Repeat == 10 }, false},
+		{"nothing to say", channels.Message{Key: "k", To: "+1"}, nil, true},
+		{"bad machine behaviour", channels.Message{Key: "k", To: "+1", Text: "x", Metadata: map[string]string{voice.MetaAnsweringMachine: "Dance"}}, nil, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r, err := s.Request(c.msg)
+			if (err != nil) != c.err {
+				t.Fatalf("err %v", err)
+			}
+			if err == nil && !c.want(r) {
+				t.Fatalf("request %+v", r)
+			}
+		})
+	}
+}
+
+// callbackServer plays our status-callback operation for tests of this package.
+func callbackServer(t *testing.T, calls *voice.Calls, secret, tenant string, ch channels.Channel) *httptest.Server {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		_, err := voice.Receive(r.Context(), calls, []string{secret}, tenant, ch, r.Header.Get(voice.SignatureHeader), body)
+		switch {
+		case errors.Is(err, voice.ErrSignature):
+			w.WriteHeader(http.StatusUnauthorized)
+		case errors.Is(err, voice.ErrStaleCallback):
+			w.WriteHeader(http.StatusOK)
+		case err != nil:
+			t.Errorf("record callback: %v", err)
+			w.WriteHeader(http.StatusInternalServerError)
+		default:
+			w.WriteHeader(http.StatusNoContent)
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+func TestCallsCallbacksAndRedial(t *testing.T) {
+	t.Parallel()
+	db := stacktest.DB(t)
+	ctx := context.Background()
+	tenant := stacktest.NewTenant()
+	calls := &voice.Calls{DB: db}
+	prov := voicetest.New(t, "tok-voice", "sign-secret")
+	cb := callbackServer(t, calls, "sign-secret", tenant, channels.Voice)
+	snd := voice.New(voice.Config{URL: prov.URL, Token: "tok-voice", From: "+15550001000", CallbackURL: cb.URL, Calls: calls})
+
+	prov.Script("+15550000002", voicetest.Outcome{Status: voice.CallbackBusy}, voicetest.Outcome{Status: voice.CallbackAnswered, AnsweredBy: "machine"})
+	prov.Script("+15550000003", voicetest.Outcome{Status: voice.CallbackAnswered, AnsweredBy: "human", Digits: "1"})
+	prov.Script("+15550000004", voicetest.Outcome{Status: voice.CallbackNoAnswer})
+	prov.Script("+15550000005", voicetest.Outcome{Status: voice.CallbackFailed})
+	md := func(extra ...string) map[string]string {
+		m := map[string]string{voice.MetaMaxAttempts: "2", voice.MetaRetryIntervalSeconds: "30"}
+		for i := 0; i+1 < len(extra); i += 2 {
+			m[extra[i]] = extra[i+1]
+		}
+		return m
+	}
+	msgs := []channels.Message{
+		{Key: "a1", Tenant: tenant, To: "+15550000001", Text: "Shelter in place", Metadata: md()},
+		{Key: "a2", Tenant: tenant, To: "+15550000002", Text: "Shelter in place", Metadata: md()},
+		{Key: "a3", Tenant: tenant, To: "+15550000003", Text: "Shelter in place", Metadata: md(voice.MetaConfirm, "true")},
+		{Key: "a4", Tenant: tenant, To: "+15550000004", Text: "Shelter in place", Metadata: md(voice.MetaMaxAttempts, "1")},
+		{Key: "a5", Tenant: tenant, To: "+15550000005", Text: "Shelter in place", Metadata: md()},
+		{Key: "a6", Tenant: tenant, To: "555", Text: "Shelter in place", Metadata: md()},
+	}
+	res, err := snd.Send(ctx, msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, r := range res[:5] {
+		if r.Outcome != channels.Sent || r.ProviderMessageID == "" || r.Key != msgs[i].Key {
+			t.Fatalf("result %d: %+v", i, r)
+		}
+	}
+	if r := res[5]; r.Outcome != channels.Failed || !r.Permanent {
+		t.Fatalf("a bad number is a permanent failure: %+v", r)
+	}
+	if len(prov.Problems()) != 1 || !strings.Contains(prov.Problems()[0], "E.164") {
+		t.Fatalf("the loopback should have refused only the bad number: %v", prov.Problems())
+	}
+
+	want := map[string]string{"a1": voice.StatusAnswered, "a2": voice.StatusBusy, "a3": voice.StatusConfirmed, "a4": voice.StatusNoAnswer, "a5": voice.StatusFailed}
+	stacktest.Eventually(t, 30*time.Second, "status callbacks", func() bool {
+		for k, st := range want {
+			c, err := calls.Get(ctx, tenant, k)
+			if err != nil || c.Status != st {
+				return false
+			}
+		}
+		return true
+	})
+	a2, _ := calls.Get(ctx, tenant, "a2")
+	if a2.NextAttemptAt == nil || a2.Attempts != 1 {
+		t.Fatalf("a busy call with attempts left is scheduled again: %+v", a2)
+	}
+	a4, _ := calls.Get(ctx, tenant, "a4")
+	if a4.NextAttemptAt != nil || !a4.Final() {
+		t.Fatalf("an unanswered call without attempts left is final: %+v", a4)
+	}
+	a3, _ := calls.Get(ctx, tenant, "a3")
+	if a3.ConfirmedAt == nil || a3.Digits != "1" {
+		t.Fatalf("press 1 confirms: %+v", a3)
+	}
+	if n, _ := calls.Pending(ctx, tenant, nil); n != 1 {
+		t.Fatalf("pending calls %d, want 1 (the busy one)", n)
+	}
+
+	// The retry time has not come: nothing is dialled.
+	if n, err := voice.Redial(ctx, calls, snd, tenant, nil, 10); err != nil || n != 0 {
+		t.Fatalf("early redial %d %v", n, err)
+	}
+	if _, err := db.ExecContext(ctx, `UPDATE voice_calls SET next_attempt_at = now() WHERE tenant_id = $1 AND call_key = 'a2'`, tenant); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := voice.Redial(ctx, calls, snd, tenant, nil, 10); err != nil || n != 1 {
+		t.Fatalf("redial %d %v", n, err)
+	}
+	stacktest.Eventually(t, 30*time.Second, "the second attempt answered", func() bool {
+		c, err := calls.Get(ctx, tenant, "a2")
+		return err == nil && c.Status == voice.StatusAnswered && c.Attempts == 2 && c.AnsweredBy == "machine"
+	})
+	var keys []string
+	for _, c := range prov.Calls() {
+		if c.Request.To == "+15550000002" {
+			keys = append(keys, c.IdempotencyKey)
+		}
+	}
+	if strings.Join(keys, ",") != "a2,a2/2" {
+		t.Fatalf("each attempt has its own idempotency key: %v", keys)
+	}
+	if n, errs := prov.Callbacks(); n != 6 || len(errs) != 0 {
+		t.Fatalf("callbacks %d, errors %v", n, errs)
+	}
+
+	// A retried batch does not place the same call twice.
+	before := len(prov.Calls())
+	if _, err := snd.Send(ctx, msgs[:1]); err != nil {
+		t.Fatal(err)
+	}
+	if len(prov.Calls()) != before {
+		t.Fatal("a retried request with the same key placed a new call")
+	}
+}
+
+func TestForgedCallbackIsRefused(t *testing.T) {
+	t.Parallel()
+	db := stacktest.DB(t)
+	ctx := context.Background()
+	tenant := stacktest.NewTenant()
+	calls := &voice.Calls{DB: db}
+	// The provider signs with a secret the tenant does not have.
+	prov := voicetest.New(t, "tok", "not-the-tenant-secret")
+	cb := callbackServer(t, calls, "tenant-secret", tenant, channels.Voice)
+	snd := voice.New(voice.Config{URL: prov.URL, Token: "tok", From: "+15550001000", CallbackURL: cb.URL, Calls: calls})
+	if _, err := snd.Send(ctx, []channels.Message{{Key: "f1", Tenant: tenant, To: "+15550000001", Text: "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	stacktest.Eventually(t, 30*time.Second, "the callback attempt", func() bool {
+		_, errs := prov.Callbacks()
+		return len(errs) == 1
+	})
+	if c, _ := calls.Get(ctx, tenant, "f1"); c.Status != voice.StatusRequested {
+		t.Fatalf("a forged callback changed the call: %+v", c)
+	}
+}
+
+func TestWrongTokenIsPermanent(t *testing.T) {
+	t.Parallel()
+	prov := voicetest.New(t, "right", "s")
+	snd := voice.New(voice.Config{URL: prov.URL, Token: "wrong", From: "+15550001000", CallbackURL: "http://127.0.0.1:1/cb"})
+	res, err := snd.Send(context.Background(), []channels.Message{{Key: "k", Tenant: "1", To: "+15550000001", Text: "x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].Outcome != channels.Failed || !res[0].Permanent || !strings.Contains(res[0].Error, "401") {
+		t.Fatalf("%+v", res[0])
+	}
+}

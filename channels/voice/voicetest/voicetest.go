@@ -1,0 +1,264 @@
+// Package voicetest is a loopback voice provider for tests: it speaks the
+// provider side of the voice protocol over HTTP, checks every call request
+// it receives (bearer token, idempotency key, payload shape) and reports each
+// call's outcome to the request's status callback, signed like a real
+// provider would.
+package voicetest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/tocsin/tocsin/channels/voice"
+)
+
+// Outcome is what happens to one call attempt.
+type Outcome struct {
+	// Status is answered, busy, no-answer or failed.
+	Status     string
+	AnsweredBy string
+	Digits     string
+	// Hold is how long the call lasts before its callback is sent.
+	Hold time.Duration
+}
+
+// Call is a call request the server accepted.
+type Call struct {
+	ID             string
+	IdempotencyKey string
+	Request        voice.CallRequest
+	Received       time.Time
+}
+
+// Server is the loopback provider.
+type Server struct {
+	*httptest.Server
+	Token, SigningSecret string
+
+	mu sync.Mutex
+	// Script maps a number to the outcomes of its attempts in order; the
+	// last one repeats. Numbers without a script are answered by a human.
+	script    map[string][]Outcome
+	failWith  int
+	calls     []Call
+	byKey     map[string]string
+	attempts  map[string]int
+	problems  []string
+	active    int
+	maxActive int
+	callbacks int
+	cbErrors  []string
+	wg        sync.WaitGroup
+}
+
+var e164 = regexp.MustCompile(`^\+[1-9][0-9]{6,14}$`)
+
+// New starts a loopback provider that wants token as bearer and signs
+// callbacks with signingSecret.
+func New(t testing.TB, token, signingSecret string) *Server {
+	s := &Server{Token: token, SigningSecret: signingSecret, script: map[string][]Outcome{},
+		byKey: map[string]string{}, attempts: map[string]int{}}
+	s.Server = httptest.NewServer(http.HandlerFunc(s.handle))
+	t.Cleanup(func() {
+		s.wg.Wait()
+		s.Server.Close()
+	})
+	return s
+}
+
+// Script sets the outcomes of the calls to number.
+func (s *Server) Script(number string, outcomes ...Outcome) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.script[number] = outcomes
+}
+
+// FailWith makes every call request answer status (0: accept again).
+func (s *Server) FailWith(status int) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.failWith = status
+}
+
+// Calls returns the accepted call requests.
+func (s *Server) Calls() []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Call(nil), s.calls...)
+}
+
+// Problems lists what was wrong with the requests received.
+func (s *Server) Problems() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]string(nil), s.problems...)
+}
+
+// MaxActive is the most calls that were in progress at once: accepted and
+// not yet ended by their final callback.
+func (s *Server) MaxActive() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.maxActive
+}
+
+// Callbacks counts callbacks delivered with a 2xx answer; CallbackErrors
+// lists the others.
+func (s *Server) Callbacks() (int, []string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.callbacks, append([]string(nil), s.cbErrors...)
+}
+
+func (s *Server) problem(w http.ResponseWriter, status int, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	s.mu.Lock()
+	s.problems = append(s.problems, msg)
+	s.mu.Unlock()
+	http.Error(w, msg, status)
+}
+
+func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodPost || r.URL.Path != "/calls" {
+		s.problem(w, http.StatusNotFound, "unexpected %s %s", r.Method, r.URL.Path)
+		return
+	}
+	if r.Header.Get("Authorization") != "Bearer "+s.Token {
+		s.problem(w, http.StatusUnauthorized, "bad Authorization header %q", r.Header.Get("Authorization"))
+		return
+	}
+	if !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+		s.problem(w, http.StatusUnsupportedMediaType, "content type %q", r.Header.Get("Content-Type"))
+		return
+	}
+	key := r.Header.Get("Idempotency-Key")
+	if key == "" {
+		s.problem(w, http.StatusBadRequest, "no Idempotency-Key")
+		return
+	}
+	var req voice.CallRequest
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&req); err != nil {
+		s.problem(w, http.StatusBadRequest, "body: %v", err)
+		return
+	}
+	if msg := check(req); msg != "" {
+		s.problem(w, http.StatusBadRequest, "%s", msg)
+		return
+	}
+	s.mu.Lock()
+	if s.failWith != 0 {
+		status := s.failWith
+		s.mu.Unlock()
+		http.Error(w, "scripted failure", status)
+		return
+	}
+	if id, ok := s.byKey[key]; ok {
+		s.mu.Unlock()
+		writeJSON(w, http.StatusOK, voice.CallResponse{CallID: id, Status: "queued"})
+		return
+	}
+	id := fmt.Sprintf("call-%d", len(s.calls)+1)
+	s.byKey[key] = id
+	s.calls = append(s.calls, Call{ID: id, IdempotencyKey: key, Request: req, Received: time.Now()})
+	n := s.attempts[req.To]
+	s.attempts[req.To] = n + 1
+	out := Outcome{Status: voice.CallbackAnswered, AnsweredBy: "human"}
+	if sc := s.script[req.To]; len(sc) > 0 {
+		out = sc[min(n, len(sc)-1)]
+	}
+	s.active++
+	s.maxActive = max(s.maxActive, s.active)
+	s.wg.Add(1)
+	s.mu.Unlock()
+	go s.finish(id, req, out)
+	writeJSON(w, http.StatusCreated, voice.CallResponse{CallID: id, Status: "queued"})
+}
+
+func check(req voice.CallRequest) string {
+	switch {
+	case !e164.MatchString(req.To):
+		return "to is not an E.164 number: " + req.To
+	case req.From == "":
+		return "from is empty"
+	case (req.Say == nil) == (req.Play == nil):
+		return "exactly one of say and play is required"
+	case req.Say != nil && (req.Say.Text == "" || req.Say.Language == ""):
+		return "say needs text and language"
+	case req.Play != nil && !absolute(req.Play.URL):
+		return "play.url is not an absolute URL"
+	case req.Repeat < 1 || req.Repeat > 10:
+		return "repeat out of 1-10"
+	case req.MachineDetection != voice.LeaveMessage && req.MachineDetection != voice.HangUp && req.MachineDetection != voice.PlayImmediately:
+		return "machineDetection " + req.MachineDetection
+	case req.Gather != nil && req.Gather.Digits != 1:
+		return "gather.digits must be 1"
+	case !absolute(req.StatusCallback):
+		return "statusCallback is not an absolute URL"
+	case req.Reference == "":
+		return "reference is empty"
+	}
+	return ""
+}
+
+func absolute(u string) bool {
+	p, err := url.Parse(u)
+	return err == nil && (p.Scheme == "http" || p.Scheme == "https") && p.Host != ""
+}
+
+func (s *Server) finish(id string, req voice.CallRequest, out Outcome) {
+	defer s.wg.Done()
+	if out.Hold > 0 {
+		time.Sleep(out.Hold)
+	}
+	s.mu.Lock()
+	s.active--
+	s.mu.Unlock()
+	cb := voice.Callback{CallID: id, Reference: req.Reference, Status: out.Status, AnsweredBy: out.AnsweredBy, Digits: out.Digits}
+	if out.Status == voice.CallbackAnswered {
+		cb.DurationSeconds = 20
+	}
+	body, _ := json.Marshal(cb)
+	var last string
+	for try := 0; try < 5; try++ {
+		hr, _ := http.NewRequest(http.MethodPost, req.StatusCallback, bytes.NewReader(body))
+		hr.Header.Set("Content-Type", "application/json")
+		hr.Header.Set(voice.SignatureHeader, voice.Sign(s.SigningSecret, body, time.Now()))
+		res, err := http.DefaultClient.Do(hr)
+		if err == nil {
+			res.Body.Close()
+			if res.StatusCode/100 == 2 {
+				s.mu.Lock()
+				s.callbacks++
+				s.mu.Unlock()
+				return
+			}
+			last = fmt.Sprintf("callback %s answered %d", id, res.StatusCode)
+			if res.StatusCode < 500 {
+				break
+			}
+		} else {
+			last = err.Error()
+		}
+		time.Sleep(time.Duration(try+1) * 100 * time.Millisecond)
+	}
+	s.mu.Lock()
+	s.cbErrors = append(s.cbErrors, last)
+	s.mu.Unlock()
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}

@@ -1,0 +1,167 @@
+// Package dispatch turns the events outbox into hook deliveries: it claims
+// undispatched events, starts a HookDelivery workflow for every matching
+// active subscription of the event's tenant and marks the events
+// dispatched. It also keeps the schedule that purges old hook history.
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/tocsin/tocsin/activities"
+	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/workflows"
+)
+
+// Dispatcher claims events with FOR UPDATE SKIP LOCKED, so several workers
+// share the work, and starts deliveries under their business ids, so a
+// start repeated after a crash (between the start and the commit) finds the
+// delivery already there: events are dispatched at least once and
+// delivered once per subscription.
+type Dispatcher struct {
+	DB        *storage.DB
+	Temporal  client.Client
+	TaskQueue string
+	// Retries is the retry schedule given to each delivery.
+	Retries []time.Duration
+	// Interval is the pause between polls that found nothing to do.
+	Interval time.Duration
+	// Batch is the most events claimed at once.
+	Batch  int
+	Logger *slog.Logger
+}
+
+// Run dispatches until ctx ends.
+func (d *Dispatcher) Run(ctx context.Context) {
+	interval := d.Interval
+	if interval <= 0 {
+		interval = time.Second
+	}
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		n, err := d.DispatchOnce(ctx)
+		if err != nil && ctx.Err() == nil {
+			d.Logger.Warn("dispatch hook events", "err", err)
+		}
+		if n > 0 && n >= d.batch() {
+			t.Reset(0)
+		} else {
+			t.Reset(interval)
+		}
+	}
+}
+
+func (d *Dispatcher) batch() int {
+	if d.Batch <= 0 {
+		return 100
+	}
+	return d.Batch
+}
+
+type eventRow struct {
+	ID        string          `db:"id"`
+	Tenant    string          `db:"tenant_id"`
+	Type      string          `db:"type"`
+	Payload   json.RawMessage `db:"payload"`
+	CreatedAt time.Time       `db:"created_at"`
+}
+
+// DispatchOnce handles one batch of undispatched events and returns how
+// many it marked dispatched. When a start fails the whole batch stays
+// undispatched and is tried again.
+func (d *Dispatcher) DispatchOnce(ctx context.Context) (int, error) {
+	var n int
+	err := d.DB.InTx(ctx, func(tx *sqlx.Tx) error {
+		var events []eventRow
+		if err := tx.SelectContext(ctx, &events, `
+			SELECT id, tenant_id, type, payload, created_at FROM events
+			WHERE dispatched_at IS NULL ORDER BY created_at LIMIT $1
+			FOR UPDATE SKIP LOCKED`, d.batch()); err != nil {
+			return fmt.Errorf("claim events: %w", err)
+		}
+		if len(events) == 0 {
+			return nil
+		}
+		ids := make([]string, len(events))
+		for i, e := range events {
+			ids[i] = e.ID
+			var subs []int64
+			if err := tx.SelectContext(ctx, &subs, `
+				SELECT id FROM hook_subscriptions
+				WHERE tenant_id = $1 AND active AND $2 = ANY(event_types) ORDER BY id`, e.Tenant, e.Type); err != nil {
+				return fmt.Errorf("match subscriptions: %w", err)
+			}
+			for _, sub := range subs {
+				if err := d.start(ctx, sub, e); err != nil {
+					return err
+				}
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE events SET dispatched_at = now() WHERE id = ANY($1)`, pq.Array(ids)); err != nil {
+			return fmt.Errorf("mark events dispatched: %w", err)
+		}
+		n = len(events)
+		return nil
+	})
+	return n, err
+}
+
+func (d *Dispatcher) start(ctx context.Context, sub int64, e eventRow) error {
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	_, err := d.Temporal.ExecuteWorkflow(sctx, client.StartWorkflowOptions{
+		ID:                    workflows.HookDeliveryID(sub, e.ID),
+		TaskQueue:             d.TaskQueue,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+	}, workflows.HookDelivery, workflows.HookDeliveryInput{
+		Tenant: e.Tenant, SubscriptionID: sub, Retries: d.Retries,
+		Event: activities.HookEvent{ID: e.ID, Type: e.Type, CreatedAt: e.CreatedAt, Payload: e.Payload},
+	})
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if err != nil && !errors.As(err, &started) {
+		return fmt.Errorf("start hook delivery: %w", err)
+	}
+	return nil
+}
+
+// RetentionScheduleID is the id of the schedule that purges hook history
+// for the workers of taskQueue.
+func RetentionScheduleID(taskQueue string) string { return "hook-history-retention-" + taskQueue }
+
+// EnsureRetentionSchedule creates the hourly schedule that runs
+// HookHistoryRetention on taskQueue, unless it exists.
+func EnsureRetentionSchedule(ctx context.Context, c client.Client, taskQueue string) error {
+	id := RetentionScheduleID(taskQueue)
+	_, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{
+		ID:      id,
+		Spec:    client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: time.Hour}}},
+		Overlap: enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
+		Action: &client.ScheduleWorkflowAction{
+			ID:        id,
+			Workflow:  workflows.HookHistoryRetention,
+			Args:      []any{workflows.HookHistoryRetentionInput{Days: workflows.HookHistoryDays}},
+			TaskQueue: taskQueue,
+		},
+	})
+	if err != nil && !errors.Is(err, temporal.ErrScheduleAlreadyRunning) {
+		return fmt.Errorf("create hook history schedule: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,217 @@
+package hooks_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/tocsin/tocsin/hooks"
+)
+
+func TestSignaturesVerifyWithTheReferenceLibrary(t *testing.T) {
+	secret, err := hooks.NewSecret()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(secret, "whsec_") {
+		t.Fatalf("secret %q", secret)
+	}
+	body := []byte(`{"type":"file.uploaded","timestamp":"2026-01-01T00:00:00Z","data":{"a":1}}`)
+	now := time.Now()
+	sig, err := hooks.Sign(secret, "evt_1", now, body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wh, err := standardwebhooks.NewWebhook(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := http.Header{}
+	h.Set(hooks.HeaderID, "evt_1")
+	h.Set(hooks.HeaderTimestamp, strconv.FormatInt(now.Unix(), 10))
+	h.Set(hooks.HeaderSignature, sig)
+	if err := wh.Verify(body, h); err != nil {
+		t.Fatalf("reference library rejects our signature: %v", err)
+	}
+	// The reference library's own signature is the same string.
+	ref, err := wh.Sign("evt_1", now, body)
+	if err != nil || ref != sig {
+		t.Fatalf("reference %q, ours %q (%v)", ref, sig, err)
+	}
+	// A changed body or id fails.
+	if err := wh.Verify(append(body, ' '), h); err == nil {
+		t.Fatal("tampered body verified")
+	}
+	h.Set(hooks.HeaderID, "evt_2")
+	if err := wh.Verify(body, h); err == nil {
+		t.Fatal("changed id verified")
+	}
+	if _, err := hooks.Sign("whsec_!!!", "x", now, body); err == nil {
+		t.Fatal("signed with a malformed secret")
+	}
+}
+
+func TestBackoffSpansADayWithJitter(t *testing.T) {
+	schedule := []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 10 * time.Hour}
+	var total time.Duration
+	for n := 1; n <= len(schedule); n++ {
+		d, ok := hooks.Backoff(schedule, "hook-1-evt", n)
+		if !ok {
+			t.Fatalf("no retry %d", n)
+		}
+		base := schedule[n-1]
+		if d < base*8/10 || d > base*12/10 {
+			t.Fatalf("retry %d waits %s, outside ±20%% of %s", n, d, base)
+		}
+		again, _ := hooks.Backoff(schedule, "hook-1-evt", n)
+		if again != d {
+			t.Fatal("backoff is not deterministic")
+		}
+		total += d
+	}
+	if total < 20*time.Hour || total > 34*time.Hour {
+		t.Fatalf("the schedule spans %s, not about a day", total)
+	}
+	if _, ok := hooks.Backoff(schedule, "x", len(schedule)+1); ok {
+		t.Fatal("a retry past the schedule")
+	}
+	a, _ := hooks.Backoff(schedule, "a", 4)
+	b, _ := hooks.Backoff(schedule, "b", 4)
+	if a == b {
+		t.Fatal("no jitter between deliveries")
+	}
+}
+
+func TestRetryAfter(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	cases := map[string]time.Duration{
+		"":                              0,
+		"30":                            30 * time.Second,
+		"-5":                            0,
+		"abc":                           0,
+		"999999999":                     hooks.MaxRetryAfter,
+		"Thu, 01 Jan 2026 00:02:00 GMT": 2 * time.Minute,
+		"Wed, 31 Dec 2025 00:00:00 GMT": 0,
+	}
+	for in, want := range cases {
+		if got := hooks.RetryAfter(in, now); got != want {
+			t.Errorf("%q: %s, want %s", in, got, want)
+		}
+	}
+}
+
+func TestCheckURL(t *testing.T) {
+	strict, err := hooks.NewPolicy(nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	loose, err := hooks.NewPolicy([]string{"127.0.0.0/8", "hooks.internal"}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name string
+		p    *hooks.Policy
+		url  string
+		ok   bool
+	}{
+		{"public https", strict, "https://93.184.215.14/hook", true},
+		{"loopback", strict, "https://127.0.0.1:8443/hook", false},
+		{"localhost name", strict, "https://localhost/hook", false},
+		{"private", strict, "https://10.1.2.3/hook", false},
+		{"link-local metadata", strict, "https://169.254.169.254/latest/meta-data", false},
+		{"ipv6 loopback", strict, "https://[::1]/hook", false},
+		{"ipv4-mapped loopback", strict, "https://[::ffff:127.0.0.1]/hook", false},
+		{"plain http", strict, "http://93.184.215.14/hook", false},
+		{"ftp", strict, "ftp://93.184.215.14/hook", false},
+		{"credentials", strict, "https://u:p@93.184.215.14/hook", false},
+		{"relative", strict, "/hook", false},
+		{"allowed loopback over http", loose, "http://127.0.0.1:9999/hook", true},
+		{"allowed host name", loose, "https://hooks.internal/x", true},
+		{"still refused private", loose, "https://10.0.0.1/hook", false},
+	}
+	for _, c := range cases {
+		_, err := c.p.CheckURL(context.Background(), c.url)
+		if c.ok != (err == nil) {
+			t.Errorf("%s: %s: %v", c.name, c.url, err)
+		}
+		if err != nil && !errors.Is(err, hooks.ErrTarget) {
+			t.Errorf("%s: error does not wrap ErrTarget: %v", c.name, err)
+		}
+	}
+	if _, err := hooks.NewPolicy([]string{"10.0.0.0/33"}, false); err == nil {
+		t.Error("accepted a bad CIDR")
+	}
+}
+
+func TestSendClassifiesAnswers(t *testing.T) {
+	status := 200
+	var got http.Header
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got = r.Header.Clone()
+		if status == 429 {
+			w.Header().Set("Retry-After", "7")
+		}
+		if status == 302 {
+			w.Header().Set("Location", "https://elsewhere.example/")
+		}
+		w.WriteHeader(status)
+		_, _ = w.Write([]byte("nope"))
+	}))
+	defer srv.Close()
+	secret, _ := hooks.NewSecret()
+	msg := hooks.Message{URL: srv.URL, ID: "evt_1", Timestamp: time.Now(), Body: []byte(`{}`), Secret: secret, Headers: map[string]string{"X-Team": "ops"}}
+
+	allowed, _ := hooks.NewPolicy([]string{"127.0.0.1"}, true)
+	strict, _ := hooks.NewPolicy(nil, true)
+	cases := []struct {
+		status  int
+		policy  *hooks.Policy
+		outcome hooks.Outcome
+		retry   time.Duration
+	}{
+		{200, allowed, hooks.Delivered, 0},
+		{204, allowed, hooks.Delivered, 0},
+		{302, allowed, hooks.Failed, 0},
+		{410, allowed, hooks.Gone, 0},
+		{429, allowed, hooks.Failed, 7 * time.Second},
+		{500, allowed, hooks.Failed, 0},
+		{200, strict, hooks.Refused, 0},
+	}
+	for _, c := range cases {
+		status = c.status
+		r := hooks.Send(context.Background(), c.policy.Client(5*time.Second), msg)
+		if r.Outcome != c.outcome || r.RetryAfter != c.retry {
+			t.Errorf("status %d: %+v", c.status, r)
+		}
+		if c.outcome == hooks.Failed && r.Error == "" {
+			t.Errorf("status %d: failure without error text", c.status)
+		}
+	}
+	if got.Get("X-Team") != "ops" || got.Get(hooks.HeaderSignature) == "" || got.Get("Content-Type") != "application/json" {
+		t.Fatalf("headers %v", got)
+	}
+}
+
+func TestCheckHeaders(t *testing.T) {
+	if _, err := hooks.CheckHeaders(map[string]string{"X-Api-Key": "k"}); err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range []map[string]string{
+		{"webhook-signature": "x"},
+		{"Bad Name": "x"},
+		{"X-A": "line\r\nInjected: yes"},
+		{"content-type": "text/plain"},
+	} {
+		if _, err := hooks.CheckHeaders(h); err == nil {
+			t.Errorf("accepted %v", h)
+		}
+	}
+}

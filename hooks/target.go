@@ -1,0 +1,153 @@
+package hooks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"net/url"
+	"strings"
+	"syscall"
+	"time"
+
+	"code.dny.dev/ssrf"
+)
+
+// Policy decides which hook targets tocsin may connect to. Loopback,
+// private, link-local, cloud metadata and other special-purpose addresses
+// are refused unless an operator allows them by host name or CIDR
+// (TOCSIN_HOOK_ALLOW_HOSTS); plain http is refused unless allowed
+// (TOCSIN_HOOK_ALLOW_HTTP).
+type Policy struct {
+	AllowHTTP bool
+	hosts     map[string]bool
+	v4, v6    []netip.Prefix
+	guard     *ssrf.Guardian
+	resolver  *net.Resolver
+}
+
+// NewPolicy builds a policy. allow holds host names, IP addresses or CIDRs.
+func NewPolicy(allow []string, allowHTTP bool) (*Policy, error) {
+	p := &Policy{AllowHTTP: allowHTTP, hosts: map[string]bool{}, resolver: net.DefaultResolver}
+	for _, raw := range allow {
+		s := strings.TrimSpace(raw)
+		if s == "" {
+			continue
+		}
+		var pfx netip.Prefix
+		if v, err := netip.ParsePrefix(s); err == nil {
+			pfx = v.Masked()
+		} else if a, err := netip.ParseAddr(s); err == nil {
+			pfx = netip.PrefixFrom(a, a.BitLen())
+		} else if strings.ContainsAny(s, "/: ") {
+			return nil, fmt.Errorf("TOCSIN_HOOK_ALLOW_HOSTS: %q is neither a host name, an address nor a CIDR", s)
+		} else {
+			p.hosts[normalHost(s)] = true
+			continue
+		}
+		if pfx.Addr().Is4() {
+			p.v4 = append(p.v4, pfx)
+		} else {
+			p.v6 = append(p.v6, pfx)
+		}
+	}
+	p.guard = ssrf.New(ssrf.WithAnyPort(), ssrf.WithAllowedV4Prefixes(p.v4...), ssrf.WithAllowedV6Prefixes(p.v6...))
+	return p, nil
+}
+
+func normalHost(h string) string { return strings.TrimSuffix(strings.ToLower(h), ".") }
+
+// hostAllowed reports whether the operator allowed host by name.
+func (p *Policy) hostAllowed(host string) bool { return p.hosts[normalHost(host)] }
+
+// ErrTarget is wrapped by every refusal of CheckURL; its message is meant
+// for the API client.
+var ErrTarget = errors.New("hook target refused")
+
+// CheckURL parses a target URL and checks it against the policy, resolving
+// the host name: every address it resolves to must be allowed.
+func (p *Policy) CheckURL(ctx context.Context, raw string) (*url.URL, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" || u.Opaque != "" {
+		return nil, fmt.Errorf("%w: not an absolute URL", ErrTarget)
+	}
+	switch strings.ToLower(u.Scheme) {
+	case "https":
+	case "http":
+		if !p.AllowHTTP {
+			return nil, fmt.Errorf("%w: plain http is not allowed; use https", ErrTarget)
+		}
+	default:
+		return nil, fmt.Errorf("%w: the scheme must be https", ErrTarget)
+	}
+	if u.User != nil {
+		return nil, fmt.Errorf("%w: credentials in the URL are not allowed; use custom headers", ErrTarget)
+	}
+	host := u.Hostname()
+	if host == "" {
+		return nil, fmt.Errorf("%w: no host", ErrTarget)
+	}
+	if port := u.Port(); port != "" {
+		if n, err := netip.ParseAddrPort("0.0.0.0:" + port); err != nil || n.Port() == 0 {
+			return nil, fmt.Errorf("%w: bad port %q", ErrTarget, port)
+		}
+	}
+	if p.hostAllowed(host) {
+		return u, nil
+	}
+	var addrs []netip.Addr
+	if a, err := netip.ParseAddr(host); err == nil {
+		addrs = []netip.Addr{a}
+	} else {
+		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		defer cancel()
+		addrs, err = p.resolver.LookupNetIP(rctx, "ip", host)
+		if err != nil || len(addrs) == 0 {
+			return nil, fmt.Errorf("%w: the host %s does not resolve", ErrTarget, host)
+		}
+	}
+	for _, a := range addrs {
+		if err := p.guard.SafeAddr(a.Unmap()); err != nil {
+			return nil, fmt.Errorf("%w: %s resolves to %s, a loopback, private, link-local or otherwise reserved address", ErrTarget, host, a)
+		}
+	}
+	return u, nil
+}
+
+// Client returns an HTTP client for deliveries: it checks every connection's
+// address after DNS resolution against the policy, follows no redirects,
+// ignores proxy settings (a proxy would hide the real address) and gives up
+// after timeout.
+func (p *Policy) Client(timeout time.Duration) *http.Client {
+	guarded := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Control: p.guard.Safe}
+	named := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Control: tcpOnly}
+	tr := &http.Transport{
+		DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
+			host, _, err := net.SplitHostPort(addr)
+			if err == nil && p.hostAllowed(host) {
+				return named.DialContext(ctx, network, addr)
+			}
+			return guarded.DialContext(ctx, network, addr)
+		},
+		ForceAttemptHTTP2:     true,
+		MaxIdleConns:          256,
+		MaxIdleConnsPerHost:   8,
+		IdleConnTimeout:       90 * time.Second,
+		TLSHandshakeTimeout:   10 * time.Second,
+		ResponseHeaderTimeout: timeout,
+	}
+	return &http.Client{
+		Transport:     tr,
+		Timeout:       timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+	}
+}
+
+func tcpOnly(network, _ string, _ syscall.RawConn) error {
+	if network != "tcp4" && network != "tcp6" {
+		return fmt.Errorf("%w: %s", ssrf.ErrProhibitedNetwork, network)
+	}
+	return nil
+}

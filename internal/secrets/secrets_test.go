@@ -1,0 +1,58 @@
+package secrets_test
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+
+	"github.com/tocsin/tocsin/internal/secrets"
+)
+
+func TestSealOpen(t *testing.T) {
+	b, err := secrets.New(secrets.DevKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sealed, err := b.Seal([]byte("api-token"), []byte("tenant/1/voice"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(sealed, []byte("api-token")) {
+		t.Fatal("the plain text is visible")
+	}
+	again, _ := b.Seal([]byte("api-token"), []byte("tenant/1/voice"))
+	if bytes.Equal(sealed, again) {
+		t.Fatal("two seals of the same value are equal: the nonce is not random")
+	}
+	plain, err := b.Open(sealed, []byte("tenant/1/voice"))
+	if err != nil || string(plain) != "api-token" {
+		t.Fatalf("%q %v", plain, err)
+	}
+	other, _ := secrets.New("MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
+	tampered := append([]byte(nil), sealed...)
+	tampered[len(tampered)-1] ^= 1
+	for name, open := range map[string]func() ([]byte, error){
+		"other place": func() ([]byte, error) { return b.Open(sealed, []byte("tenant/2/voice")) },
+		"other key":   func() ([]byte, error) { return other.Open(sealed, []byte("tenant/1/voice")) },
+		"tampered":    func() ([]byte, error) { return b.Open(tampered, []byte("tenant/1/voice")) },
+		"short":       func() ([]byte, error) { return b.Open([]byte{1, 2}, nil) },
+	} {
+		if _, err := open(); !errors.Is(err, secrets.ErrOpen) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+func TestKeysAndMask(t *testing.T) {
+	for _, k := range []string{"", "not base64!", "c2hvcnQ="} {
+		if _, err := secrets.New(k); err == nil {
+			t.Errorf("key %q accepted", k)
+		}
+	}
+	cases := map[string]string{"": "", "short": "****", "sk_live_1234567890abcd": "****abcd"}
+	for in, want := range cases {
+		if got := secrets.Mask(in); got != want {
+			t.Errorf("Mask(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

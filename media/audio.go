@@ -1,0 +1,279 @@
+package media
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"time"
+
+	"github.com/go-audio/audio"
+	"github.com/go-audio/wav"
+	"github.com/hajimehoshi/go-mp3"
+)
+
+// InspectAudio reads the format, rate, channels and duration of a WAV or MP3
+// file. WAV must be integer PCM (8, 16, 24 or 32 bits).
+func InspectAudio(r io.ReadSeeker, contentType string) (Details, error) {
+	switch contentType {
+	case WAV:
+		d := wav.NewDecoder(r)
+		d.ReadInfo()
+		if d.Err() != nil || !d.IsValidFile() {
+			return Details{}, fmt.Errorf("%w: not a readable WAV file", ErrInvalid)
+		}
+		if d.WavAudioFormat != 1 {
+			return Details{}, fmt.Errorf("%w: WAV encoding %d; only integer PCM WAV is accepted", ErrUnsupported, d.WavAudioFormat)
+		}
+		switch d.BitDepth {
+		case 8, 16, 24, 32:
+		default:
+			return Details{}, fmt.Errorf("%w: %d-bit WAV", ErrUnsupported, d.BitDepth)
+		}
+		if d.NumChans == 0 || d.SampleRate == 0 {
+			return Details{}, fmt.Errorf("%w: WAV without channels or sample rate", ErrInvalid)
+		}
+		dur, err := d.Duration()
+		if err != nil {
+			return Details{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+		}
+		return Details{Format: "wav", SampleRate: int(d.SampleRate), Channels: int(d.NumChans), BitsPerSample: int(d.BitDepth), DurationMs: dur.Milliseconds()}, nil
+	case MP3:
+		d, err := mp3.NewDecoder(r)
+		if err != nil {
+			return Details{}, fmt.Errorf("%w: not a readable MP3 file: %v", ErrInvalid, err)
+		}
+		if d.SampleRate() <= 0 || d.Length() <= 0 {
+			return Details{}, fmt.Errorf("%w: an MP3 file without audio", ErrInvalid)
+		}
+		return Details{Format: "mp3", SampleRate: d.SampleRate(), DurationMs: d.Length() / 4 * 1000 / int64(d.SampleRate())}, nil
+	}
+	return Details{}, fmt.Errorf("%w: %s is not audio tocsin reads", ErrUnsupported, contentType)
+}
+
+// EncodeWAV decodes WAV or MP3 audio, mixes it down to mono, resamples it to
+// rate and writes it to w as 16-bit PCM WAV. Audio longer than maxDuration
+// (when positive) is refused with ErrTooLong before anything is written.
+func EncodeWAV(r io.ReadSeeker, contentType string, rate int, maxDuration time.Duration, w io.WriteSeeker) (Details, error) {
+	info, err := InspectAudio(r, contentType)
+	if err != nil {
+		return Details{}, err
+	}
+	if maxDuration > 0 && time.Duration(info.DurationMs)*time.Millisecond > maxDuration {
+		return Details{}, fmt.Errorf("%w: %.1f s is longer than %s", ErrTooLong, float64(info.DurationMs)/1000, maxDuration)
+	}
+	if _, err := r.Seek(0, io.SeekStart); err != nil {
+		return Details{}, err
+	}
+	var src sampleSource
+	switch contentType {
+	case WAV:
+		d := wav.NewDecoder(r)
+		if err := d.FwdToPCM(); err != nil {
+			return Details{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+		}
+		src = &wavSource{d: d, ch: int(d.NumChans), bits: int(d.BitDepth), buf: &audio.IntBuffer{Data: make([]int, 4096*int(d.NumChans)), Format: d.Format()}}
+	default:
+		d, err := mp3.NewDecoder(r)
+		if err != nil {
+			return Details{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+		}
+		src = &mp3Source{d: d, buf: make([]byte, 4096*4)}
+	}
+	enc := wav.NewEncoder(w, rate, 16, 1, 1)
+	rs := newResampler(src, info.SampleRate, rate)
+	in := make([]float64, 4096)
+	out := &audio.IntBuffer{Data: make([]int, 4096), Format: &audio.Format{NumChannels: 1, SampleRate: rate}, SourceBitDepth: 16}
+	var frames int64
+	for {
+		n, err := rs.read(in)
+		if n > 0 {
+			for i := range n {
+				out.Data[i] = int(math.Round(math.Max(-1, math.Min(1, in[i])) * 32767))
+			}
+			out.Data = out.Data[:n]
+			if werr := enc.Write(out); werr != nil {
+				return Details{}, fmt.Errorf("write wav: %w", werr)
+			}
+			out.Data = out.Data[:cap(out.Data)]
+			frames += int64(n)
+		}
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return Details{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+		}
+	}
+	if err := enc.Close(); err != nil {
+		return Details{}, fmt.Errorf("finish wav: %w", err)
+	}
+	return Details{Format: "wav", SampleRate: rate, Channels: 1, BitsPerSample: 16, DurationMs: frames * 1000 / int64(rate)}, nil
+}
+
+// sampleSource yields mono samples in [-1, 1].
+type sampleSource interface {
+	read(dst []float64) (int, error)
+}
+
+type wavSource struct {
+	d    *wav.Decoder
+	ch   int
+	bits int
+	buf  *audio.IntBuffer
+	// pending holds decoded mono samples not yet returned.
+	pending []float64
+}
+
+func (s *wavSource) read(dst []float64) (int, error) {
+	if len(s.pending) == 0 {
+		s.buf.Data = s.buf.Data[:cap(s.buf.Data)]
+		n, err := s.d.PCMBuffer(s.buf)
+		if n == 0 {
+			if err == nil {
+				err = io.EOF
+			}
+			return 0, err
+		}
+		full := 1 << (s.bits - 1)
+		frames := n / s.ch
+		s.pending = s.pending[:0]
+		for f := range frames {
+			var sum float64
+			for c := range s.ch {
+				v := s.buf.Data[f*s.ch+c]
+				if s.bits == 8 {
+					v -= 128
+				}
+				sum += float64(v) / float64(full)
+			}
+			s.pending = append(s.pending, sum/float64(s.ch))
+		}
+	}
+	n := copy(dst, s.pending)
+	s.pending = s.pending[n:]
+	return n, nil
+}
+
+type mp3Source struct {
+	d    *mp3.Decoder
+	buf  []byte
+	rest []byte
+}
+
+func (s *mp3Source) read(dst []float64) (int, error) {
+	want := min(len(dst)*4, len(s.buf))
+	n := copy(s.buf, s.rest)
+	s.rest = s.rest[:0]
+	m, err := io.ReadAtLeast(s.d, s.buf[n:want], 4)
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		err = io.EOF
+	}
+	n += m
+	frames := n / 4
+	s.rest = append(s.rest, s.buf[frames*4:n]...)
+	for i := range frames {
+		l := int16(binary.LittleEndian.Uint16(s.buf[i*4:]))
+		r := int16(binary.LittleEndian.Uint16(s.buf[i*4+2:]))
+		dst[i] = (float64(l) + float64(r)) / 2 / 32768
+	}
+	if frames > 0 && errors.Is(err, io.EOF) {
+		return frames, nil
+	}
+	return frames, err
+}
+
+// resampler converts a stream between sample rates with windowed-sinc
+// interpolation, low-pass filtered at the lower rate's Nyquist frequency.
+type resampler struct {
+	src   sampleSource
+	step  float64 // input samples per output sample
+	fc    float64 // cutoff as a share of the input Nyquist frequency
+	half  int     // half the filter width, in input samples
+	buf   []float64
+	base  int64   // input index of buf[0]
+	pos   float64 // input position of the next output sample
+	eof   bool
+	total int64 // input samples read so far
+	chunk []float64
+}
+
+const sincZeros = 16
+
+func newResampler(src sampleSource, inRate, outRate int) *resampler {
+	fc := math.Min(1, float64(outRate)/float64(inRate)) * 0.95
+	return &resampler{
+		src: src, step: float64(inRate) / float64(outRate), fc: fc,
+		half: int(math.Ceil(sincZeros / fc)), chunk: make([]float64, 4096),
+	}
+}
+
+// fill reads input until buf covers index upto or the input ends.
+func (r *resampler) fill(upto int64) error {
+	for !r.eof && r.base+int64(len(r.buf)) <= upto {
+		n, err := r.src.read(r.chunk)
+		r.buf = append(r.buf, r.chunk[:n]...)
+		r.total += int64(n)
+		if errors.Is(err, io.EOF) {
+			r.eof = true
+		} else if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (r *resampler) at(i int64) float64 {
+	j := i - r.base
+	if j < 0 || j >= int64(len(r.buf)) {
+		return 0
+	}
+	return r.buf[j]
+}
+
+func (r *resampler) read(dst []float64) (int, error) {
+	n := 0
+	for n < len(dst) {
+		center := int64(math.Floor(r.pos))
+		if err := r.fill(center + int64(r.half)); err != nil {
+			return n, err
+		}
+		if r.eof && r.pos >= float64(r.total) {
+			if n == 0 {
+				return 0, io.EOF
+			}
+			return n, nil
+		}
+		var sum float64
+		for k := center - int64(r.half) + 1; k <= center+int64(r.half); k++ {
+			x := r.pos - float64(k)
+			sum += r.at(k) * r.fc * sinc(r.fc*x) * blackman(x/float64(r.half))
+		}
+		dst[n] = sum
+		n++
+		r.pos += r.step
+		// Drop input the filter no longer reaches.
+		if drop := int64(math.Floor(r.pos)) - int64(r.half) - r.base; drop > 8192 {
+			r.buf = append(r.buf[:0], r.buf[drop:]...)
+			r.base += drop
+		}
+	}
+	return n, nil
+}
+
+func sinc(x float64) float64 {
+	if x == 0 {
+		return 1
+	}
+	return math.Sin(math.Pi*x) / (math.Pi * x)
+}
+
+// blackman is the Blackman window over [-1, 1].
+func blackman(x float64) float64 {
+	if x <= -1 || x >= 1 {
+		return 0
+	}
+	t := (x + 1) / 2
+	return 0.42 - 0.5*math.Cos(2*math.Pi*t) + 0.08*math.Cos(4*math.Pi*t)
+}

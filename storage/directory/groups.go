@@ -1,0 +1,217 @@
+package directory
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/tocsin/tocsin/api/model"
+	"github.com/tocsin/tocsin/storage"
+)
+
+// groupSelect reads groups as GroupSummary columns: the names path is built
+// from the ancestor ids in groups.path.
+const groupSelect = `
+	SELECT g.id, g.name, g.description, g.parent_id, g.depth, g.is_public, g.created_at,
+		coalesce((SELECT string_agg(a.name, ' / ' ORDER BY a.depth) FROM groups a
+			WHERE a.tenant_id = g.tenant_id AND a.id = ANY (string_to_array(trim(both '/' from g.path), '/')::bigint[])), g.name) AS names,
+		(SELECT count(*) FROM group_memberships m WHERE m.tenant_id = g.tenant_id AND m.group_id = g.id) AS member_count
+	FROM groups g`
+
+type groupRow struct {
+	ID          int64         `db:"id"`
+	Name        string        `db:"name"`
+	Description string        `db:"description"`
+	ParentID    sql.NullInt64 `db:"parent_id"`
+	Depth       int           `db:"depth"`
+	IsPublic    bool          `db:"is_public"`
+	Names       string        `db:"names"`
+	MemberCount int64         `db:"member_count"`
+	CreatedAt   time.Time     `db:"created_at"`
+}
+
+func (r groupRow) summary() model.GroupSummary {
+	g := model.GroupSummary{ID: r.ID, Name: r.Name, Description: r.Description, Path: r.Names, Depth: r.Depth, IsPublic: r.IsPublic, MemberCount: r.MemberCount}
+	if r.ParentID.Valid {
+		p := r.ParentID.Int64
+		g.ParentID = &p
+	}
+	return g
+}
+
+func (r groupRow) reference() model.GroupReference {
+	return model.GroupReference{ID: strconv.FormatInt(r.ID, 10), Name: r.Name, Path: r.Names, Depth: r.Depth, IsPublic: r.IsPublic}
+}
+
+// ErrParentNotFound is returned when a new group's parent does not exist.
+var ErrParentNotFound = fmt.Errorf("parent group: %w", storage.ErrNotFound)
+
+// CreateGroup adds a group under parent (a root group when parent is 0),
+// maintaining its materialised path and depth. A sibling with the same name
+// is ErrConflict.
+func CreateGroup(ctx context.Context, tx *sqlx.Tx, tenant, name, description string, parent int64, public bool) (model.GroupSummary, error) {
+	parentPath, depth := "/", 0
+	var parentID *int64
+	if parent != 0 {
+		var p struct {
+			Path  string `db:"path"`
+			Depth int    `db:"depth"`
+		}
+		if err := tx.GetContext(ctx, &p, `SELECT path, depth FROM groups WHERE tenant_id = $1 AND id = $2 FOR SHARE`, tenant, parent); err != nil {
+			if storage.NotFound(err) == storage.ErrNotFound {
+				return model.GroupSummary{}, ErrParentNotFound
+			}
+			return model.GroupSummary{}, fmt.Errorf("read parent group: %w", err)
+		}
+		parentPath, depth, parentID = p.Path, p.Depth+1, &parent
+	}
+	var id int64
+	err := tx.GetContext(ctx, &id, `
+		INSERT INTO groups (tenant_id, parent_id, name, description, is_public, depth) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
+		tenant, parentID, name, description, public, depth)
+	if storage.IsUniqueViolation(err, "groups_tenant_parent_name") {
+		return model.GroupSummary{}, storage.ErrConflict
+	}
+	if err != nil {
+		return model.GroupSummary{}, fmt.Errorf("insert group: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE groups SET path = $3 WHERE tenant_id = $1 AND id = $2`,
+		tenant, id, parentPath+strconv.FormatInt(id, 10)+"/"); err != nil {
+		return model.GroupSummary{}, fmt.Errorf("set group path: %w", err)
+	}
+	return GetGroup(ctx, tx, tenant, id)
+}
+
+// GetGroup reads one group of the tenant.
+func GetGroup(ctx context.Context, q Querier, tenant string, id int64) (model.GroupSummary, error) {
+	var r groupRow
+	err := q.GetContext(ctx, &r, groupSelect+` WHERE g.tenant_id = $1 AND g.id = $2`, tenant, id)
+	return r.summary(), storage.NotFound(err)
+}
+
+// GroupSorts maps the sortable properties of groups to SQL.
+var GroupSorts = map[string]string{
+	"id": "g.id", "name": "lower(g.name)", "path": "names", "depth": "g.depth", "createdat": "g.created_at",
+}
+
+// GroupFilter is a parsed FindGroupQuery.
+type GroupFilter struct {
+	Name         string
+	ParentID     int64
+	AncestorID   int64
+	RootsOnly    bool
+	IsPublic     *bool
+	MemberUserID int64
+	// NotMemberOf excludes groups this person is a direct member of.
+	NotMemberOf int64
+}
+
+func groupWhere(tenant string, f GroupFilter) (string, []any) {
+	where := []string{"g.tenant_id = $1"}
+	args := []any{tenant}
+	add := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, strings.ReplaceAll(cond, "?", "$"+strconv.Itoa(len(args))))
+	}
+	if f.Name != "" {
+		add("g.name ILIKE ?", "%"+likeEscape(f.Name)+"%")
+	}
+	if f.ParentID != 0 {
+		add("g.parent_id = ?", f.ParentID)
+	}
+	if f.AncestorID != 0 {
+		add("g.path LIKE (SELECT a.path FROM groups a WHERE a.tenant_id = g.tenant_id AND a.id = ?) || '_%'", f.AncestorID)
+	}
+	if f.RootsOnly {
+		where = append(where, "g.parent_id IS NULL")
+	}
+	if f.IsPublic != nil {
+		add("g.is_public = ?", *f.IsPublic)
+	}
+	if f.MemberUserID != 0 {
+		add("EXISTS (SELECT 1 FROM group_memberships m WHERE m.tenant_id = g.tenant_id AND m.group_id = g.id AND m.person_id = ?)", f.MemberUserID)
+	}
+	if f.NotMemberOf != 0 {
+		add("NOT EXISTS (SELECT 1 FROM group_memberships m WHERE m.tenant_id = g.tenant_id AND m.group_id = g.id AND m.person_id = ?)", f.NotMemberOf)
+	}
+	return strings.Join(where, " AND "), args
+}
+
+func findGroups(ctx context.Context, q Querier, tenant string, f GroupFilter, order string, limit, offset int) ([]groupRow, int64, error) {
+	where, args := groupWhere(tenant, f)
+	var total int64
+	if err := q.GetContext(ctx, &total, `SELECT count(*) FROM groups g WHERE `+where, args...); err != nil {
+		return nil, 0, fmt.Errorf("count groups: %w", err)
+	}
+	n := len(args)
+	var rows []groupRow
+	err := q.SelectContext(ctx, &rows, `SELECT * FROM (`+groupSelect+` WHERE `+where+`) g ORDER BY `+
+		strings.ReplaceAll(order, "g.", "")+fmt.Sprintf(` LIMIT $%d OFFSET $%d`, n+1, n+2), append(args, limit, offset)...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list groups: %w", err)
+	}
+	return rows, total, nil
+}
+
+// FindGroups returns a page of the tenant's groups matching f.
+func FindGroups(ctx context.Context, q Querier, tenant string, f GroupFilter, order string, limit, offset int) ([]model.GroupSummary, int64, error) {
+	rows, total, err := findGroups(ctx, q, tenant, f, order, limit, offset)
+	out := make([]model.GroupSummary, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, r.summary())
+	}
+	return out, total, err
+}
+
+// FindGroupReferences is FindGroups answering references.
+func FindGroupReferences(ctx context.Context, q Querier, tenant string, f GroupFilter, order string, limit, offset int) ([]model.GroupReference, int64, error) {
+	rows, total, err := findGroups(ctx, q, tenant, f, order, limit, offset)
+	out := make([]model.GroupReference, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, r.reference())
+	}
+	return out, total, err
+}
+
+// GroupIsPublic reports whether the tenant's group exists (ErrNotFound
+// otherwise) and is public.
+func GroupIsPublic(ctx context.Context, q Querier, tenant string, id int64) (bool, error) {
+	var public bool
+	err := q.GetContext(ctx, &public, `SELECT is_public FROM groups WHERE tenant_id = $1 AND id = $2`, tenant, id)
+	return public, storage.NotFound(err)
+}
+
+// AddMembership makes the person a direct member of the group; it reports
+// false when it already was.
+func AddMembership(ctx context.Context, q Querier, tenant string, group, person int64) (bool, error) {
+	res, err := q.ExecContext(ctx, `INSERT INTO group_memberships (tenant_id, group_id, person_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+		tenant, group, person)
+	if err != nil {
+		return false, fmt.Errorf("insert membership: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n == 1, nil
+}
+
+// RemoveMembership ends a direct membership; ErrNotFound when there was none.
+func RemoveMembership(ctx context.Context, q Querier, tenant string, group, person int64) error {
+	res, err := q.ExecContext(ctx, `DELETE FROM group_memberships WHERE tenant_id = $1 AND group_id = $2 AND person_id = $3`, tenant, group, person)
+	if err != nil {
+		return fmt.Errorf("delete membership: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return storage.ErrNotFound
+	}
+	return nil
+}
+
+// Memberships lists the groups the person is a direct member of, by path.
+func Memberships(ctx context.Context, q Querier, tenant string, person int64) ([]model.GroupReference, error) {
+	refs, _, err := FindGroupReferences(ctx, q, tenant, GroupFilter{MemberUserID: person}, "names, id", 10000, 0)
+	return refs, err
+}

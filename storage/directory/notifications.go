@@ -1,0 +1,170 @@
+package directory
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+
+	"github.com/tocsin/tocsin/api/model"
+	"github.com/tocsin/tocsin/storage"
+)
+
+type locationRow struct {
+	ID        int64           `db:"id"`
+	Name      string          `db:"name"`
+	Address   json.RawMessage `db:"address"`
+	Latitude  float64         `db:"latitude"`
+	Longitude float64         `db:"longitude"`
+	CreatedAt time.Time       `db:"created_at"`
+}
+
+func (r locationRow) location() model.Location {
+	l := model.Location{ID: strconv.FormatInt(r.ID, 10), Name: r.Name,
+		GeoLocation: model.GeoLocation{Latitude: r.Latitude, Longitude: r.Longitude}, CreatedAt: r.CreatedAt}
+	_ = json.Unmarshal(r.Address, &l.Address)
+	return l
+}
+
+// AddLocation stores a location of the person and returns its id.
+func AddLocation(ctx context.Context, q Querier, tenant string, person int64, c model.CreateLocationCommand) (int64, error) {
+	addr := []byte("{}")
+	if c.Address != nil {
+		addr, _ = json.Marshal(c.Address)
+	}
+	var id int64
+	err := q.GetContext(ctx, &id, `
+		INSERT INTO person_locations (tenant_id, person_id, name, address, latitude, longitude) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
+		tenant, person, c.Name, addr, c.GeoLocation.Latitude, c.GeoLocation.Longitude)
+	if err != nil {
+		return 0, fmt.Errorf("insert location: %w", err)
+	}
+	return id, nil
+}
+
+// GetLocation reads one location of the person.
+func GetLocation(ctx context.Context, q Querier, tenant string, person, id int64) (model.Location, error) {
+	var r locationRow
+	err := q.GetContext(ctx, &r, `SELECT id, name, address, latitude, longitude, created_at FROM person_locations
+		WHERE tenant_id = $1 AND person_id = $2 AND id = $3`, tenant, person, id)
+	return r.location(), storage.NotFound(err)
+}
+
+// ListLocations reads the person's locations.
+func ListLocations(ctx context.Context, q Querier, tenant string, person int64) ([]model.Location, error) {
+	var rows []locationRow
+	if err := q.SelectContext(ctx, &rows, `SELECT id, name, address, latitude, longitude, created_at FROM person_locations
+		WHERE tenant_id = $1 AND person_id = $2 ORDER BY id`, tenant, person); err != nil {
+		return nil, fmt.Errorf("list locations: %w", err)
+	}
+	out := make([]model.Location, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, r.location())
+	}
+	return out, nil
+}
+
+// RemoveLocation removes a location (and the weather subscriptions for it).
+func RemoveLocation(ctx context.Context, q Querier, tenant string, person, id int64) error {
+	res, err := q.ExecContext(ctx, `DELETE FROM person_locations WHERE tenant_id = $1 AND person_id = $2 AND id = $3`, tenant, person, id)
+	if err != nil {
+		return fmt.Errorf("delete location: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return storage.ErrNotFound
+	}
+	return nil
+}
+
+// WeatherChange is one category's channels to add or remove, optionally for one location.
+type WeatherChange struct {
+	Category string
+	Channels []string
+	Location int64
+}
+
+// AddWeather merges channels into the person's subscriptions.
+func AddWeather(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, changes []WeatherChange) error {
+	for _, c := range changes {
+		_, err := tx.ExecContext(ctx, `
+			INSERT INTO directory_weather_notifications (tenant_id, person_id, category, location_id, channels)
+			VALUES ($1, $2, $3, NULLIF($4, 0), $5)
+			ON CONFLICT (person_id, category, location_id) DO UPDATE
+			SET channels = ARRAY(SELECT DISTINCT unnest(directory_weather_notifications.channels || excluded.channels) ORDER BY 1),
+				updated_at = now()`,
+			tenant, person, c.Category, c.Location, pq.StringArray(sorted(c.Channels)))
+		if err != nil {
+			return fmt.Errorf("add weather notification: %w", err)
+		}
+	}
+	return nil
+}
+
+// RemoveWeather takes channels out of the person's subscriptions; no
+// channels removes the category. A subscription left without channels is
+// removed. It reports how many subscriptions it touched.
+func RemoveWeather(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, changes []WeatherChange) (int64, error) {
+	var touched int64
+	for _, c := range changes {
+		var res interface{ RowsAffected() (int64, error) }
+		var err error
+		if len(c.Channels) == 0 {
+			res, err = tx.ExecContext(ctx, `DELETE FROM directory_weather_notifications
+				WHERE tenant_id = $1 AND person_id = $2 AND category = $3 AND location_id IS NOT DISTINCT FROM NULLIF($4, 0)::bigint`,
+				tenant, person, c.Category, c.Location)
+		} else {
+			res, err = tx.ExecContext(ctx, `UPDATE directory_weather_notifications
+				SET channels = ARRAY(SELECT unnest(channels) EXCEPT SELECT unnest($5::text[]) ORDER BY 1), updated_at = now()
+				WHERE tenant_id = $1 AND person_id = $2 AND category = $3 AND location_id IS NOT DISTINCT FROM NULLIF($4, 0)::bigint`,
+				tenant, person, c.Category, c.Location, pq.StringArray(c.Channels))
+		}
+		if err != nil {
+			return 0, fmt.Errorf("remove weather notification: %w", err)
+		}
+		n, _ := res.RowsAffected()
+		touched += n
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM directory_weather_notifications WHERE tenant_id = $1 AND person_id = $2 AND cardinality(channels) = 0`,
+		tenant, person); err != nil {
+		return 0, fmt.Errorf("remove empty weather notifications: %w", err)
+	}
+	return touched, nil
+}
+
+// ListWeather reads the person's weather subscriptions; name gives a category's display name.
+func ListWeather(ctx context.Context, q Querier, tenant string, person int64, name func(string) string) ([]model.WeatherNotification, error) {
+	var rows []struct {
+		Category  string         `db:"category"`
+		Location  *int64         `db:"location_id"`
+		Channels  pq.StringArray `db:"channels"`
+		CreatedAt time.Time      `db:"created_at"`
+		UpdatedAt time.Time      `db:"updated_at"`
+	}
+	if err := q.SelectContext(ctx, &rows, `SELECT category, location_id, channels, created_at, updated_at
+		FROM directory_weather_notifications WHERE tenant_id = $1 AND person_id = $2 ORDER BY category, location_id NULLS FIRST`, tenant, person); err != nil {
+		return nil, fmt.Errorf("list weather notifications: %w", err)
+	}
+	out := make([]model.WeatherNotification, 0, len(rows))
+	for _, r := range rows {
+		w := model.WeatherNotification{Category: r.Category, CategoryName: name(r.Category), CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
+		for _, c := range r.Channels {
+			w.Channels = append(w.Channels, model.WeatherChannel(c))
+		}
+		if r.Location != nil {
+			w.LocationID = strconv.FormatInt(*r.Location, 10)
+		}
+		out = append(out, w)
+	}
+	return out, nil
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return slices.Compact(s)
+}

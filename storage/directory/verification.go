@@ -1,0 +1,520 @@
+package directory
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"database/sql"
+	"errors"
+	"fmt"
+	"math/big"
+	"strconv"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/tocsin/tocsin/api/model"
+	"github.com/tocsin/tocsin/storage"
+)
+
+// Kind is what an address is: an email address or a phone number.
+type Kind string
+
+// The kinds of verified addresses.
+const (
+	KindEmail Kind = "email"
+	KindPhone Kind = "phone"
+)
+
+// TargetType is the API's name of the kind.
+func (k Kind) TargetType() model.ContactTargetType {
+	if k == KindPhone {
+		return "Phone"
+	}
+	return "Email"
+}
+
+// Limits of verification.
+const (
+	// NonceLimit nonces may be reserved for one address of a tenant within
+	// NonceWindow; more are refused with 429.
+	NonceLimit  = 5
+	NonceWindow = 15 * time.Minute
+	// NonceTTL is how long a reserved nonce may be spent on a resend.
+	NonceTTL = 15 * time.Minute
+	// CodeDigits is the length of a verification code.
+	CodeDigits = 6
+	// MaxAttempts wrong codes kill a code.
+	MaxAttempts = 5
+)
+
+// Errors of the verification flow.
+var (
+	ErrNonceInvalid    = errors.New("the nonce is unknown, spent or expired")
+	ErrAlreadyVerified = errors.New("the address is already verified")
+)
+
+// RateLimitedError says how long to wait before another nonce is allowed.
+type RateLimitedError struct{ RetryAfter time.Duration }
+
+func (e *RateLimitedError) Error() string {
+	return fmt.Sprintf("too many nonces for this address; retry after %s", e.RetryAfter)
+}
+
+// NewCode returns a cryptographically random code of CodeDigits digits.
+func NewCode() (string, error) {
+	limit := big.NewInt(1)
+	for range CodeDigits {
+		limit.Mul(limit, big.NewInt(10))
+	}
+	n, err := rand.Int(rand.Reader, limit)
+	if err != nil {
+		return "", fmt.Errorf("random code: %w", err)
+	}
+	return fmt.Sprintf("%0*d", CodeDigits, n), nil
+}
+
+// HashCode hashes a code with its salt; only the hash is stored.
+func HashCode(salt []byte, code string) []byte {
+	h := sha256.New()
+	h.Write(salt)
+	h.Write([]byte(code))
+	return h.Sum(nil)
+}
+
+// NewSalt returns a random salt for HashCode.
+func NewSalt() ([]byte, error) {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		return nil, fmt.Errorf("random salt: %w", err)
+	}
+	return b, nil
+}
+
+// ContactStatus reads the verification status of the person's address.
+func ContactStatus(ctx context.Context, q Querier, tenant string, person int64, kind Kind, address string) (model.VerificationStatus, error) {
+	var st model.VerificationStatus
+	query := `SELECT verification_status FROM person_emails WHERE tenant_id = $1 AND person_id = $2 AND address = $3`
+	if kind == KindPhone {
+		query = `SELECT verification_status FROM person_phones WHERE tenant_id = $1 AND person_id = $2 AND number = $3`
+	}
+	err := q.GetContext(ctx, &st, query, tenant, person, address)
+	return st, storage.NotFound(err)
+}
+
+func setContactStatus(ctx context.Context, q Querier, tenant string, person int64, kind Kind, address string, st model.VerificationStatus) error {
+	query := `UPDATE person_emails SET verification_status = $4,
+		verified_at = CASE WHEN $4 = 'Verified' THEN now() ELSE NULL END WHERE tenant_id = $1 AND person_id = $2 AND address = $3`
+	if kind == KindPhone {
+		query = `UPDATE person_phones SET verification_status = $4,
+			verified_at = CASE WHEN $4 = 'Verified' THEN now() ELSE NULL END WHERE tenant_id = $1 AND person_id = $2 AND number = $3`
+	}
+	if _, err := q.ExecContext(ctx, query, tenant, person, address, string(st)); err != nil {
+		return fmt.Errorf("set verification status: %w", err)
+	}
+	return nil
+}
+
+// NonceReservation is a reserved nonce.
+type NonceReservation struct {
+	ExpiresAt time.Time
+	Remaining int
+}
+
+// ReserveNonce records a client nonce for the address, unless NonceLimit
+// nonces were reserved for it (by any user of the tenant) within NonceWindow
+// (RateLimitedError). A nonce already reserved for the address is
+// ErrConflict; an address already verified is ErrAlreadyVerified.
+func ReserveNonce(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, kind Kind, address, nonce string) (NonceReservation, error) {
+	st, err := ContactStatus(ctx, tx, tenant, person, kind, address)
+	if err != nil {
+		return NonceReservation{}, err
+	}
+	if st == model.VerificationVerified {
+		return NonceReservation{}, ErrAlreadyVerified
+	}
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 7))`,
+		tenant+"\n"+string(kind)+"\n"+address); err != nil {
+		return NonceReservation{}, fmt.Errorf("lock nonces: %w", err)
+	}
+	var w struct {
+		Count  int          `db:"count"`
+		Oldest sql.NullTime `db:"oldest"`
+		Now    time.Time    `db:"now"`
+	}
+	if err := tx.GetContext(ctx, &w, `SELECT count(*) AS count, min(created_at) AS oldest, now() AS now FROM directory_verification_nonces
+		WHERE tenant_id = $1 AND kind = $2 AND address = $3 AND created_at > now() - make_interval(secs => $4)`,
+		tenant, kind, address, NonceWindow.Seconds()); err != nil {
+		return NonceReservation{}, fmt.Errorf("count nonces: %w", err)
+	}
+	if w.Count >= NonceLimit {
+		wait := w.Oldest.Time.Add(NonceWindow).Sub(w.Now)
+		if wait < time.Second {
+			wait = time.Second
+		}
+		return NonceReservation{}, &RateLimitedError{RetryAfter: wait}
+	}
+	var exp time.Time
+	err = tx.GetContext(ctx, &exp, `INSERT INTO directory_verification_nonces (tenant_id, person_id, kind, address, nonce, expires_at)
+		VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6)) RETURNING expires_at`,
+		tenant, person, kind, address, nonce, NonceTTL.Seconds())
+	if storage.IsUniqueViolation(err, "directory_verification_nonces_nonce") {
+		return NonceReservation{}, storage.ErrConflict
+	}
+	if err != nil {
+		return NonceReservation{}, fmt.Errorf("insert nonce: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM directory_verification_nonces
+		WHERE tenant_id = $1 AND kind = $2 AND address = $3 AND created_at < now() - interval '1 day'`, tenant, kind, address); err != nil {
+		return NonceReservation{}, fmt.Errorf("prune nonces: %w", err)
+	}
+	return NonceReservation{ExpiresAt: exp, Remaining: NonceLimit - w.Count - 1}, nil
+}
+
+// BeginResend spends the nonce and numbers a new resend of the address,
+// returning its sequence number. The code itself is stored by the workflow's
+// activity (StoreCode) with that number, so only the newest resend's code
+// is ever live.
+func BeginResend(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, kind Kind, address, nonce, workflowID string) (int, error) {
+	st, err := ContactStatus(ctx, tx, tenant, person, kind, address)
+	if err != nil {
+		return 0, err
+	}
+	if st == model.VerificationVerified {
+		return 0, ErrAlreadyVerified
+	}
+	res, err := tx.ExecContext(ctx, `UPDATE directory_verification_nonces SET used_at = now()
+		WHERE tenant_id = $1 AND person_id = $2 AND kind = $3 AND address = $4 AND nonce = $5 AND used_at IS NULL AND expires_at > now()`,
+		tenant, person, kind, address, nonce)
+	if err != nil {
+		return 0, fmt.Errorf("spend nonce: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return 0, ErrNonceInvalid
+	}
+	var seq int
+	err = tx.GetContext(ctx, &seq, `
+		INSERT INTO directory_verifications (tenant_id, person_id, kind, address, seq, workflow_id) VALUES ($1, $2, $3, $4, 1, $5)
+		ON CONFLICT (person_id, kind, address) DO UPDATE SET seq = directory_verifications.seq + 1, workflow_id = excluded.workflow_id, updated_at = now()
+		RETURNING seq`, tenant, person, kind, address, workflowID)
+	if err != nil {
+		return 0, fmt.Errorf("number resend: %w", err)
+	}
+	return seq, nil
+}
+
+// RestoreNonce makes a spent nonce spendable again, when the resend it was
+// spent on could not be started.
+func RestoreNonce(ctx context.Context, q Querier, tenant string, person int64, kind Kind, address, nonce string) error {
+	if _, err := q.ExecContext(ctx, `UPDATE directory_verification_nonces SET used_at = NULL
+		WHERE tenant_id = $1 AND person_id = $2 AND kind = $3 AND address = $4 AND nonce = $5`, tenant, person, kind, address, nonce); err != nil {
+		return fmt.Errorf("restore nonce: %w", err)
+	}
+	return nil
+}
+
+// Code is a code to store for a resend.
+type Code struct {
+	Tenant  string
+	Person  int64
+	Kind    Kind
+	Address string
+	Seq     int
+	Salt    []byte
+	Hash    []byte
+	// TestingCode is the plain code, stored only when the testing
+	// operations are on; empty otherwise.
+	TestingCode string
+	TTL         time.Duration
+}
+
+// StoredCode says what StoreCode did.
+type StoredCode struct {
+	// Stored is false when a newer resend superseded this one or the
+	// address (or its user) is gone: nothing must be sent.
+	Stored    bool
+	ExpiresAt time.Time
+	// Language is the user's preferred language, for the message.
+	Language string
+}
+
+// StoreCode makes c the address's live code (status Pending, no attempts
+// used), if c.Seq is still the newest resend.
+func StoreCode(ctx context.Context, db *storage.DB, c Code) (StoredCode, error) {
+	var out StoredCode
+	err := db.InTx(ctx, func(tx *sqlx.Tx) error {
+		var row struct {
+			ExpiresAt time.Time `db:"expires_at"`
+			Language  string    `db:"language"`
+		}
+		err := tx.GetContext(ctx, &row, `
+			UPDATE directory_verifications v SET code_salt = $6, code_hash = $7, testing_code = NULLIF($8, ''), attempts = 0, max_attempts = $9,
+				sent_at = now(), expires_at = now() + make_interval(secs => $10), status = 'Pending', failure = '', updated_at = now()
+			FROM people p
+			WHERE v.tenant_id = $1 AND v.person_id = $2 AND v.kind = $3 AND v.address = $4 AND v.seq = $5 AND p.id = v.person_id
+			RETURNING v.expires_at, p.language`,
+			c.Tenant, c.Person, c.Kind, c.Address, c.Seq, c.Salt, c.Hash, c.TestingCode, MaxAttempts, c.TTL.Seconds())
+		if errors.Is(err, sql.ErrNoRows) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("store code: %w", err)
+		}
+		out = StoredCode{Stored: true, ExpiresAt: row.ExpiresAt, Language: row.Language}
+		return setContactStatus(ctx, tx, c.Tenant, c.Person, c.Kind, c.Address, model.VerificationPending)
+	})
+	return out, err
+}
+
+// VerificationEvent is the payload of verification.completed and
+// verification.failed events.
+type VerificationEvent struct {
+	UserID      string                   `json:"userId"`
+	DirectoryID string                   `json:"directoryId"`
+	TargetType  model.ContactTargetType  `json:"targetType"`
+	Address     string                   `json:"address"`
+	Status      model.VerificationStatus `json:"status"`
+	// Reason of a failure: wrong-code-attempts, expired or undeliverable.
+	Reason string `json:"reason,omitempty"`
+}
+
+type verificationRow struct {
+	ID          int64          `db:"id"`
+	DirectoryID sql.NullString `db:"directory_id"`
+	Status      string         `db:"status"`
+	Seq         int            `db:"seq"`
+	Salt        []byte         `db:"code_salt"`
+	Hash        []byte         `db:"code_hash"`
+	Attempts    int            `db:"attempts"`
+	MaxAttempts int            `db:"max_attempts"`
+	SentAt      sql.NullTime   `db:"sent_at"`
+	ExpiresAt   sql.NullTime   `db:"expires_at"`
+	Expired     bool           `db:"expired"`
+}
+
+func (r verificationRow) attempt() model.VerificationAttempt {
+	a := model.VerificationAttempt{AttemptsUsed: r.Attempts, MaxAttempts: r.MaxAttempts, Status: model.VerificationStatus(r.Status)}
+	if r.SentAt.Valid {
+		a.SentAt = &r.SentAt.Time
+	}
+	if r.ExpiresAt.Valid {
+		a.ExpiresAt = &r.ExpiresAt.Time
+	}
+	return a
+}
+
+func lockVerification(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, kind Kind, address string) (verificationRow, error) {
+	var r verificationRow
+	err := tx.GetContext(ctx, &r, `
+		SELECT v.id, p.directory_id, v.status, v.seq, v.code_salt, v.code_hash, v.attempts, v.max_attempts, v.sent_at, v.expires_at,
+			coalesce(v.expires_at <= now(), false) AS expired
+		FROM directory_verifications v JOIN people p ON p.id = v.person_id
+		WHERE v.tenant_id = $1 AND v.person_id = $2 AND v.kind = $3 AND v.address = $4
+		FOR UPDATE OF v`, tenant, person, kind, address)
+	return r, storage.NotFound(err)
+}
+
+// settle moves the verification to a final status, with the contact's status and the event.
+func settle(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, kind Kind, address string, r *verificationRow, st model.VerificationStatus, reason string) error {
+	if _, err := tx.ExecContext(ctx, `UPDATE directory_verifications SET status = $2, failure = $3, testing_code = NULL, updated_at = now() WHERE id = $1`,
+		r.ID, st, reason); err != nil {
+		return fmt.Errorf("settle verification: %w", err)
+	}
+	r.Status = string(st)
+	if err := setContactStatus(ctx, tx, tenant, person, kind, address, st); err != nil {
+		return err
+	}
+	typ := storage.EventVerificationFailed
+	if st == model.VerificationVerified {
+		typ = storage.EventVerificationDone
+	}
+	_, err := storage.EmitEvent(ctx, tx, tenant, typ, VerificationEvent{
+		UserID: strconv.FormatInt(person, 10), DirectoryID: r.DirectoryID.String, TargetType: kind.TargetType(),
+		Address: address, Status: st, Reason: reason,
+	})
+	return err
+}
+
+// CheckOutcome is what checking a code found.
+type CheckOutcome int
+
+// The outcomes of CheckCode.
+const (
+	// CheckVerified: the code matched; the address is verified.
+	CheckVerified CheckOutcome = iota
+	// CheckWrong: the code did not match; attempts remain.
+	CheckWrong
+	// CheckExhausted: the code did not match and that was the last attempt; the code is dead.
+	CheckExhausted
+	// CheckExpired: the code expired.
+	CheckExpired
+	// CheckDead: the code was killed earlier (attempts used up or undeliverable).
+	CheckDead
+	// CheckNoCode: no code has been sent (or the last one is not stored yet).
+	CheckNoCode
+	// CheckAlreadyVerified: the address was verified before.
+	CheckAlreadyVerified
+)
+
+// CheckResult is the outcome with the state of the code.
+type CheckResult struct {
+	Outcome    CheckOutcome
+	Attempt    model.VerificationAttempt
+	VerifiedAt *time.Time
+	Remaining  int
+	// Seq is the resend the checked code belongs to.
+	Seq int
+}
+
+// CheckCode compares code with the address's most recent code and records
+// the outcome: Verified, a wrong attempt (the last allowed one kills the
+// code: Failed), or Expired. Final outcomes emit their event in the same
+// transaction.
+func CheckCode(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, kind Kind, address, code string) (CheckResult, error) {
+	st, err := ContactStatus(ctx, tx, tenant, person, kind, address)
+	if err != nil {
+		return CheckResult{}, err
+	}
+	r, err := lockVerification(ctx, tx, tenant, person, kind, address)
+	if errors.Is(err, storage.ErrNotFound) {
+		if st == model.VerificationVerified {
+			return CheckResult{Outcome: CheckAlreadyVerified}, nil
+		}
+		return CheckResult{Outcome: CheckNoCode}, nil
+	}
+	if err != nil {
+		return CheckResult{}, err
+	}
+	res := CheckResult{Seq: r.Seq}
+	switch {
+	case r.Status == string(model.VerificationVerified):
+		res.Outcome = CheckAlreadyVerified
+	case r.Status == string(model.VerificationExpired):
+		res.Outcome = CheckExpired
+	case r.Status == string(model.VerificationFailed):
+		res.Outcome = CheckDead
+	case r.Status != string(model.VerificationPending) || r.Hash == nil:
+		res.Outcome = CheckNoCode
+	case r.Expired:
+		if err := settle(ctx, tx, tenant, person, kind, address, &r, model.VerificationExpired, "expired"); err != nil {
+			return res, err
+		}
+		res.Outcome = CheckExpired
+	case subtle.ConstantTimeCompare(HashCode(r.Salt, code), r.Hash) == 1:
+		if err := settle(ctx, tx, tenant, person, kind, address, &r, model.VerificationVerified, ""); err != nil {
+			return res, err
+		}
+		res.Outcome = CheckVerified
+		now := time.Now().UTC()
+		res.VerifiedAt = &now
+	default:
+		r.Attempts++
+		if _, err := tx.ExecContext(ctx, `UPDATE directory_verifications SET attempts = $2, updated_at = now() WHERE id = $1`, r.ID, r.Attempts); err != nil {
+			return res, fmt.Errorf("count attempt: %w", err)
+		}
+		res.Outcome, res.Remaining = CheckWrong, r.MaxAttempts-r.Attempts
+		if res.Remaining <= 0 {
+			res.Remaining = 0
+			res.Outcome = CheckExhausted
+			if err := settle(ctx, tx, tenant, person, kind, address, &r, model.VerificationFailed, "wrong-code-attempts"); err != nil {
+				return res, err
+			}
+		}
+	}
+	res.Attempt = r.attempt()
+	return res, nil
+}
+
+// ExpireCode marks the code of resend seq Expired when it is still pending
+// and past its expiry, and returns the verification's status afterwards
+// ("" when the verification is gone).
+func ExpireCode(ctx context.Context, db *storage.DB, tenant string, person int64, kind Kind, address string, seq int) (model.VerificationStatus, error) {
+	var st model.VerificationStatus
+	err := db.InTx(ctx, func(tx *sqlx.Tx) error {
+		r, err := lockVerification(ctx, tx, tenant, person, kind, address)
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if r.Seq == seq && r.Status == string(model.VerificationPending) && r.Expired {
+			if err := settle(ctx, tx, tenant, person, kind, address, &r, model.VerificationExpired, "expired"); err != nil {
+				return err
+			}
+		}
+		st = model.VerificationStatus(r.Status)
+		return nil
+	})
+	return st, err
+}
+
+// FailCode marks the verification of resend seq Failed (its code could not
+// be delivered), unless a newer resend or a final status came first.
+func FailCode(ctx context.Context, db *storage.DB, tenant string, person int64, kind Kind, address string, seq int, reason string) error {
+	return db.InTx(ctx, func(tx *sqlx.Tx) error {
+		r, err := lockVerification(ctx, tx, tenant, person, kind, address)
+		if errors.Is(err, storage.ErrNotFound) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		switch model.VerificationStatus(r.Status) {
+		case model.VerificationVerified, model.VerificationExpired, model.VerificationFailed:
+			return nil
+		}
+		if r.Seq != seq {
+			return nil
+		}
+		return settle(ctx, tx, tenant, person, kind, address, &r, model.VerificationFailed, reason)
+	})
+}
+
+// PendingVerifications lists the tenant's live codes of one kind with the
+// plain code, for the testing operations.
+func PendingVerifications(ctx context.Context, q Querier, tenant string, kind Kind) ([]model.PendingVerificationAttempt, error) {
+	var rows []struct {
+		Address   string         `db:"address"`
+		Person    int64          `db:"person_id"`
+		Directory sql.NullString `db:"directory_id"`
+		Code      string         `db:"testing_code"`
+		Attempts  int            `db:"attempts"`
+		SentAt    time.Time      `db:"sent_at"`
+		ExpiresAt time.Time      `db:"expires_at"`
+	}
+	err := q.SelectContext(ctx, &rows, `
+		SELECT v.address, v.person_id, p.directory_id, v.testing_code, v.attempts, v.sent_at, v.expires_at
+		FROM directory_verifications v JOIN people p ON p.id = v.person_id
+		WHERE v.tenant_id = $1 AND v.kind = $2 AND v.status = 'Pending' AND v.expires_at > now() AND v.testing_code IS NOT NULL
+		ORDER BY v.sent_at, v.id`, tenant, kind)
+	if err != nil {
+		return nil, fmt.Errorf("list pending verifications: %w", err)
+	}
+	device := model.PendingDeviceType("Email")
+	if kind == KindPhone {
+		device = "Sms"
+	}
+	out := make([]model.PendingVerificationAttempt, 0, len(rows))
+	for _, r := range rows {
+		out = append(out, model.PendingVerificationAttempt{
+			DeviceType: device, Address: r.Address, UserID: strconv.FormatInt(r.Person, 10), DirectoryID: r.Directory.String,
+			Code: r.Code, AttemptsUsed: r.Attempts, CreatedAt: r.SentAt, ExpiresAt: r.ExpiresAt,
+		})
+	}
+	return out, nil
+}
+
+// forgetVerification removes the verification state of a removed address.
+func forgetVerification(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, kind Kind, address string) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM directory_verifications WHERE tenant_id = $1 AND person_id = $2 AND kind = $3 AND address = $4`,
+		tenant, person, kind, address); err != nil {
+		return fmt.Errorf("delete verification: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM directory_verification_nonces WHERE tenant_id = $1 AND person_id = $2 AND kind = $3 AND address = $4`,
+		tenant, person, kind, address); err != nil {
+		return fmt.Errorf("delete nonces: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,142 @@
+package workflows_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/testsuite"
+
+	"github.com/tocsin/tocsin/activities"
+	dirstore "github.com/tocsin/tocsin/storage/directory"
+	"github.com/tocsin/tocsin/workflows"
+)
+
+const ttl = 10 * time.Minute
+
+func verificationEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *activities.Activities) {
+	t.Helper()
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.SetStartWorkflowOptions(testsuiteStartOptions())
+	var a *activities.Activities
+	env.RegisterActivity(a)
+	return env, a
+}
+
+func input() workflows.VerificationInput {
+	return workflows.VerificationInput{Tenant: "1001", Person: 7, Kind: dirstore.KindEmail, Address: "ada@example.com", TTL: ttl}
+}
+
+func resendAt(env *testsuite.TestWorkflowEnvironment, after time.Duration, seq int) {
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(workflows.SignalVerificationResend, workflows.VerificationResend{Seq: seq})
+	}, after)
+}
+
+func result(t *testing.T, env *testsuite.TestWorkflowEnvironment) workflows.VerificationResult {
+	t.Helper()
+	if !env.IsWorkflowCompleted() {
+		t.Fatal("workflow did not complete")
+	}
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	var r workflows.VerificationResult
+	if err := env.GetWorkflowResult(&r); err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestCodeExpiresWhenItsTimeSkipsPast runs a code to its expiry on skipped
+// time: the expire activity runs only after the code's lifetime.
+func TestCodeExpiresWhenItsTimeSkipsPast(t *testing.T) {
+	env, a := verificationEnv(t)
+	start := env.Now()
+	var sentAt, expiredAt time.Time
+	env.OnActivity(a.SendVerificationCode, mock.Anything, mock.MatchedBy(func(c activities.VerificationCode) bool {
+		return c.Seq == 1 && c.TTL == ttl && c.WorkflowID != ""
+	})).Return(func(context.Context, activities.VerificationCode) (activities.CodeSent, error) {
+		sentAt = env.Now()
+		return activities.CodeSent{Sent: true, ExpiresAt: env.Now().Add(ttl)}, nil
+	}).Once()
+	env.OnActivity(a.ExpireVerification, mock.Anything, mock.MatchedBy(func(e activities.VerificationEnd) bool { return e.Seq == 1 })).
+		Return(func(context.Context, activities.VerificationEnd) (string, error) {
+			expiredAt = env.Now()
+			return "Expired", nil
+		}).Once()
+	resendAt(env, 0, 1)
+	env.ExecuteWorkflow(workflows.Verification, input())
+	r := result(t, env)
+	if r.Status != "Expired" || r.Resends != 1 {
+		t.Fatalf("%+v", r)
+	}
+	if expiredAt.Sub(sentAt) < ttl {
+		t.Fatalf("expired %s after sending; the code lives %s", expiredAt.Sub(sentAt), ttl)
+	}
+	if env.Now().Sub(start) < ttl+workflows.VerificationIdle {
+		t.Fatalf("the run ended after %s, before its idle time", env.Now().Sub(start))
+	}
+	env.AssertExpectations(t)
+}
+
+func TestSettledCodeEndsWithoutExpiry(t *testing.T) {
+	env, a := verificationEnv(t)
+	env.OnActivity(a.SendVerificationCode, mock.Anything, mock.Anything).Return(activities.CodeSent{Sent: true}, nil).Once()
+	resendAt(env, 0, 1)
+	env.RegisterDelayedCallback(func() {
+		// A settle of an older resend is ignored.
+		env.SignalWorkflow(workflows.SignalVerificationSettled, workflows.VerificationSettled{Seq: 0, Status: "Failed"})
+		env.SignalWorkflow(workflows.SignalVerificationSettled, workflows.VerificationSettled{Seq: 1, Status: "Verified"})
+	}, 2*time.Minute)
+	env.ExecuteWorkflow(workflows.Verification, input())
+	if r := result(t, env); r.Status != "Verified" {
+		t.Fatalf("%+v", r)
+	}
+	env.AssertNotCalled(t, "ExpireVerification", mock.Anything, mock.Anything)
+	env.AssertExpectations(t)
+}
+
+func TestResendReplacesTheLiveCode(t *testing.T) {
+	env, a := verificationEnv(t)
+	var seqs []int
+	env.OnActivity(a.SendVerificationCode, mock.Anything, mock.Anything).Return(func(_ context.Context, c activities.VerificationCode) (activities.CodeSent, error) {
+		seqs = append(seqs, c.Seq)
+		return activities.CodeSent{Sent: true}, nil
+	}).Twice()
+	env.OnActivity(a.ExpireVerification, mock.Anything, mock.MatchedBy(func(e activities.VerificationEnd) bool { return e.Seq == 2 })).
+		Return("Expired", nil).Once()
+	resendAt(env, 0, 1)
+	resendAt(env, 3*time.Minute, 2)
+	env.ExecuteWorkflow(workflows.Verification, input())
+	if r := result(t, env); r.Status != "Expired" || r.Resends != 2 {
+		t.Fatalf("%+v", r)
+	}
+	if len(seqs) != 2 || seqs[0] != 1 || seqs[1] != 2 {
+		t.Fatalf("sent %v", seqs)
+	}
+	env.AssertExpectations(t)
+}
+
+func TestUndeliverableCodeFailsTheVerification(t *testing.T) {
+	env, a := verificationEnv(t)
+	env.OnActivity(a.SendVerificationCode, mock.Anything, mock.Anything).
+		Return(activities.CodeSent{}, temporal.NewNonRetryableApplicationError("550 no such user", activities.ErrTypeUndeliverable, nil)).Once()
+	env.OnActivity(a.FailVerification, mock.Anything, mock.MatchedBy(func(e activities.VerificationEnd) bool {
+		return e.Seq == 1 && e.Reason == "undeliverable"
+	})).Return(nil).Once()
+	resendAt(env, 0, 1)
+	env.ExecuteWorkflow(workflows.Verification, input())
+	if r := result(t, env); r.Status != "Failed" {
+		t.Fatalf("%+v", r)
+	}
+	env.AssertExpectations(t)
+}
+
+func testsuiteStartOptions() client.StartWorkflowOptions {
+	return client.StartWorkflowOptions{ID: workflows.VerificationWorkflowID("1001", 7, "ada@example.com")}
+}
