@@ -172,6 +172,30 @@ func TestTextAlertReachesTheSMSEndpoint(t *testing.T) {
 		}
 	}
 
+	// The worker counts the deliveries for its dashboard.
+	mfs, err := s.Metrics.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	counted := 0.0
+	for _, mf := range mfs {
+		if mf.GetName() != "tocsin_deliveries_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["channel"] == "text" && labels["outcome"] == "sent" {
+				counted = m.GetCounter().GetValue()
+			}
+		}
+	}
+	if counted < 5 {
+		t.Fatalf("tocsin_deliveries_total{channel=text,outcome=sent} = %v, want at least 5", counted)
+	}
+
 	// Recipients page: sorted by first name, filtered by name.
 	r := s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d/results/recipients?sort=-firstName&pageSize=2", res.AlertID), tok, nil)
 	var page struct {
