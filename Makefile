@@ -7,13 +7,15 @@ TEMPORAL_CLI := github.com/temporalio/cli/cmd/temporal@v1.5.1
 MINIO_SERVER := github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c
 REDOCLY_CLI := @redocly/cli@2.77.0
 
-.PHONY: run test build tools openapi lint-openapi bench clean stop xmllint
-.PHONY: bench-recipients
+.PHONY: run test build tools openapi lint-openapi bench bench-alert bench-crash bench-import clean stop xmllint
 
 build: bin/tocsin
 
 bin/tocsin: $(shell find . -name '*.go' -not -path './bin/*') $(wildcard storage/migrations/*.sql) go.mod go.sum
 	$(GO) build -o bin/tocsin ./cmd/tocsin
+
+bin/tocsin-bench: $(shell find . -name '*.go' -not -path './bin/*') $(wildcard storage/migrations/*.sql) go.mod go.sum
+	$(GO) build -o bin/tocsin-bench ./cmd/tocsin-bench
 
 bin/temporal:
 	@echo "Building the Temporal CLI and dev server into ./bin (once; takes several minutes)..."
@@ -52,13 +54,25 @@ openapi: build
 lint-openapi: bin/node/node_modules/.bin/redocly
 	bin/node/node_modules/.bin/redocly lint openapi.json --format=summary
 
-# Benchmarks: each writes JSON and a Markdown table under .bench/ (git-ignored).
-bench: bench-recipients
+# Benchmarks (commands, not tests): each prints its figures and writes JSON and
+# a Markdown table under .bench/ (git-ignored).
+bench: bench-alert bench-import
+
+# A text alert to BENCH_RECIPIENTS (100000) seeded contacts through a loopback
+# SMS endpoint: accept latency, time to every recipient final, deliveries/s,
+# worker peak RSS, and the endpoint's raw throughput.
+bench-alert: build tools bin/tocsin-bench
+	@deploy/local/bench-alert.sh alert
+
+# SIGKILL the worker in the middle of such an alert, restart it, and check
+# that every recipient ends with exactly one result.
+bench-crash: build tools bin/tocsin-bench
+	@deploy/local/bench-alert.sh crash
 
 # Imports a generated 1,000,000-row contacts CSV into a schema of its own in
 # the database of TOCSIN_DATABASE_URL; prints rows/s and peak memory.
-bench-recipients:
-	$(GO) run ./cmd/tocsin-bench import
+bench-import: bin/tocsin-bench
+	bin/tocsin-bench import
 
 # Stops services a killed `make run` or `make test` left behind.
 stop:

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"log/slog"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/storage"
@@ -24,6 +26,8 @@ type Activities struct {
 	Senders channels.Senders
 	// Hooks delivers events to hook subscriptions.
 	Hooks *HookSender
+	// Metrics receives the activities' own series (tocsin_deliveries_total).
+	Metrics prometheus.Registerer
 }
 
 // SmokeRecord is what the smoke activity writes.

@@ -45,6 +45,8 @@ type Registry interface {
 // Register adds every workflow and the activities of acts to r.
 func Register(r Registry, acts *activities.Activities) {
 	r.RegisterWorkflow(workflows.Smoke)
+	r.RegisterWorkflow(workflows.SendAlert)
+	r.RegisterWorkflow(workflows.DeliverChunk)
 	r.RegisterWorkflow(workflows.HookDelivery)
 	r.RegisterWorkflow(workflows.HookHistoryRetention)
 	r.RegisterWorkflow(workflows.ProcessFile)

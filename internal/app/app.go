@@ -97,7 +97,7 @@ func (a *App) Activities() *activities.Activities {
 		senders[ch] = s
 	}
 	return &activities.Activities{Config: a.Config, DB: a.DB, Objects: a.Objects, Logger: a.Logger, Senders: senders,
-		Hooks: activities.NewHookSender(a.Config, a.Logger, a.Metrics)}
+		Hooks: activities.NewHookSender(a.Config, a.Logger, a.Metrics), Metrics: a.Metrics}
 }
 
 // HookDispatcher builds the dispatcher that turns the events outbox into

@@ -55,6 +55,15 @@ type Config struct {
 	DeliveryBatchSize   int    `env:"TOCSIN_DELIVERY_BATCH_SIZE" envDefault:"1000"`
 	DeliveryParallelism int    `env:"TOCSIN_DELIVERY_PARALLELISM" envDefault:"8"`
 	ProviderConcurrency int    `env:"TOCSIN_PROVIDER_CONCURRENCY" envDefault:"64"`
+	// DeliveryRates caps messages per second per tenant and channel
+	// ("text=50,email=200"); channels not listed are not limited.
+	DeliveryRates map[string]float64 `env:"TOCSIN_DELIVERY_RATES" envKeyValSeparator:"="`
+	// DeliveryMaxAttempts bounds the attempts of a delivery batch with
+	// temporary provider failures; what still fails after them is Failed.
+	DeliveryMaxAttempts int `env:"TOCSIN_DELIVERY_MAX_ATTEMPTS" envDefault:"5"`
+	// ReceiptsToken is the bearer token providers send with delivery
+	// receipts; receipts are refused while it is empty.
+	ReceiptsToken string `env:"TOCSIN_RECEIPTS_TOKEN"`
 	// SecretsKey (base64, 32 bytes) seals provider credentials and hook
 	// signing secrets at rest.
 	// Development uses secrets.DevKey when it is unset; production requires one.

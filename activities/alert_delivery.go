@@ -1,0 +1,260 @@
+package activities
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/tocsin/tocsin/channels"
+	"github.com/tocsin/tocsin/internal/alertmsg"
+	"github.com/tocsin/tocsin/storage"
+)
+
+// renderContext is an alert's renderer, kept between the batches of the
+// alert that one worker runs.
+type renderContext struct {
+	renderer *Renderer
+	loaded   time.Time
+}
+
+const renderCacheSize = 16
+
+func (a *Activities) rendererFor(ctx context.Context, ref AlertRef) (*Renderer, error) {
+	st := a.state()
+	st.mu.Lock()
+	rc, ok := st.cache[ref]
+	st.mu.Unlock()
+	if ok && time.Since(rc.loaded) < 10*time.Minute {
+		return rc.renderer, nil
+	}
+	al, s, err := loadAlert(ctx, a.DB, ref)
+	if err != nil {
+		return nil, err
+	}
+	r, err := NewRenderer(ref.Tenant, ref.AlertID, s, a.Config.PublicURL, alertmsg.LinkSecret(a.Config.SecretsKey, a.Config.JWTSecret))
+	if err != nil {
+		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadAlert, err)
+	}
+	if r.Attachments, err = a.loadAttachments(ctx, al.Attachments); err != nil {
+		return nil, err
+	}
+	st.mu.Lock()
+	if len(st.cache) >= renderCacheSize {
+		for k := range st.cache {
+			delete(st.cache, k)
+			break
+		}
+	}
+	st.cache[ref] = &renderContext{renderer: r, loaded: time.Now()}
+	st.mu.Unlock()
+	return r, nil
+}
+
+// BatchInput names one delivery batch: recipients with seq in (Lo, Hi] of
+// an alert, on one channel, in one cycle.
+type BatchInput struct {
+	AlertRef
+	Channel string
+	Cycle   int
+	Lo, Hi  int64
+	// Earlier lists the channels used before this one (Sequential order).
+	Earlier []string
+	// MaxAttempts is the retry policy's limit: on the last attempt
+	// temporary failures are recorded as Failed instead of retried.
+	MaxAttempts int
+}
+
+// BatchOutcome counts what a batch recorded.
+type BatchOutcome struct {
+	Sent, Failed, Skipped, Retrying int
+}
+
+// DeliverBatch delivers one batch: it reads the batch's recipients that have
+// no final result yet, renders their messages, sends them through the
+// channel's Sender (throttled per tenant and channel) with a stable
+// idempotency key per delivery, and writes every outcome with one statement.
+// Temporary failures make it return a retryable error after recording, so
+// the next attempt sends only those again.
+func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutcome, error) {
+	var out BatchOutcome
+	stop := heartbeat(ctx)
+	defer stop()
+	began := time.Now()
+	var readDur, sendDur time.Duration
+	key := storage.BatchKey{Tenant: in.Tenant, AlertID: in.AlertID, Channel: in.Channel, Cycle: in.Cycle, Lo: in.Lo, Hi: in.Hi}
+	var recs []storage.BatchRecipient
+	err := storage.InBatchTx(ctx, a.DB, func(tx *sqlx.Tx) error {
+		var err error
+		recs, err = storage.BatchRecipients(ctx, tx, key, in.Earlier)
+		return err
+	})
+	if err != nil {
+		return out, err
+	}
+	readDur = time.Since(began)
+	if len(recs) == 0 {
+		return out, storage.InBatchTx(ctx, a.DB, func(tx *sqlx.Tx) error { return storage.RecountBatch(ctx, tx, key) })
+	}
+	r, err := a.rendererFor(ctx, in.AlertRef)
+	if err != nil {
+		return out, err
+	}
+	attempt := 1
+	if activity.IsActivity(ctx) {
+		attempt = int(activity.GetInfo(ctx).Attempt)
+	}
+	lastAttempt := in.MaxAttempts > 0 && attempt >= in.MaxAttempts
+
+	rows := make([]storage.DeliveryRow, 0, len(recs))
+	msgs := make([]channels.Message, 0, len(recs))
+	msgSeq := make([]int64, 0, len(recs))
+	for i := range recs {
+		rec := &recs[i]
+		addr := AddressOf(in.Channel, &rec.RecipientRow)
+		switch {
+		case rec.Skip:
+			rows = append(rows, storage.DeliveryRow{Seq: rec.Seq, Address: addr, Status: storage.DeliverySkipped, Error: "reached on an earlier channel"})
+		case addr == "":
+			rows = append(rows, storage.DeliveryRow{Seq: rec.Seq, Status: storage.DeliveryFailed, Permanent: true, Error: "no " + in.Channel + " address"})
+		default:
+			link := ""
+			if r.NeedsLink() {
+				link = r.ResponseLink(rec.Seq)
+			}
+			m := r.Message(in.Channel, &rec.RecipientRow, link)
+			m.Key = DeliveryKey(in.Tenant, in.AlertID, in.Channel, in.Cycle, rec.Seq)
+			m.To = addr
+			msgs = append(msgs, m)
+			msgSeq = append(msgSeq, rec.Seq)
+		}
+	}
+
+	var retryErr error
+	if len(msgs) > 0 {
+		sendStart := time.Now()
+		results, err := a.send(ctx, in, msgs)
+		sendDur = time.Since(sendStart)
+		switch {
+		case errors.Is(err, channels.ErrNoProvider):
+			for i, m := range msgs {
+				rows = append(rows, storage.DeliveryRow{Seq: msgSeq[i], Address: m.To, Status: storage.DeliveryFailed, Permanent: true,
+					Error: "no provider is configured for the " + in.Channel + " channel"})
+			}
+		case err != nil && !lastAttempt:
+			if ctx.Err() != nil {
+				return out, ctx.Err()
+			}
+			return out, fmt.Errorf("deliver %s batch (%d, %d]: %w", in.Channel, in.Lo, in.Hi, err)
+		case err != nil:
+			for i, m := range msgs {
+				rows = append(rows, storage.DeliveryRow{Seq: msgSeq[i], Address: m.To, Status: storage.DeliveryFailed,
+					Error: "gave up after " + fmt.Sprint(in.MaxAttempts) + " attempts: " + err.Error()})
+			}
+		default:
+			temporary := 0
+			for i, m := range msgs {
+				row := storage.DeliveryRow{Seq: msgSeq[i], Address: m.To}
+				var res channels.Result
+				if i < len(results) {
+					res = results[i]
+				} else {
+					res = channels.Result{Outcome: channels.Failed, Error: "the provider returned no result"}
+				}
+				row.ProviderMessageID, row.Error = res.ProviderMessageID, res.Error
+				switch {
+				case res.Outcome == channels.Sent:
+					row.Status = storage.DeliverySent
+				case res.Outcome == channels.Delivered:
+					row.Status = storage.DeliveryDelivered
+				case res.Permanent:
+					row.Status, row.Permanent = storage.DeliveryFailed, true
+				case lastAttempt:
+					row.Status = storage.DeliveryFailed
+					row.Error = "gave up after " + fmt.Sprint(in.MaxAttempts) + " attempts: " + res.Error
+				default:
+					row.Status = storage.DeliveryRetrying
+					temporary++
+				}
+				rows = append(rows, row)
+			}
+			if temporary > 0 {
+				retryErr = fmt.Errorf("%d temporary failures in %s batch (%d, %d]", temporary, in.Channel, in.Lo, in.Hi)
+			}
+		}
+	}
+	if err := storage.InBatchTx(ctx, a.DB, func(tx *sqlx.Tx) error { return storage.RecordDeliveries(ctx, tx, key, rows) }); err != nil {
+		return out, err
+	}
+	if a.Logger != nil {
+		a.Logger.Debug("delivery batch", "alert", in.AlertID, "channel", in.Channel, "cycle", in.Cycle, "lo", in.Lo, "hi", in.Hi,
+			"messages", len(msgs), "read_ms", readDur.Milliseconds(), "send_ms", sendDur.Milliseconds(),
+			"total_ms", time.Since(began).Milliseconds())
+	}
+	st := a.state()
+	for _, row := range rows {
+		switch row.Status {
+		case storage.DeliverySent, storage.DeliveryDelivered:
+			out.Sent++
+		case storage.DeliveryFailed:
+			out.Failed++
+		case storage.DeliverySkipped:
+			out.Skipped++
+		case storage.DeliveryRetrying:
+			out.Retrying++
+		}
+	}
+	c := st.deliveries
+	c.WithLabelValues(in.Channel, "sent").Add(float64(out.Sent))
+	c.WithLabelValues(in.Channel, "failed").Add(float64(out.Failed))
+	c.WithLabelValues(in.Channel, "skipped").Add(float64(out.Skipped))
+	c.WithLabelValues(in.Channel, "retrying").Add(float64(out.Retrying))
+	return out, retryErr
+}
+
+// send throttles and sends messages through the channel's Sender.
+func (a *Activities) send(ctx context.Context, in BatchInput, msgs []channels.Message) ([]channels.Result, error) {
+	snd, err := a.Senders.For(channels.Channel(in.Channel))
+	if err != nil {
+		return nil, err
+	}
+	if perSecond := a.Config.DeliveryRates[in.Channel]; perSecond > 0 {
+		l := a.state().limiter(in.Tenant, in.Channel, perSecond)
+		for left := len(msgs); left > 0; {
+			n := min(left, l.Burst())
+			if err := l.WaitN(ctx, n); err != nil {
+				return nil, fmt.Errorf("throttle: %w", err)
+			}
+			left -= n
+		}
+	}
+	return snd.Send(ctx, msgs)
+}
+
+// heartbeat records a heartbeat every few seconds until stopped, so a worker
+// that dies mid-batch is noticed within the heartbeat timeout.
+func heartbeat(ctx context.Context) func() {
+	if !activity.IsActivity(ctx) {
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(2 * time.Second)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx)
+			}
+		}
+	}()
+	return func() { close(done) }
+}

@@ -1,0 +1,204 @@
+package activities_test
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+
+	"github.com/tocsin/tocsin/activities"
+	"github.com/tocsin/tocsin/api/model"
+	"github.com/tocsin/tocsin/channels"
+	"github.com/tocsin/tocsin/internal/stacktest"
+	"github.com/tocsin/tocsin/storage"
+)
+
+// fakeSender refuses one number permanently, fails another temporarily
+// while failTemp is set, and records every key it was given.
+type fakeSender struct {
+	mu       sync.Mutex
+	keys     []string
+	failTemp bool
+	down     bool
+}
+
+func (f *fakeSender) Send(_ context.Context, msgs []channels.Message) ([]channels.Result, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.down {
+		return nil, errors.New("connection refused")
+	}
+	out := make([]channels.Result, len(msgs))
+	for i, m := range msgs {
+		f.keys = append(f.keys, m.Key)
+		switch {
+		case m.To == "+15550000002":
+			out[i] = channels.Result{Key: m.Key, Outcome: channels.Failed, Permanent: true, Error: "invalid number"}
+		case m.To == "+15550000003" && f.failTemp:
+			out[i] = channels.Result{Key: m.Key, Outcome: channels.Failed, Error: "provider answered 503"}
+		default:
+			out[i] = channels.Result{Key: m.Key, Outcome: channels.Sent, ProviderMessageID: "p-" + m.To}
+		}
+	}
+	return out, nil
+}
+
+func (f *fakeSender) sent() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	k := f.keys
+	f.keys = nil
+	return k
+}
+
+func newAlert(t *testing.T, db *storage.DB, tenant string) int64 {
+	t.Helper()
+	ctx := context.Background()
+	s := model.AlertSettings{
+		Type:     model.AlertTypeDefault,
+		Message:  model.MessageSettings{Subject: "S", Body: "Hi {{firstName}}"},
+		Channels: &model.ChannelSettings{Text: &model.TextMessageChannel{Enabled: true}},
+	}
+	raw, _ := json.Marshal(s)
+	var id int64
+	err := db.InTx(ctx, func(tx *sqlx.Tx) error {
+		var err error
+		if id, err = storage.NextAlertID(ctx, tx); err != nil {
+			return err
+		}
+		if err := storage.InsertAlert(ctx, tx, &storage.Alert{ID: id, TenantID: tenant, Type: "Default", Priority: "NonEmergency", Subject: "S",
+			Channels: pq.StringArray{"text"}, Settings: raw, Attachments: []byte("[]"), Status: storage.AlertQueued,
+			WorkflowID: "w", CreatedAt: time.Now(), ClientKey: sql.NullString{}}); err != nil {
+			return err
+		}
+		_, err = storage.ResolveRecipients(ctx, tx, tenant, id, storage.RecipientSpec{AdHoc: []storage.AdHocRecipient{
+			{FirstName: "One", Phone: "+15550000001"}, {FirstName: "Two", Phone: "+15550000002"},
+			{FirstName: "Three", Phone: "+15550000003"}, {FirstName: "Four", Email: "four@example.com"},
+		}})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+type deliveryRow struct {
+	Seq       int64  `db:"seq"`
+	Status    string `db:"status"`
+	Attempts  int    `db:"attempts"`
+	Error     string `db:"error"`
+	Permanent bool   `db:"permanent"`
+}
+
+func deliveries(t *testing.T, db *storage.DB, id int64) map[int64]deliveryRow {
+	t.Helper()
+	var rows []deliveryRow
+	if err := db.SelectContext(context.Background(), &rows, `SELECT seq, status, attempts, error, permanent FROM alert_deliveries WHERE alert_id = $1`, id); err != nil {
+		t.Fatal(err)
+	}
+	out := map[int64]deliveryRow{}
+	for _, r := range rows {
+		out[r.Seq] = r
+	}
+	return out
+}
+
+func TestDeliverBatchClassifiesErrorsAndNeverDuplicates(t *testing.T) {
+	t.Parallel()
+	db := stacktest.DB(t)
+	tenant := stacktest.NewTenant()
+	id := newAlert(t, db, tenant)
+	snd := &fakeSender{failTemp: true}
+	a := &activities.Activities{DB: db, Senders: channels.Senders{channels.Text: snd}}
+	in := activities.BatchInput{AlertRef: activities.AlertRef{Tenant: tenant, AlertID: id}, Channel: "text", Cycle: 1, Lo: 0, Hi: 4, MaxAttempts: 3}
+	ctx := context.Background()
+
+	out, err := a.DeliverBatch(ctx, in)
+	if err == nil || !strings.Contains(err.Error(), "1 temporary failures") {
+		t.Fatalf("first attempt: %v", err)
+	}
+	first := snd.sent()
+	if len(first) != 3 || out.Sent != 1 || out.Failed != 2 || out.Retrying != 1 {
+		t.Fatalf("first attempt sent %v, outcome %+v", first, out)
+	}
+	d := deliveries(t, db, id)
+	if d[1].Status != "Sent" || d[2].Status != "Failed" || !d[2].Permanent || d[3].Status != "Retrying" ||
+		d[4].Status != "Failed" || d[4].Error != "no text address" {
+		t.Fatalf("after the first attempt: %+v", d)
+	}
+
+	// The retry sends only the temporary failure, with the same key.
+	snd.failTemp = false
+	if _, err := a.DeliverBatch(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	second := snd.sent()
+	if len(second) != 1 || second[0] != first[2] || second[0] != activities.DeliveryKey(tenant, id, "text", 1, 3) {
+		t.Fatalf("retry sent %v (first attempt %v)", second, first)
+	}
+	d = deliveries(t, db, id)
+	if len(d) != 4 || d[3].Status != "Sent" || d[3].Attempts != 2 || d[1].Attempts != 1 {
+		t.Fatalf("after the retry: %+v", d)
+	}
+	// A batch run again (a worker died after writing) sends nothing more.
+	if _, err := a.DeliverBatch(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	if again := snd.sent(); len(again) != 0 {
+		t.Fatalf("a finished batch sent %v again", again)
+	}
+	var total, sent, failed int
+	if err := db.QueryRowContext(ctx, `SELECT total, sent, failed FROM alert_batches WHERE alert_id = $1`, id).Scan(&total, &sent, &failed); err != nil {
+		t.Fatal(err)
+	}
+	if total != 4 || sent != 2 || failed != 2 {
+		t.Fatalf("batch counts %d %d %d", total, sent, failed)
+	}
+}
+
+func TestDeliverBatchGivesUpOnTheLastAttempt(t *testing.T) {
+	t.Parallel()
+	db := stacktest.DB(t)
+	tenant := stacktest.NewTenant()
+	id := newAlert(t, db, tenant)
+	snd := &fakeSender{failTemp: true, down: true}
+	a := &activities.Activities{DB: db, Senders: channels.Senders{channels.Text: snd}}
+	in := activities.BatchInput{AlertRef: activities.AlertRef{Tenant: tenant, AlertID: id}, Channel: "text", Cycle: 1, Lo: 0, Hi: 4, MaxAttempts: 2}
+	ctx := context.Background()
+	// The provider is down: nothing is recorded, the batch is retried.
+	if _, err := a.DeliverBatch(ctx, in); err == nil {
+		t.Fatal("a provider that is down did not fail the attempt")
+	}
+	if d := deliveries(t, db, id); len(d) != 0 {
+		t.Fatalf("recorded %+v", d)
+	}
+	// On the last attempt what still fails is final.
+	snd.down = false
+	in.MaxAttempts = 1
+	if _, err := a.DeliverBatch(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	d := deliveries(t, db, id)
+	if d[3].Status != "Failed" || !strings.HasPrefix(d[3].Error, "gave up after 1 attempts") || d[1].Status != "Sent" {
+		t.Fatalf("after the last attempt: %+v", d)
+	}
+	// A channel without a provider fails permanently.
+	a.Senders = channels.Senders{}
+	in.Channel = "voice"
+	if _, err := a.DeliverBatch(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	var n int
+	_ = db.GetContext(ctx, &n, `SELECT count(*) FROM alert_deliveries WHERE alert_id = $1 AND channel = 'voice' AND status = 'Failed' AND permanent`, id)
+	if n != 4 {
+		t.Fatalf("%d voice failures, want 4", n)
+	}
+}

@@ -1,0 +1,497 @@
+package activities
+
+import (
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/tocsin/tocsin/api/model"
+	"github.com/tocsin/tocsin/channels"
+	"github.com/tocsin/tocsin/internal/alertmsg"
+	"github.com/tocsin/tocsin/internal/geo"
+	"github.com/tocsin/tocsin/storage"
+)
+
+// RecipientSpecOf turns an alert's recipient settings into the storage
+// query that resolves them. Errors name what is wrong with the settings.
+func RecipientSpecOf(r model.RecipientSettings) (storage.RecipientSpec, error) {
+	s := storage.RecipientSpec{ContactIDs: r.ContactIDs, ListIDs: r.DistributionListIDs}
+	for _, g := range r.Groups {
+		if g.IncludeSubgroups {
+			s.SubtreeGroupIDs = append(s.SubtreeGroupIDs, g.ID)
+		} else {
+			s.GroupIDs = append(s.GroupIDs, g.ID)
+		}
+	}
+	if d := r.Directory; d != nil {
+		s.DirectoryID = d.DirectoryID
+		s.AllDirectoryUsers = d.AllUsers
+		for _, u := range d.UserIDs {
+			id, err := strconv.ParseInt(u, 10, 64)
+			if err != nil || id < 1 {
+				return s, fmt.Errorf("directory user id %q is not a user id", u)
+			}
+			s.DirectoryUserIDs = append(s.DirectoryUserIDs, id)
+		}
+	}
+	for i, a := range r.Areas {
+		ps, circle, err := AreaOf(a)
+		if err != nil {
+			return s, fmt.Errorf("area %d: %w", i, err)
+		}
+		s.Polygons = append(s.Polygons, ps...)
+		if circle != nil {
+			s.Circles = append(s.Circles, *circle)
+		}
+	}
+	if f := r.AccessFilter; f != nil {
+		s.Filter = &storage.RecipientFilter{Any: f.Match == "Any"}
+		for _, c := range f.Conditions {
+			s.Filter.Conditions = append(s.Filter.Conditions, storage.RecipientCondition{Field: c.Field, Op: c.Operator, Values: c.Values})
+		}
+	}
+	seen := map[string]bool{}
+	for _, h := range r.AdHoc {
+		key := strings.ToLower(h.Email) + "|" + h.Phone
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		s.AdHoc = append(s.AdHoc, storage.AdHocRecipient{FirstName: h.FirstName, LastName: h.LastName, Email: strings.ToLower(h.Email), Phone: h.Phone})
+	}
+	return s, nil
+}
+
+// AreaOf checks one area and returns its polygons or its circle.
+func AreaOf(a model.SelectedArea) ([]storage.AreaPolygon, *storage.AreaCircle, error) {
+	if a.SpatialReference != nil && a.SpatialReference.Wkid != 4326 {
+		return nil, nil, fmt.Errorf("only WGS 84 (wkid 4326) is supported")
+	}
+	hasCircle := a.Center != nil || a.RadiusMeters > 0
+	switch {
+	case a.Geometry != nil && hasCircle:
+		return nil, nil, fmt.Errorf("give either geometry or center and radiusMeters, not both")
+	case a.Geometry != nil:
+		if !crsOK(a.Geometry.Crs) {
+			return nil, nil, fmt.Errorf("only the WGS 84 coordinate reference system is supported")
+		}
+		var out []storage.AreaPolygon
+		for i, f := range a.Geometry.Features {
+			if !crsOK(f.Geometry.Crs) {
+				return nil, nil, fmt.Errorf("feature %d: only the WGS 84 coordinate reference system is supported", i)
+			}
+			ps, err := geo.ParseGeometry(f.Geometry.Type, f.Geometry.Coordinates)
+			if err != nil {
+				return nil, nil, fmt.Errorf("feature %d: %w", i, err)
+			}
+			for _, p := range ps {
+				b := p.Bounds()
+				ap := storage.AreaPolygon{Outer: geo.Literal(p.Outer), MinLat: b.MinLat, MaxLat: b.MaxLat, MinLng: b.MinLng, MaxLng: b.MaxLng}
+				for _, h := range p.Holes {
+					ap.Holes = append(ap.Holes, geo.Literal(h))
+				}
+				out = append(out, ap)
+			}
+		}
+		if len(out) == 0 {
+			return nil, nil, fmt.Errorf("the geometry has no polygon")
+		}
+		return out, nil, nil
+	case a.Center != nil && a.RadiusMeters > 0:
+		b := geo.CircleBounds(a.Center.Lat, a.Center.Lng, a.RadiusMeters)
+		return nil, &storage.AreaCircle{Lat: a.Center.Lat, Lng: a.Center.Lng, RadiusMeters: a.RadiusMeters,
+			MinLat: b.MinLat, MaxLat: b.MaxLat, MinLng: b.MinLng, MaxLng: b.MaxLng}, nil
+	default:
+		return nil, nil, fmt.Errorf("an area needs geometry, or center and radiusMeters")
+	}
+}
+
+func crsOK(c *model.IcrsObject) bool {
+	if c == nil {
+		return true
+	}
+	name := c.Properties["name"]
+	switch name {
+	case "EPSG:4326", "urn:ogc:def:crs:OGC:1.3:CRS84", "urn:ogc:def:crs:EPSG::4326":
+		return true
+	}
+	return false
+}
+
+// FieldError is a problem with one field of an alert's settings; Field is
+// its dotted path from the settings' parent (settings.message.body).
+type FieldError struct {
+	Field, Message string
+}
+
+func (e *FieldError) Error() string { return e.Field + ": " + e.Message }
+
+// Renderer renders an alert's messages per recipient and channel.
+type Renderer struct {
+	AlertID     int64
+	Tenant      string
+	Settings    *model.AlertSettings
+	PublicURL   string
+	LinkSecret  []byte
+	Attachments []channels.Attachment
+
+	static     map[string]string
+	custom     map[string]model.AlertSettingsValue
+	templates  map[string]*alertmsg.Template
+	needsLink  bool
+	appendLink bool
+}
+
+// Template keys of a Renderer.
+const (
+	tplSubject   = "subject"
+	tplBody      = "body"
+	tplEmailSubj = "email.subject"
+	tplEmailBody = "email.body"
+	tplEmailHTML = "email.html"
+	tplText      = "text"
+	tplVoice     = "voice"
+	tplTitle     = "title"
+	tplPushBody  = "push.body"
+	tplOther     = "other"
+)
+
+// NewRenderer compiles the templates of an alert. Errors name the field.
+func NewRenderer(tenant string, alertID int64, s *model.AlertSettings, publicURL string, linkSecret []byte) (*Renderer, error) {
+	r := &Renderer{AlertID: alertID, Tenant: tenant, Settings: s, PublicURL: strings.TrimRight(publicURL, "/"), LinkSecret: linkSecret,
+		templates: map[string]*alertmsg.Template{}, custom: map[string]model.AlertSettingsValue{}}
+	if s.Message.Variables != nil {
+		for _, v := range s.Message.Variables.Values {
+			r.custom[v.Name] = v
+		}
+	}
+	r.static = map[string]string{
+		"alertId": strconv.FormatInt(alertID, 10),
+		"subject": s.Message.Subject,
+	}
+	if s.Sender != nil {
+		r.static["senderName"] = s.Sender.Name
+	}
+	if s.Incident != nil {
+		r.static["incidentName"] = s.Incident.Name
+	}
+	if s.Location != nil && s.Location.Location != nil {
+		r.static["locationName"] = s.Location.Location.Name
+	}
+	if s.Content != nil {
+		r.static["link"] = s.Content.Link
+	}
+	if s.Conference != nil {
+		r.static["conference"] = ConferenceText(s.Conference)
+	}
+	add := func(key, field, text string) error {
+		if text == "" {
+			return nil
+		}
+		t, err := alertmsg.Compile(text)
+		if err != nil {
+			return &FieldError{Field: field, Message: err.Error()}
+		}
+		for _, name := range t.Variables() {
+			if !r.known(name) {
+				return &FieldError{Field: field, Message: fmt.Sprintf("unknown variable {{%s}}; use a built-in one (%s), custom.<field> or a custom variable",
+					name, strings.Join(alertmsg.Builtin, ", "))}
+			}
+			if name == "responseLink" {
+				r.needsLink = true
+			}
+		}
+		r.templates[key] = t
+		return nil
+	}
+	m := s.Message
+	checks := []struct{ key, field, text string }{
+		{tplSubject, "settings.message.subject", m.Subject},
+		{tplBody, "settings.message.body", m.Body},
+	}
+	if c := s.Channels; c != nil {
+		if c.Email != nil {
+			checks = append(checks,
+				struct{ key, field, text string }{tplEmailSubj, "settings.channels.email.subject", c.Email.Subject},
+				struct{ key, field, text string }{tplEmailBody, "settings.channels.email.body", c.Email.Body},
+				struct{ key, field, text string }{tplEmailHTML, "settings.channels.email.html", c.Email.HTML})
+		}
+		if c.Text != nil {
+			checks = append(checks, struct{ key, field, text string }{tplText, "settings.channels.text.body", c.Text.Body})
+		}
+		if c.Voice != nil {
+			checks = append(checks, struct{ key, field, text string }{tplVoice, "settings.channels.voice.message", c.Voice.Message})
+		}
+	}
+	for _, c := range checks {
+		if err := add(c.key, c.field, c.text); err != nil {
+			return nil, err
+		}
+	}
+	if s.Type == model.AlertTypePoll || (s.Workflow != nil && s.Workflow.ConfirmationRequested) {
+		r.needsLink = true
+		r.appendLink = true
+	}
+	return r, nil
+}
+
+// ConferenceText describes a conference call in one line.
+func ConferenceText(c *model.ConferenceInvitation) string {
+	parts := []string{"Join the call: " + c.BridgeNumber}
+	if c.AccessCode != "" {
+		parts = append(parts, "code "+c.AccessCode)
+	}
+	if c.URL != "" {
+		parts = append(parts, c.URL)
+	}
+	if c.StartsAt != nil {
+		parts = append(parts, "at "+c.StartsAt.UTC().Format("2006-01-02 15:04 MST"))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func (r *Renderer) known(name string) bool {
+	for _, b := range alertmsg.Builtin {
+		if b == name {
+			return true
+		}
+	}
+	if _, ok := r.custom[name]; ok {
+		return true
+	}
+	return strings.HasPrefix(name, "custom.") && len(name) > len("custom.")
+}
+
+// NeedsLink reports whether messages carry the recipient's response link.
+func (r *Renderer) NeedsLink() bool { return r.needsLink }
+
+// ResponseLink is the recipient's personal response page.
+func (r *Renderer) ResponseLink(seq int64) string {
+	return r.PublicURL + alertmsg.ResponsePath + alertmsg.ResponseToken(r.LinkSecret, r.Tenant, r.AlertID, seq)
+}
+
+func (r *Renderer) lookup(rec *storage.RecipientRow, link string) func(string) string {
+	var custom map[string]any
+	return func(name string) string {
+		switch name {
+		case "firstName":
+			return rec.FirstName
+		case "lastName":
+			return rec.LastName
+		case "fullName":
+			return strings.TrimSpace(rec.FirstName + " " + rec.LastName)
+		case "email":
+			return deref(rec.Email)
+		case "phone":
+			if rec.Phone != nil {
+				return *rec.Phone
+			}
+			return deref(rec.VoicePhone)
+		case "externalId":
+			return rec.ExternalID
+		case "responseLink":
+			return link
+		}
+		if v, ok := r.static[name]; ok {
+			return v
+		}
+		field := ""
+		fallback := ""
+		if v, ok := r.custom[name]; ok {
+			if v.Source != model.VariableCustomField {
+				return v.Value
+			}
+			field, fallback = v.Field, v.Value
+		} else if strings.HasPrefix(name, "custom.") {
+			field = strings.TrimPrefix(name, "custom.")
+		}
+		if field == "" {
+			return fallback
+		}
+		if custom == nil {
+			custom = map[string]any{}
+			if len(rec.CustomFields) > 0 {
+				_ = json.Unmarshal(rec.CustomFields, &custom)
+			}
+		}
+		switch v := custom[field].(type) {
+		case nil:
+			return fallback
+		case string:
+			return v
+		default:
+			b, _ := json.Marshal(v)
+			return string(b)
+		}
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+func (r *Renderer) render(key, fallback string, look func(string) string) string {
+	if t, ok := r.templates[key]; ok {
+		return t.Render(look)
+	}
+	if t, ok := r.templates[fallback]; ok {
+		return t.Render(look)
+	}
+	return ""
+}
+
+// Message renders the message of one channel for one recipient. link is
+// the recipient's response link ("" when not needed); address is where it goes.
+func (r *Renderer) Message(ch string, rec *storage.RecipientRow, link string) channels.Message {
+	look := r.lookup(rec, link)
+	m := channels.Message{Tenant: r.Tenant, Channel: channels.Channel(ch)}
+	s := r.Settings
+	extra := r.extraLines(link, r.templateUses(ch, "responseLink"))
+	switch ch {
+	case string(channels.Email):
+		m.Subject = r.render(tplEmailSubj, tplSubject, look)
+		m.Text = r.render(tplEmailBody, tplBody, look) + extra
+		if t, ok := r.templates[tplEmailHTML]; ok {
+			m.HTML = t.RenderHTML(look)
+			if extra != "" {
+				m.HTML += "<p>" + strings.ReplaceAll(htmlEscape(strings.TrimSpace(extra)), "\n", "<br>") + "</p>"
+			}
+		}
+		if s.Channels == nil || s.Channels.Email == nil || s.Channels.Email.IncludeAttachments == nil || *s.Channels.Email.IncludeAttachments {
+			m.Attachments = r.Attachments
+		}
+	case string(channels.Text):
+		m.Text = r.render(tplText, tplBody, look) + extra
+	case string(channels.Voice), string(channels.Etn):
+		m.Subject = r.render(tplSubject, "", look)
+		m.Text = r.render(tplVoice, tplBody, look)
+		if s.Conference != nil {
+			m.Text += "\n" + ConferenceText(s.Conference)
+		}
+	default:
+		m.Subject = r.render(tplSubject, "", look)
+		m.Text = r.render(tplBody, "", look) + extra
+	}
+	m.Metadata = r.metadata(ch)
+	return m
+}
+
+func (r *Renderer) templateUses(ch, name string) bool {
+	keys := []string{tplBody}
+	switch ch {
+	case string(channels.Email):
+		keys = []string{tplEmailBody, tplBody}
+		if _, ok := r.templates[tplEmailBody]; ok {
+			keys = []string{tplEmailBody}
+		}
+	case string(channels.Text):
+		if _, ok := r.templates[tplText]; ok {
+			keys = []string{tplText}
+		}
+	}
+	for _, k := range keys {
+		if t, ok := r.templates[k]; ok && t.Uses(name) {
+			return true
+		}
+	}
+	return false
+}
+
+// extraLines are appended to texts: the conference (when the template does
+// not show it) and the response link of polls and confirmations.
+func (r *Renderer) extraLines(link string, linkInTemplate bool) string {
+	var b strings.Builder
+	s := r.Settings
+	if s.Conference != nil && !r.anyUses("conference") {
+		b.WriteString("\n\n" + ConferenceText(s.Conference))
+	}
+	if r.appendLink && link != "" && !linkInTemplate {
+		label := "Please confirm: "
+		if s.Type == model.AlertTypePoll {
+			label = "Answer here: "
+		}
+		b.WriteString("\n\n" + label + link)
+	}
+	return b.String()
+}
+
+func (r *Renderer) anyUses(name string) bool {
+	for _, t := range r.templates {
+		if t.Uses(name) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *Renderer) metadata(ch string) map[string]string {
+	s := r.Settings
+	md := map[string]string{"alertId": strconv.FormatInt(r.AlertID, 10)}
+	if s.Priority != nil {
+		md["priority"] = string(s.Priority.Priority)
+		if s.Priority.LoudTone != nil && s.Priority.LoudTone.Enabled {
+			md["loudTone"] = "true"
+		}
+	}
+	if s.Sender != nil {
+		if s.Sender.Name != "" {
+			md["senderName"] = s.Sender.Name
+		}
+		if s.Sender.ReplyTo != "" {
+			md["replyTo"] = s.Sender.ReplyTo
+		}
+		if s.Sender.CallerID != "" {
+			md["callerId"] = s.Sender.CallerID
+		}
+	}
+	if ch == string(channels.Email) && s.Channels != nil && s.Channels.Email != nil && s.Channels.Email.ReplyTo != "" {
+		md["replyTo"] = s.Channels.Email.ReplyTo
+	}
+	return md
+}
+
+func htmlEscape(s string) string {
+	r := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;")
+	return r.Replace(s)
+}
+
+// AddressOf is a recipient's address on a channel ("" when none).
+func AddressOf(ch string, rec *storage.RecipientRow) string {
+	switch ch {
+	case string(channels.Email):
+		return deref(rec.Email)
+	case string(channels.Text):
+		return deref(rec.Phone)
+	case string(channels.Voice), string(channels.Etn):
+		return deref(rec.VoicePhone)
+	}
+	return ""
+}
+
+// DeliveryKey is the idempotency key of one delivery: the same on every
+// retry of it, different for another recipient, channel or cycle.
+func DeliveryKey(tenant string, alertID int64, ch string, cycle int, seq int64) string {
+	return "alert-" + tenant + "-" + strconv.FormatInt(alertID, 10) + ":" + ch + ":" + strconv.Itoa(cycle) + ":" + strconv.FormatInt(seq, 10)
+}
+
+// ParseDeliveryKey splits a delivery key.
+func ParseDeliveryKey(key string) (tenant string, alertID int64, ch string, cycle int, seq int64, err error) {
+	head, rest, ok := strings.Cut(key, ":")
+	parts := strings.Split(rest, ":")
+	if !ok || !strings.HasPrefix(head, "alert-") || len(parts) != 3 {
+		return "", 0, "", 0, 0, fmt.Errorf("malformed delivery key")
+	}
+	i := strings.LastIndex(head, "-")
+	tenant = head[len("alert-"):i]
+	alertID, err1 := strconv.ParseInt(head[i+1:], 10, 64)
+	cycle, err2 := strconv.Atoi(parts[1])
+	seq, err3 := strconv.ParseInt(parts[2], 10, 64)
+	if err1 != nil || err2 != nil || err3 != nil || tenant == "" {
+		return "", 0, "", 0, 0, fmt.Errorf("malformed delivery key")
+	}
+	return tenant, alertID, parts[0], cycle, seq, nil
+}

@@ -1,0 +1,475 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/minio/minio-go/v7"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"golang.org/x/time/rate"
+
+	"github.com/tocsin/tocsin/api/model"
+	"github.com/tocsin/tocsin/channels"
+	"github.com/tocsin/tocsin/storage"
+)
+
+// Error types the alert workflows treat as non-retryable.
+const (
+	ErrTypeAlertNotFound = "AlertNotFound"
+	ErrTypeBadAlert      = "BadAlert"
+)
+
+// AlertRef names an alert.
+type AlertRef struct {
+	Tenant  string
+	AlertID int64
+}
+
+// AlertPlan is what the SendAlert workflow needs to deliver an alert. It is
+// computed by an activity from the worker's settings, so a workflow replays
+// the same plan.
+type AlertPlan struct {
+	Recipients   int64
+	Channels     []string
+	Sequential   bool
+	BatchSize    int
+	Parallelism  int
+	MaxAttempts  int
+	Cycles       int
+	CycleEvery   time.Duration
+	BroadcastEnd time.Time
+	// Failed is set when the alert failed before delivery (no recipients).
+	Failed bool
+}
+
+// alertState is what the alert activities keep between calls in one worker.
+type alertState struct {
+	once       sync.Once
+	deliveries *prometheus.CounterVec
+	mu         sync.Mutex
+	limiters   map[string]*rate.Limiter
+	cache      map[AlertRef]*renderContext
+}
+
+var states sync.Map // *Activities -> *alertState
+
+func (a *Activities) state() *alertState {
+	v, _ := states.LoadOrStore(a, &alertState{})
+	st := v.(*alertState)
+	st.once.Do(func() {
+		st.limiters = map[string]*rate.Limiter{}
+		st.cache = map[AlertRef]*renderContext{}
+		st.deliveries = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tocsin_deliveries_total",
+			Help: "Alert deliveries by channel and outcome (sent, delivered, failed, skipped, retrying).",
+		}, []string{"channel", "outcome"})
+		if a.Metrics != nil {
+			if err := a.Metrics.Register(st.deliveries); err != nil {
+				var are prometheus.AlreadyRegisteredError
+				if errors.As(err, &are) {
+					if c, ok := are.ExistingCollector.(*prometheus.CounterVec); ok {
+						st.deliveries = c
+					}
+				}
+			}
+		}
+	})
+	return st
+}
+
+func (st *alertState) limiter(tenant, channel string, perSecond float64) *rate.Limiter {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	key := tenant + "|" + channel
+	l, ok := st.limiters[key]
+	if !ok {
+		burst := int(perSecond)
+		if burst < 1 {
+			burst = 1
+		}
+		l = rate.NewLimiter(rate.Limit(perSecond), burst)
+		st.limiters[key] = l
+	}
+	return l
+}
+
+func loadAlert(ctx context.Context, q sqlx.QueryerContext, ref AlertRef) (*storage.Alert, *model.AlertSettings, error) {
+	al, err := storage.GetAlert(ctx, q, ref.Tenant, ref.AlertID)
+	if errors.Is(err, storage.ErrNotFound) {
+		// The API starts the workflow just before it commits the alert:
+		// retry a little before giving up.
+		if activity.IsActivity(ctx) && activity.GetInfo(ctx).Attempt < 5 {
+			return nil, nil, fmt.Errorf("alert %d not visible yet", ref.AlertID)
+		}
+		return nil, nil, temporal.NewNonRetryableApplicationError("alert not found", ErrTypeAlertNotFound, err)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	var s model.AlertSettings
+	if err := json.Unmarshal(al.Settings, &s); err != nil {
+		return nil, nil, temporal.NewNonRetryableApplicationError("alert settings unreadable", ErrTypeBadAlert, err)
+	}
+	return al, &s, nil
+}
+
+// PrepareAlert moves a Scheduled alert to Queued, resolves its recipients
+// into alert_recipients with one INSERT ... SELECT and moves it to
+// Processing (or to Failed when nobody is reached), with the events of each
+// change. It is idempotent: a retry finds the recipients already resolved.
+func (a *Activities) PrepareAlert(ctx context.Context, ref AlertRef) (AlertPlan, error) {
+	al, s, err := loadAlert(ctx, a.DB, ref)
+	if err != nil {
+		return AlertPlan{}, err
+	}
+	spec, err := RecipientSpecOf(s.Recipients)
+	if err != nil {
+		return AlertPlan{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadAlert, err)
+	}
+	if s.Related != nil && s.Related.Actions != nil && s.Related.Actions.IncludeOriginalRecipients {
+		spec.RelatedAlertID = s.Related.AlertID
+	}
+	for _, ch := range al.Channels {
+		switch ch {
+		case string(channels.Email):
+			spec.NeedEmail = true
+		case string(channels.Text):
+			spec.NeedTextPhone = true
+		case string(channels.Voice), string(channels.Etn):
+			spec.NeedVoicePhone = true
+		}
+	}
+	spec.NeedCustomFields = usesCustomFields(s)
+
+	plan := planOf(a, al, s)
+	err = a.DB.InTx(ctx, func(tx *sqlx.Tx) error {
+		moved, err := storage.TransitionAlert(ctx, tx, ref.Tenant, ref.AlertID, []string{storage.AlertScheduled}, storage.AlertQueued, "send time reached")
+		if err != nil {
+			return err
+		}
+		if moved {
+			if _, err := storage.EmitEvent(ctx, tx, ref.Tenant, storage.EventAlertQueued, alertEvent(al, storage.AlertQueued, nil)); err != nil {
+				return err
+			}
+		}
+		n, err := storage.ResolveRecipients(ctx, tx, ref.Tenant, ref.AlertID, spec)
+		if err != nil {
+			return err
+		}
+		plan.Recipients = n
+		if _, err := tx.ExecContext(ctx, `UPDATE alerts SET batch_size = $3 WHERE tenant_id = $1 AND id = $2 AND batch_size = 0`,
+			ref.Tenant, ref.AlertID, plan.BatchSize); err != nil {
+			return fmt.Errorf("record batch size: %w", err)
+		}
+		var bs int
+		if err := tx.GetContext(ctx, &bs, `SELECT batch_size FROM alerts WHERE tenant_id = $1 AND id = $2`, ref.Tenant, ref.AlertID); err != nil {
+			return fmt.Errorf("read batch size: %w", err)
+		}
+		plan.BatchSize = bs
+		if n == 0 {
+			plan.Failed = true
+			moved, err := storage.TransitionAlert(ctx, tx, ref.Tenant, ref.AlertID, []string{storage.AlertQueued}, storage.AlertFailed, "no recipients")
+			if err != nil || !moved {
+				return err
+			}
+			_, err = storage.EmitEvent(ctx, tx, ref.Tenant, storage.EventAlertFailed, alertEvent(al, storage.AlertFailed, map[string]any{"reason": "no recipients"}))
+			return err
+		}
+		_, err = storage.TransitionAlert(ctx, tx, ref.Tenant, ref.AlertID, []string{storage.AlertQueued}, storage.AlertProcessing,
+			strconv.FormatInt(n, 10)+" recipients")
+		return err
+	})
+	if err != nil {
+		return AlertPlan{}, fmt.Errorf("prepare alert %d: %w", ref.AlertID, err)
+	}
+	if plan.Recipients >= 10000 {
+		// Fresh statistics keep the result pages' plans sane for a large alert.
+		if _, err := a.DB.ExecContext(ctx, `ANALYZE alert_recipients`); err != nil && a.Logger != nil {
+			a.Logger.Warn("analyze alert_recipients", "err", err)
+		}
+	}
+	return plan, nil
+}
+
+func planOf(a *Activities, al *storage.Alert, s *model.AlertSettings) AlertPlan {
+	p := AlertPlan{
+		Channels:    append([]string(nil), al.Channels...),
+		BatchSize:   a.Config.DeliveryBatchSize,
+		Parallelism: a.Config.DeliveryParallelism,
+		MaxAttempts: a.Config.DeliveryMaxAttempts,
+		Cycles:      1,
+		CycleEvery:  5 * time.Minute,
+	}
+	if p.BatchSize <= 0 {
+		p.BatchSize = 1000
+	}
+	if p.Parallelism <= 0 {
+		p.Parallelism = 8
+	}
+	if p.MaxAttempts <= 0 {
+		p.MaxAttempts = 5
+	}
+	if w := s.Workflow; w != nil {
+		if w.Cycles > 1 && w.ConfirmationRequested {
+			p.Cycles = w.Cycles
+		}
+		if w.CycleIntervalMinutes > 0 {
+			p.CycleEvery = time.Duration(w.CycleIntervalMinutes) * time.Minute
+		}
+		if w.BroadcastDurationMinutes > 0 {
+			start := al.CreatedAt
+			if al.ScheduledFor != nil {
+				start = *al.ScheduledFor
+			}
+			p.BroadcastEnd = start.Add(time.Duration(w.BroadcastDurationMinutes) * time.Minute)
+		}
+	}
+	if pl := s.Pipeline; pl != nil && pl.Order == model.OrderSequential {
+		p.Sequential = true
+		if len(pl.Sequence) > 0 {
+			var ordered []string
+			seen := map[string]bool{}
+			for _, c := range pl.Sequence {
+				if contains(p.Channels, string(c)) && !seen[string(c)] {
+					ordered = append(ordered, string(c))
+					seen[string(c)] = true
+				}
+			}
+			for _, c := range p.Channels {
+				if !seen[c] {
+					ordered = append(ordered, c)
+				}
+			}
+			p.Channels = ordered
+		}
+	}
+	return p
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+func usesCustomFields(s *model.AlertSettings) bool {
+	if s.Message.Variables != nil {
+		for _, v := range s.Message.Variables.Values {
+			if v.Source == model.VariableCustomField {
+				return true
+			}
+		}
+	}
+	for _, t := range templateTexts(s) {
+		if strings.Contains(t, "{{custom.") || strings.Contains(t, "{{ custom.") {
+			return true
+		}
+	}
+	return false
+}
+
+func templateTexts(s *model.AlertSettings) []string {
+	out := []string{s.Message.Subject, s.Message.Body}
+	if c := s.Channels; c != nil {
+		if c.Email != nil {
+			out = append(out, c.Email.Subject, c.Email.Body, c.Email.HTML)
+		}
+		if c.Text != nil {
+			out = append(out, c.Text.Body)
+		}
+	}
+	return out
+}
+
+// alertEvent is the payload of alert events.
+func alertEvent(al *storage.Alert, status string, extra map[string]any) map[string]any {
+	m := map[string]any{
+		"alertId":  al.ID,
+		"status":   status,
+		"subject":  al.Subject,
+		"type":     al.Type,
+		"priority": al.Priority,
+		"channels": []string(al.Channels),
+	}
+	for k, v := range extra {
+		m[k] = v
+	}
+	return m
+}
+
+// CycleInput names a cycle of an alert.
+type CycleInput struct {
+	AlertRef
+	Cycle int
+}
+
+// StartCycle records the cycle an alert is delivering.
+func (a *Activities) StartCycle(ctx context.Context, in CycleInput) error {
+	_, err := a.DB.ExecContext(ctx, `UPDATE alerts SET current_cycle = greatest(current_cycle, $3) WHERE tenant_id = $1 AND id = $2`,
+		in.Tenant, in.AlertID, in.Cycle)
+	if err != nil {
+		return fmt.Errorf("start cycle: %w", err)
+	}
+	return nil
+}
+
+// DeliveryTotals are delivery counts.
+type DeliveryTotals struct {
+	Total, Sent, Delivered, Failed, Skipped, Retrying int64
+}
+
+func totals(cs []storage.ChannelCounts) DeliveryTotals {
+	var t DeliveryTotals
+	for _, c := range cs {
+		t.Total += c.Total
+		t.Sent += c.Sent
+		t.Delivered += c.Delivered
+		t.Failed += c.Failed
+		t.Skipped += c.Skipped
+		t.Retrying += c.Retrying
+	}
+	return t
+}
+
+// FinishFirstCycle moves the alert from Processing to Sent when at least one
+// delivery succeeded, otherwise to Failed, with the event of the change.
+func (a *Activities) FinishFirstCycle(ctx context.Context, ref AlertRef) (string, error) {
+	al, _, err := loadAlert(ctx, a.DB, ref)
+	if err != nil {
+		return "", err
+	}
+	status := al.Status
+	err = a.DB.InTx(ctx, func(tx *sqlx.Tx) error {
+		cs, err := storage.AlertChannelCounts(ctx, tx, ref.Tenant, ref.AlertID)
+		if err != nil {
+			return err
+		}
+		t := totals(cs)
+		to, typ, detail := storage.AlertSent, storage.EventAlertSent, fmt.Sprintf("%d sent, %d failed", t.Sent+t.Delivered, t.Failed)
+		if t.Sent+t.Delivered == 0 {
+			to, typ = storage.AlertFailed, storage.EventAlertFailed
+			detail = "no delivery succeeded"
+		}
+		moved, err := storage.TransitionAlert(ctx, tx, ref.Tenant, ref.AlertID, []string{storage.AlertProcessing}, to, detail)
+		if err != nil || !moved {
+			return err
+		}
+		status = to
+		_, err = storage.EmitEvent(ctx, tx, ref.Tenant, typ, alertEvent(al, to, map[string]any{
+			"recipients": al.RecipientCount, "sent": t.Sent, "delivered": t.Delivered, "failed": t.Failed, "skipped": t.Skipped,
+		}))
+		return err
+	})
+	if err != nil {
+		return "", fmt.Errorf("finish alert %d: %w", ref.AlertID, err)
+	}
+	return status, nil
+}
+
+// CompleteAlert marks the end of the alert's workflow: every cycle ran and
+// the broadcast duration passed.
+func (a *Activities) CompleteAlert(ctx context.Context, ref AlertRef) error {
+	al, _, err := loadAlert(ctx, a.DB, ref)
+	if err != nil {
+		return err
+	}
+	return a.DB.InTx(ctx, func(tx *sqlx.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE alerts SET completed_at = now() WHERE tenant_id = $1 AND id = $2 AND completed_at IS NULL`,
+			ref.Tenant, ref.AlertID)
+		if err != nil {
+			return fmt.Errorf("complete alert: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil
+		}
+		cs, err := storage.AlertChannelCounts(ctx, tx, ref.Tenant, ref.AlertID)
+		if err != nil {
+			return err
+		}
+		t := totals(cs)
+		var confirmed int64
+		if err := tx.GetContext(ctx, &confirmed, `SELECT count(*) FROM alert_recipients WHERE alert_id = $1 AND tenant_id = $2 AND confirmed_at IS NOT NULL`,
+			ref.AlertID, ref.Tenant); err != nil {
+			return fmt.Errorf("count confirmations: %w", err)
+		}
+		var status string
+		if err := tx.GetContext(ctx, &status, `SELECT status FROM alerts WHERE tenant_id = $1 AND id = $2`, ref.Tenant, ref.AlertID); err != nil {
+			return fmt.Errorf("read status: %w", err)
+		}
+		_, err = storage.EmitEvent(ctx, tx, ref.Tenant, storage.EventAlertCompleted, alertEvent(al, status, map[string]any{
+			"recipients": al.RecipientCount, "sent": t.Sent, "delivered": t.Delivered, "failed": t.Failed,
+			"skipped": t.Skipped, "confirmed": confirmed,
+		}))
+		return err
+	})
+}
+
+// FailAlertInput says why an alert failed.
+type FailAlertInput struct {
+	AlertRef
+	Reason string
+}
+
+// FailAlert moves an alert that has not reached Sent or Failed to Failed.
+func (a *Activities) FailAlert(ctx context.Context, in FailAlertInput) error {
+	al, err := storage.GetAlert(ctx, a.DB, in.Tenant, in.AlertID)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	return a.DB.InTx(ctx, func(tx *sqlx.Tx) error {
+		moved, err := storage.TransitionAlert(ctx, tx, in.Tenant, in.AlertID,
+			[]string{storage.AlertScheduled, storage.AlertQueued, storage.AlertProcessing}, storage.AlertFailed, in.Reason)
+		if err != nil || !moved {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE alerts SET completed_at = coalesce(completed_at, now()) WHERE tenant_id = $1 AND id = $2`,
+			in.Tenant, in.AlertID); err != nil {
+			return fmt.Errorf("complete failed alert: %w", err)
+		}
+		_, err = storage.EmitEvent(ctx, tx, in.Tenant, storage.EventAlertFailed, alertEvent(al, storage.AlertFailed, map[string]any{"reason": in.Reason}))
+		return err
+	})
+}
+
+// loadAttachments reads the alert's attachments from the object store.
+func (a *Activities) loadAttachments(ctx context.Context, raw json.RawMessage) ([]channels.Attachment, error) {
+	var refs []storage.AttachmentRef
+	if len(raw) > 0 {
+		if err := json.Unmarshal(raw, &refs); err != nil {
+			return nil, fmt.Errorf("read attachment list: %w", err)
+		}
+	}
+	var out []channels.Attachment
+	for _, r := range refs {
+		if a.Objects == nil {
+			return nil, fmt.Errorf("no object store for attachment %s", r.Name)
+		}
+		obj, err := a.Objects.Client.GetObject(ctx, a.Objects.Bucket, r.Key, minio.GetObjectOptions{})
+		if err != nil {
+			return nil, fmt.Errorf("open attachment %s: %w", r.Name, err)
+		}
+		b, err := io.ReadAll(obj)
+		_ = obj.Close()
+		if err != nil {
+			return nil, fmt.Errorf("read attachment %s: %w", r.Name, err)
+		}
+		out = append(out, channels.Attachment{Name: r.Name, ContentType: r.ContentType, Data: b})
+	}
+	return out, nil
+}

@@ -1,0 +1,276 @@
+package alerting_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tocsin/tocsin/channels/sandbox"
+	"github.com/tocsin/tocsin/internal/stacktest"
+)
+
+func TestGeoTargetingPicksExactlyTheContactsInside(t *testing.T) {
+	t.Parallel()
+	sb, withSandbox := stacktest.Sandbox(t)
+	s := stacktest.Start(t, withSandbox)
+	tenant := stacktest.NewTenant()
+	tok := s.Token(t, tenant)
+	// A square around downtown with a hole; contacts inside, inside the
+	// hole, just outside, and far away; one without a location.
+	in1 := &contact{First: "In", Last: "One", Phone: "+15550000001", Lat: 41.85, Lng: -87.65, HasLocation: true}
+	in2 := &contact{First: "In", Last: "Two", Phone: "+15550000002", Lat: 41.81, Lng: -87.69, HasLocation: true}
+	hole := &contact{First: "In", Last: "Hole", Phone: "+15550000003", Lat: 41.875, Lng: -87.625, HasLocation: true}
+	edge := &contact{First: "Just", Last: "Outside", Phone: "+15550000004", Lat: 41.85, Lng: -87.599, HasLocation: true}
+	far := &contact{First: "Far", Last: "Away", Phone: "+15550000005", Lat: 40.71, Lng: -74.0, HasLocation: true}
+	none := &contact{First: "No", Last: "Where", Phone: "+15550000006"}
+	near := &contact{First: "Near", Last: "Point", Phone: "+15550000007", Lat: 40.7130, Lng: -74.0065, HasLocation: true}
+	seed(t, s, tenant, in1, in2, hole, edge, far, none, near)
+	other := stacktest.NewTenant()
+	otherIn := &contact{First: "Other", Last: "Tenant", Phone: "+15550000008", Lat: 41.85, Lng: -87.65, HasLocation: true}
+	seed(t, s, other, otherIn)
+
+	areas := []map[string]any{
+		{"name": "downtown", "geometry": map[string]any{"type": "FeatureCollection", "features": []map[string]any{{
+			"type": "Feature",
+			"geometry": map[string]any{"type": "Polygon", "coordinates": [][][]float64{
+				{{-87.7, 41.8}, {-87.6, 41.8}, {-87.6, 41.9}, {-87.7, 41.9}, {-87.7, 41.8}},
+				{{-87.63, 41.87}, {-87.62, 41.87}, {-87.62, 41.88}, {-87.63, 41.88}, {-87.63, 41.87}},
+			}},
+		}}}},
+		// 1 km around a point in New York: far is ~50 m and near ~600 m away.
+		{"name": "circle", "center": map[string]any{"lat": 40.7128, "lng": -74.0060}, "radiusMeters": 1000},
+	}
+	body := textAlert("Flood warning for your area.", map[string]any{"areas": areas})
+
+	// The preview counts them without storing anything.
+	r := s.Do(t, http.MethodPost, "/v2/alerts/preview", tok, body)
+	var pv struct {
+		ID         int64
+		Recipients struct {
+			Total      int64
+			PerChannel []struct {
+				Channel string
+				Count   int64
+			}
+		}
+		Messages []struct {
+			Channel, Body, Encoding string
+			Segments                int
+		}
+	}
+	r.JSON(t, &pv)
+	if r.Status != 200 || pv.ID != 0 || pv.Recipients.Total != 4 || pv.Messages[0].Segments != 1 || pv.Messages[0].Encoding != "GSM-7" {
+		t.Fatalf("preview %d %s", r.Status, r.Body)
+	}
+	var n int
+	_ = s.DB.GetContext(context.Background(), &n, `SELECT count(*) FROM alerts WHERE tenant_id = $1`, tenant)
+	if n != 0 {
+		t.Fatal("the preview stored an alert")
+	}
+
+	res := send(t, s, tok, body)
+	st := waitDone(t, s, tok, res.AlertID)
+	if st.Recipients != 4 {
+		t.Fatalf("status %+v", st)
+	}
+	var got []string
+	for _, m := range sb.SMS.Messages() {
+		got = append(got, m.To)
+	}
+	sort.Strings(got)
+	want := []string{in1.Phone, in2.Phone, far.Phone, near.Phone}
+	sort.Strings(want)
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		t.Fatalf("texts went to %v, want %v", got, want)
+	}
+}
+
+func TestPollAnswerThroughTheLinkShowsInResults(t *testing.T) {
+	t.Parallel()
+	sb, withSandbox := stacktest.Sandbox(t)
+	s := stacktest.Start(t, withSandbox)
+	tenant := stacktest.NewTenant()
+	tok := s.Token(t, tenant)
+	a := &contact{First: "Ann", Last: "A", Phone: "+15551110001"}
+	b := &contact{First: "Bob", Last: "B", Phone: "+15551110002"}
+	seed(t, s, tenant, a, b)
+	body := textAlert("Are you safe, {{firstName}}?", map[string]any{"contactIds": []int64{a.ID, b.ID}})
+	settings := body["settings"].(map[string]any)
+	settings["type"] = "Poll"
+	settings["survey"] = map[string]any{"questions": []map[string]any{{"text": "Are you safe?", "options": []map[string]any{
+		{"text": "Yes", "severity": "None"}, {"text": "I need help", "severity": "High"},
+	}}}}
+	res := send(t, s, tok, body)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	msg, err := sb.SMS.WaitTo(ctx, a.Phone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := regexp.MustCompile(`/v2/public/alerts/responses/[A-Za-z0-9_.-]+`).FindString(msg.Body)
+	if link == "" || !strings.HasPrefix(msg.Body, "Are you safe, Ann?") {
+		t.Fatalf("no response link in %q", msg.Body)
+	}
+	// The page lists the options; answering option 2 records it.
+	r := s.Do(t, http.MethodGet, link, "", nil)
+	if r.Status != 200 || !strings.Contains(string(r.Body), "I need help") || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") {
+		t.Fatalf("page %d %s", r.Status, r.Body)
+	}
+	r = s.Do(t, http.MethodPost, link+"?optionId=2", "", nil)
+	if r.Status != 200 || !strings.Contains(string(r.Body), `"optionText":"I need help"`) {
+		t.Fatalf("answer %d %s", r.Status, r.Body)
+	}
+	if r := s.Do(t, http.MethodPost, link+"?optionId=9", "", nil); r.Status != 400 {
+		t.Fatalf("unknown option: %d", r.Status)
+	}
+	if r := s.Do(t, http.MethodPost, link[:len(link)-3]+"abc?optionId=1", "", nil); r.Status != 404 {
+		t.Fatalf("forged token: %d", r.Status)
+	}
+	waitDone(t, s, tok, res.AlertID)
+	r = s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d/results", res.AlertID), tok, nil)
+	var results struct {
+		Responded int64
+		Poll      struct {
+			Questions []struct {
+				Responded, NotResponded int64
+				Results                 struct {
+					Options []struct {
+						OptionID int
+						Count    int64
+					}
+				}
+			}
+			Severity struct{ Highest string }
+		}
+	}
+	r.JSON(t, &results)
+	q := results.Poll.Questions
+	if results.Responded != 1 || len(q) != 1 || q[0].Responded != 1 || q[0].NotResponded != 1 ||
+		q[0].Results.Options[1].Count != 1 || q[0].Results.Options[0].Count != 0 || results.Poll.Severity.Highest != "High" {
+		t.Fatalf("results %s", r.Body)
+	}
+	r = s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d/results/recipients?pollOptionId=2", res.AlertID), tok, nil)
+	var page struct {
+		TotalCount int64
+		Items      []struct {
+			Name      struct{ First string }
+			Confirmed bool
+			Responses []struct{ OptionID int }
+		}
+	}
+	r.JSON(t, &page)
+	if page.TotalCount != 1 || page.Items[0].Name.First != "Ann" || !page.Items[0].Confirmed || page.Items[0].Responses[0].OptionID != 2 {
+		t.Fatalf("recipients who chose option 2: %s", r.Body)
+	}
+	var events int
+	_ = s.DB.GetContext(context.Background(), &events, `SELECT count(*) FROM events WHERE tenant_id = $1 AND type = 'alert.recipient.responded'`, tenant)
+	if events != 1 {
+		t.Fatalf("%d responded events", events)
+	}
+}
+
+func TestScheduledAlertWaitsForItsTime(t *testing.T) {
+	t.Parallel()
+	sb, withSandbox := stacktest.Sandbox(t)
+	s := stacktest.Start(t, withSandbox)
+	tenant := stacktest.NewTenant()
+	tok := s.Token(t, tenant)
+	c := &contact{First: "Sam", Last: "S", Phone: "+15552220001"}
+	seed(t, s, tenant, c)
+	later := textAlert("Drill tomorrow.", map[string]any{"contactIds": []int64{c.ID}})
+	later["settings"].(map[string]any)["schedule"] = map[string]any{"type": "Later", "sendAt": time.Now().Add(time.Hour).UTC().Format(time.RFC3339)}
+	far := send(t, s, tok, later)
+	soon := textAlert("Drill now.", map[string]any{"contactIds": []int64{c.ID}})
+	sendAt := time.Now().Add(3 * time.Second).UTC()
+	soon["settings"].(map[string]any)["schedule"] = map[string]any{"type": "Later", "sendAt": sendAt.Format(time.RFC3339Nano)}
+	near := send(t, s, tok, soon)
+	if far.Status != "Scheduled" || near.Status != "Scheduled" {
+		t.Fatalf("statuses %s %s", far.Status, near.Status)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	msg, err := sb.SMS.WaitFor(ctx, func(m sandbox.Text) bool { return m.Body == "Drill now." })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg.ReceivedAt.Before(sendAt) {
+		t.Fatalf("sent at %s, before its time %s", msg.ReceivedAt, sendAt)
+	}
+	st := waitDone(t, s, tok, near.AlertID)
+	if st.Status != "Sent" || st.History[0].Status != "Scheduled" || st.History[1].Status != "Queued" {
+		t.Fatalf("near alert %+v", st)
+	}
+	if st := status(t, s, tok, far.AlertID); st.Status != "Scheduled" || st.Recipients != 0 {
+		t.Fatalf("far alert %+v", st)
+	}
+	for _, m := range sb.SMS.Messages() {
+		if m.Body == "Drill tomorrow." {
+			t.Fatal("the alert scheduled in an hour was sent")
+		}
+	}
+	// Its workflow is waiting on a timer.
+	desc, err := s.Temporal.DescribeWorkflowExecution(context.Background(), far.WorkflowID, "")
+	if err != nil || desc.WorkflowExecutionInfo.GetStatus().String() != "Running" {
+		t.Fatalf("workflow %v %v", desc, err)
+	}
+	_ = s.Temporal.TerminateWorkflow(context.Background(), far.WorkflowID, "", "test over")
+}
+
+func TestIdempotentRetryReturnsTheFirstAlert(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	tenant := stacktest.NewTenant()
+	tok := s.Token(t, tenant)
+	c := &contact{First: "I", Last: "D", Email: "id@example.com"}
+	seed(t, s, tenant, c)
+	body := map[string]any{"settings": map[string]any{
+		"message":    map[string]any{"subject": "Once", "body": "Only once."},
+		"recipients": map[string]any{"contactIds": []int64{c.ID}},
+	}}
+	r1 := s.Do(t, http.MethodPost, "/v2/alerts", tok, body, "Idempotency-Key", "key-1")
+	r2 := s.Do(t, http.MethodPost, "/v2/alerts", tok, body, "Idempotency-Key", "key-1")
+	r3 := s.Do(t, http.MethodPost, "/v2/alerts", tok, body, "Idempotency-Key", "key-2")
+	var a1, a2, a3 sendResponse
+	r1.JSON(t, &a1)
+	r2.JSON(t, &a2)
+	r3.JSON(t, &a3)
+	if r1.Status != 201 || r2.Status != 200 || r3.Status != 201 || a1.AlertID != a2.AlertID || a3.AlertID == a1.AlertID ||
+		!a2.Replayed || r2.Header.Get("Idempotent-Replayed") != "true" {
+		t.Fatalf("%d %s / %d %s / %d %s", r1.Status, r1.Body, r2.Status, r2.Body, r3.Status, r3.Body)
+	}
+	// Concurrent retries with one key create one alert.
+	body["jobId"] = "job-race"
+	done := make(chan int64, 5)
+	for range 5 {
+		go func() {
+			r := s.Do(t, http.MethodPost, "/v2/alerts", tok, body)
+			var a sendResponse
+			r.JSON(t, &a)
+			done <- a.AlertID
+		}()
+	}
+	first := <-done
+	for range 4 {
+		if id := <-done; id != first {
+			t.Fatalf("concurrent retries created alerts %d and %d", first, id)
+		}
+	}
+	var n int
+	_ = s.DB.GetContext(context.Background(), &n, `SELECT count(*) FROM alerts WHERE tenant_id = $1`, tenant)
+	if n != 3 {
+		t.Fatalf("%d alerts, want 3", n)
+	}
+	// Another tenant may use the same key.
+	other := stacktest.NewTenant()
+	oc := &contact{First: "O", Last: "T", Email: "ot@example.com"}
+	seed(t, s, other, oc)
+	body["settings"].(map[string]any)["recipients"] = map[string]any{"contactIds": []int64{oc.ID}}
+	if r := s.Do(t, http.MethodPost, "/v2/alerts", s.Token(t, other), body, "Idempotency-Key", "key-1"); r.Status != 201 {
+		t.Fatalf("other tenant: %d %s", r.Status, r.Body)
+	}
+}

@@ -1,0 +1,317 @@
+package alerting
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"path"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+	"github.com/minio/minio-go/v7"
+	"go.temporal.io/sdk/client"
+
+	"github.com/tocsin/tocsin/api/model"
+	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/workflows"
+)
+
+// upload is an attachment received with the alert.
+type upload struct {
+	name, contentType string
+	data              []byte
+}
+
+// create validates, stores and starts one alert. key is the client's job id
+// or Idempotency-Key: when the tenant already has an alert with it, that
+// alert is returned with replayed true. loc and prefix locate the alert in
+// the request for validation failures.
+func (h *handler) create(ctx context.Context, req model.SendAlertRequest, key string, att *upload, loc, prefix string) (*model.SendAlertResponse, error) {
+	tenant := rest.Tenant(ctx)
+	if key != "" {
+		if al, err := storage.GetAlertByClientKey(ctx, h.d.DB, tenant, key); err == nil {
+			return responseOf(al, true), nil
+		} else if !errors.Is(err, storage.ErrNotFound) {
+			return nil, rest.Unavailable("the database", err)
+		}
+	}
+	p, err := h.prepare(ctx, tenant, req.Settings, loc, prefix)
+	if err != nil {
+		return nil, err
+	}
+	id, err := storage.NextAlertID(ctx, h.d.DB)
+	if err != nil {
+		return nil, rest.Unavailable("the database", err)
+	}
+	refs := p.attachments
+	if att != nil {
+		if h.d.Objects == nil {
+			return nil, rest.Unavailable("the object store", errors.New("not configured"))
+		}
+		ref := storage.AttachmentRef{
+			Name: att.name, ContentType: att.contentType, Size: int64(len(att.data)),
+			Key: storage.TenantKey(tenant, fmt.Sprintf("alerts/%d/%s", id, att.name)),
+		}
+		if _, err := h.d.Objects.Client.PutObject(ctx, h.d.Objects.Bucket, ref.Key, bytes.NewReader(att.data), ref.Size,
+			minio.PutObjectOptions{ContentType: ref.ContentType}); err != nil {
+			return nil, rest.Unavailable("the object store", err)
+		}
+		refs = append(refs, ref)
+	}
+	removeUpload := func() {
+		if att != nil {
+			_ = h.d.Objects.Client.RemoveObject(context.WithoutCancel(ctx), h.d.Objects.Bucket, refs[len(refs)-1].Key, minio.RemoveObjectOptions{})
+		}
+	}
+	settings, err := settingsJSON(p.settings)
+	if err != nil {
+		return nil, err
+	}
+	attJSON, _ := json.Marshal(refs)
+	if refs == nil {
+		attJSON = []byte("[]")
+	}
+	s := p.settings
+	al := &storage.Alert{
+		ID: id, TenantID: tenant, CreatedBy: rest.Caller(ctx).Subject, Type: string(s.Type), Priority: string(s.Priority.Priority),
+		Subject: s.Message.Subject, Channels: pq.StringArray(p.channels), Settings: settings, Attachments: attJSON,
+		Status: storage.AlertQueued, WorkflowID: workflows.AlertWorkflowID(tenant, id), ScheduledFor: p.sendAt,
+		CreatedAt: time.Now().UTC(),
+	}
+	if key != "" {
+		al.ClientKey = sql.NullString{String: key, Valid: true}
+	}
+	if p.sendAt != nil {
+		al.Status = storage.AlertScheduled
+	}
+	if s.Sender != nil {
+		al.SenderName = s.Sender.Name
+	}
+	if s.Incident != nil {
+		al.IncidentName = s.Incident.Name
+	}
+	al.FacilityNames = pq.StringArray{}
+	if s.Facility != nil {
+		for _, f := range s.Facility.Facilities {
+			al.FacilityNames = append(al.FacilityNames, f.Name)
+		}
+	}
+	if s.Security != nil {
+		al.Hidden, al.Restricted = s.Security.Hidden, s.Security.RestrictedToSender
+	}
+	err = h.d.DB.InTx(ctx, func(tx *sqlx.Tx) error {
+		if err := storage.InsertAlert(ctx, tx, al); err != nil {
+			return err
+		}
+		ev := map[string]any{"alertId": id, "status": al.Status, "subject": al.Subject, "type": al.Type, "priority": al.Priority,
+			"channels": p.channels, "createdBy": al.CreatedBy}
+		if p.sendAt != nil {
+			ev["scheduledFor"] = p.sendAt
+		}
+		if _, err := storage.EmitEvent(ctx, tx, tenant, storage.EventAlertCreated, ev); err != nil {
+			return err
+		}
+		if al.Status == storage.AlertQueued {
+			if _, err := storage.EmitEvent(ctx, tx, tenant, storage.EventAlertQueued, ev); err != nil {
+				return err
+			}
+		}
+		// Start the workflow before committing: if Temporal is down nothing
+		// is written; the workflow's first activity waits for the commit.
+		in := workflows.SendAlertInput{Tenant: tenant, AlertID: id}
+		if p.sendAt != nil {
+			in.SendAt = *p.sendAt
+		}
+		_, err := h.d.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
+			ID: al.WorkflowID, TaskQueue: h.d.Config.TemporalTaskQueue,
+		}, workflows.SendAlert, in)
+		if err != nil {
+			return &startError{err}
+		}
+		return nil
+	})
+	if errors.Is(err, storage.ErrConflict) {
+		removeUpload()
+		existing, gerr := storage.GetAlertByClientKey(ctx, h.d.DB, tenant, key)
+		if gerr != nil {
+			return nil, rest.Unavailable("the database", gerr)
+		}
+		return responseOf(existing, true), nil
+	}
+	if err != nil {
+		removeUpload()
+		var se *startError
+		if errors.As(err, &se) {
+			return nil, rest.Unavailable("temporal", se.err)
+		}
+		return nil, rest.Unavailable("the database", err)
+	}
+	return responseOf(al, false), nil
+}
+
+type startError struct{ err error }
+
+func (e *startError) Error() string { return "start workflow: " + e.err.Error() }
+
+func responseOf(al *storage.Alert, replayed bool) *model.SendAlertResponse {
+	return &model.SendAlertResponse{
+		AlertID: al.ID, Status: model.AlertStatus(al.Status), WorkflowID: al.WorkflowID, JobID: al.ClientKey.String,
+		ScheduledFor: al.ScheduledFor, Replayed: replayed, CreatedAt: al.CreatedAt,
+	}
+}
+
+type createInput struct {
+	IdempotencyKey string `header:"Idempotency-Key" maxLength:"200" doc:"A retry with the same key returns the first alert instead of creating another (like jobId)."`
+	Body           model.SendAlertRequest
+}
+
+type createOutput struct {
+	Status   int
+	Replayed string `header:"Idempotent-Replayed" doc:"true when the answer is the alert an earlier request with the same key created."`
+	Body     *model.SendAlertResponse
+}
+
+func (h *handler) createAlerts(ctx context.Context, in *createInput) (*createOutput, error) {
+	key := in.Body.JobID
+	if key == "" {
+		key = in.IdempotencyKey
+	}
+	res, err := h.create(ctx, in.Body, key, nil, "body", "")
+	if err != nil {
+		return nil, err
+	}
+	return created(res), nil
+}
+
+func created(res *model.SendAlertResponse) *createOutput {
+	out := &createOutput{Status: http.StatusCreated, Body: res}
+	if res.Replayed {
+		out.Status, out.Replayed = http.StatusOK, "true"
+	}
+	return out
+}
+
+// multipartAlert is the form of createAlertWithAttachment.
+type multipartAlert struct {
+	Alert      string        `form:"alert" required:"true" doc:"The alert: a SendAlertRequest as a JSON string."`
+	Attachment huma.FormFile `form:"attachment" required:"false" contentType:"application/octet-stream" doc:"A file attached to the alert's email; stored in the object store."`
+	JobID      string        `form:"jobId" required:"false" maxLength:"200" doc:"Send-alert job id: a retry with the same jobId returns the first alert."`
+	Async      bool          `form:"async" required:"false" doc:"Deprecated and ignored: every alert is processed asynchronously by its workflow; subscribe to the alert.sent / alert.completed / alert.failed hook events to be notified when it reaches a final state."`
+}
+
+type createMultipartInput struct {
+	IdempotencyKey string `header:"Idempotency-Key" maxLength:"200" doc:"A retry with the same key returns the first alert (like jobId)."`
+	RawBody        huma.MultipartFormFiles[multipartAlert]
+}
+
+func (h *handler) createAlertWithAttachment(ctx context.Context, in *createMultipartInput) (*createOutput, error) {
+	form := in.RawBody.Data()
+	req, err := h.decodeAlertPart(form.Alert)
+	if err != nil {
+		return nil, err
+	}
+	var att *upload
+	if form.Attachment.IsSet {
+		limit := h.d.Config.FileSizeLimit
+		if limit <= 0 || limit > MaxAttachmentBytes {
+			limit = MaxAttachmentBytes
+		}
+		data, err := io.ReadAll(io.LimitReader(form.Attachment, limit+1))
+		if err != nil {
+			return nil, rest.Invalid("body", "attachment", "could not read the file: "+err.Error(), nil)
+		}
+		if int64(len(data)) > limit {
+			return nil, rest.Problem(http.StatusRequestEntityTooLarge, fmt.Sprintf("the attachment is larger than %d bytes", limit))
+		}
+		name := path.Base(strings.ReplaceAll(form.Attachment.Filename, "\\", "/"))
+		if name == "" || name == "." || name == "/" || !safeName(name) {
+			name = "attachment"
+		}
+		ct := form.Attachment.ContentType
+		if ct == "" || ct == "application/octet-stream" {
+			ct = http.DetectContentType(data)
+		}
+		att = &upload{name: name, contentType: ct, data: data}
+	}
+	key := form.JobID
+	if key == "" {
+		key = req.JobID
+	}
+	if key == "" {
+		key = in.IdempotencyKey
+	}
+	res, err := h.create(ctx, *req, key, att, "body", "alert")
+	if err != nil {
+		return nil, err
+	}
+	return created(res), nil
+}
+
+// decodeAlertPart decodes and validates the alert part of the multipart
+// form against the SendAlertRequest schema, as huma does for JSON bodies.
+func (h *handler) decodeAlertPart(raw string) (*model.SendAlertRequest, error) {
+	var v any
+	if err := json.Unmarshal([]byte(raw), &v); err != nil {
+		return nil, rest.Invalid("body", "alert", "not JSON: "+err.Error(), nil)
+	}
+	reg := h.api.OpenAPI().Components.Schemas
+	schema := reg.Schema(reflect.TypeOf(model.SendAlertRequest{}), false, "")
+	pb := huma.NewPathBuffer([]byte("body.alert"), 0)
+	res := &huma.ValidateResult{}
+	huma.Validate(reg, schema, pb, huma.ModeWriteToServer, v, res)
+	if len(res.Errors) > 0 {
+		return nil, rest.NewError(http.StatusBadRequest, "validation failed", res.Errors...)
+	}
+	var req model.SendAlertRequest
+	dec := json.NewDecoder(strings.NewReader(raw))
+	if err := dec.Decode(&req); err != nil {
+		return nil, rest.Invalid("body", "alert", err.Error(), nil)
+	}
+	return &req, nil
+}
+
+type bulkInput struct {
+	TenantID int64 `path:"tenantId" doc:"The tenant; must be the token's tenant."`
+	Body     model.BulkSendAlertRequest
+}
+
+type bulkOutput struct {
+	Body model.BulkSendAlertResponse
+}
+
+func (h *handler) sendBulkAlerts(ctx context.Context, in *bulkInput) (*bulkOutput, error) {
+	out := &bulkOutput{Body: model.BulkSendAlertResponse{Results: []model.SendAlertResult{}}}
+	for i, req := range in.Body.Alerts {
+		r := model.SendAlertResult{Index: i}
+		res, err := h.create(ctx, req, req.JobID, nil, "body", fmt.Sprintf("alerts[%d]", i))
+		if err != nil {
+			var pd *rest.ProblemDetails
+			if !errors.As(err, &pd) {
+				return nil, err
+			}
+			if pd.Status >= 500 && i == 0 && len(in.Body.Alerts) == 1 {
+				return nil, pd
+			}
+			r.Status, r.Detail, r.Errors = pd.Status, pd.Detail, pd.Errors
+			out.Body.Rejected++
+		} else {
+			r.Accepted, r.Alert, r.Status = true, res, http.StatusCreated
+			if res.Replayed {
+				r.Status = http.StatusOK
+			}
+			out.Body.Accepted++
+		}
+		out.Body.Results = append(out.Body.Results, r)
+	}
+	return out, nil
+}

@@ -1,0 +1,111 @@
+package alerting
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/tocsin/tocsin/api/model"
+	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/storage"
+)
+
+// BuiltinDefaults are the defaults of a tenant that has not changed them.
+func BuiltinDefaults() model.AlertDefaults {
+	return model.AlertDefaults{
+		Type:     model.AlertTypeDefault,
+		Priority: model.PriorityNonEmergency,
+		Channels: []model.DeliveryChannel{"email"},
+		Workflow: model.WorkflowSettings{Cycles: 1, CycleIntervalMinutes: 5},
+		Sender:   model.SenderSettings{},
+	}
+}
+
+// defaults reads the tenant's defaults (the built-in ones when it has none).
+func (h *handler) defaults(ctx context.Context, tenant string) (model.AlertDefaults, *time.Time, error) {
+	var row struct {
+		Defaults  []byte    `db:"defaults"`
+		UpdatedAt time.Time `db:"updated_at"`
+	}
+	err := h.d.DB.GetContext(ctx, &row, `SELECT defaults, updated_at FROM alert_defaults WHERE tenant_id = $1`, tenant)
+	if errors.Is(storage.NotFound(err), storage.ErrNotFound) {
+		return BuiltinDefaults(), nil, nil
+	}
+	if err != nil {
+		return model.AlertDefaults{}, nil, rest.Unavailable("the database", err)
+	}
+	d := BuiltinDefaults()
+	if err := json.Unmarshal(row.Defaults, &d); err != nil {
+		return BuiltinDefaults(), nil, nil
+	}
+	return d, &row.UpdatedAt, nil
+}
+
+var priorityOptions = []model.PriorityOption{
+	{Priority: model.PriorityEmergency, Name: "Emergency", Description: "Life-safety alerts: devices may sound the loud tone and quiet settings are overridden.", LoudTone: true},
+	{Priority: model.PriorityNonEmergency, Name: "Non-emergency", Description: "Informational alerts that respect recipients' quiet settings.", LoudTone: false},
+}
+
+type defaultsInput struct {
+	Body *model.SingleAlertDefaultsRequest `required:"false"`
+}
+
+type defaultsOutput struct {
+	Body model.SingleAlertDefaultsResponse
+}
+
+func (h *handler) getAlertsDefault(ctx context.Context, in *defaultsInput) (*defaultsOutput, error) {
+	d, updated, err := h.defaults(ctx, rest.Tenant(ctx))
+	if err != nil {
+		return nil, err
+	}
+	if in.Body != nil {
+		if in.Body.Type != "" {
+			d.Type = in.Body.Type
+		}
+		if in.Body.Priority != "" {
+			if in.Body.Priority != d.Priority {
+				d.LoudTone = in.Body.Priority == model.PriorityEmergency
+			}
+			d.Priority = in.Body.Priority
+		}
+		if d.Type == model.AlertTypePoll {
+			d.Workflow.ConfirmationRequested = false
+		}
+	}
+	return &defaultsOutput{Body: model.SingleAlertDefaultsResponse{
+		Defaults: d, PriorityOptions: priorityOptions, ScheduleTypes: []model.ScheduleType{model.ScheduleNow, model.ScheduleLater},
+		Customized: updated != nil, UpdatedAt: updated,
+	}}, nil
+}
+
+type updateDefaultsInput struct {
+	Body model.AlertDefaults
+}
+
+func (h *handler) updateAlertsDefault(ctx context.Context, in *updateDefaultsInput) (*defaultsOutput, error) {
+	d := in.Body
+	seen := map[model.DeliveryChannel]bool{}
+	for i, c := range d.Channels {
+		if seen[c] {
+			return nil, rest.Invalid("body", "channels", "channel "+string(c)+" is listed twice", i)
+		}
+		seen[c] = true
+	}
+	if d.LoudTone && d.Priority != model.PriorityEmergency {
+		return nil, rest.Invalid("body", "loudTone", "the loud tone is for Emergency alerts only", true)
+	}
+	if d.Workflow.Cycles == 0 {
+		d.Workflow.Cycles = 1
+	}
+	if d.Workflow.CycleIntervalMinutes == 0 {
+		d.Workflow.CycleIntervalMinutes = 5
+	}
+	b, _ := json.Marshal(d)
+	if _, err := h.d.DB.ExecContext(ctx, `INSERT INTO alert_defaults (tenant_id, defaults, updated_at) VALUES ($1, $2, now())
+		ON CONFLICT (tenant_id) DO UPDATE SET defaults = excluded.defaults, updated_at = now()`, rest.Tenant(ctx), b); err != nil {
+		return nil, rest.Unavailable("the database", err)
+	}
+	return h.getAlertsDefault(ctx, &defaultsInput{})
+}

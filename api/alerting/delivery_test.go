@@ -1,0 +1,273 @@
+package alerting_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"mime/multipart"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tocsin/tocsin/internal/config"
+	"github.com/tocsin/tocsin/internal/stacktest"
+)
+
+func TestEmailAlertWithAttachmentArrivesWithVariablesFilled(t *testing.T) {
+	t.Parallel()
+	sb, withSandbox := stacktest.Sandbox(t)
+	s := stacktest.Start(t, withSandbox)
+	tenant := stacktest.NewTenant()
+	tok := s.Token(t, tenant)
+	ada := &contact{First: "Ada", Last: "Lovelace", Email: "ada-" + tenant + "@example.com", Custom: `{"building":"B12"}`}
+	alan := &contact{First: "Alan", Last: "Turing", Email: "alan-" + tenant + "@example.com"}
+	seed(t, s, tenant, ada, alan)
+
+	alert := map[string]any{"settings": map[string]any{
+		"message": map[string]any{
+			"subject":   "Campus closed, {{firstName}}",
+			"body":      "Hello {{fullName}}, go to {{shelter}} in building {{custom.building}}.",
+			"variables": map[string]any{"values": []map[string]any{{"name": "shelter", "value": "Gym B"}}},
+		},
+		"channels":   map[string]any{"email": map[string]any{"enabled": true}},
+		"recipients": map[string]any{"contactIds": []int64{ada.ID, alan.ID}},
+		"sender":     map[string]any{"name": "Campus Safety"},
+	}}
+	raw, _ := json.Marshal(alert)
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	_ = mw.WriteField("alert", string(raw))
+	_ = mw.WriteField("jobId", "job-"+tenant)
+	_ = mw.WriteField("async", "true")
+	fw, _ := mw.CreateFormFile("attachment", "evacuation.txt")
+	_, _ = fw.Write([]byte("Leave by the north stairs."))
+	_ = mw.Close()
+	body := buf.Bytes()
+	r := s.Do(t, http.MethodPost, "/v2/alertsWithAttachments", tok, bytes.NewReader(body), "Content-Type", mw.FormDataContentType())
+	if r.Status != http.StatusCreated {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
+	}
+	var res sendResponse
+	r.JSON(t, &res)
+	if res.WorkflowID != fmt.Sprintf("alert-%s-%d", tenant, res.AlertID) || res.Status != "Queued" {
+		t.Fatalf("response %s", r.Body)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	got, err := sb.SMTP.WaitTo(ctx, ada.Email)
+	if err != nil {
+		t.Fatalf("no email for Ada: %v", err)
+	}
+	if got.Subject != "Campus closed, Ada" {
+		t.Errorf("subject %q", got.Subject)
+	}
+	if !strings.Contains(got.Text, "Hello Ada Lovelace, go to Gym B in building B12.") {
+		t.Errorf("text %q", got.Text)
+	}
+	if len(got.Attachments) != 1 || got.Attachments[0].Name != "evacuation.txt" || !strings.Contains(string(got.Attachments[0].Data), "north stairs") {
+		t.Errorf("attachments %+v", got.Attachments)
+	}
+	alanMail, err := sb.SMTP.WaitTo(ctx, alan.Email)
+	if err != nil {
+		t.Fatalf("no email for Alan: %v", err)
+	}
+	if !strings.Contains(alanMail.Text, "Hello Alan Turing, go to Gym B in building .") {
+		t.Errorf("Alan's text %q", alanMail.Text)
+	}
+
+	st := waitDone(t, s, tok, res.AlertID)
+	if st.Status != "Sent" || st.Recipients != 2 || st.Deliveries.Sent != 2 || st.Deliveries.Final != 2 {
+		t.Fatalf("status %+v", st)
+	}
+	var hist []string
+	for _, h := range st.History {
+		hist = append(hist, h.Status)
+	}
+	if strings.Join(hist, ",") != "Queued,Processing,Sent" {
+		t.Fatalf("history %v", hist)
+	}
+
+	// The retried request (same jobId) answers the first alert.
+	r = s.Do(t, http.MethodPost, "/v2/alertsWithAttachments", tok, bytes.NewReader(body), "Content-Type", mw.FormDataContentType())
+	var again sendResponse
+	r.JSON(t, &again)
+	if r.Status != http.StatusOK || again.AlertID != res.AlertID || !again.Replayed {
+		t.Fatalf("retry: %d %s", r.Status, r.Body)
+	}
+
+	// Results: one email row per recipient, with the provider's id.
+	r = s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d/results/channels/email", res.AlertID), tok, nil)
+	var page struct {
+		TotalCount int64 `json:"totalCount"`
+		Items      []struct {
+			Email, Status string
+			RecipientID   int64 `json:"recipientId"`
+		} `json:"items"`
+	}
+	r.JSON(t, &page)
+	if page.TotalCount != 2 || page.Items[0].Status != "Sent" {
+		t.Fatalf("email results %s", r.Body)
+	}
+	// Events of the alert's lifecycle are in the outbox.
+	var types []string
+	if err := s.DB.SelectContext(context.Background(), &types, `SELECT type FROM events WHERE tenant_id = $1 ORDER BY created_at, type`, tenant); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"alert.created", "alert.queued", "alert.sent", "alert.completed"} {
+		if !strings.Contains(strings.Join(types, ","), want) {
+			t.Errorf("events %v lack %s", types, want)
+		}
+	}
+	if len(sb.SMTP.Messages()) != 2 {
+		t.Errorf("%d emails, want 2", len(sb.SMTP.Messages()))
+	}
+}
+
+func TestTextAlertReachesTheSMSEndpoint(t *testing.T) {
+	t.Parallel()
+	sb, withSandbox := stacktest.Sandbox(t)
+	s := stacktest.Start(t, withSandbox, func(c *config.Config) { c.ReceiptsToken = "receipts-secret" })
+	tenant := stacktest.NewTenant()
+	tok := s.Token(t, tenant)
+	var cs []*contact
+	for i := range 5 {
+		cs = append(cs, &contact{First: fmt.Sprintf("P%d", i), Last: "Tester", Phone: fmt.Sprintf("+1555%07d", 1000+i)})
+	}
+	noPhone := &contact{First: "No", Last: "Phone", Email: "np@example.com"}
+	seed(t, s, tenant, append(cs, noPhone)...)
+	parent := group(t, s, tenant, 0, cs[0], cs[1])
+	group(t, s, tenant, parent, cs[2], noPhone)
+
+	res := send(t, s, tok, textAlert("Hi {{firstName}}: water main break.", map[string]any{
+		"groups":     []map[string]any{{"id": parent, "includeSubgroups": true}},
+		"contactIds": []int64{cs[3].ID, cs[0].ID},
+		"adHoc":      []map[string]any{{"firstName": "Walk", "lastName": "In", "phone": "+15559990000"}},
+	}))
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for _, c := range []*contact{cs[0], cs[1], cs[2], cs[3]} {
+		msg, err := sb.SMS.WaitTo(ctx, c.Phone)
+		if err != nil {
+			t.Fatalf("no text for %s: %v", c.Phone, err)
+		}
+		if msg.Body != "Hi "+c.First+": water main break." || msg.Tenant != tenant ||
+			!strings.HasPrefix(msg.IdempotencyKey, fmt.Sprintf("alert-%s-%d:text:1:", tenant, res.AlertID)) {
+			t.Fatalf("text %+v", msg)
+		}
+	}
+	if _, err := sb.SMS.WaitTo(ctx, "+15559990000"); err != nil {
+		t.Fatalf("no text for the ad-hoc recipient: %v", err)
+	}
+	st := waitDone(t, s, tok, res.AlertID)
+	// cs[4] is in no source; noPhone has no number: a permanent failure.
+	if st.Status != "Sent" || st.Recipients != 6 || st.Deliveries.Sent != 5 || st.Deliveries.Failed != 1 {
+		t.Fatalf("status %+v", st)
+	}
+	for _, m := range sb.SMS.Messages() {
+		if m.To == cs[4].Phone {
+			t.Fatal("a contact outside every source got the text")
+		}
+	}
+
+	// The worker counts the deliveries for its dashboard.
+	mfs, err := s.Metrics.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	counted := 0.0
+	for _, mf := range mfs {
+		if mf.GetName() != "tocsin_deliveries_total" {
+			continue
+		}
+		for _, m := range mf.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range m.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			if labels["channel"] == "text" && labels["outcome"] == "sent" {
+				counted = m.GetCounter().GetValue()
+			}
+		}
+	}
+	if counted < 5 {
+		t.Fatalf("tocsin_deliveries_total{channel=text,outcome=sent} = %v, want at least 5", counted)
+	}
+
+	// Recipients page: sorted by first name, filtered by name.
+	r := s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d/results/recipients?sort=-firstName&pageSize=2", res.AlertID), tok, nil)
+	var page struct {
+		TotalCount int64 `json:"totalCount"`
+		Items      []struct {
+			RecipientID int64 `json:"recipientId"`
+			ContactID   *int64
+			Name        struct{ First string }
+			Status      string
+			IsMandatory bool `json:"isMandatory"`
+		} `json:"items"`
+	}
+	r.JSON(t, &page)
+	if r.Status != 200 || page.TotalCount != 6 || len(page.Items) != 2 || page.Items[0].Name.First != "Walk" || page.Items[1].Name.First != "P3" {
+		t.Fatalf("recipients %d %s", r.Status, r.Body)
+	}
+	r = s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d/results/recipients?name=no%%20pho&isMandatory=false", res.AlertID), tok, nil)
+	r.JSON(t, &page)
+	if page.TotalCount != 1 || page.Items[0].Status != "Failed" {
+		t.Fatalf("filtered recipients %s", r.Body)
+	}
+	// One recipient with its delivery.
+	r = s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d/results/recipients/%d", res.AlertID, page.Items[0].RecipientID), tok, nil)
+	var one struct {
+		Channels []struct {
+			Channel    string
+			Deliveries []struct {
+				Status, Error, IdempotencyKey string
+				Permanent                     bool
+			}
+		}
+	}
+	r.JSON(t, &one)
+	if r.Status != 200 || len(one.Channels) != 1 || len(one.Channels[0].Deliveries) != 1 ||
+		one.Channels[0].Deliveries[0].Error != "no text address" || !one.Channels[0].Deliveries[0].Permanent {
+		t.Fatalf("single recipient %d %s", r.Status, r.Body)
+	}
+	r = s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d/results/channels/aggregatedSummary", res.AlertID), tok, nil)
+	var agg struct {
+		Results struct{ Sms struct{ Sent, Failed int64 } }
+	}
+	r.JSON(t, &agg)
+	if agg.Results.Sms.Sent != 5 || agg.Results.Sms.Failed != 1 {
+		t.Fatalf("aggregated %s", r.Body)
+	}
+	// A delivery receipt turns Sent into Delivered.
+	var key string
+	for _, m := range sb.SMS.Messages() {
+		if m.To == cs[0].Phone {
+			key = m.IdempotencyKey
+		}
+	}
+	receipt := map[string]any{"receipts": []map[string]any{{"key": key, "status": "delivered"}, {"key": "alert-1-2:text:1:3", "status": "delivered"}}}
+	if r := s.Do(t, http.MethodPost, "/v2/alerts/receipts", "", receipt); r.Status != http.StatusUnauthorized {
+		t.Fatalf("receipt without the token: %d", r.Status)
+	}
+	r = s.Do(t, http.MethodPost, "/v2/alerts/receipts", "", receipt, "Authorization", "Bearer receipts-secret")
+	var applied struct {
+		Applied int
+		Ignored []string
+	}
+	r.JSON(t, &applied)
+	if r.Status != 200 || applied.Applied != 1 || len(applied.Ignored) != 1 {
+		t.Fatalf("receipts %d %s", r.Status, r.Body)
+	}
+	st = status(t, s, tok, res.AlertID)
+	if st.Deliveries.Delivered != 1 || st.Deliveries.Sent != 4 {
+		t.Fatalf("after the receipt: %+v", st.Deliveries)
+	}
+	// A second receipt for the same delivery changes nothing more.
+	r = s.Do(t, http.MethodPost, "/v2/alerts/receipts", "", receipt, "Authorization", "Bearer receipts-secret")
+	if st2 := status(t, s, tok, res.AlertID); st2.Deliveries.Delivered != 1 {
+		t.Fatalf("after a repeated receipt: %+v", st2.Deliveries)
+	}
+}

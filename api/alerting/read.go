@@ -1,0 +1,867 @@
+package alerting
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/lib/pq"
+
+	"github.com/tocsin/tocsin/activities"
+	"github.com/tocsin/tocsin/api/model"
+	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/internal/alertmsg"
+	"github.com/tocsin/tocsin/storage"
+)
+
+// loadAlert reads an alert of the caller's tenant, 404 when it has none.
+func (h *handler) loadAlert(ctx context.Context, id int64) (*storage.Alert, *model.AlertSettings, error) {
+	al, err := storage.GetAlert(ctx, h.d.DB, rest.Tenant(ctx), id)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, nil, rest.NotFound("alert")
+	}
+	if err != nil {
+		return nil, nil, rest.Unavailable("the database", err)
+	}
+	var s model.AlertSettings
+	if err := json.Unmarshal(al.Settings, &s); err != nil {
+		return nil, nil, err
+	}
+	return al, &s, nil
+}
+
+func attachmentsOf(raw json.RawMessage) []model.AlertAttachment {
+	var refs []storage.AttachmentRef
+	_ = json.Unmarshal(raw, &refs)
+	out := []model.AlertAttachment{}
+	for _, r := range refs {
+		out = append(out, model.AlertAttachment{Name: r.Name, ContentType: r.ContentType, Size: r.Size})
+	}
+	return out
+}
+
+func channelsOf(list []string) []model.DeliveryChannel {
+	out := make([]model.DeliveryChannel, len(list))
+	for i, c := range list {
+		out[i] = model.DeliveryChannel(c)
+	}
+	return out
+}
+
+// render renders each channel's message for a sample recipient (or with
+// the variables left as they are when rec is nil).
+func render(s *model.AlertSettings, chans []string, rd *activities.Renderer, rec *storage.RecipientRow, link string, counts storage.RecipientCounts) []model.AlertChannelMessage {
+	out := []model.AlertChannelMessage{}
+	for _, ch := range chans {
+		m := model.AlertChannelMessage{Channel: model.DeliveryChannel(ch)}
+		switch ch {
+		case "email":
+			m.Recipients = counts.WithEmail
+		case "text":
+			m.Recipients = counts.WithTextPhone
+		case "voice", "etn":
+			m.Recipients = counts.WithVoicePhone
+		}
+		if rec != nil {
+			msg := rd.Message(ch, rec, link)
+			m.Subject, m.Body, m.HTML = msg.Subject, msg.Text, msg.HTML
+		} else {
+			m.Subject, m.Body = s.Message.Subject, s.Message.Body
+			if c := s.Channels; c != nil {
+				if ch == "email" && c.Email != nil {
+					m.Subject, m.Body, m.HTML = firstOf(c.Email.Subject, m.Subject), firstOf(c.Email.Body, m.Body), c.Email.HTML
+				}
+				if ch == "text" && c.Text != nil {
+					m.Body = firstOf(c.Text.Body, m.Body)
+				}
+			}
+		}
+		m.Characters = len([]rune(m.Body))
+		if ch == "text" {
+			enc, _, seg := alertmsg.SMSInfo(m.Body)
+			m.Encoding, m.Segments = enc, seg
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func firstOf(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+func summaryOfCounts(c storage.RecipientCounts, chans []string, adHoc int) model.SearchSummary {
+	s := model.SearchSummary{Total: c.Total, AdHoc: int64(adHoc), PerChannel: []model.ChannelRecipientCount{}}
+	for _, ch := range chans {
+		n := int64(0)
+		switch ch {
+		case "email":
+			n = c.WithEmail
+		case "text":
+			n = c.WithTextPhone
+		case "voice", "etn":
+			n = c.WithVoicePhone
+		}
+		s.PerChannel = append(s.PerChannel, model.ChannelRecipientCount{Channel: model.DeliveryChannel(ch), Count: n})
+	}
+	return s
+}
+
+type previewInput struct {
+	Body model.PreviewAlertRequest
+}
+
+type settingsOutput struct {
+	Body model.SingleAlertSettingsResponse
+}
+
+func (h *handler) createAlertsPreview(ctx context.Context, in *previewInput) (*settingsOutput, error) {
+	tenant := rest.Tenant(ctx)
+	p, err := h.prepare(ctx, tenant, in.Body.Settings, "body", "")
+	if err != nil {
+		return nil, err
+	}
+	counts, err := storage.CountRecipients(ctx, h.d.DB, tenant, p.spec)
+	if err != nil {
+		return nil, rest.Unavailable("the database", err)
+	}
+	sample, err := storage.SampleRecipient(ctx, h.d.DB, tenant, p.spec, in.Body.SampleRecipientID)
+	if err != nil {
+		return nil, rest.Unavailable("the database", err)
+	}
+	if sample == nil && in.Body.SampleRecipientID > 0 {
+		return nil, rest.Invalid("body", "sampleRecipientId", "the contact is not among the alert's recipients", in.Body.SampleRecipientID)
+	}
+	if sample == nil && len(p.spec.AdHoc) > 0 {
+		a := p.spec.AdHoc[0]
+		sample = &storage.RecipientRow{FirstName: a.FirstName, LastName: a.LastName, Email: strPtr(a.Email), Phone: strPtr(a.Phone), VoicePhone: strPtr(a.Phone)}
+	}
+	link := ""
+	if p.renderer.NeedsLink() {
+		link = strings.TrimRight(h.d.Config.PublicURL, "/") + alertmsg.ResponsePath + "<personal-link>"
+	}
+	res := model.SingleAlertSettingsResponse{
+		Settings: p.settings, Attachments: []model.AlertAttachment{},
+		Recipients:   summaryOfCounts(counts, p.channels, len(p.spec.AdHoc)),
+		Messages:     render(&p.settings, p.channels, p.renderer, sampleOrEmpty(sample), link, counts),
+		ScheduledFor: p.sendAt,
+	}
+	for _, a := range p.attachments {
+		res.Attachments = append(res.Attachments, model.AlertAttachment{Name: a.Name, ContentType: a.ContentType, Size: a.Size})
+	}
+	if sample != nil && sample.PersonID != nil {
+		res.SampleRecipientID = *sample.PersonID
+	}
+	return &settingsOutput{Body: res}, nil
+}
+
+func sampleOrEmpty(r *storage.RecipientRow) *storage.RecipientRow {
+	if r == nil {
+		return &storage.RecipientRow{}
+	}
+	return r
+}
+
+func strPtr(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+type getAlertInput struct {
+	ID                      int64 `path:"id" doc:"The alert id."`
+	ReplaceMessageVariables bool  `query:"replaceMessageVariables" default:"true" doc:"Fill the messages' variables with the values of the alert's first recipient."`
+}
+
+func (h *handler) getAlertsByID(ctx context.Context, in *getAlertInput) (*settingsOutput, error) {
+	al, s, err := h.loadAlert(ctx, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	tenant := rest.Tenant(ctx)
+	res := model.SingleAlertSettingsResponse{
+		ID: al.ID, Status: model.AlertStatus(al.Status), SentStatus: model.SentStatusOf(model.AlertStatus(al.Status)),
+		CreatedBy: al.CreatedBy, CreatedAt: &al.CreatedAt, ScheduledFor: al.ScheduledFor, Settings: *s,
+		Attachments: attachmentsOf(al.Attachments),
+	}
+	var counts storage.RecipientCounts
+	if al.ResolvedAt != nil {
+		if err := h.d.DB.QueryRowxContext(ctx, `SELECT count(*), count(email), count(phone), count(voice_phone)
+			FROM alert_recipients WHERE alert_id = $1 AND tenant_id = $2`, al.ID, tenant).
+			Scan(&counts.Total, &counts.WithEmail, &counts.WithTextPhone, &counts.WithVoicePhone); err != nil {
+			return nil, rest.Unavailable("the database", err)
+		}
+	}
+	adHoc := 0
+	if s.Recipients.AdHoc != nil {
+		adHoc = len(s.Recipients.AdHoc)
+	}
+	res.Recipients = summaryOfCounts(counts, al.Channels, adHoc)
+	var rec *storage.RecipientRow
+	link := ""
+	rd, rerr := activities.NewRenderer(tenant, al.ID, s, h.d.Config.PublicURL, nil)
+	if in.ReplaceMessageVariables && rerr == nil {
+		var r storage.RecipientRow
+		err := h.d.DB.GetContext(ctx, &r, `SELECT seq, person_id, external_id, first_name, last_name, email, phone, voice_phone,
+			custom_fields, is_mandatory FROM alert_recipients WHERE alert_id = $1 AND tenant_id = $2 ORDER BY seq LIMIT 1`, al.ID, tenant)
+		if err == nil {
+			rec = &r
+			if r.PersonID != nil {
+				res.SampleRecipientID = *r.PersonID
+			}
+			if rd.NeedsLink() {
+				link = strings.TrimRight(h.d.Config.PublicURL, "/") + alertmsg.ResponsePath + "<personal-link>"
+			}
+		}
+	}
+	if rerr != nil {
+		rd = nil
+	}
+	if rd == nil {
+		rec = nil
+	}
+	res.Messages = render(s, al.Channels, rd, rec, link, counts)
+	return &settingsOutput{Body: res}, nil
+}
+
+type idInput struct {
+	ID int64 `path:"id" doc:"The alert id."`
+}
+
+type statusOutput struct {
+	Body model.SingleAlertStatusResponse
+}
+
+// summaryOf turns batch counts into a DeliverySummary; recipients of the
+// first cycle without a row yet are pending.
+func summaryOf(c storage.ChannelCounts, recipients int64, status string) model.DeliverySummary {
+	s := model.DeliverySummary{Total: c.Total, Sent: c.Sent, Delivered: c.Delivered, Failed: c.Failed, Skipped: c.Skipped, Retrying: c.Retrying}
+	if pending := recipients - c.FirstCycleRows; pending > 0 && status != storage.AlertFailed {
+		s.Pending = pending
+		s.Total += pending
+	}
+	s.Final = s.Sent + s.Delivered + s.Failed + s.Skipped
+	return s
+}
+
+func addSummary(a *model.DeliverySummary, b model.DeliverySummary) {
+	a.Total += b.Total
+	a.Pending += b.Pending
+	a.Retrying += b.Retrying
+	a.Sent += b.Sent
+	a.Delivered += b.Delivered
+	a.Failed += b.Failed
+	a.Skipped += b.Skipped
+	a.Final += b.Final
+}
+
+// channelSummaries are the summaries of every channel of the alert.
+func (h *handler) channelSummaries(ctx context.Context, al *storage.Alert) ([]model.AggregatedChannelResult, model.DeliverySummary, error) {
+	counts, err := storage.AlertChannelCounts(ctx, h.d.DB, al.TenantID, al.ID)
+	if err != nil {
+		return nil, model.DeliverySummary{}, rest.Unavailable("the database", err)
+	}
+	by := map[string]storage.ChannelCounts{}
+	for _, c := range counts {
+		by[c.Channel] = c
+	}
+	recipients := al.RecipientCount
+	if al.ResolvedAt == nil {
+		recipients = 0
+	}
+	var total model.DeliverySummary
+	out := []model.AggregatedChannelResult{}
+	for _, ch := range al.Channels {
+		s := summaryOf(by[ch], recipients, al.Status)
+		addSummary(&total, s)
+		out = append(out, model.AggregatedChannelResult{Channel: model.DeliveryChannel(ch), DeliverySummary: s})
+	}
+	return out, total, nil
+}
+
+func (h *handler) getAlertsByIDStatus(ctx context.Context, in *idInput) (*statusOutput, error) {
+	al, _, err := h.loadAlert(ctx, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	chans, total, err := h.channelSummaries(ctx, al)
+	if err != nil {
+		return nil, err
+	}
+	var hist []struct {
+		Status string    `db:"status"`
+		At     time.Time `db:"at"`
+		Detail string    `db:"detail"`
+	}
+	if err := h.d.DB.SelectContext(ctx, &hist, `SELECT status, at, detail FROM alert_status_changes WHERE alert_id = $1 AND tenant_id = $2 ORDER BY id`,
+		al.ID, al.TenantID); err != nil {
+		return nil, rest.Unavailable("the database", err)
+	}
+	res := model.SingleAlertStatusResponse{
+		AlertID: al.ID, Status: model.AlertStatus(al.Status), SentStatus: model.SentStatusOf(model.AlertStatus(al.Status)),
+		Completed: al.CompletedAt != nil, Cycle: al.CurrentCycle, Recipients: al.RecipientCount, Deliveries: total, Channels: chans,
+		Error: al.Error, History: []model.AlertStatusChange{}, ScheduledFor: al.ScheduledFor, QueuedAt: al.QueuedAt,
+		ProcessingAt: al.ProcessingAt, SentAt: al.SentAt, FailedAt: al.FailedAt, CompletedAt: al.CompletedAt,
+	}
+	for _, c := range hist {
+		res.History = append(res.History, model.AlertStatusChange{Status: model.AlertStatus(c.Status), At: c.At, Detail: c.Detail})
+	}
+	return &statusOutput{Body: res}, nil
+}
+
+type resultsOutput struct {
+	Body model.SingleDeliverySummaryResponse
+}
+
+func (h *handler) getAlertsByIDResults(ctx context.Context, in *idInput) (*resultsOutput, error) {
+	al, s, err := h.loadAlert(ctx, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	chans, total, err := h.channelSummaries(ctx, al)
+	if err != nil {
+		return nil, err
+	}
+	res := model.SingleDeliverySummaryResponse{AlertID: al.ID, Status: model.AlertStatus(al.Status), Recipients: al.RecipientCount,
+		Summary: total, Channels: chans}
+	if err := h.d.DB.QueryRowxContext(ctx, `SELECT count(*) FILTER (WHERE confirmed_at IS NOT NULL), count(*) FILTER (WHERE responded_at IS NOT NULL)
+		FROM alert_recipients WHERE alert_id = $1 AND tenant_id = $2`, al.ID, al.TenantID).Scan(&res.Confirmed, &res.Responded); err != nil {
+		return nil, rest.Unavailable("the database", err)
+	}
+	if s.Type == model.AlertTypePoll && s.Survey != nil {
+		poll, err := h.pollResults(ctx, al, s.Survey, res.Responded)
+		if err != nil {
+			return nil, err
+		}
+		res.Poll = poll
+	}
+	return &resultsOutput{Body: res}, nil
+}
+
+var severityRank = map[string]int{"None": 0, "Low": 1, "Medium": 2, "High": 3, "Critical": 4}
+
+func (h *handler) pollResults(ctx context.Context, al *storage.Alert, sv *model.SurveySettings, responded int64) (*model.PollResults, error) {
+	var rows []struct {
+		Question int   `db:"question_id"`
+		Option   int   `db:"option_id"`
+		Count    int64 `db:"n"`
+	}
+	if err := h.d.DB.SelectContext(ctx, &rows, `SELECT question_id, option_id, count(*) AS n FROM alert_responses
+		WHERE alert_id = $1 AND tenant_id = $2 GROUP BY question_id, option_id`, al.ID, al.TenantID); err != nil {
+		return nil, rest.Unavailable("the database", err)
+	}
+	counts := map[[2]int]int64{}
+	for _, r := range rows {
+		counts[[2]int{r.Question, r.Option}] = r.Count
+	}
+	pr := &model.PollResults{Questions: []model.PollQuestionResults{}}
+	sevCounts := map[string]int64{}
+	hasSeverity := false
+	for _, q := range sv.Questions {
+		qr := model.PollQuestionResults{QuestionID: q.ID, Text: q.Text, Results: model.PollOptionResults{Options: []model.PollOptionResult{}}}
+		for _, o := range q.Options {
+			qr.Responded += counts[[2]int{q.ID, o.ID}]
+		}
+		for _, o := range q.Options {
+			n := counts[[2]int{q.ID, o.ID}]
+			pct := 0.0
+			if qr.Responded > 0 {
+				pct = float64(n) * 100 / float64(qr.Responded)
+			}
+			qr.Results.Options = append(qr.Results.Options, model.PollOptionResult{OptionID: o.ID, Text: o.Text, Count: n, Percent: pct})
+			if o.Severity != "" {
+				hasSeverity = true
+				sevCounts[o.Severity] += n
+			}
+		}
+		qr.NotResponded = max(al.RecipientCount-qr.Responded, 0)
+		pr.Questions = append(pr.Questions, qr)
+	}
+	pr.Summary = model.SurveySummary{Recipients: al.RecipientCount, Responded: responded}
+	if al.RecipientCount > 0 {
+		pr.Summary.ResponseRate = float64(responded) * 100 / float64(al.RecipientCount)
+	}
+	if hasSeverity {
+		sa := &model.SeverityAssessment{Highest: "None", Responses: []model.SeverityAssessment_responses_inner{}}
+		for _, sev := range []string{"None", "Low", "Medium", "High", "Critical"} {
+			sa.Responses = append(sa.Responses, model.SeverityAssessment_responses_inner{Severity: sev, Count: sevCounts[sev]})
+			if sevCounts[sev] > 0 && severityRank[sev] > severityRank[sa.Highest] {
+				sa.Highest = sev
+			}
+		}
+		pr.Severity = sa
+	}
+	return pr, nil
+}
+
+// recipientRow is a recipient as the result pages read it.
+type recipientRow struct {
+	Seq         int64      `db:"seq"`
+	PersonID    *int64     `db:"person_id"`
+	ExternalID  string     `db:"external_id"`
+	FirstName   string     `db:"first_name"`
+	LastName    string     `db:"last_name"`
+	Email       *string    `db:"email"`
+	Phone       *string    `db:"phone"`
+	VoicePhone  *string    `db:"voice_phone"`
+	IsMandatory bool       `db:"is_mandatory"`
+	ConfirmedAt *time.Time `db:"confirmed_at"`
+	RespondedAt *time.Time `db:"responded_at"`
+}
+
+const recipientColumns = `r.seq, r.person_id, r.external_id, r.first_name, r.last_name, r.email, r.phone, r.voice_phone,
+	r.is_mandatory, r.confirmed_at, r.responded_at`
+
+func (r recipientRow) model() model.Recipient {
+	phone := r.Phone
+	if phone == nil {
+		phone = r.VoicePhone
+	}
+	resp := r.RespondedAt
+	if resp == nil {
+		resp = r.ConfirmedAt
+	}
+	return model.Recipient{
+		RecipientID: r.Seq, ContactID: r.PersonID, ExternalID: r.ExternalID,
+		Name: model.PersonName{First: r.FirstName, Last: r.LastName}, Email: deref(r.Email), Phone: deref(phone),
+		IsMandatory: r.IsMandatory, Status: model.DeliveryPending, Confirmed: r.ConfirmedAt != nil, ConfirmedAt: r.ConfirmedAt,
+		ResponseTime: resp, Responses: []model.RecipientResponse{},
+	}
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}
+
+var statusRank = map[string]int{"Delivered": 6, "Sent": 5, "Retrying": 4, "Pending": 3, "Skipped": 2, "Failed": 1}
+
+type recipientsInput struct {
+	ID int64 `path:"id" doc:"The alert id."`
+	rest.PageParams
+	RecipientIDs []int64 `query:"recipientIds" maxItems:"500" doc:"Only these recipients (their numbers within the alert), comma-separated."`
+	IsMandatory  string  `query:"isMandatory" enum:"true,false" doc:"Only recipients selected directly (true) or only through groups, lists and areas (false)."`
+	PollOptionID int     `query:"pollOptionId" minimum:"0" doc:"Only recipients who chose this poll option."`
+	Name         string  `query:"name" maxLength:"200" doc:"Name contains this, case-insensitive."`
+	Email        string  `query:"email" maxLength:"254" doc:"Email address contains this, case-insensitive."`
+}
+
+type recipientsOutput struct {
+	Body model.PagedRecipientResponse
+}
+
+func (h *handler) getAlertsByIDRecipients(ctx context.Context, in *recipientsInput) (*recipientsOutput, error) {
+	al, s, err := h.loadAlert(ctx, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	order, err := rest.OrderBy(in.Sort, map[string]string{
+		"lastname": "lower(r.last_name)", "firstname": "lower(r.first_name)",
+		"responsetime": "coalesce(r.responded_at, r.confirmed_at)", "recipientid": "r.seq",
+	}, "r.seq", "r.seq")
+	if err != nil {
+		return nil, err
+	}
+	where := []string{"r.alert_id = $1", "r.tenant_id = $2"}
+	args := []any{al.ID, al.TenantID}
+	add := func(cond string, v any) {
+		args = append(args, v)
+		where = append(where, strings.ReplaceAll(cond, "?", "$"+strconv.Itoa(len(args))))
+	}
+	if len(in.RecipientIDs) > 0 {
+		add("r.seq = ANY(?)", pq.Int64Array(in.RecipientIDs))
+	}
+	if in.IsMandatory != "" {
+		add("r.is_mandatory = ?", in.IsMandatory == "true")
+	}
+	if in.PollOptionID > 0 {
+		add("EXISTS (SELECT 1 FROM alert_responses x WHERE x.alert_id = r.alert_id AND x.seq = r.seq AND x.option_id = ?)", in.PollOptionID)
+	}
+	if in.Name != "" {
+		add("(r.first_name || ' ' || r.last_name) ILIKE ?", "%"+likeEscape(in.Name)+"%")
+	}
+	if in.Email != "" {
+		add("r.email ILIKE ?", "%"+likeEscape(in.Email)+"%")
+	}
+	cond := strings.Join(where, " AND ")
+	var total int64
+	if err := h.d.DB.GetContext(ctx, &total, `SELECT count(*) FROM alert_recipients r WHERE `+cond, args...); err != nil {
+		return nil, rest.Unavailable("the database", err)
+	}
+	var rows []recipientRow
+	args = append(args, in.Limit(), in.Offset())
+	if err := h.d.DB.SelectContext(ctx, &rows, `SELECT `+recipientColumns+` FROM alert_recipients r WHERE `+cond+
+		` ORDER BY `+order+` LIMIT $`+strconv.Itoa(len(args)-1)+` OFFSET $`+strconv.Itoa(len(args)), args...); err != nil {
+		return nil, rest.Unavailable("the database", err)
+	}
+	items, err := h.recipientModels(ctx, al, s, rows)
+	if err != nil {
+		return nil, err
+	}
+	return &recipientsOutput{Body: model.PagedRecipientResponse{Paging: rest.NewPaging(in.PageParams, total), Items: items}}, nil
+}
+
+func likeEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
+}
+
+// recipientModels adds each recipient's best delivery status and poll answers.
+func (h *handler) recipientModels(ctx context.Context, al *storage.Alert, s *model.AlertSettings, rows []recipientRow) ([]model.Recipient, error) {
+	items := make([]model.Recipient, len(rows))
+	if len(rows) == 0 {
+		return items, nil
+	}
+	seqs := make(pq.Int64Array, len(rows))
+	idx := map[int64]int{}
+	for i, r := range rows {
+		items[i] = r.model()
+		seqs[i] = r.Seq
+		idx[r.Seq] = i
+	}
+	var ds []struct {
+		Seq    int64  `db:"seq"`
+		Status string `db:"status"`
+	}
+	if err := h.d.DB.SelectContext(ctx, &ds, `SELECT DISTINCT ON (seq, channel) seq, status FROM alert_deliveries
+		WHERE alert_id = $1 AND seq = ANY($2) ORDER BY seq, channel, cycle DESC`, al.ID, seqs); err != nil {
+		return nil, rest.Unavailable("the database", err)
+	}
+	for _, d := range ds {
+		it := &items[idx[d.Seq]]
+		if it.Status == model.DeliveryPending && d.Status != "" || statusRank[d.Status] > statusRank[string(it.Status)] {
+			it.Status = model.DeliveryStatus(d.Status)
+		}
+	}
+	var rs []struct {
+		Seq      int64     `db:"seq"`
+		Question int       `db:"question_id"`
+		Option   int       `db:"option_id"`
+		Via      string    `db:"via"`
+		At       time.Time `db:"responded_at"`
+	}
+	if err := h.d.DB.SelectContext(ctx, &rs, `SELECT seq, question_id, option_id, via, responded_at FROM alert_responses
+		WHERE alert_id = $1 AND seq = ANY($2) AND question_id > 0 ORDER BY seq, question_id`, al.ID, seqs); err != nil {
+		return nil, rest.Unavailable("the database", err)
+	}
+	texts := optionTexts(s)
+	for _, r := range rs {
+		it := &items[idx[r.Seq]]
+		it.Responses = append(it.Responses, model.RecipientResponse{QuestionID: r.Question, OptionID: r.Option, OptionText: texts[r.Option], RespondedAt: r.At, Via: r.Via})
+	}
+	return items, nil
+}
+
+func optionTexts(s *model.AlertSettings) map[int]string {
+	out := map[int]string{}
+	if s.Survey != nil {
+		for _, q := range s.Survey.Questions {
+			for _, o := range q.Options {
+				out[o.ID] = o.Text
+			}
+		}
+	}
+	return out
+}
+
+type singleRecipientInput struct {
+	AlertID     int64 `path:"alertId" doc:"The alert id."`
+	RecipientID int64 `path:"recipientId" doc:"The recipient's number within the alert."`
+}
+
+type singleRecipientOutput struct {
+	Body model.SingleRecipientResponse
+}
+
+type deliveryRow struct {
+	Channel           string     `db:"channel"`
+	Cycle             int        `db:"cycle"`
+	Seq               int64      `db:"seq"`
+	Address           string     `db:"address"`
+	Status            string     `db:"status"`
+	Attempts          int        `db:"attempts"`
+	ProviderMessageID string     `db:"provider_message_id"`
+	Error             string     `db:"error"`
+	Permanent         bool       `db:"permanent"`
+	SentAt            *time.Time `db:"sent_at"`
+	DeliveredAt       *time.Time `db:"delivered_at"`
+	UpdatedAt         time.Time  `db:"updated_at"`
+}
+
+func (h *handler) getAlertsByIDSingleRecipient(ctx context.Context, in *singleRecipientInput) (*singleRecipientOutput, error) {
+	al, s, err := h.loadAlert(ctx, in.AlertID)
+	if err != nil {
+		return nil, err
+	}
+	var row recipientRow
+	if err := h.d.DB.GetContext(ctx, &row, `SELECT `+recipientColumns+` FROM alert_recipients r WHERE r.alert_id = $1 AND r.tenant_id = $2 AND r.seq = $3`,
+		al.ID, al.TenantID, in.RecipientID); err != nil {
+		if errors.Is(storage.NotFound(err), storage.ErrNotFound) {
+			return nil, rest.NotFound("recipient")
+		}
+		return nil, rest.Unavailable("the database", err)
+	}
+	items, err := h.recipientModels(ctx, al, s, []recipientRow{row})
+	if err != nil {
+		return nil, err
+	}
+	var ds []deliveryRow
+	if err := h.d.DB.SelectContext(ctx, &ds, `SELECT channel, cycle, seq, address, status, attempts, provider_message_id, error, permanent,
+		sent_at, delivered_at, updated_at FROM alert_deliveries WHERE alert_id = $1 AND tenant_id = $2 AND seq = $3 ORDER BY channel, cycle`,
+		al.ID, al.TenantID, in.RecipientID); err != nil {
+		return nil, rest.Unavailable("the database", err)
+	}
+	byChannel := map[string]*model.ChannelDeliveries{}
+	out := model.SingleRecipientResponse{AlertID: al.ID, Recipient: items[0], Channels: []model.ChannelDeliveries{}}
+	rec := storage.RecipientRow{Email: row.Email, Phone: row.Phone, VoicePhone: row.VoicePhone}
+	for _, ch := range al.Channels {
+		byChannel[ch] = &model.ChannelDeliveries{Channel: model.DeliveryChannel(ch), Address: activities.AddressOf(ch, &rec),
+			Status: model.DeliveryPending, Deliveries: []model.ChannelDelivery{}}
+	}
+	for _, d := range ds {
+		cd, ok := byChannel[d.Channel]
+		if !ok {
+			continue
+		}
+		cd.Deliveries = append(cd.Deliveries, model.ChannelDelivery{
+			Channel: model.DeliveryChannel(d.Channel), Cycle: d.Cycle, Address: d.Address, Status: model.DeliveryStatus(d.Status),
+			Attempts: d.Attempts, ProviderMessageID: d.ProviderMessageID, Error: d.Error, Permanent: d.Permanent,
+			IdempotencyKey: activities.DeliveryKey(al.TenantID, al.ID, d.Channel, d.Cycle, d.Seq),
+			SentAt:         d.SentAt, DeliveredAt: d.DeliveredAt, UpdatedAt: d.UpdatedAt,
+		})
+		cd.Status = model.DeliveryStatus(d.Status)
+	}
+	for _, ch := range al.Channels {
+		out.Channels = append(out.Channels, *byChannel[ch])
+	}
+	return &singleRecipientOutput{Body: out}, nil
+}
+
+type alertIDInput struct {
+	AlertID int64 `path:"alertId" doc:"The alert id."`
+}
+
+type aggregatedOutput struct {
+	Body model.AggregatedChannelSummaryResponse
+}
+
+func (h *handler) getAggregatedChannelSummary(ctx context.Context, in *alertIDInput) (*aggregatedOutput, error) {
+	al, _, err := h.loadAlert(ctx, in.AlertID)
+	if err != nil {
+		return nil, err
+	}
+	chans, _, err := h.channelSummaries(ctx, al)
+	if err != nil {
+		return nil, err
+	}
+	res := model.AggregatedChannelSummaryResponse{AlertID: al.ID}
+	res.Results.Email.Channel, res.Results.Voice.Channel, res.Results.Sms.Channel = "email", "voice", "text"
+	for _, c := range chans {
+		switch c.Channel {
+		case "email":
+			res.Results.Email = c
+		case "voice":
+			res.Results.Voice = c
+		case "text":
+			res.Results.Sms = c
+		default:
+			continue
+		}
+		addSummary(&res.Total, c.DeliverySummary)
+	}
+	return &aggregatedOutput{Body: res}, nil
+}
+
+type channelPageInput struct {
+	AlertID  int64 `path:"alertId" doc:"The alert id."`
+	Page     int   `query:"page" minimum:"1" maximum:"1000000" default:"1" doc:"Page number, starting at 1."`
+	PageSize int   `query:"pageSize" minimum:"1" maximum:"500" default:"25" doc:"Items per page, at most 500."`
+}
+
+// channelPage reads a page of one channel's deliveries, by recipient and cycle.
+func (h *handler) channelPage(ctx context.Context, in *channelPageInput, channel string) (rest.Paging, model.AggregatedChannelResult, []deliveryRow, map[int64]recipientRow, error) {
+	pp := rest.PageParams{Page: in.Page, PageSize: in.PageSize}
+	totals := model.AggregatedChannelResult{Channel: model.DeliveryChannel(channel)}
+	al, _, err := h.loadAlert(ctx, in.AlertID)
+	if err != nil {
+		return rest.Paging{}, totals, nil, nil, err
+	}
+	chans, _, err := h.channelSummaries(ctx, al)
+	if err != nil {
+		return rest.Paging{}, totals, nil, nil, err
+	}
+	for _, c := range chans {
+		if string(c.Channel) == channel {
+			totals = c
+		}
+	}
+	var total int64
+	if err := h.d.DB.GetContext(ctx, &total, `SELECT count(*) FROM alert_deliveries WHERE alert_id = $1 AND tenant_id = $2 AND channel = $3`,
+		al.ID, al.TenantID, channel); err != nil {
+		return rest.Paging{}, totals, nil, nil, rest.Unavailable("the database", err)
+	}
+	var ds []deliveryRow
+	if err := h.d.DB.SelectContext(ctx, &ds, `SELECT channel, cycle, seq, address, status, attempts, provider_message_id, error, permanent,
+		sent_at, delivered_at, updated_at FROM alert_deliveries WHERE alert_id = $1 AND tenant_id = $2 AND channel = $3
+		ORDER BY seq, cycle LIMIT $4 OFFSET $5`, al.ID, al.TenantID, channel, pp.Limit(), pp.Offset()); err != nil {
+		return rest.Paging{}, totals, nil, nil, rest.Unavailable("the database", err)
+	}
+	recs := map[int64]recipientRow{}
+	if len(ds) > 0 {
+		seqs := pq.Int64Array{}
+		for _, d := range ds {
+			seqs = append(seqs, d.Seq)
+		}
+		var rows []recipientRow
+		if err := h.d.DB.SelectContext(ctx, &rows, `SELECT `+recipientColumns+` FROM alert_recipients r WHERE r.alert_id = $1 AND r.seq = ANY($2)`,
+			al.ID, seqs); err != nil {
+			return rest.Paging{}, totals, nil, nil, rest.Unavailable("the database", err)
+		}
+		for _, r := range rows {
+			recs[r.Seq] = r
+		}
+	}
+	return rest.NewPaging(pp, total), totals, ds, recs, nil
+}
+
+func resultFields(d deliveryRow, r recipientRow) model.EmailResultSummary {
+	var e model.EmailResultSummary
+	e.RecipientID, e.ContactID = d.Seq, r.PersonID
+	e.Name = model.PersonName{First: r.FirstName, Last: r.LastName}
+	e.Cycle, e.Status, e.Attempts = d.Cycle, model.DeliveryStatus(d.Status), d.Attempts
+	e.ProviderMessageID, e.Error, e.SentAt, e.DeliveredAt, e.UpdatedAt = d.ProviderMessageID, d.Error, d.SentAt, d.DeliveredAt, d.UpdatedAt
+	e.Email = d.Address
+	return e
+}
+
+type emailPageOutput struct {
+	Body model.EmailResultsSummaryResponse
+}
+
+func (h *handler) getAlertChannelResultsEmail(ctx context.Context, in *channelPageInput) (*emailPageOutput, error) {
+	paging, totals, ds, recs, err := h.channelPage(ctx, in, "email")
+	if err != nil {
+		return nil, err
+	}
+	out := model.EmailResultsSummaryResponse{Paging: paging, Totals: totals, Items: []model.EmailResultSummary{}}
+	for _, d := range ds {
+		out.Items = append(out.Items, resultFields(d, recs[d.Seq]))
+	}
+	return &emailPageOutput{Body: out}, nil
+}
+
+type smsPageOutput struct {
+	Body model.SmsResultsSummaryResponse
+}
+
+func (h *handler) getAlertChannelResultsText(ctx context.Context, in *channelPageInput) (*smsPageOutput, error) {
+	paging, totals, ds, recs, err := h.channelPage(ctx, in, "text")
+	if err != nil {
+		return nil, err
+	}
+	out := model.SmsResultsSummaryResponse{Paging: paging, Totals: totals, Items: []model.SmsResultSummary{}}
+	for _, d := range ds {
+		e := resultFields(d, recs[d.Seq])
+		item := model.SmsResultSummary{Phone: d.Address}
+		item.RecipientID, item.ContactID, item.Name, item.Cycle, item.Status = e.RecipientID, e.ContactID, e.Name, e.Cycle, e.Status
+		item.Attempts, item.ProviderMessageID, item.Error, item.SentAt, item.DeliveredAt, item.UpdatedAt = e.Attempts, e.ProviderMessageID, e.Error, e.SentAt, e.DeliveredAt, e.UpdatedAt
+		out.Items = append(out.Items, item)
+	}
+	return &smsPageOutput{Body: out}, nil
+}
+
+type voicePageOutput struct {
+	Body model.VoiceResultsSummaryResponse
+}
+
+func (h *handler) getAlertChannelResultsVoice(ctx context.Context, in *channelPageInput) (*voicePageOutput, error) {
+	paging, totals, ds, recs, err := h.channelPage(ctx, in, "voice")
+	if err != nil {
+		return nil, err
+	}
+	out := model.VoiceResultsSummaryResponse{Paging: paging, Totals: totals, Items: []model.VoiceResultSummary{}}
+	for _, d := range ds {
+		r := recs[d.Seq]
+		e := resultFields(d, r)
+		item := model.VoiceResultSummary{Phone: d.Address, Confirmed: r.ConfirmedAt != nil}
+		item.RecipientID, item.ContactID, item.Name, item.Cycle, item.Status = e.RecipientID, e.ContactID, e.Name, e.Cycle, e.Status
+		item.Attempts, item.ProviderMessageID, item.Error, item.SentAt, item.DeliveredAt, item.UpdatedAt = e.Attempts, e.ProviderMessageID, e.Error, e.SentAt, e.DeliveredAt, e.UpdatedAt
+		out.Items = append(out.Items, item)
+	}
+	return &voicePageOutput{Body: out}, nil
+}
+
+type etnPageOutput struct {
+	Body model.EtnResultsSummaryResponse
+}
+
+func (h *handler) getAlertChannelResultsEtn(ctx context.Context, in *channelPageInput) (*etnPageOutput, error) {
+	paging, totals, ds, recs, err := h.channelPage(ctx, in, "etn")
+	if err != nil {
+		return nil, err
+	}
+	out := model.EtnResultsSummaryResponse{Paging: paging, Totals: totals, Items: []model.EtnResultSummary{}}
+	for _, d := range ds {
+		e := resultFields(d, recs[d.Seq])
+		item := model.EtnResultSummary{Phone: d.Address}
+		item.RecipientID, item.ContactID, item.Name, item.Cycle, item.Status = e.RecipientID, e.ContactID, e.Name, e.Cycle, e.Status
+		item.Attempts, item.ProviderMessageID, item.Error, item.SentAt, item.DeliveredAt, item.UpdatedAt = e.Attempts, e.ProviderMessageID, e.Error, e.SentAt, e.DeliveredAt, e.UpdatedAt
+		out.Items = append(out.Items, item)
+	}
+	return &etnPageOutput{Body: out}, nil
+}
+
+type neighborhoodInput struct {
+	AlertID int64 `path:"alertId" doc:"The alert id."`
+	rest.PageParams
+}
+
+type neighborhoodOutput struct {
+	Body model.PagedNeighborhoodChannelStatusResponse
+}
+
+// getNeighborhoodChannelStatus lists the neighborhood posts of an alert:
+// one delivery row per account and group, the address being
+// "account/group". Sortable by AccountName (default), GroupName, Status and UpdatedAt.
+func (h *handler) getNeighborhoodChannelStatus(ctx context.Context, in *neighborhoodInput) (*neighborhoodOutput, error) {
+	al, _, err := h.loadAlert(ctx, in.AlertID)
+	if err != nil {
+		return nil, err
+	}
+	order, err := rest.OrderBy(in.Sort, map[string]string{
+		"accountname": "split_part(address, '/', 1)", "groupname": "split_part(address, '/', 2)", "status": "status", "updatedat": "updated_at",
+	}, "split_part(address, '/', 1)", "seq, cycle")
+	if err != nil {
+		return nil, err
+	}
+	var total int64
+	if err := h.d.DB.GetContext(ctx, &total, `SELECT count(*) FROM alert_deliveries WHERE alert_id = $1 AND tenant_id = $2 AND channel = 'neighborhood'`,
+		al.ID, al.TenantID); err != nil {
+		return nil, rest.Unavailable("the database", err)
+	}
+	var ds []deliveryRow
+	if err := h.d.DB.SelectContext(ctx, &ds, `SELECT channel, cycle, seq, address, status, attempts, provider_message_id, error, permanent,
+		sent_at, delivered_at, updated_at FROM alert_deliveries WHERE alert_id = $1 AND tenant_id = $2 AND channel = 'neighborhood'
+		ORDER BY `+order+` LIMIT $3 OFFSET $4`, al.ID, al.TenantID, in.Limit(), in.Offset()); err != nil {
+		return nil, rest.Unavailable("the database", err)
+	}
+	out := model.PagedNeighborhoodChannelStatusResponse{Paging: rest.NewPaging(in.PageParams, total), Items: []model.NeighborhoodChannelStatus{}}
+	for _, d := range ds {
+		acct, grp, _ := strings.Cut(d.Address, "/")
+		st := model.NeighborhoodChannelStatus{Account: model.NeighborhoodAccount{ID: acct, Name: acct}, Status: model.DeliveryStatus(d.Status),
+			ProviderMessageID: d.ProviderMessageID, Error: d.Error, SentAt: d.SentAt, UpdatedAt: d.UpdatedAt}
+		if grp != "" {
+			st.Group = &model.NeighborhoodGroup{ID: grp, Name: grp}
+		}
+		out.Items = append(out.Items, st)
+	}
+	return &neighborhoodOutput{Body: out}, nil
+}

@@ -1,0 +1,330 @@
+package alerting_test
+
+import (
+	"bytes"
+	"fmt"
+	"mime/multipart"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tocsin/tocsin/internal/stacktest"
+)
+
+func TestBadInputIsA4xxNamingTheField(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	tenant := stacktest.NewTenant()
+	tok := s.Token(t, tenant)
+	c := &contact{First: "V", Last: "V", Email: "v@example.com", Phone: "+15553330001"}
+	seed(t, s, tenant, c)
+	other := stacktest.NewTenant()
+	oc := &contact{First: "O", Last: "O", Email: "o@example.com"}
+	seed(t, s, other, oc)
+	otherGroup := group(t, s, other, 0, oc)
+
+	recipients := map[string]any{"contactIds": []int64{c.ID}}
+	with := func(mut func(settings map[string]any)) map[string]any {
+		b := textAlert("Hello {{firstName}}", recipients)
+		mut(b["settings"].(map[string]any))
+		return b
+	}
+	badPolygon := map[string]any{"geometry": map[string]any{"type": "FeatureCollection", "features": []map[string]any{{
+		"type": "Feature", "geometry": map[string]any{"type": "Polygon", "coordinates": [][][]float64{{{0, 0}, {1, 0}, {1, 1}, {0, 1}}}},
+	}}}}
+	cases := []struct {
+		name  string
+		body  map[string]any
+		field string
+		msg   string
+	}{
+		{"unknown group", with(func(s map[string]any) {
+			s["recipients"] = map[string]any{"groups": []map[string]any{{"id": 999999999}}}
+		}), "body.settings.recipients.groups", "unknown groups"},
+		{"another tenant's group", with(func(s map[string]any) {
+			s["recipients"] = map[string]any{"groups": []map[string]any{{"id": otherGroup}}}
+		}), "body.settings.recipients.groups", "unknown groups"},
+		{"another tenant's contact", with(func(s map[string]any) {
+			s["recipients"] = map[string]any{"contactIds": []int64{oc.ID}}
+		}), "body.settings.recipients.contactIds", "unknown contacts"},
+		{"empty recipients", with(func(s map[string]any) { s["recipients"] = map[string]any{} }), "body.settings.recipients", "no recipients"},
+		{"bad polygon", with(func(s map[string]any) {
+			s["recipients"] = map[string]any{"areas": []any{badPolygon}}
+		}), "body.settings.recipients.areas[0]", "not closed"},
+		{"unknown channel", with(func(s map[string]any) {
+			s["channels"] = map[string]any{"pager": map[string]any{"enabled": true}}
+		}), "body.settings.channels", "pager"},
+		{"no channel enabled", with(func(s map[string]any) {
+			s["channels"] = map[string]any{"text": map[string]any{"enabled": false}}
+		}), "body.settings.channels", "no channel"},
+		{"oversize text", with(func(s map[string]any) {
+			s["message"] = map[string]any{"subject": "x", "body": strings.Repeat("a", 1600)}
+		}), "body.settings.message.body", "segments"},
+		{"oversize text for its limit", with(func(s map[string]any) {
+			s["channels"] = map[string]any{"text": map[string]any{"enabled": true, "maxSegments": 1, "body": strings.Repeat("a", 161)}}
+		}), "body.settings.channels.text.body", "limit of 1"},
+		{"oversize subject", with(func(s map[string]any) {
+			s["message"] = map[string]any{"subject": strings.Repeat("s", 201), "body": "b"}
+		}), "body.settings.message.subject", ""},
+		{"unknown variable", with(func(s map[string]any) {
+			s["message"] = map[string]any{"subject": "x", "body": "Hi {{nickname}}"}
+		}), "body.settings.message.body", "unknown variable"},
+		{"unclosed variable", with(func(s map[string]any) {
+			s["message"] = map[string]any{"subject": "x {{firstName", "body": "b"}
+		}), "body.settings.message.subject", "unclosed"},
+		{"poll without questions", with(func(s map[string]any) { s["type"] = "Poll" }), "body.settings.survey", "questions"},
+		{"later without time", with(func(s map[string]any) { s["schedule"] = map[string]any{"type": "Later"} }), "body.settings.schedule.sendAt", "sendAt"},
+		{"later in the past", with(func(s map[string]any) {
+			s["schedule"] = map[string]any{"type": "Later", "sendAt": time.Now().Add(-time.Hour).Format(time.RFC3339)}
+		}), "body.settings.schedule.sendAt", "future"},
+		{"bad phone", with(func(s map[string]any) {
+			s["recipients"] = map[string]any{"adHoc": []map[string]any{{"phone": "555"}}}
+		}), "body.settings.recipients.adHoc[0].phone", ""},
+		{"unknown related alert", with(func(s map[string]any) { s["related"] = map[string]any{"alertId": 987654321, "relation": "Update"} }),
+			"body.settings.related.alertId", "unknown alerts"},
+		{"missing file", with(func(s map[string]any) { s["content"] = map[string]any{"attachments": []string{"nope.pdf"}} }),
+			"body.settings.content.attachments[0]", "no stored file"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			for _, path := range []string{"/v2/alerts", "/v2/alerts/preview"} {
+				r := s.Do(t, http.MethodPost, path, tok, c.body)
+				if r.Status != http.StatusBadRequest {
+					t.Fatalf("%s: status %d: %s", path, r.Status, r.Body)
+				}
+				p := problem(t, r)
+				found := false
+				for _, f := range p.Errors {
+					if strings.HasPrefix(f.Location, c.field) && strings.Contains(f.ErrorMessage+fmt.Sprint(f.AttemptedValue)+f.Location, c.msg) {
+						found = true
+					}
+				}
+				if !found {
+					t.Fatalf("%s: no failure at %s mentioning %q: %s", path, c.field, c.msg, r.Body)
+				}
+			}
+		})
+	}
+	var n int
+	if err := s.DB.GetContext(t.Context(), &n, `SELECT count(*) FROM alerts WHERE tenant_id = $1`, tenant); err != nil || n != 0 {
+		t.Fatalf("refused alerts left %d rows (%v)", n, err)
+	}
+}
+
+func TestAnotherTenantSeesNothing(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	tenant := stacktest.NewTenant()
+	tok := s.Token(t, tenant)
+	c := &contact{First: "T", Last: "T", Email: "t@example.com"}
+	seed(t, s, tenant, c)
+	res := send(t, s, tok, map[string]any{"settings": map[string]any{
+		"message": map[string]any{"subject": "Mine", "body": "Mine"}, "recipients": map[string]any{"contactIds": []int64{c.ID}},
+	}})
+	waitDone(t, s, tok, res.AlertID)
+	other := s.Token(t, stacktest.NewTenant())
+	for _, p := range []string{"", "/status", "/results", "/results/recipients", "/results/recipients/1", "/results/channels/aggregatedSummary",
+		"/results/channels/email", "/results/channels/text", "/results/channels/voice", "/results/channels/etn", "/results/channels/social/neighborhood"} {
+		r := s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d%s", res.AlertID, p), other, nil)
+		if r.Status != http.StatusNotFound {
+			t.Errorf("GET %s as another tenant: %d %s", p, r.Status, r.Body)
+		}
+		if r := s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d%s", res.AlertID, p), tok, nil); r.Status != 200 {
+			t.Errorf("GET %s as the owner: %d %s", p, r.Status, r.Body)
+		}
+	}
+	r := s.Do(t, http.MethodPost, "/v2/alerts/find", other, map[string]any{})
+	if !strings.Contains(string(r.Body), `"totalCount":0`) {
+		t.Errorf("find as another tenant: %s", r.Body)
+	}
+	r = s.Do(t, http.MethodGet, "/v3/user/alerts/sent", other, nil)
+	if !strings.Contains(string(r.Body), `"totalCount":0`) {
+		t.Errorf("sent as another tenant: %s", r.Body)
+	}
+	r = s.Do(t, http.MethodPost, fmt.Sprintf("/v4/%s/alerts/bulkSend", tenant), other, map[string]any{"alerts": []any{}})
+	if r.Status != http.StatusNotFound {
+		t.Errorf("bulk send into another tenant: %d", r.Status)
+	}
+}
+
+func TestBulkSendOneBadAlertDoesNotSinkTheOthers(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	tenant := stacktest.NewTenant()
+	tok := s.Token(t, tenant)
+	c := &contact{First: "B", Last: "B", Email: "b@example.com"}
+	seed(t, s, tenant, c)
+	good := map[string]any{"settings": map[string]any{"message": map[string]any{"subject": "Good", "body": "ok"},
+		"recipients": map[string]any{"contactIds": []int64{c.ID}}}, "jobId": "bulk-1"}
+	bad := map[string]any{"settings": map[string]any{"message": map[string]any{"subject": "Bad", "body": "ok"},
+		"recipients": map[string]any{"groups": []map[string]any{{"id": 424242424}}}}}
+	body := map[string]any{"alerts": []any{good, bad, good}}
+	r := s.Do(t, http.MethodPost, fmt.Sprintf("/v4/%s/alerts/bulkSend", tenant), tok, body)
+	var res struct {
+		Accepted, Rejected int
+		Results            []struct {
+			Index    int
+			Accepted bool
+			Status   int
+			Alert    *struct {
+				AlertID  int64
+				Replayed bool
+			}
+			Errors []struct{ Location string }
+		}
+	}
+	r.JSON(t, &res)
+	if r.Status != 200 || res.Accepted != 2 || res.Rejected != 1 || len(res.Results) != 3 {
+		t.Fatalf("bulk %d %s", r.Status, r.Body)
+	}
+	if res.Results[1].Accepted || res.Results[1].Status != 400 || res.Results[1].Errors[0].Location != "body.alerts[1].settings.recipients.groups" {
+		t.Fatalf("bad item %s", r.Body)
+	}
+	if res.Results[0].Alert.AlertID != res.Results[2].Alert.AlertID || !res.Results[2].Alert.Replayed {
+		t.Fatalf("the repeated jobId created a second alert: %s", r.Body)
+	}
+	if r := s.Do(t, http.MethodPost, fmt.Sprintf("/v4/%s/alerts/bulkSend", tenant), tok, map[string]any{"alerts": []any{}}); r.Status != 400 {
+		t.Fatalf("empty bulk: %d", r.Status)
+	}
+}
+
+func TestFindSentAndDefaults(t *testing.T) {
+	t.Parallel()
+	_, withSandbox := stacktest.Sandbox(t)
+	s := stacktest.Start(t, withSandbox)
+	tenant := stacktest.NewTenant()
+	tok := s.Token(t, tenant)
+	c := &contact{First: "F", Last: "F", Email: "f@example.com", Phone: "+15554440001"}
+	seed(t, s, tenant, c)
+
+	// Defaults: built in first, then the tenant's.
+	r := s.Do(t, http.MethodPost, "/v2/alerts/defaults", tok, nil)
+	if r.Status != 200 || !strings.Contains(string(r.Body), `"channels":["email"]`) || !strings.Contains(string(r.Body), `"customized":false`) {
+		t.Fatalf("defaults %d %s", r.Status, r.Body)
+	}
+	r = s.Do(t, http.MethodPut, "/v2/alerts/defaults", tok, map[string]any{
+		"type": "Default", "priority": "Emergency", "channels": []string{"text"}, "loudTone": true,
+		"workflow": map[string]any{"cycles": 1}, "sender": map[string]any{"name": "Ops Center"},
+	})
+	if r.Status != 200 || !strings.Contains(string(r.Body), `"customized":true`) {
+		t.Fatalf("update defaults %d %s", r.Status, r.Body)
+	}
+	if r := s.Do(t, http.MethodPut, "/v2/alerts/defaults", tok, map[string]any{"type": "Default", "priority": "NonEmergency", "channels": []string{"fax2"},
+		"loudTone": false, "workflow": map[string]any{}, "sender": map[string]any{}}); r.Status != 400 {
+		t.Fatalf("bad defaults: %d %s", r.Status, r.Body)
+	}
+
+	mk := func(subject, incident, facility string, hidden bool) int64 {
+		settings := map[string]any{"message": map[string]any{"subject": subject, "body": "b"},
+			"recipients": map[string]any{"contactIds": []int64{c.ID}}, "security": map[string]any{"hidden": hidden}}
+		if incident != "" {
+			settings["incident"] = map[string]any{"name": incident}
+		}
+		if facility != "" {
+			settings["facility"] = map[string]any{"facilities": []map[string]any{{"name": facility}}}
+		}
+		return send(t, s, tok, map[string]any{"settings": settings}).AlertID
+	}
+	a1 := mk("Storm coming", "Winter storm", "North plant", false)
+	a2 := mk("Gas leak", "", "South plant", false)
+	a3 := mk("Secret drill", "", "", true)
+	for _, id := range []int64{a1, a2, a3} {
+		waitDone(t, s, tok, id)
+	}
+	// The alert took the tenant's defaults: text, Emergency, the sender.
+	r = s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d", a1), tok, nil)
+	body := string(r.Body)
+	if !strings.Contains(body, `"priority":"Emergency"`) || !strings.Contains(body, `"name":"Ops Center"`) ||
+		!strings.Contains(body, `"channel":"text"`) {
+		t.Fatalf("alert with defaults: %s", body)
+	}
+	get := func(path string) []int64 {
+		t.Helper()
+		r := s.Do(t, http.MethodGet, path, tok, nil)
+		var page struct{ Items []struct{ ID int64 } }
+		r.JSON(t, &page)
+		if r.Status != 200 {
+			t.Fatalf("%s: %d %s", path, r.Status, r.Body)
+		}
+		var ids []int64
+		for _, it := range page.Items {
+			ids = append(ids, it.ID)
+		}
+		return ids
+	}
+	check := func(path string, want ...int64) {
+		t.Helper()
+		got := get(path)
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: got %v, want %v", path, got, want)
+		}
+	}
+	today := time.Now().UTC().Format("2006-01-02")
+	tomorrow := time.Now().UTC().Add(24 * time.Hour).Format("2006-01-02")
+	check("/v3/user/alerts/sent", a2, a1)
+	check("/v3/user/alerts/sent?sort=createdAt", a1, a2)
+	check("/v3/user/alerts/sent?hidden=true", a3)
+	check("/v3/user/alerts/sent?incident=winter", a1)
+	check("/v3/user/alerts/sent?facilityName=south%20plant", a2)
+	check("/v3/user/alerts/sent?subject=GAS", a2)
+	check("/v3/user/alerts/sent?from=ops", a2, a1)
+	check("/v3/user/alerts/sent?from=nobody")
+	check("/v3/user/alerts/sent?alertCompletion=Sent,Failed&messagepriority=Emergency&alertType=Default", a2, a1)
+	check("/v3/user/alerts/sent?alertCompletion=Processing")
+	check("/v3/user/alerts/sent?alertType=Poll")
+	check("/v3/user/alerts/sent?after="+today+"&before="+tomorrow, a2, a1)
+	check("/v3/user/alerts/sent?after=" + tomorrow)
+	check("/v3/user/alerts/sent?pageSize=1&page=2", a1)
+	if r := s.Do(t, http.MethodGet, "/v3/user/alerts/sent?after=yesterday", tok, nil); r.Status != 400 {
+		t.Errorf("bad date: %d", r.Status)
+	}
+	if r := s.Do(t, http.MethodGet, "/v3/user/alerts/sent?alertCompletion=Done", tok, nil); r.Status != 400 {
+		t.Errorf("bad completion: %d", r.Status)
+	}
+	if r := s.Do(t, http.MethodGet, "/v3/user/alerts/sent?sort=color", tok, nil); r.Status != 400 {
+		t.Errorf("bad sort: %d", r.Status)
+	}
+	// Another user of the tenant has sent nothing.
+	if r := s.Do(t, http.MethodGet, "/v3/user/alerts/sent", tokFor(t, s, tenant, "someone-else"), nil); !strings.Contains(string(r.Body), `"totalCount":0`) {
+		t.Errorf("another user's sent alerts: %s", r.Body)
+	}
+	r = s.Do(t, http.MethodPost, "/v2/alerts/find?sort=subject", tok, map[string]any{"statuses": []string{"Sent"}, "ids": []int64{a1, a2, a3}})
+	var page struct{ Items []struct{ ID int64 } }
+	r.JSON(t, &page)
+	if len(page.Items) != 2 || page.Items[0].ID != a2 {
+		t.Errorf("find: %s", r.Body)
+	}
+}
+
+func TestMultipartAlertIsValidatedLikeJSON(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	tok := s.Token(t, stacktest.NewTenant())
+	post := func(alert string) stacktest.Response {
+		var buf bytes.Buffer
+		mw := multipart.NewWriter(&buf)
+		_ = mw.WriteField("alert", alert)
+		_ = mw.Close()
+		return s.Do(t, http.MethodPost, "/v2/alertsWithAttachments", tok, &buf, "Content-Type", mw.FormDataContentType())
+	}
+	cases := map[string]string{
+		`{"settings": {"message": {"subject": "", "body": "b"}, "recipients": {"contactIds": [1]}}}`:                           "body.alert.settings.message.subject",
+		`{"settings": {"message": {"subject": "s", "body": "b"}, "recipients": {}, "channels": {"pager": {"enabled": true}}}}`: "body.alert.settings.channels",
+		`{"settings": {"message": {"subject": "s", "body": "b"}, "recipients": {}}}`:                                           "body.alert.settings.recipients",
+		`not json`: "body.alert",
+	}
+	for alert, field := range cases {
+		r := post(alert)
+		if r.Status != http.StatusBadRequest {
+			t.Fatalf("%s: %d %s", alert, r.Status, r.Body)
+		}
+		found := false
+		for _, f := range problem(t, r).Errors {
+			found = found || strings.HasPrefix(f.Location, field)
+		}
+		if !found {
+			t.Errorf("%s: no failure at %s: %s", alert, field, r.Body)
+		}
+	}
+}

@@ -1,0 +1,278 @@
+package model
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// AlertSettings is everything an alert is: its message, channels,
+// recipients and the optional blocks that refine them.
+type AlertSettings struct {
+	Type            AlertType                `json:"type,omitempty" doc:"Default when absent."`
+	Message         MessageSettings          `json:"message"`
+	Channels        *ChannelSettings         `json:"channels,omitempty" doc:"The channels to deliver on; the tenant's default channels when absent."`
+	Recipients      RecipientSettings        `json:"recipients"`
+	Priority        *PrioritySettings        `json:"priority,omitempty" doc:"The tenant's default priority when absent."`
+	Schedule        *ScheduleSettings        `json:"schedule,omitempty" doc:"Send now when absent."`
+	Workflow        *WorkflowSettings        `json:"workflow,omitempty" doc:"Confirmation, resend cycles and broadcast duration; the tenant's defaults when absent."`
+	Pipeline        *PipelineSettings        `json:"pipeline,omitempty" doc:"Order of the channels; Simultaneous when absent."`
+	Content         *ContentSettings         `json:"content,omitempty"`
+	Sender          *SenderSettings          `json:"sender,omitempty" doc:"The tenant's default sender when absent."`
+	Incident        *IncidentSettings        `json:"incident,omitempty"`
+	Facility        *FacilitySettings        `json:"facility,omitempty"`
+	Location        *LocationSettings        `json:"location,omitempty"`
+	Municipal       *MunicipalSettings       `json:"municipal,omitempty"`
+	FeatureLayer    *FeatureLayerSettings    `json:"featureLayer,omitempty"`
+	MobileBroadcast *MobileBroadcastSettings `json:"mobileBroadcast,omitempty"`
+	SocialMedia     *SocialMediaSettings     `json:"socialMedia,omitempty"`
+	Security        *SecuritySettings        `json:"security,omitempty"`
+	Survey          *SurveySettings          `json:"survey,omitempty" doc:"Questions of a Poll alert; required when type is Poll."`
+	Conference      *ConferenceInvitation    `json:"conference,omitempty" doc:"The call of a Conference alert; required when type is Conference."`
+	Related         *RelatedAlert            `json:"related,omitempty" doc:"An earlier alert this one follows up."`
+}
+
+// MessageSettings is the message every channel sends unless the channel's
+// block overrides it. Subject and body may use variables: {{firstName}},
+// {{lastName}}, {{fullName}}, {{email}}, {{phone}}, {{externalId}},
+// {{alertId}}, {{subject}}, {{senderName}}, {{incidentName}},
+// {{locationName}}, {{responseLink}} (the recipient's personal poll or
+// confirmation page), {{conference}} and the names of custom variables.
+type MessageSettings struct {
+	Subject   string                  `json:"subject" minLength:"1" maxLength:"200" doc:"Subject (email subject, push title, list display)." example:"Campus closed today"`
+	Body      string                  `json:"body" minLength:"1" maxLength:"20000" doc:"The message text. Variables in double braces are filled per recipient." example:"Hello {{firstName}}, campus is closed today because of snow."`
+	Language  string                  `json:"language,omitempty" maxLength:"16" doc:"Language of the message (BCP 47)." example:"en"`
+	Variables *CustomMessageVariables `json:"variables,omitempty" doc:"Custom variables the message may use besides the built-in ones."`
+}
+
+// CustomMessageVariables are the custom variables of a message.
+type CustomMessageVariables struct {
+	Values []AlertSettingsValue `json:"values" maxItems:"50" doc:"The variables."`
+}
+
+// AlertSettingsValue is one custom message variable.
+type AlertSettingsValue struct {
+	Name   string                      `json:"name" pattern:"^[A-Za-z][A-Za-z0-9_]{0,49}$" doc:"Name used in the message as {{name}}." example:"shelter"`
+	Source AlertSettingsVariableSource `json:"source,omitempty" doc:"Static when absent."`
+	Value  string                      `json:"value,omitempty" maxLength:"1000" doc:"The value (Static) or the fallback (CustomField)." example:"Gym B"`
+	Field  string                      `json:"field,omitempty" maxLength:"100" doc:"For CustomField: the recipient's custom field to use." example:"building"`
+}
+
+// ChannelSettings says which channels deliver the alert and how. A channel
+// is used when its block is present with enabled true.
+type ChannelSettings struct {
+	Email           *EmailChannel           `json:"email,omitempty"`
+	Text            *TextMessageChannel     `json:"text,omitempty"`
+	Voice           *VoiceChannel           `json:"voice,omitempty"`
+	Etn             *EtnChannel             `json:"etn,omitempty"`
+	Push            *PushChannel            `json:"push,omitempty"`
+	MyAlertsApp     *MyAlertsAppChannel     `json:"myAlertsApp,omitempty"`
+	Fax             *FaxChannel             `json:"fax,omitempty"`
+	Eas             *EasChannel             `json:"eas,omitempty"`
+	MobileBroadcast *MobileBroadcastChannel `json:"mobileBroadcast,omitempty"`
+	TeamChat        *TeamChatChannel        `json:"teamChat,omitempty"`
+	SocialPostA     *SocialPostChannelA     `json:"socialPostA,omitempty"`
+	SocialPostB     *SocialPostChannelB     `json:"socialPostB,omitempty"`
+	Neighborhood    *NeighborhoodChannel    `json:"neighborhood,omitempty"`
+}
+
+// Enabled lists the enabled channels in a fixed order.
+func (c *ChannelSettings) Enabled() []string {
+	if c == nil {
+		return nil
+	}
+	var out []string
+	add := func(on bool, name string) {
+		if on {
+			out = append(out, name)
+		}
+	}
+	add(c.Email != nil && c.Email.Enabled, "email")
+	add(c.Text != nil && c.Text.Enabled, "text")
+	add(c.Voice != nil && c.Voice.Enabled, "voice")
+	add(c.Etn != nil && c.Etn.Enabled, "etn")
+	add(c.Push != nil && c.Push.Enabled, "push")
+	add(c.MyAlertsApp != nil && c.MyAlertsApp.Enabled, "myAlertsApp")
+	add(c.Fax != nil && c.Fax.Enabled, "fax")
+	add(c.Eas != nil && c.Eas.Enabled, "eas")
+	add(c.MobileBroadcast != nil && c.MobileBroadcast.Enabled, "mobileBroadcast")
+	add(c.TeamChat != nil && c.TeamChat.Enabled, "teamChat")
+	add(c.SocialPostA != nil && c.SocialPostA.Enabled, "socialPostA")
+	add(c.SocialPostB != nil && c.SocialPostB.Enabled, "socialPostB")
+	add(c.Neighborhood != nil && c.Neighborhood.Enabled, "neighborhood")
+	return out
+}
+
+// RecipientSettings says who receives the alert. Every source adds people;
+// a person reached through several sources receives the alert once.
+type RecipientSettings struct {
+	ContactIDs          []int64               `json:"contactIds,omitempty" maxItems:"50000" doc:"Contacts by id." example:"[12, 13]"`
+	Groups              []AlertGroupTarget    `json:"groups,omitempty" maxItems:"1000" doc:"Groups, with or without their subgroups."`
+	DistributionListIDs []int64               `json:"distributionListIds,omitempty" maxItems:"1000" doc:"Distribution lists by id." example:"[3]"`
+	Directory           *DirectorySettings    `json:"directory,omitempty" doc:"Directory users."`
+	AdHoc               []AlertAdHocRecipient `json:"adHoc,omitempty" maxItems:"1000" doc:"People who are not contacts, by address."`
+	Areas               []SelectedArea        `json:"areas,omitempty" maxItems:"20" doc:"Geographic areas: contacts with a location inside any of them receive the alert."`
+	AccessFilter        *AccessFilter         `json:"accessFilter,omitempty" doc:"Keeps only the resolved recipients that match; ad-hoc recipients are not filtered."`
+}
+
+// AlertGroupTarget selects the members of a group.
+type AlertGroupTarget struct {
+	ID               int64 `json:"id" minimum:"1" doc:"The group id." example:"5"`
+	IncludeSubgroups bool  `json:"includeSubgroups,omitempty" doc:"Also the members of every group below it."`
+}
+
+// AlertAdHocRecipient is a recipient given by address only.
+type AlertAdHocRecipient struct {
+	FirstName string `json:"firstName,omitempty" maxLength:"100" example:"Grace"`
+	LastName  string `json:"lastName,omitempty" maxLength:"100" example:"Hopper"`
+	Email     string `json:"email,omitempty" format:"email" maxLength:"254" example:"grace@example.com"`
+	Phone     string `json:"phone,omitempty" pattern:"^\\+[1-9][0-9]{6,14}$" doc:"E.164 number; receives texts and calls." example:"+15551230000"`
+}
+
+// DirectorySettings selects users of a directory.
+type DirectorySettings struct {
+	DirectoryID string   `json:"directoryId" minLength:"1" maxLength:"100" doc:"The directory." example:"main"`
+	UserIDs     []string `json:"userIds,omitempty" maxItems:"50000" doc:"Users of the directory by id; with allUsers false at least one." example:"[\"17\"]"`
+	AllUsers    bool     `json:"allUsers,omitempty" doc:"Every user of the directory."`
+}
+
+// AccessFilter keeps the recipients whose contact fields match its conditions.
+type AccessFilter struct {
+	Match      string                  `json:"match,omitempty" enum:"All,Any" doc:"All conditions must hold (default) or any one." example:"All"`
+	Conditions []AccessFilterCondition `json:"conditions" minItems:"1" maxItems:"20"`
+}
+
+// AccessFilterCondition is one condition on a contact field.
+type AccessFilterCondition struct {
+	Field    string   `json:"field" pattern:"^(language|timeZone|externalId|custom\\.[A-Za-z0-9_]{1,64})$" doc:"language, timeZone, externalId or custom.<name> for a custom field." example:"custom.building"`
+	Operator string   `json:"operator" enum:"Equals,NotEquals,In,NotIn" example:"Equals"`
+	Values   []string `json:"values" minItems:"1" maxItems:"100" doc:"One value for Equals/NotEquals, any number for In/NotIn." example:"[\"B12\"]"`
+}
+
+// AccessRecipe is a named, reusable access filter.
+type AccessRecipe struct {
+	Name   string       `json:"name" minLength:"1" maxLength:"100" example:"Building B staff"`
+	Filter AccessFilter `json:"filter"`
+}
+
+// PrioritySettings sets the alert's priority.
+type PrioritySettings struct {
+	Priority PriorityType      `json:"priority"`
+	LoudTone *LoudToneSettings `json:"loudTone,omitempty" doc:"Loud tone on devices (Emergency only)."`
+}
+
+// LoudToneSettings asks devices to sound a loud tone.
+type LoudToneSettings struct {
+	Enabled         bool   `json:"enabled"`
+	Sound           string `json:"sound,omitempty" enum:"Siren,Alarm,Chime" doc:"The tone (default Siren)."`
+	DurationSeconds int    `json:"durationSeconds,omitempty" minimum:"1" maximum:"60" doc:"How long the tone sounds (default 10)."`
+}
+
+// ScheduleSettings says when the alert is sent.
+type ScheduleSettings struct {
+	Type   ScheduleType `json:"type"`
+	SendAt *time.Time   `json:"sendAt,omitempty" doc:"For Later: when to send (RFC 3339, in the future, at most a year ahead)."`
+}
+
+// WorkflowSettings are the delivery settings.
+type WorkflowSettings struct {
+	ConfirmationRequested    bool `json:"confirmationRequested,omitempty" doc:"Ask recipients to confirm through their personal link ({{responseLink}} is appended to texts that lack it)."`
+	Cycles                   int  `json:"cycles,omitempty" minimum:"1" maximum:"10" doc:"How many times the alert is sent: cycles after the first go only to recipients who have not confirmed (default 1)." example:"1"`
+	CycleIntervalMinutes     int  `json:"cycleIntervalMinutes,omitempty" minimum:"1" maximum:"1440" doc:"Minutes between cycles (default 5)." example:"5"`
+	BroadcastDurationMinutes int  `json:"broadcastDurationMinutes,omitempty" minimum:"0" maximum:"10080" doc:"How long the alert stays open: no cycle starts later, and responses are accepted until then (0: until the last cycle ends)." example:"60"`
+}
+
+// PipelineSettings orders the channels.
+type PipelineSettings struct {
+	Order    PriorityOrder     `json:"order"`
+	Sequence []DeliveryChannel `json:"sequence,omitempty" maxItems:"13" doc:"For Sequential: the channels in the order to use them; the enabled channels' fixed order when empty."`
+}
+
+// ContentSettings adds content to the alert.
+type ContentSettings struct {
+	Attachments []string `json:"attachments,omitempty" maxItems:"10" doc:"Names of stored files to attach to email (as uploaded through the files operations)." example:"[\"maps/evacuation.pdf\"]"`
+	Link        string   `json:"link,omitempty" format:"uri" maxLength:"2000" doc:"A link to more information, available as {{link}}." example:"https://example.com/status"`
+}
+
+// SenderSettings says who the alert is from.
+type SenderSettings struct {
+	Name     string `json:"name,omitempty" maxLength:"100" doc:"Display name of the sender (email From name, the sent-alerts from filter)." example:"Campus Safety"`
+	ReplyTo  string `json:"replyTo,omitempty" format:"email" maxLength:"254" doc:"Reply-To address of emails." example:"safety@example.com"`
+	CallerID string `json:"callerId,omitempty" pattern:"^\\+[1-9][0-9]{6,14}$" doc:"Number shown on calls and texts where the provider allows it." example:"+15550100"`
+}
+
+// IncidentSettings ties the alert to an incident.
+type IncidentSettings struct {
+	Name     string            `json:"name" minLength:"1" maxLength:"200" doc:"Incident name (the incident filter of the sent-alerts list)." example:"Winter storm"`
+	Category *IncidentCategory `json:"category,omitempty"`
+	Type     *IncidentType     `json:"type,omitempty"`
+	Event    *IncidentEvent    `json:"event,omitempty"`
+}
+
+// FacilitySettings ties the alert to facilities.
+type FacilitySettings struct {
+	Facilities []FacilityReference `json:"facilities" minItems:"1" maxItems:"50"`
+}
+
+// LocationSettings describes where the incident is.
+type LocationSettings struct {
+	Location *NamedLocation          `json:"location,omitempty" doc:"The incident's location ({{locationName}})."`
+	Areas    []SelectedAreaReference `json:"areas,omitempty" maxItems:"20" doc:"Saved areas this alert concerns, by reference."`
+}
+
+// MunicipalSettings names the municipal areas the alert concerns.
+type MunicipalSettings struct {
+	Areas []MunicipalArea `json:"areas" minItems:"1" maxItems:"50"`
+}
+
+// FeatureLayerSettings names GIS features the alert concerns.
+type FeatureLayerSettings struct {
+	LayerName  string   `json:"layerName" minLength:"1" maxLength:"200" example:"Flood zones"`
+	FeatureIDs []string `json:"featureIds,omitempty" maxItems:"1000" example:"[\"FZ-12\"]"`
+}
+
+// MobileBroadcastSettings refines wireless emergency alerts.
+type MobileBroadcastSettings struct {
+	ExpiresInMinutes int      `json:"expiresInMinutes,omitempty" minimum:"1" maximum:"1440" doc:"How long phones keep showing it (default 60)."`
+	Languages        []string `json:"languages,omitempty" maxItems:"5" doc:"Extra languages (BCP 47)." example:"[\"es\"]"`
+}
+
+// SocialMediaSettings refines social posts.
+type SocialMediaSettings struct {
+	Hashtags    []string `json:"hashtags,omitempty" maxItems:"10" example:"[\"snowday\"]"`
+	IncludeLink bool     `json:"includeLink,omitempty" doc:"Append ContentSettings.link to posts."`
+}
+
+// SecuritySettings limit who sees the alert.
+type SecuritySettings struct {
+	Hidden             bool `json:"hidden,omitempty" doc:"Hide the alert from lists unless the hidden filter asks for hidden alerts."`
+	RestrictedToSender bool `json:"restrictedToSender,omitempty" doc:"Only the user who sent it finds it in lists."`
+}
+
+// SurveySettings are the questions of a Poll alert.
+type SurveySettings struct {
+	Questions []PollQuestionModel `json:"questions" minItems:"1" maxItems:"10"`
+}
+
+// ConferenceInvitation is the call a Conference alert invites to.
+type ConferenceInvitation struct {
+	BridgeNumber    string     `json:"bridgeNumber" pattern:"^\\+[1-9][0-9]{6,14}$" doc:"Number to dial (E.164)." example:"+15550199"`
+	AccessCode      string     `json:"accessCode,omitempty" maxLength:"32" example:"4821"`
+	URL             string     `json:"url,omitempty" format:"uri" maxLength:"2000" doc:"Link to join online." example:"https://meet.example.com/storm"`
+	StartsAt        *time.Time `json:"startsAt,omitempty" doc:"When the call starts."`
+	DurationMinutes int        `json:"durationMinutes,omitempty" minimum:"1" maximum:"1440"`
+}
+
+// RelatedAlert points at an earlier alert of the tenant.
+type RelatedAlert struct {
+	AlertID  int64                `json:"alertId" minimum:"1" doc:"The earlier alert." example:"41"`
+	Relation string               `json:"relation" enum:"Update,FollowUp,AllClear" example:"Update"`
+	Actions  *RelatedAlertActions `json:"actions,omitempty"`
+}
+
+// RelatedAlertActions say what the relation does.
+type RelatedAlertActions struct {
+	IncludeOriginalRecipients bool `json:"includeOriginalRecipients,omitempty" doc:"Also send to every recipient of the earlier alert."`
+}
+
+// rawJSON is a JSON value kept as it was received.
+type rawJSON = json.RawMessage

@@ -1,0 +1,197 @@
+package model
+
+import (
+	"time"
+
+	"github.com/tocsin/tocsin/api/rest"
+)
+
+// SendAlertRequest submits an alert.
+type SendAlertRequest struct {
+	Settings AlertSettings `json:"settings"`
+	JobID    string        `json:"jobId,omitempty" maxLength:"200" doc:"Client job id: a retry with the same jobId (or Idempotency-Key header) returns the first alert instead of creating another." example:"job-2024-11-02-001"`
+}
+
+// PreviewAlertRequest checks an alert and renders it without sending anything.
+type PreviewAlertRequest struct {
+	Settings          AlertSettings `json:"settings"`
+	SampleRecipientID int64         `json:"sampleRecipientId,omitempty" minimum:"1" doc:"Contact whose values fill the variables; the first resolved recipient when absent." example:"12"`
+}
+
+// SendAlertResponse answers an accepted alert.
+type SendAlertResponse struct {
+	AlertID      int64       `json:"alertId" example:"42"`
+	Status       AlertStatus `json:"status"`
+	WorkflowID   string      `json:"workflowId" doc:"The SendAlert workflow in the Temporal UI." example:"alert-1001-42"`
+	JobID        string      `json:"jobId,omitempty" doc:"The client's job id or Idempotency-Key."`
+	ScheduledFor *time.Time  `json:"scheduledFor,omitempty" doc:"When a Later alert will be sent."`
+	Replayed     bool        `json:"replayed" doc:"True when this answers a retry: the alert was created by an earlier request with the same key."`
+	CreatedAt    time.Time   `json:"createdAt"`
+}
+
+// SendAlertResult is the outcome of one alert of a bulk send.
+type SendAlertResult struct {
+	Index    int                      `json:"index" doc:"Position of the alert in the request, from 0." example:"0"`
+	Accepted bool                     `json:"accepted"`
+	Alert    *SendAlertResponse       `json:"alert,omitempty" doc:"The accepted alert."`
+	Status   int                      `json:"status" doc:"The HTTP status this alert alone would have had." example:"201"`
+	Detail   string                   `json:"detail,omitempty" doc:"Why it was refused."`
+	Errors   []rest.ValidationFailure `json:"errors,omitempty" doc:"The failing fields, located inside body.alerts[index]."`
+}
+
+// BulkSendAlertRequest submits several alerts.
+type BulkSendAlertRequest struct {
+	Alerts []SendAlertRequest `json:"alerts" minItems:"1" maxItems:"100"`
+}
+
+// BulkSendAlertResponse lists the outcome of every alert: one refused alert
+// does not stop the others.
+type BulkSendAlertResponse struct {
+	Accepted int               `json:"accepted" example:"2"`
+	Rejected int               `json:"rejected" example:"0"`
+	Results  []SendAlertResult `json:"results"`
+}
+
+// FindAlertRequest filters alerts; every filter is optional and they combine with AND.
+type FindAlertRequest struct {
+	IDs          []int64           `json:"ids,omitempty" maxItems:"500"`
+	Statuses     []AlertStatus     `json:"statuses,omitempty" maxItems:"5"`
+	Completion   []AlertSentStatus `json:"completion,omitempty" maxItems:"3"`
+	Types        []AlertType       `json:"types,omitempty" maxItems:"3"`
+	Priorities   []PriorityType    `json:"priorities,omitempty" maxItems:"2"`
+	Subject      string            `json:"subject,omitempty" maxLength:"200" doc:"Subject contains this, case-insensitive."`
+	From         string            `json:"from,omitempty" maxLength:"100" doc:"Sender name contains this, case-insensitive."`
+	Incident     string            `json:"incident,omitempty" maxLength:"200" doc:"Incident name contains this, case-insensitive."`
+	FacilityName string            `json:"facilityName,omitempty" maxLength:"200" doc:"A facility name equals this, case-insensitive."`
+	CreatedBy    string            `json:"createdBy,omitempty" maxLength:"200" doc:"The user who sent it (token subject)."`
+	Hidden       *bool             `json:"hidden,omitempty" doc:"true: only hidden alerts; false or absent: only visible ones."`
+	After        *time.Time        `json:"after,omitempty" doc:"Created at or after."`
+	Before       *time.Time        `json:"before,omitempty" doc:"Created before."`
+}
+
+// AlertSummary is an alert in a list.
+type AlertSummary struct {
+	ID             int64             `json:"id" example:"42"`
+	Type           AlertType         `json:"type"`
+	Priority       PriorityType      `json:"priority"`
+	Subject        string            `json:"subject" example:"Campus closed today"`
+	Status         AlertStatus       `json:"status"`
+	SentStatus     AlertSentStatus   `json:"sentStatus"`
+	From           string            `json:"from,omitempty" doc:"Sender name." example:"Campus Safety"`
+	Incident       string            `json:"incident,omitempty"`
+	FacilityNames  []string          `json:"facilityNames"`
+	Channels       []DeliveryChannel `json:"channels"`
+	Hidden         bool              `json:"hidden"`
+	CreatedBy      string            `json:"createdBy"`
+	RecipientCount int64             `json:"recipientCount"`
+	CreatedAt      time.Time         `json:"createdAt"`
+	ScheduledFor   *time.Time        `json:"scheduledFor,omitempty"`
+	SentAt         *time.Time        `json:"sentAt,omitempty"`
+	CompletedAt    *time.Time        `json:"completedAt,omitempty"`
+}
+
+// PagedAlertSettingsResponse is a page of alerts.
+type PagedAlertSettingsResponse struct {
+	rest.Paging
+	Items []AlertSummary `json:"items"`
+}
+
+// AlertChannelMessage is the message one channel sends, rendered.
+type AlertChannelMessage struct {
+	Channel    DeliveryChannel `json:"channel"`
+	Recipients int64           `json:"recipients" doc:"Recipients with an address on this channel."`
+	Subject    string          `json:"subject,omitempty"`
+	Body       string          `json:"body"`
+	HTML       string          `json:"html,omitempty"`
+	Encoding   string          `json:"encoding,omitempty" enum:"GSM-7,UCS-2" doc:"Text messages: the SMS encoding the body needs."`
+	Segments   int             `json:"segments,omitempty" doc:"Text messages: SMS segments the body takes." example:"1"`
+	Characters int             `json:"characters" doc:"Length of the body in characters."`
+}
+
+// SearchSummary counts the recipients an alert resolves to.
+type SearchSummary struct {
+	Total      int64                   `json:"total" doc:"Distinct recipients." example:"1200"`
+	AdHoc      int64                   `json:"adHoc" doc:"Of them, ad-hoc recipients."`
+	PerChannel []ChannelRecipientCount `json:"perChannel" doc:"Recipients with an address per enabled channel."`
+}
+
+// ChannelRecipientCount is the number of recipients reachable on a channel.
+type ChannelRecipientCount struct {
+	Channel DeliveryChannel `json:"channel"`
+	Count   int64           `json:"count" example:"1180"`
+}
+
+// SingleAlertSettingsResponse is one alert with its settings; for a preview,
+// the rendered messages and recipient counts (id and status are absent).
+type SingleAlertSettingsResponse struct {
+	ID                int64                 `json:"id,omitempty" doc:"Absent in a preview." example:"42"`
+	Status            AlertStatus           `json:"status,omitempty" doc:"Absent in a preview."`
+	SentStatus        AlertSentStatus       `json:"sentStatus,omitempty" doc:"Absent in a preview."`
+	CreatedBy         string                `json:"createdBy,omitempty"`
+	CreatedAt         *time.Time            `json:"createdAt,omitempty"`
+	ScheduledFor      *time.Time            `json:"scheduledFor,omitempty"`
+	Settings          AlertSettings         `json:"settings" doc:"The settings, with the tenant's defaults applied."`
+	Attachments       []AlertAttachment     `json:"attachments"`
+	Recipients        SearchSummary         `json:"recipients"`
+	Messages          []AlertChannelMessage `json:"messages" doc:"The message of each enabled channel, with variables filled from a sample recipient (when replaceMessageVariables is true)."`
+	SampleRecipientID int64                 `json:"sampleRecipientId,omitempty" doc:"The contact whose values filled the variables."`
+}
+
+// AlertAttachment is a file attached to the alert's email.
+type AlertAttachment struct {
+	Name        string `json:"name" example:"evacuation.pdf"`
+	ContentType string `json:"contentType" example:"application/pdf"`
+	Size        int64  `json:"size" example:"48213"`
+}
+
+// AlertStatusChange is one transition of an alert.
+type AlertStatusChange struct {
+	Status AlertStatus `json:"status"`
+	At     time.Time   `json:"at"`
+	Detail string      `json:"detail,omitempty"`
+}
+
+// SingleAlertStatusResponse is an alert's status with its progress.
+type SingleAlertStatusResponse struct {
+	AlertID      int64                     `json:"alertId" example:"42"`
+	Status       AlertStatus               `json:"status"`
+	SentStatus   AlertSentStatus           `json:"sentStatus"`
+	Completed    bool                      `json:"completed" doc:"The workflow finished: every cycle ran and the broadcast duration passed."`
+	Cycle        int                       `json:"cycle" doc:"The cycle in progress or last run (0 before delivery)." example:"1"`
+	Recipients   int64                     `json:"recipients" doc:"Resolved recipients (0 until resolved)." example:"1200"`
+	Deliveries   DeliverySummary           `json:"deliveries" doc:"Delivery counts over every channel and cycle."`
+	Channels     []AggregatedChannelResult `json:"channels" doc:"Delivery counts per channel."`
+	Error        string                    `json:"error,omitempty" doc:"Why the alert failed."`
+	History      []AlertStatusChange       `json:"history" doc:"Every transition, oldest first."`
+	ScheduledFor *time.Time                `json:"scheduledFor,omitempty"`
+	QueuedAt     *time.Time                `json:"queuedAt,omitempty"`
+	ProcessingAt *time.Time                `json:"processingAt,omitempty"`
+	SentAt       *time.Time                `json:"sentAt,omitempty"`
+	FailedAt     *time.Time                `json:"failedAt,omitempty"`
+	CompletedAt  *time.Time                `json:"completedAt,omitempty"`
+}
+
+// AlertDefaults are a tenant's defaults for new alerts.
+type AlertDefaults struct {
+	Type     AlertType         `json:"type"`
+	Priority PriorityType      `json:"priority"`
+	Channels []DeliveryChannel `json:"channels" minItems:"1" maxItems:"13" doc:"Channels enabled when an alert has no channel settings."`
+	Workflow WorkflowSettings  `json:"workflow"`
+	Sender   SenderSettings    `json:"sender"`
+	LoudTone bool              `json:"loudTone" doc:"Loud tone on devices for Emergency alerts."`
+}
+
+// SingleAlertDefaultsRequest asks for the defaults, optionally for a type and priority.
+type SingleAlertDefaultsRequest struct {
+	Type     AlertType    `json:"type,omitempty" doc:"The type of the alert about to be created."`
+	Priority PriorityType `json:"priority,omitempty" doc:"The priority of the alert about to be created."`
+}
+
+// SingleAlertDefaultsResponse carries the tenant's defaults.
+type SingleAlertDefaultsResponse struct {
+	Defaults        AlertDefaults    `json:"defaults"`
+	PriorityOptions []PriorityOption `json:"priorityOptions"`
+	ScheduleTypes   []ScheduleType   `json:"scheduleTypes"`
+	Customized      bool             `json:"customized" doc:"The tenant changed the built-in defaults."`
+	UpdatedAt       *time.Time       `json:"updatedAt,omitempty"`
+}

@@ -1,0 +1,143 @@
+package model
+
+import "time"
+
+// EmailChannel delivers the alert by email over SMTP to each recipient's
+// first email address.
+type EmailChannel struct {
+	Enabled bool   `json:"enabled" doc:"Deliver on this channel."`
+	Subject string `json:"subject,omitempty" maxLength:"200" doc:"Subject for email; MessageSettings.subject when empty. Variables such as {{firstName}} are filled per recipient." example:"Campus closed today, {{firstName}}"`
+	Body    string `json:"body,omitempty" maxLength:"100000" doc:"Plain-text body for email; MessageSettings.body when empty. Variables are filled per recipient."`
+	HTML    string `json:"html,omitempty" maxLength:"200000" doc:"Optional HTML body sent beside the text body. Variables are filled per recipient (HTML-escaped)."`
+	ReplyTo string `json:"replyTo,omitempty" format:"email" maxLength:"254" doc:"Reply-To address; SenderSettings.replyTo when empty." example:"safety@example.com"`
+	// IncludeAttachments defaults to true when absent.
+	IncludeAttachments *bool `json:"includeAttachments,omitempty" doc:"Attach the alert's attachments (default true)."`
+}
+
+// TextMessageChannel delivers the alert as a text message (SMS) to each
+// recipient's first phone number that can receive texts.
+type TextMessageChannel struct {
+	Enabled bool   `json:"enabled" doc:"Deliver on this channel."`
+	Body    string `json:"body,omitempty" maxLength:"1600" doc:"Text for SMS; MessageSettings.body when empty. After variables are filled it must fit in maxSegments segments (153 GSM-7 characters or 67 UCS-2 characters each when split; 160 or 70 in a single segment)." example:"Campus closed today. Details: {{responseLink}}"`
+	// MaxSegments defaults to 10.
+	MaxSegments  int   `json:"maxSegments,omitempty" minimum:"1" maximum:"10" doc:"Largest number of SMS segments a message may take (default 10); a longer message is refused at submission." example:"3"`
+	AllowUnicode *bool `json:"allowUnicode,omitempty" doc:"Allow characters outside the GSM-7 alphabet, which switches the message to UCS-2 (default true). When false such a message is refused."`
+}
+
+// VoiceChannel calls each recipient's first phone number that can take calls.
+type VoiceChannel struct {
+	Enabled           bool   `json:"enabled" doc:"Deliver on this channel."`
+	Message           string `json:"message,omitempty" maxLength:"5000" doc:"Text read by text-to-speech; MessageSettings.body when empty."`
+	AudioFileName     string `json:"audioFileName,omitempty" maxLength:"512" doc:"A stored voice-encoded audio file played instead of text-to-speech."`
+	Repeat            int    `json:"repeat,omitempty" minimum:"1" maximum:"5" doc:"How many times the message is played (default 1)."`
+	Language          string `json:"language,omitempty" maxLength:"16" doc:"Text-to-speech language (BCP 47)." example:"en-US"`
+	AnsweringMachine  string `json:"answeringMachine,omitempty" enum:"LeaveMessage,HangUp" doc:"What to do when an answering machine picks up (default LeaveMessage)."`
+	PressOneToConfirm bool   `json:"pressOneToConfirm,omitempty" doc:"Ask the callee to press 1 to confirm; a confirmation counts like a confirmation link."`
+}
+
+// EtnChannel calls the phone numbers inside the alert's geographic areas
+// (emergency telephone notification).
+type EtnChannel struct {
+	Enabled       bool   `json:"enabled" doc:"Deliver on this channel."`
+	Message       string `json:"message,omitempty" maxLength:"5000" doc:"Text read by text-to-speech; MessageSettings.body when empty."`
+	AudioFileName string `json:"audioFileName,omitempty" maxLength:"512" doc:"A stored voice-encoded audio file played instead of text-to-speech."`
+	Repeat        int    `json:"repeat,omitempty" minimum:"1" maximum:"5" doc:"How many times the message is played (default 1)."`
+	CallerID      string `json:"callerId,omitempty" maxLength:"32" doc:"Number shown to the callee (E.164)." example:"+15550100"`
+}
+
+// PushChannel sends a push notification to each recipient's registered push devices.
+type PushChannel struct {
+	Enabled  bool   `json:"enabled" doc:"Deliver on this channel."`
+	Title    string `json:"title,omitempty" maxLength:"200" doc:"Notification title; MessageSettings.subject when empty."`
+	Body     string `json:"body,omitempty" maxLength:"4000" doc:"Notification text; MessageSettings.body when empty."`
+	LoudTone bool   `json:"loudTone,omitempty" doc:"Play the loud tone even when the device is silenced (Emergency priority only)."`
+}
+
+// MyAlertsAppChannel sends the alert to the tenant's alerts app on each
+// recipient's registered app devices.
+type MyAlertsAppChannel struct {
+	Enabled  bool   `json:"enabled" doc:"Deliver on this channel."`
+	Title    string `json:"title,omitempty" maxLength:"200" doc:"Title in the app; MessageSettings.subject when empty."`
+	Body     string `json:"body,omitempty" maxLength:"20000" doc:"Text in the app; MessageSettings.body when empty."`
+	LoudTone bool   `json:"loudTone,omitempty" doc:"Play the loud tone even when the device is silenced (Emergency priority only)."`
+}
+
+// FaxChannel faxes a stored document or the rendered message.
+type FaxChannel struct {
+	Enabled   bool   `json:"enabled" doc:"Deliver on this channel."`
+	FileName  string `json:"fileName,omitempty" maxLength:"512" doc:"A stored document to fax; the rendered message when empty."`
+	CoverPage bool   `json:"coverPage,omitempty" doc:"Send a cover page with the subject."`
+}
+
+// EasChannel broadcasts the alert through the emergency alert system as a CAP 1.2 message.
+type EasChannel struct {
+	Enabled         bool     `json:"enabled" doc:"Deliver on this channel."`
+	EventCode       string   `json:"eventCode,omitempty" pattern:"^[A-Z]{3}$" doc:"Three-letter EAS event code." example:"CEM"`
+	AudioFileName   string   `json:"audioFileName,omitempty" maxLength:"512" doc:"A stored EAS-encoded audio file."`
+	DurationMinutes int      `json:"durationMinutes,omitempty" minimum:"15" maximum:"1440" doc:"How long the broadcast is valid."`
+	SameCodes       []string `json:"sameCodes,omitempty" maxItems:"31" doc:"SAME location codes (6 digits each)." example:"[\"017031\"]"`
+}
+
+// MobileBroadcastChannel sends a wireless emergency alert to phones in the alert's areas.
+type MobileBroadcastChannel struct {
+	Enabled  bool   `json:"enabled" doc:"Deliver on this channel."`
+	Text     string `json:"text,omitempty" maxLength:"360" doc:"Broadcast text (at most 360 characters); MessageSettings.body when empty."`
+	Language string `json:"language,omitempty" maxLength:"16" doc:"Language of the text (BCP 47)." example:"en-US"`
+}
+
+// TeamChatChannel posts the alert to team-chat incoming webhooks configured for the tenant.
+type TeamChatChannel struct {
+	Enabled bool     `json:"enabled" doc:"Deliver on this channel."`
+	Targets []string `json:"targets,omitempty" maxItems:"50" doc:"Names of the tenant's configured chat targets; every target when empty."`
+	Message string   `json:"message,omitempty" maxLength:"4000" doc:"Chat text; MessageSettings.body when empty."`
+}
+
+// SocialPostChannelA posts the alert to the tenant's accounts on the first social network.
+type SocialPostChannelA struct {
+	Enabled     bool     `json:"enabled" doc:"Deliver on this channel."`
+	Accounts    []string `json:"accounts,omitempty" maxItems:"20" doc:"Names of the tenant's configured accounts; every account when empty."`
+	Message     string   `json:"message,omitempty" maxLength:"280" doc:"Post text; MessageSettings.body when empty."`
+	IncludeLink bool     `json:"includeLink,omitempty" doc:"Append a link to the alert's public details."`
+}
+
+// SocialPostChannelB posts the alert to the tenant's accounts on the second social network.
+type SocialPostChannelB struct {
+	Enabled     bool     `json:"enabled" doc:"Deliver on this channel."`
+	Accounts    []string `json:"accounts,omitempty" maxItems:"20" doc:"Names of the tenant's configured accounts; every account when empty."`
+	Message     string   `json:"message,omitempty" maxLength:"2000" doc:"Post text; MessageSettings.body when empty."`
+	IncludeLink bool     `json:"includeLink,omitempty" doc:"Append a link to the alert's public details."`
+}
+
+// NeighborhoodChannel posts the alert to neighborhood-network groups through
+// the tenant's accounts.
+type NeighborhoodChannel struct {
+	Enabled  bool     `json:"enabled" doc:"Deliver on this channel."`
+	Accounts []string `json:"accounts,omitempty" maxItems:"20" doc:"Names of the tenant's configured accounts; every account when empty."`
+	Groups   []string `json:"groups,omitempty" maxItems:"100" doc:"Neighborhood groups to post to; every group of the accounts when empty."`
+	Message  string   `json:"message,omitempty" maxLength:"2000" doc:"Post text; MessageSettings.body when empty."`
+}
+
+// ChannelDelivery is one delivery to one recipient on one channel in one
+// cycle, with the attempts it took.
+type ChannelDelivery struct {
+	Channel           DeliveryChannel `json:"channel"`
+	Cycle             int             `json:"cycle" doc:"1 for the first sending; higher for resends to recipients who had not confirmed." example:"1"`
+	Address           string          `json:"address" doc:"Where it went: an email address, a phone number, a device." example:"ada@example.com"`
+	Status            DeliveryStatus  `json:"status"`
+	Attempts          int             `json:"attempts" doc:"Attempts made at the provider for this delivery." example:"1"`
+	ProviderMessageID string          `json:"providerMessageId,omitempty" doc:"The provider's id of the message."`
+	IdempotencyKey    string          `json:"idempotencyKey" doc:"The key passed to the provider; the same on every retry of this delivery." example:"alert-1001-42:email:1:7"`
+	Error             string          `json:"error,omitempty" doc:"The last error, when an attempt failed."`
+	Permanent         bool            `json:"permanent,omitempty" doc:"The failure is permanent (a retry will not help)."`
+	SentAt            *time.Time      `json:"sentAt,omitempty" doc:"When the provider accepted it."`
+	DeliveredAt       *time.Time      `json:"deliveredAt,omitempty" doc:"When a receipt confirmed delivery."`
+	UpdatedAt         time.Time       `json:"updatedAt" doc:"When the delivery last changed."`
+}
+
+// ChannelDeliveries are a recipient's deliveries on one channel, one per cycle.
+type ChannelDeliveries struct {
+	Channel    DeliveryChannel   `json:"channel"`
+	Address    string            `json:"address,omitempty" doc:"The recipient's address on the channel; empty when the recipient has none."`
+	Status     DeliveryStatus    `json:"status" doc:"Status of the latest cycle's delivery."`
+	Deliveries []ChannelDelivery `json:"deliveries" doc:"Every delivery on this channel, oldest cycle first."`
+}

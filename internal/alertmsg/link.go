@@ -1,0 +1,68 @@
+package alertmsg
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/base64"
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// ResponsePath is where a recipient's personal response page lives; the
+// token follows it.
+const ResponsePath = "/v2/public/alerts/responses/"
+
+var b64 = base64.RawURLEncoding
+
+// ResponseToken is the token of a recipient's personal response link: the
+// tenant, alert and recipient number, signed with secret. Nothing is stored
+// for it; ParseResponseToken checks the signature.
+func ResponseToken(secret []byte, tenant string, alertID, seq int64) string {
+	payload := tenant + "." + strconv.FormatInt(alertID, 36) + "." + strconv.FormatInt(seq, 36)
+	return b64.EncodeToString([]byte(payload)) + "." + b64.EncodeToString(sign(secret, payload))
+}
+
+// ParseResponseToken checks a token and returns what it names.
+func ParseResponseToken(secret []byte, token string) (tenant string, alertID, seq int64, err error) {
+	enc, sig, ok := strings.Cut(token, ".")
+	if !ok {
+		return "", 0, 0, fmt.Errorf("malformed token")
+	}
+	raw, err1 := b64.DecodeString(enc)
+	mac, err2 := b64.DecodeString(sig)
+	if err1 != nil || err2 != nil {
+		return "", 0, 0, fmt.Errorf("malformed token")
+	}
+	payload := string(raw)
+	if !hmac.Equal(mac, sign(secret, payload)) {
+		return "", 0, 0, fmt.Errorf("bad signature")
+	}
+	parts := strings.Split(payload, ".")
+	if len(parts) != 3 {
+		return "", 0, 0, fmt.Errorf("malformed token")
+	}
+	alertID, err1 = strconv.ParseInt(parts[1], 36, 64)
+	seq, err2 = strconv.ParseInt(parts[2], 36, 64)
+	if err1 != nil || err2 != nil {
+		return "", 0, 0, fmt.Errorf("malformed token")
+	}
+	return parts[0], alertID, seq, nil
+}
+
+func sign(secret []byte, payload string) []byte {
+	m := hmac.New(sha256.New, secret)
+	m.Write([]byte("tocsin-response-link\x00"))
+	m.Write([]byte(payload))
+	return m.Sum(nil)[:16]
+}
+
+// LinkSecret derives the key of response links from the configured secrets.
+func LinkSecret(secretsKey, jwtSecret string) []byte {
+	k := secretsKey
+	if k == "" {
+		k = jwtSecret
+	}
+	s := sha256.Sum256([]byte("tocsin response links\x00" + k))
+	return s[:]
+}

@@ -1,0 +1,68 @@
+package geo
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+)
+
+func TestParseGeometry(t *testing.T) {
+	square := `[[[-87.7,41.8],[-87.6,41.8],[-87.6,41.9],[-87.7,41.9],[-87.7,41.8]]]`
+	cases := []struct {
+		name, typ, coords, err string
+	}{
+		{"polygon", "Polygon", square, ""},
+		{"multipolygon", "MultiPolygon", "[" + square + "]", ""},
+		{"with hole", "Polygon", `[[[0,0],[10,0],[10,10],[0,10],[0,0]],[[2,2],[3,2],[3,3],[2,2]]]`, ""},
+		{"not closed", "Polygon", `[[[0,0],[1,0],[1,1],[0,1]]]`, "not closed"},
+		{"too few", "Polygon", `[[[0,0],[1,0],[0,0]]]`, "at least 4"},
+		{"out of range", "Polygon", `[[[0,0],[200,0],[1,1],[0,0]]]`, "outside"},
+		{"no area", "Polygon", `[[[0,0],[1,1],[2,2],[0,0]]]`, "no area"},
+		{"not numbers", "Polygon", `[[["a","b"]]]`, "array of rings"},
+		{"point", "Point", `[1,2]`, "not supported"},
+		{"empty", "Polygon", ``, "missing"},
+		{"empty multi", "MultiPolygon", `[]`, "at least one"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := ParseGeometry(c.typ, json.RawMessage(c.coords))
+			if c.err == "" && err != nil {
+				t.Fatal(err)
+			}
+			if c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
+				t.Fatalf("error %v, want %q", err, c.err)
+			}
+		})
+	}
+}
+
+func TestLiteralAndBounds(t *testing.T) {
+	ps, err := ParseGeometry("Polygon", json.RawMessage(`[[[-87.7,41.8],[-87.6,41.8],[-87.6,41.9],[-87.7,41.8]]]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := Literal(ps[0].Outer); got != "((-87.7,41.8),(-87.6,41.8),(-87.6,41.9),(-87.7,41.8))" {
+		t.Fatal(got)
+	}
+	b := ps[0].Bounds()
+	if b.MinLat != 41.8 || b.MaxLat != 41.9 || b.MinLng != -87.7 || b.MaxLng != -87.6 {
+		t.Fatalf("%+v", b)
+	}
+}
+
+func TestCircle(t *testing.T) {
+	// One degree of latitude is about 111.2 km.
+	if d := Haversine(0, 0, 1, 0); math.Abs(d-111195) > 100 {
+		t.Fatalf("distance %f", d)
+	}
+	b := CircleBounds(41.88, -87.63, 1000)
+	for _, pt := range [][2]float64{{41.889, -87.63}, {41.88, -87.618}} {
+		if Haversine(41.88, -87.63, pt[0], pt[1]) <= 1000 && (pt[0] > b.MaxLat || pt[1] > b.MaxLng) {
+			t.Fatalf("point %v inside the circle but outside the box %+v", pt, b)
+		}
+	}
+	if b.MaxLat-b.MinLat > 0.02 || b.MaxLng-b.MinLng > 0.03 {
+		t.Fatalf("box too large: %+v", b)
+	}
+}

@@ -1,0 +1,258 @@
+package workflows
+
+import (
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/tocsin/tocsin/activities"
+)
+
+// Limits that keep every workflow history small: a DeliverChunk child runs
+// at most ChunkActivities delivery activities (about 3,000 history events),
+// and a SendAlert run starts at most ChildrenPerRun children before it
+// continues as new. They are variables only so tests can make them small.
+var (
+	ChunkActivities = 500
+	ChildrenPerRun  = 200
+)
+
+// AlertWorkflowID is the business id of an alert's SendAlert workflow.
+func AlertWorkflowID(tenant string, alertID int64) string {
+	return fmt.Sprintf("alert-%s-%d", tenant, alertID)
+}
+
+// SendAlertInput starts the SendAlert workflow of an alert.
+type SendAlertInput struct {
+	Tenant  string
+	AlertID int64
+	// SendAt is when a scheduled alert is sent; zero means now.
+	SendAt time.Time
+	// State is set when the workflow continues as new.
+	State *SendAlertState
+}
+
+// SendAlertState is where a SendAlert run stopped when it continued as new.
+type SendAlertState struct {
+	Plan         activities.AlertPlan
+	Cycle        int
+	Group        int
+	NextBatch    int64
+	CycleStarted bool
+}
+
+// SendAlert delivers an alert: it waits for the send time of a scheduled
+// alert (a durable timer), resolves the recipients set-wise, then for each
+// cycle delivers every channel in batches of recipients (seq in (lo, hi])
+// through DeliverChunk children, each running a bounded number of
+// DeliverBatch activities with bounded parallelism. After the first cycle
+// the alert becomes Sent or Failed; cycles after the first resend to
+// recipients who have not confirmed. It ends when the broadcast duration
+// has passed.
+func SendAlert(ctx workflow.Context, in SendAlertInput) error {
+	ref := activities.AlertRef{Tenant: in.Tenant, AlertID: in.AlertID}
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 10 * time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:        200 * time.Millisecond,
+			BackoffCoefficient:     2,
+			MaximumInterval:        30 * time.Second,
+			MaximumAttempts:        20,
+			NonRetryableErrorTypes: []string{activities.ErrTypeAlertNotFound, activities.ErrTypeBadAlert},
+		},
+	})
+	var a *activities.Activities
+	fail := func(err error) error {
+		reason := err.Error()
+		if len(reason) > 500 {
+			reason = reason[:500]
+		}
+		_ = workflow.ExecuteActivity(actx, a.FailAlert, activities.FailAlertInput{AlertRef: ref, Reason: reason}).Get(ctx, nil)
+		return err
+	}
+
+	st := in.State
+	if st == nil {
+		if !in.SendAt.IsZero() {
+			if d := in.SendAt.Sub(workflow.Now(ctx)); d > 0 {
+				if err := workflow.Sleep(ctx, d); err != nil {
+					return err
+				}
+			}
+		}
+		var plan activities.AlertPlan
+		if err := workflow.ExecuteActivity(actx, a.PrepareAlert, ref).Get(ctx, &plan); err != nil {
+			return fail(err)
+		}
+		if plan.Failed {
+			return workflow.ExecuteActivity(actx, a.CompleteAlert, ref).Get(ctx, nil)
+		}
+		st = &SendAlertState{Plan: plan, Cycle: 1}
+	}
+	plan := st.Plan
+	groups := channelGroups(plan)
+	batches := (plan.Recipients + int64(plan.BatchSize) - 1) / int64(plan.BatchSize)
+	children := 0
+	for st.Cycle <= plan.Cycles {
+		if !st.CycleStarted {
+			if st.Cycle > 1 {
+				if err := workflow.Sleep(ctx, plan.CycleEvery); err != nil {
+					return err
+				}
+				if !plan.BroadcastEnd.IsZero() && workflow.Now(ctx).After(plan.BroadcastEnd) {
+					break
+				}
+			}
+			if err := workflow.ExecuteActivity(actx, a.StartCycle, activities.CycleInput{AlertRef: ref, Cycle: st.Cycle}).Get(ctx, nil); err != nil {
+				return fail(err)
+			}
+			st.CycleStarted = true
+		}
+		for st.Group < len(groups) {
+			group := groups[st.Group]
+			var earlier []string
+			for _, g := range groups[:st.Group] {
+				earlier = append(earlier, g...)
+			}
+			if !plan.Sequential {
+				earlier = nil
+			}
+			per := int64(ChunkActivities / len(group))
+			if per < 1 {
+				per = 1
+			}
+			for st.NextBatch < batches {
+				if children >= ChildrenPerRun {
+					next := in
+					next.State = st
+					return workflow.NewContinueAsNewError(ctx, SendAlert, next)
+				}
+				to := min(batches, st.NextBatch+per)
+				cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
+					WorkflowID: fmt.Sprintf("%s-c%d-g%d-b%d", AlertWorkflowID(in.Tenant, in.AlertID), st.Cycle, st.Group, st.NextBatch),
+				})
+				chunk := ChunkInput{
+					AlertRef: ref, Cycle: st.Cycle, Channels: group, Earlier: earlier,
+					FromBatch: st.NextBatch, ToBatch: to, BatchSize: plan.BatchSize, Recipients: plan.Recipients,
+					Parallelism: plan.Parallelism, MaxAttempts: plan.MaxAttempts,
+				}
+				if err := workflow.ExecuteChildWorkflow(cctx, DeliverChunk, chunk).Get(ctx, nil); err != nil {
+					return fail(err)
+				}
+				children++
+				st.NextBatch = to
+			}
+			st.Group++
+			st.NextBatch = 0
+		}
+		if st.Cycle == 1 {
+			if err := workflow.ExecuteActivity(actx, a.FinishFirstCycle, ref).Get(ctx, nil); err != nil {
+				return fail(err)
+			}
+		}
+		st.Cycle++
+		st.Group = 0
+		st.CycleStarted = false
+	}
+	if !plan.BroadcastEnd.IsZero() {
+		if d := plan.BroadcastEnd.Sub(workflow.Now(ctx)); d > 0 {
+			if err := workflow.Sleep(ctx, d); err != nil {
+				return err
+			}
+		}
+	}
+	return workflow.ExecuteActivity(actx, a.CompleteAlert, ref).Get(ctx, nil)
+}
+
+// channelGroups are the channels delivered together: all of them at once,
+// or one after another in Sequential order.
+func channelGroups(p activities.AlertPlan) [][]string {
+	if !p.Sequential {
+		return [][]string{p.Channels}
+	}
+	out := make([][]string, len(p.Channels))
+	for i, c := range p.Channels {
+		out[i] = []string{c}
+	}
+	return out
+}
+
+// ChunkInput is a range of delivery batches of one cycle, on some channels.
+type ChunkInput struct {
+	activities.AlertRef
+	Cycle              int
+	Channels           []string
+	Earlier            []string
+	FromBatch, ToBatch int64
+	BatchSize          int
+	Recipients         int64
+	Parallelism        int
+	MaxAttempts        int
+}
+
+// ChunkOutcome counts what a chunk delivered.
+type ChunkOutcome struct {
+	Sent, Failed, Skipped int
+}
+
+// DeliverChunk runs the DeliverBatch activities of batches [FromBatch,
+// ToBatch) on each channel, at most Parallelism at once.
+func DeliverChunk(ctx workflow.Context, in ChunkInput) (ChunkOutcome, error) {
+	var out ChunkOutcome
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 5 * time.Minute,
+		HeartbeatTimeout:    10 * time.Second,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:        time.Second,
+			BackoffCoefficient:     2,
+			MaximumInterval:        30 * time.Second,
+			MaximumAttempts:        int32(in.MaxAttempts),
+			NonRetryableErrorTypes: []string{activities.ErrTypeAlertNotFound, activities.ErrTypeBadAlert},
+		},
+	})
+	var a *activities.Activities
+	type item struct {
+		channel string
+		batch   int64
+	}
+	var items []item
+	for b := in.FromBatch; b < in.ToBatch; b++ {
+		for _, ch := range in.Channels {
+			items = append(items, item{ch, b})
+		}
+	}
+	par := max(in.Parallelism, 1)
+	sel := workflow.NewSelector(ctx)
+	pending, next := 0, 0
+	var firstErr error
+	for (next < len(items) && firstErr == nil) || pending > 0 {
+		for pending < par && next < len(items) && firstErr == nil {
+			it := items[next]
+			lo := it.batch * int64(in.BatchSize)
+			hi := min(lo+int64(in.BatchSize), in.Recipients)
+			f := workflow.ExecuteActivity(actx, a.DeliverBatch, activities.BatchInput{
+				AlertRef: in.AlertRef, Channel: it.channel, Cycle: in.Cycle, Lo: lo, Hi: hi,
+				Earlier: in.Earlier, MaxAttempts: in.MaxAttempts,
+			})
+			sel.AddFuture(f, func(f workflow.Future) {
+				pending--
+				var o activities.BatchOutcome
+				if err := f.Get(ctx, &o); err != nil {
+					if firstErr == nil {
+						firstErr = err
+					}
+					return
+				}
+				out.Sent += o.Sent
+				out.Failed += o.Failed
+				out.Skipped += o.Skipped
+			})
+			pending++
+			next++
+		}
+		sel.Select(ctx)
+	}
+	return out, firstErr
+}

@@ -1,0 +1,160 @@
+package workflows
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/tocsin/tocsin/activities"
+)
+
+type batchLog struct {
+	mu      sync.Mutex
+	batches []activities.BatchInput
+}
+
+func (l *batchLog) add(in activities.BatchInput) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.batches = append(l.batches, in)
+}
+
+func (l *batchLog) keys() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []string
+	for _, b := range l.batches {
+		out = append(out, fmt.Sprintf("%s:%d:%d-%d", b.Channel, b.Cycle, b.Lo, b.Hi))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// newEnv mocks the activities: prepare answers PrepareAlert; finish says
+// whether the run is expected to reach FinishFirstCycle and CompleteAlert.
+func newEnv(prepare func(activities.AlertRef) (activities.AlertPlan, error), log *batchLog, finish bool) *testsuite.TestWorkflowEnvironment {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.RegisterWorkflow(DeliverChunk)
+	env.RegisterActivity(&activities.Activities{})
+	var a *activities.Activities
+	env.OnActivity(a.PrepareAlert, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, ref activities.AlertRef) (activities.AlertPlan, error) { return prepare(ref) })
+	env.OnActivity(a.StartCycle, mock.Anything, mock.Anything).Return(nil)
+	env.OnActivity(a.DeliverBatch, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.BatchInput) (activities.BatchOutcome, error) {
+			log.add(in)
+			return activities.BatchOutcome{Sent: int(in.Hi - in.Lo)}, nil
+		})
+	if finish {
+		env.OnActivity(a.FinishFirstCycle, mock.Anything, mock.Anything).Return("Sent", nil).Once()
+		env.OnActivity(a.CompleteAlert, mock.Anything, mock.Anything).Return(nil).Once()
+	}
+	return env
+}
+
+func fixed(p activities.AlertPlan) func(activities.AlertRef) (activities.AlertPlan, error) {
+	return func(activities.AlertRef) (activities.AlertPlan, error) { return p, nil }
+}
+
+func TestSendAlertDeliversEveryBatchOnEveryChannel(t *testing.T) {
+	log := &batchLog{}
+	plan := activities.AlertPlan{Recipients: 2500, Channels: []string{"email", "text"}, BatchSize: 1000, Parallelism: 2, MaxAttempts: 3, Cycles: 1}
+	env := newEnv(fixed(plan), log, true)
+	env.ExecuteWorkflow(SendAlert, SendAlertInput{Tenant: "1", AlertID: 7})
+	if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {
+		t.Fatalf("workflow: %v", env.GetWorkflowError())
+	}
+	want := []string{"email:1:0-1000", "email:1:1000-2000", "email:1:2000-2500", "text:1:0-1000", "text:1:1000-2000", "text:1:2000-2500"}
+	if got := log.keys(); len(got) != len(want) || got[0] != want[0] || got[5] != want[5] {
+		t.Fatalf("batches %v, want %v", got, want)
+	}
+	env.AssertExpectations(t)
+}
+
+func TestSendAlertWaitsForTheScheduleAndResendsInCycles(t *testing.T) {
+	log := &batchLog{}
+	plan := activities.AlertPlan{Recipients: 10, Channels: []string{"text"}, BatchSize: 10, Parallelism: 4, MaxAttempts: 3,
+		Cycles: 3, CycleEvery: 5 * time.Minute}
+	var prepared time.Time
+	var env *testsuite.TestWorkflowEnvironment
+	env = newEnv(func(activities.AlertRef) (activities.AlertPlan, error) {
+		prepared = env.Now()
+		return plan, nil
+	}, log, true)
+	sendAt := env.Now().Add(2 * time.Hour)
+	env.ExecuteWorkflow(SendAlert, SendAlertInput{Tenant: "1", AlertID: 7, SendAt: sendAt})
+	if env.GetWorkflowError() != nil {
+		t.Fatal(env.GetWorkflowError())
+	}
+	if prepared.Before(sendAt) {
+		t.Fatalf("recipients resolved at %s, before the send time %s", prepared, sendAt)
+	}
+	if got := log.keys(); len(got) != 3 || got[0] != "text:1:0-10" || got[2] != "text:3:0-10" {
+		t.Fatalf("batches %v", got)
+	}
+	if d := env.Now().Sub(sendAt); d < 10*time.Minute {
+		t.Fatalf("cycles did not wait their interval: %s", d)
+	}
+}
+
+func TestSendAlertSequentialChannelsPassEarlierOnes(t *testing.T) {
+	log := &batchLog{}
+	plan := activities.AlertPlan{Recipients: 5, Channels: []string{"text", "email"}, Sequential: true, BatchSize: 5, Parallelism: 4, MaxAttempts: 3, Cycles: 1}
+	env := newEnv(fixed(plan), log, true)
+	env.ExecuteWorkflow(SendAlert, SendAlertInput{Tenant: "1", AlertID: 7})
+	if env.GetWorkflowError() != nil {
+		t.Fatal(env.GetWorkflowError())
+	}
+	log.mu.Lock()
+	defer log.mu.Unlock()
+	if len(log.batches) != 2 || log.batches[0].Channel != "text" || log.batches[1].Channel != "email" ||
+		len(log.batches[1].Earlier) != 1 || log.batches[1].Earlier[0] != "text" {
+		t.Fatalf("batches %+v", log.batches)
+	}
+}
+
+func TestSendAlertContinuesAsNewPastItsChildLimit(t *testing.T) {
+	oldChunk, oldChildren := ChunkActivities, ChildrenPerRun
+	ChunkActivities, ChildrenPerRun = 2, 2
+	defer func() { ChunkActivities, ChildrenPerRun = oldChunk, oldChildren }()
+	log := &batchLog{}
+	plan := activities.AlertPlan{Recipients: 10, Channels: []string{"text"}, BatchSize: 1, Parallelism: 2, MaxAttempts: 3, Cycles: 1}
+	env := newEnv(fixed(plan), log, false)
+	env.ExecuteWorkflow(SendAlert, SendAlertInput{Tenant: "1", AlertID: 7})
+	var can *workflow.ContinueAsNewError
+	if !errors.As(env.GetWorkflowError(), &can) {
+		t.Fatalf("want continue-as-new, got %v", env.GetWorkflowError())
+	}
+	if got := log.keys(); len(got) != 4 {
+		t.Fatalf("first run delivered %v", got)
+	}
+}
+
+func TestSendAlertMarksTheAlertFailedWhenDeliveryFails(t *testing.T) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	env.RegisterWorkflow(DeliverChunk)
+	env.RegisterActivity(&activities.Activities{})
+	var a *activities.Activities
+	env.OnActivity(a.PrepareAlert, mock.Anything, mock.Anything).Return(activities.AlertPlan{Recipients: 1, Channels: []string{"text"}, BatchSize: 1, Parallelism: 1, MaxAttempts: 1, Cycles: 1}, nil)
+	env.OnActivity(a.StartCycle, mock.Anything, mock.Anything).Return(nil)
+	env.OnActivity(a.DeliverBatch, mock.Anything, mock.Anything).Return(activities.BatchOutcome{}, errors.New("database gone"))
+	failed := false
+	env.OnActivity(a.FailAlert, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.FailAlertInput) error {
+		failed = in.AlertID == 7
+		return nil
+	})
+	env.ExecuteWorkflow(SendAlert, SendAlertInput{Tenant: "1", AlertID: 7})
+	if env.GetWorkflowError() == nil || !failed {
+		t.Fatalf("error %v, FailAlert called %v", env.GetWorkflowError(), failed)
+	}
+}
