@@ -68,3 +68,46 @@ func TestCommittedDocumentIsCurrent(t *testing.T) {
 		t.Fatal("openapi.json is stale: run `make openapi` and commit it")
 	}
 }
+
+// TestDocumentHasEveryModel checks that every model the interface documents
+// name is a schema of the document, and that object schemas have fields.
+func TestDocumentHasEveryModel(t *testing.T) {
+	doc, err := api.Document()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var spec struct {
+		Components struct {
+			Schemas map[string]struct {
+				Type       any            `json:"type"`
+				Properties map[string]any `json:"properties"`
+			} `json:"schemas"`
+		} `json:"components"`
+	}
+	if err := json.Unmarshal(doc, &spec); err != nil {
+		t.Fatal(err)
+	}
+	list, err := os.ReadFile("testdata/models.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, name := range strings.Split(string(list), "\n") {
+		name = strings.TrimSpace(name)
+		if name == "" || strings.HasPrefix(name, "#") {
+			continue
+		}
+		n++
+		s, ok := spec.Components.Schemas[name]
+		if !ok {
+			t.Errorf("model %s is not in the document", name)
+			continue
+		}
+		if s.Type == "object" && len(s.Properties) == 0 {
+			t.Errorf("model %s has no fields", name)
+		}
+	}
+	if n < 200 {
+		t.Fatalf("models.txt lists only %d names", n)
+	}
+}
