@@ -96,8 +96,3 @@ func dedupe(s []int) []int {
 func Register[I, O any](api huma.API, o Op, h func(context.Context, *I) (*O, error)) {
 	huma.Register(api, o.Operation(), h)
 }
-
-// NotImplemented answers 501 for an operation whose implementation has not landed.
-func NotImplemented(id string) error {
-	return Problem(http.StatusNotImplemented, id+" is not implemented yet")
-}
