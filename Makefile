@@ -8,6 +8,7 @@ MINIO_SERVER := github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c
 REDOCLY_CLI := @redocly/cli@2.77.0
 
 .PHONY: run test build tools openapi lint-openapi bench bench-alert bench-crash clean stop xmllint
+.PHONY: bench-recipients
 
 build: bin/tocsin
 
@@ -54,8 +55,8 @@ openapi: build
 lint-openapi: bin/node/node_modules/.bin/redocly
 	bin/node/node_modules/.bin/redocly lint openapi.json --format=summary
 
-# Benchmarks (commands, not tests); results go to .bench/.
-bench: bench-alert
+# Benchmarks: each writes JSON and a Markdown table under .bench/ (git-ignored).
+bench: bench-alert bench-recipients
 
 # A text alert to BENCH_RECIPIENTS (100000) seeded contacts through a loopback
 # SMS endpoint: accept latency, time to every recipient final, deliveries/s,
@@ -67,6 +68,11 @@ bench-alert: build tools bin/tocsin-bench
 # that every recipient ends with exactly one result.
 bench-crash: build tools bin/tocsin-bench
 	@deploy/local/bench-alert.sh crash
+
+# Imports a generated 1,000,000-row contacts CSV into a schema of its own in
+# the database of TOCSIN_DATABASE_URL; prints rows/s and peak memory.
+bench-recipients:
+	$(GO) run ./cmd/tocsin-bench import
 
 # Stops services a killed `make run` or `make test` left behind.
 stop:

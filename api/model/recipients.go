@@ -1,0 +1,215 @@
+package model
+
+import (
+	"time"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/tocsin/tocsin/api/rest"
+)
+
+// ChatPlatform is the team-chat platform of a ChatUser.
+type ChatPlatform string
+
+// Schema implements huma.SchemaProvider.
+func (ChatPlatform) Schema(r huma.Registry) *huma.Schema {
+	return EnumSchema(r, "ChatPlatform", "The team-chat platform an account is on.",
+		"slack", "teams", "googlechat", "webex", "mattermost", "other")
+}
+
+// ChatUser is a team-chat account through which a contact can be reached.
+type ChatUser struct {
+	Platform    ChatPlatform `json:"platform"`
+	UserID      string       `json:"userId" minLength:"1" maxLength:"200" doc:"The account's id on the platform." example:"U024BE7LH"`
+	DisplayName string       `json:"displayName,omitempty" maxLength:"200" doc:"The account's display name, when known." example:"Ada Lovelace"`
+}
+
+// ContactInformationEmailAddress is an email address as it appears on a contact.
+type ContactInformationEmailAddress struct {
+	Address            string             `json:"address" format:"email" maxLength:"254" doc:"The address, in lower case." example:"ada@example.com"`
+	Label              string             `json:"label" enum:"work,personal,other" doc:"What the address is used for." example:"work"`
+	VerificationStatus VerificationStatus `json:"verificationStatus"`
+	VerifiedAt         *time.Time         `json:"verifiedAt,omitempty" doc:"When the address was verified."`
+}
+
+// ContactInformationPhone is a phone number as it appears on a contact.
+type ContactInformationPhone struct {
+	Number             string             `json:"number" maxLength:"32" doc:"The number in E.164 form." example:"+15551234567"`
+	Type               PhoneType          `json:"type"`
+	CanText            bool               `json:"canText" doc:"Text messages may be sent to it."`
+	CanCall            bool               `json:"canCall" doc:"Voice calls may be made to it."`
+	VerificationStatus VerificationStatus `json:"verificationStatus"`
+	VerifiedAt         *time.Time         `json:"verifiedAt,omitempty" doc:"When the number was verified."`
+}
+
+// ContactLocation is a place a contact wants notifications for.
+type ContactLocation struct {
+	ID          int64       `json:"id" example:"7"`
+	Name        string      `json:"name" doc:"The contact's name for the place." example:"Home"`
+	Address     *Address    `json:"address,omitempty" doc:"The postal address, when known."`
+	GeoLocation GeoLocation `json:"geoLocation"`
+}
+
+// DisplayRole is a role a contact holds, such as "Floor warden"; alerts can
+// address contacts by role.
+type DisplayRole struct {
+	Name string `json:"name" minLength:"1" maxLength:"100" doc:"The role's name, as written on the contact." example:"Floor warden"`
+}
+
+// DisplayGroup is a group a contact is a member of, as shown on the contact.
+type DisplayGroup struct {
+	ID       int64     `json:"id" example:"42"`
+	Name     string    `json:"name" example:"Night shift"`
+	ParentID *int64    `json:"parentId,omitempty" doc:"The parent group; absent for a root group." example:"5"`
+	Path     string    `json:"path" doc:"Names from the root to this group, joined by ' / '." example:"Campus / Facilities / Night shift"`
+	Depth    int       `json:"depth" doc:"0 for a root group." example:"2"`
+	Since    time.Time `json:"since" doc:"When the contact joined the group."`
+}
+
+// Contact is a person of the tenant that alerts can reach. Directory users
+// are contacts too (with directoryId set): there is one set of people.
+type Contact struct {
+	ID                int64                            `json:"id" doc:"The contact id." example:"1017"`
+	ExternalID        string                           `json:"externalId,omitempty" maxLength:"200" doc:"The id the tenant's own systems use for the contact." example:"EMP-0042"`
+	DirectoryID       string                           `json:"directoryId,omitempty" doc:"The directory of a directory user; absent for plain contacts." example:"staff"`
+	Name              PersonName                       `json:"name"`
+	Language          string                           `json:"language" doc:"BCP 47 language tag for messages." example:"en"`
+	TimeZone          string                           `json:"timeZone" doc:"IANA time zone." example:"America/Chicago"`
+	Emails            []ContactInformationEmailAddress `json:"emails"`
+	Phones            []ContactInformationPhone        `json:"phones"`
+	Devices           []ContactInformationDevice       `json:"devices" doc:"Devices for push and app notifications."`
+	ChatUsers         []ChatUser                       `json:"chatUsers" doc:"Team-chat accounts."`
+	Locations         []ContactLocation                `json:"locations" doc:"Places the contact wants notifications for."`
+	Groups            []DisplayGroup                   `json:"groups" doc:"Groups the contact is a direct member of."`
+	Roles             []DisplayRole                    `json:"roles"`
+	DistributionLists []Reference                      `json:"distributionLists" doc:"Distribution lists the contact is on."`
+	CustomFields      map[string]string                `json:"customFields" doc:"Custom fields of the tenant's choosing." example:"{\"building\":\"A\"}"`
+	CreatedAt         time.Time                        `json:"createdAt"`
+	UpdatedAt         time.Time                        `json:"updatedAt"`
+}
+
+// ContactSummary is a contact in short: enough to recognise and reach it.
+type ContactSummary struct {
+	ID           int64      `json:"id" example:"1017"`
+	ExternalID   string     `json:"externalId,omitempty" example:"EMP-0042"`
+	DirectoryID  string     `json:"directoryId,omitempty" example:"staff"`
+	Name         PersonName `json:"name"`
+	PrimaryEmail string     `json:"primaryEmail,omitempty" doc:"The contact's first email address." example:"ada@example.com"`
+	PrimaryPhone string     `json:"primaryPhone,omitempty" doc:"The contact's first phone number." example:"+15551234567"`
+}
+
+// PagedContactResponse is one page of contacts.
+type PagedContactResponse struct {
+	Paging rest.Paging `json:"paging"`
+	Items  []Contact   `json:"items"`
+}
+
+// FindContactRequest filters contacts; every given filter must match, and
+// an empty request matches every contact of the tenant.
+type FindContactRequest struct {
+	Name               string            `json:"name,omitempty" maxLength:"200" doc:"Matches contacts whose first or last name starts with it, case-insensitively. With several words, the first must start the first name and the last the last name (or the whole starts either name)." example:"ada"`
+	Email              string            `json:"email,omitempty" maxLength:"254" doc:"Matches contacts with exactly this email address (case-insensitive)." example:"ada@example.com"`
+	Phone              string            `json:"phone,omitempty" maxLength:"32" doc:"Matches contacts with this phone number; spaces, dots, dashes and parentheses are ignored, and it must be in E.164 form." example:"+15551234567"`
+	ExternalID         string            `json:"externalId,omitempty" maxLength:"200" doc:"Matches contacts with exactly this external id." example:"EMP-0042"`
+	GroupID            int64             `json:"groupId,omitempty" minimum:"1" doc:"Matches members of this group and, unless includeSubgroups is false, of every group below it." example:"42"`
+	IncludeSubgroups   *bool             `json:"includeSubgroups,omitempty" doc:"Whether groupId also matches members of its subgroups (default true)."`
+	DistributionListID int64             `json:"distributionListId,omitempty" minimum:"1" doc:"Matches the members of this distribution list." example:"3"`
+	CustomFields       map[string]string `json:"customFields,omitempty" maxProperties:"20" doc:"Matches contacts having every one of these custom fields with exactly this value." example:"{\"building\":\"A\"}"`
+	Role               string            `json:"role,omitempty" maxLength:"100" doc:"Matches contacts holding this role (exact)." example:"Floor warden"`
+}
+
+// DistributionProfile is a distribution list: a named set of contacts,
+// made from a CSV file.
+type DistributionProfile struct {
+	ID          int64     `json:"id" example:"3"`
+	Name        string    `json:"name" example:"Building A evacuation"`
+	Description string    `json:"description,omitempty" example:"Everyone badged into building A"`
+	MemberCount int64     `json:"memberCount" doc:"Contacts on the list." example:"1250"`
+	CreatedAt   time.Time `json:"createdAt"`
+	UpdatedAt   time.Time `json:"updatedAt"`
+}
+
+// PagedDistributionProfileResponse is one page of distribution lists.
+type PagedDistributionProfileResponse struct {
+	Paging rest.Paging           `json:"paging"`
+	Items  []DistributionProfile `json:"items"`
+}
+
+// GetDistributionListRecipientsResponse is a distribution list with one page
+// of its recipients.
+type GetDistributionListRecipientsResponse struct {
+	DistributionList DistributionProfile `json:"distributionList"`
+	Paging           rest.Paging         `json:"paging"`
+	Recipients       []ContactSummary    `json:"recipients"`
+}
+
+// CreateDistributionListFromFileRequest is the multipart/form-data body of
+// createFromFile.
+type CreateDistributionListFromFileRequest struct {
+	File        string `json:"file" format:"binary" doc:"The CSV file (UTF-8, sent as text/csv), laid out like the contacts export (see GET /v2/contacts/export): a header row with at least firstName and lastName, then one contact per row."`
+	Name        string `json:"name" minLength:"1" maxLength:"200" doc:"The new list's name, unique in the tenant." example:"Building A evacuation"`
+	Description string `json:"description,omitempty" maxLength:"2000" doc:"What the list is for." example:"Everyone badged into building A"`
+}
+
+// DistributionListError is a problem with one row (or one cell) of an
+// imported file; the row was skipped.
+type DistributionListError struct {
+	Line    int    `json:"line" doc:"The file line the row starts on; the header is line 1." example:"17"`
+	Column  string `json:"column,omitempty" doc:"The column of the failing cell, when one cell is at fault." example:"emails"`
+	Value   string `json:"value,omitempty" doc:"The failing value (at most 200 bytes of it)." example:"ada@"`
+	Message string `json:"message" doc:"What is wrong." example:"\"ada@\" is not an email address"`
+}
+
+// CreateDistributionListFromFileResponse says what an import did.
+type CreateDistributionListFromFileResponse struct {
+	DistributionList DistributionProfile     `json:"distributionList"`
+	Rows             int64                   `json:"rows" doc:"Data rows in the file (empty lines are not counted)." example:"1000"`
+	Created          int64                   `json:"created" doc:"Contacts created." example:"900"`
+	Updated          int64                   `json:"updated" doc:"Existing contacts that changed." example:"80"`
+	Unchanged        int64                   `json:"unchanged" doc:"Existing contacts matched without a change." example:"15"`
+	Skipped          int64                   `json:"skipped" doc:"Rows skipped because of a problem." example:"5"`
+	ErrorCount       int64                   `json:"errorCount" doc:"All row problems; errors lists at most the first 1000." example:"5"`
+	Errors           []DistributionListError `json:"errors" doc:"Row problems, by line; at most 1000."`
+}
+
+// GroupTreeNode is a group of the tenant's group tree.
+type GroupTreeNode struct {
+	ID          int64  `json:"id" example:"42"`
+	Name        string `json:"name" example:"Night shift"`
+	Description string `json:"description,omitempty"`
+	ParentID    *int64 `json:"parentId,omitempty" doc:"The parent group; absent for a root group." example:"5"`
+	Depth       int    `json:"depth" doc:"0 for a root group." example:"2"`
+	Path        string `json:"path" doc:"Names from the root to this group, joined by ' / '." example:"Campus / Facilities / Night shift"`
+	IDPath      string `json:"idPath" doc:"Ids from the root to this group, between slashes." example:"/1/5/42/"`
+	IsPublic    bool   `json:"isPublic" doc:"Users may join it themselves."`
+	ChildCount  int64  `json:"childCount" doc:"Direct subgroups." example:"3"`
+	MemberCount int64  `json:"memberCount" doc:"Direct members." example:"120"`
+}
+
+// PagedGroupTreeNodeResponse is one page of the group tree.
+type PagedGroupTreeNodeResponse struct {
+	Paging rest.Paging     `json:"paging"`
+	Items  []GroupTreeNode `json:"items"`
+}
+
+// CreateShortenedUrlRequest asks for a short link to a URL.
+type CreateShortenedUrlRequest struct {
+	URL       string     `json:"url" format:"uri" minLength:"10" maxLength:"2048" doc:"The target: an absolute http or https URL." example:"https://alerts.example.com/a/1017?r=88"`
+	ExpiresAt *time.Time `json:"expiresAt,omitempty" doc:"When the link stops working (answering 410 Gone); it must be in the future. Never, when absent."`
+}
+
+// ShortenedUrl is a short link.
+type ShortenedUrl struct {
+	Code      string     `json:"code" minLength:"8" maxLength:"8" doc:"The code: 8 random base62 characters." example:"aZ3kP9qL"`
+	ShortURL  string     `json:"shortUrl" format:"uri" doc:"The link to hand out: GET on it redirects to the target." example:"https://tocsin.example.com/s/aZ3kP9qL"`
+	TargetURL string     `json:"targetUrl" format:"uri" doc:"Where the link leads." example:"https://alerts.example.com/a/1017?r=88"`
+	ExpiresAt *time.Time `json:"expiresAt,omitempty" doc:"When the link stops working; absent for never."`
+	Clicks    int64      `json:"clicks" doc:"Redirects served so far." example:"0"`
+	CreatedAt time.Time  `json:"createdAt"`
+}
+
+// ShortenedUrlResponse answers createShortenedUrl.
+type ShortenedUrlResponse struct {
+	ShortenedUrl ShortenedUrl `json:"shortenedUrl"`
+	Reused       bool         `json:"reused" doc:"True when the tenant had already shortened this target with the same expiry and its code was returned."`
+}

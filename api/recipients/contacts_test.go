@@ -1,0 +1,204 @@
+package recipients_test
+
+import (
+	"fmt"
+	"net/http"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tocsin/tocsin/api/model"
+	"github.com/tocsin/tocsin/internal/auth"
+	"github.com/tocsin/tocsin/internal/stacktest"
+)
+
+const people = "externalId,firstName,lastName,emails,mobilePhones,workPhones,roles,custom.building,custom.floor\n" +
+	"E1,Ada,Lovelace,ada@example.com,+15550000001,,Floor warden,A,1\n" +
+	"E2,Adam,Smith,adam@example.com;a.smith@example.org,+15550000002,,,A,2\n" +
+	"E3,Grace,Hopper,grace@example.com,,+15550000003,First aider,B,1\n" +
+	"E4,Alan,Turing,alan@example.com,+15550000004,,Floor warden,B,2\n" +
+	"E5,Edsger,Adams,edsger@example.com,,,,C,1\n"
+
+func TestFindContactsFilters(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
+	tok := s.Token(t, tenant)
+	listA := mustUpload(t, s, tenant, tok, "everyone", people)
+	if listA.Created != 5 || listA.Skipped != 0 {
+		t.Fatalf("import %+v", listA)
+	}
+	listB := mustUpload(t, s, tenant, tok, "two", "externalId,firstName,lastName\nE1,,\nE3,,\n")
+	if listB.Unchanged != 2 || listB.Created != 0 {
+		t.Fatalf("second import %+v", listB)
+	}
+	// Another tenant with the same people must never show up.
+	mustUpload(t, s, other, s.Token(t, other), "everyone", people)
+
+	campus := insertGroup(t, s, tenant, 0, "Campus")
+	facilities := insertGroup(t, s, tenant, campus, "Facilities")
+	night := insertGroup(t, s, tenant, facilities, "Night shift")
+	addMember(t, s, tenant, campus, personID(t, s, tenant, "E1"))
+	addMember(t, s, tenant, facilities, personID(t, s, tenant, "E2"))
+	addMember(t, s, tenant, night, personID(t, s, tenant, "E3"))
+
+	no := false
+	cases := []struct {
+		name string
+		body any
+		want []string
+	}{
+		{"no body", nil, []string{"E5", "E3", "E1", "E2", "E4"}},
+		{"empty body", map[string]any{}, []string{"E5", "E3", "E1", "E2", "E4"}},
+		{"name prefix of first or last name", map[string]any{"name": "ada"}, []string{"E5", "E1", "E2"}},
+		{"name prefix is case-insensitive", map[string]any{"name": "LOVE"}, []string{"E1"}},
+		{"first and last name words", map[string]any{"name": "ad sm"}, []string{"E2"}},
+		{"name wildcard is literal", map[string]any{"name": "a%"}, nil},
+		{"email", map[string]any{"email": "Grace@Example.com"}, []string{"E3"}},
+		{"second email", map[string]any{"email": "a.smith@example.org"}, []string{"E2"}},
+		{"phone with separators", map[string]any{"phone": "+1 555 000-0004"}, []string{"E4"}},
+		{"work phone", map[string]any{"phone": "+15550000003"}, []string{"E3"}},
+		{"external id", map[string]any{"externalId": "E4"}, []string{"E4"}},
+		{"group with subgroups", map[string]any{"groupId": campus}, []string{"E3", "E1", "E2"}},
+		{"group without subgroups", map[string]any{"groupId": campus, "includeSubgroups": no}, []string{"E1"}},
+		{"middle group", map[string]any{"groupId": facilities}, []string{"E3", "E2"}},
+		{"unknown group", map[string]any{"groupId": 999999999}, nil},
+		{"distribution list", map[string]any{"distributionListId": listB.DistributionList.ID}, []string{"E3", "E1"}},
+		{"custom field", map[string]any{"customFields": map[string]string{"building": "B"}}, []string{"E3", "E4"}},
+		{"two custom fields", map[string]any{"customFields": map[string]string{"building": "A", "floor": "2"}}, []string{"E2"}},
+		{"role", map[string]any{"role": "Floor warden"}, []string{"E1", "E4"}},
+		{"filters combine", map[string]any{"role": "Floor warden", "customFields": map[string]string{"building": "A"}}, []string{"E1"}},
+		{"nothing matches", map[string]any{"email": "nobody@example.com"}, nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var body any
+			if c.body != nil {
+				body = c.body
+			}
+			res := find(t, s, tok, "", body)
+			got := externalIDs(res)
+			if len(got) == 0 {
+				got = nil
+			}
+			if !reflect.DeepEqual(got, c.want) {
+				t.Fatalf("got %v, want %v", got, c.want)
+			}
+			if res.Paging.TotalCount != int64(len(c.want)) {
+				t.Fatalf("totalCount %d, want %d", res.Paging.TotalCount, len(c.want))
+			}
+		})
+	}
+
+	// The contact carries what reaches it.
+	res := find(t, s, tok, "", map[string]any{"externalId": "E3"})
+	g := res.Items[0]
+	if g.Name.First != "Grace" || len(g.Emails) != 1 || g.Emails[0].VerificationStatus != "Unverified" ||
+		len(g.Phones) != 1 || g.Phones[0].Type != "Work" || g.Phones[0].CanText ||
+		len(g.Groups) != 1 || g.Groups[0].Path != "Campus / Facilities / Night shift" || g.Groups[0].Depth != 2 ||
+		len(g.Roles) != 1 || g.Roles[0].Name != "First aider" || g.CustomFields["building"] != "B" ||
+		len(g.DistributionLists) != 2 || g.Language != "en" || g.TimeZone != "UTC" {
+		t.Fatalf("contact %+v", g)
+	}
+
+	// Bad input is a 400 naming the field.
+	for _, body := range []map[string]any{
+		{"phone": "555-1234"}, {"groupId": 0}, {"name": strings.Repeat("n", 201)}, {"shoeSize": 9},
+	} {
+		r := s.Do(t, http.MethodPost, "/v2/contacts/find", tok, body)
+		if r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), "body") {
+			t.Errorf("%v: %d %s", body, r.Status, r.Body)
+		}
+	}
+	// A token without the tamarack scope may not search.
+	if r := s.Do(t, http.MethodPost, "/v2/contacts/find", s.Token(t, tenant, auth.ScopeElm), nil); r.Status != http.StatusForbidden {
+		t.Fatalf("without scope: %d", r.Status)
+	}
+}
+
+func TestFindContactsPagingAndSorting(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	tenant := stacktest.NewTenant()
+	tok := s.Token(t, tenant)
+	var csv strings.Builder
+	csv.WriteString("externalId,firstName,lastName\n")
+	for i := range 23 {
+		// Three people share each last name, so the sort needs its tie-breaks.
+		fmt.Fprintf(&csv, "X%02d,F%02d,L%d\n", i, 22-i, i/3)
+	}
+	mustUpload(t, s, tenant, tok, "all", csv.String())
+
+	var seen []string
+	for page := 1; ; page++ {
+		res := find(t, s, tok, fmt.Sprintf("?page=%d&pageSize=5&sort=-lastName,firstName", page), nil)
+		if res.Paging.TotalCount != 23 || res.Paging.TotalPages != 5 || res.Paging.Page != page || res.Paging.PageSize != 5 {
+			t.Fatalf("paging %+v", res.Paging)
+		}
+		if len(res.Items) == 0 {
+			break
+		}
+		for _, c := range res.Items {
+			seen = append(seen, c.Name.Last+"/"+c.Name.First)
+		}
+	}
+	if len(seen) != 23 {
+		t.Fatalf("saw %d contacts over the pages: %v", len(seen), seen)
+	}
+	if !slices.IsSortedFunc(seen, func(a, b string) int {
+		la, fa, _ := strings.Cut(a, "/")
+		lb, fb, _ := strings.Cut(b, "/")
+		if c := strings.Compare(lb, la); c != 0 {
+			return c
+		}
+		return strings.Compare(fa, fb)
+	}) {
+		t.Fatalf("not sorted by -lastName, firstName: %v", seen)
+	}
+	if seen[0] != "L7/F00" || seen[1] != "L7/F01" {
+		t.Fatalf("first %v", seen[:2])
+	}
+
+	byID := externalIDs(find(t, s, tok, "?pageSize=3&sort=externalId", nil))
+	if !reflect.DeepEqual(byID, []string{"X00", "X01", "X02"}) {
+		t.Fatalf("sort by externalId: %v", byID)
+	}
+	desc := externalIDs(find(t, s, tok, "?pageSize=2&page=2&sort=-EXTERNALID", nil))
+	if !reflect.DeepEqual(desc, []string{"X20", "X19"}) {
+		t.Fatalf("second page of -externalId: %v", desc)
+	}
+	if res := find(t, s, tok, "?page=9", nil); len(res.Items) != 0 || res.Paging.TotalCount != 23 {
+		t.Fatalf("page past the end %+v", res)
+	}
+	for _, q := range []string{"?sort=shoeSize", "?pageSize=501", "?page=0"} {
+		if r := s.Do(t, http.MethodPost, "/v2/contacts/find"+q, tok, nil); r.Status != http.StatusBadRequest {
+			t.Errorf("%s: %d %s", q, r.Status, r.Body)
+		}
+	}
+}
+
+// TestDirectoryUsersAreContacts checks that people the directory made are
+// found, exported and matched like any contact.
+func TestDirectoryUsersAreContacts(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	tenant := stacktest.NewTenant()
+	tok := s.Token(t, tenant)
+	if _, err := s.DB.Exec(`INSERT INTO people (tenant_id, directory_id, external_id, first_name, last_name) VALUES ($1, 'staff', 'U1', 'Dora', 'Directory')`, tenant); err != nil {
+		t.Fatal(err)
+	}
+	res := find(t, s, tok, "", map[string]any{"name": "dora"})
+	if len(res.Items) != 1 || res.Items[0].DirectoryID != "staff" {
+		t.Fatalf("directory user %+v", res.Items)
+	}
+	up := mustUpload(t, s, tenant, tok, "staff", "externalId,firstName,lastName,emails\nU1,Dora,Directory,dora@example.com\n")
+	if up.Created != 0 || up.Updated != 1 {
+		t.Fatalf("import over a directory user %+v", up)
+	}
+	if n := count(t, s, `SELECT count(*) FROM people WHERE tenant_id = $1`, tenant); n != 1 {
+		t.Fatalf("%d people; the directory user was copied", n)
+	}
+}
+
+var _ = model.Contact{}

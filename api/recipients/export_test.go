@@ -1,0 +1,129 @@
+package recipients_test
+
+import (
+	"bytes"
+	"encoding/csv"
+	"net/http"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/tocsin/tocsin/api/model"
+	"github.com/tocsin/tocsin/internal/stacktest"
+)
+
+func TestExportRoundTrip(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
+	tok := s.Token(t, tenant)
+	mustUpload(t, s, tenant, tok, "source", "externalId,firstName,middleName,lastName,language,timeZone,emails,mobilePhones,homePhones,roles,chatUsers,custom.formula,custom.site\n"+
+		"F1,=HYPERLINK(\"http://evil\"),,Formula,en,Europe/Berlin,f1@example.com,+15552000001,+15552000011,@admin,slack:U1;teams:abc,=1+1,-3\n"+
+		"F2,Plain,Q.,Person,pt-BR,America/Sao_Paulo,f2@example.com;f2b@example.com,,,Floor warden;First aider,,'quoted,+x\n"+
+		",Nobody,,Special,en,UTC,,,+15552000003,,,,\n")
+	if _, err := s.DB.Exec(`INSERT INTO people (tenant_id, directory_id, first_name, last_name) VALUES ($1, 'staff', '', '')`, tenant); err != nil {
+		t.Fatal(err)
+	}
+	mustUpload(t, s, other, s.Token(t, other), "other", "externalId,firstName,lastName\nO1,Other,Tenant\n")
+	before := find(t, s, tok, "?sort=id&pageSize=100", nil)
+	if before.Paging.TotalCount != 4 {
+		t.Fatalf("%d contacts", before.Paging.TotalCount)
+	}
+
+	r := s.Do(t, http.MethodGet, "/v2/contacts/export", tok, nil)
+	if r.Status != http.StatusOK || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/csv") ||
+		!strings.Contains(r.Header.Get("Content-Disposition"), "contacts.csv") {
+		t.Fatalf("export %d %v %s", r.Status, r.Header, r.Body)
+	}
+	rows, err := csv.NewReader(bytes.NewReader(r.Body)).ReadAll()
+	if err != nil {
+		t.Fatalf("export is not CSV: %v\n%s", err, r.Body)
+	}
+	wantHeader := []string{"id", "externalId", "firstName", "middleName", "lastName", "language", "timeZone", "emails",
+		"mobilePhones", "homePhones", "workPhones", "otherPhones", "roles", "chatUsers", "custom.formula", "custom.site"}
+	if !reflect.DeepEqual(rows[0], wantHeader) {
+		t.Fatalf("header %v", rows[0])
+	}
+	if len(rows) != 5 || !bytes.Contains(r.Body, []byte("\r\n")) {
+		t.Fatalf("%d rows (other tenants leak?):\n%s", len(rows), r.Body)
+	}
+	f1 := rows[1]
+	for col, want := range map[int]string{2: `'=HYPERLINK("http://evil")`, 8: "'+15552000001", 9: "'+15552000011", 12: "'@admin", 13: "slack:U1;teams:abc", 14: "'=1+1", 15: "'-3"} {
+		if f1[col] != want {
+			t.Errorf("column %s = %q, want %q", rows[0][col], f1[col], want)
+		}
+	}
+	for _, row := range rows[1:] {
+		for _, cell := range row {
+			if cell != "" && strings.ContainsAny(cell[:1], "=+-@\t\r") {
+				t.Errorf("formula left in export: %q", cell)
+			}
+		}
+	}
+	if rows[2][14] != "'quoted" || rows[2][15] != "'+x" {
+		t.Errorf("quoted values: %q %q", rows[2][14], rows[2][15])
+	}
+
+	// Importing the export creates nothing and changes nothing.
+	res := mustUpload(t, s, tenant, tok, "round trip", string(r.Body))
+	if res.Created != 0 || res.Updated != 0 || res.Unchanged != 4 || res.Skipped != 0 || res.DistributionList.MemberCount != 4 {
+		t.Fatalf("re-import %+v", res)
+	}
+	after := find(t, s, tok, "?sort=id&pageSize=100", nil)
+	for i := range before.Items {
+		b, a := before.Items[i], after.Items[i]
+		b.DistributionLists, a.DistributionLists = nil, nil
+		if !reflect.DeepEqual(b, a) {
+			t.Errorf("contact changed by the round trip:\nbefore %+v\nafter  %+v", b, a)
+		}
+	}
+	if c := after.Items[0]; c.CustomFields["formula"] != "=1+1" || c.Phones[0].Number != "+15552000001" || c.Phones[1].Type != model.PhoneType("Home") ||
+		c.Roles[0].Name != "@admin" || len(c.ChatUsers) != 2 || c.TimeZone != "Europe/Berlin" {
+		t.Errorf("values after the round trip %+v", c)
+	}
+
+	// With bom=true the file starts with a byte order mark, and still imports.
+	r = s.Do(t, http.MethodGet, "/v2/contacts/export?bom=true", tok, nil)
+	if !bytes.HasPrefix(r.Body, []byte("\xEF\xBB\xBFid,")) {
+		t.Fatalf("no BOM: %q", r.Body[:10])
+	}
+	if res := mustUpload(t, s, tenant, tok, "with bom", string(r.Body)); res.Unchanged != 4 || res.Created != 0 {
+		t.Fatalf("BOM re-import %+v", res)
+	}
+	if r := s.Do(t, http.MethodGet, "/v2/contacts/export", "", nil); r.Status != http.StatusUnauthorized {
+		t.Fatalf("export without token: %d", r.Status)
+	}
+}
+
+func TestExportOfAnEmptyTenantIsAHeader(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	tenant := stacktest.NewTenant()
+	r := s.Do(t, http.MethodGet, "/v2/contacts/export", s.Token(t, tenant), nil)
+	if r.Status != http.StatusOK || !strings.HasPrefix(string(r.Body), "id,externalId,") || strings.Count(string(r.Body), "\r\n") != 1 {
+		t.Fatalf("%d %q", r.Status, r.Body)
+	}
+}
+
+func TestExportStreamsManyBatches(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	tenant := stacktest.NewTenant()
+	tok := s.Token(t, tenant)
+	if _, err := s.DB.Exec(`INSERT INTO people (tenant_id, external_id, first_name, last_name)
+		SELECT $1, 'G' || i, 'First' || i, 'Last' || i FROM generate_series(1, 2500) AS i`, tenant); err != nil {
+		t.Fatal(err)
+	}
+	r := s.Do(t, http.MethodGet, "/v2/contacts/export", tok, nil)
+	rows, err := csv.NewReader(bytes.NewReader(r.Body)).ReadAll()
+	if err != nil || len(rows) != 2501 {
+		t.Fatalf("%d rows, %v", len(rows), err)
+	}
+	seen := map[string]bool{}
+	for _, row := range rows[1:] {
+		seen[row[1]] = true
+	}
+	if len(seen) != 2500 {
+		t.Fatalf("%d distinct contacts", len(seen))
+	}
+}

@@ -1,0 +1,333 @@
+package recipients
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"mime/multipart"
+	"net/http"
+	"reflect"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/tocsin/tocsin/api/model"
+	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/internal/contactcsv"
+	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/contacts"
+)
+
+const createFromFileDescription = `multipart/form-data with the parts file (the CSV, laid out like the
+export of GET /v2/contacts/export), name and description. Creates or updates
+the contacts in the file and a distribution list holding them, all in one
+transaction: a rejected file changes nothing.
+
+Rows are matched to contacts by id (the export's id column), else by
+external id, else by any email address, else by any phone number; unmatched
+rows create contacts. Matched contacts take the row's non-empty cells; email
+addresses and phone numbers are added, never removed, and an existing
+external id is kept. Only firstName and lastName columns are required.
+
+Rows with a problem (bad email, unparsable phone, missing name, duplicate of
+an earlier row, wrong number of fields...) are skipped and listed in errors;
+the rest are imported. The file is rejected with a 400 when it is not CSV or
+its header lacks required columns or names unknown ones, and with a 413 when
+it is larger than the upload limit or has more than 1,000,000 data rows.`
+
+// createFromFileInput reads nothing but the path: the handler streams the
+// multipart body itself, so a large file is never copied into memory.
+type createFromFileInput struct {
+	TenantID    int64 `path:"tenantId" doc:"The tenant; it must be the token's."`
+	contentType string
+	body        io.Reader
+}
+
+// Resolve implements huma.Resolver: it keeps the request body for the handler.
+func (in *createFromFileInput) Resolve(ctx huma.Context) []error {
+	in.contentType = ctx.Header("Content-Type")
+	in.body = ctx.BodyReader()
+	return nil
+}
+
+type createFromFileOutput struct {
+	Body model.CreateDistributionListFromFileResponse
+}
+
+// uploadRequestBody documents the multipart body of createFromFile and has
+// the server hand the body over as a stream (rest.StreamBody), so a large
+// file never sits whole in memory.
+func uploadRequestBody(api huma.API) func(*huma.Operation) {
+	return func(op *huma.Operation) {
+		op.Metadata[rest.StreamBody] = true
+		schema := api.OpenAPI().Components.Schemas.Schema(reflect.TypeOf(model.CreateDistributionListFromFileRequest{}), true, "")
+		op.RequestBody = &huma.RequestBody{
+			Required: true,
+			Content: map[string]*huma.MediaType{
+				"multipart/form-data": {
+					Schema:   schema,
+					Encoding: map[string]*huma.Encoding{"file": {ContentType: "text/csv"}},
+				},
+			},
+		}
+	}
+}
+
+// Limits of the form fields.
+const (
+	maxListName        = 200
+	maxListDescription = 2000
+)
+
+// errFileTooLarge is the error a sizeLimit reader returns past its limit.
+var errFileTooLarge = errors.New("the file is larger than the upload limit")
+
+// bodyReader remembers the first error reading the request body, so that a
+// malformed body is told apart from a failing database.
+type bodyReader struct {
+	r   io.Reader
+	err error
+}
+
+func (b *bodyReader) Read(p []byte) (int, error) {
+	n, err := b.r.Read(p)
+	if err != nil && err != io.EOF && b.err == nil {
+		b.err = err
+	}
+	return n, err
+}
+
+// sizeLimit fails with errFileTooLarge once more than n bytes were read.
+type sizeLimit struct {
+	r io.Reader
+	n int64
+}
+
+func (s *sizeLimit) Read(p []byte) (int, error) {
+	if s.n < 0 {
+		return 0, errFileTooLarge
+	}
+	n, err := s.r.Read(p)
+	s.n -= int64(n)
+	if s.n < 0 {
+		return n, errFileTooLarge
+	}
+	return n, err
+}
+
+func readField(p *multipart.Part, limit int) (string, error) {
+	b, err := io.ReadAll(io.LimitReader(p, int64(limit)*4+1))
+	if err != nil {
+		return "", err
+	}
+	if !utf8.Valid(b) {
+		return "", rest.Invalid("body", p.FormName(), "not UTF-8 text", nil)
+	}
+	v := strings.TrimSpace(string(b))
+	if utf8.RuneCountInString(v) > limit {
+		return "", rest.Invalid("body", p.FormName(), fmt.Sprintf("longer than %d characters", limit), nil)
+	}
+	return v, nil
+}
+
+func (h *handlers) createFromFile(ctx context.Context, in *createFromFileInput) (*createFromFileOutput, error) {
+	mt, params, err := mime.ParseMediaType(in.contentType)
+	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
+		return nil, rest.Problem(http.StatusUnsupportedMediaType, "the body must be multipart/form-data with the parts file, name and description")
+	}
+	tenant := rest.Tenant(ctx)
+	body := &bodyReader{r: in.body}
+	mr := multipart.NewReader(body, params["boundary"])
+	var (
+		name, description string
+		haveName          bool
+		im                *contacts.Import
+	)
+	defer func() {
+		if im != nil {
+			im.Rollback()
+		}
+	}()
+	malformed := func(err error) error {
+		if errors.Is(err, errFileTooLarge) || errors.Is(body.err, errFileTooLarge) {
+			return rest.Problem(http.StatusRequestEntityTooLarge, fmt.Sprintf("the file is larger than the upload limit of %d bytes", h.d.Config.FileSizeLimit))
+		}
+		return rest.Problem(http.StatusBadRequest, "the body is not valid multipart/form-data: "+err.Error())
+	}
+	for {
+		part, err := mr.NextPart()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, malformed(err)
+		}
+		switch part.FormName() {
+		case "name":
+			if name, err = readField(part, maxListName); err != nil {
+				return nil, fieldError(err, malformed)
+			}
+			haveName = true
+			if im == nil && name != "" {
+				if taken, err := contacts.ListNameTaken(ctx, h.d.DB, tenant, name); err != nil {
+					return nil, h.failure(ctx, err)
+				} else if taken {
+					return nil, rest.Conflict(fmt.Sprintf("a distribution list named %q exists", name))
+				}
+			}
+		case "description":
+			if description, err = readField(part, maxListDescription); err != nil {
+				return nil, fieldError(err, malformed)
+			}
+		case "file":
+			if im != nil {
+				return nil, rest.Invalid("body", "file", "only one file may be sent", nil)
+			}
+			if im, err = contacts.BeginImport(ctx, h.d.DB, tenant, 0); err != nil {
+				return nil, h.failure(ctx, err)
+			}
+			limit := h.d.Config.FileSizeLimit
+			if limit <= 0 {
+				limit = 1 << 62
+			}
+			err := im.Stage(ctx, &sizeLimit{r: part, n: limit})
+			var fe *contactcsv.FileError
+			switch {
+			case err == nil:
+			case errors.As(err, &fe):
+				return nil, rest.Invalid("body", "file", fe.Error(), nil)
+			case errors.Is(err, contacts.ErrTooManyRows):
+				return nil, rest.Problem(http.StatusRequestEntityTooLarge, err.Error())
+			case errors.Is(err, errFileTooLarge) || body.err != nil:
+				return nil, malformed(err)
+			default:
+				return nil, h.failure(ctx, err)
+			}
+		default:
+			return nil, rest.Invalid("body", part.FormName(), "unknown part; the parts are file, name and description", nil)
+		}
+	}
+	if im == nil {
+		return nil, rest.Invalid("body", "file", "the CSV file part is required", nil)
+	}
+	if !haveName || name == "" {
+		return nil, rest.Invalid("body", "name", "the list needs a name", nil)
+	}
+	res, err := im.Finish(ctx, name, description)
+	if errors.Is(err, storage.ErrConflict) {
+		return nil, rest.Conflict(fmt.Sprintf("a distribution list named %q exists", name))
+	}
+	if err != nil {
+		return nil, h.failure(ctx, err)
+	}
+	out := &createFromFileOutput{Body: model.CreateDistributionListFromFileResponse{
+		DistributionList: listModel(res.List),
+		Rows:             res.Rows, Created: res.Created, Updated: res.Updated, Unchanged: res.Unchanged,
+		Skipped: res.Skipped, ErrorCount: res.ProblemCount,
+		Errors: make([]model.DistributionListError, len(res.Problems)),
+	}}
+	for i, p := range res.Problems {
+		out.Body.Errors[i] = model.DistributionListError{Line: p.Line, Column: p.Column, Value: p.Value, Message: p.Message}
+	}
+	return out, nil
+}
+
+// fieldError passes validation problems through and treats other errors as
+// a malformed body.
+func fieldError(err error, malformed func(error) error) error {
+	var p *rest.ProblemDetails
+	if errors.As(err, &p) {
+		return p
+	}
+	return malformed(err)
+}
+
+func listModel(l contacts.List) model.DistributionProfile {
+	return model.DistributionProfile{ID: l.ID, Name: l.Name, Description: l.Description, MemberCount: l.MemberCount, CreatedAt: l.CreatedAt, UpdatedAt: l.UpdatedAt}
+}
+
+type listListsInput struct {
+	TenantID int64 `path:"tenantId" doc:"The tenant; it must be the token's."`
+	rest.PageParams
+	Name string `query:"name" maxLength:"200" doc:"Only lists whose name starts with this (case-insensitive)."`
+}
+
+type listListsOutput struct {
+	Body model.PagedDistributionProfileResponse
+}
+
+func (h *handlers) listLists(ctx context.Context, in *listListsInput) (*listListsOutput, error) {
+	order, err := rest.OrderBy(in.Sort, contacts.ListSortColumns, "lower(l.name)", "l.id")
+	if err != nil {
+		return nil, err
+	}
+	lists, total, err := contacts.Lists(ctx, h.d.DB.DB, rest.Tenant(ctx), in.Name, order, in.Limit(), in.Offset())
+	if err != nil {
+		return nil, h.failure(ctx, err)
+	}
+	out := &listListsOutput{Body: model.PagedDistributionProfileResponse{Paging: rest.NewPaging(in.PageParams, total), Items: make([]model.DistributionProfile, len(lists))}}
+	for i, l := range lists {
+		out.Body.Items[i] = listModel(l)
+	}
+	return out, nil
+}
+
+type listInput struct {
+	TenantID int64 `path:"tenantId" doc:"The tenant; it must be the token's."`
+	ListID   int64 `path:"listId" doc:"The distribution list."`
+}
+
+type getListInput struct {
+	TenantID int64 `path:"tenantId" doc:"The tenant; it must be the token's."`
+	ListID   int64 `path:"listId" doc:"The distribution list."`
+	rest.PageParams
+}
+
+type getListOutput struct {
+	Body model.GetDistributionListRecipientsResponse
+}
+
+func (h *handlers) getList(ctx context.Context, in *getListInput) (*getListOutput, error) {
+	order, err := rest.OrderBy(in.Sort, contacts.MemberSortColumns, "m.person_id", "m.person_id")
+	if err != nil {
+		return nil, err
+	}
+	tenant := rest.Tenant(ctx)
+	l, err := contacts.GetList(ctx, h.d.DB, tenant, in.ListID)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, rest.NotFound("distribution list")
+	}
+	if err != nil {
+		return nil, h.failure(ctx, err)
+	}
+	members, total, err := contacts.Members(ctx, h.d.DB.DB, tenant, in.ListID, order, in.Limit(), in.Offset())
+	if err != nil {
+		return nil, h.failure(ctx, err)
+	}
+	out := &getListOutput{Body: model.GetDistributionListRecipientsResponse{
+		DistributionList: listModel(l), Paging: rest.NewPaging(in.PageParams, total),
+		Recipients: make([]model.ContactSummary, len(members)),
+	}}
+	for i, m := range members {
+		out.Body.Recipients[i] = model.ContactSummary{
+			ID: m.ID, ExternalID: m.ExternalID.String, DirectoryID: m.DirectoryID.String,
+			Name:         model.PersonName{First: m.FirstName, Middle: m.MiddleName, Last: m.LastName},
+			PrimaryEmail: m.PrimaryEmail.String, PrimaryPhone: m.PrimaryPhone.String,
+		}
+	}
+	return out, nil
+}
+
+func (h *handlers) deleteList(ctx context.Context, in *listInput) (*struct{}, error) {
+	err := contacts.DeleteList(ctx, h.d.DB, rest.Tenant(ctx), in.ListID)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, rest.NotFound("distribution list")
+	}
+	if err != nil {
+		return nil, h.failure(ctx, err)
+	}
+	return &struct{}{}, nil
+}

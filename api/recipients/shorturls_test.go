@@ -1,0 +1,169 @@
+package recipients_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tocsin/tocsin/api/model"
+	"github.com/tocsin/tocsin/internal/stacktest"
+	"github.com/tocsin/tocsin/storage/shorturls"
+)
+
+func shorten(t *testing.T, s *stacktest.Stack, token string, body any) (stacktest.Response, model.ShortenedUrlResponse) {
+	t.Helper()
+	r := s.Do(t, http.MethodPost, "/v2/public/shortenedUrl", token, body)
+	var res model.ShortenedUrlResponse
+	if r.Status == http.StatusOK {
+		r.JSON(t, &res)
+	}
+	return r, res
+}
+
+// noRedirect follows nothing, so the test sees the 302 itself.
+var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }, Timeout: 30 * time.Second}
+
+func follow(t *testing.T, s *stacktest.Stack, code string) *http.Response {
+	t.Helper()
+	res, err := noRedirect.Get(s.URL + "/s/" + code)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	return res
+}
+
+func TestShortenedURLs(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
+	tok := s.Token(t, tenant)
+	target := "https://alerts.example.com/a/17?r=88&x=%20y"
+
+	r, first := shorten(t, s, tok, map[string]any{"url": target})
+	if r.Status != http.StatusOK {
+		t.Fatalf("create %d %s", r.Status, r.Body)
+	}
+	u := first.ShortenedUrl
+	if !shorturls.ValidCode(u.Code) || !strings.HasSuffix(u.ShortURL, "/s/"+u.Code) || u.TargetURL != target || u.ExpiresAt != nil || first.Reused {
+		t.Fatalf("short URL %+v", first)
+	}
+	// The same target reuses its code; another tenant gets its own.
+	if _, again := shorten(t, s, tok, map[string]any{"url": target}); again.ShortenedUrl.Code != u.Code || !again.Reused {
+		t.Fatalf("same target %+v", again)
+	}
+	_, theirs := shorten(t, s, s.Token(t, other), map[string]any{"url": target})
+	if theirs.ShortenedUrl.Code == u.Code || theirs.Reused {
+		t.Fatalf("another tenant shares a code %+v", theirs)
+	}
+	expiry := time.Now().Add(time.Hour).UTC().Truncate(time.Second)
+	_, expiring := shorten(t, s, tok, map[string]any{"url": target, "expiresAt": expiry})
+	if expiring.ShortenedUrl.Code == u.Code || expiring.ShortenedUrl.ExpiresAt == nil || !expiring.ShortenedUrl.ExpiresAt.Equal(expiry) {
+		t.Fatalf("with an expiry %+v", expiring)
+	}
+
+	// Following: 302 to the target, no caching, clicks counted; no token needed.
+	for range 3 {
+		res := follow(t, s, u.Code)
+		if res.StatusCode != http.StatusFound || res.Header.Get("Location") != target || res.Header.Get("Cache-Control") != "no-store" {
+			t.Fatalf("follow %d %v", res.StatusCode, res.Header)
+		}
+	}
+	got, err := shorturls.Get(context.Background(), s.DB, tenant, u.Code)
+	if err != nil || got.Clicks != 3 || got.LastClickedAt == nil {
+		t.Fatalf("clicks %+v %v", got, err)
+	}
+	if res := follow(t, s, "zzzzzzzz"); res.StatusCode != http.StatusNotFound {
+		t.Fatalf("unknown code %d", res.StatusCode)
+	}
+	if res := follow(t, s, "not-a-code"); res.StatusCode != http.StatusNotFound {
+		t.Fatalf("malformed code %d", res.StatusCode)
+	}
+	// Past its expiry a link answers 410 and counts nothing.
+	if _, err := s.DB.Exec(`UPDATE short_urls SET expires_at = now() - interval '1 second' WHERE code = $1`, expiring.ShortenedUrl.Code); err != nil {
+		t.Fatal(err)
+	}
+	if res := follow(t, s, expiring.ShortenedUrl.Code); res.StatusCode != http.StatusGone {
+		t.Fatalf("expired %d", res.StatusCode)
+	}
+	if got, _ := shorturls.Get(context.Background(), s.DB, tenant, expiring.ShortenedUrl.Code); got.Clicks != 0 {
+		t.Fatalf("expired link counted %d clicks", got.Clicks)
+	}
+
+	for _, body := range []map[string]any{
+		{"url": "javascript:alert(1)"},
+		{"url": "ftp://files.example.com/a"},
+		{"url": "https:///nohost"},
+		{"url": "https://user:pw@example.com/"},
+		{"url": "https://example.com/" + strings.Repeat("a", 2048)},
+		{"url": "https://example.com/", "expiresAt": time.Now().Add(-time.Minute)},
+		{},
+	} {
+		if r, _ := shorten(t, s, tok, body); r.Status != http.StatusBadRequest {
+			t.Errorf("%v: %d %s", body, r.Status, r.Body)
+		}
+	}
+	if r, _ := shorten(t, s, "", map[string]any{"url": target}); r.Status != http.StatusUnauthorized {
+		t.Fatalf("create without token %d", r.Status)
+	}
+}
+
+func TestCreateShortURLsInBatches(t *testing.T) {
+	t.Parallel()
+	db := stacktest.DB(t)
+	ctx := context.Background()
+	tenant := stacktest.NewTenant()
+	targets := make([]string, 2000)
+	for i := range targets {
+		targets[i] = fmt.Sprintf("https://alerts.example.com/poll/42?r=%d", i/2) // every target twice
+	}
+	exp := time.Now().Add(24 * time.Hour)
+	codes, err := shorturls.CreateShortURLs(ctx, db, tenant, targets, &exp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	distinct := map[string]bool{}
+	for i, c := range codes {
+		if !shorturls.ValidCode(c) {
+			t.Fatalf("code %q", c)
+		}
+		if i%2 == 1 && c != codes[i-1] {
+			t.Fatalf("the same target got two codes: %s %s", codes[i-1], c)
+		}
+		distinct[c] = true
+	}
+	if len(distinct) != 1000 {
+		t.Fatalf("%d distinct codes for 1000 targets", len(distinct))
+	}
+	again, err := shorturls.CreateShortURLs(ctx, db, tenant, targets[:10], &exp)
+	if err != nil || strings.Join(again, ",") != strings.Join(codes[:10], ",") {
+		t.Fatalf("a second batch did not reuse the codes: %v %v", again, err)
+	}
+	var stored int
+	if err := db.Get(&stored, `SELECT count(*) FROM short_urls WHERE tenant_id = $1`, tenant); err != nil || stored != 1000 {
+		t.Fatalf("%d rows, %v", stored, err)
+	}
+	// Inside a transaction, as alerts create them with their recipients.
+	tx := db.MustBegin()
+	if _, err := shorturls.CreateShortURLs(ctx, tx, tenant, []string{"https://x.example.com/1"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	_ = tx.Rollback()
+	if _, err := shorturls.CreateShortURLs(ctx, db, tenant, []string{"mailto:a@example.com"}, nil); err == nil {
+		t.Fatal("a mailto target was accepted")
+	}
+}
+
+func TestNewCodeIsRandomBase62(t *testing.T) {
+	seen := map[string]bool{}
+	for range 10000 {
+		c, err := shorturls.NewCode()
+		if err != nil || !shorturls.ValidCode(c) || seen[c] {
+			t.Fatalf("code %q %v (repeat %v)", c, err, seen[c])
+		}
+		seen[c] = true
+	}
+}

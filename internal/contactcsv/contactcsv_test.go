@@ -1,0 +1,216 @@
+package contactcsv_test
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/tocsin/tocsin/internal/contactcsv"
+)
+
+func TestNeutralizeAndRestoreRoundTrip(t *testing.T) {
+	cases := []struct{ in, out string }{
+		{"+15551234567", "'+15551234567"},
+		{"=SUM(A1:A2)", "'=SUM(A1:A2)"},
+		{"-5", "'-5"},
+		{"@cmd", "'@cmd"},
+		{"\tx", "'\tx"},
+		{"\rx", "'\rx"},
+		{"'=x", "''=x"},
+		{"''+1", "'''+1"},
+		{"'quoted", "'quoted"},
+		{"'", "'"},
+		{"plain", "plain"},
+		{"", ""},
+		{"a=b", "a=b"},
+	}
+	for _, c := range cases {
+		if got := contactcsv.Neutralize(c.in); got != c.out {
+			t.Errorf("Neutralize(%q) = %q, want %q", c.in, got, c.out)
+		}
+		if got := contactcsv.Restore(contactcsv.Neutralize(c.in)); got != c.in {
+			t.Errorf("Restore(Neutralize(%q)) = %q", c.in, got)
+		}
+	}
+	// Values written by hand keep their meaning.
+	if got := contactcsv.Restore("+15551234567"); got != "+15551234567" {
+		t.Errorf("hand-written phone changed to %q", got)
+	}
+}
+
+func FuzzNeutralizeRoundTrip(f *testing.F) {
+	for _, s := range []string{"+1", "'=", "''@", "x", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		n := contactcsv.Neutralize(s)
+		if got := contactcsv.Restore(n); got != s {
+			t.Fatalf("Restore(Neutralize(%q)) = %q", s, got)
+		}
+		if n != "" && strings.ContainsRune("=+-@\t\r", rune(n[0])) {
+			t.Fatalf("Neutralize(%q) = %q still starts a formula", s, n)
+		}
+	})
+}
+
+func TestNormalizePhone(t *testing.T) {
+	cases := map[string]string{
+		"+15551234567":      "+15551234567",
+		"+1 (555) 123-4567": "+15551234567",
+		"+44 7700.900.123":  "+447700900123",
+		"5551234567":        "",
+		"+0123456789":       "",
+		"+1555":             "",
+		"+1234567890123456": "",
+		"+1555123456x":      "",
+		"++15551234567":     "",
+	}
+	for in, want := range cases {
+		got, ok := contactcsv.NormalizePhone(in)
+		if ok != (want != "") || got != want {
+			t.Errorf("NormalizePhone(%q) = %q, %v; want %q", in, got, ok, want)
+		}
+	}
+}
+
+func TestNormalizeEmail(t *testing.T) {
+	cases := map[string]string{
+		"Ada@Example.COM":       "ada@example.com",
+		" ada@example.com ":     "ada@example.com",
+		"ada@":                  "",
+		"ada":                   "",
+		"Ada <ada@example.com>": "",
+		"ada@localhost":         "",
+		"a b@example.com":       "",
+	}
+	for in, want := range cases {
+		got, ok := contactcsv.NormalizeEmail(in)
+		if ok != (want != "") || got != want {
+			t.Errorf("NormalizeEmail(%q) = %q, %v; want %q", in, got, ok, want)
+		}
+	}
+}
+
+func readAll(t *testing.T, data string) ([]contactcsv.Row, []contactcsv.Problem) {
+	t.Helper()
+	r, err := contactcsv.NewReader(strings.NewReader(data))
+	if err != nil {
+		t.Fatalf("header: %v", err)
+	}
+	var rows []contactcsv.Row
+	var problems []contactcsv.Problem
+	for {
+		row, ps, err := r.Next()
+		if errors.Is(err, io.EOF) {
+			return rows, problems
+		}
+		if err != nil {
+			t.Fatalf("next: %v", err)
+		}
+		if len(ps) > 0 {
+			problems = append(problems, ps...)
+			continue
+		}
+		rows = append(rows, row)
+	}
+}
+
+func TestReaderEdgeCases(t *testing.T) {
+	data := "\xEF\xBB\xBFfirstName,lastName,emails,mobilePhones,custom.building,roles\r\n" +
+		"Ada,Lovelace,ADA@example.com,'+15551234567,A,Floor warden;First aider\r\n" +
+		"\r\n" +
+		"\"Grace, Rear Adm.\",\"Hopper \"\"Amazing\"\"\",grace@example.com,,\"multi\nline\",\r\n" +
+		",,,,,\r\n" +
+		"Bad,Email,not-an-email,,,\r\n" +
+		"Bad,Phone,,555-1234,,\r\n" +
+		",,,+15550000000,,\r\n" +
+		"Too,Few\r\n" +
+		"Last,Row,last@example.com,,,"
+	rows, problems := readAll(t, data)
+	if len(rows) != 4 {
+		t.Fatalf("rows %+v", rows)
+	}
+	ada := rows[0]
+	if ada.Line != 2 || ada.FirstName != "Ada" || !reflect.DeepEqual(ada.Emails, []string{"ada@example.com"}) ||
+		!reflect.DeepEqual(ada.Phones, []contactcsv.Phone{{Number: "+15551234567", Type: "Mobile"}}) ||
+		ada.Custom["building"] != "A" || !reflect.DeepEqual(ada.Roles, []string{"Floor warden", "First aider"}) {
+		t.Errorf("ada %+v", ada)
+	}
+	grace := rows[1]
+	if grace.Line != 4 || grace.FirstName != "Grace, Rear Adm." || grace.LastName != `Hopper "Amazing"` || grace.Custom["building"] != "multi\nline" {
+		t.Errorf("grace %+v", grace)
+	}
+	if rows[2].Line != 9 || rows[2].FirstName != "" || rows[2].Phones[0].Number != "+15550000000" {
+		t.Errorf("nameless row %+v", rows[2])
+	}
+	if rows[3].Line != 11 || rows[3].LastName != "Row" {
+		t.Errorf("last row %+v", rows[3])
+	}
+	want := []struct {
+		line   int
+		column string
+	}{{7, "emails"}, {8, "mobilePhones"}, {10, ""}}
+	if len(problems) != len(want) {
+		t.Fatalf("problems %+v", problems)
+	}
+	for i, w := range want {
+		if problems[i].Line != w.line || problems[i].Column != w.column || problems[i].Message == "" {
+			t.Errorf("problem %d = %+v, want line %d column %q", i, problems[i], w.line, w.column)
+		}
+	}
+}
+
+func TestReaderRejectsFiles(t *testing.T) {
+	cases := map[string]string{
+		"empty":            "",
+		"binary":           "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
+		"missing required": "firstName,emails\nAda,ada@example.com\n",
+		"unknown column":   "firstName,lastName,shoeSize\nAda,Lovelace,9\n",
+		"duplicate column": "firstName,lastName,email,emails\n",
+		"bad custom key":   "firstName,lastName,custom.a b\n",
+	}
+	for name, data := range cases {
+		_, err := contactcsv.NewReader(strings.NewReader(data))
+		var fe *contactcsv.FileError
+		if !errors.As(err, &fe) {
+			t.Errorf("%s: err %v, want a FileError", name, err)
+		}
+	}
+}
+
+func TestWriterReaderRoundTrip(t *testing.T) {
+	in := contactcsv.Row{
+		ID: 7, ExternalID: "=EXT", FirstName: "@Ada", MiddleName: "-", LastName: "Love, \"lace\"",
+		Language: "en-GB", TimeZone: "Europe/London", Emails: []string{"ada@example.com", "a@example.org"},
+		Phones:    []contactcsv.Phone{{Number: "+15551234567", Type: "Mobile"}, {Number: "+15557654321", Type: "Work"}},
+		Roles:     []string{"Floor warden"},
+		ChatUsers: []contactcsv.ChatUser{{Platform: "slack", UserID: "U1"}},
+		Custom:    map[string]string{"building": "+A", "desk": "12"},
+	}
+	var buf bytes.Buffer
+	w, err := contactcsv.NewWriter(&buf, []string{"building", "desk"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(in); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	text := buf.String()
+	if !strings.Contains(text, ",'+15551234567,") || !strings.Contains(text, "'=EXT") || !strings.HasSuffix(text, "\r\n") {
+		t.Fatalf("export %q", text)
+	}
+	rows, problems := readAll(t, text)
+	if len(problems) > 0 || len(rows) != 1 {
+		t.Fatalf("rows %+v problems %+v", rows, problems)
+	}
+	in.Line = 2
+	if !reflect.DeepEqual(rows[0], in) {
+		t.Fatalf("round trip\n got %+v\nwant %+v", rows[0], in)
+	}
+}

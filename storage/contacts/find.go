@@ -1,0 +1,406 @@
+// Package contacts stores the recipient sources alerts resolve: contacts
+// (the people table, shared with the directory), distribution lists and
+// their CSV imports and exports, and the group tree. Every query filters on
+// the tenant and is written so that a tenant with a million contacts is
+// served from indexes (see the EXPLAIN test and the README).
+package contacts
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+)
+
+// Person is one contact with everything that reaches it.
+type Person struct {
+	ID           int64          `db:"id"`
+	DirectoryID  sql.NullString `db:"directory_id"`
+	ExternalID   sql.NullString `db:"external_id"`
+	FirstName    string         `db:"first_name"`
+	MiddleName   string         `db:"middle_name"`
+	LastName     string         `db:"last_name"`
+	Language     string         `db:"language"`
+	TimeZone     string         `db:"time_zone"`
+	Roles        pq.StringArray `db:"roles"`
+	ChatUsersRaw []byte         `db:"chat_users"`
+	CustomRaw    []byte         `db:"custom_fields"`
+	CreatedAt    time.Time      `db:"created_at"`
+	UpdatedAt    time.Time      `db:"updated_at"`
+
+	Emails    []Email
+	Phones    []Phone
+	Devices   []Device
+	Locations []Location
+	Groups    []Group
+	Lists     []ListRef
+}
+
+// ChatUser is a team-chat account of a person.
+type ChatUser struct {
+	Platform    string `json:"platform"`
+	UserID      string `json:"userId"`
+	DisplayName string `json:"displayName,omitempty"`
+}
+
+// ChatUsers decodes the person's chat accounts.
+func (p Person) ChatUsers() []ChatUser {
+	var out []ChatUser
+	_ = json.Unmarshal(p.ChatUsersRaw, &out)
+	return out
+}
+
+// CustomFields decodes the person's custom fields; values that are not
+// strings are given as their JSON text.
+func (p Person) CustomFields() map[string]string {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(p.CustomRaw, &raw); err != nil {
+		return map[string]string{}
+	}
+	out := make(map[string]string, len(raw))
+	for k, v := range raw {
+		var s string
+		if json.Unmarshal(v, &s) == nil {
+			out[k] = s
+		} else {
+			out[k] = string(v)
+		}
+	}
+	return out
+}
+
+// Email is one email address of a person.
+type Email struct {
+	PersonID           int64        `db:"person_id"`
+	Address            string       `db:"address"`
+	Label              string       `db:"label"`
+	VerificationStatus string       `db:"verification_status"`
+	VerifiedAt         sql.NullTime `db:"verified_at"`
+	CreatedAt          time.Time    `db:"created_at"`
+}
+
+// Phone is one phone number of a person.
+type Phone struct {
+	PersonID           int64        `db:"person_id"`
+	Number             string       `db:"number"`
+	Type               string       `db:"phone_type"`
+	CanText            bool         `db:"can_text"`
+	CanCall            bool         `db:"can_call"`
+	VerificationStatus string       `db:"verification_status"`
+	VerifiedAt         sql.NullTime `db:"verified_at"`
+	CreatedAt          time.Time    `db:"created_at"`
+}
+
+// Device is a push or app device of a person.
+type Device struct {
+	ID        int64     `db:"id"`
+	PersonID  int64     `db:"person_id"`
+	App       string    `db:"app"`
+	Platform  string    `db:"platform"`
+	Token     string    `db:"token"`
+	CreatedAt time.Time `db:"created_at"`
+}
+
+// Location is a place a person wants notifications for.
+type Location struct {
+	ID         int64     `db:"id"`
+	PersonID   int64     `db:"person_id"`
+	Name       string    `db:"name"`
+	AddressRaw []byte    `db:"address"`
+	Latitude   float64   `db:"latitude"`
+	Longitude  float64   `db:"longitude"`
+	CreatedAt  time.Time `db:"created_at"`
+}
+
+// Group is a group a person is a member of.
+type Group struct {
+	PersonID int64     `db:"person_id"`
+	ID       int64     `db:"id"`
+	Name     string    `db:"name"`
+	ParentID *int64    `db:"parent_id"`
+	Depth    int       `db:"depth"`
+	IDPath   string    `db:"path"`
+	Since    time.Time `db:"since"`
+	// Path is the names from the root to the group, joined by " / ".
+	Path string
+}
+
+// ListRef is a distribution list a person is on.
+type ListRef struct {
+	PersonID int64  `db:"person_id"`
+	ID       int64  `db:"id"`
+	Name     string `db:"name"`
+}
+
+// Filter selects contacts. Zero fields do not filter; all given fields must match.
+type Filter struct {
+	// Name matches contacts whose first or last name starts with it
+	// (case-insensitive); with several words, the first must start the
+	// first name and the last must start the last name.
+	Name string
+	// Email matches one of the contact's addresses exactly (case-insensitive).
+	Email string
+	// Phone matches one of the contact's numbers exactly (E.164).
+	Phone      string
+	ExternalID string
+	// GroupID matches the group's members, and with IncludeSubgroups the
+	// members of every group below it.
+	GroupID          int64
+	IncludeSubgroups bool
+	// DistributionListID matches the list's members.
+	DistributionListID int64
+	// CustomFields match when the contact has every key with exactly that value.
+	CustomFields map[string]string
+	// Role matches contacts holding the role (exact).
+	Role string
+}
+
+// SortColumns maps the sort properties of findContacts to SQL.
+var SortColumns = map[string]string{
+	"lastname":   "lower(p.last_name)",
+	"firstname":  "lower(p.first_name)",
+	"externalid": "p.external_id",
+	"createdat":  "p.created_at",
+	"updatedat":  "p.updated_at",
+	"id":         "p.id",
+}
+
+// Default order and tie-break of findContacts.
+const (
+	DefaultOrder = "lower(p.last_name), lower(p.first_name)"
+	TieBreak     = "p.id"
+)
+
+const personColumns = `p.id, p.directory_id, p.external_id, p.first_name, p.middle_name, p.last_name,
+	p.language, p.time_zone, p.roles, p.chat_users, p.custom_fields, p.created_at, p.updated_at`
+
+// likePrefix escapes LIKE wildcards in s and appends '%'.
+func likePrefix(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return r.Replace(s) + "%"
+}
+
+// where builds the WHERE clause of f for tenant. groupPath is the path of
+// f.GroupID when IncludeSubgroups is set (looked up first, so that the
+// prefix match is planned with its value and uses groups_tenant_path).
+func where(tenant string, f Filter, groupPath string) (string, []any) {
+	args := []any{tenant}
+	arg := func(v any) string {
+		args = append(args, v)
+		return fmt.Sprintf("$%d", len(args))
+	}
+	conds := []string{"p.tenant_id = $1"}
+	if name := strings.ToLower(strings.TrimSpace(f.Name)); name != "" {
+		words := strings.Fields(name)
+		if len(words) == 1 {
+			a := arg(likePrefix(words[0]))
+			conds = append(conds, fmt.Sprintf("(lower(p.first_name) LIKE %[1]s OR lower(p.last_name) LIKE %[1]s)", a))
+		} else {
+			whole := arg(likePrefix(name))
+			first := arg(likePrefix(words[0]))
+			last := arg(likePrefix(words[len(words)-1]))
+			conds = append(conds, fmt.Sprintf(
+				"((lower(p.first_name) LIKE %s AND lower(p.last_name) LIKE %s) OR lower(p.last_name) LIKE %s OR lower(p.first_name) LIKE %s)",
+				first, last, whole, whole))
+		}
+	}
+	if f.Email != "" {
+		conds = append(conds, fmt.Sprintf(
+			"p.id IN (SELECT e.person_id FROM person_emails e WHERE e.tenant_id = $1 AND e.address = %s)",
+			arg(strings.ToLower(strings.TrimSpace(f.Email)))))
+	}
+	if f.Phone != "" {
+		conds = append(conds, fmt.Sprintf(
+			"p.id IN (SELECT ph.person_id FROM person_phones ph WHERE ph.tenant_id = $1 AND ph.number = %s)", arg(f.Phone)))
+	}
+	if f.ExternalID != "" {
+		conds = append(conds, "p.external_id = "+arg(f.ExternalID))
+	}
+	if f.GroupID != 0 {
+		if f.IncludeSubgroups {
+			conds = append(conds, fmt.Sprintf(`p.id IN (SELECT gm.person_id FROM groups g
+				JOIN group_memberships gm ON gm.group_id = g.id
+				WHERE g.tenant_id = $1 AND g.path LIKE %s)`, arg(likePrefix(groupPath))))
+		} else {
+			conds = append(conds, fmt.Sprintf(`p.id IN (SELECT gm.person_id FROM group_memberships gm
+				WHERE gm.tenant_id = $1 AND gm.group_id = %s)`, arg(f.GroupID)))
+		}
+	}
+	if f.DistributionListID != 0 {
+		conds = append(conds, fmt.Sprintf(`p.id IN (SELECT m.person_id FROM distribution_list_members m
+			WHERE m.tenant_id = $1 AND m.list_id = %s)`, arg(f.DistributionListID)))
+	}
+	if len(f.CustomFields) > 0 {
+		b, _ := json.Marshal(f.CustomFields)
+		// The second condition lets the planner use the partial GIN index.
+		conds = append(conds, "p.custom_fields @> "+arg(string(b))+"::jsonb AND p.custom_fields <> '{}'::jsonb")
+	}
+	if f.Role != "" {
+		conds = append(conds, "p.roles @> ARRAY["+arg(f.Role)+"]::text[] AND p.roles <> '{}'::text[]")
+	}
+	return strings.Join(conds, "\n  AND "), args
+}
+
+// Query is a statement with its arguments.
+type Query struct {
+	SQL  string
+	Args []any
+}
+
+// FindQueries returns the page and count statements of a search, so that
+// tests and the benchmark can EXPLAIN exactly what Find runs. ok is false
+// when the filter cannot match anything (an unknown group).
+func FindQueries(ctx context.Context, db sqlx.QueryerContext, tenant string, f Filter, orderBy string, limit, offset int) (page, count Query, ok bool, err error) {
+	groupPath := ""
+	if f.GroupID != 0 && f.IncludeSubgroups {
+		err := sqlx.GetContext(ctx, db, &groupPath, `SELECT path FROM groups WHERE tenant_id = $1 AND id = $2`, tenant, f.GroupID)
+		if errors.Is(err, sql.ErrNoRows) || (err == nil && groupPath == "") {
+			return Query{}, Query{}, false, nil
+		}
+		if err != nil {
+			return Query{}, Query{}, false, fmt.Errorf("look up group: %w", err)
+		}
+	}
+	w, args := where(tenant, f, groupPath)
+	page = Query{
+		SQL: fmt.Sprintf("SELECT %s\nFROM people p\nWHERE %s\nORDER BY %s\nLIMIT %d OFFSET %d",
+			personColumns, w, orderBy, limit, offset),
+		Args: args,
+	}
+	count = Query{SQL: "SELECT count(*) FROM people p WHERE " + w, Args: args}
+	return page, count, true, nil
+}
+
+// Find returns one page of the contacts matching f, in orderBy order (an
+// ORDER BY list built with rest.OrderBy over SortColumns), with their
+// contact information, groups and lists, and the number of all matches.
+func Find(ctx context.Context, db *sqlx.DB, tenant string, f Filter, orderBy string, limit, offset int) ([]Person, int64, error) {
+	page, count, ok, err := FindQueries(ctx, db, tenant, f, orderBy, limit, offset)
+	if err != nil || !ok {
+		return nil, 0, err
+	}
+	var total int64
+	if err := db.GetContext(ctx, &total, count.SQL, count.Args...); err != nil {
+		return nil, 0, fmt.Errorf("count contacts: %w", err)
+	}
+	if total == 0 || offset >= int(total) {
+		return []Person{}, total, nil
+	}
+	var people []Person
+	if err := db.SelectContext(ctx, &people, page.SQL, page.Args...); err != nil {
+		return nil, 0, fmt.Errorf("find contacts: %w", err)
+	}
+	if err := loadDetails(ctx, db, tenant, people); err != nil {
+		return nil, 0, err
+	}
+	return people, total, nil
+}
+
+// loadDetails fills the contact information, groups and lists of people
+// with one query per kind for the whole page.
+func loadDetails(ctx context.Context, db sqlx.QueryerContext, tenant string, people []Person) error {
+	if len(people) == 0 {
+		return nil
+	}
+	ids := make(pq.Int64Array, len(people))
+	at := make(map[int64]*Person, len(people))
+	for i := range people {
+		ids[i] = people[i].ID
+		at[people[i].ID] = &people[i]
+		people[i].Emails, people[i].Phones, people[i].Devices = []Email{}, []Phone{}, []Device{}
+		people[i].Locations, people[i].Groups, people[i].Lists = []Location{}, []Group{}, []ListRef{}
+	}
+	var emails []Email
+	if err := sqlx.SelectContext(ctx, db, &emails, `SELECT person_id, address, label, verification_status, verified_at, created_at
+		FROM person_emails WHERE tenant_id = $1 AND person_id = ANY($2) ORDER BY person_id, id`, tenant, ids); err != nil {
+		return fmt.Errorf("load emails: %w", err)
+	}
+	for _, e := range emails {
+		at[e.PersonID].Emails = append(at[e.PersonID].Emails, e)
+	}
+	var phones []Phone
+	if err := sqlx.SelectContext(ctx, db, &phones, `SELECT person_id, number, phone_type, can_text, can_call, verification_status, verified_at, created_at
+		FROM person_phones WHERE tenant_id = $1 AND person_id = ANY($2) ORDER BY person_id, id`, tenant, ids); err != nil {
+		return fmt.Errorf("load phones: %w", err)
+	}
+	for _, ph := range phones {
+		at[ph.PersonID].Phones = append(at[ph.PersonID].Phones, ph)
+	}
+	var devices []Device
+	if err := sqlx.SelectContext(ctx, db, &devices, `SELECT id, person_id, app, platform, token, created_at
+		FROM person_devices WHERE tenant_id = $1 AND person_id = ANY($2) ORDER BY person_id, id`, tenant, ids); err != nil {
+		return fmt.Errorf("load devices: %w", err)
+	}
+	for _, d := range devices {
+		at[d.PersonID].Devices = append(at[d.PersonID].Devices, d)
+	}
+	var locations []Location
+	if err := sqlx.SelectContext(ctx, db, &locations, `SELECT id, person_id, name, address, latitude, longitude, created_at
+		FROM person_locations WHERE tenant_id = $1 AND person_id = ANY($2) ORDER BY person_id, id`, tenant, ids); err != nil {
+		return fmt.Errorf("load locations: %w", err)
+	}
+	for _, l := range locations {
+		at[l.PersonID].Locations = append(at[l.PersonID].Locations, l)
+	}
+	var groups []Group
+	if err := sqlx.SelectContext(ctx, db, &groups, `SELECT gm.person_id, g.id, g.name, g.parent_id, g.depth, g.path, gm.created_at AS since
+		FROM group_memberships gm JOIN groups g ON g.id = gm.group_id
+		WHERE gm.tenant_id = $1 AND g.tenant_id = $1 AND gm.person_id = ANY($2) ORDER BY gm.person_id, g.path`, tenant, ids); err != nil {
+		return fmt.Errorf("load groups: %w", err)
+	}
+	paths := make([]string, len(groups))
+	for i, g := range groups {
+		paths[i] = g.IDPath
+	}
+	names, err := pathNames(ctx, db, tenant, paths)
+	if err != nil {
+		return err
+	}
+	for _, g := range groups {
+		g.Path = names[g.IDPath]
+		if g.Path == "" {
+			g.Path = g.Name
+		}
+		at[g.PersonID].Groups = append(at[g.PersonID].Groups, g)
+	}
+	var lists []ListRef
+	if err := sqlx.SelectContext(ctx, db, &lists, `SELECT m.person_id, l.id, l.name
+		FROM distribution_list_members m JOIN distribution_lists l ON l.id = m.list_id
+		WHERE m.tenant_id = $1 AND l.tenant_id = $1 AND m.person_id = ANY($2) ORDER BY m.person_id, l.name, l.id`, tenant, ids); err != nil {
+		return fmt.Errorf("load lists: %w", err)
+	}
+	for _, l := range lists {
+		at[l.PersonID].Lists = append(at[l.PersonID].Lists, l)
+	}
+	return nil
+}
+
+func lowerTrim(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
+
+// Explain returns PostgreSQL's plans (EXPLAIN, text format) for the page and
+// count statements Find runs for f with the default order, so tests and the
+// benchmark can show which indexes serve each filter.
+func Explain(ctx context.Context, db *sqlx.DB, tenant string, f Filter, limit int) (page, count string, err error) {
+	pageQ, countQ, ok, err := FindQueries(ctx, db, tenant, f, DefaultOrder+", "+TieBreak, limit, 0)
+	if err != nil || !ok {
+		return "", "", err
+	}
+	explain := func(q Query) (string, error) {
+		var lines []string
+		if err := db.SelectContext(ctx, &lines, "EXPLAIN "+q.SQL, q.Args...); err != nil {
+			return "", fmt.Errorf("explain: %w", err)
+		}
+		return strings.Join(lines, "\n"), nil
+	}
+	if page, err = explain(pageQ); err != nil {
+		return "", "", err
+	}
+	count, err = explain(countQ)
+	return page, count, err
+}

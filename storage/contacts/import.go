@@ -1,0 +1,452 @@
+package contacts
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+
+	"github.com/tocsin/tocsin/internal/contactcsv"
+	"github.com/tocsin/tocsin/storage"
+)
+
+// Limits of one import.
+const (
+	// MaxImportRows is the most data rows one file may have.
+	MaxImportRows = 1_000_000
+	// MaxReportedProblems is the most row problems an import reports (the
+	// ones on the lowest lines); ProblemCount counts them all.
+	MaxReportedProblems = 1000
+)
+
+// ErrTooManyRows is returned by Stage when a file has more than its row limit.
+var ErrTooManyRows = fmt.Errorf("the file has more than %d data rows", MaxImportRows)
+
+// Import creates or updates contacts from a CSV file and creates a
+// distribution list of them, in one transaction: a file that is rejected, or
+// an import that fails, changes nothing. Rows are streamed from the file
+// into a temporary staging table with COPY and then written with a handful
+// of set-based statements, so memory does not grow with the file.
+//
+// Contacts are matched to rows by contact id (the export's id column), else
+// by external id, else by any of the row's email addresses, else by any of
+// its phone numbers. Matched contacts get the row's non-empty values; their
+// existing external id is kept, and email addresses and phone numbers are
+// added, never removed. Unmatched rows create contacts.
+type Import struct {
+	tx       *sqlx.Tx
+	tenant   string
+	maxRows  int64
+	staged   bool
+	done     bool
+	rows     int64
+	invalid  int64
+	problems []contactcsv.Problem
+	count    int64
+}
+
+// ImportResult is what an import did.
+type ImportResult struct {
+	List List
+	// Rows is the number of data rows in the file (empty lines not counted).
+	Rows      int64
+	Created   int64
+	Updated   int64
+	Unchanged int64
+	Skipped   int64
+	// Problems are the row problems on the lowest lines, at most
+	// MaxReportedProblems; ProblemCount counts all of them.
+	Problems     []contactcsv.Problem
+	ProblemCount int64
+}
+
+// BeginImport starts an import for tenant. maxRows (MaxImportRows when 0)
+// limits the data rows of the file. Call Stage, then Finish; call Rollback
+// when giving up (it is harmless after Finish).
+func BeginImport(ctx context.Context, db *storage.DB, tenant string, maxRows int64) (*Import, error) {
+	if maxRows <= 0 || maxRows > MaxImportRows {
+		maxRows = MaxImportRows
+	}
+	tx, err := db.BeginTxx(ctx, nil)
+	if err != nil {
+		return nil, fmt.Errorf("begin import: %w", err)
+	}
+	im := &Import{tx: tx, tenant: tenant, maxRows: maxRows}
+	for _, q := range []string{
+		`SET LOCAL work_mem = '64MB'`,
+		`CREATE TEMP TABLE contact_import (
+			line        int PRIMARY KEY,
+			id          bigint,
+			external_id text,
+			first_name  text,
+			middle_name text,
+			last_name   text,
+			language    text,
+			time_zone   text,
+			emails      text[],
+			phones      text[],
+			phone_types text[],
+			roles       text[],
+			chat_users  jsonb,
+			custom      jsonb,
+			person_id   bigint,
+			skip        boolean NOT NULL DEFAULT false,
+			problem        text,
+			problem_column text,
+			problem_value  text
+		) ON COMMIT DROP`,
+		// The ids of the contacts the import creates, by line: a narrow table
+		// written once, rather than a rewrite of every staged row.
+		`CREATE TEMP TABLE contact_new (line int PRIMARY KEY, person_id bigint NOT NULL) ON COMMIT DROP`,
+	} {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			_ = tx.Rollback()
+			return nil, fmt.Errorf("prepare import: %w", err)
+		}
+	}
+	return im, nil
+}
+
+// Rollback abandons the import; nothing it staged is kept.
+func (im *Import) Rollback() {
+	if !im.done {
+		im.done = true
+		_ = im.tx.Rollback()
+	}
+}
+
+func (im *Import) addProblems(ps []contactcsv.Problem) {
+	im.count += int64(len(ps))
+	for _, p := range ps {
+		if len(im.problems) < MaxReportedProblems {
+			im.problems = append(im.problems, p)
+		}
+	}
+}
+
+func nullable(s string) any {
+	if s == "" {
+		return nil
+	}
+	return s
+}
+
+func textArray(s []string) any {
+	if len(s) == 0 {
+		return nil
+	}
+	return pq.StringArray(s)
+}
+
+// Stage reads the CSV file from r and copies its valid rows into the staging
+// table. It returns a *contactcsv.FileError when the file is not a contacts
+// CSV file, and ErrTooManyRows past the row limit; the import must then be
+// rolled back. It may be called once.
+func (im *Import) Stage(ctx context.Context, r io.Reader) error {
+	if im.staged {
+		return errors.New("stage: the file was already staged")
+	}
+	im.staged = true
+	rd, err := contactcsv.NewReader(r)
+	if err != nil {
+		return err
+	}
+	stmt, err := im.tx.PrepareContext(ctx, `COPY contact_import (line, id, external_id, first_name, middle_name, last_name,
+		language, time_zone, emails, phones, phone_types, roles, chat_users, custom) FROM STDIN`)
+	if err != nil {
+		return fmt.Errorf("start copy: %w", err)
+	}
+	defer stmt.Close()
+	var phones, types []string
+	for {
+		row, problems, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		im.rows++
+		if im.rows > im.maxRows {
+			return ErrTooManyRows
+		}
+		if len(problems) > 0 {
+			im.invalid++
+			im.addProblems(problems)
+			continue
+		}
+		var id, chat, custom any
+		if row.ID > 0 {
+			id = row.ID
+		}
+		if len(row.ChatUsers) > 0 {
+			b, _ := json.Marshal(row.ChatUsers)
+			chat = string(b)
+		}
+		if len(row.Custom) > 0 {
+			b, _ := json.Marshal(row.Custom)
+			custom = string(b)
+		}
+		phones, types = phones[:0], types[:0]
+		for _, p := range row.Phones {
+			phones = append(phones, p.Number)
+			types = append(types, p.Type)
+		}
+		if _, err := stmt.ExecContext(ctx, row.Line, id, nullable(row.ExternalID), nullable(row.FirstName),
+			nullable(row.MiddleName), nullable(row.LastName), nullable(row.Language), nullable(row.TimeZone),
+			textArray(row.Emails), textArray(phones), textArray(types), textArray(row.Roles), chat, custom); err != nil {
+			return fmt.Errorf("copy row at line %d: %w", row.Line, err)
+		}
+	}
+	if _, err := stmt.ExecContext(ctx); err != nil {
+		return fmt.Errorf("finish copy: %w", err)
+	}
+	return nil
+}
+
+// The statements of Finish, in order. $1 is always the tenant.
+const (
+	matchByID = `UPDATE contact_import i SET person_id = p.id
+		FROM people p WHERE i.id IS NOT NULL AND p.tenant_id = $1 AND p.id = i.id`
+	// A plain contact wins over a directory user with the same external id.
+	matchByExternalID = `UPDATE contact_import i SET person_id = m.id
+		FROM (SELECT DISTINCT ON (p.external_id) p.external_id, p.id FROM people p
+		      WHERE p.tenant_id = $1 AND p.external_id IN
+		            (SELECT external_id FROM contact_import WHERE person_id IS NULL AND external_id IS NOT NULL)
+		      ORDER BY p.external_id, p.directory_id IS NOT NULL, p.id) m
+		WHERE i.person_id IS NULL AND i.external_id = m.external_id`
+	matchByEmail = `UPDATE contact_import i SET person_id = m.person_id
+		FROM (SELECT DISTINCT ON (c.line) c.line, e.person_id
+		      FROM contact_import c CROSS JOIN LATERAL unnest(c.emails) WITH ORDINALITY AS x(address, n)
+		      JOIN person_emails e ON e.tenant_id = $1 AND e.address = x.address
+		      WHERE c.person_id IS NULL
+		      ORDER BY c.line, x.n, e.person_id) m
+		WHERE i.line = m.line`
+	matchByPhone = `UPDATE contact_import i SET person_id = m.person_id
+		FROM (SELECT DISTINCT ON (c.line) c.line, ph.person_id
+		      FROM contact_import c CROSS JOIN LATERAL unnest(c.phones) WITH ORDINALITY AS x(number, n)
+		      JOIN person_phones ph ON ph.tenant_id = $1 AND ph.number = x.number
+		      WHERE c.person_id IS NULL
+		      ORDER BY c.line, x.n, ph.person_id) m
+		WHERE i.line = m.line`
+	// A row that creates a contact needs a name; one that updates does not.
+	missingName = `UPDATE contact_import SET skip = true, problem_column = 'lastName',
+		    problem = 'a new contact needs a first or a last name'
+		WHERE person_id IS NULL AND NOT skip AND first_name IS NULL AND last_name IS NULL`
+	// Later rows that would write the same contact as an earlier row are
+	// duplicates: the same matched contact, the same external id, or (for
+	// new rows without an external id) the same first email or phone.
+	dupByPerson = `UPDATE contact_import i SET skip = true, problem_column = NULL,
+		    problem = format('duplicate row: line %s already has this contact', d.first_line)
+		FROM (SELECT line, first_value(line) OVER w AS first_line, row_number() OVER w AS rn
+		      FROM contact_import WHERE person_id IS NOT NULL AND NOT skip
+		      WINDOW w AS (PARTITION BY person_id ORDER BY line)) d
+		WHERE d.rn > 1 AND i.line = d.line`
+	dupByExternalID = `UPDATE contact_import i SET skip = true, problem_column = 'externalId', problem_value = i.external_id,
+		    problem = format('duplicate row: line %s has the same external id', d.first_line)
+		FROM (SELECT line, first_value(line) OVER w AS first_line, row_number() OVER w AS rn
+		      FROM contact_import WHERE external_id IS NOT NULL AND NOT skip
+		      WINDOW w AS (PARTITION BY external_id ORDER BY line)) d
+		WHERE d.rn > 1 AND i.line = d.line`
+	dupByAddress = `UPDATE contact_import i SET skip = true,
+		    problem_column = CASE WHEN i.emails IS NOT NULL THEN 'emails' ELSE 'mobilePhones' END,
+		    problem_value = coalesce(i.emails[1], i.phones[1]),
+		    problem = format('duplicate row: line %s creates a contact with the same %s', d.first_line,
+		        CASE WHEN i.emails IS NOT NULL THEN 'email address' ELSE 'phone number' END)
+		FROM (SELECT line, first_value(line) OVER w AS first_line, row_number() OVER w AS rn
+		      FROM contact_import
+		      WHERE person_id IS NULL AND external_id IS NULL AND NOT skip AND (emails IS NOT NULL OR phones IS NOT NULL)
+		      WINDOW w AS (PARTITION BY coalesce('e' || emails[1], 't' || phones[1]) ORDER BY line)) d
+		WHERE d.rn > 1 AND i.line = d.line`
+	stagedProblems = `SELECT line, coalesce(problem_column, '') AS problem_column, coalesce(problem_value, '') AS problem_value, problem
+		FROM contact_import WHERE problem IS NOT NULL ORDER BY line LIMIT $1`
+	assignIDs = `INSERT INTO contact_new (line, person_id)
+		SELECT line, nextval($1::regclass) FROM contact_import WHERE person_id IS NULL AND NOT skip ORDER BY line`
+	insertPeople = `INSERT INTO people (id, tenant_id, external_id, first_name, middle_name, last_name,
+		    language, time_zone, roles, chat_users, custom_fields)
+		SELECT n.person_id, $1, i.external_id, coalesce(i.first_name, ''), coalesce(i.middle_name, ''), coalesce(i.last_name, ''),
+		    coalesce(i.language, 'en'), coalesce(i.time_zone, 'UTC'), coalesce(i.roles, '{}'), coalesce(i.chat_users, '[]'),
+		    coalesce(i.custom, '{}')
+		FROM contact_new n JOIN contact_import i USING (line) ORDER BY n.person_id`
+	insertNewEmails = `INSERT INTO person_emails (tenant_id, person_id, address)
+		SELECT $1, n.person_id, x.address
+		FROM contact_new n JOIN contact_import i USING (line) CROSS JOIN LATERAL unnest(i.emails) AS x(address)
+		ORDER BY n.person_id`
+	insertNewPhones = `INSERT INTO person_phones (tenant_id, person_id, number, phone_type, can_text)
+		SELECT $1, n.person_id, x.number, x.type, x.type = 'Mobile'
+		FROM contact_new n JOIN contact_import i USING (line)
+		CROSS JOIN LATERAL unnest(i.phones, i.phone_types) AS x(number, type)
+		ORDER BY n.person_id`
+	// updateMatched writes matched rows and counts the contacts that changed:
+	// a scalar field, a new email address or a new phone number.
+	updateMatched = `WITH upd AS (
+		    UPDATE people p SET
+		        external_id = CASE WHEN p.external_id IS NULL AND i.external_id IS NOT NULL AND NOT EXISTS (
+		                SELECT 1 FROM people q WHERE q.tenant_id = $1 AND q.external_id = i.external_id
+		                AND coalesce(q.directory_id, '') = coalesce(p.directory_id, ''))
+		            THEN i.external_id ELSE p.external_id END,
+		        first_name = coalesce(i.first_name, p.first_name),
+		        middle_name = coalesce(i.middle_name, p.middle_name),
+		        last_name = coalesce(i.last_name, p.last_name),
+		        language = coalesce(i.language, p.language),
+		        time_zone = coalesce(i.time_zone, p.time_zone),
+		        roles = coalesce(i.roles, p.roles),
+		        chat_users = coalesce(i.chat_users, p.chat_users),
+		        custom_fields = p.custom_fields || coalesce(i.custom, '{}'),
+		        updated_at = now()
+		    FROM contact_import i
+		    WHERE i.person_id = p.id AND p.tenant_id = $1 AND NOT i.skip AND (
+		        i.first_name <> p.first_name OR i.middle_name <> p.middle_name OR i.last_name <> p.last_name OR
+		        i.language <> p.language OR i.time_zone <> p.time_zone OR i.roles <> p.roles OR
+		        i.chat_users <> p.chat_users OR NOT p.custom_fields @> coalesce(i.custom, '{}') OR
+		        (p.external_id IS NULL AND i.external_id IS NOT NULL AND NOT EXISTS (
+		            SELECT 1 FROM people q WHERE q.tenant_id = $1 AND q.external_id = i.external_id
+		            AND coalesce(q.directory_id, '') = coalesce(p.directory_id, ''))))
+		    RETURNING p.id
+		), em AS (
+		    INSERT INTO person_emails (tenant_id, person_id, address)
+		    SELECT $1, i.person_id, x.address FROM contact_import i CROSS JOIN LATERAL unnest(i.emails) AS x(address)
+		    WHERE NOT i.skip AND i.person_id IS NOT NULL
+		        AND NOT EXISTS (SELECT 1 FROM person_emails e WHERE e.person_id = i.person_id AND e.address = x.address)
+		    ON CONFLICT (person_id, address) DO NOTHING
+		    RETURNING person_id
+		), ph AS (
+		    INSERT INTO person_phones (tenant_id, person_id, number, phone_type, can_text)
+		    SELECT $1, i.person_id, x.number, x.type, x.type = 'Mobile'
+		    FROM contact_import i CROSS JOIN LATERAL unnest(i.phones, i.phone_types) AS x(number, type)
+		    WHERE NOT i.skip AND i.person_id IS NOT NULL
+		        AND NOT EXISTS (SELECT 1 FROM person_phones x2 WHERE x2.person_id = i.person_id AND x2.number = x.number)
+		    ON CONFLICT (person_id, number) DO NOTHING
+		    RETURNING person_id
+		)
+		SELECT count(*) FROM (SELECT id FROM upd UNION SELECT person_id FROM em UNION SELECT person_id FROM ph) c`
+	insertMembers = `INSERT INTO distribution_list_members (tenant_id, list_id, person_id)
+		SELECT $1, $2::bigint, person_id FROM (
+		    SELECT person_id FROM contact_import WHERE NOT skip AND person_id IS NOT NULL
+		    UNION SELECT person_id FROM contact_new) m
+		ORDER BY person_id
+		ON CONFLICT DO NOTHING`
+)
+
+// Finish creates the distribution list name (storage.ErrConflict when the
+// tenant has one of that name), matches and writes the staged rows, adds
+// them to the list and commits.
+func (im *Import) Finish(ctx context.Context, name, description string) (ImportResult, error) {
+	if im.done {
+		return ImportResult{}, errors.New("finish: the import is over")
+	}
+	defer im.Rollback()
+	tx, t := im.tx, im.tenant
+	res := ImportResult{Rows: im.rows}
+
+	var listID int64
+	err := tx.GetContext(ctx, &listID, `INSERT INTO distribution_lists (tenant_id, name, description)
+		VALUES ($1, $2, $3) RETURNING id`, t, name, description)
+	if storage.IsUniqueViolation(err, "distribution_lists_tenant_name") {
+		return res, storage.ErrConflict
+	}
+	if err != nil {
+		return res, fmt.Errorf("create list: %w", err)
+	}
+	// One import per tenant at a time, so two files cannot both create the
+	// same new contact.
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('contacts-import:' || $1, 0))`, t); err != nil {
+		return res, fmt.Errorf("lock import: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `ANALYZE contact_import`); err != nil {
+		return res, fmt.Errorf("analyze staged rows: %w", err)
+	}
+	exec := func(what, q string, args ...any) (int64, error) {
+		r, err := tx.ExecContext(ctx, q, args...)
+		if err != nil {
+			return 0, fmt.Errorf("%s: %w", what, err)
+		}
+		n, _ := r.RowsAffected()
+		return n, nil
+	}
+	for _, s := range []struct{ what, q string }{
+		{"match by id", matchByID}, {"match by external id", matchByExternalID},
+		{"match by email", matchByEmail}, {"match by phone", matchByPhone},
+	} {
+		if _, err := exec(s.what, s.q, t); err != nil {
+			return res, err
+		}
+	}
+	var skipped int64
+	for _, q := range []string{missingName, dupByPerson, dupByExternalID, dupByAddress} {
+		n, err := exec("check rows", q)
+		if err != nil {
+			return res, err
+		}
+		skipped += n
+	}
+	stagedProblems, err := im.stagedProblems(ctx)
+	if err != nil {
+		return res, err
+	}
+	var seq string
+	if err := tx.GetContext(ctx, &seq, `SELECT pg_get_serial_sequence('people', 'id')`); err != nil {
+		return res, fmt.Errorf("people sequence: %w", err)
+	}
+	if res.Created, err = exec("assign ids", assignIDs, seq); err != nil {
+		return res, err
+	}
+	if _, err := exec("analyze new ids", `ANALYZE contact_new`); err != nil {
+		return res, err
+	}
+	for _, s := range []struct{ what, q string }{
+		{"insert contacts", insertPeople}, {"insert emails", insertNewEmails}, {"insert phones", insertNewPhones},
+	} {
+		if _, err := exec(s.what, s.q, t); err != nil {
+			return res, err
+		}
+	}
+	if err := tx.GetContext(ctx, &res.Updated, updateMatched, t); err != nil {
+		return res, fmt.Errorf("update contacts: %w", err)
+	}
+	if _, err := exec("add list members", insertMembers, t, listID); err != nil {
+		return res, err
+	}
+	if res.List, err = GetList(ctx, tx, t, listID); err != nil {
+		return res, err
+	}
+	if err := tx.Commit(); err != nil {
+		return res, fmt.Errorf("commit import: %w", err)
+	}
+	im.done = true
+
+	res.Skipped = im.invalid + skipped
+	res.Unchanged = res.Rows - res.Skipped - res.Created - res.Updated
+	res.ProblemCount = im.count + skipped
+	res.Problems = append(im.problems, stagedProblems...)
+	slices.SortStableFunc(res.Problems, func(a, b contactcsv.Problem) int { return a.Line - b.Line })
+	if len(res.Problems) > MaxReportedProblems {
+		res.Problems = res.Problems[:MaxReportedProblems]
+	}
+	return res, nil
+}
+
+func (im *Import) stagedProblems(ctx context.Context) ([]contactcsv.Problem, error) {
+	rows, err := im.tx.QueryxContext(ctx, stagedProblems, MaxReportedProblems)
+	if err != nil {
+		return nil, fmt.Errorf("list row problems: %w", err)
+	}
+	defer rows.Close()
+	var out []contactcsv.Problem
+	for rows.Next() {
+		var p contactcsv.Problem
+		if err := rows.Scan(&p.Line, &p.Column, &p.Value, &p.Message); err != nil {
+			return nil, fmt.Errorf("list row problems: %w", err)
+		}
+		out = append(out, p)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list row problems: %w", err)
+	}
+	return out, nil
+}

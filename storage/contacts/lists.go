@@ -1,0 +1,132 @@
+package contacts
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/tocsin/tocsin/storage"
+)
+
+// List is a distribution list.
+type List struct {
+	ID          int64     `db:"id"`
+	Name        string    `db:"name"`
+	Description string    `db:"description"`
+	MemberCount int64     `db:"member_count"`
+	CreatedAt   time.Time `db:"created_at"`
+	UpdatedAt   time.Time `db:"updated_at"`
+}
+
+// Summary is a contact in short: enough to recognise and reach it.
+type Summary struct {
+	ID           int64          `db:"id"`
+	DirectoryID  sql.NullString `db:"directory_id"`
+	ExternalID   sql.NullString `db:"external_id"`
+	FirstName    string         `db:"first_name"`
+	MiddleName   string         `db:"middle_name"`
+	LastName     string         `db:"last_name"`
+	PrimaryEmail sql.NullString `db:"primary_email"`
+	PrimaryPhone sql.NullString `db:"primary_phone"`
+}
+
+// ListSortColumns maps the sort properties of the distribution-list listing to SQL.
+var ListSortColumns = map[string]string{
+	"name":      "lower(l.name)",
+	"createdat": "l.created_at",
+	"updatedat": "l.updated_at",
+	"id":        "l.id",
+}
+
+// MemberSortColumns maps the sort properties of a list's recipients to SQL.
+// The default, id, reads the members in primary-key order, which stays fast
+// for lists of a million.
+var MemberSortColumns = map[string]string{
+	"id":        "m.person_id",
+	"lastname":  "lower(p.last_name)",
+	"firstname": "lower(p.first_name)",
+}
+
+const listColumns = `l.id, l.name, l.description, l.created_at, l.updated_at,
+	(SELECT count(*) FROM distribution_list_members c WHERE c.list_id = l.id) AS member_count`
+
+// Lists returns one page of the tenant's distribution lists whose name starts
+// with namePrefix (any when empty), and the number of all matches.
+func Lists(ctx context.Context, db *sqlx.DB, tenant, namePrefix, orderBy string, limit, offset int) ([]List, int64, error) {
+	w := "l.tenant_id = $1 AND lower(l.name) LIKE $2"
+	args := []any{tenant, likePrefix(lowerTrim(namePrefix))}
+	var total int64
+	if err := db.GetContext(ctx, &total, "SELECT count(*) FROM distribution_lists l WHERE "+w, args...); err != nil {
+		return nil, 0, fmt.Errorf("count lists: %w", err)
+	}
+	lists := []List{}
+	if total == 0 || offset >= int(total) {
+		return lists, total, nil
+	}
+	q := fmt.Sprintf("SELECT %s FROM distribution_lists l WHERE %s ORDER BY %s LIMIT %d OFFSET %d", listColumns, w, orderBy, limit, offset)
+	if err := db.SelectContext(ctx, &lists, q, args...); err != nil {
+		return nil, 0, fmt.Errorf("list lists: %w", err)
+	}
+	return lists, total, nil
+}
+
+// GetList returns one distribution list, or storage.ErrNotFound.
+func GetList(ctx context.Context, db sqlx.QueryerContext, tenant string, id int64) (List, error) {
+	var l List
+	err := sqlx.GetContext(ctx, db, &l, "SELECT "+listColumns+" FROM distribution_lists l WHERE l.tenant_id = $1 AND l.id = $2", tenant, id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return List{}, storage.ErrNotFound
+	}
+	if err != nil {
+		return List{}, fmt.Errorf("get list: %w", err)
+	}
+	return l, nil
+}
+
+// Members returns one page of a list's members as summaries, and their number.
+func Members(ctx context.Context, db *sqlx.DB, tenant string, listID int64, orderBy string, limit, offset int) ([]Summary, int64, error) {
+	var total int64
+	if err := db.GetContext(ctx, &total, `SELECT count(*) FROM distribution_list_members m WHERE m.tenant_id = $1 AND m.list_id = $2`, tenant, listID); err != nil {
+		return nil, 0, fmt.Errorf("count members: %w", err)
+	}
+	out := []Summary{}
+	if total == 0 || offset >= int(total) {
+		return out, total, nil
+	}
+	q := fmt.Sprintf(`SELECT p.id, p.directory_id, p.external_id, p.first_name, p.middle_name, p.last_name,
+		(SELECT e.address FROM person_emails e WHERE e.person_id = p.id ORDER BY e.id LIMIT 1) AS primary_email,
+		(SELECT ph.number FROM person_phones ph WHERE ph.person_id = p.id ORDER BY ph.id LIMIT 1) AS primary_phone
+		FROM distribution_list_members m JOIN people p ON p.id = m.person_id
+		WHERE m.tenant_id = $1 AND m.list_id = $2 AND p.tenant_id = $1
+		ORDER BY %s LIMIT %d OFFSET %d`, orderBy, limit, offset)
+	if err := db.SelectContext(ctx, &out, q, tenant, listID); err != nil {
+		return nil, 0, fmt.Errorf("list members: %w", err)
+	}
+	return out, total, nil
+}
+
+// DeleteList deletes a distribution list and its memberships (not the
+// contacts), or returns storage.ErrNotFound.
+func DeleteList(ctx context.Context, db sqlx.ExecerContext, tenant string, id int64) error {
+	res, err := db.ExecContext(ctx, `DELETE FROM distribution_lists WHERE tenant_id = $1 AND id = $2`, tenant, id)
+	if err != nil {
+		return fmt.Errorf("delete list: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return storage.ErrNotFound
+	}
+	return nil
+}
+
+// ListNameTaken reports whether the tenant has a distribution list named name.
+func ListNameTaken(ctx context.Context, db sqlx.QueryerContext, tenant, name string) (bool, error) {
+	var taken bool
+	if err := sqlx.GetContext(ctx, db, &taken, `SELECT EXISTS (SELECT 1 FROM distribution_lists WHERE tenant_id = $1 AND name = $2)`, tenant, name); err != nil {
+		return false, fmt.Errorf("look up list name: %w", err)
+	}
+	return taken, nil
+}
