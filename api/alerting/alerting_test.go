@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"regexp"
 	"sort"
 	"strings"
@@ -112,9 +113,26 @@ func TestPollAnswerThroughTheLinkShowsInResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	link := regexp.MustCompile(`/v2/public/alerts/responses/[A-Za-z0-9_.-]+`).FindString(msg.Body)
-	if link == "" || !strings.HasPrefix(msg.Body, "Are you safe, Ann?") {
-		t.Fatalf("no response link in %q", msg.Body)
+	short := regexp.MustCompile(`/s/[0-9A-Za-z]{8}`).FindString(msg.Body)
+	if short == "" || !strings.HasPrefix(msg.Body, "Are you safe, Ann?") {
+		t.Fatalf("no short response link in %q", msg.Body)
+	}
+	// The short link redirects to the recipient's personal page.
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res302, err := noRedirect.Get(s.URL + short)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res302.Body.Close()
+	target, err := url.Parse(res302.Header.Get("Location"))
+	if res302.StatusCode != http.StatusFound || err != nil || !strings.HasPrefix(target.Path, "/v2/public/alerts/responses/") {
+		t.Fatalf("short link answered %d to %q", res302.StatusCode, res302.Header.Get("Location"))
+	}
+	link := target.Path
+	// Bob's link is another one.
+	bobMsg, err := sb.SMS.WaitTo(ctx, b.Phone)
+	if err != nil || strings.Contains(bobMsg.Body, short) {
+		t.Fatalf("Bob's text %q (%v) carries Ann's link", bobMsg.Body, err)
 	}
 	// The page lists the options; answering option 2 records it.
 	r := s.Do(t, http.MethodGet, link, "", nil)
