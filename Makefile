@@ -7,7 +7,8 @@ TEMPORAL_CLI := github.com/temporalio/cli/cmd/temporal@v1.5.1
 MINIO_SERVER := github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c
 REDOCLY_CLI := @redocly/cli@2.77.0
 
-.PHONY: run test build tools openapi lint-openapi bench bench-alert bench-crash bench-import clean stop xmllint
+.PHONY: run test build tools openapi lint-openapi bench bench-alert bench-crash clean stop xmllint
+.PHONY: bench-recipients
 
 build: bin/tocsin
 
@@ -54,9 +55,8 @@ openapi: build
 lint-openapi: bin/node/node_modules/.bin/redocly
 	bin/node/node_modules/.bin/redocly lint openapi.json --format=summary
 
-# Benchmarks (commands, not tests): each prints its figures and writes JSON and
-# a Markdown table under .bench/ (git-ignored).
-bench: bench-alert bench-import
+# Benchmarks: each writes JSON and a Markdown table under .bench/ (git-ignored).
+bench: bench-alert bench-recipients
 
 # A text alert to BENCH_RECIPIENTS (100000) seeded contacts through a loopback
 # SMS endpoint: accept latency, time to every recipient final, deliveries/s,
@@ -71,8 +71,8 @@ bench-crash: build tools bin/tocsin-bench
 
 # Imports a generated 1,000,000-row contacts CSV into a schema of its own in
 # the database of TOCSIN_DATABASE_URL; prints rows/s and peak memory.
-bench-import: bin/tocsin-bench
-	bin/tocsin-bench import
+bench-recipients:
+	$(GO) run ./cmd/tocsin-bench import
 
 # Stops services a killed `make run` or `make test` left behind.
 stop:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -13,6 +14,7 @@ import (
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/internal/alertmsg"
 	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/shorturls"
 )
 
 // renderContext is an alert's renderer, kept between the batches of the
@@ -110,6 +112,10 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 	}
 	lastAttempt := in.MaxAttempts > 0 && attempt >= in.MaxAttempts
 
+	links, err := a.responseLinks(ctx, in, r, recs)
+	if err != nil {
+		return out, err
+	}
 	rows := make([]storage.DeliveryRow, 0, len(recs))
 	msgs := make([]channels.Message, 0, len(recs))
 	msgSeq := make([]int64, 0, len(recs))
@@ -122,11 +128,7 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 		case addr == "":
 			rows = append(rows, storage.DeliveryRow{Seq: rec.Seq, Status: storage.DeliveryFailed, Permanent: true, Error: "no " + in.Channel + " address"})
 		default:
-			link := ""
-			if r.NeedsLink() {
-				link = r.ResponseLink(rec.Seq)
-			}
-			m := r.Message(in.Channel, &rec.RecipientRow, link)
+			m := r.Message(in.Channel, &rec.RecipientRow, links[rec.Seq])
 			m.Key = DeliveryKey(in.Tenant, in.AlertID, in.Channel, in.Cycle, rec.Seq)
 			m.To = addr
 			msgs = append(msgs, m)
@@ -214,6 +216,37 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 	c.WithLabelValues(in.Channel, "skipped").Add(float64(out.Skipped))
 	c.WithLabelValues(in.Channel, "retrying").Add(float64(out.Retrying))
 	return out, retryErr
+}
+
+// responseLinks gives each recipient of the batch who gets a message its
+// personal response link as a short URL, made with one statement per batch.
+// The same target keeps its code, so a retried batch sends the same links.
+func (a *Activities) responseLinks(ctx context.Context, in BatchInput, r *Renderer, recs []storage.BatchRecipient) (map[int64]string, error) {
+	links := map[int64]string{}
+	if !r.NeedsLink() {
+		return links, nil
+	}
+	var seqs []int64
+	var targets []string
+	for i := range recs {
+		if recs[i].Skip || AddressOf(in.Channel, &recs[i].RecipientRow) == "" {
+			continue
+		}
+		seqs = append(seqs, recs[i].Seq)
+		targets = append(targets, r.ResponseLink(recs[i].Seq))
+	}
+	base := strings.TrimRight(a.Config.PublicURL, "/") + "/s/"
+	for from := 0; from < len(targets); from += shorturls.MaxBatch {
+		to := min(from+shorturls.MaxBatch, len(targets))
+		codes, err := shorturls.CreateShortURLs(ctx, a.DB, in.Tenant, targets[from:to], nil)
+		if err != nil {
+			return nil, fmt.Errorf("response links: %w", err)
+		}
+		for i, c := range codes {
+			links[seqs[from+i]] = base + c
+		}
+	}
+	return links, nil
 }
 
 // send throttles and sends messages through the channel's Sender.

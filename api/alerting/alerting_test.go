@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"regexp"
 	"sort"
 	"strings"
@@ -112,9 +113,26 @@ func TestPollAnswerThroughTheLinkShowsInResults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	link := regexp.MustCompile(`/v2/public/alerts/responses/[A-Za-z0-9_.-]+`).FindString(msg.Body)
-	if link == "" || !strings.HasPrefix(msg.Body, "Are you safe, Ann?") {
-		t.Fatalf("no response link in %q", msg.Body)
+	short := regexp.MustCompile(`/s/[0-9A-Za-z]{8}`).FindString(msg.Body)
+	if short == "" || !strings.HasPrefix(msg.Body, "Are you safe, Ann?") {
+		t.Fatalf("no short response link in %q", msg.Body)
+	}
+	// The short link redirects to the recipient's personal page.
+	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	res302, err := noRedirect.Get(s.URL + short)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res302.Body.Close()
+	target, err := url.Parse(res302.Header.Get("Location"))
+	if res302.StatusCode != http.StatusFound || err != nil || !strings.HasPrefix(target.Path, "/v2/public/alerts/responses/") {
+		t.Fatalf("short link answered %d to %q", res302.StatusCode, res302.Header.Get("Location"))
+	}
+	link := target.Path
+	// Bob's link is another one.
+	bobMsg, err := sb.SMS.WaitTo(ctx, b.Phone)
+	if err != nil || strings.Contains(bobMsg.Body, short) {
+		t.Fatalf("Bob's text %q (%v) carries Ann's link", bobMsg.Body, err)
 	}
 	// The page lists the options; answering option 2 records it.
 	r := s.Do(t, http.MethodGet, link, "", nil)
@@ -272,5 +290,87 @@ func TestIdempotentRetryReturnsTheFirstAlert(t *testing.T) {
 	body["settings"].(map[string]any)["recipients"] = map[string]any{"contactIds": []int64{oc.ID}}
 	if r := s.Do(t, http.MethodPost, "/v2/alerts", s.Token(t, other), body, "Idempotency-Key", "key-1"); r.Status != 201 {
 		t.Fatalf("other tenant: %d %s", r.Status, r.Body)
+	}
+}
+
+func TestRecipientSourcesListsDirectoryFilterAndRelated(t *testing.T) {
+	t.Parallel()
+	_, withSandbox := stacktest.Sandbox(t)
+	s := stacktest.Start(t, withSandbox)
+	tenant := stacktest.NewTenant()
+	tok := s.Token(t, tenant)
+	ctx := context.Background()
+	listed := &contact{First: "Lis", Last: "Ted", Email: "listed@example.com", Custom: `{"building":"B12"}`}
+	listed2 := &contact{First: "Lis", Last: "Two", Email: "listed2@example.com", Custom: `{"building":"A1"}`}
+	dirUser := &contact{First: "Dir", Last: "User", Email: "dir@example.com", Custom: `{"building":"B12"}`}
+	dirOther := &contact{First: "Dir", Last: "Other", Email: "dir2@example.com"}
+	seed(t, s, tenant, listed, listed2, dirUser, dirOther)
+	for _, c := range []*contact{dirUser, dirOther} {
+		if _, err := s.DB.ExecContext(ctx, `UPDATE people SET directory_id = 'main' WHERE id = $1`, c.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var listID int64
+	if err := s.DB.GetContext(ctx, &listID, `INSERT INTO distribution_lists (tenant_id, name) VALUES ($1, 'l') RETURNING id`, tenant); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []*contact{listed, listed2} {
+		if _, err := s.DB.ExecContext(ctx, `INSERT INTO distribution_list_members (tenant_id, list_id, person_id) VALUES ($1, $2, $3)`, tenant, listID, c.ID); err != nil {
+			t.Fatal(err)
+		}
+	}
+	emailAlert := func(recipients map[string]any) map[string]any {
+		return map[string]any{"settings": map[string]any{
+			"message": map[string]any{"subject": "S", "body": "B"}, "recipients": recipients,
+			"channels": map[string]any{"email": map[string]any{"enabled": true}},
+		}}
+	}
+	recipientsOf := func(id int64) []string {
+		t.Helper()
+		r := s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d/results/recipients?sort=lastName&pageSize=50", id), tok, nil)
+		var page struct {
+			Items []struct {
+				Email       string
+				IsMandatory bool `json:"isMandatory"`
+			}
+		}
+		r.JSON(t, &page)
+		var out []string
+		for _, it := range page.Items {
+			out = append(out, fmt.Sprintf("%s:%v", it.Email, it.IsMandatory))
+		}
+		return out
+	}
+	a1 := send(t, s, tok, emailAlert(map[string]any{
+		"distributionListIds": []int64{listID},
+		"directory":           map[string]any{"directoryId": "main", "userIds": []string{fmt.Sprint(dirUser.ID)}},
+	}))
+	waitDone(t, s, tok, a1.AlertID)
+	if got := fmt.Sprint(recipientsOf(a1.AlertID)); got != "[listed@example.com:false listed2@example.com:false dir@example.com:true]" {
+		t.Fatalf("list and directory user: %s", got)
+	}
+	// The access filter keeps building B12; the related alert's recipients join.
+	a2 := send(t, s, tok, emailAlert(map[string]any{
+		"directory":    map[string]any{"directoryId": "main", "allUsers": true},
+		"accessFilter": map[string]any{"conditions": []map[string]any{{"field": "custom.building", "operator": "Equals", "values": []string{"B12"}}}},
+	}))
+	waitDone(t, s, tok, a2.AlertID)
+	if got := fmt.Sprint(recipientsOf(a2.AlertID)); got != "[dir@example.com:false]" {
+		t.Fatalf("filtered directory: %s", got)
+	}
+	followUp := emailAlert(map[string]any{"contactIds": []int64{dirOther.ID}})
+	followUp["settings"].(map[string]any)["related"] = map[string]any{"alertId": a1.AlertID, "relation": "FollowUp",
+		"actions": map[string]any{"includeOriginalRecipients": true}}
+	a3 := send(t, s, tok, followUp)
+	waitDone(t, s, tok, a3.AlertID)
+	if got := fmt.Sprint(recipientsOf(a3.AlertID)); got != "[dir2@example.com:true listed@example.com:false listed2@example.com:false dir@example.com:false]" {
+		t.Fatalf("follow-up: %s", got)
+	}
+	// Unknown directory users are refused.
+	r := s.Do(t, http.MethodPost, "/v2/alerts/preview", tok, emailAlert(map[string]any{
+		"directory": map[string]any{"directoryId": "main", "userIds": []string{fmt.Sprint(listed.ID)}},
+	}))
+	if r.Status != 400 || !strings.Contains(string(r.Body), "settings.recipients.directory.userIds") {
+		t.Fatalf("a contact that is no user of the directory: %d %s", r.Status, r.Body)
 	}
 }

@@ -11,8 +11,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/minio/minio-go/v7"
+
 	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/internal/stacktest"
+	"github.com/tocsin/tocsin/storage"
 )
 
 func TestEmailAlertWithAttachmentArrivesWithVariablesFilled(t *testing.T) {
@@ -269,5 +272,55 @@ func TestTextAlertReachesTheSMSEndpoint(t *testing.T) {
 	r = s.Do(t, http.MethodPost, "/v2/alerts/receipts", "", receipt, "Authorization", "Bearer receipts-secret")
 	if st2 := status(t, s, tok, res.AlertID); st2.Deliveries.Delivered != 1 {
 		t.Fatalf("after a repeated receipt: %+v", st2.Deliveries)
+	}
+}
+
+func TestEmailCarriesAStoredFile(t *testing.T) {
+	t.Parallel()
+	sb, withSandbox := stacktest.Sandbox(t)
+	s := stacktest.Start(t, withSandbox)
+	tenant := stacktest.NewTenant()
+	tok := s.Token(t, tenant)
+	c := &contact{First: "Fi", Last: "Le", Email: "file-" + tenant + "@example.com"}
+	seed(t, s, tenant, c)
+	ctx := context.Background()
+	data := []byte("\x89PNG\r\n\x1a\n map of the campus")
+	key := storage.TenantKey(tenant, "files/test/original")
+	if _, err := s.Objects.Client.PutObject(ctx, s.Objects.Bucket, key, bytes.NewReader(data), int64(len(data)),
+		minio.PutObjectOptions{ContentType: "image/png"}); err != nil {
+		t.Fatal(err)
+	}
+	var fileID int64
+	if err := s.DB.GetContext(ctx, &fileID, `INSERT INTO files (tenant_id, full_name, folder_name, file_name, kind, content_type, size_bytes, sha256, object_prefix)
+		VALUES ($1, 'maps/campus.png', 'maps', 'campus.png', 'image', 'image/png', $2, 'x', $3) RETURNING id`, tenant, len(data), storage.TenantKey(tenant, "files/test/")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.DB.ExecContext(ctx, `INSERT INTO file_assets (file_id, tenant_id, kind, object_key, content_type, size_bytes, sha256)
+		VALUES ($1, $2, 'original', $3, 'image/png', $4, 'x')`, fileID, tenant, key, len(data)); err != nil {
+		t.Fatal(err)
+	}
+	send(t, s, tok, map[string]any{"settings": map[string]any{
+		"message":    map[string]any{"subject": "Map", "body": "See the map."},
+		"recipients": map[string]any{"contactIds": []int64{c.ID}},
+		"content":    map[string]any{"attachments": []string{"maps/campus.png"}},
+	}})
+	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	got, err := sb.SMTP.WaitTo(wctx, c.Email)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Attachments) != 1 || got.Attachments[0].Name != "campus.png" || !bytes.Equal(got.Attachments[0].Data, data) {
+		t.Fatalf("attachments %+v", got.Attachments)
+	}
+	// Another tenant's file name is unknown here.
+	other := s.Token(t, stacktest.NewTenant())
+	r := s.Do(t, http.MethodPost, "/v2/alerts/preview", other, map[string]any{"settings": map[string]any{
+		"message":    map[string]any{"subject": "Map", "body": "See the map."},
+		"recipients": map[string]any{"adHoc": []map[string]any{{"email": "x@example.com"}}},
+		"content":    map[string]any{"attachments": []string{"maps/campus.png"}},
+	}})
+	if r.Status != 400 || !strings.Contains(string(r.Body), "no stored file") {
+		t.Fatalf("another tenant's file: %d %s", r.Status, r.Body)
 	}
 }

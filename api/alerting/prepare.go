@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/lib/pq"
-	"github.com/minio/minio-go/v7"
 
 	"github.com/tocsin/tocsin/activities"
 	"github.com/tocsin/tocsin/api/model"
@@ -365,13 +364,12 @@ func (h *handler) checkReferences(ctx context.Context, tenant string, s model.Al
 	return nil
 }
 
-// checkAttachments checks the stored files the alert attaches.
+// checkAttachments resolves the stored files the alert attaches: files of
+// the tenant by their full name (folder/name, as the files operations name
+// them), whose original version is attached.
 func (h *handler) checkAttachments(ctx context.Context, tenant string, s *model.AlertSettings, p *prepared, f *failures) error {
 	if s.Content == nil || len(s.Content.Attachments) == 0 {
 		return nil
-	}
-	if h.d.Objects == nil {
-		return rest.Unavailable("the object store", errors.New("not configured"))
 	}
 	var total int64
 	for i, name := range s.Content.Attachments {
@@ -380,17 +378,19 @@ func (h *handler) checkAttachments(ctx context.Context, tenant string, s *model.
 			f.add(field, "not a file name", name)
 			continue
 		}
-		key := storage.TenantKey(tenant, name)
-		info, err := h.d.Objects.Client.StatObject(ctx, h.d.Objects.Bucket, key, minio.StatObjectOptions{})
-		if err != nil {
-			if minio.ToErrorResponse(err).Code == "NoSuchKey" {
-				f.add(field, "no stored file "+name, name)
-				continue
-			}
-			return rest.Unavailable("the object store", err)
+		var ref storage.AttachmentRef
+		err := h.d.DB.QueryRowxContext(ctx, `SELECT f.file_name, a.content_type, a.size_bytes, a.object_key
+			FROM files f JOIN file_assets a ON a.file_id = f.id AND a.kind = 'original'
+			WHERE f.tenant_id = $1 AND f.full_name = $2`, tenant, name).Scan(&ref.Name, &ref.ContentType, &ref.Size, &ref.Key)
+		if errors.Is(storage.NotFound(err), storage.ErrNotFound) {
+			f.add(field, "no stored file "+name, name)
+			continue
 		}
-		total += info.Size
-		p.attachments = append(p.attachments, storage.AttachmentRef{Name: baseName(name), ContentType: info.ContentType, Size: info.Size, Key: key})
+		if err != nil {
+			return rest.Unavailable("the database", err)
+		}
+		total += ref.Size
+		p.attachments = append(p.attachments, ref)
 	}
 	if total > MaxAttachmentBytes {
 		f.add("content.attachments", fmt.Sprintf("the attachments take %d bytes, more than %d", total, MaxAttachmentBytes), nil)
@@ -408,13 +408,6 @@ func safeName(name string) bool {
 		}
 	}
 	return true
-}
-
-func baseName(name string) string {
-	if i := strings.LastIndex(name, "/"); i >= 0 {
-		return name[i+1:]
-	}
-	return name
 }
 
 func contains(list []string, s string) bool {

@@ -51,8 +51,8 @@ type options struct {
 	timeout     time.Duration
 }
 
-// Result is what one run measured; it is written as JSON and as a Markdown table.
-type Result struct {
+// AlertResult is what one run measured; it is written as JSON and as a Markdown table.
+type AlertResult struct {
 	Command             string    `json:"command"`
 	StartedAt           time.Time `json:"startedAt"`
 	Recipients          int       `json:"recipients"`
@@ -111,7 +111,7 @@ func runAlert(args []string, crash bool) error {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
 	defer cancel()
-	res := &Result{Command: name, StartedAt: time.Now().UTC(), Recipients: o.recipients, BatchSize: o.batch, Parallelism: o.parallelism,
+	res := &AlertResult{Command: name, StartedAt: time.Now().UTC(), Recipients: o.recipients, BatchSize: o.batch, Parallelism: o.parallelism,
 		ProviderConcurrency: o.concurrency, CPUs: runtime.NumCPU()}
 	logf := func(format string, a ...any) {
 		fmt.Fprintf(os.Stderr, "%s  "+format+"\n", append([]any{time.Now().Format("15:04:05.000")}, a...)...)
@@ -135,7 +135,7 @@ func runAlert(args []string, crash bool) error {
 	if err := storage.EnsureDatabase(ctx, o.dbURL); err != nil {
 		return err
 	}
-	schema := "bench_" + suffix()
+	schema := "bench_" + randomSuffix()
 	admin, err := storage.Open(ctx, o.dbURL, 2)
 	if err != nil {
 		return err
@@ -147,7 +147,7 @@ func runAlert(args []string, crash bool) error {
 	if !o.keep {
 		defer func() { _, _ = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE") }()
 	}
-	dsn := withSearchPath(o.dbURL, schema)
+	dsn := schemaDSN(o.dbURL, schema)
 	db, err := storage.Open(ctx, dsn, 20)
 	if err != nil {
 		return err
@@ -166,7 +166,7 @@ func runAlert(args []string, crash bool) error {
 	logf("seeded %d contacts in %.1fs (schema %s)", o.recipients, res.SeedSeconds, schema)
 
 	// The worker: a separate process, so its memory is its own.
-	queue := "bench-" + suffix()
+	queue := "bench-" + randomSuffix()
 	env := append(os.Environ(),
 		"TOCSIN_DATABASE_URL="+dsn, "TOCSIN_TEMPORAL_ADDRESS="+o.temporal, "TOCSIN_TEMPORAL_TASK_QUEUE="+queue,
 		"TOCSIN_MINIO_ENDPOINT="+o.minio, "TOCSIN_MINIO_BUCKET=bench", "TOCSIN_SMS_URL="+lb.url, "TOCSIN_SMS_TOKEN=",
@@ -321,7 +321,7 @@ func runAlert(args []string, crash bool) error {
 		logf("after the crash: %d result rows for %d recipients, %d without a result, %d distinct keys at the SMS endpoint (%d repeated sends of a key, answered idempotently)",
 			rows, o.recipients, recipients, res.DistinctKeysAtSMS, res.RepeatedKeysAtSMS)
 	}
-	if err := write(o.out, res); err != nil {
+	if err := writeAlertResult(o.out, res); err != nil {
 		return err
 	}
 	if crash && !res.ExactlyOnePerRecipient {
@@ -581,7 +581,7 @@ func (c *client) waitStatus(ctx context.Context, id int64, ok func(statusBody) b
 	}
 }
 
-func write(dir string, r *Result) error {
+func writeAlertResult(dir string, r *AlertResult) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
@@ -640,7 +640,7 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
-func suffix() string {
+func randomSuffix() string {
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
 	return hex.EncodeToString(b)
@@ -660,7 +660,7 @@ func envInt(k string, def int) int {
 	return def
 }
 
-func withSearchPath(dsn, schema string) string {
+func schemaDSN(dsn, schema string) string {
 	u, err := url.Parse(dsn)
 	if err != nil {
 		return dsn

@@ -1,15 +1,12 @@
-// import benchmark: generates a contacts CSV file, imports it as a distribution
-// list into a fresh schema (streaming, as createFromFile does), imports it
-// again (every row matched and unchanged), exports every contact, imports the
-// file over HTTP through the real API, and prints rows per second and peak
-// memory of each phase, plus EXPLAIN plans of findContacts at that size.
-
 package main
 
 import (
 	"bufio"
 	"context"
+	crand "crypto/rand"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -18,6 +15,7 @@ import (
 	"mime/multipart"
 	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -39,15 +37,24 @@ import (
 	"github.com/tocsin/tocsin/storage/contacts"
 )
 
+const importUsage = `usage: tocsin-bench import [--rows N] [--out DIR] [--skip-http] [--keep]
 
-// runImport runs the import benchmark with its flags.
+Settings come from TOCSIN_* environment variables (TOCSIN_DATABASE_URL picks
+the database); the benchmark works in a schema of its own and drops it after.
+`
+
+// runImport runs the import benchmark; args start with "import".
 func runImport(args []string) error {
+	if len(args) == 0 || args[0] != "import" {
+		fmt.Fprint(os.Stderr, importUsage)
+		return errors.New("name a benchmark: import")
+	}
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	rows := fs.Int("rows", 1_000_000, "data rows of the generated file")
 	out := fs.String("out", ".bench", "folder for the file and the results")
 	skipHTTP := fs.Bool("skip-http", false, "skip the import over HTTP")
 	keep := fs.Bool("keep", false, "keep the benchmark schema")
-	if err := fs.Parse(args); err != nil {
+	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -66,8 +73,8 @@ type Phase struct {
 	Note        string  `json:"note,omitempty"`
 }
 
-// ImportResult is what the benchmark writes to JSON.
-type ImportResult struct {
+// Result is what the benchmark writes to JSON.
+type Result struct {
 	Benchmark string    `json:"benchmark"`
 	At        time.Time `json:"at"`
 	Rows      int       `json:"rows"`
@@ -242,7 +249,7 @@ func benchImport(ctx context.Context, rows int, outDir string, skipHTTP, keep bo
 	if err := db.Migrate(ctx); err != nil {
 		return err
 	}
-	res := ImportResult{Benchmark: "recipients-import", At: time.Now().UTC(), Rows: rows, GoVersion: runtime.Version(), CPUs: runtime.NumCPU()}
+	res := Result{Benchmark: "recipients-import", At: time.Now().UTC(), Rows: rows, GoVersion: runtime.Version(), CPUs: runtime.NumCPU()}
 	_ = db.GetContext(ctx, &res.Postgres, `SELECT current_setting('server_version')`)
 
 	path := filepath.Join(outDir, fmt.Sprintf("contacts-%d.csv", rows))
@@ -294,10 +301,25 @@ func benchImport(ctx context.Context, rows int, outDir string, skipHTTP, keep bo
 	if err != nil {
 		return err
 	}
-	return writeImport(outDir, res, plans)
+	return write(outDir, res, plans)
 }
 
+func suffix() string {
+	b := make([]byte, 6)
+	_, _ = crand.Read(b)
+	return hex.EncodeToString(b)
+}
 
+func withSearchPath(dsn, schema string) string {
+	u, err := url.Parse(dsn)
+	if err != nil {
+		return dsn
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	return u.String()
+}
 
 type countingWriter struct{ n int64 }
 
@@ -400,7 +422,7 @@ func explainAll(ctx context.Context, db *sqlx.DB, tenant string) (string, error)
 	return b.String(), nil
 }
 
-func writeImport(dir string, res ImportResult, plans string) error {
+func write(dir string, res Result, plans string) error {
 	j, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
 		return err
