@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -85,6 +87,14 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 	stop := heartbeat(ctx)
 	defer stop()
 	began := time.Now()
+	attempt := 1
+	if activity.IsActivity(ctx) {
+		attempt = int(activity.GetInfo(ctx).Attempt)
+	}
+	lastAttempt := in.MaxAttempts > 0 && attempt >= in.MaxAttempts
+	if IsBroadcast(in.Channel) {
+		return a.deliverBroadcast(ctx, in, lastAttempt)
+	}
 	var readDur, sendDur time.Duration
 	key := storage.BatchKey{Tenant: in.Tenant, AlertID: in.AlertID, Channel: in.Channel, Cycle: in.Cycle, Lo: in.Lo, Hi: in.Hi}
 	var recs []storage.BatchRecipient
@@ -104,11 +114,13 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 	if err != nil {
 		return out, err
 	}
-	attempt := 1
-	if activity.IsActivity(ctx) {
-		attempt = int(activity.GetInfo(ctx).Attempt)
+	var extra map[int64][]string
+	perDevice := deviceApp(in.Channel) != ""
+	if perDevice || in.Channel == string(channels.Fax) {
+		if extra, err = a.extraAddresses(ctx, in.Tenant, in.Channel, recs); err != nil {
+			return out, err
+		}
 	}
-	lastAttempt := in.MaxAttempts > 0 && attempt >= in.MaxAttempts
 
 	rows := make([]storage.DeliveryRow, 0, len(recs))
 	msgs := make([]channels.Message, 0, len(recs))
@@ -116,6 +128,11 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 	for i := range recs {
 		rec := &recs[i]
 		addr := AddressOf(in.Channel, &rec.RecipientRow)
+		var addrs []string
+		if extra != nil && rec.PersonID != nil {
+			addrs = extra[*rec.PersonID]
+			addr = strings.Join(addrs, ",")
+		}
 		switch {
 		case rec.Skip:
 			rows = append(rows, storage.DeliveryRow{Seq: rec.Seq, Address: addr, Status: storage.DeliverySkipped, Error: "reached on an earlier channel"})
@@ -127,10 +144,26 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 				link = r.ResponseLink(rec.Seq)
 			}
 			m := r.Message(in.Channel, &rec.RecipientRow, link)
+			channelMetadata(ctx, a, r, in.Channel, &m)
+			m.Metadata[channels.MetaRecipientID] = strconv.FormatInt(rec.Seq, 10)
 			m.Key = DeliveryKey(in.Tenant, in.AlertID, in.Channel, in.Cycle, rec.Seq)
 			m.To = addr
-			msgs = append(msgs, m)
-			msgSeq = append(msgSeq, rec.Seq)
+			if !perDevice {
+				msgs = append(msgs, m)
+				msgSeq = append(msgSeq, rec.Seq)
+				continue
+			}
+			// One notification per device token; the recipient's row
+			// aggregates them.
+			for j, tok := range addrs {
+				d := m
+				d.To = tok
+				if j > 0 {
+					d.Key = m.Key + ":" + strconv.Itoa(j)
+				}
+				msgs = append(msgs, d)
+				msgSeq = append(msgSeq, rec.Seq)
+			}
 		}
 	}
 
@@ -181,6 +214,15 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 					temporary++
 				}
 				rows = append(rows, row)
+			}
+			if perDevice {
+				rows = aggregateDevices(rows, extra, recs)
+				temporary = 0
+				for _, row := range rows {
+					if row.Status == storage.DeliveryRetrying {
+						temporary++
+					}
+				}
 			}
 			if temporary > 0 {
 				retryErr = fmt.Errorf("%d temporary failures in %s batch (%d, %d]", temporary, in.Channel, in.Lo, in.Hi)

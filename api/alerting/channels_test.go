@@ -1,0 +1,233 @@
+package alerting_test
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tocsin/tocsin/channels"
+	"github.com/tocsin/tocsin/channels/cap/captest"
+	"github.com/tocsin/tocsin/channels/fax/faxtest"
+	"github.com/tocsin/tocsin/channels/neighborhood/neighborhoodtest"
+	"github.com/tocsin/tocsin/channels/providers"
+	"github.com/tocsin/tocsin/channels/push/pushtest"
+	"github.com/tocsin/tocsin/channels/social/socialtest"
+	"github.com/tocsin/tocsin/channels/teamchat/teamchattest"
+	"github.com/tocsin/tocsin/channels/voice/voicetest"
+	"github.com/tocsin/tocsin/internal/stacktest"
+)
+
+// loopbacks are every provider's loopback counterpart, configured as a
+// tenant's channel providers.
+type loopbacks struct {
+	voice        *voicetest.Server
+	push, app    *pushtest.Server
+	fax          *faxtest.Server
+	cap          *captest.Server
+	chat         *teamchattest.Server
+	social       *socialtest.Server
+	neighborhood *neighborhoodtest.Server
+}
+
+func configureLoopbacks(t *testing.T, s *stacktest.Stack, tenant string) *loopbacks {
+	t.Helper()
+	l := &loopbacks{
+		voice: voicetest.New(t, "voice-token", "voice-signing-secret"),
+		push:  pushtest.New(t, "push-token"), app: pushtest.New(t, "app-token"),
+		fax:    faxtest.New(t, "fax-token"),
+		cap:    captest.New(t, "cap-token"),
+		chat:   teamchattest.New(t),
+		social: socialtest.New(t, map[string]string{"county": "tok-a", "city": "tok-b"}),
+		neighborhood: neighborhoodtest.New(t, map[string]neighborhoodtest.Account{
+			"pd": {Token: "tok-n", Groups: []string{"g1", "g2"}}}),
+	}
+	st := s.App.ChannelProviders().Store
+	ctx := context.Background()
+	put := func(ch channels.Channel, set providers.Settings) {
+		t.Helper()
+		if _, _, err := st.Put(ctx, tenant, ch, set); err != nil {
+			t.Fatalf("%s: %v", ch, err)
+		}
+	}
+	vp := []providers.Provider{{URL: l.voice.URL, Token: "voice-token", From: "+15550001000", SigningSecret: "voice-signing-secret"}}
+	put(channels.Voice, providers.Settings{Providers: vp})
+	put(channels.Etn, providers.Settings{Providers: vp, MaxConcurrentCalls: 2})
+	put(channels.Push, providers.Settings{Providers: []providers.Provider{{URL: l.push.URL, Token: "push-token"}}})
+	put(channels.MyAlertsApp, providers.Settings{Providers: []providers.Provider{{URL: l.app.URL, Token: "app-token"}}})
+	put(channels.Fax, providers.Settings{Providers: []providers.Provider{{URL: l.fax.URL, Token: "fax-token", From: "+15550002000"}}})
+	capP := []providers.Provider{{URL: l.cap.URL + "/cap", Token: "cap-token", SenderID: "oem@county.example"}}
+	put(channels.Eas, providers.Settings{Providers: capP})
+	put(channels.MobileBroadcast, providers.Settings{Providers: capP})
+	put(channels.TeamChat, providers.Settings{Targets: []providers.Target{
+		{Name: "ops", URL: l.chat.Webhook("teams", "s3"), Style: "teams"},
+		{Name: "eng", URL: l.chat.Webhook("slack", "s4"), Style: "slack"}}})
+	put(channels.SocialPostA, providers.Settings{Providers: []providers.Provider{{URL: l.social.URL}}, Accounts: []providers.Account{{ID: "county", Name: "County", Token: "tok-a"}}})
+	put(channels.SocialPostB, providers.Settings{Providers: []providers.Provider{{URL: l.social.URL}}, Accounts: []providers.Account{{ID: "city", Name: "City", Token: "tok-b"}}})
+	put(channels.Neighborhood, providers.Settings{Providers: []providers.Provider{{URL: l.neighborhood.URL}},
+		Accounts: []providers.Account{{ID: "pd", Name: "PD", Token: "tok-n", Groups: []providers.Group{{ID: "g1", Name: "North"}, {ID: "g2", Name: "South"}}}}})
+	return l
+}
+
+func (l *loopbacks) checkProblems(t *testing.T) {
+	t.Helper()
+	for _, srv := range []interface{ Problems() []string }{l.voice, l.push, l.app, l.fax, l.cap, l.chat, l.social, l.neighborhood} {
+		if p := srv.Problems(); len(p) != 0 {
+			t.Errorf("a loopback saw problems: %v", p)
+		}
+	}
+}
+
+type deliveryRow struct {
+	Seq     int64  `db:"seq"`
+	Channel string `db:"channel"`
+	Address string `db:"address"`
+	Status  string `db:"status"`
+	Error   string `db:"error"`
+}
+
+type broadcastRow struct {
+	Channel     string `db:"channel"`
+	Destination string `db:"destination"`
+	Status      string `db:"status"`
+	Error       string `db:"error"`
+}
+
+func TestEveryChannelDeliversThroughItsProvider(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	tenant := stacktest.NewTenant()
+	tok := s.Token(t, tenant)
+	l := configureLoopbacks(t, s, tenant)
+	ada := &contact{First: "Ada", Last: "Lovelace", Phone: "+15550100001"}
+	alan := &contact{First: "Alan", Last: "Turing", Phone: "+15550100002"}
+	seed(t, s, tenant, ada, alan)
+	ctx := context.Background()
+	for _, q := range []struct {
+		sql  string
+		args []any
+	}{
+		{`INSERT INTO person_devices (tenant_id, person_id, app, token) VALUES ($1, $2, 'push', 'ada-phone'), ($1, $2, 'push', 'ada-tablet'), ($1, $2, 'myalerts', 'ada-app')`, []any{tenant, ada.ID}},
+		{`INSERT INTO person_phones (tenant_id, person_id, number, phone_type, can_text, can_call) VALUES ($1, $2, '+15550109999', 'Fax', false, false)`, []any{tenant, ada.ID}},
+	} {
+		if _, err := s.DB.ExecContext(ctx, q.sql, q.args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	alert := map[string]any{"settings": map[string]any{
+		"message":  map[string]any{"subject": "Evacuate", "body": "Hello {{firstName}}, leave the building now."},
+		"priority": map[string]any{"priority": "Emergency", "loudTone": map[string]any{"enabled": true}},
+		"channels": map[string]any{
+			"voice":           map[string]any{"enabled": true, "repeat": 2, "pressOneToConfirm": true},
+			"push":            map[string]any{"enabled": true, "title": "Evacuate now", "loudTone": true},
+			"myAlertsApp":     map[string]any{"enabled": true},
+			"fax":             map[string]any{"enabled": true, "coverPage": true},
+			"eas":             map[string]any{"enabled": true, "eventCode": "EVI", "sameCodes": []string{"041005"}},
+			"mobileBroadcast": map[string]any{"enabled": true, "text": "Evacuate the campus now."},
+			"teamChat":        map[string]any{"enabled": true},
+			"socialPostA":     map[string]any{"enabled": true},
+			"socialPostB":     map[string]any{"enabled": true},
+			"neighborhood":    map[string]any{"enabled": true, "groups": []string{"g2"}},
+		},
+		"recipients": map[string]any{"contactIds": []int64{ada.ID, alan.ID}},
+	}}
+	res := send(t, s, tok, alert)
+	st := waitDone(t, s, tok, res.AlertID)
+	if st.Status != "Sent" {
+		t.Fatalf("alert status %+v", st)
+	}
+
+	var rows []deliveryRow
+	if err := s.DB.SelectContext(ctx, &rows, `SELECT d.seq, d.channel, d.address, d.status, d.error FROM alert_deliveries d
+		WHERE d.tenant_id = $1 AND d.alert_id = $2 ORDER BY d.channel, d.seq`, tenant, res.AlertID); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]deliveryRow{}
+	for _, r := range rows {
+		got[r.Channel+"/"+strings.Split(strings.TrimPrefix(r.Address, "+"), ",")[0]] = r
+	}
+	want := map[string]string{
+		"voice/15550100001":   "Sent",
+		"voice/15550100002":   "Sent",
+		"push/ada-phone":      "Sent",
+		"push/":               "Failed", // Alan has no device
+		"myAlertsApp/ada-app": "Sent",
+		"myAlertsApp/":        "Failed",
+		"fax/15550109999":     "Sent",
+		"fax/":                "Failed",
+	}
+	for k, w := range want {
+		if g, ok := got[k]; !ok || g.Status != w {
+			t.Errorf("%s: got %+v, want %s (all rows %+v)", k, g, w, rows)
+		}
+	}
+	if len(rows) != 8 {
+		t.Errorf("%d delivery rows, want one per recipient and channel: %+v", len(rows), rows)
+	}
+	if r := got["push/ada-phone"]; r.Address != "ada-phone,ada-tablet" {
+		t.Errorf("push row address %q, want both tokens", r.Address)
+	}
+
+	var bc []broadcastRow
+	if err := s.DB.SelectContext(ctx, &bc, `SELECT channel, destination, status, error FROM alert_broadcasts
+		WHERE tenant_id = $1 AND alert_id = $2 ORDER BY channel, destination`, tenant, res.AlertID); err != nil {
+		t.Fatal(err)
+	}
+	wantBC := []string{"eas/eas", "mobileBroadcast/mobileBroadcast", "neighborhood/pd", "socialPostA/county", "socialPostB/city", "teamChat/eng", "teamChat/ops"}
+	if len(bc) != len(wantBC) {
+		t.Fatalf("broadcast rows %+v", bc)
+	}
+	for i, b := range bc {
+		if b.Channel+"/"+b.Destination != wantBC[i] || (b.Status != "Sent" && b.Status != "Delivered") {
+			t.Errorf("broadcast %d: %+v, want %s delivered", i, b, wantBC[i])
+		}
+	}
+
+	// What each provider received.
+	calls := l.voice.Calls()
+	if len(calls) != 2 {
+		t.Fatalf("%d calls", len(calls))
+	}
+	for _, c := range calls {
+		if c.Request.Gather == nil || c.Request.Repeat != 2 {
+			t.Errorf("call without press-1 or repeat: %+v", c.Request)
+		}
+	}
+	pushes := l.push.Received()
+	if len(pushes) != 2 {
+		t.Fatalf("push notifications %+v", pushes)
+	}
+	for _, n := range pushes {
+		if n.Title != "Evacuate now" || n.InterruptionLevel != "critical" || !strings.Contains(n.Body, "Hello Ada") {
+			t.Errorf("push notification %+v", n)
+		}
+	}
+	if a := l.app.Received(); len(a) != 1 || a[0].To != "ada-app" {
+		t.Errorf("app notifications %+v", a)
+	}
+	if f := l.fax.Faxes(); len(f) != 1 || !f[0].CoverPage {
+		t.Errorf("faxes %+v", f)
+	}
+	docs := l.cap.Documents()
+	if len(docs) != 2 {
+		t.Fatalf("%d CAP documents", len(docs))
+	}
+	for _, d := range docs {
+		if err := captest.Validate(t, d); err != nil {
+			t.Error(err)
+		}
+	}
+	if p := l.chat.Posts(); len(p) != 2 {
+		t.Errorf("chat posts %+v", p)
+	}
+	if p := l.social.Posts(); len(p) != 2 {
+		t.Errorf("social posts %+v", p)
+	}
+	if p := l.neighborhood.Posts(); len(p) != 1 {
+		t.Errorf("neighborhood posts %+v", p)
+	}
+	l.checkProblems(t)
+	_ = http.MethodGet
+	_ = time.Second
+}
