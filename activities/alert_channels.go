@@ -476,3 +476,42 @@ func aggregateDevices(rows []storage.DeliveryRow, extra map[int64][]string, recs
 	}
 	return out
 }
+
+// syncCalls applies the status callbacks that arrived before the batch's
+// rows were written (a call can be answered before the request's answer is
+// recorded): answered calls make their rows Delivered, calls that ended
+// unanswered with no redial left make them Failed.
+func syncCalls(ctx context.Context, tx *sqlx.Tx, in BatchInput, key storage.BatchKey, rows []storage.DeliveryRow) error {
+	if in.Channel != string(channels.Voice) && in.Channel != string(channels.Etn) {
+		return nil
+	}
+	var keys pq.StringArray
+	for _, r := range rows {
+		if r.Status == storage.DeliverySent {
+			keys = append(keys, DeliveryKey(in.Tenant, in.AlertID, in.Channel, in.Cycle, r.Seq))
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	res, err := tx.ExecContext(ctx, `
+		UPDATE alert_deliveries d SET
+			status = CASE WHEN c.status IN ('Answered', 'Confirmed') THEN 'Delivered' ELSE 'Failed' END,
+			delivered_at = CASE WHEN c.status IN ('Answered', 'Confirmed') THEN c.updated_at END,
+			error = CASE WHEN c.status IN ('Answered', 'Confirmed') THEN d.error
+				ELSE coalesce(nullif(c.error, ''), 'the call ended ' || c.status) END,
+			updated_at = now()
+		FROM voice_calls c
+		WHERE c.tenant_id = $1 AND c.call_key = ANY($2)
+			AND d.alert_id = $3 AND d.channel = $4 AND d.cycle = $5 AND d.seq = split_part(c.call_key, ':', 4)::bigint
+			AND d.status = 'Sent'
+			AND (c.status IN ('Answered', 'Confirmed') OR (c.status IN ('Busy', 'NoAnswer', 'Failed') AND c.next_attempt_at IS NULL))`,
+		in.Tenant, keys, in.AlertID, in.Channel, in.Cycle)
+	if err != nil {
+		return fmt.Errorf("apply early call statuses: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n > 0 {
+		return storage.RecountBatch(ctx, tx, key)
+	}
+	return nil
+}

@@ -229,7 +229,12 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 			}
 		}
 	}
-	if err := storage.InBatchTx(ctx, a.DB, func(tx *sqlx.Tx) error { return storage.RecordDeliveries(ctx, tx, key, rows) }); err != nil {
+	if err := storage.InBatchTx(ctx, a.DB, func(tx *sqlx.Tx) error {
+		if err := storage.RecordDeliveries(ctx, tx, key, rows); err != nil {
+			return err
+		}
+		return syncCalls(ctx, tx, in, key, rows)
+	}); err != nil {
 		return out, err
 	}
 	if a.Logger != nil {

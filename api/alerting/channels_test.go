@@ -2,8 +2,13 @@ package alerting_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -16,6 +21,7 @@ import (
 	"github.com/tocsin/tocsin/channels/social/socialtest"
 	"github.com/tocsin/tocsin/channels/teamchat/teamchattest"
 	"github.com/tocsin/tocsin/channels/voice/voicetest"
+	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/internal/stacktest"
 )
 
@@ -79,6 +85,30 @@ func (l *loopbacks) checkProblems(t *testing.T) {
 	}
 }
 
+// startWithPublicURL starts the stack with a public URL that reaches its
+// API (through a proxy started first), so providers' status callbacks
+// arrive.
+func startWithPublicURL(t *testing.T) *stacktest.Stack {
+	t.Helper()
+	var target atomic.Pointer[url.URL]
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u := target.Load()
+		if u == nil {
+			http.Error(w, "not started", http.StatusServiceUnavailable)
+			return
+		}
+		httputil.NewSingleHostReverseProxy(u).ServeHTTP(w, r)
+	}))
+	t.Cleanup(proxy.Close)
+	s := stacktest.Start(t, func(c *config.Config) { c.PublicURL = proxy.URL })
+	u, err := url.Parse(s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	target.Store(u)
+	return s
+}
+
 type deliveryRow struct {
 	Seq     int64  `db:"seq"`
 	Channel string `db:"channel"`
@@ -96,7 +126,7 @@ type broadcastRow struct {
 
 func TestEveryChannelDeliversThroughItsProvider(t *testing.T) {
 	t.Parallel()
-	s := stacktest.Start(t)
+	s := startWithPublicURL(t)
 	tenant := stacktest.NewTenant()
 	tok := s.Token(t, tenant)
 	l := configureLoopbacks(t, s, tenant)
@@ -115,6 +145,8 @@ func TestEveryChannelDeliversThroughItsProvider(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	l.voice.Script(ada.Phone, voicetest.Outcome{Status: "answered", AnsweredBy: "human", Digits: "1"})
+	l.voice.Script(alan.Phone, voicetest.Outcome{Status: "busy"})
 	alert := map[string]any{"settings": map[string]any{
 		"message":  map[string]any{"subject": "Evacuate", "body": "Hello {{firstName}}, leave the building now."},
 		"priority": map[string]any{"priority": "Emergency", "loudTone": map[string]any{"enabled": true}},
@@ -148,8 +180,6 @@ func TestEveryChannelDeliversThroughItsProvider(t *testing.T) {
 		got[r.Channel+"/"+strings.Split(strings.TrimPrefix(r.Address, "+"), ",")[0]] = r
 	}
 	want := map[string]string{
-		"voice/15550100001":   "Sent",
-		"voice/15550100002":   "Sent",
 		"push/ada-phone":      "Sent",
 		"push/":               "Failed", // Alan has no device
 		"myAlertsApp/ada-app": "Sent",
@@ -162,7 +192,7 @@ func TestEveryChannelDeliversThroughItsProvider(t *testing.T) {
 			t.Errorf("%s: got %+v, want %s (all rows %+v)", k, g, w, rows)
 		}
 	}
-	if len(rows) != 8 {
+	if len(rows) != 8 || got["voice/15550100001"].Status == "" || got["voice/15550100002"].Status == "" {
 		t.Errorf("%d delivery rows, want one per recipient and channel: %+v", len(rows), rows)
 	}
 	if r := got["push/ada-phone"]; r.Address != "ada-phone,ada-tablet" {
@@ -228,6 +258,41 @@ func TestEveryChannelDeliversThroughItsProvider(t *testing.T) {
 		t.Errorf("neighborhood posts %+v", p)
 	}
 	l.checkProblems(t)
-	_ = http.MethodGet
-	_ = time.Second
+
+	// The calls' status callbacks are receipts: Ada answered and pressed 1
+	// (delivered and confirmed), Alan's line was busy (failed).
+	stacktest.Eventually(t, 60*time.Second, "the call statuses to reach the deliveries", func() bool {
+		var n int
+		_ = s.DB.GetContext(ctx, &n, `SELECT count(*) FROM alert_deliveries d JOIN alert_recipients r USING (alert_id, seq)
+			WHERE d.alert_id = $1 AND d.channel = 'voice' AND ((d.seq = 1 AND d.status = 'Delivered' AND r.confirmed_at IS NOT NULL)
+				OR (d.seq = 2 AND d.status = 'Failed'))`, res.AlertID)
+		if n != 2 {
+			var dbg []string
+			_ = s.DB.SelectContext(ctx, &dbg, `SELECT d.seq || ' ' || d.status || ' ' || d.error || ' ' || coalesce(r.confirmed_at::text, '-') FROM alert_deliveries d JOIN alert_recipients r USING (alert_id, seq) WHERE d.alert_id = $1 AND d.channel = 'voice'`, res.AlertID)
+			var calls []string
+			_ = s.DB.SelectContext(ctx, &calls, `SELECT call_key || ' ' || status || ' ' || digits FROM voice_calls WHERE alert_id = $1`, res.AlertID)
+			n, cbs := l.voice.Callbacks()
+			t.Logf("rows %v calls %v callbacks %d %v", dbg, calls, n, cbs)
+		}
+		return n == 2
+	})
+	r := s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d/results/channels/voice", res.AlertID), tok, nil)
+	if r.Status != 200 || !strings.Contains(string(r.Body), `"confirmed":true`) {
+		t.Errorf("voice results %d %s", r.Status, r.Body)
+	}
+
+	// The neighborhood page: one row per account and group posted to.
+	r = s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d/results/channels/social/neighborhood", res.AlertID), tok, nil)
+	var nb struct {
+		Items []struct {
+			Account struct{ ID, Name string }
+			Group   *struct{ ID, Name string }
+			Status  string
+		}
+	}
+	r.JSON(t, &nb)
+	if r.Status != 200 || len(nb.Items) != 1 || nb.Items[0].Account.Name != "PD" || nb.Items[0].Group == nil ||
+		nb.Items[0].Group.Name != "South" || nb.Items[0].Status != "Delivered" {
+		t.Errorf("neighborhood status %d %s", r.Status, r.Body)
+	}
 }

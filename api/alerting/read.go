@@ -13,6 +13,7 @@ import (
 	"github.com/tocsin/tocsin/activities"
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/channels/neighborhood"
 	"github.com/tocsin/tocsin/internal/alertmsg"
 	"github.com/tocsin/tocsin/storage"
 )
@@ -829,37 +830,32 @@ type neighborhoodOutput struct {
 }
 
 // getNeighborhoodChannelStatus lists the neighborhood posts of an alert:
-// one delivery row per account and group, the address being
-// "account/group". Sortable by AccountName (default), GroupName, Status and UpdatedAt.
+// one row per account and group, as the neighborhood sender recorded them.
+// Sortable by AccountName (default), GroupName, Status and UpdatedAt.
 func (h *handler) getNeighborhoodChannelStatus(ctx context.Context, in *neighborhoodInput) (*neighborhoodOutput, error) {
 	al, _, err := h.loadAlert(ctx, in.AlertID)
 	if err != nil {
 		return nil, err
 	}
-	order, err := rest.OrderBy(in.Sort, map[string]string{
-		"accountname": "split_part(address, '/', 1)", "groupname": "split_part(address, '/', 2)", "status": "status", "updatedat": "updated_at",
-	}, "split_part(address, '/', 1)", "seq, cycle")
+	order, err := rest.OrderBy(in.Sort, neighborhood.SortColumns, "lower(account_name)", "lower(group_name), group_id, message_key")
 	if err != nil {
 		return nil, err
 	}
-	var total int64
-	if err := h.d.DB.GetContext(ctx, &total, `SELECT count(*) FROM alert_deliveries WHERE alert_id = $1 AND tenant_id = $2 AND channel = 'neighborhood'`,
-		al.ID, al.TenantID); err != nil {
+	sts, total, err := (&neighborhood.Statuses{DB: h.d.DB}).ForAlert(ctx, al.TenantID, al.ID, order, in.Limit(), in.Offset())
+	if err != nil {
 		return nil, rest.Unavailable("the database", err)
 	}
-	var ds []deliveryRow
-	if err := h.d.DB.SelectContext(ctx, &ds, `SELECT channel, cycle, seq, address, status, attempts, provider_message_id, error, permanent,
-		sent_at, delivered_at, updated_at FROM alert_deliveries WHERE alert_id = $1 AND tenant_id = $2 AND channel = 'neighborhood'
-		ORDER BY `+order+` LIMIT $3 OFFSET $4`, al.ID, al.TenantID, in.Limit(), in.Offset()); err != nil {
-		return nil, rest.Unavailable("the database", err)
-	}
-	out := model.PagedNeighborhoodChannelStatusResponse{Paging: rest.NewPaging(in.PageParams, total), Items: []model.NeighborhoodChannelStatus{}}
-	for _, d := range ds {
-		acct, grp, _ := strings.Cut(d.Address, "/")
-		st := model.NeighborhoodChannelStatus{Account: model.NeighborhoodAccount{ID: acct, Name: acct}, Status: model.DeliveryStatus(d.Status),
-			ProviderMessageID: d.ProviderMessageID, Error: d.Error, SentAt: d.SentAt, UpdatedAt: d.UpdatedAt}
-		if grp != "" {
-			st.Group = &model.NeighborhoodGroup{ID: grp, Name: grp}
+	out := model.PagedNeighborhoodChannelStatusResponse{Paging: rest.NewPaging(in.PageParams, int64(total)), Items: []model.NeighborhoodChannelStatus{}}
+	for _, x := range sts {
+		st := model.NeighborhoodChannelStatus{Account: model.NeighborhoodAccount{ID: x.AccountID, Name: x.AccountName},
+			Status: model.DeliveryStatus(storage.DeliveryFailed), ProviderMessageID: x.PostID, Error: x.Error, UpdatedAt: x.UpdatedAt}
+		if x.Status == neighborhood.StatusPosted {
+			st.Status = model.DeliveryStatus(storage.DeliveryDelivered)
+			t := x.UpdatedAt
+			st.SentAt = &t
+		}
+		if x.GroupID != "" {
+			st.Group = &model.NeighborhoodGroup{ID: x.GroupID, Name: x.GroupName}
 		}
 		out.Items = append(out.Items, st)
 	}

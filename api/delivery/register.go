@@ -204,6 +204,9 @@ func (h *handlers) callback(ctx context.Context, in *struct {
 	case err != nil:
 		return nil, err
 	}
+	if err := applyCall(ctx, h.d.DB, call); err != nil {
+		return nil, rest.Unavailable("the database", err)
+	}
 	if ch == channels.Etn && call.Final() {
 		if err := (&etn.Slots{DB: h.d.DB}).Release(ctx, tenant, call.Key); err != nil {
 			return nil, err
