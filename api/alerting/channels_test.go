@@ -88,7 +88,7 @@ func (l *loopbacks) checkProblems(t *testing.T) {
 // startWithPublicURL starts the stack with a public URL that reaches its
 // API (through a proxy started first), so providers' status callbacks
 // arrive.
-func startWithPublicURL(t *testing.T) *stacktest.Stack {
+func startWithPublicURL(t *testing.T, configure ...func(*config.Config)) *stacktest.Stack {
 	t.Helper()
 	var target atomic.Pointer[url.URL]
 	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -100,7 +100,7 @@ func startWithPublicURL(t *testing.T) *stacktest.Stack {
 		httputil.NewSingleHostReverseProxy(u).ServeHTTP(w, r)
 	}))
 	t.Cleanup(proxy.Close)
-	s := stacktest.Start(t, func(c *config.Config) { c.PublicURL = proxy.URL })
+	s := stacktest.Start(t, append(configure, func(c *config.Config) { c.PublicURL = proxy.URL })...)
 	u, err := url.Parse(s.URL)
 	if err != nil {
 		t.Fatal(err)
@@ -124,14 +124,17 @@ type broadcastRow struct {
 	Error       string `db:"error"`
 }
 
-func TestEveryChannelDeliversThroughItsProvider(t *testing.T) {
+// TestOneAlertOnAllThirteenChannels sends one alert on every channel, each
+// through its loopback counterpart (email and text through the sandbox).
+func TestOneAlertOnAllThirteenChannels(t *testing.T) {
 	t.Parallel()
-	s := startWithPublicURL(t)
+	sb, withSandbox := stacktest.Sandbox(t)
+	s := startWithPublicURL(t, withSandbox)
 	tenant := stacktest.NewTenant()
 	tok := s.Token(t, tenant)
 	l := configureLoopbacks(t, s, tenant)
-	ada := &contact{First: "Ada", Last: "Lovelace", Phone: "+15550100001"}
-	alan := &contact{First: "Alan", Last: "Turing", Phone: "+15550100002"}
+	ada := &contact{First: "Ada", Last: "Lovelace", Phone: "+15550100001", Email: "ada-" + tenant + "@example.com"}
+	alan := &contact{First: "Alan", Last: "Turing", Phone: "+15550100002", Email: "alan-" + tenant + "@example.com"}
 	seed(t, s, tenant, ada, alan)
 	ctx := context.Background()
 	for _, q := range []struct {
@@ -151,6 +154,9 @@ func TestEveryChannelDeliversThroughItsProvider(t *testing.T) {
 		"message":  map[string]any{"subject": "Evacuate", "body": "Hello {{firstName}}, leave the building now."},
 		"priority": map[string]any{"priority": "Emergency", "loudTone": map[string]any{"enabled": true}},
 		"channels": map[string]any{
+			"email":           map[string]any{"enabled": true},
+			"text":            map[string]any{"enabled": true},
+			"etn":             map[string]any{"enabled": true},
 			"voice":           map[string]any{"enabled": true, "repeat": 2, "pressOneToConfirm": true},
 			"push":            map[string]any{"enabled": true, "title": "Evacuate now", "loudTone": true},
 			"myAlertsApp":     map[string]any{"enabled": true},
@@ -180,19 +186,24 @@ func TestEveryChannelDeliversThroughItsProvider(t *testing.T) {
 		got[r.Channel+"/"+strings.Split(strings.TrimPrefix(r.Address, "+"), ",")[0]] = r
 	}
 	want := map[string]string{
-		"push/ada-phone":      "Sent",
-		"push/":               "Failed", // Alan has no device
-		"myAlertsApp/ada-app": "Sent",
-		"myAlertsApp/":        "Failed",
-		"fax/15550109999":     "Sent",
-		"fax/":                "Failed",
+		"email/ada-" + tenant + "@example.com":  "Sent",
+		"email/alan-" + tenant + "@example.com": "Sent",
+		"text/15550100001":                      "Sent",
+		"text/15550100002":                      "Sent",
+		"push/ada-phone":                        "Sent",
+		"push/":                                 "Failed", // Alan has no device
+		"myAlertsApp/ada-app":                   "Sent",
+		"myAlertsApp/":                          "Failed",
+		"fax/15550109999":                       "Sent",
+		"fax/":                                  "Failed",
 	}
 	for k, w := range want {
 		if g, ok := got[k]; !ok || g.Status != w {
 			t.Errorf("%s: got %+v, want %s (all rows %+v)", k, g, w, rows)
 		}
 	}
-	if len(rows) != 8 || got["voice/15550100001"].Status == "" || got["voice/15550100002"].Status == "" {
+	if len(rows) != 14 || got["voice/15550100001"].Status == "" || got["voice/15550100002"].Status == "" ||
+		got["etn/15550100001"].Status == "" || got["etn/15550100002"].Status == "" {
 		t.Errorf("%d delivery rows, want one per recipient and channel: %+v", len(rows), rows)
 	}
 	if r := got["push/ada-phone"]; r.Address != "ada-phone,ada-tablet" {
@@ -215,11 +226,24 @@ func TestEveryChannelDeliversThroughItsProvider(t *testing.T) {
 	}
 
 	// What each provider received.
+	ectx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	for _, c := range []*contact{ada, alan} {
+		if m, err := sb.SMTP.WaitTo(ectx, c.Email); err != nil || !strings.Contains(m.Text, "Hello "+c.First) {
+			t.Errorf("email to %s: %+v %v", c.First, m, err)
+		}
+		if m, err := sb.SMS.WaitTo(ectx, c.Phone); err != nil || !strings.Contains(m.Body, "Hello "+c.First) {
+			t.Errorf("text to %s: %+v %v", c.First, m, err)
+		}
+	}
 	calls := l.voice.Calls()
-	if len(calls) != 2 {
+	if len(calls) != 4 { // voice and ETN, both recipients
 		t.Fatalf("%d calls", len(calls))
 	}
 	for _, c := range calls {
+		if strings.Contains(c.IdempotencyKey, ":etn:") {
+			continue
+		}
 		if c.Request.Gather == nil || c.Request.Repeat != 2 {
 			t.Errorf("call without press-1 or repeat: %+v", c.Request)
 		}
