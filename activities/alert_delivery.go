@@ -95,6 +95,15 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 	if IsBroadcast(in.Channel) {
 		return a.deliverBroadcast(ctx, in, lastAttempt)
 	}
+	if in.Channel == string(channels.Etn) {
+		r, err := a.rendererFor(ctx, in.AlertRef)
+		if err != nil {
+			return out, err
+		}
+		if areas := etnAreas(r.Settings); len(areas) > 0 {
+			return a.deliverEtnArea(ctx, in, r, areas, lastAttempt)
+		}
+	}
 	var readDur, sendDur time.Duration
 	key := storage.BatchKey{Tenant: in.Tenant, AlertID: in.AlertID, Channel: in.Channel, Cycle: in.Cycle, Lo: in.Lo, Hi: in.Hi}
 	var recs []storage.BatchRecipient
@@ -269,7 +278,10 @@ func (a *Activities) send(ctx context.Context, in BatchInput, msgs []channels.Me
 	if err != nil {
 		return nil, err
 	}
-	if perSecond := a.Config.DeliveryRates[in.Channel]; perSecond > 0 {
+	// Channels with per-tenant provider settings are throttled once, by the
+	// rate limit of those settings (channels/ratelimit); the configured
+	// DeliveryRates throttle email and text, which have none.
+	if perSecond := a.Config.DeliveryRates[in.Channel]; perSecond > 0 && (in.Channel == string(channels.Email) || in.Channel == string(channels.Text)) {
 		l := a.state().limiter(in.Tenant, in.Channel, perSecond)
 		for left := len(msgs); left > 0; {
 			n := min(left, l.Burst())

@@ -320,3 +320,55 @@ func TestOneAlertOnAllThirteenChannels(t *testing.T) {
 		t.Errorf("neighborhood status %d %s", r.Status, r.Body)
 	}
 }
+
+// TestEtnCallsEveryNumberInsideTheArea sends an ETN alert with an area: it
+// calls the contacts' phones at locations inside it and the points of an
+// imported address-point list inside it, and the ETN page lists each call.
+func TestEtnCallsEveryNumberInsideTheArea(t *testing.T) {
+	t.Parallel()
+	s := startWithPublicURL(t)
+	tenant := stacktest.NewTenant()
+	tok := s.Token(t, tenant)
+	l := configureLoopbacks(t, s, tenant)
+	inside := &contact{First: "In", Last: "Side", Phone: "+15550200001", HasLocation: true, Lat: 41.8781, Lng: -87.6298}
+	outside := &contact{First: "Out", Last: "Side", Phone: "+15550200002", HasLocation: true, Lat: 40.0, Lng: -80.0}
+	seed(t, s, tenant, inside, outside)
+	csv := "phone,latitude,longitude,name\n+15550300001,41.8790,-87.6300,Well 1\n+15550300002,45.0,-90.0,Far well\n"
+	if r := s.Do(t, http.MethodPut, "/v2/settings/etn/addressPointLists/wells", tok, strings.NewReader(csv), "Content-Type", "text/csv"); r.Status/100 != 2 {
+		t.Fatalf("import points %d %s", r.Status, r.Body)
+	}
+	l.voice.Script("+15550300001", voicetest.Outcome{Status: "no-answer"})
+	res := send(t, s, tok, map[string]any{"settings": map[string]any{
+		"message":    map[string]any{"subject": "Gas leak", "body": "Leave the area now."},
+		"channels":   map[string]any{"etn": map[string]any{"enabled": true, "addressPointLists": []string{"wells"}}},
+		"recipients": map[string]any{"areas": []map[string]any{{"center": map[string]any{"lat": 41.8781, "lng": -87.6298}, "radiusMeters": 2000}}},
+	}})
+	st := waitDone(t, s, tok, res.AlertID)
+	if st.Status != "Sent" {
+		t.Fatalf("alert status %+v", st)
+	}
+	var page struct {
+		Totals struct{ Total, Delivered, Failed int64 }
+		Items  []struct {
+			Phone  string
+			Status string
+		}
+	}
+	stacktest.Eventually(t, 60*time.Second, "both calls to end", func() bool {
+		r := s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d/results/channels/etn", res.AlertID), tok, nil)
+		if r.Status != 200 {
+			t.Fatalf("etn page %d %s", r.Status, r.Body)
+		}
+		r.JSON(t, &page)
+		return page.Totals.Delivered+page.Totals.Failed == 2
+	})
+	if page.Totals.Total != 2 || len(page.Items) != 2 || page.Items[0].Phone != "+15550200001" || page.Items[0].Status != "Delivered" ||
+		page.Items[1].Phone != "+15550300001" || page.Items[1].Status != "Failed" {
+		t.Fatalf("etn page %+v", page)
+	}
+	calls := l.voice.Calls()
+	if len(calls) != 2 {
+		t.Fatalf("%d calls, want the two numbers inside the area", len(calls))
+	}
+	l.checkProblems(t)
+}

@@ -805,6 +805,9 @@ type etnPageOutput struct {
 }
 
 func (h *handler) getAlertChannelResultsEtn(ctx context.Context, in *channelPageInput) (*etnPageOutput, error) {
+	if out, err := h.etnTargetsPage(ctx, in); out != nil || err != nil {
+		return out, err
+	}
 	paging, totals, ds, recs, err := h.channelPage(ctx, in, "etn")
 	if err != nil {
 		return nil, err
@@ -860,4 +863,63 @@ func (h *handler) getNeighborhoodChannelStatus(ctx context.Context, in *neighbor
 		out.Items = append(out.Items, st)
 	}
 	return &neighborhoodOutput{Body: out}, nil
+}
+
+// etnTargetsPage is the ETN page of an alert that called the numbers inside
+// its areas: one item per number called (recipientId is the target's
+// number within the alert). It returns nil for an alert without targets.
+func (h *handler) etnTargetsPage(ctx context.Context, in *channelPageInput) (*etnPageOutput, error) {
+	al, _, err := h.loadAlert(ctx, in.AlertID)
+	if err != nil {
+		return nil, err
+	}
+	pp := rest.PageParams{Page: in.Page, PageSize: in.PageSize}
+	var sum struct {
+		Total     int64 `db:"total"`
+		Pending   int64 `db:"pending"`
+		Retrying  int64 `db:"retrying"`
+		Sent      int64 `db:"sent"`
+		Delivered int64 `db:"delivered"`
+		Failed    int64 `db:"failed"`
+	}
+	if err := h.d.DB.GetContext(ctx, &sum, `SELECT count(*) AS total,
+			count(*) FILTER (WHERE status = 'Pending') AS pending, count(*) FILTER (WHERE status = 'Retrying') AS retrying,
+			count(*) FILTER (WHERE status = 'Sent') AS sent, count(*) FILTER (WHERE status = 'Delivered') AS delivered,
+			count(*) FILTER (WHERE status = 'Failed') AS failed
+		FROM alert_etn_targets WHERE tenant_id = $1 AND alert_id = $2`, al.TenantID, al.ID); err != nil {
+		return nil, rest.Unavailable("the database", err)
+	}
+	if sum.Total == 0 {
+		return nil, nil
+	}
+	var rows []struct {
+		Seq               int64      `db:"seq"`
+		Phone             string     `db:"phone"`
+		PersonID          *int64     `db:"person_id"`
+		Name              string     `db:"name"`
+		Status            string     `db:"status"`
+		Attempts          int        `db:"attempts"`
+		ProviderMessageID string     `db:"provider_message_id"`
+		Error             string     `db:"error"`
+		SentAt            *time.Time `db:"sent_at"`
+		DeliveredAt       *time.Time `db:"delivered_at"`
+		UpdatedAt         time.Time  `db:"updated_at"`
+	}
+	if err := h.d.DB.SelectContext(ctx, &rows, `SELECT seq, phone, person_id, name, status, attempts, provider_message_id, error,
+			sent_at, delivered_at, updated_at
+		FROM alert_etn_targets WHERE tenant_id = $1 AND alert_id = $2 ORDER BY seq LIMIT $3 OFFSET $4`,
+		al.TenantID, al.ID, pp.Limit(), pp.Offset()); err != nil {
+		return nil, rest.Unavailable("the database", err)
+	}
+	totals := model.AggregatedChannelResult{Channel: model.DeliveryChannel("etn"), DeliverySummary: model.DeliverySummary{
+		Total: sum.Total, Pending: sum.Pending, Retrying: sum.Retrying, Sent: sum.Sent, Delivered: sum.Delivered, Failed: sum.Failed,
+		Final: sum.Sent + sum.Delivered + sum.Failed}}
+	out := model.EtnResultsSummaryResponse{Paging: rest.NewPaging(pp, sum.Total), Totals: totals, Items: []model.EtnResultSummary{}}
+	for _, r := range rows {
+		item := model.EtnResultSummary{Phone: r.Phone}
+		item.RecipientID, item.ContactID, item.Name, item.Cycle, item.Status = r.Seq, r.PersonID, model.PersonName{First: r.Name}, 1, model.DeliveryStatus(r.Status)
+		item.Attempts, item.ProviderMessageID, item.Error, item.SentAt, item.DeliveredAt, item.UpdatedAt = r.Attempts, r.ProviderMessageID, r.Error, r.SentAt, r.DeliveredAt, r.UpdatedAt
+		out.Items = append(out.Items, item)
+	}
+	return &etnPageOutput{Body: out}, nil
 }

@@ -45,6 +45,11 @@ func applyCall(ctx context.Context, db *storage.DB, call voice.Call) error {
 		if err != nil {
 			return fmt.Errorf("apply call status: %w", err)
 		}
+		if ch == "etn" {
+			if err := applyEtnTarget(ctx, tx, call, tenant, alertID, seq, now); err != nil {
+				return err
+			}
+		}
 		if n, _ := res.RowsAffected(); n > 0 {
 			var bs int64
 			if err := tx.GetContext(ctx, &bs, `SELECT batch_size FROM alerts WHERE tenant_id = $1 AND id = $2`, tenant, alertID); err != nil {
@@ -73,4 +78,22 @@ func applyCall(ctx context.Context, db *storage.DB, call voice.Call) error {
 			"alertId": alertID, "recipientId": seq, "contactId": personID, "confirmed": true, "respondedAt": now, "via": ch})
 		return err
 	})
+}
+
+// applyEtnTarget carries a call's status to the ETN target it called (ETN
+// alerts with areas call targets, not recipients).
+func applyEtnTarget(ctx context.Context, tx *sqlx.Tx, call voice.Call, tenant string, alertID, seq int64, now time.Time) error {
+	var err error
+	switch {
+	case call.Status == voice.StatusAnswered || call.Status == voice.StatusConfirmed:
+		_, err = tx.ExecContext(ctx, `UPDATE alert_etn_targets SET status = 'Delivered', delivered_at = coalesce(delivered_at, $4), updated_at = now()
+			WHERE tenant_id = $1 AND alert_id = $2 AND seq = $3 AND status IN ('Sent', 'Delivered', 'Retrying')`, tenant, alertID, seq, now)
+	case call.Final():
+		_, err = tx.ExecContext(ctx, `UPDATE alert_etn_targets SET status = 'Failed', error = $4, updated_at = now()
+			WHERE tenant_id = $1 AND alert_id = $2 AND seq = $3 AND status IN ('Sent', 'Retrying')`, tenant, alertID, seq, "the call ended "+call.Status)
+	}
+	if err != nil {
+		return fmt.Errorf("apply etn call status: %w", err)
+	}
+	return nil
 }
