@@ -225,6 +225,26 @@ func TestOneAlertOnAllThirteenChannels(t *testing.T) {
 		}
 	}
 
+	// The results show every channel: per recipient, per destination.
+	r0 := s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d/results", res.AlertID), tok, nil)
+	var summary struct {
+		Channels []struct {
+			Channel                        string
+			Total, Sent, Delivered, Failed int64
+		}
+	}
+	r0.JSON(t, &summary)
+	wantTotals := map[string]int64{"email": 2, "text": 2, "voice": 2, "etn": 2, "push": 2, "myAlertsApp": 2, "fax": 2,
+		"eas": 1, "mobileBroadcast": 1, "teamChat": 2, "socialPostA": 1, "socialPostB": 1, "neighborhood": 1}
+	if len(summary.Channels) != 13 {
+		t.Fatalf("results show %d channels: %s", len(summary.Channels), r0.Body)
+	}
+	for _, c := range summary.Channels {
+		if c.Total != wantTotals[c.Channel] || c.Sent+c.Delivered+c.Failed != c.Total {
+			t.Errorf("results of %s: %+v, want %d final", c.Channel, c, wantTotals[c.Channel])
+		}
+	}
+
 	// What each provider received.
 	ectx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()

@@ -277,10 +277,17 @@ func (h *handler) channelSummaries(ctx context.Context, al *storage.Alert) ([]mo
 	if al.ResolvedAt == nil {
 		recipients = 0
 	}
+	own, err := ownRowCounts(ctx, h.d.DB, al)
+	if err != nil {
+		return nil, model.DeliverySummary{}, rest.Unavailable("the database", err)
+	}
 	var total model.DeliverySummary
 	out := []model.AggregatedChannelResult{}
 	for _, ch := range al.Channels {
 		s := summaryOf(by[ch], recipients, al.Status)
+		if o, ok := own[ch]; ok {
+			s = o
+		}
 		addSummary(&total, s)
 		out = append(out, model.AggregatedChannelResult{Channel: model.DeliveryChannel(ch), DeliverySummary: s})
 	}
@@ -922,4 +929,40 @@ func (h *handler) etnTargetsPage(ctx context.Context, in *channelPageInput) (*et
 		out.Items = append(out.Items, item)
 	}
 	return &etnPageOutput{Body: out}, nil
+}
+
+// ownRowCounts summarises the channels whose deliveries are not one per
+// recipient: the broadcast-style channels (one row per destination) and ETN
+// with areas (one row per number called).
+func ownRowCounts(ctx context.Context, db *storage.DB, al *storage.Alert) (map[string]model.DeliverySummary, error) {
+	var rows []struct {
+		Channel   string `db:"channel"`
+		Total     int64  `db:"total"`
+		Pending   int64  `db:"pending"`
+		Retrying  int64  `db:"retrying"`
+		Sent      int64  `db:"sent"`
+		Delivered int64  `db:"delivered"`
+		Failed    int64  `db:"failed"`
+	}
+	err := db.SelectContext(ctx, &rows, `SELECT channel, count(*) AS total,
+			count(*) FILTER (WHERE status = 'Pending') AS pending, count(*) FILTER (WHERE status = 'Retrying') AS retrying,
+			count(*) FILTER (WHERE status = 'Sent') AS sent, count(*) FILTER (WHERE status = 'Delivered') AS delivered,
+			count(*) FILTER (WHERE status = 'Failed') AS failed
+		FROM (SELECT channel, status FROM alert_broadcasts WHERE tenant_id = $1 AND alert_id = $2
+			UNION ALL SELECT 'etn', status FROM alert_etn_targets WHERE tenant_id = $1 AND alert_id = $2) x
+		GROUP BY channel`, al.TenantID, al.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]model.DeliverySummary{}
+	for _, r := range rows {
+		out[r.Channel] = model.DeliverySummary{Total: r.Total, Pending: r.Pending, Retrying: r.Retrying, Sent: r.Sent,
+			Delivered: r.Delivered, Failed: r.Failed, Final: r.Sent + r.Delivered + r.Failed}
+	}
+	for _, ch := range al.Channels {
+		if _, ok := out[ch]; !ok && activities.IsBroadcast(ch) {
+			out[ch] = model.DeliverySummary{} // not posted yet
+		}
+	}
+	return out, nil
 }
