@@ -392,3 +392,82 @@ func TestEtnCallsEveryNumberInsideTheArea(t *testing.T) {
 	}
 	l.checkProblems(t)
 }
+
+// TestCapCancelReferencesTheAlertsMessages cancels an alert sent on EAS and
+// mobile broadcast: each endpoint gets a Cancel that references the
+// message it got before, valid against the CAP 1.2 schema.
+func TestCapCancelReferencesTheAlertsMessages(t *testing.T) {
+	t.Parallel()
+	s := startWithPublicURL(t)
+	tenant := stacktest.NewTenant()
+	tok := s.Token(t, tenant)
+	l := configureLoopbacks(t, s, tenant)
+	ada := &contact{First: "Ada", Last: "Lovelace", Phone: "+15550100001"}
+	seed(t, s, tenant, ada)
+	plain := send(t, s, tok, map[string]any{"settings": map[string]any{
+		"message":    map[string]any{"subject": "Drill", "body": "A drill."},
+		"channels":   map[string]any{"teamChat": map[string]any{"enabled": true}},
+		"recipients": map[string]any{"contactIds": []int64{ada.ID}},
+	}})
+	res := send(t, s, tok, map[string]any{"settings": map[string]any{
+		"message": map[string]any{"subject": "Evacuate", "body": "Leave now."},
+		"channels": map[string]any{
+			"eas":             map[string]any{"enabled": true, "eventCode": "EVI", "sameCodes": []string{"041005"}},
+			"mobileBroadcast": map[string]any{"enabled": true},
+		},
+		"recipients": map[string]any{"contactIds": []int64{ada.ID}},
+	}})
+	waitDone(t, s, tok, res.AlertID)
+	waitDone(t, s, tok, plain.AlertID)
+	first := l.cap.Documents()
+	if len(first) != 2 {
+		t.Fatalf("%d CAP documents before the cancel", len(first))
+	}
+
+	r := s.Do(t, http.MethodPost, fmt.Sprintf("/v2/alerts/%d/capUpdates", plain.AlertID), tok, map[string]any{"msgType": "Cancel"})
+	if r.Status != http.StatusConflict {
+		t.Errorf("cancel of an alert without CAP messages: %d %s", r.Status, r.Body)
+	}
+	r = s.Do(t, http.MethodPost, fmt.Sprintf("/v2/alerts/%d/capUpdates", res.AlertID), tok, map[string]any{"msgType": "Retract"})
+	if r.Status != http.StatusBadRequest && r.Status != http.StatusUnprocessableEntity {
+		t.Errorf("unknown msgType: %d %s", r.Status, r.Body)
+	}
+	if r := s.Do(t, http.MethodPost, "/v2/alerts/999999999/capUpdates", tok, map[string]any{"msgType": "Cancel"}); r.Status != http.StatusNotFound {
+		t.Errorf("unknown alert: %d", r.Status)
+	}
+	r = s.Do(t, http.MethodPost, fmt.Sprintf("/v2/alerts/%d/capUpdates", res.AlertID), tok, map[string]any{"msgType": "Cancel", "note": "Issued in error."})
+	if r.Status != http.StatusAccepted {
+		t.Fatalf("cancel: %d %s", r.Status, r.Body)
+	}
+	var out struct {
+		Sequence int
+		Channels []string
+	}
+	r.JSON(t, &out)
+	if out.Sequence != 1 || len(out.Channels) != 2 {
+		t.Errorf("cancel response %s", r.Body)
+	}
+	var docs [][]byte
+	stacktest.Eventually(t, 60*time.Second, "the cancels to arrive", func() bool {
+		docs = l.cap.Documents()
+		return len(docs) == 4
+	})
+	for _, d := range docs[2:] {
+		if err := captest.Validate(t, d); err != nil {
+			t.Error(err)
+		}
+		doc := string(d)
+		if !strings.Contains(doc, "<msgType>Cancel</msgType>") || !strings.Contains(doc, "<references>oem@county.example,") ||
+			!strings.Contains(doc, "<note>Issued in error.</note>") {
+			t.Errorf("cancel document %s", doc)
+		}
+	}
+	var refsOK int
+	if err := s.DB.GetContext(context.Background(), &refsOK, `SELECT count(*) FROM cap_messages c
+		WHERE c.tenant_id = $1 AND c.alert_id = $2 AND c.msg_type = 'Cancel'
+			AND EXISTS (SELECT 1 FROM cap_messages o WHERE o.alert_id = c.alert_id AND o.channel = c.channel AND o.msg_type = 'Alert'
+				AND position(o.identifier IN c.refs) > 0)`, tenant, res.AlertID); err != nil || refsOK != 2 {
+		t.Errorf("each cancel references its channel's alert message: %d %v", refsOK, err)
+	}
+	l.checkProblems(t)
+}
