@@ -128,6 +128,12 @@ func channelMetadata(ctx context.Context, a *Activities, r *Renderer, ch string,
 			if v.PressOneToConfirm {
 				md[voice.MetaConfirm] = "true"
 			}
+			if v.CallAttempts > 0 {
+				md[voice.MetaMaxAttempts] = strconv.Itoa(v.CallAttempts)
+			}
+			if v.RedialSeconds > 0 {
+				md[voice.MetaRetryIntervalSeconds] = strconv.Itoa(v.RedialSeconds)
+			}
 			if k := fileKey(v.AudioFileName); k != "" {
 				md[voice.MetaAudioKey] = k
 			}

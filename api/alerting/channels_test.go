@@ -471,3 +471,30 @@ func TestCapCancelReferencesTheAlertsMessages(t *testing.T) {
 	}
 	l.checkProblems(t)
 }
+
+// TestBusyCallIsRedialled: a busy line is called again after redialSeconds
+// (the SendAlert workflow's redial step) and its answer is the receipt.
+func TestBusyCallIsRedialled(t *testing.T) {
+	t.Parallel()
+	s := startWithPublicURL(t)
+	tenant := stacktest.NewTenant()
+	tok := s.Token(t, tenant)
+	l := configureLoopbacks(t, s, tenant)
+	alan := &contact{First: "Alan", Last: "Turing", Phone: "+15550100002"}
+	seed(t, s, tenant, alan)
+	l.voice.Script(alan.Phone, voicetest.Outcome{Status: "busy"}, voicetest.Outcome{Status: "answered", AnsweredBy: "human"})
+	res := send(t, s, tok, map[string]any{"settings": map[string]any{
+		"message":    map[string]any{"subject": "Drill", "body": "This is a drill."},
+		"channels":   map[string]any{"voice": map[string]any{"enabled": true, "callAttempts": 2, "redialSeconds": 30}},
+		"recipients": map[string]any{"contactIds": []int64{alan.ID}},
+	}})
+	stacktest.Eventually(t, 90*time.Second, "the redialled call to be answered", func() bool {
+		var st string
+		_ = s.DB.GetContext(context.Background(), &st, `SELECT status FROM alert_deliveries WHERE alert_id = $1 AND channel = 'voice'`, res.AlertID)
+		return st == "Delivered"
+	})
+	if n := len(l.voice.Calls()); n != 2 {
+		t.Errorf("%d calls, want the busy one and the redial", n)
+	}
+	l.checkProblems(t)
+}

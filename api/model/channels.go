@@ -33,6 +33,8 @@ type VoiceChannel struct {
 	Language          string `json:"language,omitempty" maxLength:"16" doc:"Text-to-speech language (BCP 47)." example:"en-US"`
 	AnsweringMachine  string `json:"answeringMachine,omitempty" enum:"LeaveMessage,HangUp" doc:"What to do when an answering machine picks up (default LeaveMessage)."`
 	PressOneToConfirm bool   `json:"pressOneToConfirm,omitempty" doc:"Ask the callee to press 1 to confirm; a confirmation counts like a confirmation link."`
+	CallAttempts      int    `json:"callAttempts,omitempty" minimum:"1" maximum:"10" doc:"Calls made to a number that is busy or does not answer, the first included (default 1)." example:"3"`
+	RedialSeconds     int    `json:"redialSeconds,omitempty" minimum:"30" maximum:"3600" doc:"Seconds between such calls (default 300)." example:"120"`
 }
 
 // EtnChannel calls the phone numbers inside the alert's geographic areas
