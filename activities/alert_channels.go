@@ -3,6 +3,7 @@ package activities
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -91,7 +92,7 @@ func (a *Activities) extraAddresses(ctx context.Context, tenant, ch string, recs
 
 // channelMetadata adds the settings of the alert's channel block to a
 // message's metadata and applies the block's text overrides.
-func channelMetadata(ctx context.Context, a *Activities, r *Renderer, ch string, m *channels.Message) {
+func channelMetadata(r *Renderer, ch string, m *channels.Message) {
 	s := r.Settings
 	c := s.Channels
 	md := m.Metadata
@@ -313,7 +314,7 @@ func (a *Activities) deliverBroadcast(ctx context.Context, in BatchInput, lastAt
 			continue
 		}
 		m := r.Message(in.Channel, &storage.RecipientRow{}, "")
-		channelMetadata(ctx, a, r, in.Channel, &m)
+		channelMetadata(r, in.Channel, &m)
 		m.Key = DeliveryKey(in.Tenant, in.AlertID, in.Channel, in.Cycle, int64(i)) + ":" + d.ID
 		m.To = d.ID
 		msgs = append(msgs, m)
@@ -360,9 +361,7 @@ func (a *Activities) deliverBroadcast(ctx context.Context, in BatchInput, lastAt
 	return out, nil
 }
 
-func isNoProvider(err error) bool {
-	return err != nil && strings.Contains(err.Error(), channels.ErrNoProvider.Error())
-}
+func isNoProvider(err error) bool { return errors.Is(err, channels.ErrNoProvider) }
 
 // selectDestinations keeps the destinations the channel block names (by id
 // or name); all of them when it names none.

@@ -153,7 +153,7 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 				link = r.ResponseLink(rec.Seq)
 			}
 			m := r.Message(in.Channel, &rec.RecipientRow, link)
-			channelMetadata(ctx, a, r, in.Channel, &m)
+			channelMetadata(r, in.Channel, &m)
 			m.Metadata[channels.MetaRecipientID] = strconv.FormatInt(rec.Seq, 10)
 			m.Key = DeliveryKey(in.Tenant, in.AlertID, in.Channel, in.Cycle, rec.Seq)
 			m.To = addr

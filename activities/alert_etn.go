@@ -109,7 +109,7 @@ func (a *Activities) deliverEtnArea(ctx context.Context, in BatchInput, r *Rende
 		msgs := make([]channels.Message, len(targets))
 		for i, t := range targets {
 			m := r.Message(in.Channel, &storage.RecipientRow{FirstName: t.Name, VoicePhone: &targets[i].Phone}, "")
-			channelMetadata(ctx, a, r, in.Channel, &m)
+			channelMetadata(r, in.Channel, &m)
 			m.Key = DeliveryKey(in.Tenant, in.AlertID, in.Channel, in.Cycle, t.Seq)
 			m.To = t.Phone
 			msgs[i] = m
