@@ -24,6 +24,9 @@ type Activities struct {
 	Logger  *slog.Logger
 	// Senders deliver messages, one per configured channel.
 	Senders channels.Senders
+	// Destinations lists the tenants' destinations of the broadcast-style
+	// channels (team-chat targets, accounts, CAP endpoints).
+	Destinations Destinations
 	// Hooks delivers events to hook subscriptions.
 	Hooks *HookSender
 	// Metrics receives the activities' own series (tocsin_deliveries_total).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -87,6 +88,23 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 	stop := heartbeat(ctx)
 	defer stop()
 	began := time.Now()
+	attempt := 1
+	if activity.IsActivity(ctx) {
+		attempt = int(activity.GetInfo(ctx).Attempt)
+	}
+	lastAttempt := in.MaxAttempts > 0 && attempt >= in.MaxAttempts
+	if IsBroadcast(in.Channel) {
+		return a.deliverBroadcast(ctx, in, lastAttempt)
+	}
+	if in.Channel == string(channels.Etn) {
+		r, err := a.rendererFor(ctx, in.AlertRef)
+		if err != nil {
+			return out, err
+		}
+		if areas := etnAreas(r.Settings); len(areas) > 0 {
+			return a.deliverEtnArea(ctx, in, r, areas, lastAttempt)
+		}
+	}
 	var readDur, sendDur time.Duration
 	key := storage.BatchKey{Tenant: in.Tenant, AlertID: in.AlertID, Channel: in.Channel, Cycle: in.Cycle, Lo: in.Lo, Hi: in.Hi}
 	var recs []storage.BatchRecipient
@@ -106,11 +124,13 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 	if err != nil {
 		return out, err
 	}
-	attempt := 1
-	if activity.IsActivity(ctx) {
-		attempt = int(activity.GetInfo(ctx).Attempt)
+	var extra map[int64][]string
+	perDevice := deviceApp(in.Channel) != ""
+	if perDevice || in.Channel == string(channels.Fax) {
+		if extra, err = a.extraAddresses(ctx, in.Tenant, in.Channel, recs); err != nil {
+			return out, err
+		}
 	}
-	lastAttempt := in.MaxAttempts > 0 && attempt >= in.MaxAttempts
 
 	links, err := a.responseLinks(ctx, in, r, recs)
 	if err != nil {
@@ -122,6 +142,11 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 	for i := range recs {
 		rec := &recs[i]
 		addr := AddressOf(in.Channel, &rec.RecipientRow)
+		var addrs []string
+		if extra != nil && rec.PersonID != nil {
+			addrs = extra[*rec.PersonID]
+			addr = strings.Join(addrs, ",")
+		}
 		switch {
 		case rec.Skip:
 			rows = append(rows, storage.DeliveryRow{Seq: rec.Seq, Address: addr, Status: storage.DeliverySkipped, Error: "reached on an earlier channel"})
@@ -129,10 +154,26 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 			rows = append(rows, storage.DeliveryRow{Seq: rec.Seq, Status: storage.DeliveryFailed, Permanent: true, Error: "no " + in.Channel + " address"})
 		default:
 			m := r.Message(in.Channel, &rec.RecipientRow, links[rec.Seq])
+			channelMetadata(r, in.Channel, &m)
+			m.Metadata[channels.MetaRecipientID] = strconv.FormatInt(rec.Seq, 10)
 			m.Key = DeliveryKey(in.Tenant, in.AlertID, in.Channel, in.Cycle, rec.Seq)
 			m.To = addr
-			msgs = append(msgs, m)
-			msgSeq = append(msgSeq, rec.Seq)
+			if !perDevice {
+				msgs = append(msgs, m)
+				msgSeq = append(msgSeq, rec.Seq)
+				continue
+			}
+			// One notification per device token; the recipient's row
+			// aggregates them.
+			for j, tok := range addrs {
+				d := m
+				d.To = tok
+				if j > 0 {
+					d.Key = m.Key + ":" + strconv.Itoa(j)
+				}
+				msgs = append(msgs, d)
+				msgSeq = append(msgSeq, rec.Seq)
+			}
 		}
 	}
 
@@ -184,12 +225,26 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 				}
 				rows = append(rows, row)
 			}
+			if perDevice {
+				rows = aggregateDevices(rows, extra, recs)
+				temporary = 0
+				for _, row := range rows {
+					if row.Status == storage.DeliveryRetrying {
+						temporary++
+					}
+				}
+			}
 			if temporary > 0 {
 				retryErr = fmt.Errorf("%d temporary failures in %s batch (%d, %d]", temporary, in.Channel, in.Lo, in.Hi)
 			}
 		}
 	}
-	if err := storage.InBatchTx(ctx, a.DB, func(tx *sqlx.Tx) error { return storage.RecordDeliveries(ctx, tx, key, rows) }); err != nil {
+	if err := storage.InBatchTx(ctx, a.DB, func(tx *sqlx.Tx) error {
+		if err := storage.RecordDeliveries(ctx, tx, key, rows); err != nil {
+			return err
+		}
+		return syncCalls(ctx, tx, in, key, rows)
+	}); err != nil {
 		return out, err
 	}
 	if a.Logger != nil {
@@ -255,7 +310,10 @@ func (a *Activities) send(ctx context.Context, in BatchInput, msgs []channels.Me
 	if err != nil {
 		return nil, err
 	}
-	if perSecond := a.Config.DeliveryRates[in.Channel]; perSecond > 0 {
+	// Channels with per-tenant provider settings are throttled once, by the
+	// rate limit of those settings (channels/ratelimit); the configured
+	// DeliveryRates throttle email and text, which have none.
+	if perSecond := a.Config.DeliveryRates[in.Channel]; perSecond > 0 && (in.Channel == string(channels.Email) || in.Channel == string(channels.Text)) {
 		l := a.state().limiter(in.Tenant, in.Channel, perSecond)
 		for left := len(msgs); left > 0; {
 			n := min(left, l.Burst())

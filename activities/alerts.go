@@ -358,8 +358,14 @@ func (a *Activities) FinishFirstCycle(ctx context.Context, ref AlertRef) (string
 			return err
 		}
 		t := totals(cs)
+		var broadcasts int64
+		if err := tx.GetContext(ctx, &broadcasts, `SELECT count(*) FROM (SELECT 1 FROM alert_broadcasts
+			WHERE tenant_id = $1 AND alert_id = $2 AND status IN ('Sent', 'Delivered')
+			UNION ALL SELECT 1 FROM alert_etn_targets WHERE tenant_id = $1 AND alert_id = $2 AND status IN ('Sent', 'Delivered')) x`, ref.Tenant, ref.AlertID); err != nil {
+			return fmt.Errorf("count broadcasts: %w", err)
+		}
 		to, typ, detail := storage.AlertSent, storage.EventAlertSent, fmt.Sprintf("%d sent, %d failed", t.Sent+t.Delivered, t.Failed)
-		if t.Sent+t.Delivered == 0 {
+		if t.Sent+t.Delivered == 0 && broadcasts == 0 {
 			to, typ = storage.AlertFailed, storage.EventAlertFailed
 			detail = "no delivery succeeded"
 		}

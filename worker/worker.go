@@ -47,6 +47,7 @@ func Register(r Registry, acts *activities.Activities) {
 	r.RegisterWorkflow(workflows.Smoke)
 	r.RegisterWorkflow(workflows.SendAlert)
 	r.RegisterWorkflow(workflows.DeliverChunk)
+	r.RegisterWorkflow(workflows.SendCapUpdate)
 	r.RegisterWorkflow(workflows.HookDelivery)
 	r.RegisterWorkflow(workflows.HookHistoryRetention)
 	r.RegisterWorkflow(workflows.ProcessFile)

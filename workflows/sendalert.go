@@ -147,6 +147,9 @@ func SendAlert(ctx workflow.Context, in SendAlertInput) error {
 			st.Group++
 			st.NextBatch = 0
 		}
+		if err := redialCalls(ctx, actx, plan, ref); err != nil {
+			return fail(err)
+		}
 		if st.Cycle == 1 {
 			if err := workflow.ExecuteActivity(actx, a.FinishFirstCycle, ref).Get(ctx, nil); err != nil {
 				return fail(err)
@@ -255,4 +258,42 @@ func DeliverChunk(ctx workflow.Context, in ChunkInput) (ChunkOutcome, error) {
 		sel.Select(ctx)
 	}
 	return out, firstErr
+}
+
+// MaxRedialRounds bounds the redial loop of one cycle (each round is a
+// short activity and a timer).
+const MaxRedialRounds = 100
+
+// redialCalls runs RedialCalls until none of the alert's calls is waiting
+// for a redial: busy and unanswered calls with attempts left are dialled
+// again when due. Calls still ringing are not waited for (their callbacks
+// update the results).
+func redialCalls(ctx, actx workflow.Context, plan activities.AlertPlan, ref activities.AlertRef) error {
+	calls := false
+	for _, ch := range plan.Channels {
+		if ch == "voice" || ch == "etn" {
+			calls = true
+		}
+	}
+	if !calls {
+		return nil
+	}
+	var a *activities.Activities
+	for round := 0; round < MaxRedialRounds; round++ {
+		var out activities.RedialOutcome
+		if err := workflow.ExecuteActivity(actx, a.RedialCalls, ref).Get(ctx, &out); err != nil {
+			return err
+		}
+		if out.NextDue.IsZero() {
+			return nil
+		}
+		wait := out.NextDue.Sub(workflow.Now(ctx))
+		if wait < time.Second {
+			wait = time.Second
+		}
+		if err := workflow.Sleep(ctx, wait); err != nil {
+			return err
+		}
+	}
+	return nil
 }

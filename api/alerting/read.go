@@ -13,6 +13,7 @@ import (
 	"github.com/tocsin/tocsin/activities"
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/channels/neighborhood"
 	"github.com/tocsin/tocsin/internal/alertmsg"
 	"github.com/tocsin/tocsin/storage"
 )
@@ -276,10 +277,17 @@ func (h *handler) channelSummaries(ctx context.Context, al *storage.Alert) ([]mo
 	if al.ResolvedAt == nil {
 		recipients = 0
 	}
+	own, err := ownRowCounts(ctx, h.d.DB, al)
+	if err != nil {
+		return nil, model.DeliverySummary{}, rest.Unavailable("the database", err)
+	}
 	var total model.DeliverySummary
 	out := []model.AggregatedChannelResult{}
 	for _, ch := range al.Channels {
 		s := summaryOf(by[ch], recipients, al.Status)
+		if o, ok := own[ch]; ok {
+			s = o
+		}
 		addSummary(&total, s)
 		out = append(out, model.AggregatedChannelResult{Channel: model.DeliveryChannel(ch), DeliverySummary: s})
 	}
@@ -804,6 +812,9 @@ type etnPageOutput struct {
 }
 
 func (h *handler) getAlertChannelResultsEtn(ctx context.Context, in *channelPageInput) (*etnPageOutput, error) {
+	if out, err := h.etnTargetsPage(ctx, in); out != nil || err != nil {
+		return out, err
+	}
 	paging, totals, ds, recs, err := h.channelPage(ctx, in, "etn")
 	if err != nil {
 		return nil, err
@@ -829,39 +840,129 @@ type neighborhoodOutput struct {
 }
 
 // getNeighborhoodChannelStatus lists the neighborhood posts of an alert:
-// one delivery row per account and group, the address being
-// "account/group". Sortable by AccountName (default), GroupName, Status and UpdatedAt.
+// one row per account and group, as the neighborhood sender recorded them.
+// Sortable by AccountName (default), GroupName, Status and UpdatedAt.
 func (h *handler) getNeighborhoodChannelStatus(ctx context.Context, in *neighborhoodInput) (*neighborhoodOutput, error) {
 	al, _, err := h.loadAlert(ctx, in.AlertID)
 	if err != nil {
 		return nil, err
 	}
-	order, err := rest.OrderBy(in.Sort, map[string]string{
-		"accountname": "split_part(address, '/', 1)", "groupname": "split_part(address, '/', 2)", "status": "status", "updatedat": "updated_at",
-	}, "split_part(address, '/', 1)", "seq, cycle")
+	order, err := rest.OrderBy(in.Sort, neighborhood.SortColumns, "lower(account_name)", "lower(group_name), group_id, message_key")
 	if err != nil {
 		return nil, err
 	}
-	var total int64
-	if err := h.d.DB.GetContext(ctx, &total, `SELECT count(*) FROM alert_deliveries WHERE alert_id = $1 AND tenant_id = $2 AND channel = 'neighborhood'`,
-		al.ID, al.TenantID); err != nil {
+	sts, total, err := (&neighborhood.Statuses{DB: h.d.DB}).ForAlert(ctx, al.TenantID, al.ID, order, in.Limit(), in.Offset())
+	if err != nil {
 		return nil, rest.Unavailable("the database", err)
 	}
-	var ds []deliveryRow
-	if err := h.d.DB.SelectContext(ctx, &ds, `SELECT channel, cycle, seq, address, status, attempts, provider_message_id, error, permanent,
-		sent_at, delivered_at, updated_at FROM alert_deliveries WHERE alert_id = $1 AND tenant_id = $2 AND channel = 'neighborhood'
-		ORDER BY `+order+` LIMIT $3 OFFSET $4`, al.ID, al.TenantID, in.Limit(), in.Offset()); err != nil {
-		return nil, rest.Unavailable("the database", err)
-	}
-	out := model.PagedNeighborhoodChannelStatusResponse{Paging: rest.NewPaging(in.PageParams, total), Items: []model.NeighborhoodChannelStatus{}}
-	for _, d := range ds {
-		acct, grp, _ := strings.Cut(d.Address, "/")
-		st := model.NeighborhoodChannelStatus{Account: model.NeighborhoodAccount{ID: acct, Name: acct}, Status: model.DeliveryStatus(d.Status),
-			ProviderMessageID: d.ProviderMessageID, Error: d.Error, SentAt: d.SentAt, UpdatedAt: d.UpdatedAt}
-		if grp != "" {
-			st.Group = &model.NeighborhoodGroup{ID: grp, Name: grp}
+	out := model.PagedNeighborhoodChannelStatusResponse{Paging: rest.NewPaging(in.PageParams, int64(total)), Items: []model.NeighborhoodChannelStatus{}}
+	for _, x := range sts {
+		st := model.NeighborhoodChannelStatus{Account: model.NeighborhoodAccount{ID: x.AccountID, Name: x.AccountName},
+			Status: model.DeliveryStatus(storage.DeliveryFailed), ProviderMessageID: x.PostID, Error: x.Error, UpdatedAt: x.UpdatedAt}
+		if x.Status == neighborhood.StatusPosted {
+			st.Status = model.DeliveryStatus(storage.DeliveryDelivered)
+			t := x.UpdatedAt
+			st.SentAt = &t
+		}
+		if x.GroupID != "" {
+			st.Group = &model.NeighborhoodGroup{ID: x.GroupID, Name: x.GroupName}
 		}
 		out.Items = append(out.Items, st)
 	}
 	return &neighborhoodOutput{Body: out}, nil
+}
+
+// etnTargetsPage is the ETN page of an alert that called the numbers inside
+// its areas: one item per number called (recipientId is the target's
+// number within the alert). It returns nil for an alert without targets.
+func (h *handler) etnTargetsPage(ctx context.Context, in *channelPageInput) (*etnPageOutput, error) {
+	al, _, err := h.loadAlert(ctx, in.AlertID)
+	if err != nil {
+		return nil, err
+	}
+	pp := rest.PageParams{Page: in.Page, PageSize: in.PageSize}
+	var sum struct {
+		Total     int64 `db:"total"`
+		Pending   int64 `db:"pending"`
+		Retrying  int64 `db:"retrying"`
+		Sent      int64 `db:"sent"`
+		Delivered int64 `db:"delivered"`
+		Failed    int64 `db:"failed"`
+	}
+	if err := h.d.DB.GetContext(ctx, &sum, `SELECT count(*) AS total,
+			count(*) FILTER (WHERE status = 'Pending') AS pending, count(*) FILTER (WHERE status = 'Retrying') AS retrying,
+			count(*) FILTER (WHERE status = 'Sent') AS sent, count(*) FILTER (WHERE status = 'Delivered') AS delivered,
+			count(*) FILTER (WHERE status = 'Failed') AS failed
+		FROM alert_etn_targets WHERE tenant_id = $1 AND alert_id = $2`, al.TenantID, al.ID); err != nil {
+		return nil, rest.Unavailable("the database", err)
+	}
+	if sum.Total == 0 {
+		return nil, nil
+	}
+	var rows []struct {
+		Seq               int64      `db:"seq"`
+		Phone             string     `db:"phone"`
+		PersonID          *int64     `db:"person_id"`
+		Name              string     `db:"name"`
+		Status            string     `db:"status"`
+		Attempts          int        `db:"attempts"`
+		ProviderMessageID string     `db:"provider_message_id"`
+		Error             string     `db:"error"`
+		SentAt            *time.Time `db:"sent_at"`
+		DeliveredAt       *time.Time `db:"delivered_at"`
+		UpdatedAt         time.Time  `db:"updated_at"`
+	}
+	if err := h.d.DB.SelectContext(ctx, &rows, `SELECT seq, phone, person_id, name, status, attempts, provider_message_id, error,
+			sent_at, delivered_at, updated_at
+		FROM alert_etn_targets WHERE tenant_id = $1 AND alert_id = $2 ORDER BY seq LIMIT $3 OFFSET $4`,
+		al.TenantID, al.ID, pp.Limit(), pp.Offset()); err != nil {
+		return nil, rest.Unavailable("the database", err)
+	}
+	totals := model.AggregatedChannelResult{Channel: model.DeliveryChannel("etn"), DeliverySummary: model.DeliverySummary{
+		Total: sum.Total, Pending: sum.Pending, Retrying: sum.Retrying, Sent: sum.Sent, Delivered: sum.Delivered, Failed: sum.Failed,
+		Final: sum.Sent + sum.Delivered + sum.Failed}}
+	out := model.EtnResultsSummaryResponse{Paging: rest.NewPaging(pp, sum.Total), Totals: totals, Items: []model.EtnResultSummary{}}
+	for _, r := range rows {
+		item := model.EtnResultSummary{Phone: r.Phone}
+		item.RecipientID, item.ContactID, item.Name, item.Cycle, item.Status = r.Seq, r.PersonID, model.PersonName{First: r.Name}, 1, model.DeliveryStatus(r.Status)
+		item.Attempts, item.ProviderMessageID, item.Error, item.SentAt, item.DeliveredAt, item.UpdatedAt = r.Attempts, r.ProviderMessageID, r.Error, r.SentAt, r.DeliveredAt, r.UpdatedAt
+		out.Items = append(out.Items, item)
+	}
+	return &etnPageOutput{Body: out}, nil
+}
+
+// ownRowCounts summarises the channels whose deliveries are not one per
+// recipient: the broadcast-style channels (one row per destination) and ETN
+// with areas (one row per number called).
+func ownRowCounts(ctx context.Context, db *storage.DB, al *storage.Alert) (map[string]model.DeliverySummary, error) {
+	var rows []struct {
+		Channel   string `db:"channel"`
+		Total     int64  `db:"total"`
+		Pending   int64  `db:"pending"`
+		Retrying  int64  `db:"retrying"`
+		Sent      int64  `db:"sent"`
+		Delivered int64  `db:"delivered"`
+		Failed    int64  `db:"failed"`
+	}
+	err := db.SelectContext(ctx, &rows, `SELECT channel, count(*) AS total,
+			count(*) FILTER (WHERE status = 'Pending') AS pending, count(*) FILTER (WHERE status = 'Retrying') AS retrying,
+			count(*) FILTER (WHERE status = 'Sent') AS sent, count(*) FILTER (WHERE status = 'Delivered') AS delivered,
+			count(*) FILTER (WHERE status = 'Failed') AS failed
+		FROM (SELECT channel, status FROM alert_broadcasts WHERE tenant_id = $1 AND alert_id = $2
+			UNION ALL SELECT 'etn', status FROM alert_etn_targets WHERE tenant_id = $1 AND alert_id = $2) x
+		GROUP BY channel`, al.TenantID, al.ID)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]model.DeliverySummary{}
+	for _, r := range rows {
+		out[r.Channel] = model.DeliverySummary{Total: r.Total, Pending: r.Pending, Retrying: r.Retrying, Sent: r.Sent,
+			Delivered: r.Delivered, Failed: r.Failed, Final: r.Sent + r.Delivered + r.Failed}
+	}
+	for _, ch := range al.Channels {
+		if _, ok := out[ch]; !ok && activities.IsBroadcast(ch) {
+			out[ch] = model.DeliverySummary{} // not posted yet
+		}
+	}
+	return out, nil
 }

@@ -67,6 +67,13 @@ func Register(api huma.API, d rest.Deps) {
 		delete(op.Post.RequestBody.Content, "application/octet-stream")
 	}
 
+	rest.Register(api, rest.Op{ID: "createAlertCapUpdate", Method: http.MethodPost, Path: "/v2/alerts/{alertId}/capUpdates", Scope: "tamarack", Tags: []string{"Alerts"},
+		Status: http.StatusAccepted, Errors: []int{http.StatusConflict},
+		Summary: "Update or cancel an alert's CAP messages",
+		Description: "Sends a CAP 1.2 Update or Cancel on each CAP channel (eas, mobileBroadcast) the alert was delivered on, " +
+			"referencing every message of the alert delivered there (sender,identifier,sent). A workflow delivers it; " +
+			"the documents are kept with the alert's other CAP messages. 409 when the alert has no delivered CAP message."}, h.capUpdate)
+
 	etnTags := []string{"ETN address points"}
 	rest.Register(api, rest.Op{ID: "importEtnAddressPoints", Method: http.MethodPut, Path: "/v2/settings/etn/addressPointLists/{listName}", Scope: "tamarack", Tags: etnTags,
 		MaxBodyBytes: 32 << 20, Summary: "Import an ETN address-point list",
@@ -203,6 +210,9 @@ func (h *handlers) callback(ctx context.Context, in *struct {
 		return nil, nil
 	case err != nil:
 		return nil, err
+	}
+	if err := applyCall(ctx, h.d.DB, call); err != nil {
+		return nil, rest.Unavailable("the database", err)
 	}
 	if ch == channels.Etn && call.Final() {
 		if err := (&etn.Slots{DB: h.d.DB}).Release(ctx, tenant, call.Key); err != nil {

@@ -33,6 +33,8 @@ type VoiceChannel struct {
 	Language          string `json:"language,omitempty" maxLength:"16" doc:"Text-to-speech language (BCP 47)." example:"en-US"`
 	AnsweringMachine  string `json:"answeringMachine,omitempty" enum:"LeaveMessage,HangUp" doc:"What to do when an answering machine picks up (default LeaveMessage)."`
 	PressOneToConfirm bool   `json:"pressOneToConfirm,omitempty" doc:"Ask the callee to press 1 to confirm; a confirmation counts like a confirmation link."`
+	CallAttempts      int    `json:"callAttempts,omitempty" minimum:"1" maximum:"10" doc:"Calls made to a number that is busy or does not answer, the first included (default 1)." example:"3"`
+	RedialSeconds     int    `json:"redialSeconds,omitempty" minimum:"30" maximum:"3600" doc:"Seconds between such calls (default 300)." example:"120"`
 }
 
 // EtnChannel calls the phone numbers inside the alert's geographic areas
@@ -43,6 +45,8 @@ type EtnChannel struct {
 	AudioFileName string `json:"audioFileName,omitempty" maxLength:"512" doc:"A stored voice-encoded audio file played instead of text-to-speech."`
 	Repeat        int    `json:"repeat,omitempty" minimum:"1" maximum:"5" doc:"How many times the message is played (default 1)."`
 	CallerID      string `json:"callerId,omitempty" maxLength:"32" doc:"Number shown to the callee (E.164)." example:"+15550100"`
+	// AddressPointLists adds imported address points inside the areas.
+	AddressPointLists []string `json:"addressPointLists,omitempty" maxItems:"20" doc:"Imported ETN address-point lists whose points inside the alert's areas are called too. When the alert has areas (recipients.areas), ETN calls every number inside them (contacts' callable phones at their locations and these points) instead of the recipients' phones." example:"[\"wells\"]"`
 }
 
 // PushChannel sends a push notification to each recipient's registered push devices.

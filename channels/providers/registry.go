@@ -307,3 +307,37 @@ func (o *tenantObjects) Read(ctx context.Context, key string) ([]byte, string, e
 	}
 	return b, st.ContentType, nil
 }
+
+// Destination is where a broadcast-style channel posts once per alert: a
+// team-chat target, a social or neighborhood account, or the CAP endpoint.
+type Destination struct {
+	// ID is what a message's To names (target name, account id, "cap").
+	ID   string
+	Name string
+}
+
+// Destinations lists the tenant's destinations of a broadcast-style channel
+// (teamChat, socialPostA/B, neighborhood, eas, mobileBroadcast).
+func (r *Registry) Destinations(ctx context.Context, tenant string, ch channels.Channel) ([]Destination, error) {
+	e, err := r.Store.Get(ctx, tenant, ch)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, fmt.Errorf("%s for tenant %s: %w", ch, tenant, ErrNotConfigured)
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Destination
+	switch ch {
+	case channels.TeamChat:
+		for _, t := range e.Settings.Targets {
+			out = append(out, Destination{ID: t.Name, Name: t.Name})
+		}
+	case channels.SocialPostA, channels.SocialPostB, channels.Neighborhood:
+		for _, a := range e.Settings.Accounts {
+			out = append(out, Destination{ID: a.ID, Name: a.Name})
+		}
+	default:
+		out = append(out, Destination{ID: string(ch), Name: "CAP endpoint"})
+	}
+	return out, nil
+}

@@ -93,10 +93,11 @@ func (a *App) Server(ctx context.Context) (*api.Server, error) {
 // Activities builds the activities with the app's clients.
 func (a *App) Activities() *activities.Activities {
 	senders := Senders(a.Config, a.Logger)
-	for ch, s := range a.ChannelProviders().Senders() {
+	reg := a.ChannelProviders()
+	for ch, s := range reg.Senders() {
 		senders[ch] = s
 	}
-	return &activities.Activities{Config: a.Config, DB: a.DB, Objects: a.Objects, Logger: a.Logger, Senders: senders,
+	return &activities.Activities{Config: a.Config, DB: a.DB, Objects: a.Objects, Logger: a.Logger, Senders: senders, Destinations: reg,
 		Hooks: activities.NewHookSender(a.Config, a.Logger, a.Metrics), Metrics: a.Metrics}
 }
 

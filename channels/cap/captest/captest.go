@@ -20,18 +20,18 @@ import (
 	"testing"
 
 	"github.com/tocsin/tocsin/channels/cap"
+	"github.com/tocsin/tocsin/channels/loopback"
 )
 
 // Server is the loopback CAP endpoint.
 type Server struct {
 	*httptest.Server
+	loopback.Recorder
 	Token string
 
-	mu       sync.Mutex
-	docs     [][]byte
-	seen     map[string]bool
-	problems []string
-	failWith int
+	mu   sync.Mutex
+	docs [][]byte
+	seen map[string]bool
 }
 
 // New starts a loopback CAP endpoint that wants token as bearer.
@@ -42,13 +42,6 @@ func New(t testing.TB, token string) *Server {
 	return s
 }
 
-// FailWith makes every request answer status (0: accept again).
-func (s *Server) FailWith(status int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.failWith = status
-}
-
 // Documents returns the documents accepted, in order.
 func (s *Server) Documents() [][]byte {
 	s.mu.Lock()
@@ -56,32 +49,17 @@ func (s *Server) Documents() [][]byte {
 	return append([][]byte(nil), s.docs...)
 }
 
-// Problems lists what was wrong with the requests received.
-func (s *Server) Problems() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.problems...)
-}
-
-func (s *Server) problem(w http.ResponseWriter, status int, format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
-	s.mu.Lock()
-	s.problems = append(s.problems, msg)
-	s.mu.Unlock()
-	http.Error(w, msg, status)
-}
-
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
-		s.problem(w, http.StatusMethodNotAllowed, "method %s", r.Method)
+		s.Problem(w, http.StatusMethodNotAllowed, "method %s", r.Method)
 		return
 	}
 	if r.Header.Get("Authorization") != "Bearer "+s.Token {
-		s.problem(w, http.StatusUnauthorized, "bad Authorization header")
+		s.Problem(w, http.StatusUnauthorized, "bad Authorization header")
 		return
 	}
 	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/xml") && !strings.HasPrefix(ct, "application/cap+xml") {
-		s.problem(w, http.StatusUnsupportedMediaType, "content type %q", ct)
+		s.Problem(w, http.StatusUnsupportedMediaType, "content type %q", ct)
 		return
 	}
 	body, _ := io.ReadAll(r.Body)
@@ -89,20 +67,20 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		XMLName xml.Name
 	}
 	if err := xml.Unmarshal(body, &root); err != nil || root.XMLName.Space != cap.Namespace || root.XMLName.Local != "alert" {
-		s.problem(w, http.StatusBadRequest, "not a CAP 1.2 alert: %v %v", root.XMLName, err)
+		s.Problem(w, http.StatusBadRequest, "not a CAP 1.2 alert: %v %v", root.XMLName, err)
 		return
 	}
 	a, err := cap.Parse(body)
 	if err != nil || a.Identifier == "" || a.Sender == "" || a.Sent == "" {
-		s.problem(w, http.StatusBadRequest, "incomplete CAP alert: %v", err)
+		s.Problem(w, http.StatusBadRequest, "incomplete CAP alert: %v", err)
 		return
 	}
 	if r.Header.Get("Idempotency-Key") != a.Identifier {
-		s.problem(w, http.StatusBadRequest, "Idempotency-Key %q is not the identifier", r.Header.Get("Idempotency-Key"))
+		s.Problem(w, http.StatusBadRequest, "Idempotency-Key %q is not the identifier", r.Header.Get("Idempotency-Key"))
 		return
 	}
 	s.mu.Lock()
-	fail := s.failWith
+	fail := s.Failure()
 	dup := s.seen[a.Identifier]
 	if fail == 0 && !dup {
 		s.seen[a.Identifier] = true

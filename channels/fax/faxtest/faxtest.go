@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/tocsin/tocsin/channels/fax"
+	"github.com/tocsin/tocsin/channels/loopback"
 )
 
 // Fax is a fax the server accepted.
@@ -28,13 +29,12 @@ type Fax struct {
 // Server is the loopback fax provider.
 type Server struct {
 	*httptest.Server
+	loopback.Recorder
 	Token string
 
-	mu       sync.Mutex
-	faxes    []Fax
-	byKey    map[string]string
-	problems []string
-	failWith int
+	mu    sync.Mutex
+	faxes []Fax
+	byKey map[string]string
 }
 
 var e164 = regexp.MustCompile(`^\+[1-9][0-9]{6,14}$`)
@@ -47,13 +47,6 @@ func New(t testing.TB, token string) *Server {
 	return s
 }
 
-// FailWith makes every request answer status (0: accept again).
-func (s *Server) FailWith(status int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.failWith = status
-}
-
 // Faxes returns the faxes accepted.
 func (s *Server) Faxes() []Fax {
 	s.mu.Lock()
@@ -61,61 +54,46 @@ func (s *Server) Faxes() []Fax {
 	return append([]Fax(nil), s.faxes...)
 }
 
-// Problems lists what was wrong with the requests received.
-func (s *Server) Problems() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.problems...)
-}
-
-func (s *Server) problem(w http.ResponseWriter, status int, format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
-	s.mu.Lock()
-	s.problems = append(s.problems, msg)
-	s.mu.Unlock()
-	http.Error(w, msg, status)
-}
-
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || r.URL.Path != "/faxes" {
-		s.problem(w, http.StatusNotFound, "unexpected %s %s", r.Method, r.URL.Path)
+		s.Problem(w, http.StatusNotFound, "unexpected %s %s", r.Method, r.URL.Path)
 		return
 	}
 	if r.Header.Get("Authorization") != "Bearer "+s.Token {
-		s.problem(w, http.StatusUnauthorized, "bad Authorization header")
+		s.Problem(w, http.StatusUnauthorized, "bad Authorization header")
 		return
 	}
 	if err := r.ParseMultipartForm(32 << 20); err != nil {
-		s.problem(w, http.StatusBadRequest, "not a multipart form: %v", err)
+		s.Problem(w, http.StatusBadRequest, "not a multipart form: %v", err)
 		return
 	}
 	f := Fax{To: r.FormValue("to"), From: r.FormValue("from"), Reference: r.FormValue("reference"), CoverPage: r.FormValue("coverPage") == "true"}
 	switch {
 	case !e164.MatchString(f.To):
-		s.problem(w, http.StatusBadRequest, "to %q is not an E.164 number", f.To)
+		s.Problem(w, http.StatusBadRequest, "to %q is not an E.164 number", f.To)
 		return
 	case f.From == "" || f.Reference == "":
-		s.problem(w, http.StatusBadRequest, "from and reference are required")
+		s.Problem(w, http.StatusBadRequest, "from and reference are required")
 		return
 	case r.Header.Get("Idempotency-Key") != f.Reference:
-		s.problem(w, http.StatusBadRequest, "Idempotency-Key is not the reference")
+		s.Problem(w, http.StatusBadRequest, "Idempotency-Key is not the reference")
 		return
 	}
 	file, hdr, err := r.FormFile("document")
 	if err != nil {
-		s.problem(w, http.StatusBadRequest, "no document part: %v", err)
+		s.Problem(w, http.StatusBadRequest, "no document part: %v", err)
 		return
 	}
 	defer file.Close()
 	f.Filename, f.ContentType = hdr.Filename, hdr.Header.Get("Content-Type")
 	f.Document, _ = io.ReadAll(file)
 	if !slices.Contains(fax.Accepted, f.ContentType) || len(f.Document) == 0 || f.Filename == "" {
-		s.problem(w, http.StatusUnsupportedMediaType, "document %q of type %q, %d bytes", f.Filename, f.ContentType, len(f.Document))
+		s.Problem(w, http.StatusUnsupportedMediaType, "document %q of type %q, %d bytes", f.Filename, f.ContentType, len(f.Document))
 		return
 	}
 	s.mu.Lock()
-	if s.failWith != 0 {
-		st := s.failWith
+	if s.Failure() != 0 {
+		st := s.Failure()
 		s.mu.Unlock()
 		http.Error(w, "scripted failure", st)
 		return

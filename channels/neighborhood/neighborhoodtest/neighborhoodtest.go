@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/tocsin/tocsin/channels/loopback"
 	"github.com/tocsin/tocsin/channels/neighborhood"
 )
 
@@ -32,11 +33,11 @@ type Post struct {
 // Server is the loopback network.
 type Server struct {
 	*httptest.Server
+	loopback.Recorder
 
 	mu       sync.Mutex
 	accounts map[string]Account
 	posts    []Post
-	problems []string
 }
 
 // New starts the network with its accounts by id.
@@ -54,41 +55,26 @@ func (s *Server) Posts() []Post {
 	return append([]Post(nil), s.posts...)
 }
 
-// Problems lists what was wrong with the requests received.
-func (s *Server) Problems() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.problems...)
-}
-
-func (s *Server) problem(w http.ResponseWriter, status int, format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
-	s.mu.Lock()
-	s.problems = append(s.problems, msg)
-	s.mu.Unlock()
-	http.Error(w, msg, status)
-}
-
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	id, ok := strings.CutPrefix(r.URL.Path, "/v1/accounts/")
 	id, ok2 := strings.CutSuffix(id, "/posts")
 	acct, known := s.accounts[id]
 	switch {
 	case r.Method != http.MethodPost || !ok || !ok2:
-		s.problem(w, http.StatusNotFound, "unexpected %s %s", r.Method, r.URL.Path)
+		s.Problem(w, http.StatusNotFound, "unexpected %s %s", r.Method, r.URL.Path)
 		return
 	case !known || r.Header.Get("Authorization") != "Bearer "+acct.Token:
-		s.problem(w, http.StatusUnauthorized, "bad token for account %q", id)
+		s.Problem(w, http.StatusUnauthorized, "bad token for account %q", id)
 		return
 	case r.Header.Get("Idempotency-Key") == "":
-		s.problem(w, http.StatusBadRequest, "no Idempotency-Key")
+		s.Problem(w, http.StatusBadRequest, "no Idempotency-Key")
 		return
 	}
 	var req neighborhood.PostRequest
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil || req.Body == "" || len(req.GroupIDs) == 0 {
-		s.problem(w, http.StatusBadRequest, "post: %v", err)
+		s.Problem(w, http.StatusBadRequest, "post: %v", err)
 		return
 	}
 	var res neighborhood.PostResponse

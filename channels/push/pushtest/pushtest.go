@@ -13,20 +13,20 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/tocsin/tocsin/channels/loopback"
 	"github.com/tocsin/tocsin/channels/push"
 )
 
 // Server is the loopback push service.
 type Server struct {
 	*httptest.Server
+	loopback.Recorder
 	Token string
 
 	mu           sync.Mutex
 	unregistered map[string]bool
-	failWith     int
 	received     []push.Notification
 	batches      int
-	problems     []string
 }
 
 // New starts a loopback push service that wants token as bearer.
@@ -46,13 +46,6 @@ func (s *Server) Unregister(tokens ...string) {
 	}
 }
 
-// FailWith makes every request answer status (0: accept again).
-func (s *Server) FailWith(status int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.failWith = status
-}
-
 // Received returns the notifications accepted.
 func (s *Server) Received() []push.Notification {
 	s.mu.Lock()
@@ -67,21 +60,6 @@ func (s *Server) Batches() int {
 	return s.batches
 }
 
-// Problems lists what was wrong with the requests received.
-func (s *Server) Problems() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.problems...)
-}
-
-func (s *Server) problem(w http.ResponseWriter, status int, format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
-	s.mu.Lock()
-	s.problems = append(s.problems, msg)
-	s.mu.Unlock()
-	http.Error(w, msg, status)
-}
-
 // raw keeps sound undecoded so its two shapes can be checked.
 type raw struct {
 	push.Notification
@@ -90,30 +68,30 @@ type raw struct {
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || r.URL.Path != "/push/send" {
-		s.problem(w, http.StatusNotFound, "unexpected %s %s", r.Method, r.URL.Path)
+		s.Problem(w, http.StatusNotFound, "unexpected %s %s", r.Method, r.URL.Path)
 		return
 	}
 	if r.Header.Get("Authorization") != "Bearer "+s.Token {
-		s.problem(w, http.StatusUnauthorized, "bad Authorization header")
+		s.Problem(w, http.StatusUnauthorized, "bad Authorization header")
 		return
 	}
 	if !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
-		s.problem(w, http.StatusUnsupportedMediaType, "content type %q", r.Header.Get("Content-Type"))
+		s.Problem(w, http.StatusUnsupportedMediaType, "content type %q", r.Header.Get("Content-Type"))
 		return
 	}
 	var batch []raw
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&batch); err != nil {
-		s.problem(w, http.StatusBadRequest, "body is not an array of notifications: %v", err)
+		s.Problem(w, http.StatusBadRequest, "body is not an array of notifications: %v", err)
 		return
 	}
 	if len(batch) == 0 || len(batch) > push.MaxBatch {
-		s.problem(w, http.StatusBadRequest, "a batch holds 1 to %d notifications, not %d", push.MaxBatch, len(batch))
+		s.Problem(w, http.StatusBadRequest, "a batch holds 1 to %d notifications, not %d", push.MaxBatch, len(batch))
 		return
 	}
 	s.mu.Lock()
-	fail := s.failWith
+	fail := s.Failure()
 	s.mu.Unlock()
 	if fail != 0 {
 		http.Error(w, "scripted failure", fail)
@@ -122,7 +100,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	tickets := make([]push.Ticket, len(batch))
 	for i, n := range batch {
 		if msg := check(&n); msg != "" {
-			s.problem(w, http.StatusBadRequest, "notification %d: %s", i, msg)
+			s.Problem(w, http.StatusBadRequest, "notification %d: %s", i, msg)
 			return
 		}
 		s.mu.Lock()

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/tocsin/tocsin/channels/loopback"
 	"github.com/tocsin/tocsin/channels/social"
 )
 
@@ -24,12 +25,12 @@ type Post struct {
 // Server is the loopback network pair.
 type Server struct {
 	*httptest.Server
+	loopback.Recorder
 
-	mu       sync.Mutex
-	tokens   map[string]string // token -> account
-	posts    []Post
-	byKey    map[string]string
-	problems []string
+	mu     sync.Mutex
+	tokens map[string]string // token -> account
+	posts  []Post
+	byKey  map[string]string
 }
 
 // New starts the loopback; tokens maps each account id to its token.
@@ -50,33 +51,18 @@ func (s *Server) Posts() []Post {
 	return append([]Post(nil), s.posts...)
 }
 
-// Problems lists what was wrong with the requests received.
-func (s *Server) Problems() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.problems...)
-}
-
-func (s *Server) problem(w http.ResponseWriter, status int, format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
-	s.mu.Lock()
-	s.problems = append(s.problems, msg)
-	s.mu.Unlock()
-	http.Error(w, msg, status)
-}
-
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
 	s.mu.Lock()
 	acct, known := s.tokens[tok]
 	s.mu.Unlock()
 	if !known {
-		s.problem(w, http.StatusUnauthorized, "unknown access token")
+		s.Problem(w, http.StatusUnauthorized, "unknown access token")
 		return
 	}
 	key := r.Header.Get("Idempotency-Key")
 	if r.Method != http.MethodPost || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") || key == "" {
-		s.problem(w, http.StatusBadRequest, "want a JSON POST with an Idempotency-Key")
+		s.Problem(w, http.StatusBadRequest, "want a JSON POST with an Idempotency-Key")
 		return
 	}
 	dec := json.NewDecoder(r.Body)
@@ -86,24 +72,24 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	case r.URL.Path == "/2/posts":
 		var b social.PostA
 		if err := dec.Decode(&b); err != nil || b.Text == "" || utf8.RuneCountInString(b.Text) > social.LimitA {
-			s.problem(w, http.StatusBadRequest, "network A post: %v (%d characters)", err, utf8.RuneCountInString(b.Text))
+			s.Problem(w, http.StatusBadRequest, "network A post: %v (%d characters)", err, utf8.RuneCountInString(b.Text))
 			return
 		}
 		p.Network, p.Text = social.NetworkA, b.Text
 	case strings.HasSuffix(r.URL.Path, "/feed"):
 		page := strings.TrimSuffix(strings.TrimPrefix(r.URL.Path, "/"), "/feed")
 		if page != acct {
-			s.problem(w, http.StatusForbidden, "the token of %s cannot post to %s", acct, page)
+			s.Problem(w, http.StatusForbidden, "the token of %s cannot post to %s", acct, page)
 			return
 		}
 		var b social.PostB
 		if err := dec.Decode(&b); err != nil || b.Message == "" {
-			s.problem(w, http.StatusBadRequest, "network B post: %v", err)
+			s.Problem(w, http.StatusBadRequest, "network B post: %v", err)
 			return
 		}
 		p.Network, p.Text, p.Link = social.NetworkB, b.Message, b.Link
 	default:
-		s.problem(w, http.StatusNotFound, "unexpected path %s", r.URL.Path)
+		s.Problem(w, http.StatusNotFound, "unexpected path %s", r.URL.Path)
 		return
 	}
 	s.mu.Lock()

@@ -5,7 +5,6 @@ package teamchattest
 
 import (
 	"encoding/json"
-	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/tocsin/tocsin/channels/loopback"
 	"github.com/tocsin/tocsin/channels/teamchat"
 )
 
@@ -26,10 +26,10 @@ type Post struct {
 // Server is the loopback team-chat service.
 type Server struct {
 	*httptest.Server
+	loopback.Recorder
 
 	mu       sync.Mutex
 	posts    []Post
-	problems []string
 	archived map[string]bool
 }
 
@@ -58,18 +58,8 @@ func (s *Server) Posts() []Post {
 	return append([]Post(nil), s.posts...)
 }
 
-// Problems lists what was wrong with the requests received.
-func (s *Server) Problems() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.problems...)
-}
-
 func (s *Server) problem(w http.ResponseWriter, format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
-	s.mu.Lock()
-	s.problems = append(s.problems, msg)
-	s.mu.Unlock()
+	s.Note(format, args...)
 	http.Error(w, "invalid_payload", http.StatusBadRequest)
 }
 

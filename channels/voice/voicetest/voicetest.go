@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tocsin/tocsin/channels/loopback"
 	"github.com/tocsin/tocsin/channels/voice"
 )
 
@@ -42,17 +43,16 @@ type Call struct {
 // Server is the loopback provider.
 type Server struct {
 	*httptest.Server
+	loopback.Recorder
 	Token, SigningSecret string
 
 	mu sync.Mutex
 	// Script maps a number to the outcomes of its attempts in order; the
 	// last one repeats. Numbers without a script are answered by a human.
 	script    map[string][]Outcome
-	failWith  int
 	calls     []Call
 	byKey     map[string]string
 	attempts  map[string]int
-	problems  []string
 	active    int
 	maxActive int
 	callbacks int
@@ -82,25 +82,11 @@ func (s *Server) Script(number string, outcomes ...Outcome) {
 	s.script[number] = outcomes
 }
 
-// FailWith makes every call request answer status (0: accept again).
-func (s *Server) FailWith(status int) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.failWith = status
-}
-
 // Calls returns the accepted call requests.
 func (s *Server) Calls() []Call {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Call(nil), s.calls...)
-}
-
-// Problems lists what was wrong with the requests received.
-func (s *Server) Problems() []string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]string(nil), s.problems...)
 }
 
 // MaxActive is the most calls that were in progress at once: accepted and
@@ -119,46 +105,38 @@ func (s *Server) Callbacks() (int, []string) {
 	return s.callbacks, append([]string(nil), s.cbErrors...)
 }
 
-func (s *Server) problem(w http.ResponseWriter, status int, format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
-	s.mu.Lock()
-	s.problems = append(s.problems, msg)
-	s.mu.Unlock()
-	http.Error(w, msg, status)
-}
-
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost || r.URL.Path != "/calls" {
-		s.problem(w, http.StatusNotFound, "unexpected %s %s", r.Method, r.URL.Path)
+		s.Problem(w, http.StatusNotFound, "unexpected %s %s", r.Method, r.URL.Path)
 		return
 	}
 	if r.Header.Get("Authorization") != "Bearer "+s.Token {
-		s.problem(w, http.StatusUnauthorized, "bad Authorization header %q", r.Header.Get("Authorization"))
+		s.Problem(w, http.StatusUnauthorized, "bad Authorization header %q", r.Header.Get("Authorization"))
 		return
 	}
 	if !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
-		s.problem(w, http.StatusUnsupportedMediaType, "content type %q", r.Header.Get("Content-Type"))
+		s.Problem(w, http.StatusUnsupportedMediaType, "content type %q", r.Header.Get("Content-Type"))
 		return
 	}
 	key := r.Header.Get("Idempotency-Key")
 	if key == "" {
-		s.problem(w, http.StatusBadRequest, "no Idempotency-Key")
+		s.Problem(w, http.StatusBadRequest, "no Idempotency-Key")
 		return
 	}
 	var req voice.CallRequest
 	dec := json.NewDecoder(r.Body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&req); err != nil {
-		s.problem(w, http.StatusBadRequest, "body: %v", err)
+		s.Problem(w, http.StatusBadRequest, "body: %v", err)
 		return
 	}
 	if msg := check(req); msg != "" {
-		s.problem(w, http.StatusBadRequest, "%s", msg)
+		s.Problem(w, http.StatusBadRequest, "%s", msg)
 		return
 	}
 	s.mu.Lock()
-	if s.failWith != 0 {
-		status := s.failWith
+	if s.Failure() != 0 {
+		status := s.Failure()
 		s.mu.Unlock()
 		http.Error(w, "scripted failure", status)
 		return

@@ -1,0 +1,82 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/tocsin/tocsin/channels"
+	"github.com/tocsin/tocsin/channels/cap"
+	"github.com/tocsin/tocsin/storage"
+)
+
+// CapUpdateInput asks for an Update or Cancel of an alert's CAP messages.
+type CapUpdateInput struct {
+	AlertRef
+	// MsgType is Update or Cancel.
+	MsgType string
+	// Seq numbers the alert's updates; it makes the delivery keys.
+	Seq                                      int
+	Headline, Description, Instruction, Note string
+}
+
+// CapUpdateOutcome lists the channels the update went out on.
+type CapUpdateOutcome struct {
+	Sent, Failed []string
+}
+
+// DeliverCapUpdate sends an Update or Cancel CAP message on each CAP
+// channel (EAS, mobile broadcast) the alert was sent on, referencing every
+// message of the alert delivered there. Channels without a delivered
+// message are left out.
+func (a *Activities) DeliverCapUpdate(ctx context.Context, in CapUpdateInput) (CapUpdateOutcome, error) {
+	var out CapUpdateOutcome
+	r, err := a.rendererFor(ctx, in.AlertRef)
+	if err != nil {
+		return out, err
+	}
+	log := &cap.Messages{DB: a.DB}
+	for _, ch := range []channels.Channel{channels.Eas, channels.MobileBroadcast} {
+		refs, err := log.References(ctx, in.Tenant, in.AlertID, ch)
+		if err != nil {
+			return out, err
+		}
+		if len(refs) == 0 {
+			continue
+		}
+		m := r.Message(string(ch), &storage.RecipientRow{}, "")
+		if in.Headline != "" {
+			m.Subject = in.Headline
+		}
+		if in.Description != "" {
+			m.Text = in.Description
+		}
+		ci := capInput(r, string(ch), &m)
+		ci.MsgType, ci.References, ci.Note, ci.Instruction = in.MsgType, refs, in.Note, in.Instruction
+		b, err := json.Marshal(ci)
+		if err != nil {
+			return out, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadAlert, err)
+		}
+		if m.Metadata == nil {
+			m.Metadata = map[string]string{}
+		}
+		m.Metadata[cap.MetaInput] = string(b)
+		m.Key = fmt.Sprintf("alert-%s-%d:%s:cap-%s-%d", in.Tenant, in.AlertID, ch, in.MsgType, in.Seq)
+		m.To = string(ch)
+		res, err := a.send(ctx, BatchInput{AlertRef: in.AlertRef, Channel: string(ch)}, []channels.Message{m})
+		if err != nil {
+			return out, fmt.Errorf("send %s %s: %w", ch, in.MsgType, err)
+		}
+		switch {
+		case len(res) == 1 && (res[0].Outcome == channels.Sent || res[0].Outcome == channels.Delivered):
+			out.Sent = append(out.Sent, string(ch))
+		case len(res) == 1 && !res[0].Permanent:
+			return out, fmt.Errorf("send %s %s: %s", ch, in.MsgType, res[0].Error)
+		default:
+			out.Failed = append(out.Failed, string(ch))
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,522 @@
+package activities
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+
+	"github.com/tocsin/tocsin/api/model"
+	"github.com/tocsin/tocsin/channels"
+	"github.com/tocsin/tocsin/channels/cap"
+	"github.com/tocsin/tocsin/channels/fax"
+	"github.com/tocsin/tocsin/channels/neighborhood"
+	"github.com/tocsin/tocsin/channels/providers"
+	"github.com/tocsin/tocsin/channels/push"
+	"github.com/tocsin/tocsin/channels/social"
+	"github.com/tocsin/tocsin/channels/teamchat"
+	"github.com/tocsin/tocsin/channels/voice"
+	"github.com/tocsin/tocsin/storage"
+)
+
+// Destinations lists a tenant's destinations of a broadcast-style channel.
+type Destinations interface {
+	Destinations(ctx context.Context, tenant string, ch channels.Channel) ([]providers.Destination, error)
+}
+
+// IsBroadcast reports whether ch is delivered once per alert and
+// destination rather than once per recipient.
+func IsBroadcast(ch string) bool {
+	switch channels.Channel(ch) {
+	case channels.Eas, channels.MobileBroadcast, channels.TeamChat, channels.SocialPostA, channels.SocialPostB, channels.Neighborhood:
+		return true
+	}
+	return false
+}
+
+// deviceApp is the person_devices app of a device channel ("" for others).
+func deviceApp(ch string) string {
+	switch channels.Channel(ch) {
+	case channels.Push:
+		return push.AppPush
+	case channels.MyAlertsApp:
+		return push.AppMyAlerts
+	}
+	return ""
+}
+
+// extraAddresses reads the addresses alert_recipients does not hold: device
+// tokens (push, app; several per person) and fax numbers (person_phones
+// with phone_type Fax), by person id.
+func (a *Activities) extraAddresses(ctx context.Context, tenant, ch string, recs []storage.BatchRecipient) (map[int64][]string, error) {
+	var ids pq.Int64Array
+	for _, r := range recs {
+		if r.PersonID != nil {
+			ids = append(ids, *r.PersonID)
+		}
+	}
+	out := map[int64][]string{}
+	if len(ids) == 0 {
+		return out, nil
+	}
+	var rows []struct {
+		PersonID int64  `db:"person_id"`
+		Address  string `db:"address"`
+	}
+	var err error
+	if app := deviceApp(ch); app != "" {
+		err = a.DB.SelectContext(ctx, &rows, `SELECT person_id, token AS address FROM person_devices
+			WHERE tenant_id = $1 AND app = $2 AND person_id = ANY($3) ORDER BY person_id, id`, tenant, app, ids)
+	} else {
+		err = a.DB.SelectContext(ctx, &rows, `SELECT person_id, number AS address FROM person_phones
+			WHERE tenant_id = $1 AND phone_type = 'Fax' AND person_id = ANY($2) ORDER BY person_id, id`, tenant, ids)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s addresses: %w", ch, err)
+	}
+	for _, r := range rows {
+		if ch == string(channels.Fax) && len(out[r.PersonID]) > 0 {
+			continue
+		}
+		out[r.PersonID] = append(out[r.PersonID], r.Address)
+	}
+	return out, nil
+}
+
+// channelMetadata adds the settings of the alert's channel block to a
+// message's metadata and applies the block's text overrides.
+func channelMetadata(r *Renderer, ch string, m *channels.Message) {
+	s := r.Settings
+	c := s.Channels
+	md := m.Metadata
+	if md == nil {
+		md = map[string]string{}
+		m.Metadata = md
+	}
+	emergency := s.Priority != nil && s.Priority.Priority == model.PriorityType("Emergency")
+	loud := md["loudTone"] == "true"
+	fileKey := func(name string) string {
+		if name == "" {
+			return ""
+		}
+		if strings.HasPrefix(name, storage.TenantKey(r.Tenant, "")) {
+			return name
+		}
+		return storage.TenantKey(r.Tenant, name)
+	}
+	if c == nil {
+		return
+	}
+	switch channels.Channel(ch) {
+	case channels.Voice:
+		if v := c.Voice; v != nil {
+			if v.Repeat > 0 {
+				md[voice.MetaRepeat] = strconv.Itoa(v.Repeat)
+			}
+			if v.Language != "" {
+				md[voice.MetaLanguage] = v.Language
+			}
+			if v.AnsweringMachine != "" {
+				md[voice.MetaAnsweringMachine] = v.AnsweringMachine
+			}
+			if v.PressOneToConfirm {
+				md[voice.MetaConfirm] = "true"
+			}
+			if v.CallAttempts > 0 {
+				md[voice.MetaMaxAttempts] = strconv.Itoa(v.CallAttempts)
+			}
+			if v.RedialSeconds > 0 {
+				md[voice.MetaRetryIntervalSeconds] = strconv.Itoa(v.RedialSeconds)
+			}
+			if k := fileKey(v.AudioFileName); k != "" {
+				md[voice.MetaAudioKey] = k
+			}
+		}
+	case channels.Etn:
+		if v := c.Etn; v != nil {
+			if v.Message != "" {
+				m.Text = v.Message
+			}
+			if v.Repeat > 0 {
+				md[voice.MetaRepeat] = strconv.Itoa(v.Repeat)
+			}
+			if k := fileKey(v.AudioFileName); k != "" {
+				md[voice.MetaAudioKey] = k
+			}
+			if v.CallerID != "" {
+				md["callerId"] = v.CallerID
+			}
+		}
+	case channels.Push, channels.MyAlertsApp:
+		title, body, tone := "", "", false
+		if ch == string(channels.Push) && c.Push != nil {
+			title, body, tone = c.Push.Title, c.Push.Body, c.Push.LoudTone
+		}
+		if ch == string(channels.MyAlertsApp) && c.MyAlertsApp != nil {
+			title, body, tone = c.MyAlertsApp.Title, c.MyAlertsApp.Body, c.MyAlertsApp.LoudTone
+		}
+		if title != "" {
+			m.Subject = title
+		}
+		if body != "" {
+			m.Text = body
+		}
+		if emergency {
+			md[push.MetaPriority] = "Emergency"
+			if tone || loud {
+				md[push.MetaLoudTone] = "true"
+			}
+		}
+	case channels.Fax:
+		if f := c.Fax; f != nil {
+			if f.CoverPage {
+				md[fax.MetaCoverPage] = "true"
+			}
+			if k := fileKey(f.FileName); k != "" {
+				md[fax.MetaDocumentKey] = k
+			}
+		}
+	case channels.Eas, channels.MobileBroadcast:
+		in := capInput(r, ch, m)
+		if b, err := json.Marshal(in); err == nil {
+			md[cap.MetaInput] = string(b)
+		}
+		if ch == string(channels.Eas) && c.Eas != nil {
+			if k := fileKey(c.Eas.AudioFileName); k != "" {
+				md[cap.MetaAudioKey] = k
+			}
+		}
+		if ch == string(channels.MobileBroadcast) && c.MobileBroadcast != nil && c.MobileBroadcast.Text != "" {
+			m.Text = c.MobileBroadcast.Text
+		}
+	case channels.TeamChat:
+		if c.TeamChat != nil && c.TeamChat.Message != "" {
+			m.Text = c.TeamChat.Message
+		}
+		if emergency {
+			md[teamchat.MetaPriority] = "Emergency"
+		}
+	case channels.SocialPostA, channels.SocialPostB:
+		msg, link := "", false
+		if ch == string(channels.SocialPostA) && c.SocialPostA != nil {
+			msg, link = c.SocialPostA.Message, c.SocialPostA.IncludeLink
+		}
+		if ch == string(channels.SocialPostB) && c.SocialPostB != nil {
+			msg, link = c.SocialPostB.Message, c.SocialPostB.IncludeLink
+		}
+		if msg != "" {
+			m.Text = msg
+		}
+		if link && s.Content != nil && s.Content.Link != "" {
+			md[social.MetaLink] = s.Content.Link
+			if ch == string(channels.SocialPostA) {
+				m.Text += " " + s.Content.Link
+			}
+		}
+	case channels.Neighborhood:
+		if n := c.Neighborhood; n != nil {
+			if n.Message != "" {
+				m.Text = n.Message
+			}
+			if len(n.Groups) > 0 {
+				md[neighborhood.MetaGroups] = strings.Join(n.Groups, ",")
+			}
+		}
+		if emergency {
+			md[neighborhood.MetaUrgent] = "true"
+		}
+	}
+}
+
+// capInput is the CAP document input of an EAS or mobile broadcast message.
+func capInput(r *Renderer, ch string, m *channels.Message) cap.Input {
+	s := r.Settings
+	in := cap.Input{Status: "Actual", MsgType: "Alert", Scope: "Public", Category: []string{"Safety"},
+		Event: m.Subject, Urgency: "Expected", Severity: "Moderate", Certainty: "Likely",
+		Headline: m.Subject, Description: m.Text}
+	if in.Event == "" {
+		in.Event = "Alert"
+	}
+	if s.Priority != nil && s.Priority.Priority == model.PriorityType("Emergency") {
+		in.Urgency, in.Severity, in.Certainty = "Immediate", "Severe", "Observed"
+	}
+	minutes := 60
+	area := cap.AreaInput{Description: "Alert area"}
+	if s.Location != nil && s.Location.Location != nil && s.Location.Location.Name != "" {
+		area.Description = s.Location.Location.Name
+	}
+	if c := s.Channels; c != nil && ch == string(channels.Eas) && c.Eas != nil {
+		in.EventCode = c.Eas.EventCode
+		if c.Eas.DurationMinutes > 0 {
+			minutes = c.Eas.DurationMinutes
+		}
+		area.SAME = c.Eas.SameCodes
+	}
+	if c := s.Channels; c != nil && ch == string(channels.MobileBroadcast) && c.MobileBroadcast != nil && c.MobileBroadcast.Language != "" {
+		in.Language = c.MobileBroadcast.Language
+	}
+	if len(area.SAME) == 0 {
+		area.Geocodes = []cap.NamedValue{{ValueName: "tocsin-tenant", Value: r.Tenant}}
+	}
+	in.Areas = []cap.AreaInput{area}
+	in.Expires = time.Now().Add(time.Duration(minutes) * time.Minute).Truncate(time.Second)
+	return in
+}
+
+// BroadcastRow is one broadcast delivery's latest state.
+type BroadcastRow struct {
+	Destination, Name, Key, Status, ProviderMessageID, Error string
+	Permanent                                                bool
+}
+
+// deliverBroadcast delivers a broadcast-style channel once per destination:
+// only the alert's first batch of the first cycle does it; the results go
+// to alert_broadcasts. Destinations already Sent are not sent again.
+func (a *Activities) deliverBroadcast(ctx context.Context, in BatchInput, lastAttempt bool) (BatchOutcome, error) {
+	var out BatchOutcome
+	if in.Lo != 0 || in.Cycle != 1 {
+		return out, nil
+	}
+	if a.Destinations == nil {
+		return out, a.recordBroadcasts(ctx, in, []BroadcastRow{{Destination: in.Channel, Status: storage.DeliveryFailed, Permanent: true,
+			Key: DeliveryKey(in.Tenant, in.AlertID, in.Channel, in.Cycle, 0), Error: "no provider is configured for the " + in.Channel + " channel"}}, &out)
+	}
+	dests, err := a.Destinations.Destinations(ctx, in.Tenant, channels.Channel(in.Channel))
+	if err != nil && !isNoProvider(err) {
+		return out, err
+	}
+	if isNoProvider(err) || len(dests) == 0 {
+		return out, a.recordBroadcasts(ctx, in, []BroadcastRow{{Destination: in.Channel, Status: storage.DeliveryFailed, Permanent: true,
+			Key: DeliveryKey(in.Tenant, in.AlertID, in.Channel, in.Cycle, 0), Error: "no provider is configured for the " + in.Channel + " channel"}}, &out)
+	}
+	r, err := a.rendererFor(ctx, in.AlertRef)
+	if err != nil {
+		return out, err
+	}
+	dests = selectDestinations(r.Settings.Channels, in.Channel, dests)
+	var done []string
+	if err := a.DB.SelectContext(ctx, &done, `SELECT destination FROM alert_broadcasts
+		WHERE tenant_id = $1 AND alert_id = $2 AND channel = $3 AND cycle = $4 AND status IN ('Sent', 'Delivered', 'Failed')`,
+		in.Tenant, in.AlertID, in.Channel, in.Cycle); err != nil {
+		return out, fmt.Errorf("read broadcasts: %w", err)
+	}
+	var msgs []channels.Message
+	var rows []BroadcastRow
+	for i, d := range dests {
+		if slices.Contains(done, d.ID) {
+			continue
+		}
+		m := r.Message(in.Channel, &storage.RecipientRow{}, "")
+		channelMetadata(r, in.Channel, &m)
+		m.Key = DeliveryKey(in.Tenant, in.AlertID, in.Channel, in.Cycle, int64(i)) + ":" + d.ID
+		m.To = d.ID
+		msgs = append(msgs, m)
+		rows = append(rows, BroadcastRow{Destination: d.ID, Name: d.Name, Key: m.Key})
+	}
+	if len(msgs) == 0 {
+		return out, nil
+	}
+	results, err := a.send(ctx, in, msgs)
+	if err != nil && !lastAttempt {
+		return out, fmt.Errorf("deliver %s: %w", in.Channel, err)
+	}
+	temporary := 0
+	for i := range rows {
+		row := &rows[i]
+		var res channels.Result
+		switch {
+		case err != nil:
+			res = channels.Result{Outcome: channels.Failed, Error: err.Error()}
+		case i < len(results):
+			res = results[i]
+		default:
+			res = channels.Result{Outcome: channels.Failed, Error: "the provider returned no result"}
+		}
+		row.ProviderMessageID, row.Error = res.ProviderMessageID, res.Error
+		switch {
+		case res.Outcome == channels.Sent:
+			row.Status = storage.DeliverySent
+		case res.Outcome == channels.Delivered:
+			row.Status = storage.DeliveryDelivered
+		case res.Permanent || lastAttempt:
+			row.Status, row.Permanent = storage.DeliveryFailed, res.Permanent
+		default:
+			row.Status = storage.DeliveryRetrying
+			temporary++
+		}
+	}
+	if err := a.recordBroadcasts(ctx, in, rows, &out); err != nil {
+		return out, err
+	}
+	if temporary > 0 {
+		return out, fmt.Errorf("%d temporary failures on %s", temporary, in.Channel)
+	}
+	return out, nil
+}
+
+func isNoProvider(err error) bool { return errors.Is(err, channels.ErrNoProvider) }
+
+// selectDestinations keeps the destinations the channel block names (by id
+// or name); all of them when it names none.
+func selectDestinations(c *model.ChannelSettings, ch string, all []providers.Destination) []providers.Destination {
+	var want []string
+	if c != nil {
+		switch channels.Channel(ch) {
+		case channels.TeamChat:
+			if c.TeamChat != nil {
+				want = c.TeamChat.Targets
+			}
+		case channels.SocialPostA:
+			if c.SocialPostA != nil {
+				want = c.SocialPostA.Accounts
+			}
+		case channels.SocialPostB:
+			if c.SocialPostB != nil {
+				want = c.SocialPostB.Accounts
+			}
+		case channels.Neighborhood:
+			if c.Neighborhood != nil {
+				want = c.Neighborhood.Accounts
+			}
+		}
+	}
+	if len(want) == 0 {
+		return all
+	}
+	var out []providers.Destination
+	for _, d := range all {
+		if slices.Contains(want, d.ID) || slices.Contains(want, d.Name) {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func (a *Activities) recordBroadcasts(ctx context.Context, in BatchInput, rows []BroadcastRow, out *BatchOutcome) error {
+	err := a.DB.InTx(ctx, func(tx *sqlx.Tx) error {
+		for _, r := range rows {
+			if _, err := tx.ExecContext(ctx, `
+				INSERT INTO alert_broadcasts (tenant_id, alert_id, channel, cycle, destination, destination_name, status,
+					provider_message_id, error, permanent, idempotency_key, sent_at)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, CASE WHEN $7 IN ('Sent', 'Delivered') THEN now() END)
+				ON CONFLICT (alert_id, channel, cycle, destination) DO UPDATE SET
+					status = excluded.status, provider_message_id = excluded.provider_message_id, error = excluded.error,
+					permanent = excluded.permanent, attempts = alert_broadcasts.attempts + 1,
+					sent_at = COALESCE(alert_broadcasts.sent_at, excluded.sent_at), updated_at = now()
+				WHERE alert_broadcasts.status NOT IN ('Sent', 'Delivered')`,
+				in.Tenant, in.AlertID, in.Channel, in.Cycle, r.Destination, r.Name, r.Status, r.ProviderMessageID, r.Error, r.Permanent, r.Key); err != nil {
+				return fmt.Errorf("record broadcast: %w", err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, r := range rows {
+		switch r.Status {
+		case storage.DeliverySent, storage.DeliveryDelivered:
+			out.Sent++
+		case storage.DeliveryFailed:
+			out.Failed++
+		case storage.DeliveryRetrying:
+			out.Retrying++
+		}
+	}
+	return nil
+}
+
+// aggregateDevices folds the per-token rows of device channels into one row
+// per recipient: Sent when any token took it, Retrying when none did and
+// some failure is temporary, Failed otherwise. The address lists the tokens.
+func aggregateDevices(rows []storage.DeliveryRow, extra map[int64][]string, recs []storage.BatchRecipient) []storage.DeliveryRow {
+	rank := func(st string) int {
+		switch st {
+		case storage.DeliveryDelivered:
+			return 4
+		case storage.DeliverySent:
+			return 3
+		case storage.DeliveryRetrying:
+			return 2
+		case storage.DeliveryFailed:
+			return 1
+		}
+		return 0
+	}
+	addr := map[int64]string{}
+	for _, r := range recs {
+		if r.PersonID != nil {
+			addr[r.Seq] = strings.Join(extra[*r.PersonID], ",")
+		}
+	}
+	var out []storage.DeliveryRow
+	at := map[int64]int{}
+	for _, r := range rows {
+		i, ok := at[r.Seq]
+		if !ok {
+			at[r.Seq] = len(out)
+			if a, ok := addr[r.Seq]; ok && r.Status != storage.DeliverySkipped {
+				r.Address = a
+			}
+			out = append(out, r)
+			continue
+		}
+		cur := &out[i]
+		if rank(r.Status) > rank(cur.Status) {
+			r.Address = cur.Address
+			if r.Status == storage.DeliveryFailed || r.Status == storage.DeliveryRetrying {
+				r.Error = cur.Error + "; " + r.Error
+			}
+			*cur = r
+		} else if r.Error != "" && rank(cur.Status) <= 2 {
+			cur.Error += "; " + r.Error
+		}
+	}
+	return out
+}
+
+// syncCalls applies the status callbacks that arrived before the batch's
+// rows were written (a call can be answered before the request's answer is
+// recorded): answered calls make their rows Delivered, calls that ended
+// unanswered with no redial left make them Failed.
+func syncCalls(ctx context.Context, tx *sqlx.Tx, in BatchInput, key storage.BatchKey, rows []storage.DeliveryRow) error {
+	if in.Channel != string(channels.Voice) && in.Channel != string(channels.Etn) {
+		return nil
+	}
+	var keys pq.StringArray
+	for _, r := range rows {
+		if r.Status == storage.DeliverySent {
+			keys = append(keys, DeliveryKey(in.Tenant, in.AlertID, in.Channel, in.Cycle, r.Seq))
+		}
+	}
+	if len(keys) == 0 {
+		return nil
+	}
+	res, err := tx.ExecContext(ctx, `
+		UPDATE alert_deliveries d SET
+			status = CASE WHEN c.status IN ('Answered', 'Confirmed') THEN 'Delivered' ELSE 'Failed' END,
+			delivered_at = CASE WHEN c.status IN ('Answered', 'Confirmed') THEN c.updated_at END,
+			error = CASE WHEN c.status IN ('Answered', 'Confirmed') THEN d.error
+				ELSE coalesce(nullif(c.error, ''), 'the call ended ' || c.status) END,
+			updated_at = now()
+		FROM voice_calls c
+		WHERE c.tenant_id = $1 AND c.call_key = ANY($2)
+			AND d.alert_id = $3 AND d.channel = $4 AND d.cycle = $5 AND d.seq = split_part(c.call_key, ':', 4)::bigint
+			AND d.status = 'Sent'
+			AND (c.status IN ('Answered', 'Confirmed') OR (c.status IN ('Busy', 'NoAnswer', 'Failed') AND c.next_attempt_at IS NULL))`,
+		in.Tenant, keys, in.AlertID, in.Channel, in.Cycle)
+	if err != nil {
+		return fmt.Errorf("apply early call statuses: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n > 0 {
+		return storage.RecountBatch(ctx, tx, key)
+	}
+	return nil
+}

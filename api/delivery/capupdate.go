@@ -1,0 +1,71 @@
+package delivery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/jmoiron/sqlx"
+	"go.temporal.io/sdk/client"
+
+	"github.com/tocsin/tocsin/activities"
+	"github.com/tocsin/tocsin/api/model"
+	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/workflows"
+)
+
+type capUpdateInput struct {
+	AlertID int64 `path:"alertId" minimum:"1" doc:"The alert id." example:"42"`
+	Body    model.CapUpdateRequest
+}
+
+type capUpdateOutput struct {
+	Body model.CapUpdateResponse
+}
+
+// capUpdate numbers the update, then starts the workflow that sends a CAP
+// Update or Cancel referencing the alert's delivered CAP messages.
+func (h *handlers) capUpdate(ctx context.Context, in *capUpdateInput) (*capUpdateOutput, error) {
+	tenant := rest.Tenant(ctx)
+	al, err := storage.GetAlert(ctx, h.d.DB, tenant, in.AlertID)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, rest.NotFound("alert")
+	}
+	if err != nil {
+		return nil, rest.Unavailable("the database", err)
+	}
+	var chans []string
+	if err := h.d.DB.SelectContext(ctx, &chans, `SELECT DISTINCT channel FROM cap_messages
+		WHERE tenant_id = $1 AND alert_id = $2 AND status = 'Sent' ORDER BY channel`, tenant, al.ID); err != nil {
+		return nil, rest.Unavailable("the database", err)
+	}
+	if len(chans) == 0 {
+		return nil, rest.Conflict("the alert has no delivered CAP message (eas or mobileBroadcast) to update or cancel")
+	}
+	if in.Body.MsgType != "Update" && in.Body.MsgType != "Cancel" {
+		return nil, rest.Invalid("body", "msgType", "must be Update or Cancel", in.Body.MsgType)
+	}
+	var seq int
+	err = h.d.DB.InTx(ctx, func(tx *sqlx.Tx) error {
+		return tx.GetContext(ctx, &seq, `INSERT INTO alert_cap_updates (tenant_id, alert_id, seq, msg_type)
+			SELECT $1, $2, coalesce(max(seq), 0) + 1, $3 FROM alert_cap_updates WHERE alert_id = $2
+			RETURNING seq`, tenant, al.ID, string(in.Body.MsgType))
+	})
+	if storage.IsUniqueViolation(err, "") {
+		return nil, rest.Conflict("another update of the alert is being numbered; try again")
+	}
+	if err != nil {
+		return nil, rest.Unavailable("the database", err)
+	}
+	id := workflows.CapUpdateWorkflowID(tenant, al.ID, seq)
+	_, err = h.d.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: h.d.Config.TemporalTaskQueue},
+		workflows.SendCapUpdate, activities.CapUpdateInput{
+			AlertRef: activities.AlertRef{Tenant: tenant, AlertID: al.ID}, MsgType: string(in.Body.MsgType), Seq: seq,
+			Headline: in.Body.Headline, Description: in.Body.Description, Instruction: in.Body.Instruction, Note: in.Body.Note,
+		})
+	if err != nil {
+		return nil, rest.Unavailable("the workflow service", fmt.Errorf("start %s: %w", id, err))
+	}
+	return &capUpdateOutput{Body: model.CapUpdateResponse{AlertID: al.ID, MsgType: in.Body.MsgType, Sequence: seq, WorkflowID: id, Channels: chans}}, nil
+}

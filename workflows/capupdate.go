@@ -1,0 +1,34 @@
+package workflows
+
+import (
+	"fmt"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/tocsin/tocsin/activities"
+)
+
+// CapUpdateWorkflowID is the business id of an alert's seq-th CAP update.
+func CapUpdateWorkflowID(tenant string, alertID int64, seq int) string {
+	return fmt.Sprintf("%s-cap-%d", AlertWorkflowID(tenant, alertID), seq)
+}
+
+// SendCapUpdate sends an Update or Cancel of an alert's CAP messages.
+func SendCapUpdate(ctx workflow.Context, in activities.CapUpdateInput) (activities.CapUpdateOutcome, error) {
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 2 * time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{
+			InitialInterval:        time.Second,
+			BackoffCoefficient:     2,
+			MaximumInterval:        time.Minute,
+			MaximumAttempts:        10,
+			NonRetryableErrorTypes: []string{activities.ErrTypeAlertNotFound, activities.ErrTypeBadAlert},
+		},
+	})
+	var a *activities.Activities
+	var out activities.CapUpdateOutcome
+	err := workflow.ExecuteActivity(actx, a.DeliverCapUpdate, in).Get(ctx, &out)
+	return out, err
+}

@@ -1,0 +1,65 @@
+package workflows
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/mock"
+
+	"github.com/tocsin/tocsin/activities"
+)
+
+// TestSendAlertRedialsUntilNoCallWaits: with a voice channel, the workflow
+// redials when calls are due (sleeping until then) and finishes the cycle
+// once none waits.
+func TestSendAlertRedialsUntilNoCallWaits(t *testing.T) {
+	log := &batchLog{}
+	env := newEnv(func(activities.AlertRef) (activities.AlertPlan, error) {
+		return activities.AlertPlan{Channels: []string{"voice"}, Recipients: 3, BatchSize: 10, Cycles: 1, Parallelism: 2, MaxAttempts: 3}, nil
+	}, log, true)
+	var a *activities.Activities
+	rounds := 0
+	env.OnActivity(a.RedialCalls, mock.Anything, mock.Anything).Return(
+		func(context.Context, activities.AlertRef) (activities.RedialOutcome, error) {
+			rounds++
+			if rounds < 3 {
+				return activities.RedialOutcome{Pending: 1, NextDue: env.Now().Add(5 * time.Minute)}, nil
+			}
+			return activities.RedialOutcome{}, nil
+		})
+	env.ExecuteWorkflow(SendAlert, SendAlertInput{Tenant: "1001", AlertID: 7})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if rounds != 3 {
+		t.Fatalf("%d redial rounds, want 3", rounds)
+	}
+	if got := log.keys(); len(got) != 1 || got[0] != "voice:1:0-3" {
+		t.Fatalf("batches %v", got)
+	}
+}
+
+func TestSendCapUpdate(t *testing.T) {
+	log := &batchLog{}
+	env := newEnv(nil, log, false)
+	var a *activities.Activities
+	var got activities.CapUpdateInput
+	env.OnActivity(a.DeliverCapUpdate, mock.Anything, mock.Anything).Return(
+		func(_ context.Context, in activities.CapUpdateInput) (activities.CapUpdateOutcome, error) {
+			got = in
+			return activities.CapUpdateOutcome{Sent: []string{"eas"}}, nil
+		})
+	in := activities.CapUpdateInput{AlertRef: activities.AlertRef{Tenant: "1001", AlertID: 7}, MsgType: "Cancel", Seq: 2}
+	env.ExecuteWorkflow(SendCapUpdate, in)
+	var out activities.CapUpdateOutcome
+	if err := env.GetWorkflowResult(&out); err != nil {
+		t.Fatal(err)
+	}
+	if got != in || len(out.Sent) != 1 {
+		t.Fatalf("activity got %+v, workflow returned %+v", got, out)
+	}
+	if id := CapUpdateWorkflowID("1001", 7, 2); id != "alert-1001-7-cap-2" {
+		t.Fatalf("workflow id %s", id)
+	}
+}
