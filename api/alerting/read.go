@@ -740,13 +740,12 @@ func (h *handler) channelPage(ctx context.Context, in *channelPageInput, channel
 	return rest.NewPaging(pp, total), totals, ds, recs, nil
 }
 
-func resultFields(d deliveryRow, r recipientRow) model.EmailResultSummary {
-	var e model.EmailResultSummary
+func resultFields(d deliveryRow, r recipientRow) model.ChannelResultFields {
+	var e model.ChannelResultFields
 	e.RecipientID, e.ContactID = d.Seq, r.PersonID
 	e.Name = model.PersonName{First: r.FirstName, Last: r.LastName}
 	e.Cycle, e.Status, e.Attempts = d.Cycle, model.DeliveryStatus(d.Status), d.Attempts
 	e.ProviderMessageID, e.Error, e.SentAt, e.DeliveredAt, e.UpdatedAt = d.ProviderMessageID, d.Error, d.SentAt, d.DeliveredAt, d.UpdatedAt
-	e.Email = d.Address
 	return e
 }
 
@@ -761,7 +760,7 @@ func (h *handler) getAlertChannelResultsEmail(ctx context.Context, in *channelPa
 	}
 	out := model.EmailResultsSummaryResponse{Paging: paging, Totals: totals, Items: []model.EmailResultSummary{}}
 	for _, d := range ds {
-		out.Items = append(out.Items, resultFields(d, recs[d.Seq]))
+		out.Items = append(out.Items, model.EmailResultSummary{ChannelResultFields: resultFields(d, recs[d.Seq]), Email: d.Address})
 	}
 	return &emailPageOutput{Body: out}, nil
 }
@@ -777,11 +776,7 @@ func (h *handler) getAlertChannelResultsText(ctx context.Context, in *channelPag
 	}
 	out := model.SmsResultsSummaryResponse{Paging: paging, Totals: totals, Items: []model.SmsResultSummary{}}
 	for _, d := range ds {
-		e := resultFields(d, recs[d.Seq])
-		item := model.SmsResultSummary{Phone: d.Address}
-		item.RecipientID, item.ContactID, item.Name, item.Cycle, item.Status = e.RecipientID, e.ContactID, e.Name, e.Cycle, e.Status
-		item.Attempts, item.ProviderMessageID, item.Error, item.SentAt, item.DeliveredAt, item.UpdatedAt = e.Attempts, e.ProviderMessageID, e.Error, e.SentAt, e.DeliveredAt, e.UpdatedAt
-		out.Items = append(out.Items, item)
+		out.Items = append(out.Items, model.SmsResultSummary{ChannelResultFields: resultFields(d, recs[d.Seq]), Phone: d.Address})
 	}
 	return &smsPageOutput{Body: out}, nil
 }
@@ -798,11 +793,7 @@ func (h *handler) getAlertChannelResultsVoice(ctx context.Context, in *channelPa
 	out := model.VoiceResultsSummaryResponse{Paging: paging, Totals: totals, Items: []model.VoiceResultSummary{}}
 	for _, d := range ds {
 		r := recs[d.Seq]
-		e := resultFields(d, r)
-		item := model.VoiceResultSummary{Phone: d.Address, Confirmed: r.ConfirmedAt != nil}
-		item.RecipientID, item.ContactID, item.Name, item.Cycle, item.Status = e.RecipientID, e.ContactID, e.Name, e.Cycle, e.Status
-		item.Attempts, item.ProviderMessageID, item.Error, item.SentAt, item.DeliveredAt, item.UpdatedAt = e.Attempts, e.ProviderMessageID, e.Error, e.SentAt, e.DeliveredAt, e.UpdatedAt
-		out.Items = append(out.Items, item)
+		out.Items = append(out.Items, model.VoiceResultSummary{ChannelResultFields: resultFields(d, r), Phone: d.Address, Confirmed: r.ConfirmedAt != nil})
 	}
 	return &voicePageOutput{Body: out}, nil
 }
@@ -821,11 +812,7 @@ func (h *handler) getAlertChannelResultsEtn(ctx context.Context, in *channelPage
 	}
 	out := model.EtnResultsSummaryResponse{Paging: paging, Totals: totals, Items: []model.EtnResultSummary{}}
 	for _, d := range ds {
-		e := resultFields(d, recs[d.Seq])
-		item := model.EtnResultSummary{Phone: d.Address}
-		item.RecipientID, item.ContactID, item.Name, item.Cycle, item.Status = e.RecipientID, e.ContactID, e.Name, e.Cycle, e.Status
-		item.Attempts, item.ProviderMessageID, item.Error, item.SentAt, item.DeliveredAt, item.UpdatedAt = e.Attempts, e.ProviderMessageID, e.Error, e.SentAt, e.DeliveredAt, e.UpdatedAt
-		out.Items = append(out.Items, item)
+		out.Items = append(out.Items, model.EtnResultSummary{ChannelResultFields: resultFields(d, recs[d.Seq]), Phone: d.Address})
 	}
 	return &etnPageOutput{Body: out}, nil
 }

@@ -50,8 +50,8 @@ type SingleDeliverySummaryResponse struct {
 	Poll       *PollResults              `json:"poll,omitempty" doc:"Answers of a Poll alert."`
 }
 
-// channelResultFields are the fields every per-channel result row shares.
-type channelResultFields struct {
+// ChannelResultFields are the fields every per-channel result row shares.
+type ChannelResultFields struct {
 	RecipientID       int64          `json:"recipientId" doc:"The recipient's number within the alert." example:"7"`
 	ContactID         *int64         `json:"contactId,omitempty" doc:"The contact, when the recipient is one." example:"12"`
 	Name              PersonName     `json:"name"`
@@ -67,7 +67,7 @@ type channelResultFields struct {
 
 // EmailResultSummary is one email delivery.
 type EmailResultSummary struct {
-	channelResultFields
+	ChannelResultFields
 	Email string `json:"email" example:"ada@example.com"`
 }
 
@@ -80,7 +80,7 @@ type EmailResultsSummaryResponse struct {
 
 // SmsResultSummary is one text-message delivery.
 type SmsResultSummary struct {
-	channelResultFields
+	ChannelResultFields
 	Phone string `json:"phone" example:"+15551234567"`
 }
 
@@ -93,7 +93,7 @@ type SmsResultsSummaryResponse struct {
 
 // VoiceResultSummary is one voice call.
 type VoiceResultSummary struct {
-	channelResultFields
+	ChannelResultFields
 	Phone     string `json:"phone" example:"+15551234567"`
 	Confirmed bool   `json:"confirmed" doc:"The recipient confirmed (by keypress or link)."`
 }
@@ -107,7 +107,7 @@ type VoiceResultsSummaryResponse struct {
 
 // EtnResultSummary is one emergency telephone notification call.
 type EtnResultSummary struct {
-	channelResultFields
+	ChannelResultFields
 	Phone string `json:"phone" example:"+15551234567"`
 }
 
