@@ -6,6 +6,7 @@ package channels
 import (
 	"context"
 	"errors"
+	"sync"
 )
 
 // Channel names a delivery channel.
@@ -97,4 +98,26 @@ func (s Senders) For(ch Channel) (Sender, error) {
 		return snd, nil
 	}
 	return nil, ErrNoProvider
+}
+
+// SendEach runs send for every message with at most limit in flight at once
+// and returns the results in message order. Senders whose provider takes one
+// message per request build their Send on it.
+func SendEach(ctx context.Context, msgs []Message, limit int, send func(context.Context, Message) Result) []Result {
+	out := make([]Result, len(msgs))
+	if limit < 1 {
+		limit = 1
+	}
+	sem := make(chan struct{}, limit)
+	var wg sync.WaitGroup
+	for i := range msgs {
+		sem <- struct{}{}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			out[i] = send(ctx, msgs[i])
+		}()
+	}
+	wg.Wait()
+	return out
 }

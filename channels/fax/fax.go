@@ -13,7 +13,6 @@ import (
 	"net/textproto"
 	"path"
 	"strings"
-	"sync"
 
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/channels/providerhttp"
@@ -122,19 +121,7 @@ func accepted(ct string) bool {
 
 // Send implements channels.Sender.
 func (s *Sender) Send(ctx context.Context, msgs []channels.Message) ([]channels.Result, error) {
-	out := make([]channels.Result, len(msgs))
-	sem := make(chan struct{}, s.c.Concurrency)
-	var wg sync.WaitGroup
-	for i := range msgs {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			out[i] = s.send(ctx, msgs[i])
-		}()
-	}
-	wg.Wait()
-	return out, nil
+	return channels.SendEach(ctx, msgs, s.c.Concurrency, s.send), nil
 }
 
 func (s *Sender) send(ctx context.Context, msg channels.Message) channels.Result {

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"unicode/utf8"
 
 	"github.com/tocsin/tocsin/channels"
@@ -110,19 +109,7 @@ func Text(msg channels.Message, limit int) string {
 
 // Send implements channels.Sender.
 func (s *Sender) Send(ctx context.Context, msgs []channels.Message) ([]channels.Result, error) {
-	out := make([]channels.Result, len(msgs))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 4)
-	for i := range msgs {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			out[i] = s.post(ctx, msgs[i])
-		}()
-	}
-	wg.Wait()
-	return out, nil
+	return channels.SendEach(ctx, msgs, 4, s.post), nil
 }
 
 func (s *Sender) post(ctx context.Context, msg channels.Message) channels.Result {

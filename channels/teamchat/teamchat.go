@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"sync"
 
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/channels/providerhttp"
@@ -151,19 +150,7 @@ func Payload(style string, msg channels.Message) (any, error) {
 
 // Send implements channels.Sender.
 func (s *Sender) Send(ctx context.Context, msgs []channels.Message) ([]channels.Result, error) {
-	out := make([]channels.Result, len(msgs))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, 8)
-	for i := range msgs {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			out[i] = s.post(ctx, msgs[i])
-		}()
-	}
-	wg.Wait()
-	return out, nil
+	return channels.SendEach(ctx, msgs, 8, s.post), nil
 }
 
 func (s *Sender) post(ctx context.Context, msg channels.Message) channels.Result {

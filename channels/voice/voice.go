@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"sync"
 
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/channels/providerhttp"
@@ -152,19 +151,7 @@ func New(c Config) *Sender {
 
 // Send implements channels.Sender: it requests one call per message.
 func (s *Sender) Send(ctx context.Context, msgs []channels.Message) ([]channels.Result, error) {
-	out := make([]channels.Result, len(msgs))
-	sem := make(chan struct{}, s.c.Concurrency)
-	var wg sync.WaitGroup
-	for i := range msgs {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func(i int) {
-			defer func() { <-sem; wg.Done() }()
-			out[i] = s.call(ctx, msgs[i])
-		}(i)
-	}
-	wg.Wait()
-	return out, nil
+	return channels.SendEach(ctx, msgs, s.c.Concurrency, s.call), nil
 }
 
 // Request builds the provider request of msg.
