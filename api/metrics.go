@@ -1,7 +1,9 @@
 package api
 
 import (
+	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
@@ -49,10 +51,24 @@ func (m *httpMetrics) middleware(c *fiber.Ctx) error {
 	}
 	route := "unmatched"
 	if r := c.Route(); r != nil && r.Path != "/" && r.Path != "" {
-		route = r.Path
+		// The router's own string, cloned all the same: a label value
+		// must never share memory that a later request may reuse.
+		route = strings.Clone(r.Path)
 	}
-	labels := prometheus.Labels{"method": c.Method(), "route": route, "status": strconv.Itoa(status)}
+	labels := prometheus.Labels{"method": methodLabel(c.Method()), "route": route, "status": strconv.Itoa(status)}
 	m.requests.With(labels).Inc()
 	m.duration.With(labels).Observe(time.Since(start).Seconds())
 	return err
+}
+
+// methodLabel is the method as a label value: the standard methods as they
+// are, anything else (a typo, an attacker's random token) as "OTHER", so the
+// series stay few and every value is valid UTF-8 and owned by the label.
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return strings.Clone(m)
+	}
+	return "OTHER"
 }

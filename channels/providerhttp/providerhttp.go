@@ -13,6 +13,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"code.dny.dev/ssrf"
 )
 
 // NewClient returns a pooled keep-alive HTTP client for one provider with
@@ -36,16 +38,16 @@ func NewClient(timeout time.Duration) *http.Client {
 // StatusError is a provider's non-2xx answer.
 type StatusError struct {
 	Status int
-	// Body is the start of the provider's answer, for the result's error text.
-	Body string
 }
 
-// Error implements error.
+// Error implements error. It names the status only: the provider's answer
+// is never echoed into delivery results, where a tenant would read whatever
+// the URL it configured answered.
 func (e *StatusError) Error() string {
-	if e.Body == "" {
-		return fmt.Sprintf("provider answered %d", e.Status)
+	if t := http.StatusText(e.Status); t != "" {
+		return fmt.Sprintf("provider answered %d %s", e.Status, t)
 	}
-	return fmt.Sprintf("provider answered %d: %s", e.Status, e.Body)
+	return fmt.Sprintf("provider answered %d", e.Status)
 }
 
 // Permanent reports whether err is a failure a retry will not fix: a 4xx
@@ -103,7 +105,7 @@ func Do(ctx context.Context, cl *http.Client, r Request) ([]byte, error) {
 	}
 	res, err := cl.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", method, redact(r.URL), err)
+		return nil, fmt.Errorf("%s %s: %w", method, redact(r.URL), reason(err))
 	}
 	defer res.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(res.Body, 4<<20))
@@ -111,7 +113,7 @@ func Do(ctx context.Context, cl *http.Client, r Request) ([]byte, error) {
 		return nil, fmt.Errorf("read answer: %w", err)
 	}
 	if res.StatusCode < 200 || res.StatusCode > 299 {
-		return b, &StatusError{Status: res.StatusCode, Body: snippet(b)}
+		return b, &StatusError{Status: res.StatusCode}
 	}
 	return b, nil
 }
@@ -140,12 +142,27 @@ func Bearer(token string) http.Header {
 	return h
 }
 
-func snippet(b []byte) string {
-	s := strings.TrimSpace(string(b))
-	if len(s) > 300 {
-		s = s[:300]
+// Short reasons a provider could not be reached, for delivery results.
+var (
+	errRefused     = errors.New("the address is not allowed (loopback, private or reserved)")
+	errTimeout     = errors.New("timed out")
+	errUnreachable = errors.New("could not connect")
+)
+
+// reason reduces a transport error to a short, fixed reason, keeping the
+// original wrapped for errors.Is (a timeout stays a timeout).
+func reason(err error) error {
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.Canceled):
+		return err
+	case errors.Is(err, ssrf.ErrProhibitedIP) || errors.Is(err, ssrf.ErrProhibitedNetwork) || errors.Is(err, ssrf.ErrProhibitedPort):
+		return errRefused
+	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()):
+		return fmt.Errorf("%w (%w)", errTimeout, context.DeadlineExceeded)
+	default:
+		return errUnreachable
 	}
-	return s
 }
 
 // redact keeps the scheme, host and path of u: query strings and user info
