@@ -63,7 +63,8 @@ func New(d rest.Deps, verifier *auth.Verifier, reg *prometheus.Registry) *Server
 	}}))
 	app.Use(requestid.New())
 	app.Use(accessLog(d.Logger))
-	app.Use(newHTTPMetrics(reg).middleware)
+	metrics := newHTTPMetrics(reg)
+	app.Use(metrics.middleware)
 	limits := &routeLimits{}
 	app.Use(securityHeaders)
 	app.Use(bufferBodies(limits))
@@ -92,8 +93,10 @@ func New(d rest.Deps, verifier *auth.Verifier, reg *prometheus.Registry) *Server
 	registerWhoami(hapi)
 	model.RegisterGeneric(hapi)
 	registerAreas(hapi, d)
+	boundRequestSchemas(hapi)
 	limits.collect(hapi.OpenAPI(), d.Config)
 	app.Server().HeaderReceived = limits.headerReceived
+	app.Server().Handler = metrics.refuseUnknownMethods(app.Server().Handler)
 	return s
 }
 

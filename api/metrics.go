@@ -1,13 +1,18 @@
 package api
 
 import (
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/requestid"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/valyala/fasthttp"
+
+	"github.com/tocsin/tocsin/api/rest"
 )
 
 type httpMetrics struct {
@@ -71,4 +76,31 @@ func methodLabel(m string) string {
 		return strings.Clone(m)
 	}
 	return "OTHER"
+}
+
+// refuseUnknownMethods answers a request whose method is none of the
+// standard ones before Fiber sees it (Fiber would answer a plain-text 400
+// that no middleware records): a problem with its instance, counted in the
+// metrics under method OTHER.
+func (m *httpMetrics) refuseUnknownMethods(next fasthttp.RequestHandler) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		if methodLabel(string(ctx.Method())) != "OTHER" {
+			next(ctx)
+			return
+		}
+		start := time.Now()
+		rid := requestid.ConfigDefault.Generator()
+		p := rest.Problem(http.StatusBadRequest, "unknown HTTP method; use GET, HEAD, POST, PUT, PATCH, DELETE or OPTIONS")
+		p.Instance = "urn:request:" + rid
+		body, _ := json.Marshal(p)
+		ctx.Response.Header.Set(fiber.HeaderXRequestID, rid)
+		ctx.Response.Header.Set(fiber.HeaderXContentTypeOptions, "nosniff")
+		ctx.SetConnectionClose()
+		ctx.SetStatusCode(http.StatusBadRequest)
+		ctx.SetContentType("application/problem+json")
+		ctx.SetBody(body)
+		labels := prometheus.Labels{"method": "OTHER", "route": "unmatched", "status": "400"}
+		m.requests.With(labels).Inc()
+		m.duration.With(labels).Observe(time.Since(start).Seconds())
+	}
 }

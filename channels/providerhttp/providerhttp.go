@@ -51,9 +51,14 @@ func (e *StatusError) Error() string {
 }
 
 // Permanent reports whether err is a failure a retry will not fix: a 4xx
-// answer other than 408 (timeout) and 429 (rate limit). Network errors and
-// 5xx answers are temporary.
+// answer other than 408 (timeout) and 429 (rate limit), or an address the
+// outbound policy refuses. Other network errors and 5xx answers are
+// temporary.
 func Permanent(err error) bool {
+	if errors.Is(err, errRefused) {
+		// The policy will refuse the address again.
+		return true
+	}
 	var se *StatusError
 	if !errors.As(err, &se) {
 		return false

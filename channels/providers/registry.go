@@ -54,7 +54,7 @@ type Registry struct {
 	client    *http.Client
 	capClient *http.Client
 	mu        sync.Mutex
-	cache  map[cacheKey]*cached
+	cache     map[cacheKey]*cached
 }
 
 type cacheKey struct {
