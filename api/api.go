@@ -61,7 +61,7 @@ func New(d rest.Deps, verifier *auth.Verifier, reg *prometheus.Registry) *Server
 	app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: func(c *fiber.Ctx, e any) {
 		d.Logger.Error("panic serving request", "request_id", c.Locals(requestid.ConfigDefault.ContextKey), "panic", e)
 	}}))
-	app.Use(requestid.New())
+	app.Use(dropOddRequestIDs, requestid.New())
 	app.Use(accessLog(d.Logger))
 	metrics := newHTTPMetrics(reg)
 	app.Use(metrics.middleware)
@@ -193,6 +193,27 @@ func accessLog(log *slog.Logger) fiber.Handler {
 }
 
 const tenantLocal = "tocsin.tenant"
+
+// dropOddRequestIDs removes a client's X-Request-ID that is not a short
+// token of letters, digits and ._:- so that a fresh one is made: the id is
+// logged and echoed in every problem's instance.
+func dropOddRequestIDs(c *fiber.Ctx) error {
+	id := c.Request().Header.Peek(fiber.HeaderXRequestID)
+	if len(id) == 0 {
+		return c.Next()
+	}
+	ok := len(id) <= 128
+	for _, b := range id {
+		if !ok {
+			break
+		}
+		ok = b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '.' || b == '_' || b == ':' || b == '-'
+	}
+	if !ok {
+		c.Request().Header.Del(fiber.HeaderXRequestID)
+	}
+	return c.Next()
+}
 
 // authenticate checks the bearer token, the scope an operation needs and the
 // tenant in its path. A path tenant that is not the token's is a 404, so the

@@ -219,6 +219,21 @@ func TestEveryProblemCarriesItsInstance(t *testing.T) {
 	}
 }
 
+func TestClientRequestIDsAreKeptOnlyWhenPlain(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	r := s.Do(t, http.MethodGet, "/no/such/route", "", nil, "X-Request-Id", "trace-42.a:b_c")
+	if p := problem(t, r); p.Instance != "urn:request:trace-42.a:b_c" {
+		t.Fatalf("plain id not kept: %q", p.Instance)
+	}
+	for _, odd := range []string{"a b", "a\xffb", strings.Repeat("x", 200), "<script>"} {
+		r := s.Do(t, http.MethodGet, "/no/such/route", "", nil, "X-Request-Id", odd)
+		if p := problem(t, r); strings.Contains(p.Instance, odd) || len(p.Instance) > 100 {
+			t.Fatalf("odd id %q kept: %q", odd, p.Instance)
+		}
+	}
+}
+
 func TestProviderURLRefusedAtSave(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Start(t)

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"code.dny.dev/ssrf"
 )
@@ -132,6 +133,11 @@ func DoJSON(ctx context.Context, cl *http.Client, r Request, out any) error {
 	if out == nil || len(bytes.TrimSpace(b)) == 0 {
 		return nil
 	}
+	// What is decoded may be stored (provider ids, statuses): PostgreSQL
+	// text holds neither NUL characters nor invalid UTF-8.
+	if !utf8.Valid(b) || bytes.Contains(b, []byte(`\u0000`)) {
+		return errors.New("decode answer: not valid UTF-8 text")
+	}
 	if err := json.Unmarshal(b, out); err != nil {
 		return fmt.Errorf("decode answer: %w", err)
 	}
@@ -185,4 +191,20 @@ func redact(u string) string {
 	}
 	host := strings.SplitN(rest, "/", 2)[0]
 	return scheme + "://" + host
+}
+
+// IsCode reports whether s looks like a provider's error code (at most 64
+// ASCII letters, digits, '_', '-' and '.'), safe to keep in a delivery
+// result, rather than free text.
+func IsCode(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
 }
