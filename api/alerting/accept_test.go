@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"sort"
 	"testing"
 	"time"
@@ -268,5 +269,57 @@ func TestBackPressureRefusesNonEmergencyAlertsWithRetryAfterButAcceptsEmergency(
 	}
 	if n != 5 {
 		t.Fatalf("%d alerts stored, want the 5 accepted", n)
+	}
+}
+
+// With fairness per tenant, a tenant's alert queued behind another
+// tenant's flood of the same priority is among the first handed out.
+func TestOneTenantsFloodDoesNotMakeAnotherTenantWait(t *testing.T) {
+	t.Parallel()
+	_, withSandbox := stacktest.Sandbox(t)
+	s := stacktest.StartAPI(t, withSandbox)
+	s.StartStarter(t)
+	flooder, quiet := stacktest.NewTenant(), stacktest.NewTenant()
+	fTok, qTok := s.Token(t, flooder), s.Token(t, quiet)
+	fc := &contact{First: "Flo", Last: "Flood", Phone: "+15550105001"}
+	seed(t, s, flooder, fc)
+	qc := &contact{First: "Quin", Last: "Quiet", Phone: "+15550105002"}
+	seed(t, s, quiet, qc)
+
+	type queued struct {
+		tok string
+		res sendResponse
+	}
+	var all []queued
+	for i := range 8 {
+		all = append(all, queued{fTok, send(t, s, fTok, textAlert(fmt.Sprintf("Routine %d.", i), map[string]any{"contactIds": []int64{fc.ID}}))})
+	}
+	late := send(t, s, qTok, textAlert("Routine too.", map[string]any{"contactIds": []int64{qc.ID}}))
+	all = append(all, queued{qTok, late})
+	stacktest.Eventually(t, 30*time.Second, "every workflow to be started", func() bool {
+		for _, q := range all {
+			if !workflowExists(t, s, q.res.WorkflowID) {
+				return false
+			}
+		}
+		return pendingStarts(t, s) == 0
+	})
+
+	s.StartWorker(t, stacktest.WorkerOptions{OneWorkflowTaskAtATime: true})
+	for _, q := range all {
+		waitDone(t, s, q.tok, q.res.AlertID)
+	}
+	type run struct {
+		id string
+		at time.Time
+	}
+	var runs []run
+	for _, q := range all {
+		runs = append(runs, run{q.res.WorkflowID, firstTaskStarted(t, s, q.res.WorkflowID)})
+	}
+	sort.Slice(runs, func(i, j int) bool { return runs[i].at.Before(runs[j].at) })
+	pos := slices.IndexFunc(runs, func(r run) bool { return r.id == late.WorkflowID })
+	if pos > 1 {
+		t.Fatalf("the quiet tenant's alert ran %d of %d, want among the first two", pos+1, len(runs))
 	}
 }
