@@ -16,8 +16,8 @@ import (
 	"github.com/tocsin/tocsin/channels/voice"
 	"github.com/tocsin/tocsin/channels/voice/voicetest"
 	"github.com/tocsin/tocsin/internal/auth"
-	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/internal/config"
+	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/internal/stacktest"
 )
 
