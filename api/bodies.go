@@ -37,17 +37,16 @@ type routeLimit struct {
 	streamed bool     // the operation reads its body itself
 }
 
-// collect reads every operation of the document: an operation without a
-// request body takes none; a streamed one (rest.StreamBody) takes the
-// import limit when marked rest.ImportBody, else the file limit; a multipart
-// one the file limit; any other its MaxBodyBytes (1 MiB unless it says).
-//
-// The document is read on the first request, once every operation is
-// registered.
+// collect names the document whose operations get limits. It is read on
+// the first request, once every operation is registered.
 func (l *routeLimits) collect(doc *huma.OpenAPI, cfg config.Config) {
 	l.doc, l.cfg = doc, cfg
 }
 
+// build reads every operation of the document: an operation without a
+// request body takes none; a streamed one (rest.StreamBody) takes the
+// import limit when marked rest.ImportBody, else the file limit; a multipart
+// one the file limit; any other its MaxBodyBytes (1 MiB unless it says).
 func (l *routeLimits) build() {
 	doc, cfg := l.doc, l.cfg
 	fileLimit := int(cfg.FileSizeLimit) + 1<<20
