@@ -138,5 +138,5 @@ func TestUndeliverableCodeFailsTheVerification(t *testing.T) {
 }
 
 func testsuiteStartOptions() client.StartWorkflowOptions {
-	return client.StartWorkflowOptions{ID: workflows.VerificationWorkflowID("1001", 7, "ada@example.com")}
+	return client.StartWorkflowOptions{ID: workflows.VerificationWorkflowID([]byte("test key"), "1001", 7, "ada@example.com")}
 }
