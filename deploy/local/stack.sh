@@ -50,6 +50,7 @@ up() {
   if [ "$profile" = run ]; then
     start temporal "$tport" bin/temporal server start-dev --ip 127.0.0.1 --port "$tport" \
       --ui-port "$uiport" --db-filename "$data/temporal.db" --log-level warn \
+      --ui-codec-endpoint "${TOCSIN_PUBLIC_URL:-http://127.0.0.1:8080}/codec" \
       --dynamic-config-value limit.blobSize.error=67108864
   else
     start temporal "$tport" bin/temporal server start-dev --ip 127.0.0.1 --port "$tport" \
