@@ -70,6 +70,7 @@ func New(d rest.Deps, verifier *auth.Verifier, reg *prometheus.Registry) *Server
 	app.Use(bufferBodies(limits))
 
 	app.Get("/metrics", adapt(promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})))
+	registerCodec(app, d, verifier)
 
 	cfg := huma.DefaultConfig("tocsin", Version)
 	cfg.CreateHooks = nil // no $schema links in responses

@@ -4,6 +4,7 @@ package worker
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 
@@ -13,21 +14,30 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 
 	"github.com/tocsin/tocsin/activities"
+	"github.com/tocsin/tocsin/internal/payloadcrypt"
 	"github.com/tocsin/tocsin/workflows"
 )
 
-// DialConfig says where Temporal is.
+// DialConfig says where Temporal is and how payloads are encrypted.
 type DialConfig struct {
 	Address, Namespace string
+	// Codec encrypts every payload the client writes and decrypts what it
+	// reads; required, so no tocsin client writes personal data in clear.
+	Codec *payloadcrypt.Codec
 }
 
 // Dial connects a Temporal client whose SDK metrics go to reg.
 func Dial(ctx context.Context, c DialConfig, logger *slog.Logger, reg prometheus.Registerer) (client.Client, error) {
+	if c.Codec == nil {
+		return nil, errors.New("connect to temporal: no payload codec")
+	}
 	cl, err := client.DialContext(ctx, client.Options{
-		HostPort:       c.Address,
-		Namespace:      c.Namespace,
-		Logger:         log.NewStructuredLogger(logger.With("component", "temporal")),
-		MetricsHandler: NewMetricsHandler(reg),
+		HostPort:         c.Address,
+		Namespace:        c.Namespace,
+		Logger:           log.NewStructuredLogger(logger.With("component", "temporal")),
+		MetricsHandler:   NewMetricsHandler(reg),
+		DataConverter:    c.Codec.DataConverter(),
+		FailureConverter: c.Codec.FailureConverter(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("connect to temporal at %s: %w", c.Address, err)

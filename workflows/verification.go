@@ -1,6 +1,9 @@
 package workflows
 
 import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/hex"
 	"strconv"
 	"time"
 
@@ -58,9 +61,16 @@ type VerificationResult struct {
 	Resends int
 }
 
-// VerificationWorkflowID is the business id of the verification of an address.
-func VerificationWorkflowID(tenant string, person int64, address string) string {
-	return "verify-" + tenant + "-" + strconv.FormatInt(person, 10) + "-" + address
+// VerificationWorkflowID is the business id of the verification of an
+// address: verify-<tenant>-<user>-<hash>, where hash is a keyed hash
+// (HMAC-SHA256 under idKey, 96 bits in hex) of the address, so the id is
+// stable (starts and signals find the same run) but puts no email address or
+// phone number into Temporal's UI and visibility store, and cannot be
+// reversed by hashing candidate addresses without the key.
+func VerificationWorkflowID(idKey []byte, tenant string, person int64, address string) string {
+	m := hmac.New(sha256.New, idKey)
+	m.Write([]byte(tenant + "\x00" + strconv.FormatInt(person, 10) + "\x00" + address))
+	return "verify-" + tenant + "-" + strconv.FormatInt(person, 10) + "-" + hex.EncodeToString(m.Sum(nil)[:12])
 }
 
 // Verification sends verification codes for one address, one per resend

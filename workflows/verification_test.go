@@ -2,6 +2,8 @@ package workflows_test
 
 import (
 	"context"
+	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -138,5 +140,30 @@ func TestUndeliverableCodeFailsTheVerification(t *testing.T) {
 }
 
 func testsuiteStartOptions() client.StartWorkflowOptions {
-	return client.StartWorkflowOptions{ID: workflows.VerificationWorkflowID("1001", 7, "ada@example.com")}
+	return client.StartWorkflowOptions{ID: workflows.VerificationWorkflowID([]byte("test key"), "1001", 7, "ada@example.com")}
+}
+
+// TestVerificationWorkflowIDHoldsNoAddress: the id is stable for one
+// address, differs between addresses and keys, and holds no address.
+func TestVerificationWorkflowIDHoldsNoAddress(t *testing.T) {
+	key, other := []byte("key one"), []byte("key two")
+	id := workflows.VerificationWorkflowID(key, "2001", 62, "lock.b6vpbrvq@example.com")
+	if id != workflows.VerificationWorkflowID(key, "2001", 62, "lock.b6vpbrvq@example.com") {
+		t.Fatal("not stable")
+	}
+	if !regexp.MustCompile(`^verify-2001-62-[0-9a-f]{24}$`).MatchString(id) {
+		t.Fatalf("id %s", id)
+	}
+	for _, differ := range []string{
+		workflows.VerificationWorkflowID(key, "2001", 62, "lock.b6vpbrvq@example.org"),
+		workflows.VerificationWorkflowID(key, "2001", 63, "lock.b6vpbrvq@example.com"),
+		workflows.VerificationWorkflowID(other, "2001", 62, "lock.b6vpbrvq@example.com"),
+	} {
+		if differ == id {
+			t.Fatalf("%s repeats for other inputs", id)
+		}
+	}
+	if phone := workflows.VerificationWorkflowID(key, "2001", 56, "+12025554578"); strings.Contains(phone, "2025554578") {
+		t.Fatalf("id %s holds the number", phone)
+	}
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/storage"
 	store "github.com/tocsin/tocsin/storage/directory"
 	"github.com/tocsin/tocsin/workflows"
@@ -38,7 +39,7 @@ func (h *handlers) registerVerification(api huma.API) {
 		"At most %d nonces per address (across the tenant's users) within %s; more are a 429 with Retry-After. "+
 		"A nonce already reserved for the address, or an address already verified, is a 409.",
 		store.NonceTTL, store.NonceLimit, store.NonceWindow)
-	resendDoc := "Spends a nonce and has the address's verification workflow (verify-<tenant>-<user>-<address>) generate a new code and send it %s. " +
+	resendDoc := "Spends a nonce and has the address's verification workflow (verify-<tenant>-<user>-<keyed hash of the address>) generate a new code and send it %s. " +
 		"The new code replaces any earlier one. Answers 202 at once; the code arrives shortly. An unknown, spent or expired nonce is a 400; an address already verified a 409."
 	verifyDoc := "Compares the code with the most recently sent one. A match verifies the address (200). A wrong code is a 400 telling the attempts left; " +
 		"the %dth wrong code kills the code. An expired or dead code is a 410 (resend to get a new one); no code sent, or an address already verified, is a 409."
@@ -173,7 +174,10 @@ func (h *handlers) resend(ctx context.Context, up UserPath, kind store.Kind, add
 	// workflow commit together; the starter carries the request out right
 	// after (see dispatch.Starter), so a spent nonce always gets its code.
 	err := h.withUser(ctx, up, func(tx *sqlx.Tx, tenant string, id int64) error {
-		wfID := workflows.VerificationWorkflowID(tenant, id, address)
+		wfID, err := h.verificationID(tenant, id, address)
+		if err != nil {
+			return err
+		}
 		seq, err := store.BeginResend(ctx, tx, tenant, id, kind, address, nonce, wfID)
 		if err != nil {
 			return err
@@ -214,9 +218,12 @@ func (h *handlers) verify(ctx context.Context, up UserPath, kind store.Kind, add
 	switch res.Outcome {
 	case store.CheckVerified, store.CheckExhausted, store.CheckExpired:
 		// The code ended: let its workflow finish now rather than at expiry.
-		wfID := workflows.VerificationWorkflowID(tenant, id, address)
-		if err := h.d.Temporal.SignalWorkflow(ctx, wfID, "", workflows.SignalVerificationSettled,
-			workflows.VerificationSettled{Seq: res.Seq, Status: string(res.Attempt.Status)}); err != nil {
+		wfID, err := h.verificationID(tenant, id, address)
+		if err == nil {
+			err = h.d.Temporal.SignalWorkflow(ctx, wfID, "", workflows.SignalVerificationSettled,
+				workflows.VerificationSettled{Seq: res.Seq, Status: string(res.Attempt.Status)})
+		}
+		if err != nil {
 			h.d.Logger.DebugContext(ctx, "verification workflow not signalled", "err", err)
 		}
 	}
@@ -254,4 +261,14 @@ func (h *handlers) pending(ctx context.Context, kind store.Kind) (*struct {
 	return &struct {
 		Body []model.PendingVerificationAttempt
 	}{items}, nil
+}
+
+// verificationID is the id of the verification workflow of an address; its
+// hash key derives from TOCSIN_SECRETS_KEY, so the id holds no address.
+func (h *handlers) verificationID(tenant string, person int64, address string) (string, error) {
+	key, err := secrets.Derive(h.d.Config.SecretsKey, "workflow ids")
+	if err != nil {
+		return "", fmt.Errorf("verification workflow id: %w", err)
+	}
+	return workflows.VerificationWorkflowID(key, tenant, person, address), nil
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/internal/config"
+	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/workflows"
 )
@@ -72,7 +73,14 @@ func TestEmailVerificationEndToEnd(t *testing.T) {
 
 	// The workflow under its business id ends once the code is used.
 	uid, _ := strconv.ParseInt(id, 10, 64)
-	wfID := workflows.VerificationWorkflowID(e.tenant, uid, "ada@example.com")
+	idKey, err := secrets.Derive(e.s.Config.SecretsKey, "workflow ids")
+	if err != nil {
+		t.Fatal(err)
+	}
+	wfID := workflows.VerificationWorkflowID(idKey, e.tenant, uid, "ada@example.com")
+	if strings.Contains(wfID, "ada") || strings.Contains(wfID, "example") {
+		t.Fatalf("workflow id %s holds the address", wfID)
+	}
 	desc, err := e.s.Temporal.DescribeWorkflowExecution(context.Background(), wfID, "")
 	if err != nil {
 		t.Fatalf("workflow %s: %v", wfID, err)

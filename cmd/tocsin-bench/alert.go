@@ -32,7 +32,6 @@ import (
 	"github.com/tocsin/tocsin/internal/auth"
 	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/storage"
-	"github.com/tocsin/tocsin/worker"
 )
 
 type options struct {
@@ -195,7 +194,8 @@ func runAlert(args []string, crash bool) error {
 		return err
 	}
 	reg := app.NewMetricsRegistry()
-	tc, err := worker.Dial(ctx, worker.DialConfig{Address: o.temporal, Namespace: "default"}, logger, reg)
+	cfg.TemporalNamespace = "default"
+	tc, err := app.DialTemporal(ctx, cfg, logger, reg)
 	if err != nil {
 		return err
 	}

@@ -190,7 +190,7 @@ func mintToken(cfg config.Config, args []string, stdout io.Writer) error {
 	sub := fs.String("sub", "dev-user", "subject (the user)")
 	ttl := fs.Duration("ttl", 24*time.Hour, "lifetime of the token")
 	var scopes stringList
-	fs.Var(&scopes, "scope", "a scope to grant; repeat for more (default: every scope)")
+	fs.Var(&scopes, "scope", "a scope to grant; repeat for more (default: every tenant scope, not operator)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}

@@ -30,6 +30,7 @@ else
 fi
 
 token=$(bin/tocsin token --tenant "$tenant")
+optoken=$(bin/tocsin token --tenant ops --sub operator --scope operator)
 cat <<MSG
 
 tocsin is starting.
@@ -42,6 +43,11 @@ tocsin is starting.
 A development token for tenant $tenant (valid 24 hours; mint others with bin/tocsin token --tenant ID):
 export TOKEN=$token
   curl -s -X POST -H "Authorization: Bearer \$TOKEN" http://$http/ops/smoke
+
+Temporal payloads are encrypted. To read them in the Temporal UI, sign in at
+http://$http/codec/session with this operator token, then tick "Include
+cross-origin credentials" under Configure Codec Server in the UI (README: Reading payloads):
+$optoken
 
 MSG
 bin/tocsin dev &

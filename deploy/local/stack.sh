@@ -61,6 +61,7 @@ up() {
     # crash of the server process loses nothing (see README).
     start temporal "$tport" bin/temporal server start-dev --ip 127.0.0.1 --port "$tport" \
       --ui-port "$uiport" --db-filename "$data/temporal.db" --log-level warn \
+      --ui-codec-endpoint "${TOCSIN_PUBLIC_URL:-http://127.0.0.1:8080}/codec" \
       --sqlite-pragma journal_mode=wal --sqlite-pragma synchronous=normal \
       --dynamic-config-value limit.blobSize.error=67108864 "${temporal_dynamic_config[@]}"
   else

@@ -27,6 +27,7 @@ import (
 	"github.com/tocsin/tocsin/hooks"
 	"github.com/tocsin/tocsin/internal/auth"
 	"github.com/tocsin/tocsin/internal/config"
+	"github.com/tocsin/tocsin/internal/payloadcrypt"
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/worker"
@@ -60,12 +61,22 @@ func Open(ctx context.Context, cfg config.Config, logger *slog.Logger) (*App, er
 		_ = db.Close()
 		return nil, err
 	}
-	tc, err := worker.Dial(ctx, worker.DialConfig{Address: cfg.TemporalAddress, Namespace: cfg.TemporalNamespace}, logger, reg)
+	tc, err := DialTemporal(ctx, cfg, logger, reg)
 	if err != nil {
 		_ = db.Close()
 		return nil, err
 	}
 	return &App{Config: cfg, Logger: logger, DB: db, Objects: objects, Temporal: tc, Metrics: reg, Starts: dispatch.NewWaker()}, nil
+}
+
+// DialTemporal connects a Temporal client to the configured address and
+// namespace, encrypting payloads with the configured key ring.
+func DialTemporal(ctx context.Context, cfg config.Config, logger *slog.Logger, reg prometheus.Registerer) (client.Client, error) {
+	codec, err := payloadcrypt.New(cfg.PayloadKeys, cfg.PayloadKeyID)
+	if err != nil {
+		return nil, err
+	}
+	return worker.Dial(ctx, worker.DialConfig{Address: cfg.TemporalAddress, Namespace: cfg.TemporalNamespace, Codec: codec}, logger, reg)
 }
 
 // NewMetricsRegistry returns a Prometheus registry with the Go runtime and

@@ -24,6 +24,9 @@ const (
 	ScopeContent         = "content"
 	ScopeElm             = "elm"
 	ScopeDirectoryPublic = "directory:public"
+	// ScopeOperator lets a token read decoded Temporal payloads of every
+	// tenant through the codec endpoint. Not granted by default.
+	ScopeOperator = "operator"
 )
 
 // AllScopes lists every scope tocsin knows, in the order `tocsin token`

@@ -3,10 +3,13 @@ package config
 
 import (
 	"fmt"
+	"net/url"
+	"strings"
 	"time"
 
 	"github.com/caarlos0/env/v11"
 
+	"github.com/tocsin/tocsin/internal/payloadcrypt"
 	"github.com/tocsin/tocsin/internal/secrets"
 )
 
@@ -72,6 +75,16 @@ type Config struct {
 	// Development uses secrets.DevKey when it is unset; production requires one.
 	SecretsKey          string        `env:"TOCSIN_SECRETS_KEY"`
 	VerificationCodeTTL time.Duration `env:"TOCSIN_VERIFICATION_CODE_TTL" envDefault:"10m"`
+	// PayloadKeys is the key ring that encrypts every Temporal payload
+	// ("id:base64key,..."; each key 32 bytes). Development uses
+	// payloadcrypt.DevKeys when it is unset; production requires keys of its own.
+	PayloadKeys string `env:"TOCSIN_PAYLOAD_KEYS"`
+	// PayloadKeyID names the key of the ring that encrypts; empty means the
+	// first listed. The others only decrypt.
+	PayloadKeyID string `env:"TOCSIN_PAYLOAD_KEY_ID"`
+	// CodecAllowOrigins are the browser origins (the Temporal UI's) allowed to
+	// call the payload codec endpoint /codec.
+	CodecAllowOrigins []string `env:"TOCSIN_CODEC_ALLOW_ORIGINS" envSeparator:"," envDefault:"http://127.0.0.1:8233,http://localhost:8233"`
 
 	SMTPAddr     string `env:"TOCSIN_SMTP_ADDR" envDefault:"127.0.0.1:1025"`
 	SMTPUsername string `env:"TOCSIN_SMTP_USERNAME"`
@@ -132,9 +145,15 @@ func Load() (Config, error) {
 		if c.SecretsKey == "" {
 			c.SecretsKey = secrets.DevKey
 		}
+		if c.PayloadKeys == "" {
+			c.PayloadKeys = payloadcrypt.DevKeys
+		}
 	case "production":
 		if c.SecretsKey == "" || c.SecretsKey == secrets.DevKey {
 			return c, fmt.Errorf("production needs TOCSIN_SECRETS_KEY of its own (e.g. `openssl rand -base64 32`)")
+		}
+		if c.PayloadKeys == "" || strings.Contains(c.PayloadKeys, payloadcrypt.DevKey) {
+			return c, fmt.Errorf("production needs TOCSIN_PAYLOAD_KEYS of its own (e.g. \"k1:$(openssl rand -base64 32)\")")
 		}
 		if c.JWTSecret == DevJWTSecret {
 			return c, fmt.Errorf("TOCSIN_JWT_SECRET must not be the development secret in production")
@@ -147,6 +166,14 @@ func Load() (Config, error) {
 	}
 	if _, err := secrets.New(c.SecretsKey); err != nil {
 		return c, err
+	}
+	if _, err := payloadcrypt.New(c.PayloadKeys, c.PayloadKeyID); err != nil {
+		return c, err
+	}
+	for _, o := range c.CodecAllowOrigins {
+		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" {
+			return c, fmt.Errorf("TOCSIN_CODEC_ALLOW_ORIGINS: %q is not an origin such as http://127.0.0.1:8233", o)
+		}
 	}
 	return c, nil
 }

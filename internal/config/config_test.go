@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tocsin/tocsin/internal/config"
+	"github.com/tocsin/tocsin/internal/payloadcrypt"
 )
 
 // TestREADMEListsEverySetting keeps the README's settings table true to the code.
@@ -69,7 +70,50 @@ func TestSecretsKey(t *testing.T) {
 		t.Fatalf("production without a key: %v", err)
 	}
 	t.Setenv("TOCSIN_SECRETS_KEY", "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
+	t.Setenv("TOCSIN_PAYLOAD_KEYS", "k1:ZmVkY2JhOTg3NjU0MzIxMGZlZGNiYTk4NzY1NDMyMTA=")
 	if _, err := config.Load(); err != nil {
 		t.Fatalf("production with a key: %v", err)
+	}
+}
+
+func TestPayloadKeys(t *testing.T) {
+	t.Setenv("TOCSIN_ENV", "development")
+	t.Setenv("TOCSIN_PAYLOAD_KEYS", "")
+	t.Setenv("TOCSIN_PAYLOAD_KEY_ID", "")
+	c, err := config.Load()
+	if err != nil || c.PayloadKeys != payloadcrypt.DevKeys {
+		t.Fatalf("development without payload keys: %v %q", err, c.PayloadKeys)
+	}
+	const k1, k2 = "k1:ZmVkY2JhOTg3NjU0MzIxMGZlZGNiYTk4NzY1NDMyMTA=", "k2:MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY="
+	t.Setenv("TOCSIN_PAYLOAD_KEYS", k2+","+k1)
+	t.Setenv("TOCSIN_PAYLOAD_KEY_ID", "k3")
+	if _, err := config.Load(); err == nil || !strings.Contains(err.Error(), "TOCSIN_PAYLOAD_KEY_ID") {
+		t.Fatalf("a current key outside the ring: %v", err)
+	}
+	t.Setenv("TOCSIN_PAYLOAD_KEY_ID", "k1")
+	if _, err := config.Load(); err != nil {
+		t.Fatalf("a ring of two: %v", err)
+	}
+	t.Setenv("TOCSIN_PAYLOAD_KEYS", "k1:short")
+	if _, err := config.Load(); err == nil || !strings.Contains(err.Error(), "TOCSIN_PAYLOAD_KEYS") {
+		t.Fatalf("a bad key: %v", err)
+	}
+
+	t.Setenv("TOCSIN_ENV", "production")
+	t.Setenv("TOCSIN_JWT_SECRET", "a-production-secret")
+	t.Setenv("TOCSIN_SECRETS_KEY", "MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=")
+	t.Setenv("TOCSIN_PAYLOAD_KEY_ID", "")
+	for _, keys := range []string{"", payloadcrypt.DevKeys, k1 + ",old:" + payloadcrypt.DevKey} {
+		t.Setenv("TOCSIN_PAYLOAD_KEYS", keys)
+		if _, err := config.Load(); err == nil || !strings.Contains(err.Error(), "TOCSIN_PAYLOAD_KEYS") {
+			t.Fatalf("production with payload keys %q: %v", keys, err)
+		}
+	}
+
+	t.Setenv("TOCSIN_ENV", "development")
+	t.Setenv("TOCSIN_PAYLOAD_KEYS", "")
+	t.Setenv("TOCSIN_CODEC_ALLOW_ORIGINS", "*")
+	if _, err := config.Load(); err == nil || !strings.Contains(err.Error(), "TOCSIN_CODEC_ALLOW_ORIGINS") {
+		t.Fatalf("a wildcard origin: %v", err)
 	}
 }

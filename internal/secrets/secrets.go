@@ -5,7 +5,9 @@ package secrets
 import (
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -53,6 +55,19 @@ func decodeKey(key string) ([]byte, error) {
 		}
 	}
 	return nil, errors.New("TOCSIN_SECRETS_KEY must be base64 (32 bytes, e.g. `openssl rand -base64 32`)")
+}
+
+// Derive returns a 32-byte key for purpose derived from the base64 key with
+// HMAC-SHA256, so one configured key serves several uses without the same
+// bytes doing two jobs.
+func Derive(key, purpose string) ([]byte, error) {
+	raw, err := decodeKey(key)
+	if err != nil {
+		return nil, err
+	}
+	m := hmac.New(sha256.New, raw)
+	m.Write([]byte("tocsin derived key: " + purpose))
+	return m.Sum(nil), nil
 }
 
 // Seal encrypts plain; aad binds the ciphertext to its place (tenant and

@@ -56,3 +56,19 @@ func TestKeysAndMask(t *testing.T) {
 		}
 	}
 }
+
+func TestDerive(t *testing.T) {
+	a, err := secrets.Derive(secrets.DevKey, "workflow ids")
+	if err != nil || len(a) != 32 {
+		t.Fatalf("%v %d", err, len(a))
+	}
+	b, _ := secrets.Derive(secrets.DevKey, "workflow ids")
+	c, _ := secrets.Derive(secrets.DevKey, "another purpose")
+	d, _ := secrets.Derive("MDEyMzQ1Njc4OWFiY2RlZjAxMjM0NTY3ODlhYmNkZWY=", "workflow ids")
+	if !bytes.Equal(a, b) || bytes.Equal(a, c) || bytes.Equal(a, d) {
+		t.Fatal("derived keys are not stable per key and purpose")
+	}
+	if _, err := secrets.Derive("c2hvcnQ=", "workflow ids"); err == nil {
+		t.Fatal("derived from a short key")
+	}
+}

@@ -190,7 +190,7 @@ func StartAPI(t testing.TB, configure ...func(*config.Config)) *Stack {
 	cfg.MinIOBucket = objects.Bucket
 	logger := slog.New(slog.NewJSONHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	reg := app.NewMetricsRegistry()
-	tc, err := worker.Dial(ctx, worker.DialConfig{Address: cfg.TemporalAddress, Namespace: cfg.TemporalNamespace}, logger, reg)
+	tc, err := app.DialTemporal(ctx, cfg, logger, reg)
 	if err != nil {
 		t.Fatalf("temporal: %v (run make test, which starts the Temporal dev server)", err)
 	}

@@ -1,0 +1,134 @@
+package api
+
+import (
+	"errors"
+	"html"
+	"net/http"
+	"strings"
+
+	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/cors"
+	"go.temporal.io/sdk/converter"
+
+	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/internal/auth"
+	"github.com/tocsin/tocsin/internal/payloadcrypt"
+)
+
+// CodecPath is where the payload codec endpoint is served: the Temporal UI's
+// codec endpoint is the public URL followed by CodecPath, and the UI posts
+// payloads to CodecPath/decode and CodecPath/encode.
+const CodecPath = "/codec"
+
+// codecCookie carries an operator's token for browsers (the Temporal UI),
+// which cannot send an Authorization header of their own.
+const codecCookie = "tocsin_codec"
+
+// registerCodec mounts the payload codec endpoint the Temporal UI uses to
+// show decrypted payloads, and the page where an operator signs in to it.
+// Only tokens with the operator scope decode: a 401 without a token, a 403
+// with one that lacks the scope.
+func registerCodec(app *fiber.App, d rest.Deps, v *auth.Verifier) {
+	codec, err := payloadcrypt.New(d.Config.PayloadKeys, d.Config.PayloadKeyID)
+	g := app.Group(CodecPath)
+	if len(d.Config.CodecAllowOrigins) > 0 {
+		g.Use(cors.New(cors.Config{
+			AllowOrigins:     strings.Join(d.Config.CodecAllowOrigins, ","),
+			AllowMethods:     http.MethodPost,
+			AllowHeaders:     "Content-Type, X-Namespace, Authorization, Authorization-Extras",
+			AllowCredentials: true,
+			MaxAge:           600,
+		}))
+	}
+	g.Get("/session", func(c *fiber.Ctx) error { return sessionPage(c, "") })
+	g.Post("/session", func(c *fiber.Ctx) error {
+		secure := strings.HasPrefix(d.Config.PublicURL, "https://")
+		if c.FormValue("signout") != "" {
+			c.Cookie(&fiber.Cookie{Name: codecCookie, Value: "", Path: CodecPath, HTTPOnly: true, SameSite: fiber.CookieSameSiteStrictMode, Secure: secure, MaxAge: -1})
+			return sessionPage(c, "Signed out.")
+		}
+		token := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(c.FormValue("token")), "Bearer "))
+		p, err := v.Verify(token)
+		if err != nil {
+			c.Status(http.StatusUnauthorized)
+			return sessionPage(c, "The token was refused: "+err.Error())
+		}
+		if !p.HasScope(auth.ScopeOperator) {
+			c.Status(http.StatusForbidden)
+			return sessionPage(c, "The token lacks the scope "+auth.ScopeOperator+".")
+		}
+		c.Cookie(&fiber.Cookie{Name: codecCookie, Value: token, Path: CodecPath, HTTPOnly: true, SameSite: fiber.CookieSameSiteStrictMode, Secure: secure})
+		return sessionPage(c, "Signed in as "+p.Subject+". This browser's Temporal UI now shows decoded payloads until the token expires or the browser closes.")
+	})
+	var handler fiber.Handler
+	if err != nil {
+		handler = func(*fiber.Ctx) error {
+			return rest.Problem(http.StatusServiceUnavailable, "the payload codec has no keys (TOCSIN_PAYLOAD_KEYS)")
+		}
+	} else {
+		handler = adapt(converter.NewPayloadCodecHTTPHandler(codec))
+	}
+	for _, path := range []string{"/decode", "/encode"} {
+		g.Post(path, func(c *fiber.Ctx) error {
+			if err := authorizeOperator(c, v); err != nil {
+				return err
+			}
+			return handler(c)
+		})
+	}
+}
+
+// authorizeOperator accepts a bearer token, or else the token of the sign-in
+// cookie, that carries the operator scope.
+func authorizeOperator(c *fiber.Ctx, v *auth.Verifier) error {
+	var tokens []string
+	if raw, ok := strings.CutPrefix(c.Get(fiber.HeaderAuthorization), "Bearer "); ok && strings.TrimSpace(raw) != "" {
+		tokens = append(tokens, strings.TrimSpace(raw))
+	}
+	if ck := c.Cookies(codecCookie); ck != "" {
+		tokens = append(tokens, ck)
+	}
+	if len(tokens) == 0 {
+		c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="tocsin"`)
+		return rest.Problem(http.StatusUnauthorized, "an operator token is required: an Authorization: Bearer header, or sign in at "+CodecPath+"/session")
+	}
+	var lastErr error
+	for _, tok := range tokens {
+		p, err := v.Verify(tok)
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		if !p.HasScope(auth.ScopeOperator) {
+			lastErr = errors.New("the token lacks the scope " + auth.ScopeOperator)
+			continue
+		}
+		return nil
+	}
+	if errors.Is(lastErr, auth.ErrInvalidToken) {
+		c.Set(fiber.HeaderWWWAuthenticate, `Bearer realm="tocsin", error="invalid_token"`)
+		return rest.Problem(http.StatusUnauthorized, lastErr.Error())
+	}
+	return rest.Problem(http.StatusForbidden, lastErr.Error())
+}
+
+// sessionPage is the sign-in form of the codec endpoint, with a note.
+func sessionPage(c *fiber.Ctx, note string) error {
+	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
+	c.Set(fiber.HeaderContentSecurityPolicy, "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'")
+	c.Set(fiber.HeaderCacheControl, "no-store")
+	msg := ""
+	if note != "" {
+		msg = "<p><strong>" + html.EscapeString(note) + "</strong></p>"
+	}
+	return c.SendString(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>tocsin payload codec</title>
+<style>body{font-family:sans-serif;max-width:42rem;margin:2rem auto}textarea{width:100%}</style></head>
+<body><h1>Read Temporal payloads</h1>` + msg + `
+<p>tocsin encrypts every Temporal payload. To read them in the Temporal UI, paste a token with the <code>operator</code> scope
+(<code>tocsin token --tenant ops --scope operator</code>). It is kept in a cookie that only this endpoint reads.</p>
+<form method="post"><textarea name="token" rows="6" autocomplete="off" required></textarea>
+<p><button type="submit">Sign in</button></p></form>
+<form method="post"><input type="hidden" name="signout" value="1"><button type="submit">Sign out</button></form>
+</body></html>`)
+}
