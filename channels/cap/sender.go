@@ -201,7 +201,7 @@ func (s *Sender) send(ctx context.Context, msg channels.Message) channels.Result
 		}
 	}
 	if sendErr != nil {
-		res.Permanent, res.Error = providerhttp.Permanent(sendErr), sendErr.Error()
+		res.Permanent, res.Unreachable, res.Error = providerhttp.Permanent(sendErr), providerhttp.Unreachable(sendErr), sendErr.Error()
 		return res
 	}
 	return channels.Result{Key: msg.Key, Outcome: channels.Sent, ProviderMessageID: a.Identifier}

@@ -240,7 +240,7 @@ func (s *Sender) call(ctx context.Context, msg channels.Message) channels.Result
 		if s.c.Calls != nil {
 			_ = s.c.Calls.Fail(context.WithoutCancel(ctx), msg.Tenant, msg.Key, err.Error())
 		}
-		res.Permanent, res.Error = providerhttp.Permanent(err), err.Error()
+		res.Permanent, res.Unreachable, res.Error = providerhttp.Permanent(err), providerhttp.Unreachable(err), err.Error()
 		return res
 	}
 	if s.c.Calls != nil {
