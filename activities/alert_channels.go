@@ -91,7 +91,9 @@ func (a *Activities) extraAddresses(ctx context.Context, tenant, ch string, recs
 }
 
 // channelMetadata adds the settings of the alert's channel block to a
-// message's metadata and applies the block's text overrides.
+// message's metadata. The block's texts are rendered by Renderer.Message
+// (and the mobile broadcast's by Renderer.BroadcastText), so variables are
+// filled in every text a provider receives.
 func channelMetadata(r *Renderer, ch string, m *channels.Message) {
 	s := r.Settings
 	c := s.Channels
@@ -141,9 +143,6 @@ func channelMetadata(r *Renderer, ch string, m *channels.Message) {
 		}
 	case channels.Etn:
 		if v := c.Etn; v != nil {
-			if v.Message != "" {
-				m.Text = v.Message
-			}
 			if v.Repeat > 0 {
 				md[voice.MetaRepeat] = strconv.Itoa(v.Repeat)
 			}
@@ -155,18 +154,13 @@ func channelMetadata(r *Renderer, ch string, m *channels.Message) {
 			}
 		}
 	case channels.Push, channels.MyAlertsApp:
-		title, body, tone := "", "", false
+		// The block's title and body are rendered by Renderer.Message.
+		tone := false
 		if ch == string(channels.Push) && c.Push != nil {
-			title, body, tone = c.Push.Title, c.Push.Body, c.Push.LoudTone
+			tone = c.Push.LoudTone
 		}
 		if ch == string(channels.MyAlertsApp) && c.MyAlertsApp != nil {
-			title, body, tone = c.MyAlertsApp.Title, c.MyAlertsApp.Body, c.MyAlertsApp.LoudTone
-		}
-		if title != "" {
-			m.Subject = title
-		}
-		if body != "" {
-			m.Text = body
+			tone = c.MyAlertsApp.LoudTone
 		}
 		if emergency {
 			md[push.MetaPriority] = "Emergency"
@@ -193,26 +187,22 @@ func channelMetadata(r *Renderer, ch string, m *channels.Message) {
 				md[cap.MetaAudioKey] = k
 			}
 		}
-		if ch == string(channels.MobileBroadcast) && c.MobileBroadcast != nil && c.MobileBroadcast.Text != "" {
-			m.Text = c.MobileBroadcast.Text
+		if ch == string(channels.MobileBroadcast) {
+			if t := r.BroadcastText(); t != "" {
+				m.Text = t
+			}
 		}
 	case channels.TeamChat:
-		if c.TeamChat != nil && c.TeamChat.Message != "" {
-			m.Text = c.TeamChat.Message
-		}
 		if emergency {
 			md[teamchat.MetaPriority] = "Emergency"
 		}
 	case channels.SocialPostA, channels.SocialPostB:
-		msg, link := "", false
+		link := false
 		if ch == string(channels.SocialPostA) && c.SocialPostA != nil {
-			msg, link = c.SocialPostA.Message, c.SocialPostA.IncludeLink
+			link = c.SocialPostA.IncludeLink
 		}
 		if ch == string(channels.SocialPostB) && c.SocialPostB != nil {
-			msg, link = c.SocialPostB.Message, c.SocialPostB.IncludeLink
-		}
-		if msg != "" {
-			m.Text = msg
+			link = c.SocialPostB.IncludeLink
 		}
 		if link && s.Content != nil && s.Content.Link != "" {
 			md[social.MetaLink] = s.Content.Link
@@ -222,9 +212,6 @@ func channelMetadata(r *Renderer, ch string, m *channels.Message) {
 		}
 	case channels.Neighborhood:
 		if n := c.Neighborhood; n != nil {
-			if n.Message != "" {
-				m.Text = n.Message
-			}
 			if len(n.Groups) > 0 {
 				md[neighborhood.MetaGroups] = strings.Join(n.Groups, ",")
 			}
