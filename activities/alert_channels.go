@@ -104,15 +104,7 @@ func channelMetadata(r *Renderer, ch string, m *channels.Message) {
 	}
 	emergency := s.Priority != nil && s.Priority.Priority == model.PriorityType("Emergency")
 	loud := md["loudTone"] == "true"
-	fileKey := func(name string) string {
-		if name == "" {
-			return ""
-		}
-		if strings.HasPrefix(name, storage.TenantKey(r.Tenant, "")) {
-			return name
-		}
-		return storage.TenantKey(r.Tenant, name)
-	}
+	fileKey := r.FileKey
 	if c == nil {
 		return
 	}
@@ -137,7 +129,7 @@ func channelMetadata(r *Renderer, ch string, m *channels.Message) {
 			if v.RedialSeconds > 0 {
 				md[voice.MetaRetryIntervalSeconds] = strconv.Itoa(v.RedialSeconds)
 			}
-			if k := fileKey(v.AudioFileName); k != "" {
+			if k := fileKey(fileVoice, v.AudioFileName); k != "" {
 				md[voice.MetaAudioKey] = k
 			}
 		}
@@ -146,7 +138,7 @@ func channelMetadata(r *Renderer, ch string, m *channels.Message) {
 			if v.Repeat > 0 {
 				md[voice.MetaRepeat] = strconv.Itoa(v.Repeat)
 			}
-			if k := fileKey(v.AudioFileName); k != "" {
+			if k := fileKey(fileVoice, v.AudioFileName); k != "" {
 				md[voice.MetaAudioKey] = k
 			}
 			if v.CallerID != "" {
@@ -173,7 +165,7 @@ func channelMetadata(r *Renderer, ch string, m *channels.Message) {
 			if f.CoverPage {
 				md[fax.MetaCoverPage] = "true"
 			}
-			if k := fileKey(f.FileName); k != "" {
+			if k := fileKey(fileDocument, f.FileName); k != "" {
 				md[fax.MetaDocumentKey] = k
 			}
 		}
@@ -183,7 +175,7 @@ func channelMetadata(r *Renderer, ch string, m *channels.Message) {
 			md[cap.MetaInput] = string(b)
 		}
 		if ch == string(channels.Eas) && c.Eas != nil {
-			if k := fileKey(c.Eas.AudioFileName); k != "" {
+			if k := fileKey(fileEas, c.Eas.AudioFileName); k != "" {
 				md[cap.MetaAudioKey] = k
 			}
 		}
@@ -504,6 +496,121 @@ func syncCalls(ctx context.Context, tx *sqlx.Tx, in BatchInput, key storage.Batc
 	}
 	if n, _ := res.RowsAffected(); n > 0 {
 		return storage.RecountBatch(ctx, tx, key)
+	}
+	return nil
+}
+
+// The versions of a stored file a channel uses.
+const (
+	fileVoice    = "voice"
+	fileEas      = "eas"
+	fileDocument = "document"
+)
+
+// fileKinds lists the file_assets kinds that serve a use, best first.
+var fileKinds = map[string][]string{
+	fileVoice:    {AssetVoice, AssetOriginal},
+	fileEas:      {AssetEas},
+	fileDocument: {AssetOriginal},
+}
+
+// FileKey is the object key of the version of the tenant's stored file
+// name that use needs: name is the file's full name (folder/name, as the
+// files operations name it) or, when only one file has it, its name
+// without the folder; an object key under the tenant's prefix is used as
+// it is. A name that matches no stored file is read from the tenant's
+// prefix, where the channel reports it missing.
+func (r *Renderer) FileKey(use, name string) string {
+	if name == "" {
+		return ""
+	}
+	if strings.HasPrefix(name, storage.TenantKey(r.Tenant, "")) {
+		return name
+	}
+	if k := r.files[use+"\x00"+name]; k != "" {
+		return k
+	}
+	return storage.TenantKey(r.Tenant, name)
+}
+
+// fileNames are the stored files an alert's channel blocks name, by use.
+func fileNames(s *model.AlertSettings) map[string][]string {
+	out := map[string][]string{}
+	c := s.Channels
+	if c == nil {
+		return out
+	}
+	add := func(use, name string) {
+		if name != "" {
+			out[use] = append(out[use], name)
+		}
+	}
+	if c.Voice != nil {
+		add(fileVoice, c.Voice.AudioFileName)
+	}
+	if c.Etn != nil {
+		add(fileVoice, c.Etn.AudioFileName)
+	}
+	if c.Eas != nil {
+		add(fileEas, c.Eas.AudioFileName)
+	}
+	if c.Fax != nil {
+		add(fileDocument, c.Fax.FileName)
+	}
+	return out
+}
+
+// resolveFiles finds the object keys of the stored files the alert's
+// channel blocks name (FileKey), in one query.
+func (a *Activities) resolveFiles(ctx context.Context, r *Renderer) error {
+	uses := fileNames(r.Settings)
+	var names pq.StringArray
+	for _, ns := range uses {
+		names = append(names, ns...)
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	var rows []struct {
+		FullName string `db:"full_name"`
+		FileName string `db:"file_name"`
+		FileID   int64  `db:"file_id"`
+		Kind     string `db:"kind"`
+		Key      string `db:"object_key"`
+	}
+	if err := a.DB.SelectContext(ctx, &rows, `SELECT f.full_name, f.file_name, f.id AS file_id, a.kind, a.object_key
+		FROM files f JOIN file_assets a ON a.file_id = f.id AND a.tenant_id = f.tenant_id
+		WHERE f.tenant_id = $1 AND (f.full_name = ANY($2) OR f.file_name = ANY($2))`, r.Tenant, names); err != nil {
+		return fmt.Errorf("resolve stored files: %w", err)
+	}
+	r.files = map[string]string{}
+	for use, ns := range uses {
+		for _, name := range ns {
+			pick := func(match func(full, short string) bool) string {
+				files := map[int64]bool{}
+				best, rank := "", len(fileKinds[use])
+				for _, row := range rows {
+					if !match(row.FullName, row.FileName) {
+						continue
+					}
+					files[row.FileID] = true
+					if i := slices.Index(fileKinds[use], row.Kind); i >= 0 && i < rank {
+						best, rank = row.Key, i
+					}
+				}
+				if len(files) != 1 {
+					return "" // none, or ambiguous
+				}
+				return best
+			}
+			k := pick(func(full, _ string) bool { return full == name })
+			if k == "" {
+				k = pick(func(_, short string) bool { return short == name })
+			}
+			if k != "" {
+				r.files[use+"\x00"+name] = k
+			}
+		}
 	}
 	return nil
 }

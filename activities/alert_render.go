@@ -136,6 +136,9 @@ type Renderer struct {
 	LinkSecret  []byte
 	Attachments []channels.Attachment
 
+	// files maps use and name of the stored files the channel blocks name
+	// to their object keys (see FileKey).
+	files      map[string]string
 	static     map[string]string
 	custom     map[string]model.AlertSettingsValue
 	templates  map[string]*alertmsg.Template
