@@ -33,7 +33,9 @@ func (h *handlers) registerDevices(api huma.API) {
 		func(ctx context.Context, in *struct {
 			UserPath
 			Body model.CreateDeviceCommand
-		}) (*struct{ Body model.ContactInformationDevice }, error) {
+		}) (*struct {
+			Body model.ContactInformationDevice
+		}, error) {
 			token := strings.TrimSpace(in.Body.Token)
 			if token != in.Body.Token || strings.ContainsAny(token, "\r\n\t ") {
 				return nil, rest.Invalid("body", "token", "a push token has no spaces or line breaks", in.Body.Token)
@@ -50,13 +52,17 @@ func (h *handlers) registerDevices(api huma.API) {
 			if err != nil {
 				return nil, h.fail(ctx, err, "user")
 			}
-			return &struct{ Body model.ContactInformationDevice }{d}, nil
+			return &struct {
+				Body model.ContactInformationDevice
+			}{d}, nil
 		})
 
 	const device = devices + "/{deviceId}"
 	rest.Register(api, op("usersGetDevice", http.MethodGet, device, 0, "Read a device",
 		"Answers one of the user's devices, of app push or myalerts."),
-		func(ctx context.Context, in *DevicePath) (*struct{ Body model.ContactInformationDevice }, error) {
+		func(ctx context.Context, in *DevicePath) (*struct {
+			Body model.ContactInformationDevice
+		}, error) {
 			dir, id, err := in.ids()
 			if err != nil {
 				return nil, err
@@ -73,7 +79,9 @@ func (h *handlers) registerDevices(api huma.API) {
 			if err != nil {
 				return nil, h.fail(ctx, err, "device")
 			}
-			return &struct{ Body model.ContactInformationDevice }{d}, nil
+			return &struct {
+				Body model.ContactInformationDevice
+			}{d}, nil
 		})
 
 	rest.Register(api, op("usersRemoveDevice", http.MethodDelete, device, http.StatusNoContent, "Remove a push device",
