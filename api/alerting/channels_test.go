@@ -634,3 +634,72 @@ func TestBusyCallIsRedialled(t *testing.T) {
 	}
 	l.checkProblems(t)
 }
+
+// TestEtnWithoutAreasCallsEveryTime sends ETN alerts without areas one
+// after another and two at once: every one calls each recipient's phone
+// and lists the calls on its ETN page.
+func TestEtnWithoutAreasCallsEveryTime(t *testing.T) {
+	t.Parallel()
+	s := startWithPublicURL(t)
+	tenant := stacktest.NewTenant()
+	tok := s.Token(t, tenant)
+	l := configureThroughAPI(t, s, tok, pushtest.New(t, "push-token"))
+	ada := &apiPerson{First: "Ada", Phone: "+12025550111", Email: "ada-" + tenant + "@example.com"}
+	alan := &apiPerson{First: "Alan", Phone: "+12025550112", Email: "alan-" + tenant + "@example.com"}
+	directoryUser(t, s, tenant, tok, ada, nil)
+	directoryUser(t, s, tenant, tok, alan, nil)
+	alert := map[string]any{"settings": map[string]any{
+		"message":    map[string]any{"subject": "Boil water", "body": "Boil water before drinking, {{firstName}}."},
+		"channels":   map[string]any{"etn": map[string]any{"enabled": true}},
+		"recipients": map[string]any{"contactIds": []int64{ada.ID, alan.ID}},
+	}}
+	check := func(id int64) {
+		t.Helper()
+		var st alertStatus
+		deadline := time.Now().Add(60 * time.Second)
+		for st = status(t, s, tok, id); !st.Completed && time.Now().Before(deadline); st = status(t, s, tok, id) {
+			time.Sleep(500 * time.Millisecond)
+		}
+		if !st.Completed {
+			var dbg []string
+			_ = s.DB.SelectContext(context.Background(), &dbg, `SELECT channel || ' ' || seq || ' ' || status || ' ' || error FROM alert_deliveries WHERE alert_id = $1`, id)
+			var calls []string
+			_ = s.DB.SelectContext(context.Background(), &calls, `SELECT call_key || ' ' || status || ' ' || error FROM voice_calls WHERE alert_id = $1`, id)
+			t.Fatalf("alert %d not complete: %+v rows %v calls %v voice %d", id, st, dbg, calls, len(l.voice.Calls()))
+		}
+		if st.Status != "Sent" {
+			t.Errorf("alert %d: %+v", id, st)
+		}
+		var page struct{ Items []struct{ Phone, Status string } }
+		r := s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d/results/channels/etn", id), tok, nil)
+		r.JSON(t, &page)
+		if r.Status != 200 || len(page.Items) != 2 {
+			t.Errorf("alert %d: ETN page %d %s", id, r.Status, r.Body)
+		}
+		for _, it := range page.Items {
+			if it.Status != "Sent" && it.Status != "Delivered" {
+				t.Errorf("alert %d: ETN call %+v", id, it)
+			}
+		}
+	}
+	var ids []int64
+	for range 2 {
+		id := send(t, s, tok, alert).AlertID
+		check(id)
+		ids = append(ids, id)
+	}
+	a, b := send(t, s, tok, alert).AlertID, send(t, s, tok, alert).AlertID
+	check(a)
+	check(b)
+	ids = append(ids, a, b)
+	calls := map[string]int{}
+	for _, c := range l.voice.Calls() {
+		calls[strings.SplitN(c.IdempotencyKey, ":", 2)[0]]++
+	}
+	for _, id := range ids {
+		if n := calls[fmt.Sprintf("alert-%s-%d", tenant, id)]; n != 2 {
+			t.Errorf("alert %d made %d calls, want 2", id, n)
+		}
+	}
+	l.checkProblems(t)
+}
