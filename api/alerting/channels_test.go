@@ -1,9 +1,13 @@
 package alerting_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
+	"math"
+	"mime/multipart"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -670,7 +674,9 @@ func TestEtnWithoutAreasCallsEveryTime(t *testing.T) {
 		if st.Status != "Sent" {
 			t.Errorf("alert %d: %+v", id, st)
 		}
-		var page struct{ Items []struct{ Phone, Status string } }
+		var page struct {
+			Items []struct{ Phone, Status string }
+		}
 		r := s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d/results/channels/etn", id), tok, nil)
 		r.JSON(t, &page)
 		if r.Status != 200 || len(page.Items) != 2 {
@@ -699,6 +705,88 @@ func TestEtnWithoutAreasCallsEveryTime(t *testing.T) {
 	for _, id := range ids {
 		if n := calls[fmt.Sprintf("alert-%s-%d", tenant, id)]; n != 2 {
 			t.Errorf("alert %d made %d calls, want 2", id, n)
+		}
+	}
+	l.checkProblems(t)
+}
+
+// wavTone is one second of a 440 Hz tone as 16-bit mono WAV.
+func wavTone(t *testing.T) []byte {
+	t.Helper()
+	const rate = 16000
+	data := make([]byte, 0, rate*2)
+	for i := range rate {
+		v := int16(12000 * math.Sin(2*math.Pi*440*float64(i)/rate))
+		data = binary.LittleEndian.AppendUint16(data, uint16(v))
+	}
+	var b bytes.Buffer
+	b.WriteString("RIFF")
+	_ = binary.Write(&b, binary.LittleEndian, uint32(36+len(data)))
+	b.WriteString("WAVEfmt ")
+	for _, v := range []any{uint32(16), uint16(1), uint16(1), uint32(rate), uint32(rate * 2), uint16(2), uint16(16)} {
+		_ = binary.Write(&b, binary.LittleEndian, v)
+	}
+	b.WriteString("data")
+	_ = binary.Write(&b, binary.LittleEndian, uint32(len(data)))
+	b.Write(data)
+	return b.Bytes()
+}
+
+// TestAudioFileByFullOrShortName names a stored audio file in voice and EAS
+// blocks by its full name (folder/name) and by its name alone: the call
+// plays its voice version and the CAP document embeds its EAS version.
+func TestAudioFileByFullOrShortName(t *testing.T) {
+	t.Parallel()
+	s := startWithPublicURL(t)
+	tenant := stacktest.NewTenant()
+	tok := s.Token(t, tenant)
+	l := configureThroughAPI(t, s, tok, pushtest.New(t, "push-token"))
+	ada := &apiPerson{First: "Ada", Phone: "+12025550121", Email: "ada-" + tenant + "@example.com"}
+	directoryUser(t, s, tenant, tok, ada, nil)
+
+	w := wavTone(t)
+	var b bytes.Buffer
+	mw := multipart.NewWriter(&b)
+	for k, v := range map[string]string{"FileName": "eas-siren.wav", "FolderName": "sirens", "ContentType": "audio/wav",
+		"ContentLength": strconv.Itoa(len(w)), "EncodeForVoiceAudio": "true", "EncodeForEasAudio": "true"} {
+		_ = mw.WriteField(k, v)
+	}
+	fw, _ := mw.CreateFormFile("HttpFile", "eas-siren.wav")
+	_, _ = fw.Write(w)
+	_ = mw.Close()
+	if r := s.Do(t, http.MethodPost, "/v4/"+tenant+"/files", tok, &b, "Content-Type", mw.FormDataContentType()); r.Status != http.StatusCreated {
+		t.Fatalf("upload: %d %s", r.Status, r.Body)
+	}
+	for i, name := range []string{"sirens/eas-siren.wav", "eas-siren.wav"} {
+		res := send(t, s, tok, map[string]any{"settings": map[string]any{
+			"message": map[string]any{"subject": "Siren test", "body": "This is a siren test."},
+			"channels": map[string]any{
+				"voice": map[string]any{"enabled": true, "audioFileName": name},
+				"eas":   map[string]any{"enabled": true, "eventCode": "RWT", "audioFileName": name},
+			},
+			"recipients": map[string]any{"contactIds": []int64{ada.ID}},
+		}})
+		if st := waitDone(t, s, tok, res.AlertID); st.Status != "Sent" {
+			t.Fatalf("%s: alert %+v", name, st)
+		}
+		var rows []deliveryRow
+		if err := s.DB.SelectContext(context.Background(), &rows, `SELECT seq, channel, address, status, error FROM alert_deliveries
+			WHERE tenant_id = $1 AND alert_id = $2`, tenant, res.AlertID); err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != 1 || rows[0].Status == "Failed" {
+			t.Errorf("%s: voice deliveries %+v", name, rows)
+		}
+		calls := l.voice.Calls()
+		if len(calls) != i+1 || calls[i].Request.Play == nil || calls[i].Request.Play.URL == "" || calls[i].Request.Say != nil {
+			t.Errorf("%s: call %+v", name, calls)
+		} else if !strings.Contains(calls[i].Request.Play.URL, "/voice") && !strings.Contains(calls[i].Request.Play.URL, "voice") {
+			t.Errorf("%s: the call plays %s, not the voice version", name, calls[i].Request.Play.URL)
+		}
+		docs := l.cap.Documents()
+		if len(docs) != i+1 || !strings.Contains(string(docs[i]), "<resourceDesc>EAS Broadcast Content</resourceDesc>") ||
+			!strings.Contains(string(docs[i]), "<derefUri>") {
+			t.Errorf("%s: %d CAP documents, the last without the EAS audio", name, len(docs))
 		}
 	}
 	l.checkProblems(t)
