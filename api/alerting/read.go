@@ -670,7 +670,7 @@ func (h *handler) sharedDeliveries(ctx context.Context, al *storage.Alert, s *mo
 		switch {
 		case activities.IsBroadcast(ch):
 			bcast = append(bcast, ch)
-		case ch == "etn" && s.Recipients.Areas != nil && len(s.Recipients.Areas) > 0:
+		case ch == "etn" && len(s.Recipients.Areas) > 0:
 			etnArea = true
 		}
 	}
@@ -718,9 +718,14 @@ func (h *handler) sharedDeliveries(ctx context.Context, al *storage.Alert, s *mo
 		}
 		seen[d.Channel] = true
 	}
-	shared := append(bcast, "etn")
-	for _, ch := range shared {
-		if cd := byChannel[ch]; cd != nil && (ch != "etn" || etnArea) && !seen[ch] && final {
+	if !final {
+		return nil
+	}
+	if etnArea {
+		bcast = append(bcast, "etn")
+	}
+	for _, ch := range bcast {
+		if cd := byChannel[ch]; cd != nil && !seen[ch] {
 			cd.Status = model.DeliverySkipped
 		}
 	}
