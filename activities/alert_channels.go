@@ -91,7 +91,9 @@ func (a *Activities) extraAddresses(ctx context.Context, tenant, ch string, recs
 }
 
 // channelMetadata adds the settings of the alert's channel block to a
-// message's metadata and applies the block's text overrides.
+// message's metadata. The block's texts are rendered by Renderer.Message
+// (and the mobile broadcast's by Renderer.BroadcastText), so variables are
+// filled in every text a provider receives.
 func channelMetadata(r *Renderer, ch string, m *channels.Message) {
 	s := r.Settings
 	c := s.Channels
@@ -102,15 +104,7 @@ func channelMetadata(r *Renderer, ch string, m *channels.Message) {
 	}
 	emergency := s.Priority != nil && s.Priority.Priority == model.PriorityType("Emergency")
 	loud := md["loudTone"] == "true"
-	fileKey := func(name string) string {
-		if name == "" {
-			return ""
-		}
-		if strings.HasPrefix(name, storage.TenantKey(r.Tenant, "")) {
-			return name
-		}
-		return storage.TenantKey(r.Tenant, name)
-	}
+	fileKey := r.FileKey
 	if c == nil {
 		return
 	}
@@ -135,19 +129,16 @@ func channelMetadata(r *Renderer, ch string, m *channels.Message) {
 			if v.RedialSeconds > 0 {
 				md[voice.MetaRetryIntervalSeconds] = strconv.Itoa(v.RedialSeconds)
 			}
-			if k := fileKey(v.AudioFileName); k != "" {
+			if k := fileKey(fileVoice, v.AudioFileName); k != "" {
 				md[voice.MetaAudioKey] = k
 			}
 		}
 	case channels.Etn:
 		if v := c.Etn; v != nil {
-			if v.Message != "" {
-				m.Text = v.Message
-			}
 			if v.Repeat > 0 {
 				md[voice.MetaRepeat] = strconv.Itoa(v.Repeat)
 			}
-			if k := fileKey(v.AudioFileName); k != "" {
+			if k := fileKey(fileVoice, v.AudioFileName); k != "" {
 				md[voice.MetaAudioKey] = k
 			}
 			if v.CallerID != "" {
@@ -155,18 +146,13 @@ func channelMetadata(r *Renderer, ch string, m *channels.Message) {
 			}
 		}
 	case channels.Push, channels.MyAlertsApp:
-		title, body, tone := "", "", false
+		// The block's title and body are rendered by Renderer.Message.
+		tone := false
 		if ch == string(channels.Push) && c.Push != nil {
-			title, body, tone = c.Push.Title, c.Push.Body, c.Push.LoudTone
+			tone = c.Push.LoudTone
 		}
 		if ch == string(channels.MyAlertsApp) && c.MyAlertsApp != nil {
-			title, body, tone = c.MyAlertsApp.Title, c.MyAlertsApp.Body, c.MyAlertsApp.LoudTone
-		}
-		if title != "" {
-			m.Subject = title
-		}
-		if body != "" {
-			m.Text = body
+			tone = c.MyAlertsApp.LoudTone
 		}
 		if emergency {
 			md[push.MetaPriority] = "Emergency"
@@ -179,7 +165,7 @@ func channelMetadata(r *Renderer, ch string, m *channels.Message) {
 			if f.CoverPage {
 				md[fax.MetaCoverPage] = "true"
 			}
-			if k := fileKey(f.FileName); k != "" {
+			if k := fileKey(fileDocument, f.FileName); k != "" {
 				md[fax.MetaDocumentKey] = k
 			}
 		}
@@ -189,30 +175,26 @@ func channelMetadata(r *Renderer, ch string, m *channels.Message) {
 			md[cap.MetaInput] = string(b)
 		}
 		if ch == string(channels.Eas) && c.Eas != nil {
-			if k := fileKey(c.Eas.AudioFileName); k != "" {
+			if k := fileKey(fileEas, c.Eas.AudioFileName); k != "" {
 				md[cap.MetaAudioKey] = k
 			}
 		}
-		if ch == string(channels.MobileBroadcast) && c.MobileBroadcast != nil && c.MobileBroadcast.Text != "" {
-			m.Text = c.MobileBroadcast.Text
+		if ch == string(channels.MobileBroadcast) {
+			if t := r.BroadcastText(); t != "" {
+				m.Text = t
+			}
 		}
 	case channels.TeamChat:
-		if c.TeamChat != nil && c.TeamChat.Message != "" {
-			m.Text = c.TeamChat.Message
-		}
 		if emergency {
 			md[teamchat.MetaPriority] = "Emergency"
 		}
 	case channels.SocialPostA, channels.SocialPostB:
-		msg, link := "", false
+		link := false
 		if ch == string(channels.SocialPostA) && c.SocialPostA != nil {
-			msg, link = c.SocialPostA.Message, c.SocialPostA.IncludeLink
+			link = c.SocialPostA.IncludeLink
 		}
 		if ch == string(channels.SocialPostB) && c.SocialPostB != nil {
-			msg, link = c.SocialPostB.Message, c.SocialPostB.IncludeLink
-		}
-		if msg != "" {
-			m.Text = msg
+			link = c.SocialPostB.IncludeLink
 		}
 		if link && s.Content != nil && s.Content.Link != "" {
 			md[social.MetaLink] = s.Content.Link
@@ -222,9 +204,6 @@ func channelMetadata(r *Renderer, ch string, m *channels.Message) {
 		}
 	case channels.Neighborhood:
 		if n := c.Neighborhood; n != nil {
-			if n.Message != "" {
-				m.Text = n.Message
-			}
 			if len(n.Groups) > 0 {
 				md[neighborhood.MetaGroups] = strings.Join(n.Groups, ",")
 			}
@@ -517,6 +496,121 @@ func syncCalls(ctx context.Context, tx *sqlx.Tx, in BatchInput, key storage.Batc
 	}
 	if n, _ := res.RowsAffected(); n > 0 {
 		return storage.RecountBatch(ctx, tx, key)
+	}
+	return nil
+}
+
+// The versions of a stored file a channel uses.
+const (
+	fileVoice    = "voice"
+	fileEas      = "eas"
+	fileDocument = "document"
+)
+
+// fileKinds lists the file_assets kinds that serve a use, best first.
+var fileKinds = map[string][]string{
+	fileVoice:    {AssetVoice, AssetOriginal},
+	fileEas:      {AssetEas},
+	fileDocument: {AssetOriginal},
+}
+
+// FileKey is the object key of the version of the tenant's stored file
+// name that use needs: name is the file's full name (folder/name, as the
+// files operations name it) or, when only one file has it, its name
+// without the folder; an object key under the tenant's prefix is used as
+// it is. A name that matches no stored file is read from the tenant's
+// prefix, where the channel reports it missing.
+func (r *Renderer) FileKey(use, name string) string {
+	if name == "" {
+		return ""
+	}
+	if strings.HasPrefix(name, storage.TenantKey(r.Tenant, "")) {
+		return name
+	}
+	if k := r.files[use+"\x00"+name]; k != "" {
+		return k
+	}
+	return storage.TenantKey(r.Tenant, name)
+}
+
+// fileNames are the stored files an alert's channel blocks name, by use.
+func fileNames(s *model.AlertSettings) map[string][]string {
+	out := map[string][]string{}
+	c := s.Channels
+	if c == nil {
+		return out
+	}
+	add := func(use, name string) {
+		if name != "" {
+			out[use] = append(out[use], name)
+		}
+	}
+	if c.Voice != nil {
+		add(fileVoice, c.Voice.AudioFileName)
+	}
+	if c.Etn != nil {
+		add(fileVoice, c.Etn.AudioFileName)
+	}
+	if c.Eas != nil {
+		add(fileEas, c.Eas.AudioFileName)
+	}
+	if c.Fax != nil {
+		add(fileDocument, c.Fax.FileName)
+	}
+	return out
+}
+
+// resolveFiles finds the object keys of the stored files the alert's
+// channel blocks name (FileKey), in one query.
+func (a *Activities) resolveFiles(ctx context.Context, r *Renderer) error {
+	uses := fileNames(r.Settings)
+	var names pq.StringArray
+	for _, ns := range uses {
+		names = append(names, ns...)
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	var rows []struct {
+		FullName string `db:"full_name"`
+		FileName string `db:"file_name"`
+		FileID   int64  `db:"file_id"`
+		Kind     string `db:"kind"`
+		Key      string `db:"object_key"`
+	}
+	if err := a.DB.SelectContext(ctx, &rows, `SELECT f.full_name, f.file_name, f.id AS file_id, a.kind, a.object_key
+		FROM files f JOIN file_assets a ON a.file_id = f.id AND a.tenant_id = f.tenant_id
+		WHERE f.tenant_id = $1 AND (f.full_name = ANY($2) OR f.file_name = ANY($2))`, r.Tenant, names); err != nil {
+		return fmt.Errorf("resolve stored files: %w", err)
+	}
+	r.files = map[string]string{}
+	for use, ns := range uses {
+		for _, name := range ns {
+			pick := func(match func(full, short string) bool) string {
+				files := map[int64]bool{}
+				best, rank := "", len(fileKinds[use])
+				for _, row := range rows {
+					if !match(row.FullName, row.FileName) {
+						continue
+					}
+					files[row.FileID] = true
+					if i := slices.Index(fileKinds[use], row.Kind); i >= 0 && i < rank {
+						best, rank = row.Key, i
+					}
+				}
+				if len(files) != 1 {
+					return "" // none, or ambiguous
+				}
+				return best
+			}
+			k := pick(func(full, _ string) bool { return full == name })
+			if k == "" {
+				k = pick(func(_, short string) bool { return short == name })
+			}
+			if k != "" {
+				r.files[use+"\x00"+name] = k
+			}
+		}
 	}
 	return nil
 }

@@ -46,6 +46,9 @@ func (a *Activities) rendererFor(ctx context.Context, ref AlertRef) (*Renderer, 
 	if r.Attachments, err = a.loadAttachments(ctx, al.Attachments); err != nil {
 		return nil, err
 	}
+	if err := a.resolveFiles(ctx, r); err != nil {
+		return nil, err
+	}
 	st.mu.Lock()
 	if len(st.cache) >= renderCacheSize {
 		for k := range st.cache {

@@ -136,6 +136,9 @@ type Renderer struct {
 	LinkSecret  []byte
 	Attachments []channels.Attachment
 
+	// files maps use and name of the stored files the channel blocks name
+	// to their object keys (see FileKey).
+	files      map[string]string
 	static     map[string]string
 	custom     map[string]model.AlertSettingsValue
 	templates  map[string]*alertmsg.Template
@@ -152,9 +155,10 @@ const (
 	tplEmailHTML = "email.html"
 	tplText      = "text"
 	tplVoice     = "voice"
-	tplTitle     = "title"
-	tplPushBody  = "push.body"
-	tplOther     = "other"
+	tplEtn       = "etn"
+	// Channel blocks' own texts: "<channel>.title" and "<channel>.body".
+	titleSuffix = ".title"
+	bodySuffix  = ".body"
 )
 
 // NewRenderer compiles the templates of an alert. Errors name the field.
@@ -223,6 +227,34 @@ func NewRenderer(tenant string, alertID int64, s *model.AlertSettings, publicURL
 		if c.Voice != nil {
 			checks = append(checks, struct{ key, field, text string }{tplVoice, "settings.channels.voice.message", c.Voice.Message})
 		}
+		if c.Etn != nil {
+			checks = append(checks, struct{ key, field, text string }{tplEtn, "settings.channels.etn.message", c.Etn.Message})
+		}
+		if c.Push != nil {
+			checks = append(checks,
+				struct{ key, field, text string }{"push" + titleSuffix, "settings.channels.push.title", c.Push.Title},
+				struct{ key, field, text string }{"push" + bodySuffix, "settings.channels.push.body", c.Push.Body})
+		}
+		if c.MyAlertsApp != nil {
+			checks = append(checks,
+				struct{ key, field, text string }{"myAlertsApp" + titleSuffix, "settings.channels.myAlertsApp.title", c.MyAlertsApp.Title},
+				struct{ key, field, text string }{"myAlertsApp" + bodySuffix, "settings.channels.myAlertsApp.body", c.MyAlertsApp.Body})
+		}
+		if c.MobileBroadcast != nil {
+			checks = append(checks, struct{ key, field, text string }{"mobileBroadcast" + bodySuffix, "settings.channels.mobileBroadcast.text", c.MobileBroadcast.Text})
+		}
+		if c.TeamChat != nil {
+			checks = append(checks, struct{ key, field, text string }{"teamChat" + bodySuffix, "settings.channels.teamChat.message", c.TeamChat.Message})
+		}
+		if c.SocialPostA != nil {
+			checks = append(checks, struct{ key, field, text string }{"socialPostA" + bodySuffix, "settings.channels.socialPostA.message", c.SocialPostA.Message})
+		}
+		if c.SocialPostB != nil {
+			checks = append(checks, struct{ key, field, text string }{"socialPostB" + bodySuffix, "settings.channels.socialPostB.message", c.SocialPostB.Message})
+		}
+		if c.Neighborhood != nil {
+			checks = append(checks, struct{ key, field, text string }{"neighborhood" + bodySuffix, "settings.channels.neighborhood.message", c.Neighborhood.Message})
+		}
 	}
 	for _, c := range checks {
 		if err := add(c.key, c.field, c.text); err != nil {
@@ -273,8 +305,14 @@ func (r *Renderer) ResponseLink(seq int64) string {
 
 func (r *Renderer) lookup(rec *storage.RecipientRow, link string) func(string) string {
 	var custom map[string]any
-	return func(name string) string {
+	var look func(string) string
+	look = func(name string) string {
 		switch name {
+		case "subject":
+			// The subject with its own variables filled.
+			if t, ok := r.templates[tplSubject]; ok && !t.Uses("subject") {
+				return t.Render(look)
+			}
 		case "firstName":
 			return rec.FirstName
 		case "lastName":
@@ -325,6 +363,7 @@ func (r *Renderer) lookup(rec *storage.RecipientRow, link string) func(string) s
 			return string(b)
 		}
 	}
+	return look
 }
 
 func deref(s *string) string {
@@ -368,16 +407,37 @@ func (r *Renderer) Message(ch string, rec *storage.RecipientRow, link string) ch
 		m.Text = r.render(tplText, tplBody, look) + extra
 	case string(channels.Voice), string(channels.Etn):
 		m.Subject = r.render(tplSubject, "", look)
-		m.Text = r.render(tplVoice, tplBody, look)
+		if ch == string(channels.Etn) {
+			m.Text = r.render(tplEtn, tplBody, look)
+		} else {
+			m.Text = r.render(tplVoice, tplBody, look)
+		}
 		if s.Conference != nil {
 			m.Text += "\n" + ConferenceText(s.Conference)
 		}
-	default:
+	case string(channels.MobileBroadcast):
+		// The CAP document's headline and description; the broadcast text
+		// itself is BroadcastText.
 		m.Subject = r.render(tplSubject, "", look)
 		m.Text = r.render(tplBody, "", look) + extra
+	default:
+		// Every other channel: the block's own title and text when it has
+		// them, else the message's; variables filled the same way.
+		m.Subject = r.render(ch+titleSuffix, tplSubject, look)
+		if _, own := r.templates[ch+bodySuffix]; own {
+			m.Text = r.render(ch+bodySuffix, "", look)
+		} else {
+			m.Text = r.render(tplBody, "", look) + extra
+		}
 	}
 	m.Metadata = r.metadata(ch)
 	return m
+}
+
+// BroadcastText is the mobile broadcast's own text with its variables
+// filled ("" when the block has none).
+func (r *Renderer) BroadcastText() string {
+	return r.render(string(channels.MobileBroadcast)+bodySuffix, "", r.lookup(&storage.RecipientRow{}, ""))
 }
 
 func (r *Renderer) templateUses(ch, name string) bool {

@@ -76,7 +76,10 @@ type Result struct {
 	// Permanent marks a failure that a retry will not fix (a bad address, a
 	// rejected token). Temporary failures are retried.
 	Permanent bool
-	Error     string
+	// Unreachable marks a failure to reach the provider at all (connection
+	// refused or reset, no answer): another provider may still deliver it.
+	Unreachable bool
+	Error       string
 }
 
 // Sender delivers batches of messages on one channel. Send returns one

@@ -199,6 +199,37 @@ func (s RecipientSpec) selection(a *argList) string {
 		WHERE ` + where
 }
 
+// adHocInsert adds an alert's ad-hoc recipients ($4..$7: first names, last
+// names, lower-case emails, E.164 phones; $3 the recipients so far). One
+// person is one recipient: an entry whose email is one of a resolved
+// person's addresses, or whose phone one of their numbers, is that
+// recipient (made mandatory, as ad-hoc recipients are), and an entry that
+// shares its email or phone with an earlier entry is that entry. The
+// lookups go through the (tenant_id, address), (tenant_id, number) and
+// (alert_id, person_id) indexes, once per ad-hoc entry.
+const adHocInsert = `
+	WITH t AS (
+		SELECT * FROM unnest($4::text[], $5::text[], $6::text[], $7::text[]) WITH ORDINALITY AS t(first, last, email, phone, ord)),
+	known AS (
+		SELECT t.ord, min(r.seq) AS seq FROM t
+		JOIN LATERAL (
+			SELECT e.person_id FROM person_emails e WHERE t.email <> '' AND e.tenant_id = $1 AND e.address = t.email
+			UNION SELECT ph.person_id FROM person_phones ph WHERE t.phone <> '' AND ph.tenant_id = $1 AND ph.number = t.phone
+		) m ON true
+		JOIN alert_recipients r ON r.alert_id = $2 AND r.person_id = m.person_id AND r.tenant_id = $1
+		GROUP BY t.ord),
+	marked AS (
+		UPDATE alert_recipients r SET is_mandatory = true FROM known k
+		WHERE r.tenant_id = $1 AND r.alert_id = $2 AND r.seq = k.seq AND NOT r.is_mandatory),
+	fresh AS (
+		SELECT t.* FROM t
+		WHERE NOT EXISTS (SELECT 1 FROM known k WHERE k.ord = t.ord)
+			AND NOT EXISTS (SELECT 1 FROM t u WHERE u.ord < t.ord
+				AND ((t.email <> '' AND u.email = t.email) OR (t.phone <> '' AND u.phone = t.phone))))
+	INSERT INTO alert_recipients (tenant_id, alert_id, seq, first_name, last_name, email, phone, voice_phone, is_mandatory)
+	SELECT $1, $2, $3 + row_number() OVER (ORDER BY f.ord), f.first, f.last, nullif(f.email, ''), nullif(f.phone, ''), nullif(f.phone, ''), true
+	FROM fresh f`
+
 // ResolveRecipients writes the recipients of an alert into alert_recipients
 // with one INSERT ... SELECT (plus one for ad-hoc recipients), numbering them
 // 1..n. It runs inside tx; a second call for the same alert does nothing and
@@ -234,9 +265,7 @@ func ResolveRecipients(ctx context.Context, tx *sqlx.Tx, tenant string, alertID 
 		for _, r := range s.AdHoc {
 			first, last, email, phone = append(first, r.FirstName), append(last, r.LastName), append(email, r.Email), append(phone, r.Phone)
 		}
-		res, err := tx.ExecContext(ctx, `INSERT INTO alert_recipients (tenant_id, alert_id, seq, first_name, last_name, email, phone, voice_phone, is_mandatory)
-			SELECT $1, $2, $3 + t.ord, t.first, t.last, nullif(t.email, ''), nullif(t.phone, ''), nullif(t.phone, ''), true
-			FROM unnest($4::text[], $5::text[], $6::text[], $7::text[]) WITH ORDINALITY AS t(first, last, email, phone, ord)`,
+		res, err := tx.ExecContext(ctx, adHocInsert,
 			tenant, alertID, count, pq.StringArray(first), pq.StringArray(last), pq.StringArray(email), pq.StringArray(phone))
 		if err != nil {
 			return 0, fmt.Errorf("add ad-hoc recipients: %w", err)

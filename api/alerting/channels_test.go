@@ -1,12 +1,19 @@
 package alerting_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/binary"
+	"encoding/json"
 	"fmt"
+	"math"
+	"mime/multipart"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -128,30 +135,121 @@ type broadcastRow struct {
 	Error       string `db:"error"`
 }
 
-// TestOneAlertOnAllThirteenChannels sends one alert on every channel, each
-// through its loopback counterpart (email and text through the sandbox).
+// apiPerson is a directory user created through the API.
+type apiPerson struct {
+	ID                  int64
+	First, Email, Phone string
+}
+
+// configureThroughAPI configures every channel's providers with
+// putChannelProviderSettings: ETN's primary is a closed port and push's
+// primary refuses the credentials, each with a working fallback.
+func configureThroughAPI(t *testing.T, s *stacktest.Stack, tok string, refusing *pushtest.Server) *loopbacks {
+	t.Helper()
+	l := &loopbacks{
+		voice: voicetest.New(t, "voice-token", "voice-signing-secret"),
+		push:  pushtest.New(t, "push-token"), app: pushtest.New(t, "app-token"),
+		fax:    faxtest.New(t, "fax-token"),
+		cap:    captest.New(t, "cap-token"),
+		chat:   teamchattest.New(t),
+		social: socialtest.New(t, map[string]string{"county": "tok-a", "city": "tok-b"}),
+		neighborhood: neighborhoodtest.New(t, map[string]neighborhoodtest.Account{
+			"pd": {Token: "tok-n", Groups: []string{"g1", "g2"}}}),
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String()
+	ln.Close()
+	put := func(ch channels.Channel, set providers.Settings) {
+		t.Helper()
+		if r := s.Do(t, http.MethodPut, "/v2/settings/channels/"+string(ch), tok, set); r.Status != http.StatusOK {
+			t.Fatalf("configure %s: %d %s", ch, r.Status, r.Body)
+		}
+	}
+	voiceP := providers.Provider{URL: l.voice.URL, Token: "voice-token", From: "+15550001000", SigningSecret: "voice-signing-secret"}
+	put(channels.Voice, providers.Settings{Providers: []providers.Provider{voiceP}})
+	put(channels.Etn, providers.Settings{Providers: []providers.Provider{
+		{URL: closed, Token: "gone", From: "+15550001000", SigningSecret: "voice-signing-secret"}, voiceP}, MaxConcurrentCalls: 2})
+	put(channels.Push, providers.Settings{Providers: []providers.Provider{{URL: refusing.URL, Token: "push-token"}, {URL: l.push.URL, Token: "push-token"}}})
+	put(channels.MyAlertsApp, providers.Settings{Providers: []providers.Provider{{URL: l.app.URL, Token: "app-token"}}})
+	put(channels.Fax, providers.Settings{Providers: []providers.Provider{{URL: l.fax.URL, Token: "fax-token", From: "+15550002000"}}})
+	capP := []providers.Provider{{URL: l.cap.URL + "/cap", Token: "cap-token", SenderID: "oem@county.example"}}
+	put(channels.Eas, providers.Settings{Providers: capP})
+	put(channels.MobileBroadcast, providers.Settings{Providers: capP})
+	put(channels.TeamChat, providers.Settings{Targets: []providers.Target{
+		{Name: "ops", URL: l.chat.Webhook("teams", "s3"), Style: "teams"},
+		{Name: "eng", URL: l.chat.Webhook("slack", "s4"), Style: "slack"}}})
+	put(channels.SocialPostA, providers.Settings{Providers: []providers.Provider{{URL: l.social.URL}}, Accounts: []providers.Account{{ID: "county", Name: "County", Token: "tok-a"}}})
+	put(channels.SocialPostB, providers.Settings{Providers: []providers.Provider{{URL: l.social.URL}}, Accounts: []providers.Account{{ID: "city", Name: "City", Token: "tok-b"}}})
+	put(channels.Neighborhood, providers.Settings{Providers: []providers.Provider{{URL: l.neighborhood.URL}},
+		Accounts: []providers.Account{{ID: "pd", Name: "PD", Token: "tok-n", Groups: []providers.Group{{ID: "g1", Name: "North"}, {ID: "g2", Name: "South"}}}}})
+	return l
+}
+
+// directoryUser creates a user of directory staff with an email and a
+// phone, and runs more (devices, fax numbers) on its path.
+func directoryUser(t *testing.T, s *stacktest.Stack, tenant, tok string, p *apiPerson, apps []map[string]any, more ...func(base string)) {
+	t.Helper()
+	do := func(path string, body any) stacktest.Response {
+		t.Helper()
+		r := s.Do(t, http.MethodPost, path, tok, body)
+		if r.Status != http.StatusCreated {
+			t.Fatalf("POST %s: %d %s", path, r.Status, r.Body)
+		}
+		return r
+	}
+	body := map[string]any{"name": map[string]any{"first": p.First, "last": "Test"}}
+	if apps != nil {
+		body["mobileApps"] = apps
+	}
+	var u struct{ ID string }
+	do("/"+tenant+"/directory/staff/users", body).JSON(t, &u)
+	id, err := strconv.ParseInt(u.ID, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.ID = id
+	base := "/" + tenant + "/directory/staff/users/" + u.ID
+	do(base+"/contact/emails", map[string]any{"address": p.Email})
+	do(base+"/contact/phones", map[string]any{"number": p.Phone})
+	for _, f := range more {
+		f(base)
+	}
+}
+
+// TestOneAlertOnAllThirteenChannels is the acceptance scenario through the
+// API alone: people, devices and fax numbers registered with directory
+// operations, providers configured with the settings operations (ETN's
+// primary unreachable, push's refusing), one Emergency alert on all
+// thirteen channels, every provider receiving what the README describes
+// with variables filled, and the per-recipient view final when the alert is.
 func TestOneAlertOnAllThirteenChannels(t *testing.T) {
 	t.Parallel()
 	sb, withSandbox := stacktest.Sandbox(t)
 	s := startWithPublicURL(t, withSandbox)
 	tenant := stacktest.NewTenant()
 	tok := s.Token(t, tenant)
-	l := configureLoopbacks(t, s, tenant)
-	ada := &contact{First: "Ada", Last: "Lovelace", Phone: "+15550100001", Email: "ada-" + tenant + "@example.com"}
-	alan := &contact{First: "Alan", Last: "Turing", Phone: "+15550100002", Email: "alan-" + tenant + "@example.com"}
-	seed(t, s, tenant, ada, alan)
-	ctx := context.Background()
-	for _, q := range []struct {
-		sql  string
-		args []any
-	}{
-		{`INSERT INTO person_devices (tenant_id, person_id, app, token) VALUES ($1, $2, 'push', 'ada-phone'), ($1, $2, 'push', 'ada-tablet'), ($1, $2, 'myalerts', 'ada-app')`, []any{tenant, ada.ID}},
-		{`INSERT INTO person_phones (tenant_id, person_id, number, phone_type, can_text, can_call) VALUES ($1, $2, '+15550109999', 'Fax', false, false)`, []any{tenant, ada.ID}},
-	} {
-		if _, err := s.DB.ExecContext(ctx, q.sql, q.args...); err != nil {
-			t.Fatal(err)
-		}
-	}
+	refusing := pushtest.New(t, "push-token")
+	refusing.FailWith(http.StatusForbidden)
+	l := configureThroughAPI(t, s, tok, refusing)
+
+	ada := &apiPerson{First: "Ada", Phone: "+12025550101", Email: "ada-" + tenant + "@example.com"}
+	alan := &apiPerson{First: "Alan", Phone: "+12025550102", Email: "alan-" + tenant + "@example.com"}
+	directoryUser(t, s, tenant, tok, ada, []map[string]any{{"installationId": "ios-ada", "platform": "ios", "pushToken": "ada-app-token"}},
+		func(base string) {
+			for _, dev := range []string{"ada-phone-token", "ada-tablet-token"} {
+				if r := s.Do(t, http.MethodPost, base+"/contact/devices", tok, map[string]any{"platform": "ios", "token": dev}); r.Status != http.StatusCreated {
+					t.Fatalf("register device: %d %s", r.Status, r.Body)
+				}
+			}
+			if r := s.Do(t, http.MethodPost, base+"/contact/phones", tok, map[string]any{"number": "+12025550109", "type": "Fax"}); r.Status != http.StatusCreated {
+				t.Fatalf("add fax number: %d %s", r.Status, r.Body)
+			}
+		})
+	directoryUser(t, s, tenant, tok, alan, nil)
+
 	l.voice.Script(ada.Phone, voicetest.Outcome{Status: "answered", AnsweredBy: "human", Digits: "1"})
 	l.voice.Script(alan.Phone, voicetest.Outcome{Status: "busy"})
 	alert := map[string]any{"settings": map[string]any{
@@ -160,26 +258,31 @@ func TestOneAlertOnAllThirteenChannels(t *testing.T) {
 		"channels": map[string]any{
 			"email":           map[string]any{"enabled": true},
 			"text":            map[string]any{"enabled": true},
-			"etn":             map[string]any{"enabled": true},
+			"etn":             map[string]any{"enabled": true, "message": "ETN call for {{firstName}} about alert {{alertId}}."},
 			"voice":           map[string]any{"enabled": true, "repeat": 2, "pressOneToConfirm": true},
-			"push":            map[string]any{"enabled": true, "title": "Evacuate now", "loudTone": true},
-			"myAlertsApp":     map[string]any{"enabled": true},
+			"push":            map[string]any{"enabled": true, "title": "Evacuate now, {{firstName}}", "loudTone": true},
+			"myAlertsApp":     map[string]any{"enabled": true, "body": "App body for {{firstName}}"},
 			"fax":             map[string]any{"enabled": true, "coverPage": true},
 			"eas":             map[string]any{"enabled": true, "eventCode": "EVI", "sameCodes": []string{"041005"}},
-			"mobileBroadcast": map[string]any{"enabled": true, "text": "Evacuate the campus now."},
-			"teamChat":        map[string]any{"enabled": true},
+			"mobileBroadcast": map[string]any{"enabled": true, "text": "Evacuate the campus now (alert {{alertId}})."},
+			"teamChat":        map[string]any{"enabled": true, "message": "Chat: {{subject}} ({{alertId}})"},
 			"socialPostA":     map[string]any{"enabled": true},
 			"socialPostB":     map[string]any{"enabled": true},
 			"neighborhood":    map[string]any{"enabled": true, "groups": []string{"g2"}},
 		},
-		"recipients": map[string]any{"contactIds": []int64{ada.ID, alan.ID}},
+		// Ada twice: by id and as an ad-hoc entry with her address in
+		// another case; she is one recipient.
+		"recipients": map[string]any{"contactIds": []int64{ada.ID, alan.ID},
+			"adHoc": []map[string]any{{"firstName": "Ada", "lastName": "Test", "email": strings.ToUpper(ada.Email)}}},
 	}}
 	res := send(t, s, tok, alert)
 	st := waitDone(t, s, tok, res.AlertID)
-	if st.Status != "Sent" {
-		t.Fatalf("alert status %+v", st)
+	if st.Status != "Sent" || st.Recipients != 2 {
+		t.Fatalf("alert status %+v, want Sent to 2 recipients", st)
 	}
+	alertID := strconv.FormatInt(res.AlertID, 10)
 
+	ctx := context.Background()
 	var rows []deliveryRow
 	if err := s.DB.SelectContext(ctx, &rows, `SELECT d.seq, d.channel, d.address, d.status, d.error FROM alert_deliveries d
 		WHERE d.tenant_id = $1 AND d.alert_id = $2 ORDER BY d.channel, d.seq`, tenant, res.AlertID); err != nil {
@@ -190,47 +293,32 @@ func TestOneAlertOnAllThirteenChannels(t *testing.T) {
 		got[r.Channel+"/"+strings.Split(strings.TrimPrefix(r.Address, "+"), ",")[0]] = r
 	}
 	want := map[string]string{
-		"email/ada-" + tenant + "@example.com":  "Sent",
-		"email/alan-" + tenant + "@example.com": "Sent",
-		"text/15550100001":                      "Sent",
-		"text/15550100002":                      "Sent",
-		"push/ada-phone":                        "Sent",
-		"push/":                                 "Failed", // Alan has no device
-		"myAlertsApp/ada-app":                   "Sent",
-		"myAlertsApp/":                          "Failed",
-		"fax/15550109999":                       "Sent",
-		"fax/":                                  "Failed",
+		"email/" + ada.Email:        "Sent",
+		"email/" + alan.Email:       "Sent",
+		"text/12025550101":          "Sent",
+		"text/12025550102":          "Sent",
+		"push/ada-phone-token":      "Sent",
+		"push/":                     "Failed", // Alan has no device
+		"myAlertsApp/ada-app-token": "Sent",
+		"myAlertsApp/":              "Failed",
+		"fax/12025550109":           "Sent",
+		"fax/":                      "Failed",
 	}
 	for k, w := range want {
 		if g, ok := got[k]; !ok || g.Status != w {
 			t.Errorf("%s: got %+v, want %s (all rows %+v)", k, g, w, rows)
 		}
 	}
-	if len(rows) != 14 || got["voice/15550100001"].Status == "" || got["voice/15550100002"].Status == "" ||
-		got["etn/15550100001"].Status == "" || got["etn/15550100002"].Status == "" {
+	if len(rows) != 14 || got["voice/12025550101"].Status == "" || got["voice/12025550102"].Status == "" ||
+		got["etn/12025550101"].Status == "" || got["etn/12025550102"].Status == "" {
 		t.Errorf("%d delivery rows, want one per recipient and channel: %+v", len(rows), rows)
 	}
-	if r := got["push/ada-phone"]; r.Address != "ada-phone,ada-tablet" {
+	if r := got["push/ada-phone-token"]; r.Address != "ada-phone-token,ada-tablet-token" {
 		t.Errorf("push row address %q, want both tokens", r.Address)
 	}
 
-	var bc []broadcastRow
-	if err := s.DB.SelectContext(ctx, &bc, `SELECT channel, destination, status, error FROM alert_broadcasts
-		WHERE tenant_id = $1 AND alert_id = $2 ORDER BY channel, destination`, tenant, res.AlertID); err != nil {
-		t.Fatal(err)
-	}
-	wantBC := []string{"eas/eas", "mobileBroadcast/mobileBroadcast", "neighborhood/pd", "socialPostA/county", "socialPostB/city", "teamChat/eng", "teamChat/ops"}
-	if len(bc) != len(wantBC) {
-		t.Fatalf("broadcast rows %+v", bc)
-	}
-	for i, b := range bc {
-		if b.Channel+"/"+b.Destination != wantBC[i] || (b.Status != "Sent" && b.Status != "Delivered") {
-			t.Errorf("broadcast %d: %+v, want %s delivered", i, b, wantBC[i])
-		}
-	}
-
 	// The results show every channel: per recipient, per destination.
-	r0 := s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d/results", res.AlertID), tok, nil)
+	r0 := s.Do(t, http.MethodGet, "/v2/alerts/"+alertID+"/results", tok, nil)
 	var summary struct {
 		Channels []struct {
 			Channel                        string
@@ -249,10 +337,10 @@ func TestOneAlertOnAllThirteenChannels(t *testing.T) {
 		}
 	}
 
-	// What each provider received.
+	// What each provider received, variables filled everywhere.
 	ectx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	for _, c := range []*contact{ada, alan} {
+	for _, c := range []*apiPerson{ada, alan} {
 		if m, err := sb.SMTP.WaitTo(ectx, c.Email); err != nil || !strings.Contains(m.Text, "Hello "+c.First) {
 			t.Errorf("email to %s: %+v %v", c.First, m, err)
 		}
@@ -260,28 +348,47 @@ func TestOneAlertOnAllThirteenChannels(t *testing.T) {
 			t.Errorf("text to %s: %+v %v", c.First, m, err)
 		}
 	}
+	emailsToAda := 0
+	for _, m := range sb.SMTP.Messages() {
+		for _, to := range m.To {
+			if strings.EqualFold(to, ada.Email) {
+				emailsToAda++
+			}
+		}
+	}
+	if emailsToAda != 1 {
+		t.Errorf("Ada got %d emails, want one", emailsToAda)
+	}
 	calls := l.voice.Calls()
-	if len(calls) != 4 { // voice and ETN, both recipients
+	if len(calls) != 4 { // voice and ETN (through the fallback), both recipients
 		t.Fatalf("%d calls", len(calls))
 	}
+	etnCalls := 0
 	for _, c := range calls {
 		if strings.Contains(c.IdempotencyKey, ":etn:") {
+			etnCalls++
+			if c.Request.To == ada.Phone && (c.Request.Say == nil || c.Request.Say.Text != "ETN call for Ada about alert "+alertID+".") {
+				t.Errorf("ETN call to Ada: %+v", c.Request.Say)
+			}
 			continue
 		}
 		if c.Request.Gather == nil || c.Request.Repeat != 2 {
 			t.Errorf("call without press-1 or repeat: %+v", c.Request)
 		}
 	}
+	if etnCalls != 2 {
+		t.Errorf("%d ETN calls reached the fallback provider, want 2", etnCalls)
+	}
 	pushes := l.push.Received()
 	if len(pushes) != 2 {
-		t.Fatalf("push notifications %+v", pushes)
+		t.Fatalf("push notifications at the fallback %+v", pushes)
 	}
 	for _, n := range pushes {
-		if n.Title != "Evacuate now" || n.InterruptionLevel != "critical" || !strings.Contains(n.Body, "Hello Ada") {
+		if n.Title != "Evacuate now, Ada" || n.InterruptionLevel != "critical" || !strings.Contains(n.Body, "Hello Ada") {
 			t.Errorf("push notification %+v", n)
 		}
 	}
-	if a := l.app.Received(); len(a) != 1 || a[0].To != "ada-app" {
+	if a := l.app.Received(); len(a) != 1 || a[0].To != "ada-app-token" || a[0].Body != "App body for Ada" {
 		t.Errorf("app notifications %+v", a)
 	}
 	if f := l.fax.Faxes(); len(f) != 1 || !f[0].CoverPage {
@@ -295,9 +402,21 @@ func TestOneAlertOnAllThirteenChannels(t *testing.T) {
 		if err := captest.Validate(t, d); err != nil {
 			t.Error(err)
 		}
+		if doc := string(d); strings.Contains(doc, "{{") {
+			t.Errorf("CAP document with an unfilled variable: %s", doc)
+		} else if strings.Contains(doc, "CMAM") && !strings.Contains(doc, "Evacuate the campus now (alert "+alertID+").") {
+			t.Errorf("mobile broadcast text: %s", doc)
+		}
 	}
-	if p := l.chat.Posts(); len(p) != 2 {
-		t.Errorf("chat posts %+v", p)
+	posts := l.chat.Posts()
+	if len(posts) != 2 {
+		t.Errorf("chat posts %+v", posts)
+	}
+	for _, p := range posts {
+		j, _ := json.Marshal(p)
+		if b := string(j); strings.Contains(b, "{{") || !strings.Contains(b, "Chat: Evacuate ("+alertID+")") {
+			t.Errorf("chat post %s", b)
+		}
 	}
 	if p := l.social.Posts(); len(p) != 2 {
 		t.Errorf("social posts %+v", p)
@@ -307,30 +426,51 @@ func TestOneAlertOnAllThirteenChannels(t *testing.T) {
 	}
 	l.checkProblems(t)
 
+	// Each recipient's view: every channel final, the broadcast ones by
+	// their shared deliveries.
+	for seq := 1; seq <= 2; seq++ {
+		r := s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%s/results/recipients/%d", alertID, seq), tok, nil)
+		var view struct {
+			Channels []struct {
+				Channel, Status string
+				Deliveries      []struct{ Status string }
+			}
+		}
+		r.JSON(t, &view)
+		if r.Status != 200 || len(view.Channels) != 13 {
+			t.Fatalf("recipient %d: %d %s", seq, r.Status, r.Body)
+		}
+		for _, c := range view.Channels {
+			if c.Status == "Pending" || c.Status == "Retrying" || len(c.Deliveries) == 0 {
+				t.Errorf("recipient %d, %s: %+v, want final deliveries", seq, c.Channel, c)
+			}
+		}
+	}
+
 	// The calls' status callbacks are receipts: Ada answered and pressed 1
 	// (delivered and confirmed), Alan's line was busy (failed).
 	stacktest.Eventually(t, 60*time.Second, "the call statuses to reach the deliveries", func() bool {
 		var n int
 		_ = s.DB.GetContext(ctx, &n, `SELECT count(*) FROM alert_deliveries d JOIN alert_recipients r USING (alert_id, seq)
-			WHERE d.alert_id = $1 AND d.channel = 'voice' AND ((d.seq = 1 AND d.status = 'Delivered' AND r.confirmed_at IS NOT NULL)
-				OR (d.seq = 2 AND d.status = 'Failed'))`, res.AlertID)
-		if n != 2 {
-			var dbg []string
-			_ = s.DB.SelectContext(ctx, &dbg, `SELECT d.seq || ' ' || d.status || ' ' || d.error || ' ' || coalesce(r.confirmed_at::text, '-') FROM alert_deliveries d JOIN alert_recipients r USING (alert_id, seq) WHERE d.alert_id = $1 AND d.channel = 'voice'`, res.AlertID)
-			var calls []string
-			_ = s.DB.SelectContext(ctx, &calls, `SELECT call_key || ' ' || status || ' ' || digits FROM voice_calls WHERE alert_id = $1`, res.AlertID)
-			n, cbs := l.voice.Callbacks()
-			t.Logf("rows %v calls %v callbacks %d %v", dbg, calls, n, cbs)
-		}
+			WHERE d.alert_id = $1 AND d.channel = 'voice' AND ((r.person_id = $2 AND d.status = 'Delivered' AND r.confirmed_at IS NOT NULL)
+				OR (r.person_id = $3 AND d.status = 'Failed'))`, res.AlertID, ada.ID, alan.ID)
 		return n == 2
 	})
-	r := s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d/results/channels/voice", res.AlertID), tok, nil)
+	r := s.Do(t, http.MethodGet, "/v2/alerts/"+alertID+"/results/channels/voice", tok, nil)
 	if r.Status != 200 || !strings.Contains(string(r.Body), `"confirmed":true`) {
 		t.Errorf("voice results %d %s", r.Status, r.Body)
 	}
+	r = s.Do(t, http.MethodGet, "/v2/alerts/"+alertID+"/results/channels/etn", tok, nil)
+	var etnPage struct {
+		Items []struct{ Phone, Status string }
+	}
+	r.JSON(t, &etnPage)
+	if r.Status != 200 || len(etnPage.Items) != 2 {
+		t.Errorf("ETN page lists %d calls: %d %s", len(etnPage.Items), r.Status, r.Body)
+	}
 
 	// The neighborhood page: one row per account and group posted to.
-	r = s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d/results/channels/social/neighborhood", res.AlertID), tok, nil)
+	r = s.Do(t, http.MethodGet, "/v2/alerts/"+alertID+"/results/channels/social/neighborhood", tok, nil)
 	var nb struct {
 		Items []struct {
 			Account struct{ ID, Name string }
@@ -499,6 +639,159 @@ func TestBusyCallIsRedialled(t *testing.T) {
 	})
 	if n := len(l.voice.Calls()); n != 2 {
 		t.Errorf("%d calls, want the busy one and the redial", n)
+	}
+	l.checkProblems(t)
+}
+
+// TestEtnWithoutAreasCallsEveryTime sends ETN alerts without areas one
+// after another and two at once: every one calls each recipient's phone
+// and lists the calls on its ETN page.
+func TestEtnWithoutAreasCallsEveryTime(t *testing.T) {
+	t.Parallel()
+	s := startWithPublicURL(t)
+	tenant := stacktest.NewTenant()
+	tok := s.Token(t, tenant)
+	l := configureThroughAPI(t, s, tok, pushtest.New(t, "push-token"))
+	ada := &apiPerson{First: "Ada", Phone: "+12025550111", Email: "ada-" + tenant + "@example.com"}
+	alan := &apiPerson{First: "Alan", Phone: "+12025550112", Email: "alan-" + tenant + "@example.com"}
+	directoryUser(t, s, tenant, tok, ada, nil)
+	directoryUser(t, s, tenant, tok, alan, nil)
+	alert := map[string]any{"settings": map[string]any{
+		"message":    map[string]any{"subject": "Boil water", "body": "Boil water before drinking, {{firstName}}."},
+		"channels":   map[string]any{"etn": map[string]any{"enabled": true}},
+		"recipients": map[string]any{"contactIds": []int64{ada.ID, alan.ID}},
+	}}
+	check := func(id int64) {
+		t.Helper()
+		var st alertStatus
+		deadline := time.Now().Add(60 * time.Second)
+		for st = status(t, s, tok, id); !st.Completed && time.Now().Before(deadline); st = status(t, s, tok, id) {
+			time.Sleep(500 * time.Millisecond)
+		}
+		if !st.Completed {
+			var dbg []string
+			_ = s.DB.SelectContext(context.Background(), &dbg, `SELECT channel || ' ' || seq || ' ' || status || ' ' || error FROM alert_deliveries WHERE alert_id = $1`, id)
+			var calls []string
+			_ = s.DB.SelectContext(context.Background(), &calls, `SELECT call_key || ' ' || status || ' ' || error FROM voice_calls WHERE alert_id = $1`, id)
+			t.Fatalf("alert %d not complete: %+v rows %v calls %v voice %d", id, st, dbg, calls, len(l.voice.Calls()))
+		}
+		if st.Status != "Sent" {
+			t.Errorf("alert %d: %+v", id, st)
+		}
+		var page struct {
+			Items []struct{ Phone, Status string }
+		}
+		r := s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d/results/channels/etn", id), tok, nil)
+		r.JSON(t, &page)
+		if r.Status != 200 || len(page.Items) != 2 {
+			t.Errorf("alert %d: ETN page %d %s", id, r.Status, r.Body)
+		}
+		for _, it := range page.Items {
+			if it.Status != "Sent" && it.Status != "Delivered" {
+				t.Errorf("alert %d: ETN call %+v", id, it)
+			}
+		}
+	}
+	var ids []int64
+	for range 2 {
+		id := send(t, s, tok, alert).AlertID
+		check(id)
+		ids = append(ids, id)
+	}
+	a, b := send(t, s, tok, alert).AlertID, send(t, s, tok, alert).AlertID
+	check(a)
+	check(b)
+	ids = append(ids, a, b)
+	calls := map[string]int{}
+	for _, c := range l.voice.Calls() {
+		calls[strings.SplitN(c.IdempotencyKey, ":", 2)[0]]++
+	}
+	for _, id := range ids {
+		if n := calls[fmt.Sprintf("alert-%s-%d", tenant, id)]; n != 2 {
+			t.Errorf("alert %d made %d calls, want 2", id, n)
+		}
+	}
+	l.checkProblems(t)
+}
+
+// wavTone is one second of a 440 Hz tone as 16-bit mono WAV.
+func wavTone(t *testing.T) []byte {
+	t.Helper()
+	const rate = 16000
+	data := make([]byte, 0, rate*2)
+	for i := range rate {
+		v := int16(12000 * math.Sin(2*math.Pi*440*float64(i)/rate))
+		data = binary.LittleEndian.AppendUint16(data, uint16(v))
+	}
+	var b bytes.Buffer
+	b.WriteString("RIFF")
+	_ = binary.Write(&b, binary.LittleEndian, uint32(36+len(data)))
+	b.WriteString("WAVEfmt ")
+	for _, v := range []any{uint32(16), uint16(1), uint16(1), uint32(rate), uint32(rate * 2), uint16(2), uint16(16)} {
+		_ = binary.Write(&b, binary.LittleEndian, v)
+	}
+	b.WriteString("data")
+	_ = binary.Write(&b, binary.LittleEndian, uint32(len(data)))
+	b.Write(data)
+	return b.Bytes()
+}
+
+// TestAudioFileByFullOrShortName names a stored audio file in voice and EAS
+// blocks by its full name (folder/name) and by its name alone: the call
+// plays its voice version and the CAP document embeds its EAS version.
+func TestAudioFileByFullOrShortName(t *testing.T) {
+	t.Parallel()
+	s := startWithPublicURL(t)
+	tenant := stacktest.NewTenant()
+	tok := s.Token(t, tenant)
+	l := configureThroughAPI(t, s, tok, pushtest.New(t, "push-token"))
+	ada := &apiPerson{First: "Ada", Phone: "+12025550121", Email: "ada-" + tenant + "@example.com"}
+	directoryUser(t, s, tenant, tok, ada, nil)
+
+	w := wavTone(t)
+	var b bytes.Buffer
+	mw := multipart.NewWriter(&b)
+	for k, v := range map[string]string{"FileName": "eas-siren.wav", "FolderName": "sirens", "ContentType": "audio/wav",
+		"ContentLength": strconv.Itoa(len(w)), "EncodeForVoiceAudio": "true", "EncodeForEasAudio": "true"} {
+		_ = mw.WriteField(k, v)
+	}
+	fw, _ := mw.CreateFormFile("HttpFile", "eas-siren.wav")
+	_, _ = fw.Write(w)
+	_ = mw.Close()
+	if r := s.Do(t, http.MethodPost, "/v4/"+tenant+"/files", tok, &b, "Content-Type", mw.FormDataContentType()); r.Status != http.StatusCreated {
+		t.Fatalf("upload: %d %s", r.Status, r.Body)
+	}
+	for i, name := range []string{"sirens/eas-siren.wav", "eas-siren.wav"} {
+		res := send(t, s, tok, map[string]any{"settings": map[string]any{
+			"message": map[string]any{"subject": "Siren test", "body": "This is a siren test."},
+			"channels": map[string]any{
+				"voice": map[string]any{"enabled": true, "audioFileName": name},
+				"eas":   map[string]any{"enabled": true, "eventCode": "RWT", "audioFileName": name},
+			},
+			"recipients": map[string]any{"contactIds": []int64{ada.ID}},
+		}})
+		if st := waitDone(t, s, tok, res.AlertID); st.Status != "Sent" {
+			t.Fatalf("%s: alert %+v", name, st)
+		}
+		var rows []deliveryRow
+		if err := s.DB.SelectContext(context.Background(), &rows, `SELECT seq, channel, address, status, error FROM alert_deliveries
+			WHERE tenant_id = $1 AND alert_id = $2`, tenant, res.AlertID); err != nil {
+			t.Fatal(err)
+		}
+		if len(rows) != 1 || rows[0].Status == "Failed" {
+			t.Errorf("%s: voice deliveries %+v", name, rows)
+		}
+		calls := l.voice.Calls()
+		if len(calls) != i+1 || calls[i].Request.Play == nil || calls[i].Request.Play.URL == "" || calls[i].Request.Say != nil {
+			t.Errorf("%s: call %+v", name, calls)
+		} else if !strings.Contains(calls[i].Request.Play.URL, "/voice") && !strings.Contains(calls[i].Request.Play.URL, "voice") {
+			t.Errorf("%s: the call plays %s, not the voice version", name, calls[i].Request.Play.URL)
+		}
+		docs := l.cap.Documents()
+		if len(docs) != i+1 || !strings.Contains(string(docs[i]), "<resourceDesc>EAS Broadcast Content</resourceDesc>") ||
+			!strings.Contains(string(docs[i]), "<derefUri>") {
+			t.Errorf("%s: %d CAP documents, the last without the EAS audio", name, len(docs))
+		}
 	}
 	l.checkProblems(t)
 }

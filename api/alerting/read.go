@@ -647,10 +647,89 @@ func (h *handler) getAlertsByIDSingleRecipient(ctx context.Context, in *singleRe
 		})
 		cd.Status = model.DeliveryStatus(d.Status)
 	}
+	if err := h.sharedDeliveries(ctx, al, s, row, byChannel); err != nil {
+		return nil, err
+	}
 	for _, ch := range al.Channels {
 		out.Channels = append(out.Channels, *byChannel[ch])
 	}
 	return &singleRecipientOutput{Body: out}, nil
+}
+
+// sharedDeliveries fills in the channels that reach a recipient through
+// deliveries shared by the whole alert: the broadcast-style channels (one
+// delivery per destination, in alert_broadcasts) and ETN with areas (the
+// recipient's numbers among the called targets). Their status is the best
+// of those deliveries; once the alert is final, a channel with none is
+// Skipped rather than Pending.
+func (h *handler) sharedDeliveries(ctx context.Context, al *storage.Alert, s *model.AlertSettings, row recipientRow, byChannel map[string]*model.ChannelDeliveries) error {
+	final := al.Status == storage.AlertSent || al.Status == storage.AlertFailed
+	var bcast []string
+	etnArea := false
+	for ch := range byChannel {
+		switch {
+		case activities.IsBroadcast(ch):
+			bcast = append(bcast, ch)
+		case ch == "etn" && len(s.Recipients.Areas) > 0:
+			etnArea = true
+		}
+	}
+	if len(bcast) == 0 && !etnArea {
+		return nil
+	}
+	var rows []struct {
+		Channel           string     `db:"channel"`
+		Cycle             int        `db:"cycle"`
+		Address           string     `db:"address"`
+		Status            string     `db:"status"`
+		Attempts          int        `db:"attempts"`
+		ProviderMessageID string     `db:"provider_message_id"`
+		Error             string     `db:"error"`
+		Permanent         bool       `db:"permanent"`
+		Key               string     `db:"key"`
+		SentAt            *time.Time `db:"sent_at"`
+		DeliveredAt       *time.Time `db:"delivered_at"`
+		UpdatedAt         time.Time  `db:"updated_at"`
+	}
+	if err := h.d.DB.SelectContext(ctx, &rows, `
+		SELECT channel, cycle, coalesce(nullif(destination_name, ''), destination) AS address, status, attempts, provider_message_id,
+			error, permanent, idempotency_key AS key, sent_at, NULL::timestamptz AS delivered_at, updated_at
+		FROM alert_broadcasts WHERE tenant_id = $1 AND alert_id = $2 AND channel = ANY($3)
+		UNION ALL
+		SELECT 'etn', 1, phone, status, attempts, provider_message_id, error, false,
+			'alert-' || tenant_id || '-' || alert_id || ':etn:1:' || seq, sent_at, delivered_at, updated_at
+		FROM alert_etn_targets WHERE $4 AND tenant_id = $1 AND alert_id = $2 AND person_id = $5
+		ORDER BY 1, 3`, al.TenantID, al.ID, pq.StringArray(bcast), etnArea, row.PersonID); err != nil {
+		return rest.Unavailable("the database", err)
+	}
+	seen := map[string]bool{}
+	for _, d := range rows {
+		cd := byChannel[d.Channel]
+		if cd == nil {
+			continue
+		}
+		cd.Deliveries = append(cd.Deliveries, model.ChannelDelivery{
+			Channel: model.DeliveryChannel(d.Channel), Cycle: d.Cycle, Address: d.Address, Status: model.DeliveryStatus(d.Status),
+			Attempts: d.Attempts, ProviderMessageID: d.ProviderMessageID, Error: d.Error, Permanent: d.Permanent,
+			IdempotencyKey: d.Key, SentAt: d.SentAt, DeliveredAt: d.DeliveredAt, UpdatedAt: d.UpdatedAt,
+		})
+		if !seen[d.Channel] || statusRank[d.Status] > statusRank[string(cd.Status)] {
+			cd.Status = model.DeliveryStatus(d.Status)
+		}
+		seen[d.Channel] = true
+	}
+	if !final {
+		return nil
+	}
+	if etnArea {
+		bcast = append(bcast, "etn")
+	}
+	for _, ch := range bcast {
+		if cd := byChannel[ch]; cd != nil && !seen[ch] {
+			cd.Status = model.DeliverySkipped
+		}
+	}
+	return nil
 }
 
 type alertIDInput struct {

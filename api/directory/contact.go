@@ -177,7 +177,8 @@ func (h *handlers) registerContact(api huma.API) {
 
 	const phones = "/{tenantId}/directory/{directoryId}/users/{userId}/contact/phones"
 	rest.Register(api, op("usersCreateNewPhone", http.MethodPost, phones, http.StatusCreated, "Add a phone number",
-		"Adds a number to the user, stored in E.164, Unverified. A number that cannot be parsed is a 400 naming the field; one the user already has is a 409.", http.StatusConflict),
+		"Adds a number to the user, stored in E.164, Unverified. A number of type Fax is reached by the fax channel only (canText and canCall false). "+
+			"A number that cannot be parsed is a 400 naming the field; one the user already has is a 409.", http.StatusConflict),
 		func(ctx context.Context, in *struct {
 			UserPath
 			Body model.CreatePhoneCommand
@@ -189,6 +190,16 @@ func (h *handlers) registerContact(api huma.API) {
 			p := model.PhoneNumber{Number: num, Type: in.Body.Type, CanText: true, CanCall: true}
 			if p.Type == "" {
 				p.Type = "Mobile"
+			}
+			if p.Type == "Fax" {
+				// A fax line takes faxes only.
+				p.CanText, p.CanCall = false, false
+				if in.Body.CanText != nil && *in.Body.CanText {
+					return nil, rest.Invalid("body", "canText", "a Fax number cannot take text messages", true)
+				}
+				if in.Body.CanCall != nil && *in.Body.CanCall {
+					return nil, rest.Invalid("body", "canCall", "a Fax number cannot take voice calls", true)
+				}
 			}
 			if in.Body.CanText != nil {
 				p.CanText = *in.Body.CanText

@@ -41,6 +41,7 @@ func Register(api huma.API, d rest.Deps) {
 	h := &handlers{d: d}
 	h.registerUsers(api)
 	h.registerContact(api)
+	h.registerDevices(api)
 	h.registerVerification(api)
 	h.registerNotifications(api)
 	h.registerGroups(api)

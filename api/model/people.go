@@ -40,7 +40,7 @@ type PhoneType string
 
 // Schema implements huma.SchemaProvider.
 func (PhoneType) Schema(r huma.Registry) *huma.Schema {
-	return EnumSchema(r, "PhoneType", "The kind of line.", "Mobile", "Home", "Work", "Other")
+	return EnumSchema(r, "PhoneType", "The kind of line. A Fax number is reached by the fax channel only (it takes no texts or calls).", "Mobile", "Home", "Work", "Other", "Fax")
 }
 
 // AddressType says what a postal address is.
@@ -78,6 +78,12 @@ type ContactInformationDevice struct {
 	Platform  string    `json:"platform" enum:"android,ios,web" doc:"The device platform."`
 	Token     string    `json:"token" minLength:"8" maxLength:"4096" doc:"The push token the platform issued."`
 	CreatedAt time.Time `json:"createdAt" readOnly:"true"`
+}
+
+// CreateDeviceCommand registers a device token for push notifications.
+type CreateDeviceCommand struct {
+	Platform string `json:"platform" enum:"android,ios,web" doc:"The device platform." example:"ios"`
+	Token    string `json:"token" minLength:"8" maxLength:"4096" doc:"The push token the platform issued; unique among the tenant's push devices (a token registered already is a 409)." example:"ExponentPushToken[xxxxxxxxxxxxxxxxxxxxxx]"`
 }
 
 // Address is a postal address.

@@ -121,7 +121,12 @@ func (s *Sender) Document(ctx context.Context, msg channels.Message) (*Alert, er
 	}
 	switch s.c.Channel {
 	case channels.MobileBroadcast:
-		text := in.Description
+		// The broadcast text is the message's own (the channel block's
+		// text); the document's description when it has none.
+		text := msg.Text
+		if text == "" {
+			text = in.Description
+		}
 		if text == "" {
 			text = in.Headline
 		}
@@ -201,7 +206,7 @@ func (s *Sender) send(ctx context.Context, msg channels.Message) channels.Result
 		}
 	}
 	if sendErr != nil {
-		res.Permanent, res.Error = providerhttp.Permanent(sendErr), sendErr.Error()
+		res.Permanent, res.Unreachable, res.Error = providerhttp.Permanent(sendErr), providerhttp.Unreachable(sendErr), sendErr.Error()
 		return res
 	}
 	return channels.Result{Key: msg.Key, Outcome: channels.Sent, ProviderMessageID: a.Identifier}

@@ -191,3 +191,39 @@ func TestConcurrentCallLimit(t *testing.T) {
 		return err == nil && n == 0
 	})
 }
+
+// TestTakenSlotsFailTheCallTemporarily: when every slot is held (by a call
+// whose final status never came back), a call waits at most SlotWait and
+// fails temporarily with the reason, so its batch records it and is tried
+// again rather than waiting silently; once a slot is free the call goes out.
+func TestTakenSlotsFailTheCallTemporarily(t *testing.T) {
+	t.Parallel()
+	db := stacktest.DB(t)
+	ctx := context.Background()
+	tenant := stacktest.NewTenant()
+	slots := &etn.Slots{DB: db, Limit: 1, Poll: 50 * time.Millisecond}
+	if err := slots.Acquire(ctx, tenant, "a-call-without-callback"); err != nil {
+		t.Fatal(err)
+	}
+	prov := voicetest.New(t, "etn-token", "etn-secret")
+	snd := etn.New(voice.Config{URL: prov.URL, Token: "etn-token", From: "+15550009999", CallbackURL: "http://127.0.0.1:1/cb",
+		Calls: &voice.Calls{DB: db}, SlotWait: 300 * time.Millisecond}, slots)
+	msgs := []channels.Message{{Key: "etn-1", Tenant: tenant, To: "+15550000001", Text: "Boil water notice"}}
+	began := time.Now()
+	res, err := snd.Send(ctx, msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := res[0]; r.Outcome != channels.Failed || r.Permanent || !strings.Contains(r.Error, "no call slot") || time.Since(began) > 10*time.Second {
+		t.Fatalf("%+v after %s", r, time.Since(began))
+	}
+	if n := len(prov.Calls()); n != 0 {
+		t.Fatalf("%d calls without a slot", n)
+	}
+	if err := slots.Release(ctx, tenant, "a-call-without-callback"); err != nil {
+		t.Fatal(err)
+	}
+	if res, err = snd.Send(ctx, msgs); err != nil || res[0].Outcome != channels.Sent {
+		t.Fatalf("%+v %v", res, err)
+	}
+}

@@ -1,6 +1,7 @@
 // Package fallback sends through a second provider what the first one could
 // not deliver: the whole batch when the first is unreachable, and each
-// message the first refused permanently.
+// message the first refused permanently or could not be reached for
+// (connection refused or reset, no answer).
 package fallback
 
 import (
@@ -45,7 +46,7 @@ func (s *Sender) Send(ctx context.Context, msgs []channels.Message) ([]channels.
 	var retry []channels.Message
 	var at []int
 	for i, r := range res {
-		if r.Outcome == channels.Failed && r.Permanent {
+		if r.Outcome == channels.Failed && (r.Permanent || r.Unreachable) {
 			retry = append(retry, msgs[i])
 			at = append(at, i)
 		}

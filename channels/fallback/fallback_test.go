@@ -2,12 +2,15 @@ package fallback_test
 
 import (
 	"context"
+	"net"
 	"testing"
 
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/channels/fallback"
 	"github.com/tocsin/tocsin/channels/push"
 	"github.com/tocsin/tocsin/channels/push/pushtest"
+	"github.com/tocsin/tocsin/channels/voice"
+	"github.com/tocsin/tocsin/channels/voice/voicetest"
 )
 
 // TestFallbackProvider runs two loopback push services: the first refuses
@@ -61,4 +64,70 @@ func TestBothDown(t *testing.T) {
 	if _, err := s.Send(context.Background(), []channels.Message{{Key: "a", To: "t", Text: "x"}}); err == nil {
 		t.Fatal("both providers down is a batch error")
 	}
+}
+
+// closedURL is the address of a port nothing listens on any more.
+func closedURL(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	u := "http://" + l.Addr().String()
+	l.Close()
+	return u
+}
+
+// TestFallbackWhenThePrimaryIsUnreachable: a primary on a closed port
+// (connection refused) sends every message to the fallback, for senders
+// that answer per batch (push) and per message (voice).
+func TestFallbackWhenThePrimaryIsUnreachable(t *testing.T) {
+	msgs := []channels.Message{{Key: "a", Tenant: "1", To: "+15550000001", Text: "x"}, {Key: "b", Tenant: "1", To: "+15550000002", Text: "x"}}
+	t.Run("push", func(t *testing.T) {
+		second := pushtest.New(t, "two")
+		moved := 0
+		s := &fallback.Sender{
+			Primary:    push.New(push.Config{URL: closedURL(t), Token: "one"}),
+			Secondary:  push.New(push.Config{URL: second.URL, Token: "two"}),
+			OnFallback: func(n int) { moved += n },
+		}
+		res, err := s.Send(context.Background(), msgs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res {
+			if r.Outcome != channels.Sent {
+				t.Fatalf("%+v", r)
+			}
+		}
+		if len(second.Received()) != 2 || moved != 2 {
+			t.Fatalf("fallback got %d (moved %d)", len(second.Received()), moved)
+		}
+	})
+	t.Run("voice", func(t *testing.T) {
+		second := voicetest.New(t, "two", "secret")
+		moved := 0
+		s := &fallback.Sender{
+			Primary:    voice.New(voice.Config{URL: closedURL(t), Token: "one", From: "+15550009999", CallbackURL: "http://127.0.0.1:1/cb"}),
+			Secondary:  voice.New(voice.Config{URL: second.URL, Token: "two", From: "+15550009999", CallbackURL: "http://127.0.0.1:1/cb"}),
+			OnFallback: func(n int) { moved += n },
+		}
+		primaryOnly := voice.New(voice.Config{URL: closedURL(t), Token: "one", From: "+15550009999", CallbackURL: "http://127.0.0.1:1/cb"})
+		alone, err := primaryOnly.Send(context.Background(), msgs[:1])
+		if err != nil || alone[0].Outcome != channels.Failed || !alone[0].Unreachable || alone[0].Permanent {
+			t.Fatalf("a closed port is an unreachable, temporary failure: %+v %v", alone, err)
+		}
+		res, err := s.Send(context.Background(), msgs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res {
+			if r.Outcome != channels.Sent {
+				t.Fatalf("%+v", r)
+			}
+		}
+		if len(second.Calls()) != 2 || moved != 2 {
+			t.Fatalf("fallback placed %d calls (moved %d)", len(second.Calls()), moved)
+		}
+	})
 }

@@ -154,7 +154,7 @@ func (s *Sender) send(ctx context.Context, msg channels.Message) channels.Result
 		err = fmt.Errorf("the provider returned no fax id")
 	}
 	if err != nil {
-		res.Permanent, res.Error = providerhttp.Permanent(err), err.Error()
+		res.Permanent, res.Unreachable, res.Error = providerhttp.Permanent(err), providerhttp.Unreachable(err), err.Error()
 		return res
 	}
 	return channels.Result{Key: msg.Key, Outcome: channels.Sent, ProviderMessageID: fr.FaxID}

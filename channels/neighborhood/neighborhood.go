@@ -169,7 +169,7 @@ func (s *Sender) post(ctx context.Context, msg channels.Message) (channels.Resul
 		for _, g := range groups {
 			st = append(st, status(g.ID, StatusFailed, "", err.Error()))
 		}
-		res.Permanent, res.Error = providerhttp.Permanent(err), err.Error()
+		res.Permanent, res.Unreachable, res.Error = providerhttp.Permanent(err), providerhttp.Unreachable(err), err.Error()
 		return res, st
 	}
 	var st []Status

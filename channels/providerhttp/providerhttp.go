@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -65,6 +66,18 @@ func Permanent(err error) bool {
 		return false
 	}
 	return se.Status >= 400 && se.Status < 500 && se.Status != http.StatusRequestTimeout && se.Status != http.StatusTooManyRequests
+}
+
+// Unreachable reports whether err means the provider could not be reached
+// or did not answer (connection refused or reset, DNS failure, timeout):
+// the request got no HTTP answer. A cancelled context is not.
+func Unreachable(err error) bool {
+	var ue *url.Error
+	if !errors.As(err, &ue) || errors.Is(err, context.Canceled) {
+		return false
+	}
+	var se *StatusError
+	return !errors.As(err, &se)
 }
 
 // Request is one call to a provider.

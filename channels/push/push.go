@@ -170,7 +170,7 @@ func (s *Sender) Send(ctx context.Context, msgs []channels.Message) ([]channels.
 		failed++
 		c := chunks[i]
 		for j := c.lo; j < c.hi; j++ {
-			out[j] = channels.Result{Key: msgs[j].Key, Outcome: channels.Failed, Permanent: providerhttp.Permanent(err), Error: err.Error()}
+			out[j] = channels.Result{Key: msgs[j].Key, Outcome: channels.Failed, Permanent: providerhttp.Permanent(err), Unreachable: providerhttp.Unreachable(err), Error: err.Error()}
 		}
 	}
 	if failed == len(chunks) && failed > 0 && !providerhttp.Permanent(errs[0]) {

@@ -140,7 +140,7 @@ func (s *Sender) post(ctx context.Context, msg channels.Message) channels.Result
 		err = fmt.Errorf("the network returned no post id")
 	}
 	if err != nil {
-		res.Permanent, res.Error = providerhttp.Permanent(err), err.Error()
+		res.Permanent, res.Unreachable, res.Error = providerhttp.Permanent(err), providerhttp.Unreachable(err), err.Error()
 		return res
 	}
 	return channels.Result{Key: msg.Key, Outcome: channels.Delivered, ProviderMessageID: id}

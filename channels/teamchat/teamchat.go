@@ -166,7 +166,7 @@ func (s *Sender) post(ctx context.Context, msg channels.Message) channels.Result
 		return res
 	}
 	if _, err := providerhttp.Do(ctx, s.client, providerhttp.Request{URL: t.URL, JSON: p}); err != nil {
-		res.Permanent, res.Error = providerhttp.Permanent(err), err.Error()
+		res.Permanent, res.Unreachable, res.Error = providerhttp.Permanent(err), providerhttp.Unreachable(err), err.Error()
 		return res
 	}
 	return channels.Result{Key: msg.Key, Outcome: channels.Delivered, ProviderMessageID: t.Name}

@@ -9,9 +9,11 @@ package voice
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/channels/providerhttp"
@@ -126,7 +128,16 @@ type Config struct {
 	Calls       CallLog
 	Throttle    Throttle
 	Audio       AudioLinker
+	// SlotWait bounds how long a call waits for a Throttle slot (default
+	// 20s). A call that gets none fails temporarily and is retried with its
+	// batch, so a tenant whose slots are all held (by calls whose final
+	// status never arrived) sees Retrying deliveries with the reason rather
+	// than a batch that waits silently.
+	SlotWait time.Duration
 }
+
+// DefaultSlotWait is Config.SlotWait when zero.
+const DefaultSlotWait = 20 * time.Second
 
 // Sender places calls through the HTTP provider.
 type Sender struct {
@@ -212,7 +223,17 @@ func (s *Sender) call(ctx context.Context, msg channels.Message) channels.Result
 	}
 	attempt := intMeta(msg.Metadata, MetaAttempt, 1, 1, 100)
 	if s.c.Throttle != nil {
-		if err := s.c.Throttle.Acquire(ctx, msg.Tenant, msg.Key); err != nil {
+		wait := s.c.SlotWait
+		if wait <= 0 {
+			wait = DefaultSlotWait
+		}
+		actx, cancel := context.WithTimeout(ctx, wait)
+		err := s.c.Throttle.Acquire(actx, msg.Tenant, msg.Key)
+		cancel()
+		if err != nil {
+			if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+				err = fmt.Errorf("every call slot of the tenant stayed taken for %s (calls in progress up to maxConcurrentCalls, each until its final status callback)", wait)
+			}
 			res.Error = "no call slot: " + err.Error()
 			return res
 		}
@@ -240,7 +261,7 @@ func (s *Sender) call(ctx context.Context, msg channels.Message) channels.Result
 		if s.c.Calls != nil {
 			_ = s.c.Calls.Fail(context.WithoutCancel(ctx), msg.Tenant, msg.Key, err.Error())
 		}
-		res.Permanent, res.Error = providerhttp.Permanent(err), err.Error()
+		res.Permanent, res.Unreachable, res.Error = providerhttp.Permanent(err), providerhttp.Unreachable(err), err.Error()
 		return res
 	}
 	if s.c.Calls != nil {

@@ -1,0 +1,107 @@
+package directory
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strings"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/jmoiron/sqlx"
+
+	"github.com/tocsin/tocsin/api/model"
+	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/storage"
+	store "github.com/tocsin/tocsin/storage/directory"
+)
+
+// DevicePath adds a device to the user path.
+type DevicePath struct {
+	UserPath
+	DeviceID string `path:"deviceId" maxLength:"20" doc:"The device's id (ContactInformationDevice.id)." example:"7"`
+}
+
+// registerDevices adds the operations that register push devices: the push
+// channel reaches every device of app push a user has. MyAlertsApp devices
+// come from the user's mobileApps instead.
+func (h *handlers) registerDevices(api huma.API) {
+	const devices = "/{tenantId}/directory/{directoryId}/users/{userId}/contact/devices"
+	rest.Register(api, op("usersCreateNewDevice", http.MethodPost, devices, http.StatusCreated, "Register a push device",
+		"Registers a device token for the push channel (app push): alerts on push then notify it. "+
+			"The token is unique among the tenant's push devices: one registered already (to this user or another) is a 409. "+
+			"Devices of the alerts app (app myalerts) are registered through the user's mobileApps instead.", http.StatusConflict),
+		func(ctx context.Context, in *struct {
+			UserPath
+			Body model.CreateDeviceCommand
+		}) (*struct {
+			Body model.ContactInformationDevice
+		}, error) {
+			token := strings.TrimSpace(in.Body.Token)
+			if token != in.Body.Token || strings.ContainsAny(token, "\r\n\t ") {
+				return nil, rest.Invalid("body", "token", "a push token has no spaces or line breaks", in.Body.Token)
+			}
+			var d model.ContactInformationDevice
+			err := h.withUser(ctx, in.UserPath, func(tx *sqlx.Tx, tenant string, id int64) error {
+				var err error
+				d, err = store.AddPushDevice(ctx, tx, tenant, id, in.Body.Platform, token)
+				return err
+			})
+			if errors.Is(err, storage.ErrConflict) {
+				return nil, rest.Conflict("the push token is registered already")
+			}
+			if err != nil {
+				return nil, h.fail(ctx, err, "user")
+			}
+			return &struct {
+				Body model.ContactInformationDevice
+			}{d}, nil
+		})
+
+	const device = devices + "/{deviceId}"
+	rest.Register(api, op("usersGetDevice", http.MethodGet, device, 0, "Read a device",
+		"Answers one of the user's devices, of app push or myalerts."),
+		func(ctx context.Context, in *DevicePath) (*struct {
+			Body model.ContactInformationDevice
+		}, error) {
+			dir, id, err := in.ids()
+			if err != nil {
+				return nil, err
+			}
+			dev, err := store.ParseID(in.DeviceID)
+			if err != nil {
+				return nil, rest.NotFound("device")
+			}
+			tenant := rest.Tenant(ctx)
+			if _, err := store.GetUser(ctx, h.d.DB, tenant, dir, id); err != nil {
+				return nil, h.fail(ctx, err, "user")
+			}
+			d, err := store.GetDevice(ctx, h.d.DB, tenant, id, dev)
+			if err != nil {
+				return nil, h.fail(ctx, err, "device")
+			}
+			return &struct {
+				Body model.ContactInformationDevice
+			}{d}, nil
+		})
+
+	rest.Register(api, op("usersRemoveDevice", http.MethodDelete, device, http.StatusNoContent, "Remove a push device",
+		"Removes one of the user's push devices; alerts on push no longer notify it. "+
+			"A device of the alerts app is a 409: remove it from the user's mobileApps.", http.StatusConflict),
+		func(ctx context.Context, in *DevicePath) (*struct{}, error) {
+			dev, err := store.ParseID(in.DeviceID)
+			if err != nil {
+				return nil, rest.NotFound("device")
+			}
+			err = h.withUser(ctx, in.UserPath, func(tx *sqlx.Tx, tenant string, id int64) error {
+				d, err := store.GetDevice(ctx, tx, tenant, id, dev)
+				if err != nil {
+					return err
+				}
+				if d.App != store.AppPush {
+					return rest.Conflict("the device belongs to the alerts app: remove it from the user's mobileApps")
+				}
+				return store.RemovePushDevice(ctx, tx, tenant, id, dev)
+			})
+			return nil, h.fail(ctx, err, "device")
+		})
+}
