@@ -77,12 +77,17 @@ const (
 // Activities and local activities (database-only alert steps) are bounded
 // by MaxActivities, which should match the database connection pool.
 func New(cl client.Client, o Options, acts *activities.Activities) sdkworker.Worker {
-	w := sdkworker.New(cl, o.TaskQueue, sdkworker.Options{
+	w := sdkworker.New(cl, o.TaskQueue, SDKOptions(o))
+	Register(w, acts)
+	return w
+}
+
+// SDKOptions are the Temporal worker options New uses.
+func SDKOptions(o Options) sdkworker.Options {
+	return sdkworker.Options{
 		MaxConcurrentActivityExecutionSize:      o.MaxActivities,
 		MaxConcurrentLocalActivityExecutionSize: o.MaxActivities,
 		MaxConcurrentWorkflowTaskPollers:        workflowTaskPollers,
 		MaxConcurrentActivityTaskPollers:        activityTaskPollers,
-	})
-	Register(w, acts)
-	return w
+	}
 }
