@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/lib/pq"
+	"go.temporal.io/api/enums/v1"
 	tclient "go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
@@ -30,6 +31,7 @@ import (
 	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/worker"
+	"github.com/tocsin/tocsin/workflows"
 )
 
 // loadOptions are the sizes of a load run; BENCH_LOAD_QUICK=1 makes them
@@ -127,6 +129,17 @@ type PriorityResult struct {
 	CodesMissing        int     `json:"verificationCodesMissing"`
 }
 
+// HistoryCount is what one single-recipient alert cost Temporal: its
+// SendAlert workflow's tasks, activities and children (with those of its
+// children).
+type HistoryCount struct {
+	WorkflowTasks   int `json:"workflowTasks"`
+	Activities      int `json:"activities"`
+	LocalActivities int `json:"localActivities"`
+	Children        int `json:"children"`
+	Events          int `json:"events"`
+}
+
 // LoadResult is what a load run measured.
 type LoadResult struct {
 	Command     string         `json:"command"`
@@ -139,6 +152,7 @@ type LoadResult struct {
 	Rates       []RateResult   `json:"openLoop"`
 	Priority    PriorityResult `json:"priority"`
 	Empty       BurstResult    `json:"emptyWorkflows"`
+	OneAlert    HistoryCount   `json:"oneAlertHistory"`
 	RatioOfFlow float64        `json:"burstRatioOfEmptyWorkflows"`
 }
 
@@ -318,10 +332,19 @@ BENCH_LOAD_EMERGENCY, BENCH_LOAD_VERIFICATIONS.`)
 	r.finals = newFinalWatch(r.db)
 	go r.finals.run(ctx)
 
-	// Warm up: one alert end to end, so the first figures do not include
-	// connection set-up.
+	// Warm up: a few alerts end to end, so the first figures do not
+	// include connection set-up; the first one's history is counted.
+	warm := time.Now()
 	if _, err := r.alertsUntilFinal(ctx, tenants["a"], contact["a"], 3, 1); err != nil {
 		return fmt.Errorf("warm-up: %w", err)
+	}
+	if ids := r.finals.since(warm); len(ids) > 0 {
+		if res.OneAlert, err = r.history(ctx, workflows.AlertWorkflowID(tenants["a"], ids[0])); err != nil {
+			return err
+		}
+		h := res.OneAlert
+		r.logf("one single-recipient alert: %d workflow tasks, %d activities, %d local activities, %d child workflows (%d history events)",
+			h.WorkflowTasks, h.Activities, h.LocalActivities, h.Children, h.Events)
 	}
 
 	r.logf("part 1: burst of %d single-recipient alerts from %d clients", o.burst, o.clients)
@@ -751,6 +774,53 @@ func (r *loadRun) priority(ctx context.Context, tenants map[string]string, conta
 	return res, nil
 }
 
+// history counts the tasks of a workflow and of its children.
+func (r *loadRun) history(ctx context.Context, id string) (HistoryCount, error) {
+	var h HistoryCount
+	// The workflow is final in the database a moment before it completes.
+	for range 50 {
+		d, err := r.tc.DescribeWorkflowExecution(ctx, id, "")
+		if err == nil && d.WorkflowExecutionInfo.Status != enums.WORKFLOW_EXECUTION_STATUS_RUNNING {
+			break
+		}
+		_ = sleep(ctx, 100*time.Millisecond)
+	}
+	it := r.tc.GetWorkflowHistory(ctx, id, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	var children []string
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			return h, fmt.Errorf("history of %s: %w", id, err)
+		}
+		h.Events++
+		switch e.GetEventType() {
+		case enums.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+			h.WorkflowTasks++
+		case enums.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+			h.Activities++
+		case enums.EVENT_TYPE_MARKER_RECORDED:
+			if e.GetMarkerRecordedEventAttributes().GetMarkerName() == "LocalActivity" {
+				h.LocalActivities++
+			}
+		case enums.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
+			h.Children++
+			children = append(children, e.GetStartChildWorkflowExecutionInitiatedEventAttributes().GetWorkflowId())
+		}
+	}
+	for _, c := range children {
+		ch, err := r.history(ctx, c)
+		if err != nil {
+			return h, err
+		}
+		h.WorkflowTasks += ch.WorkflowTasks
+		h.Activities += ch.Activities
+		h.LocalActivities += ch.LocalActivities
+		h.Children += ch.Children
+		h.Events += ch.Events
+	}
+	return h, nil
+}
+
 // emptyWorkflow is the least a workflow can be: started, one workflow
 // task, completed.
 func emptyWorkflow(workflow.Context) error { return nil }
@@ -954,6 +1024,9 @@ func writeLoadResult(dir string, r *LoadResult) error {
 	var md strings.Builder
 	fmt.Fprintf(&md, "# tocsin-bench load%s (%s)\n\n", map[bool]string{true: ", quick sizes", false: ""}[r.Quick], r.StartedAt.Format(time.RFC3339))
 	fmt.Fprintf(&md, "%d CPUs; load average %s before, %s after.\n\n", r.CPUs, r.LoadBefore, r.LoadAfter)
+	h := r.OneAlert
+	fmt.Fprintf(&md, "One single-recipient alert cost Temporal %d workflow tasks, %d activities, %d local activities and %d child workflows (%d history events).\n\n",
+		h.WorkflowTasks, h.Activities, h.LocalActivities, h.Children, h.Events)
 	b1 := r.Burst
 	fmt.Fprintf(&md, "## 1. Burst: %d single-recipient alerts from %d clients\n\n| measure | value |\n| --- | --- |\n", b1.Alerts, b1.Clients)
 	fmt.Fprintf(&md, "| alerts final per second | %.1f (all final after %.2f s) |\n", b1.FinalPerSec, b1.Seconds)
