@@ -343,7 +343,7 @@ BENCH_LOAD_EMERGENCY, BENCH_LOAD_VERIFICATIONS.`)
 			return err
 		}
 		h := res.OneAlert
-		r.logf("one single-recipient alert: %d workflow tasks, %d activities, %d local activities, %d child workflows (%d history events)",
+		r.logf("one single-recipient alert: workflow tasks %d, activities %d, local activities %d, child workflows %d (history events %d)",
 			h.WorkflowTasks, h.Activities, h.LocalActivities, h.Children, h.Events)
 	}
 
@@ -1025,7 +1025,7 @@ func writeLoadResult(dir string, r *LoadResult) error {
 	fmt.Fprintf(&md, "# tocsin-bench load%s (%s)\n\n", map[bool]string{true: ", quick sizes", false: ""}[r.Quick], r.StartedAt.Format(time.RFC3339))
 	fmt.Fprintf(&md, "%d CPUs; load average %s before, %s after.\n\n", r.CPUs, r.LoadBefore, r.LoadAfter)
 	h := r.OneAlert
-	fmt.Fprintf(&md, "One single-recipient alert cost Temporal %d workflow tasks, %d activities, %d local activities and %d child workflows (%d history events).\n\n",
+	fmt.Fprintf(&md, "One single-recipient alert cost Temporal: workflow tasks %d, activities %d, local activities %d, child workflows %d (history events %d).\n\n",
 		h.WorkflowTasks, h.Activities, h.LocalActivities, h.Children, h.Events)
 	b1 := r.Burst
 	fmt.Fprintf(&md, "## 1. Burst: %d single-recipient alerts from %d clients\n\n| measure | value |\n| --- | --- |\n", b1.Alerts, b1.Clients)
