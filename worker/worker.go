@@ -59,6 +59,9 @@ func Register(r Registry, acts *activities.Activities) {
 type Options struct {
 	TaskQueue     string
 	MaxActivities int
+	// MaxWorkflowTasks and WorkflowTaskPollers, when not zero, bound the
+	// workflow tasks run at once and the polls for them.
+	MaxWorkflowTasks, WorkflowTaskPollers int
 }
 
 // Pollers per task type. Many small alerts make many short tasks: with the
@@ -71,8 +74,9 @@ const (
 )
 
 // New builds a worker on the task queue with everything registered.
-// Workflow tasks are short and CPU-light, so the SDK's default of 1,000
-// concurrent workflow tasks and its sticky cache of 10,000 workflows stay:
+// Workflow tasks are short and CPU-light, so unless Options say otherwise
+// the SDK's default of 1,000 concurrent workflow tasks and its sticky cache
+// of 10,000 workflows stay:
 // a small alert's SendAlert stays cached between its two workflow tasks.
 // Activities and local activities (database-only alert steps) are bounded
 // by MaxActivities, which should match the database connection pool.
@@ -84,10 +88,15 @@ func New(cl client.Client, o Options, acts *activities.Activities) sdkworker.Wor
 
 // SDKOptions are the Temporal worker options New uses.
 func SDKOptions(o Options) sdkworker.Options {
+	pollers := workflowTaskPollers
+	if o.WorkflowTaskPollers > 0 {
+		pollers = o.WorkflowTaskPollers
+	}
 	return sdkworker.Options{
 		MaxConcurrentActivityExecutionSize:      o.MaxActivities,
 		MaxConcurrentLocalActivityExecutionSize: o.MaxActivities,
-		MaxConcurrentWorkflowTaskPollers:        workflowTaskPollers,
+		MaxConcurrentWorkflowTaskExecutionSize:  o.MaxWorkflowTasks,
+		MaxConcurrentWorkflowTaskPollers:        pollers,
 		MaxConcurrentActivityTaskPollers:        activityTaskPollers,
 	}
 }
