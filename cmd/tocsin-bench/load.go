@@ -1044,7 +1044,13 @@ func writeLoadResult(dir string, r *LoadResult) error {
 	fmt.Fprintf(&md, "\n## 3. Priority: a %d-recipient alert and a flood of %d NonEmergency alerts of other tenants\n\n| measure | value |\n| --- | --- |\n", p.BigRecipients, p.Flood)
 	fmt.Fprintf(&md, "| Emergency alerts accept to final p50 / p99 | %s over %d (%d errors, %d not final) |\n", p.Emergency, p.Emergency.N, p.EmergencyErrors, p.EmergencyNotFinal)
 	fmt.Fprintf(&md, "| verification code arrival p50 / p99 | %s over %d (%d errors, %d missing) |\n", p.Codes, p.Codes.N, p.CodeErrors, p.CodesMissing)
-	fmt.Fprintf(&md, "| big alert accept to Sent | %.2f s |\n| flood: all final after | %.2f s (%d errors) |\n\n", p.BigAcceptToFinalSec, p.FloodFinalSec, p.FloodErrors)
+	secs := func(v float64) string {
+		if v == 0 {
+			return "not final when the run gave up"
+		}
+		return fmt.Sprintf("%.2f s", v)
+	}
+	fmt.Fprintf(&md, "| big alert accept to Sent | %s |\n| flood: all final after | %s (%d errors) |\n\n", secs(p.BigAcceptToFinalSec), secs(p.FloodFinalSec), p.FloodErrors)
 	e := r.Empty
 	fmt.Fprintf(&md, "## 4. The limit: %d empty workflows from %d clients, same Temporal server\n\n| measure | value |\n| --- | --- |\n", e.Alerts, e.Clients)
 	fmt.Fprintf(&md, "| empty workflows completed per second | %.1f |\n| start p50 / p99 | %s |\n| start to completed p50 / p99 | %s |\n", e.FinalPerSec, e.Accept, e.AcceptToFinal)
