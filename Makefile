@@ -8,7 +8,7 @@ MINIO_SERVER := github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c
 REDOCLY_CLI := @redocly/cli@2.77.0
 
 .PHONY: run test build tools openapi lint-openapi bench bench-alert bench-crash clean stop xmllint
-.PHONY: bench-recipients fuzz
+.PHONY: bench-recipients bench-load fuzz
 
 build: bin/tocsin
 
@@ -56,7 +56,7 @@ lint-openapi: bin/node/node_modules/.bin/redocly
 	bin/node/node_modules/.bin/redocly lint openapi.json --format=summary
 
 # Benchmarks: each writes JSON and a Markdown table under .bench/ (git-ignored).
-bench: bench-alert bench-recipients
+bench: bench-alert bench-load bench-recipients
 
 # A text alert to BENCH_RECIPIENTS (100000) seeded contacts through a loopback
 # SMS endpoint: accept latency, time to every recipient final, deliveries/s,
@@ -68,6 +68,13 @@ bench-alert: build tools bin/tocsin-bench
 # that every recipient ends with exactly one result.
 bench-crash: build tools bin/tocsin-bench
 	@deploy/local/bench-alert.sh crash
+
+# Many small alerts: a burst of 1,000 from 16 clients, open loop at 50, 100
+# and 200 requests/s, Emergency alerts and verification codes during a flood
+# next to a 100,000-recipient alert, and empty workflows on the same Temporal
+# server as the limit. BENCH_LOAD_QUICK=1 runs small sizes.
+bench-load: build tools bin/tocsin-bench
+	@deploy/local/bench-load.sh
 
 # Imports a generated 1,000,000-row contacts CSV into a schema of its own in
 # the database of TOCSIN_DATABASE_URL; prints rows/s and peak memory.

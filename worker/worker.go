@@ -74,13 +74,39 @@ type Options struct {
 	MaxWorkflowTasks, WorkflowTaskPollers int
 }
 
+// Pollers per task type. Many small alerts make many short tasks: with the
+// SDK's default of two pollers a task often waits for a poll to come back;
+// eight long polls per type cost a few goroutines and keep a poller waiting
+// on the server when a task arrives (sync match).
+const (
+	workflowTaskPollers = 8
+	activityTaskPollers = 8
+)
+
 // New builds a worker on the task queue with everything registered.
+// Workflow tasks are short and CPU-light, so unless Options say otherwise
+// the SDK's default of 1,000 concurrent workflow tasks and its sticky cache
+// of 10,000 workflows stay:
+// a small alert's SendAlert stays cached between its two workflow tasks.
+// Activities and local activities (database-only alert steps) are bounded
+// by MaxActivities, which should match the database connection pool.
 func New(cl client.Client, o Options, acts *activities.Activities) sdkworker.Worker {
-	w := sdkworker.New(cl, o.TaskQueue, sdkworker.Options{
-		MaxConcurrentActivityExecutionSize:     o.MaxActivities,
-		MaxConcurrentWorkflowTaskExecutionSize: o.MaxWorkflowTasks,
-		MaxConcurrentWorkflowTaskPollers:       o.WorkflowTaskPollers,
-	})
+	w := sdkworker.New(cl, o.TaskQueue, SDKOptions(o))
 	Register(w, acts)
 	return w
+}
+
+// SDKOptions are the Temporal worker options New uses.
+func SDKOptions(o Options) sdkworker.Options {
+	pollers := workflowTaskPollers
+	if o.WorkflowTaskPollers > 0 {
+		pollers = o.WorkflowTaskPollers
+	}
+	return sdkworker.Options{
+		MaxConcurrentActivityExecutionSize:      o.MaxActivities,
+		MaxConcurrentLocalActivityExecutionSize: o.MaxActivities,
+		MaxConcurrentWorkflowTaskExecutionSize:  o.MaxWorkflowTasks,
+		MaxConcurrentWorkflowTaskPollers:        pollers,
+		MaxConcurrentActivityTaskPollers:        activityTaskPollers,
+	}
 }

@@ -13,11 +13,20 @@ import (
 // Limits that keep every workflow history small: a DeliverChunk child runs
 // at most ChunkActivities delivery activities (about 3,000 history events),
 // and a SendAlert run starts at most ChildrenPerRun children before it
-// continues as new. They are variables only so tests can make them small.
+// continues as new. A channel group whose cycle needs at most
+// InlineActivities delivery activities runs them in SendAlert itself, with
+// no child. They are variables only so tests can make them small.
 var (
-	ChunkActivities = 500
-	ChildrenPerRun  = 200
+	ChunkActivities  = 500
+	ChildrenPerRun   = 200
+	InlineActivities = 16
 )
+
+// FewRoundTripsChange names the SendAlert shape that runs database-only
+// steps as local activities and delivers small alerts without a
+// DeliverChunk child (workflow.GetVersion). Histories written before it
+// replay the earlier shape.
+const FewRoundTripsChange = "few-round-trips"
 
 // AlertWorkflowID is the business id of an alert's SendAlert workflow.
 func AlertWorkflowID(tenant string, alertID int64) string {
@@ -46,30 +55,54 @@ type SendAlertState struct {
 // SendAlert delivers an alert: it waits for the send time of a scheduled
 // alert (a durable timer), resolves the recipients set-wise, then for each
 // cycle delivers every channel in batches of recipients (seq in (lo, hi])
-// through DeliverChunk children, each running a bounded number of
-// DeliverBatch activities with bounded parallelism. After the first cycle
-// the alert becomes Sent or Failed; cycles after the first resend to
-// recipients who have not confirmed. It ends when the broadcast duration
-// has passed.
+// with DeliverBatch activities, at most Parallelism at once. A cycle of a
+// small alert (at most InlineActivities batches per channel group) runs
+// them here; a bigger one runs them through DeliverChunk children, each
+// with a bounded number of activities. After the first cycle the alert
+// becomes Sent or Failed; cycles after the first resend to recipients who
+// have not confirmed. It ends when the broadcast duration has passed.
+//
+// The steps that only touch PostgreSQL (PrepareAlert, StartCycle,
+// FinishFirstCycle, CompleteAlert, FailAlert) are local activities: they run
+// in the worker inside the workflow task, so a single-batch alert costs two
+// workflow tasks and one DeliverBatch activity. They are idempotent, so a
+// workflow task that is retried after a worker died may run them again.
 func SendAlert(ctx workflow.Context, in SendAlertInput) error {
 	ref := activities.AlertRef{Tenant: in.Tenant, AlertID: in.AlertID}
+	fast := workflow.GetVersion(ctx, FewRoundTripsChange, workflow.DefaultVersion, 1) >= 1
+	retry := &temporal.RetryPolicy{
+		InitialInterval:        200 * time.Millisecond,
+		BackoffCoefficient:     2,
+		MaximumInterval:        30 * time.Second,
+		MaximumAttempts:        20,
+		NonRetryableErrorTypes: []string{activities.ErrTypeAlertNotFound, activities.ErrTypeBadAlert},
+	}
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 10 * time.Minute,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:        200 * time.Millisecond,
-			BackoffCoefficient:     2,
-			MaximumInterval:        30 * time.Second,
-			MaximumAttempts:        20,
-			NonRetryableErrorTypes: []string{activities.ErrTypeAlertNotFound, activities.ErrTypeBadAlert},
-		},
+		RetryPolicy:         retry,
 	})
+	// Resolving a very large alert's recipients can take longer than a
+	// workflow task's timeout; the SDK heartbeats the task while a local
+	// activity runs, so the timeout here is the same as the activity's.
+	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: 10 * time.Minute,
+		RetryPolicy:         retry,
+	})
+	// db runs a database-only step: a local activity, or in histories of
+	// the earlier shape an activity.
+	db := func(fn any, arg any) workflow.Future {
+		if fast {
+			return workflow.ExecuteLocalActivity(lctx, fn, arg)
+		}
+		return workflow.ExecuteActivity(actx, fn, arg)
+	}
 	var a *activities.Activities
 	fail := func(err error) error {
 		reason := err.Error()
 		if len(reason) > 500 {
 			reason = reason[:500]
 		}
-		_ = workflow.ExecuteActivity(actx, a.FailAlert, activities.FailAlertInput{AlertRef: ref, Reason: reason}).Get(ctx, nil)
+		_ = db(a.FailAlert, activities.FailAlertInput{AlertRef: ref, Reason: reason}).Get(ctx, nil)
 		return err
 	}
 
@@ -83,11 +116,11 @@ func SendAlert(ctx workflow.Context, in SendAlertInput) error {
 			}
 		}
 		var plan activities.AlertPlan
-		if err := workflow.ExecuteActivity(actx, a.PrepareAlert, ref).Get(ctx, &plan); err != nil {
+		if err := db(a.PrepareAlert, ref).Get(ctx, &plan); err != nil {
 			return fail(err)
 		}
 		if plan.Failed {
-			return workflow.ExecuteActivity(actx, a.CompleteAlert, ref).Get(ctx, nil)
+			return db(a.CompleteAlert, ref).Get(ctx, nil)
 		}
 		st = &SendAlertState{Plan: plan, Cycle: 1}
 	}
@@ -105,7 +138,7 @@ func SendAlert(ctx workflow.Context, in SendAlertInput) error {
 					break
 				}
 			}
-			if err := workflow.ExecuteActivity(actx, a.StartCycle, activities.CycleInput{AlertRef: ref, Cycle: st.Cycle}).Get(ctx, nil); err != nil {
+			if err := db(a.StartCycle, activities.CycleInput{AlertRef: ref, Cycle: st.Cycle}).Get(ctx, nil); err != nil {
 				return fail(err)
 			}
 			st.CycleStarted = true
@@ -129,6 +162,20 @@ func SendAlert(ctx workflow.Context, in SendAlertInput) error {
 					next.State = st
 					return workflow.NewContinueAsNewError(ctx, SendAlert, next)
 				}
+				if fast && (batches-st.NextBatch)*int64(len(group)) <= int64(InlineActivities) {
+					// Few batches: deliver them here, without a child.
+					chunk := ChunkInput{
+						AlertRef: ref, Cycle: st.Cycle, Channels: group, Earlier: earlier,
+						FromBatch: st.NextBatch, ToBatch: batches, BatchSize: plan.BatchSize, Recipients: plan.Recipients,
+						Parallelism: plan.Parallelism, MaxAttempts: plan.MaxAttempts,
+					}
+					if _, err := deliverBatches(ctx, chunk); err != nil {
+						return fail(err)
+					}
+					children++
+					st.NextBatch = batches
+					break
+				}
 				to := min(batches, st.NextBatch+per)
 				cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
 					WorkflowID: fmt.Sprintf("%s-c%d-g%d-b%d", AlertWorkflowID(in.Tenant, in.AlertID), st.Cycle, st.Group, st.NextBatch),
@@ -151,7 +198,7 @@ func SendAlert(ctx workflow.Context, in SendAlertInput) error {
 			return fail(err)
 		}
 		if st.Cycle == 1 {
-			if err := workflow.ExecuteActivity(actx, a.FinishFirstCycle, ref).Get(ctx, nil); err != nil {
+			if err := db(a.FinishFirstCycle, ref).Get(ctx, nil); err != nil {
 				return fail(err)
 			}
 		}
@@ -166,7 +213,7 @@ func SendAlert(ctx workflow.Context, in SendAlertInput) error {
 			}
 		}
 	}
-	return workflow.ExecuteActivity(actx, a.CompleteAlert, ref).Get(ctx, nil)
+	return db(a.CompleteAlert, ref).Get(ctx, nil)
 }
 
 // channelGroups are the channels delivered together: all of them at once,
@@ -203,6 +250,12 @@ type ChunkOutcome struct {
 // DeliverChunk runs the DeliverBatch activities of batches [FromBatch,
 // ToBatch) on each channel, at most Parallelism at once.
 func DeliverChunk(ctx workflow.Context, in ChunkInput) (ChunkOutcome, error) {
+	return deliverBatches(ctx, in)
+}
+
+// deliverBatches runs the DeliverBatch activities of a chunk, at most
+// Parallelism at once, and stops starting new ones after the first error.
+func deliverBatches(ctx workflow.Context, in ChunkInput) (ChunkOutcome, error) {
 	var out ChunkOutcome
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: 5 * time.Minute,

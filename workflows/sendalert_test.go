@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
 
@@ -123,9 +125,9 @@ func TestSendAlertSequentialChannelsPassEarlierOnes(t *testing.T) {
 }
 
 func TestSendAlertContinuesAsNewPastItsChildLimit(t *testing.T) {
-	oldChunk, oldChildren := ChunkActivities, ChildrenPerRun
-	ChunkActivities, ChildrenPerRun = 2, 2
-	defer func() { ChunkActivities, ChildrenPerRun = oldChunk, oldChildren }()
+	oldChunk, oldChildren, oldInline := ChunkActivities, ChildrenPerRun, InlineActivities
+	ChunkActivities, ChildrenPerRun, InlineActivities = 2, 2, 2
+	defer func() { ChunkActivities, ChildrenPerRun, InlineActivities = oldChunk, oldChildren, oldInline }()
 	log := &batchLog{}
 	plan := activities.AlertPlan{Recipients: 10, Channels: []string{"text"}, BatchSize: 1, Parallelism: 2, MaxAttempts: 3, Cycles: 1}
 	env := newEnv(fixed(plan), log, false)
@@ -156,5 +158,92 @@ func TestSendAlertMarksTheAlertFailedWhenDeliveryFails(t *testing.T) {
 	env.ExecuteWorkflow(SendAlert, SendAlertInput{Tenant: "1", AlertID: 7})
 	if env.GetWorkflowError() == nil || !failed {
 		t.Fatalf("error %v, FailAlert called %v", env.GetWorkflowError(), failed)
+	}
+}
+
+// steps records how a run executed its work: local activities, activities
+// and child workflows, by name.
+type steps struct {
+	mu                      sync.Mutex
+	local, remote, children []string
+}
+
+func (s *steps) listen(env *testsuite.TestWorkflowEnvironment) {
+	env.SetOnLocalActivityStartedListener(func(info *activity.Info, _ context.Context, _ []any) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.local = append(s.local, info.ActivityType.Name)
+	})
+	env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.remote = append(s.remote, info.ActivityType.Name)
+	})
+	env.SetOnChildWorkflowStartedListener(func(info *workflow.Info, _ workflow.Context, _ converter.EncodedValues) {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		s.children = append(s.children, info.WorkflowType.Name)
+	})
+}
+
+func TestSendAlertDeliversASingleBatchAlertWithoutAChild(t *testing.T) {
+	log := &batchLog{}
+	plan := activities.AlertPlan{Recipients: 1, Channels: []string{"email"}, BatchSize: 1000, Parallelism: 8, MaxAttempts: 5, Cycles: 1}
+	env := newEnv(fixed(plan), log, true)
+	var s steps
+	s.listen(env)
+	env.ExecuteWorkflow(SendAlert, SendAlertInput{Tenant: "1", AlertID: 7})
+	if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {
+		t.Fatalf("workflow: %v", env.GetWorkflowError())
+	}
+	if len(s.children) != 0 {
+		t.Fatalf("a single-batch alert started children %v", s.children)
+	}
+	if got := fmt.Sprint(s.remote); got != "[DeliverBatch]" {
+		t.Fatalf("activities %s, want only DeliverBatch", got)
+	}
+	if got := fmt.Sprint(s.local); got != "[PrepareAlert StartCycle FinishFirstCycle CompleteAlert]" {
+		t.Fatalf("local activities %s", got)
+	}
+	if got := log.keys(); len(got) != 1 || got[0] != "email:1:0-1" {
+		t.Fatalf("batches %v", got)
+	}
+	env.AssertExpectations(t)
+}
+
+func TestSendAlertFansABigAlertOutThroughChildren(t *testing.T) {
+	log := &batchLog{}
+	plan := activities.AlertPlan{Recipients: 100000, Channels: []string{"text"}, BatchSize: 1000, Parallelism: 8, MaxAttempts: 5, Cycles: 1}
+	env := newEnv(fixed(plan), log, true)
+	var s steps
+	s.listen(env)
+	env.ExecuteWorkflow(SendAlert, SendAlertInput{Tenant: "1", AlertID: 7})
+	if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {
+		t.Fatalf("workflow: %v", env.GetWorkflowError())
+	}
+	if len(s.children) != 1 || s.children[0] != "DeliverChunk" {
+		t.Fatalf("children %v, want one DeliverChunk", s.children)
+	}
+	if got := log.keys(); len(got) != 100 {
+		t.Fatalf("%d batches, want 100", len(got))
+	}
+}
+
+func TestSendAlertReplaysTheEarlierShape(t *testing.T) {
+	log := &batchLog{}
+	plan := activities.AlertPlan{Recipients: 1, Channels: []string{"email"}, BatchSize: 1000, Parallelism: 8, MaxAttempts: 5, Cycles: 1}
+	env := newEnv(fixed(plan), log, true)
+	env.OnGetVersion(FewRoundTripsChange, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	var s steps
+	s.listen(env)
+	env.ExecuteWorkflow(SendAlert, SendAlertInput{Tenant: "1", AlertID: 7})
+	if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {
+		t.Fatalf("workflow: %v", env.GetWorkflowError())
+	}
+	if len(s.local) != 0 || len(s.children) != 1 {
+		t.Fatalf("earlier shape ran local activities %v and children %v", s.local, s.children)
+	}
+	if got := fmt.Sprint(s.remote); got != "[PrepareAlert StartCycle DeliverBatch FinishFirstCycle CompleteAlert]" {
+		t.Fatalf("activities %s", got)
 	}
 }

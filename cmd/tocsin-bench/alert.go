@@ -378,6 +378,8 @@ type loopback struct {
 	keys     sync.Map
 	distinct atomic.Int64
 	repeated atomic.Int64
+	// arrived, when set, is told of every message as it arrives.
+	arrived atomic.Pointer[func(to string, at time.Time)]
 }
 
 func startLoopback() (*loopback, error) {
@@ -394,6 +396,9 @@ func startLoopback() (*loopback, error) {
 		if err := json.NewDecoder(r.Body).Decode(&m); err != nil || m.To == "" {
 			http.Error(w, `{"error":"bad message"}`, http.StatusBadRequest)
 			return
+		}
+		if f := lb.arrived.Load(); f != nil {
+			(*f)(m.To, time.Now())
 		}
 		if _, dup := lb.keys.LoadOrStore(m.IdempotencyKey, struct{}{}); dup {
 			lb.repeated.Add(1)
