@@ -22,6 +22,9 @@ type streamedRoutes struct {
 type streamedRoute struct {
 	method string
 	path   *regexp.Regexp
+	// limit is the operation's own body limit (huma's MaxBodyBytes); 0
+	// means the server's.
+	limit int64
 }
 
 var pathParam = regexp.MustCompile(`\\\{[^}]+\\\}`)
@@ -36,18 +39,20 @@ func (s *streamedRoutes) collect(doc *huma.OpenAPI) {
 				continue
 			}
 			re := pathParam.ReplaceAllString(regexp.QuoteMeta(path), `[^/]+`)
-			s.routes = append(s.routes, streamedRoute{method: method, path: regexp.MustCompile("^" + re + "/?$")})
+			s.routes = append(s.routes, streamedRoute{method: method, path: regexp.MustCompile("^" + re + "/?$"), limit: op.MaxBodyBytes})
 		}
 	}
 }
 
-func (s *streamedRoutes) match(method, path string) bool {
+// match reports whether method and path are a streamed operation, with the
+// operation's own body limit (0 for the server's).
+func (s *streamedRoutes) match(method, path string) (bool, int64) {
 	for _, r := range s.routes {
 		if r.method == method && r.path.MatchString(path) {
-			return true
+			return true, r.limit
 		}
 	}
-	return false
+	return false, 0
 }
 
 // drainLimit is how much of a body a streamed operation left unread is
@@ -62,7 +67,15 @@ const drainLimit = 1 << 20
 func bufferBodies(limit int, streamed *streamedRoutes) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		req := c.Request()
-		if cl := req.Header.ContentLength(); cl > limit {
+		isStreamed, own := streamed.match(c.Method(), strings.TrimRight(c.Path(), "/"))
+		if !isStreamed {
+			isStreamed, own = streamed.match(c.Method(), c.Path())
+		}
+		max := int64(limit)
+		if isStreamed && own > 0 {
+			max = own
+		}
+		if cl := req.Header.ContentLength(); int64(cl) > max {
 			c.Context().SetConnectionClose()
 			return fiber.ErrRequestEntityTooLarge
 		}
@@ -70,7 +83,7 @@ func bufferBodies(limit int, streamed *streamedRoutes) fiber.Handler {
 		if stream == nil {
 			return c.Next()
 		}
-		if streamed.match(c.Method(), strings.TrimRight(c.Path(), "/")) || streamed.match(c.Method(), c.Path()) {
+		if isStreamed {
 			err := c.Next()
 			// What the operation left unread would be taken for the next request.
 			if n, _ := io.CopyN(io.Discard, stream, drainLimit); n == drainLimit {
