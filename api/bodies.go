@@ -60,8 +60,9 @@ func (s *streamedRoutes) match(method, path string) (bool, int64) {
 // connection is closed.
 const drainLimit = 1 << 20
 
-// bufferBodies enforces limit on every request body. Bodies of streamed
-// operations are left to the operation; every other body is read into
+// bufferBodies enforces limit on every request body (a streamed operation's
+// own MaxBodyBytes instead, when it has one). Bodies of streamed operations
+// are left to the operation; every other body is read into
 // memory here, as fasthttp does without streaming. A declared length over
 // the limit is answered 413 before any of the body is read.
 func bufferBodies(limit int, streamed *streamedRoutes) fiber.Handler {
@@ -71,11 +72,11 @@ func bufferBodies(limit int, streamed *streamedRoutes) fiber.Handler {
 		if !isStreamed {
 			isStreamed, own = streamed.match(c.Method(), c.Path())
 		}
-		max := int64(limit)
+		lim := int64(limit)
 		if isStreamed && own > 0 {
-			max = own
+			lim = own
 		}
-		if cl := req.Header.ContentLength(); int64(cl) > max {
+		if cl := req.Header.ContentLength(); int64(cl) > lim {
 			c.Context().SetConnectionClose()
 			return fiber.ErrRequestEntityTooLarge
 		}
