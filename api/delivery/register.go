@@ -22,6 +22,7 @@ import (
 	"github.com/tocsin/tocsin/channels/etn"
 	"github.com/tocsin/tocsin/channels/providers"
 	"github.com/tocsin/tocsin/channels/voice"
+	"github.com/tocsin/tocsin/hooks"
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/storage"
 )
@@ -40,7 +41,12 @@ func Register(api huma.API, d rest.Deps) {
 		// config.Load refuses a bad key; a zero Config (the OpenAPI command) has none.
 		box, _ = secrets.New(secrets.DevKey)
 	}
-	h := &handlers{d: d, store: &providers.Store{DB: d.DB, Box: box}, calls: &voice.Calls{DB: d.DB}, pts: &etn.Points{DB: d.DB}}
+	// Provider URLs follow the outbound policy of hook targets.
+	guard, err := hooks.NewPolicy(d.Config.HookAllowHosts, d.Config.HookAllowHTTP)
+	if err != nil {
+		guard, _ = hooks.NewPolicy(nil, d.Config.HookAllowHTTP)
+	}
+	h := &handlers{d: d, store: &providers.Store{DB: d.DB, Box: box, Guard: guard}, calls: &voice.Calls{DB: d.DB}, pts: &etn.Points{DB: d.DB}}
 	tags := []string{"Channel settings"}
 
 	rest.Register(api, rest.Op{ID: "listChannelProviderSettings", Method: http.MethodGet, Path: "/v2/settings/channels", Scope: "tamarack", Tags: tags,

@@ -2,6 +2,7 @@ package recipients
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -94,6 +95,7 @@ type createFromFileOutput struct {
 func uploadRequestBody(api huma.API) func(*huma.Operation) {
 	return func(op *huma.Operation) {
 		op.Metadata[rest.StreamBody] = true
+		op.Metadata[rest.ImportBody] = true
 		schema := api.OpenAPI().Components.Schemas.Schema(reflect.TypeOf(model.CreateDistributionListFromFileRequest{}), true, "")
 		op.RequestBody = &huma.RequestBody{
 			Required: true,
@@ -115,10 +117,6 @@ const (
 
 // errFileTooLarge is the error a sizeLimit reader returns past its limit.
 var errFileTooLarge = errors.New("the file is larger than the import limit")
-
-// formAllowance is what the body may have besides the file: the name and
-// description parts and the part headers.
-const formAllowance = 1 << 20
 
 // importLimit is the largest file an import accepts.
 func importLimit(c config.Config) int64 {
@@ -168,6 +166,9 @@ func readField(p *multipart.Part, limit int) (string, error) {
 	}
 	if !utf8.Valid(b) {
 		return "", rest.Invalid("body", p.FormName(), "not UTF-8 text", nil)
+	}
+	if bytes.IndexByte(b, 0) >= 0 {
+		return "", rest.Invalid("body", p.FormName(), "contains a NUL character", nil)
 	}
 	v := strings.TrimSpace(string(b))
 	if utf8.RuneCountInString(v) > limit {
@@ -240,7 +241,8 @@ func (h *handlers) createFromFile(ctx context.Context, in *createFromFileInput) 
 				return nil, rest.Invalid("body", "file", fe.Error(), nil)
 			case errors.Is(err, contacts.ErrTooManyRows):
 				return nil, rest.Problem(http.StatusRequestEntityTooLarge, err.Error())
-			case errors.Is(err, errFileTooLarge) || body.err != nil:
+			case errors.Is(err, errFileTooLarge) || body.err != nil || errors.Is(err, io.ErrUnexpectedEOF):
+				// A body that ends without its closing boundary is malformed too.
 				return nil, malformed(err)
 			default:
 				return nil, h.failure(ctx, err)

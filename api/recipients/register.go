@@ -37,8 +37,6 @@ func Register(api huma.API, d rest.Deps) {
 		Description: createFromFileDescription,
 		Status:      http.StatusCreated,
 		Errors:      []int{http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType},
-		// The file and the other parts with their headers.
-		MaxBodyBytes: importLimit(d.Config) + formAllowance,
 	}, uploadRequestBody(api), h.createFromFile)
 	rest.Register(api, rest.Op{ID: "getDistributionLists", Method: http.MethodGet, Path: "/v4/{tenantId}/distributionLists", Scope: "tamarack", Tags: tags,
 		Summary: "List distribution lists",

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -23,6 +24,7 @@ import (
 	"github.com/tocsin/tocsin/channels/providers"
 	"github.com/tocsin/tocsin/channels/sms"
 	"github.com/tocsin/tocsin/dispatch"
+	"github.com/tocsin/tocsin/hooks"
 	"github.com/tocsin/tocsin/internal/auth"
 	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/internal/secrets"
@@ -38,6 +40,9 @@ type App struct {
 	Objects  *storage.Objects
 	Temporal client.Client
 	Metrics  *prometheus.Registry
+	// Starts wakes the workflow starter of this process (see Work) when
+	// the API of this process commits a start request.
+	Starts *dispatch.Waker
 }
 
 // Open connects to PostgreSQL, MinIO and Temporal.
@@ -60,7 +65,7 @@ func Open(ctx context.Context, cfg config.Config, logger *slog.Logger) (*App, er
 		_ = db.Close()
 		return nil, err
 	}
-	return &App{Config: cfg, Logger: logger, DB: db, Objects: objects, Temporal: tc, Metrics: reg}, nil
+	return &App{Config: cfg, Logger: logger, DB: db, Objects: objects, Temporal: tc, Metrics: reg, Starts: dispatch.NewWaker()}, nil
 }
 
 // NewMetricsRegistry returns a Prometheus registry with the Go runtime and
@@ -86,7 +91,7 @@ func (a *App) Server(ctx context.Context) (*api.Server, error) {
 		return nil, err
 	}
 	return api.New(rest.Deps{
-		Config: a.Config, DB: a.DB, Objects: a.Objects, Temporal: a.Temporal, Logger: a.Logger,
+		Config: a.Config, DB: a.DB, Objects: a.Objects, Temporal: a.Temporal, Logger: a.Logger, Starts: a.Starts,
 	}, v, a.Metrics), nil
 }
 
@@ -107,6 +112,16 @@ func (a *App) HookDispatcher() *dispatch.Dispatcher {
 	return &dispatch.Dispatcher{
 		DB: a.DB, Temporal: a.Temporal, TaskQueue: a.Config.TemporalTaskQueue,
 		Retries: a.Config.HookRetrySchedule, Interval: a.Config.HookDispatchInterval, Logger: a.Logger,
+	}
+}
+
+// Starter builds the dispatcher that starts the workflows of the start
+// outbox. eager asks Temporal to hand first workflow tasks straight to the
+// worker of this process's client, when it runs one on the task queue.
+func (a *App) Starter(eager bool) *dispatch.Starter {
+	return &dispatch.Starter{
+		DB: a.DB, Temporal: a.Temporal, TaskQueue: a.Config.TemporalTaskQueue, ListenURL: a.DB.URL,
+		Wake: a.Starts, Interval: a.Config.StartPollInterval, Eager: eager, Logger: a.Logger,
 	}
 }
 
@@ -143,10 +158,23 @@ func (a *App) ChannelProviders() *providers.Registry {
 		// config.Load refuses a bad key before anything runs.
 		panic(fmt.Sprintf("secrets key: %v", err))
 	}
+	guard := OutboundPolicy(a.Config, a.Logger)
 	return &providers.Registry{
-		Store: &providers.Store{DB: a.DB, Box: box}, DB: a.DB, Objects: a.Objects,
-		PublicURL: a.Config.PublicURL, Concurrency: a.Config.ProviderConcurrency,
+		Store: &providers.Store{DB: a.DB, Box: box, Guard: guard}, DB: a.DB, Objects: a.Objects,
+		PublicURL: a.Config.PublicURL, Concurrency: a.Config.ProviderConcurrency, Guard: guard,
 	}
+}
+
+// OutboundPolicy is the SSRF policy of hook targets and tenants' provider
+// URLs, from TOCSIN_HOOK_ALLOW_HOSTS and TOCSIN_HOOK_ALLOW_HTTP. A bad allow
+// list (config.Load refuses it first) leaves nothing allowed.
+func OutboundPolicy(cfg config.Config, logger *slog.Logger) *hooks.Policy {
+	p, err := hooks.NewPolicy(cfg.HookAllowHosts, cfg.HookAllowHTTP)
+	if err != nil {
+		logger.Error("outbound URL allow list ignored", "err", err)
+		p, _ = hooks.NewPolicy(nil, cfg.HookAllowHTTP)
+	}
+	return p
 }
 
 // Serve runs the HTTP API on addr until ctx ends.
@@ -192,14 +220,15 @@ func (a *App) Work(ctx context.Context, metricsAddr string) error {
 		a.Logger.Error("hook history retention schedule", "err", err)
 	}
 	dctx, stopDispatch := context.WithCancel(ctx)
-	dispatched := make(chan struct{})
-	go func() {
-		defer close(dispatched)
-		a.HookDispatcher().Run(dctx)
-	}()
+	var dispatched sync.WaitGroup
+	dispatched.Go(func() { a.HookDispatcher().Run(dctx) })
+	// The starter runs next to the worker and shares its client, so the
+	// first task of a workflow it starts can be handed to this worker
+	// without a trip through the task queue (eager start).
+	dispatched.Go(func() { a.Starter(true).Run(dctx) })
 	<-ctx.Done()
 	stopDispatch()
-	<-dispatched
+	dispatched.Wait()
 	w.Stop()
 	return nil
 }

@@ -23,8 +23,8 @@ type Config struct {
 	PublicURL     string `env:"TOCSIN_PUBLIC_URL" envDefault:"http://127.0.0.1:8080"`
 	BodyLimit     int    `env:"TOCSIN_BODY_LIMIT_BYTES" envDefault:"1048576"`
 	FileSizeLimit int64  `env:"TOCSIN_FILE_SIZE_LIMIT_BYTES" envDefault:"26214400"`
-	// ImportSizeLimit is the largest CSV file a contacts import
-	// (createFromFile) accepts; the import streams, so it is not held in memory.
+	// ImportSizeLimit bounds the body of a contacts import
+	// (createFromFile), which is streamed and may be far larger than a file.
 	ImportSizeLimit int64 `env:"TOCSIN_IMPORT_SIZE_LIMIT_BYTES" envDefault:"1073741824"`
 	// TestingEndpoints turns on the /{tenantId}/testing/* operations that
 	// reveal pending verification codes. Never enable it in production.
@@ -92,6 +92,17 @@ type Config struct {
 	HookRetrySchedule []time.Duration `env:"TOCSIN_HOOK_RETRY_SCHEDULE" envSeparator:"," envDefault:"5s,5m,30m,2h,5h,10h,10h"`
 	// HookDispatchInterval is how often the worker looks for undispatched events.
 	HookDispatchInterval time.Duration `env:"TOCSIN_HOOK_DISPATCH_INTERVAL" envDefault:"1s"`
+
+	// StartPollInterval is how often the worker looks for workflow starts
+	// nothing woke it for (the safety net of the start outbox).
+	StartPollInterval time.Duration `env:"TOCSIN_START_POLL_INTERVAL" envDefault:"5s"`
+	// BacklogTenantLimit and BacklogLimit are how many NonEmergency alerts
+	// accepted and not final yet one tenant, and all tenants together, may
+	// have before new NonEmergency alerts are refused (429 and 503); 0
+	// means no limit. BacklogRetryAfter is the Retry-After of the refusal.
+	BacklogTenantLimit int           `env:"TOCSIN_BACKLOG_TENANT_LIMIT" envDefault:"5000"`
+	BacklogLimit       int           `env:"TOCSIN_BACKLOG_LIMIT" envDefault:"20000"`
+	BacklogRetryAfter  time.Duration `env:"TOCSIN_BACKLOG_RETRY_AFTER" envDefault:"5s"`
 }
 
 // DevJWTSecret is the HS256 secret the server and `tocsin token` share in

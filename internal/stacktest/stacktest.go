@@ -19,6 +19,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -149,9 +150,20 @@ type Stack struct {
 	Metrics  *prometheus.Registry
 }
 
-// Start runs tocsin for the test. configure, when given, changes the
-// configuration before anything starts (providers' URLs, feature switches).
+// Start runs tocsin for the test: the API, and a worker with the outbox
+// dispatchers as `tocsin worker` runs them. configure, when given, changes
+// the configuration before anything starts (providers' URLs, feature
+// switches).
 func Start(t testing.TB, configure ...func(*config.Config)) *Stack {
+	t.Helper()
+	s := StartAPI(t, configure...)
+	s.StartWorker(t, WorkerOptions{})
+	return s
+}
+
+// StartAPI runs only tocsin's API: what it accepts waits in the outboxes
+// until StartWorker (or StartStarter) runs.
+func StartAPI(t testing.TB, configure ...func(*config.Config)) *Stack {
 	t.Helper()
 	needServices(t)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -184,28 +196,7 @@ func Start(t testing.TB, configure ...func(*config.Config)) *Stack {
 	}
 	t.Cleanup(tc.Close)
 
-	a := &app.App{Config: cfg, Logger: logger, DB: db, Objects: objects, Temporal: tc, Metrics: reg}
-	w := worker.New(tc, worker.Options{TaskQueue: cfg.TemporalTaskQueue, MaxActivities: cfg.WorkerMaxActivities}, a.Activities())
-	if err := w.Start(); err != nil {
-		t.Fatalf("start worker: %v", err)
-	}
-	t.Cleanup(w.Stop)
-
-	// The outbox dispatcher and the hook history schedule, as `tocsin worker` runs them.
-	if err := dispatch.EnsureRetentionSchedule(ctx, tc, cfg.TemporalTaskQueue); err != nil {
-		t.Fatalf("hook history schedule: %v", err)
-	}
-	t.Cleanup(func() {
-		_ = tc.ScheduleClient().GetHandle(context.Background(), dispatch.RetentionScheduleID(cfg.TemporalTaskQueue)).Delete(context.Background())
-	})
-	dctx, stopDispatch := context.WithCancel(ctx)
-	dispatched := make(chan struct{})
-	go func() {
-		defer close(dispatched)
-		a.HookDispatcher().Run(dctx)
-	}()
-	t.Cleanup(func() { stopDispatch(); <-dispatched })
-
+	a := &app.App{Config: cfg, Logger: logger, DB: db, Objects: objects, Temporal: tc, Metrics: reg, Starts: dispatch.NewWaker()}
 	srv, err := a.Server(ctx)
 	if err != nil {
 		t.Fatalf("api: %v", err)
@@ -220,6 +211,69 @@ func Start(t testing.TB, configure ...func(*config.Config)) *Stack {
 	s := &Stack{URL: "http://" + ln.Addr().String(), Config: cfg, App: a, DB: db, Objects: objects, Temporal: tc, Metrics: reg}
 	s.Config.PublicURL = s.URL
 	return s
+}
+
+// WorkerOptions tune StartWorker.
+type WorkerOptions struct {
+	// OneWorkflowTaskAtATime has the worker ask the task queue for one
+	// workflow task at a time, so the order in which it receives them
+	// shows: two slots and two pollers, the fewest the SDK allows, of which
+	// the SDK keeps one on the worker's own sticky queue.
+	OneWorkflowTaskAtATime bool
+}
+
+// StartWorker runs a worker on the stack's task queue with the hook
+// dispatcher and the workflow starter, as `tocsin worker` does. The
+// returned function stops them; so does the end of the test.
+func (s *Stack) StartWorker(t testing.TB, o WorkerOptions) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	a, cfg := s.App, s.Config
+	wo := worker.Options{TaskQueue: cfg.TemporalTaskQueue, MaxActivities: cfg.WorkerMaxActivities}
+	if o.OneWorkflowTaskAtATime {
+		wo.WorkflowTaskPollers, wo.MaxWorkflowTasks = 2, 2
+	}
+	w := worker.New(s.Temporal, wo, a.Activities())
+	if err := w.Start(); err != nil {
+		cancel()
+		t.Fatalf("start worker: %v", err)
+	}
+	if err := dispatch.EnsureRetentionSchedule(ctx, s.Temporal, cfg.TemporalTaskQueue); err != nil {
+		t.Fatalf("hook history schedule: %v", err)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { a.HookDispatcher().Run(ctx) })
+	wg.Go(func() { a.Starter(true).Run(ctx) })
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			wg.Wait()
+			w.Stop()
+		})
+	}
+	t.Cleanup(stop)
+	t.Cleanup(func() {
+		_ = s.Temporal.ScheduleClient().GetHandle(context.Background(), dispatch.RetentionScheduleID(cfg.TemporalTaskQueue)).Delete(context.Background())
+	})
+	return stop
+}
+
+// StartStarter runs only the workflow starter, as a process without a
+// worker would: workflows are started and wait for a worker. The returned
+// function stops it; so does the end of the test.
+func (s *Stack) StartStarter(t testing.TB) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.App.Starter(false).Run(ctx)
+	}()
+	var once sync.Once
+	stop = func() { once.Do(func() { cancel(); <-done }) }
+	t.Cleanup(stop)
+	return stop
 }
 
 type testWriter struct{ t testing.TB }
