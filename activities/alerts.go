@@ -20,6 +20,7 @@ import (
 
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/channels"
+	"github.com/tocsin/tocsin/hooks/events"
 	"github.com/tocsin/tocsin/storage"
 )
 
@@ -158,7 +159,8 @@ func (a *Activities) PrepareAlert(ctx context.Context, ref AlertRef) (AlertPlan,
 			return err
 		}
 		if moved {
-			if _, err := storage.EmitEvent(ctx, tx, ref.Tenant, storage.EventAlertQueued, alertEvent(al, storage.AlertQueued, nil)); err != nil {
+			if _, err := storage.EmitEvent(ctx, tx, ref.Tenant, storage.EventAlertQueued,
+				events.AlertQueued{Alert: events.AlertOf(al, storage.AlertQueued), ScheduledFor: al.ScheduledFor}); err != nil {
 				return err
 			}
 		}
@@ -182,7 +184,7 @@ func (a *Activities) PrepareAlert(ctx context.Context, ref AlertRef) (AlertPlan,
 			if err != nil || !moved {
 				return err
 			}
-			_, err = storage.EmitEvent(ctx, tx, ref.Tenant, storage.EventAlertFailed, alertEvent(al, storage.AlertFailed, map[string]any{"reason": "no recipients"}))
+			_, err = storage.EmitEvent(ctx, tx, ref.Tenant, storage.EventAlertFailed, events.AlertFailed{Alert: events.AlertOf(al, storage.AlertFailed), Reason: "no recipients"})
 			return err
 		}
 		_, err = storage.TransitionAlert(ctx, tx, ref.Tenant, ref.AlertID, []string{storage.AlertQueued}, storage.AlertProcessing,
@@ -294,22 +296,6 @@ func templateTexts(s *model.AlertSettings) []string {
 	return out
 }
 
-// alertEvent is the payload of alert events.
-func alertEvent(al *storage.Alert, status string, extra map[string]any) map[string]any {
-	m := map[string]any{
-		"alertId":  al.ID,
-		"status":   status,
-		"subject":  al.Subject,
-		"type":     al.Type,
-		"priority": al.Priority,
-		"channels": []string(al.Channels),
-	}
-	for k, v := range extra {
-		m[k] = v
-	}
-	return m
-}
-
 // CycleInput names a cycle of an alert.
 type CycleInput struct {
 	AlertRef
@@ -374,9 +360,12 @@ func (a *Activities) FinishFirstCycle(ctx context.Context, ref AlertRef) (string
 			return err
 		}
 		status = to
-		_, err = storage.EmitEvent(ctx, tx, ref.Tenant, typ, alertEvent(al, to, map[string]any{
-			"recipients": al.RecipientCount, "sent": t.Sent, "delivered": t.Delivered, "failed": t.Failed, "skipped": t.Skipped,
-		}))
+		var ev any = events.AlertSent{Alert: events.AlertOf(al, to), Counts: events.Counts{
+			Recipients: al.RecipientCount, Sent: t.Sent, Delivered: t.Delivered, Failed: t.Failed, Skipped: t.Skipped}}
+		if to == storage.AlertFailed {
+			ev = events.AlertFailed{Alert: events.AlertOf(al, to), Reason: detail}
+		}
+		_, err = storage.EmitEvent(ctx, tx, ref.Tenant, typ, ev)
 		return err
 	})
 	if err != nil {
@@ -415,10 +404,9 @@ func (a *Activities) CompleteAlert(ctx context.Context, ref AlertRef) error {
 		if err := tx.GetContext(ctx, &status, `SELECT status FROM alerts WHERE tenant_id = $1 AND id = $2`, ref.Tenant, ref.AlertID); err != nil {
 			return fmt.Errorf("read status: %w", err)
 		}
-		_, err = storage.EmitEvent(ctx, tx, ref.Tenant, storage.EventAlertCompleted, alertEvent(al, status, map[string]any{
-			"recipients": al.RecipientCount, "sent": t.Sent, "delivered": t.Delivered, "failed": t.Failed,
-			"skipped": t.Skipped, "confirmed": confirmed,
-		}))
+		_, err = storage.EmitEvent(ctx, tx, ref.Tenant, storage.EventAlertCompleted, events.AlertCompleted{
+			Alert: events.AlertOf(al, status), Confirmed: confirmed, Counts: events.Counts{
+				Recipients: al.RecipientCount, Sent: t.Sent, Delivered: t.Delivered, Failed: t.Failed, Skipped: t.Skipped}})
 		return err
 	})
 }
@@ -448,7 +436,7 @@ func (a *Activities) FailAlert(ctx context.Context, in FailAlertInput) error {
 			in.Tenant, in.AlertID); err != nil {
 			return fmt.Errorf("complete failed alert: %w", err)
 		}
-		_, err = storage.EmitEvent(ctx, tx, in.Tenant, storage.EventAlertFailed, alertEvent(al, storage.AlertFailed, map[string]any{"reason": in.Reason}))
+		_, err = storage.EmitEvent(ctx, tx, in.Tenant, storage.EventAlertFailed, events.AlertFailed{Alert: events.AlertOf(al, storage.AlertFailed), Reason: in.Reason})
 		return err
 	})
 }

@@ -23,6 +23,7 @@ import (
 
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/hooks/events"
 	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/workflows"
 )
@@ -117,16 +118,13 @@ func (h *handler) create(ctx context.Context, req model.SendAlertRequest, key st
 		if err := storage.InsertAlert(ctx, tx, al); err != nil {
 			return err
 		}
-		ev := map[string]any{"alertId": id, "status": al.Status, "subject": al.Subject, "type": al.Type, "priority": al.Priority,
-			"channels": p.channels, "createdBy": al.CreatedBy}
-		if p.sendAt != nil {
-			ev["scheduledFor"] = p.sendAt
-		}
-		if _, err := storage.EmitEvent(ctx, tx, tenant, storage.EventAlertCreated, ev); err != nil {
+		ev := events.AlertOf(al, al.Status)
+		if _, err := storage.EmitEvent(ctx, tx, tenant, storage.EventAlertCreated,
+			events.AlertCreated{Alert: ev, CreatedBy: al.CreatedBy, ScheduledFor: p.sendAt}); err != nil {
 			return err
 		}
 		if al.Status == storage.AlertQueued {
-			if _, err := storage.EmitEvent(ctx, tx, tenant, storage.EventAlertQueued, ev); err != nil {
+			if _, err := storage.EmitEvent(ctx, tx, tenant, storage.EventAlertQueued, events.AlertQueued{Alert: ev}); err != nil {
 				return err
 			}
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/tocsin/tocsin/activities"
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/hooks/events"
 	"github.com/tocsin/tocsin/internal/alertmsg"
 	"github.com/tocsin/tocsin/storage"
 )
@@ -247,9 +248,10 @@ func (h *handler) respondToAlert(ctx context.Context, in *respondInput) (*respon
 				return fmt.Errorf("record answer: %w", err)
 			}
 		}
-		ev := map[string]any{"alertId": t.alert.ID, "recipientId": t.seq, "contactId": personID, "confirmed": true, "respondedAt": now}
+		ev := events.RecipientResponded{AlertID: t.alert.ID, RecipientID: t.seq, ContactID: personID, Confirmed: true, Via: "link", RespondedAt: now}
 		if question > 0 {
-			ev["questionId"], ev["optionId"], ev["optionText"] = question, in.OptionID, optionText
+			q, o := int64(question), int64(in.OptionID)
+			ev.QuestionID, ev.OptionID, ev.OptionText = &q, &o, &optionText
 		}
 		if _, err := storage.EmitEvent(ctx, tx, t.tenant, storage.EventRecipientResponded, ev); err != nil {
 			return err

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tocsin/tocsin/activities"
 	"github.com/tocsin/tocsin/channels/voice"
+	"github.com/tocsin/tocsin/hooks/events"
 	"github.com/tocsin/tocsin/storage"
 )
 
@@ -74,8 +75,8 @@ func applyCall(ctx context.Context, db *storage.DB, call voice.Call) error {
 		if err != nil {
 			return fmt.Errorf("confirm recipient: %w", err)
 		}
-		_, err = storage.EmitEvent(ctx, tx, tenant, storage.EventRecipientResponded, map[string]any{
-			"alertId": alertID, "recipientId": seq, "contactId": personID, "confirmed": true, "respondedAt": now, "via": ch})
+		_, err = storage.EmitEvent(ctx, tx, tenant, storage.EventRecipientResponded, events.RecipientResponded{
+			AlertID: alertID, RecipientID: seq, ContactID: personID, Confirmed: true, Via: ch, RespondedAt: now})
 		return err
 	})
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/hooks/events"
 	"github.com/tocsin/tocsin/media"
 	"github.com/tocsin/tocsin/storage"
 )
@@ -285,7 +286,7 @@ func (h *handlers) delete(ctx context.Context, in *FilePath) (*struct{}, error) 
 		if _, err := tx.ExecContext(ctx, `DELETE FROM files WHERE tenant_id = $1 AND id = $2`, tenant, f.ID); err != nil {
 			return fmt.Errorf("delete file: %w", err)
 		}
-		_, err = storage.EmitEvent(ctx, tx, tenant, storage.EventFileDeleted, map[string]any{"fileName": full, "kind": f.Kind})
+		_, err = storage.EmitEvent(ctx, tx, tenant, storage.EventFileDeleted, events.FileDeleted{FileName: full, Kind: f.Kind})
 		return err
 	})
 	if err != nil {

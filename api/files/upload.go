@@ -26,6 +26,7 @@ import (
 
 	"github.com/tocsin/tocsin/activities"
 	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/hooks/events"
 	"github.com/tocsin/tocsin/media"
 	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/workflows"
@@ -541,9 +542,9 @@ func (u *upload) record(ctx context.Context, kind string, res activities.Process
 				return fmt.Errorf("insert file asset: %w", err)
 			}
 		}
-		_, err := storage.EmitEvent(ctx, tx, u.tenant, storage.EventFileUploaded, map[string]any{
-			"fileName": full, "kind": kind, "contentType": u.file.contentType, "sizeBytes": u.file.size,
-			"sha256": u.file.sha256, "assets": names,
+		_, err := storage.EmitEvent(ctx, tx, u.tenant, storage.EventFileUploaded, events.FileUploaded{
+			FileName: full, Kind: kind, ContentType: u.file.contentType, SizeBytes: u.file.size,
+			SHA256: u.file.sha256, Assets: names,
 		})
 		return err
 	})

@@ -1,6 +1,7 @@
 package recipients
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -11,12 +12,14 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/internal/contactcsv"
 	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/contacts"
@@ -37,7 +40,8 @@ Rows with a problem (bad email, unparsable phone, missing name, duplicate of
 an earlier row, wrong number of fields...) are skipped and listed in errors;
 the rest are imported. The file is rejected with a 400 when it is not CSV or
 its header lacks required columns or names unknown ones, and with a 413 when
-it is larger than the upload limit or has more than 1,000,000 data rows.`
+it is larger than the import limit (TOCSIN_IMPORT_SIZE_LIMIT_BYTES, 1 GiB by
+default) or has more than 1,000,000 data rows.`
 
 // createFromFileInput reads nothing but the path: the handler streams the
 // multipart body itself, so a large file is never copied into memory.
@@ -47,12 +51,39 @@ type createFromFileInput struct {
 	body        io.Reader
 }
 
-// Resolve implements huma.Resolver: it keeps the request body for the handler.
+// Resolve implements huma.Resolver: it keeps the request body for the
+// handler, read under an idle deadline rather than the server's deadline
+// for the whole request, which a large import outlasts.
 func (in *createFromFileInput) Resolve(ctx huma.Context) []error {
 	in.contentType = ctx.Header("Content-Type")
-	in.body = ctx.BodyReader()
+	in.body = &idleDeadline{r: ctx.BodyReader(), set: ctx.SetReadDeadline}
 	return nil
 }
+
+// importIdleTimeout is how long an import's body may send nothing before
+// the connection is closed.
+const importIdleTimeout = 60 * time.Second
+
+// idleDeadline moves the connection's read deadline forward as the body
+// arrives (at most once a second), so an import may take as long as it
+// needs while a client that stops sending is still cut off.
+type idleDeadline struct {
+	r    io.Reader
+	set  func(time.Time) error
+	next time.Time
+}
+
+func (d *idleDeadline) Read(p []byte) (int, error) {
+	if now := time.Now(); now.After(d.next) {
+		_ = d.set(now.Add(importIdleTimeout))
+		d.next = now.Add(time.Second)
+	}
+	return d.r.Read(p)
+}
+
+// bodyBuffer is the read buffer between the connection and the multipart
+// reader: large reads, so a big file takes few system calls.
+const bodyBuffer = 256 << 10
 
 type createFromFileOutput struct {
 	Body model.CreateDistributionListFromFileResponse
@@ -85,7 +116,15 @@ const (
 )
 
 // errFileTooLarge is the error a sizeLimit reader returns past its limit.
-var errFileTooLarge = errors.New("the file is larger than the upload limit")
+var errFileTooLarge = errors.New("the file is larger than the import limit")
+
+// importLimit is the largest file an import accepts.
+func importLimit(c config.Config) int64 {
+	if c.ImportSizeLimit <= 0 {
+		return 1 << 62
+	}
+	return c.ImportSizeLimit
+}
 
 // bodyReader remembers the first error reading the request body, so that a
 // malformed body is told apart from a failing database.
@@ -145,7 +184,7 @@ func (h *handlers) createFromFile(ctx context.Context, in *createFromFileInput) 
 	}
 	tenant := rest.Tenant(ctx)
 	body := &bodyReader{r: in.body}
-	mr := multipart.NewReader(body, params["boundary"])
+	mr := multipart.NewReader(bufio.NewReaderSize(body, bodyBuffer), params["boundary"])
 	var (
 		name, description string
 		haveName          bool
@@ -158,7 +197,7 @@ func (h *handlers) createFromFile(ctx context.Context, in *createFromFileInput) 
 	}()
 	malformed := func(err error) error {
 		if errors.Is(err, errFileTooLarge) || errors.Is(body.err, errFileTooLarge) {
-			return rest.Problem(http.StatusRequestEntityTooLarge, fmt.Sprintf("the file is larger than the import limit of %d bytes", h.d.Config.ImportSizeLimit))
+			return rest.Problem(http.StatusRequestEntityTooLarge, fmt.Sprintf("the file is larger than the import limit of %d bytes", importLimit(h.d.Config)))
 		}
 		return rest.Problem(http.StatusBadRequest, "the body is not valid multipart/form-data: "+err.Error())
 	}
@@ -194,11 +233,7 @@ func (h *handlers) createFromFile(ctx context.Context, in *createFromFileInput) 
 			if im, err = contacts.BeginImport(ctx, h.d.DB, tenant, 0); err != nil {
 				return nil, h.failure(ctx, err)
 			}
-			limit := h.d.Config.ImportSizeLimit
-			if limit <= 0 {
-				limit = 1 << 62
-			}
-			err := im.Stage(ctx, &sizeLimit{r: part, n: limit})
+			err := im.Stage(ctx, &sizeLimit{r: part, n: importLimit(h.d.Config)})
 			var fe *contactcsv.FileError
 			switch {
 			case err == nil:

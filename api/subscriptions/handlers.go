@@ -18,6 +18,7 @@ import (
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
 	"github.com/tocsin/tocsin/hooks"
+	"github.com/tocsin/tocsin/hooks/events"
 	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/workflows"
 )
@@ -294,7 +295,7 @@ func (h *handlers) test(ctx context.Context, in *PathID) (*struct{ Body model.Su
 	}
 	event := activities.HookEvent{
 		ID: "evt_" + uuid.NewString(), Type: storage.EventSubscriptionTest, CreatedAt: time.Now().UTC(),
-		Payload: mustJSON(map[string]any{"subscriptionId": in.ID, "message": "This is a test event from tocsin."}),
+		Payload: mustJSON(events.SubscriptionTest{SubscriptionID: in.ID, Message: events.TestMessage}),
 	}
 	ctx, cancel := context.WithTimeout(ctx, h.d.Config.HookTimeout+30*time.Second)
 	defer cancel()

@@ -57,7 +57,10 @@ func Register(api huma.API, d rest.Deps) {
 	}, h.list)
 	// Before {id}, which would otherwise take the literal segment.
 	rest.Register(api, rest.Op{ID: "getEventTypes", Method: http.MethodGet, Path: "/v2/settings/subscriptions/eventTypes", Scope: "tamarack", Tags: tags,
-		Summary: "List event types", Description: "A page of the event types tocsin emits, with an example payload each. Sort property: name (default).",
+		Summary: "List event types", Description: "A page of the event types tocsin emits, with an example payload each: the delivered " +
+			"body, {type, timestamp, data}. The data of each type is the schema of the same name in the components, such as " +
+			"AlertCreated for alert.created and RecipientResponded for alert.recipient.responded; every key is always present " +
+			"(null when it does not apply). Sort property: name (default).",
 	}, h.eventTypes)
 	rest.Register(api, rest.Op{ID: "getSubscription", Method: http.MethodGet, Path: "/v2/settings/subscriptions/{id}", Scope: "tamarack", Tags: tags,
 		Summary: "Get a hook subscription",
@@ -83,6 +86,10 @@ func Register(api huma.API, d rest.Deps) {
 	}, h.test)
 
 	api.OpenAPI().Components.Schemas.Schema(reflect.TypeOf(model.SubscriptionHistory{}), true, "")
+	// The data of each event type, from the types the emitters use.
+	for _, e := range hooks.Events {
+		api.OpenAPI().Components.Schemas.Schema(reflect.TypeOf(e.Example), true, "")
+	}
 }
 
 // checkBody validates what the JSON schema cannot: the target and the headers.

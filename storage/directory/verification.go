@@ -15,6 +15,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/tocsin/tocsin/api/model"
+	"github.com/tocsin/tocsin/hooks/events"
 	"github.com/tocsin/tocsin/storage"
 )
 
@@ -267,18 +268,6 @@ func StoreCode(ctx context.Context, db *storage.DB, c Code) (StoredCode, error) 
 	return out, err
 }
 
-// VerificationEvent is the payload of verification.completed and
-// verification.failed events.
-type VerificationEvent struct {
-	UserID      string                   `json:"userId"`
-	DirectoryID string                   `json:"directoryId"`
-	TargetType  model.ContactTargetType  `json:"targetType"`
-	Address     string                   `json:"address"`
-	Status      model.VerificationStatus `json:"status"`
-	// Reason of a failure: wrong-code-attempts, expired or undeliverable.
-	Reason string `json:"reason,omitempty"`
-}
-
 type verificationRow struct {
 	ID          int64          `db:"id"`
 	DirectoryID sql.NullString `db:"directory_id"`
@@ -325,14 +314,13 @@ func settle(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, kind 
 	if err := setContactStatus(ctx, tx, tenant, person, kind, address, st); err != nil {
 		return err
 	}
-	typ := storage.EventVerificationFailed
+	v := events.Verification{UserID: strconv.FormatInt(person, 10), DirectoryID: r.DirectoryID.String,
+		TargetType: string(kind.TargetType()), Address: address, Status: string(st)}
 	if st == model.VerificationVerified {
-		typ = storage.EventVerificationDone
+		_, err := storage.EmitEvent(ctx, tx, tenant, storage.EventVerificationDone, events.VerificationCompleted{Verification: v})
+		return err
 	}
-	_, err := storage.EmitEvent(ctx, tx, tenant, typ, VerificationEvent{
-		UserID: strconv.FormatInt(person, 10), DirectoryID: r.DirectoryID.String, TargetType: kind.TargetType(),
-		Address: address, Status: st, Reason: reason,
-	})
+	_, err := storage.EmitEvent(ctx, tx, tenant, storage.EventVerificationFailed, events.VerificationFailed{Verification: v, Reason: reason})
 	return err
 }
 

@@ -1,0 +1,130 @@
+package recipients_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/tocsin/tocsin/api/model"
+	"github.com/tocsin/tocsin/internal/config"
+	"github.com/tocsin/tocsin/internal/stacktest"
+)
+
+// largeRow is row i of a generated file: every row has the same length, so
+// the size of the file is known before it is written.
+func largeRow(i int) string {
+	note := strings.Repeat(string(rune('a'+i%26)), 950)
+	return fmt.Sprintf("L%07d,Large,Row%07d,l%07d@example.com,%s\n", i, i, i, note)
+}
+
+const largeHeader = "externalId,firstName,lastName,emails,custom.note\n"
+
+// postGenerated streams a createFromFile body whose file has n generated
+// rows, written while the request is sent. With chunked the length is not
+// declared.
+func postGenerated(t *testing.T, s *stacktest.Stack, tenant, token string, n int, chunked bool) (int, []byte, int64) {
+	t.Helper()
+	pr, pw := io.Pipe()
+	mw := multipart.NewWriter(pw)
+	var head, tail strings.Builder
+	head.WriteString("--" + mw.Boundary() + "\r\nContent-Disposition: form-data; name=\"name\"\r\n\r\nlarge\r\n")
+	head.WriteString("--" + mw.Boundary() + "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"large.csv\"\r\nContent-Type: text/csv\r\n\r\n")
+	tail.WriteString("\r\n--" + mw.Boundary() + "--\r\n")
+	fileSize := int64(len(largeHeader)) + int64(n)*int64(len(largeRow(0)))
+	go func() {
+		w := io.Writer(pw)
+		_, err := io.WriteString(w, head.String()+largeHeader)
+		for i := 0; i < n && err == nil; i++ {
+			_, err = io.WriteString(w, largeRow(i))
+		}
+		if err == nil {
+			_, err = io.WriteString(w, tail.String())
+		}
+		pw.CloseWithError(err)
+	}()
+	req, err := http.NewRequest(http.MethodPost, fmt.Sprintf("%s/v4/%s/distributionLists/createFromFile", s.URL, tenant), pr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !chunked {
+		req.ContentLength = int64(head.Len()) + fileSize + int64(tail.Len())
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	_ = pr.CloseWithError(io.ErrClosedPipe)
+	return res.StatusCode, body, fileSize
+}
+
+// TestImportLargerThanTheFileLimitOverHTTP streams, with the default
+// limits, a file just larger than the upload limit of other files (25 MiB):
+// imports have their own, larger limit.
+func TestImportLargerThanTheFileLimitOverHTTP(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	def, err := config.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Config.FileSizeLimit != def.FileSizeLimit || s.Config.ImportSizeLimit != 1<<30 {
+		t.Fatalf("limits %d, %d are not the defaults", s.Config.FileSizeLimit, s.Config.ImportSizeLimit)
+	}
+	tenant := stacktest.NewTenant()
+	tok := s.Token(t, tenant)
+	n := int(s.Config.FileSizeLimit/int64(len(largeRow(0)))) + 100
+	status, body, size := postGenerated(t, s, tenant, tok, n, false)
+	if size <= s.Config.FileSizeLimit {
+		t.Fatalf("the file (%d bytes) is not larger than the file limit", size)
+	}
+	if status != http.StatusCreated {
+		t.Fatalf("status %d: %s", status, body)
+	}
+	var res model.CreateDistributionListFromFileResponse
+	if err := json.Unmarshal(body, &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Rows != int64(n) || res.Created != int64(n) || res.Skipped != 0 || res.DistributionList.MemberCount != int64(n) {
+		t.Fatalf("%d rows: %+v", n, res)
+	}
+	last := find(t, s, tok, "", map[string]any{"externalId": fmt.Sprintf("L%07d", n-1)})
+	if last.Paging.TotalCount != 1 || last.Items[0].CustomFields["note"] != strings.Repeat(string(rune('a'+(n-1)%26)), 950) {
+		t.Fatalf("last row: %+v", last)
+	}
+}
+
+// TestImportOverTheImportLimitIs413 sends files over a small import limit:
+// with the length declared (refused before the body is read) and chunked
+// (refused once the limit is passed). Nothing is created.
+func TestImportOverTheImportLimitIs413(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t, func(c *config.Config) { c.ImportSizeLimit = 1 << 20 })
+	tenant := stacktest.NewTenant()
+	tok := s.Token(t, tenant)
+	for _, c := range []struct {
+		name    string
+		rows    int
+		chunked bool
+	}{
+		{"declared length", 3 << 20 / 1000, false},
+		{"chunked", 3 << 20 / 2000, true},
+		{"declared, within the form allowance", 3 << 20 / 2000, false},
+	} {
+		status, body, size := postGenerated(t, s, tenant, tok, c.rows, c.chunked)
+		if size <= s.Config.ImportSizeLimit || status != http.StatusRequestEntityTooLarge || !strings.Contains(string(body), "413") {
+			t.Fatalf("%s: %d bytes: status %d: %s", c.name, size, status, body)
+		}
+	}
+	r := s.Do(t, http.MethodGet, "/v4/"+tenant+"/distributionLists", tok, nil)
+	if r.Status != 200 || !strings.Contains(string(r.Body), `"totalCount":0`) {
+		t.Fatalf("lists after refused imports: %d %s", r.Status, r.Body)
+	}
+}
