@@ -25,6 +25,10 @@ import (
 // will not help (the TOCSIN_SECRETS_KEY changed).
 const ErrTypeHookSecret = "HookSecret"
 
+// ErrTypeHookPayload marks an event whose payload cannot be encoded: retrying
+// will not help.
+const ErrTypeHookPayload = "HookPayload"
+
 // HookSender holds what hook deliveries need: the SSRF-checking HTTP
 // client, the box that opens signing secrets and the deliveries counter.
 type HookSender struct {
@@ -121,7 +125,7 @@ func (a *Activities) AttemptHook(ctx context.Context, in HookAttempt) (HookAttem
 	}
 	body, err := hooks.Body(in.Event.Type, in.Event.CreatedAt, in.Event.Payload)
 	if err != nil {
-		return HookAttemptResult{}, temporal.NewNonRetryableApplicationError("encode payload: "+err.Error(), "HookPayload", nil)
+		return HookAttemptResult{}, temporal.NewNonRetryableApplicationError("encode payload: "+err.Error(), ErrTypeHookPayload, nil)
 	}
 	requested := time.Now()
 	r := hooks.Send(ctx, a.Hooks.Client, hooks.Message{

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/tocsin/tocsin/activities"
@@ -53,16 +52,7 @@ type SendAlertState struct {
 // has passed.
 func SendAlert(ctx workflow.Context, in SendAlertInput) error {
 	ref := activities.AlertRef{Tenant: in.Tenant, AlertID: in.AlertID}
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 10 * time.Minute,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:        200 * time.Millisecond,
-			BackoffCoefficient:     2,
-			MaximumInterval:        30 * time.Second,
-			MaximumAttempts:        20,
-			NonRetryableErrorTypes: []string{activities.ErrTypeAlertNotFound, activities.ErrTypeBadAlert},
-		},
-	})
+	actx := alertStepOptions(ctx)
 	var a *activities.Activities
 	fail := func(err error) error {
 		reason := err.Error()
@@ -204,17 +194,7 @@ type ChunkOutcome struct {
 // ToBatch) on each channel, at most Parallelism at once.
 func DeliverChunk(ctx workflow.Context, in ChunkInput) (ChunkOutcome, error) {
 	var out ChunkOutcome
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 5 * time.Minute,
-		HeartbeatTimeout:    10 * time.Second,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:        time.Second,
-			BackoffCoefficient:     2,
-			MaximumInterval:        30 * time.Second,
-			MaximumAttempts:        int32(in.MaxAttempts),
-			NonRetryableErrorTypes: []string{activities.ErrTypeAlertNotFound, activities.ErrTypeBadAlert},
-		},
-	})
+	actx := deliveryOptions(ctx, in.MaxAttempts)
 	var a *activities.Activities
 	type item struct {
 		channel string

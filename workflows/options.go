@@ -1,0 +1,105 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/tocsin/tocsin/activities"
+)
+
+// Activity options, one helper per kind of work. Each says how long one
+// attempt may take, how attempts back off, and which error types retrying
+// cannot fix (the activities return them as non-retryable application errors).
+
+// Error types that end an activity at once.
+var (
+	// alertErrors: the alert is gone or its stored settings are unreadable.
+	alertErrors = []string{activities.ErrTypeAlertNotFound, activities.ErrTypeBadAlert}
+	// mediaErrors: the uploaded file is not media tocsin can encode.
+	mediaErrors = []string{activities.ErrTypeInvalidMedia, activities.ErrTypeUnsupportedMedia, activities.ErrTypeAudioTooLong}
+	// hookErrors: the signing secret cannot be opened or the event not encoded.
+	hookErrors = []string{activities.ErrTypeHookSecret, activities.ErrTypeHookPayload}
+	// codeErrors: the address cannot take a code or its channel has no provider.
+	codeErrors = []string{activities.ErrTypeUndeliverable, activities.ErrTypeNoProvider}
+)
+
+// backoff is an exponential retry policy from initial to at most max, over
+// at most attempts attempts.
+func backoff(initial, max time.Duration, attempts int32, nonRetryable []string) *temporal.RetryPolicy {
+	return &temporal.RetryPolicy{
+		InitialInterval: initial, BackoffCoefficient: 2, MaximumInterval: max,
+		MaximumAttempts: attempts, NonRetryableErrorTypes: nonRetryable,
+	}
+}
+
+// alertStepOptions are for an alert's bookkeeping (prepare, record, finish):
+// short database work, retried quickly and often, since the API starts the
+// workflow just before its transaction commits.
+func alertStepOptions(ctx workflow.Context) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 10 * time.Minute,
+		RetryPolicy:         backoff(200*time.Millisecond, 30*time.Second, 20, alertErrors),
+	})
+}
+
+// deliveryOptions are for delivering a batch to providers: heartbeating, at
+// most maxAttempts attempts (the alert's own setting).
+func deliveryOptions(ctx workflow.Context, maxAttempts int) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 5 * time.Minute,
+		HeartbeatTimeout:    10 * time.Second,
+		RetryPolicy:         backoff(time.Second, 30*time.Second, int32(maxAttempts), alertErrors),
+	})
+}
+
+// capUpdateOptions are for sending an alert's CAP Update or Cancel.
+func capUpdateOptions(ctx workflow.Context) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 2 * time.Minute,
+		RetryPolicy:         backoff(time.Second, time.Minute, 10, alertErrors),
+	})
+}
+
+// mediaOptions are for inspecting and encoding an uploaded file.
+func mediaOptions(ctx workflow.Context) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 5 * time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: mediaErrors},
+	})
+}
+
+// hookAttemptOptions are for one hook POST (TOCSIN_HOOK_TIMEOUT, at most a
+// few minutes) and its row; the workflow spaces the attempts of its own
+// schedule, these only cover a worker or database failing mid-attempt.
+func hookAttemptOptions(ctx workflow.Context) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 5 * time.Minute,
+		RetryPolicy:         backoff(time.Second, time.Minute, 20, hookErrors),
+	})
+}
+
+// maintenanceOptions are for periodic database housekeeping (purges).
+func maintenanceOptions(ctx workflow.Context) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 10 * time.Minute,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5},
+	})
+}
+
+// codeOptions are for sending a verification code.
+func codeOptions(ctx workflow.Context) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy:         backoff(2*time.Second, time.Minute, 6, codeErrors),
+	})
+}
+
+// smokeOptions are for the smoke test's single row.
+func smokeOptions(ctx workflow.Context) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 10 * time.Second,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
+	})
+}
