@@ -37,17 +37,14 @@ type HookSender struct {
 	Deliveries *prometheus.CounterVec
 }
 
-// NewHookSender builds a HookSender from the settings. A bad
-// TOCSIN_HOOK_ALLOW_HOSTS is logged and nothing extra is allowed.
-func NewHookSender(cfg config.Config, logger *slog.Logger, reg prometheus.Registerer) *HookSender {
+// NewHookSender builds a HookSender from the settings and the box that opens
+// signing secrets. A bad TOCSIN_HOOK_ALLOW_HOSTS is logged and nothing extra
+// is allowed.
+func NewHookSender(cfg config.Config, box *secrets.Box, logger *slog.Logger, reg prometheus.Registerer) *HookSender {
 	p, err := hooks.NewPolicy(cfg.HookAllowHosts, cfg.HookAllowHTTP)
 	if err != nil {
 		logger.Error("hook policy; allowing no extra hosts", "err", err)
 		p, _ = hooks.NewPolicy(nil, cfg.HookAllowHTTP)
-	}
-	box, err := secrets.New(cfg.SecretsKey)
-	if err != nil {
-		logger.Error("hook signing secrets cannot be opened", "err", err)
 	}
 	return &HookSender{Client: p.Client(cfg.HookTimeout), Secrets: box, Deliveries: hooks.NewDeliveriesCounter(reg)}
 }

@@ -35,12 +35,7 @@ type handlers struct {
 
 // Register adds the delivery operations to api.
 func Register(api huma.API, d rest.Deps) {
-	box, err := secrets.New(d.Config.SecretsKey)
-	if err != nil {
-		// config.Load refuses a bad key; a zero Config (the OpenAPI command) has none.
-		box, _ = secrets.New(secrets.DevKey)
-	}
-	h := &handlers{d: d, store: &providers.Store{DB: d.DB, Box: box}, calls: &voice.Calls{DB: d.DB}, pts: &etn.Points{DB: d.DB}}
+	h := &handlers{d: d, store: &providers.Store{DB: d.DB, Box: d.Secrets}, calls: &voice.Calls{DB: d.DB}, pts: &etn.Points{DB: d.DB}}
 	tags := []string{"Channel settings"}
 
 	rest.Register(api, rest.Op{ID: "listChannelProviderSettings", Method: http.MethodGet, Path: "/v2/settings/channels", Scope: "tamarack", Tags: tags,

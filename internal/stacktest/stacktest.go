@@ -184,7 +184,11 @@ func launch(cleanup func(func()), logs io.Writer, configure ...func(*config.Conf
 	}
 	cleanup(tc.Close)
 
-	a := &app.App{Config: cfg, Logger: logger, DB: db, Objects: objects, Temporal: tc, Metrics: reg}
+	box, err := app.NewSecretsBox(cfg)
+	if err != nil {
+		return nil, err
+	}
+	a := &app.App{Config: cfg, Logger: logger, Secrets: box, DB: db, Objects: objects, Temporal: tc, Metrics: reg}
 	w := worker.New(tc, worker.Options{TaskQueue: cfg.TemporalTaskQueue, MaxActivities: cfg.WorkerMaxActivities}, a.Activities())
 	if err := w.Start(); err != nil {
 		return nil, fmt.Errorf("start worker: %w", err)
