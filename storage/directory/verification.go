@@ -14,7 +14,6 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/storage"
 )
 
@@ -27,8 +26,8 @@ const (
 	KindPhone Kind = "phone"
 )
 
-// TargetType is the API's name of the kind.
-func (k Kind) TargetType() model.ContactTargetType {
+// TargetType is the kind's name in events: Email or Phone.
+func (k Kind) TargetType() string {
 	if k == KindPhone {
 		return "Phone"
 	}
@@ -93,8 +92,8 @@ func NewSalt() ([]byte, error) {
 }
 
 // ContactStatus reads the verification status of the person's address.
-func ContactStatus(ctx context.Context, q Querier, tenant string, person int64, kind Kind, address string) (model.VerificationStatus, error) {
-	var st model.VerificationStatus
+func ContactStatus(ctx context.Context, q Querier, tenant string, person int64, kind Kind, address string) (Status, error) {
+	var st Status
 	query := `SELECT verification_status FROM person_emails WHERE tenant_id = $1 AND person_id = $2 AND address = $3`
 	if kind == KindPhone {
 		query = `SELECT verification_status FROM person_phones WHERE tenant_id = $1 AND person_id = $2 AND number = $3`
@@ -103,7 +102,7 @@ func ContactStatus(ctx context.Context, q Querier, tenant string, person int64, 
 	return st, storage.NotFound(err)
 }
 
-func setContactStatus(ctx context.Context, q Querier, tenant string, person int64, kind Kind, address string, st model.VerificationStatus) error {
+func setContactStatus(ctx context.Context, q Querier, tenant string, person int64, kind Kind, address string, st Status) error {
 	query := `UPDATE person_emails SET verification_status = $4,
 		verified_at = CASE WHEN $4 = 'Verified' THEN now() ELSE NULL END WHERE tenant_id = $1 AND person_id = $2 AND address = $3`
 	if kind == KindPhone {
@@ -131,7 +130,7 @@ func ReserveNonce(ctx context.Context, tx *sqlx.Tx, tenant string, person int64,
 	if err != nil {
 		return NonceReservation{}, err
 	}
-	if st == model.VerificationVerified {
+	if st == StatusVerified {
 		return NonceReservation{}, ErrAlreadyVerified
 	}
 	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 7))`,
@@ -181,7 +180,7 @@ func BeginResend(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, 
 	if err != nil {
 		return 0, err
 	}
-	if st == model.VerificationVerified {
+	if st == StatusVerified {
 		return 0, ErrAlreadyVerified
 	}
 	res, err := tx.ExecContext(ctx, `UPDATE directory_verification_nonces SET used_at = now()
@@ -262,7 +261,7 @@ func StoreCode(ctx context.Context, db *storage.DB, c Code) (StoredCode, error) 
 			return fmt.Errorf("store code: %w", err)
 		}
 		out = StoredCode{Stored: true, ExpiresAt: row.ExpiresAt, Language: row.Language}
-		return setContactStatus(ctx, tx, c.Tenant, c.Person, c.Kind, c.Address, model.VerificationPending)
+		return setContactStatus(ctx, tx, c.Tenant, c.Person, c.Kind, c.Address, StatusPending)
 	})
 	return out, err
 }
@@ -270,11 +269,11 @@ func StoreCode(ctx context.Context, db *storage.DB, c Code) (StoredCode, error) 
 // VerificationEvent is the payload of verification.completed and
 // verification.failed events.
 type VerificationEvent struct {
-	UserID      string                   `json:"userId"`
-	DirectoryID string                   `json:"directoryId"`
-	TargetType  model.ContactTargetType  `json:"targetType"`
-	Address     string                   `json:"address"`
-	Status      model.VerificationStatus `json:"status"`
+	UserID      string `json:"userId"`
+	DirectoryID string `json:"directoryId"`
+	TargetType  string `json:"targetType"`
+	Address     string `json:"address"`
+	Status      Status `json:"status"`
 	// Reason of a failure: wrong-code-attempts, expired or undeliverable.
 	Reason string `json:"reason,omitempty"`
 }
@@ -293,8 +292,8 @@ type verificationRow struct {
 	Expired     bool           `db:"expired"`
 }
 
-func (r verificationRow) attempt() model.VerificationAttempt {
-	a := model.VerificationAttempt{AttemptsUsed: r.Attempts, MaxAttempts: r.MaxAttempts, Status: model.VerificationStatus(r.Status)}
+func (r verificationRow) attempt() Attempt {
+	a := Attempt{AttemptsUsed: r.Attempts, MaxAttempts: r.MaxAttempts, Status: Status(r.Status)}
 	if r.SentAt.Valid {
 		a.SentAt = &r.SentAt.Time
 	}
@@ -316,7 +315,7 @@ func lockVerification(ctx context.Context, tx *sqlx.Tx, tenant string, person in
 }
 
 // settle moves the verification to a final status, with the contact's status and the event.
-func settle(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, kind Kind, address string, r *verificationRow, st model.VerificationStatus, reason string) error {
+func settle(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, kind Kind, address string, r *verificationRow, st Status, reason string) error {
 	if _, err := tx.ExecContext(ctx, `UPDATE directory_verifications SET status = $2, failure = $3, testing_code = NULL, updated_at = now() WHERE id = $1`,
 		r.ID, st, reason); err != nil {
 		return fmt.Errorf("settle verification: %w", err)
@@ -326,7 +325,7 @@ func settle(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, kind 
 		return err
 	}
 	typ := storage.EventVerificationFailed
-	if st == model.VerificationVerified {
+	if st == StatusVerified {
 		typ = storage.EventVerificationDone
 	}
 	_, err := storage.EmitEvent(ctx, tx, tenant, typ, VerificationEvent{
@@ -360,7 +359,7 @@ const (
 // CheckResult is the outcome with the state of the code.
 type CheckResult struct {
 	Outcome    CheckOutcome
-	Attempt    model.VerificationAttempt
+	Attempt    Attempt
 	VerifiedAt *time.Time
 	Remaining  int
 	// Seq is the resend the checked code belongs to.
@@ -378,7 +377,7 @@ func CheckCode(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, ki
 	}
 	r, err := lockVerification(ctx, tx, tenant, person, kind, address)
 	if errors.Is(err, storage.ErrNotFound) {
-		if st == model.VerificationVerified {
+		if st == StatusVerified {
 			return CheckResult{Outcome: CheckAlreadyVerified}, nil
 		}
 		return CheckResult{Outcome: CheckNoCode}, nil
@@ -388,21 +387,21 @@ func CheckCode(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, ki
 	}
 	res := CheckResult{Seq: r.Seq}
 	switch {
-	case r.Status == string(model.VerificationVerified):
+	case r.Status == string(StatusVerified):
 		res.Outcome = CheckAlreadyVerified
-	case r.Status == string(model.VerificationExpired):
+	case r.Status == string(StatusExpired):
 		res.Outcome = CheckExpired
-	case r.Status == string(model.VerificationFailed):
+	case r.Status == string(StatusFailed):
 		res.Outcome = CheckDead
-	case r.Status != string(model.VerificationPending) || r.Hash == nil:
+	case r.Status != string(StatusPending) || r.Hash == nil:
 		res.Outcome = CheckNoCode
 	case r.Expired:
-		if err := settle(ctx, tx, tenant, person, kind, address, &r, model.VerificationExpired, "expired"); err != nil {
+		if err := settle(ctx, tx, tenant, person, kind, address, &r, StatusExpired, "expired"); err != nil {
 			return res, err
 		}
 		res.Outcome = CheckExpired
 	case subtle.ConstantTimeCompare(HashCode(r.Salt, code), r.Hash) == 1:
-		if err := settle(ctx, tx, tenant, person, kind, address, &r, model.VerificationVerified, ""); err != nil {
+		if err := settle(ctx, tx, tenant, person, kind, address, &r, StatusVerified, ""); err != nil {
 			return res, err
 		}
 		res.Outcome = CheckVerified
@@ -417,7 +416,7 @@ func CheckCode(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, ki
 		if res.Remaining <= 0 {
 			res.Remaining = 0
 			res.Outcome = CheckExhausted
-			if err := settle(ctx, tx, tenant, person, kind, address, &r, model.VerificationFailed, "wrong-code-attempts"); err != nil {
+			if err := settle(ctx, tx, tenant, person, kind, address, &r, StatusFailed, "wrong-code-attempts"); err != nil {
 				return res, err
 			}
 		}
@@ -429,8 +428,8 @@ func CheckCode(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, ki
 // ExpireCode marks the code of resend seq Expired when it is still pending
 // and past its expiry, and returns the verification's status afterwards
 // ("" when the verification is gone).
-func ExpireCode(ctx context.Context, db *storage.DB, tenant string, person int64, kind Kind, address string, seq int) (model.VerificationStatus, error) {
-	var st model.VerificationStatus
+func ExpireCode(ctx context.Context, db *storage.DB, tenant string, person int64, kind Kind, address string, seq int) (Status, error) {
+	var st Status
 	err := db.InTx(ctx, func(tx *sqlx.Tx) error {
 		r, err := lockVerification(ctx, tx, tenant, person, kind, address)
 		if errors.Is(err, storage.ErrNotFound) {
@@ -439,12 +438,12 @@ func ExpireCode(ctx context.Context, db *storage.DB, tenant string, person int64
 		if err != nil {
 			return err
 		}
-		if r.Seq == seq && r.Status == string(model.VerificationPending) && r.Expired {
-			if err := settle(ctx, tx, tenant, person, kind, address, &r, model.VerificationExpired, "expired"); err != nil {
+		if r.Seq == seq && r.Status == string(StatusPending) && r.Expired {
+			if err := settle(ctx, tx, tenant, person, kind, address, &r, StatusExpired, "expired"); err != nil {
 				return err
 			}
 		}
-		st = model.VerificationStatus(r.Status)
+		st = Status(r.Status)
 		return nil
 	})
 	return st, err
@@ -461,20 +460,20 @@ func FailCode(ctx context.Context, db *storage.DB, tenant string, person int64, 
 		if err != nil {
 			return err
 		}
-		switch model.VerificationStatus(r.Status) {
-		case model.VerificationVerified, model.VerificationExpired, model.VerificationFailed:
+		switch Status(r.Status) {
+		case StatusVerified, StatusExpired, StatusFailed:
 			return nil
 		}
 		if r.Seq != seq {
 			return nil
 		}
-		return settle(ctx, tx, tenant, person, kind, address, &r, model.VerificationFailed, reason)
+		return settle(ctx, tx, tenant, person, kind, address, &r, StatusFailed, reason)
 	})
 }
 
 // PendingVerifications lists the tenant's live codes of one kind with the
 // plain code, for the testing operations.
-func PendingVerifications(ctx context.Context, q Querier, tenant string, kind Kind) ([]model.PendingVerificationAttempt, error) {
+func PendingVerifications(ctx context.Context, q Querier, tenant string, kind Kind) ([]PendingCode, error) {
 	var rows []struct {
 		Address   string         `db:"address"`
 		Person    int64          `db:"person_id"`
@@ -492,15 +491,11 @@ func PendingVerifications(ctx context.Context, q Querier, tenant string, kind Ki
 	if err != nil {
 		return nil, fmt.Errorf("list pending verifications: %w", err)
 	}
-	device := model.PendingDeviceType("Email")
-	if kind == KindPhone {
-		device = "Sms"
-	}
-	out := make([]model.PendingVerificationAttempt, 0, len(rows))
+	out := make([]PendingCode, 0, len(rows))
 	for _, r := range rows {
-		out = append(out, model.PendingVerificationAttempt{
-			DeviceType: device, Address: r.Address, UserID: strconv.FormatInt(r.Person, 10), DirectoryID: r.Directory.String,
-			Code: r.Code, AttemptsUsed: r.Attempts, CreatedAt: r.SentAt, ExpiresAt: r.ExpiresAt,
+		out = append(out, PendingCode{
+			Kind: kind, Address: r.Address, UserID: r.Person, DirectoryID: r.Directory.String,
+			Code: r.Code, AttemptsUsed: r.Attempts, SentAt: r.SentAt, ExpiresAt: r.ExpiresAt,
 		})
 	}
 	return out, nil
