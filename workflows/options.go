@@ -34,14 +34,16 @@ func backoff(initial, max time.Duration, attempts int32, nonRetryable []string) 
 	}
 }
 
+// withOptions sets the start-to-close timeout of one attempt and the retry policy.
+func withOptions(ctx workflow.Context, attempt time.Duration, retry *temporal.RetryPolicy) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: attempt, RetryPolicy: retry})
+}
+
 // alertStepOptions are for an alert's bookkeeping (prepare, record, finish):
 // short database work, retried quickly and often, since the API starts the
 // workflow just before its transaction commits.
 func alertStepOptions(ctx workflow.Context) workflow.Context {
-	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 10 * time.Minute,
-		RetryPolicy:         backoff(200*time.Millisecond, 30*time.Second, 20, alertErrors),
-	})
+	return withOptions(ctx, 10*time.Minute, backoff(200*time.Millisecond, 30*time.Second, 20, alertErrors))
 }
 
 // deliveryOptions are for delivering a batch to providers: heartbeating, at
@@ -56,50 +58,32 @@ func deliveryOptions(ctx workflow.Context, maxAttempts int) workflow.Context {
 
 // capUpdateOptions are for sending an alert's CAP Update or Cancel.
 func capUpdateOptions(ctx workflow.Context) workflow.Context {
-	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 2 * time.Minute,
-		RetryPolicy:         backoff(time.Second, time.Minute, 10, alertErrors),
-	})
+	return withOptions(ctx, 2*time.Minute, backoff(time.Second, time.Minute, 10, alertErrors))
 }
 
 // mediaOptions are for inspecting and encoding an uploaded file.
 func mediaOptions(ctx workflow.Context) workflow.Context {
-	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 5 * time.Minute,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: mediaErrors},
-	})
+	return withOptions(ctx, 5*time.Minute, &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: mediaErrors})
 }
 
 // hookAttemptOptions are for one hook POST (TOCSIN_HOOK_TIMEOUT, at most a
 // few minutes) and its row; the workflow spaces the attempts of its own
 // schedule, these only cover a worker or database failing mid-attempt.
 func hookAttemptOptions(ctx workflow.Context) workflow.Context {
-	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 5 * time.Minute,
-		RetryPolicy:         backoff(time.Second, time.Minute, 20, hookErrors),
-	})
+	return withOptions(ctx, 5*time.Minute, backoff(time.Second, time.Minute, 20, hookErrors))
 }
 
 // maintenanceOptions are for periodic database housekeeping (purges).
 func maintenanceOptions(ctx workflow.Context) workflow.Context {
-	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 10 * time.Minute,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5},
-	})
+	return withOptions(ctx, 10*time.Minute, &temporal.RetryPolicy{MaximumAttempts: 5})
 }
 
 // codeOptions are for sending a verification code.
 func codeOptions(ctx workflow.Context) workflow.Context {
-	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: time.Minute,
-		RetryPolicy:         backoff(2*time.Second, time.Minute, 6, codeErrors),
-	})
+	return withOptions(ctx, time.Minute, backoff(2*time.Second, time.Minute, 6, codeErrors))
 }
 
 // smokeOptions are for the smoke test's single row.
 func smokeOptions(ctx workflow.Context) workflow.Context {
-	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 10 * time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
-	})
+	return withOptions(ctx, 10*time.Second, &temporal.RetryPolicy{MaximumAttempts: 3})
 }

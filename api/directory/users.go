@@ -233,8 +233,8 @@ func newUser(name model.PersonName, lang, zone string, apps []model.MobileApp) (
 			apps[i].RegisteredAt = nowUTC()
 		}
 	}
-	return store.NewUser{FirstName: name.First, MiddleName: name.Middle, LastName: name.Last,
-		Language: lang, TimeZone: zone, MobileApps: mobileAppsIn(apps)}, nil
+	return store.NewUser{Profile: store.Profile{FirstName: name.First, MiddleName: name.Middle, LastName: name.Last,
+		Language: lang, TimeZone: zone}, MobileApps: mobileAppsIn(apps)}, nil
 }
 
 // profile reads the whole profile of a user.

@@ -88,18 +88,20 @@ type MobileApp struct {
 	RegisteredAt   time.Time `json:"registeredAt,omitempty"`
 }
 
-// UserSummary is a user as listed: names, addresses and numbers.
+// Profile is a user's names, language and time zone.
+type Profile struct {
+	FirstName, MiddleName, LastName string
+	Language, TimeZone              string
+}
+
+// UserSummary is a user as listed: profile, addresses and numbers.
 type UserSummary struct {
 	ID         int64
 	ExternalID string
-	FirstName  string
-	MiddleName string
-	LastName   string
-	Language   string
-	TimeZone   string
-	Emails     []string
-	Phones     []string
-	CreatedAt  time.Time
+	Profile
+	Emails    []string
+	Phones    []string
+	CreatedAt time.Time
 }
 
 // Location is a place of a person; Address is the stored JSON address.
@@ -142,12 +144,12 @@ type Attempt struct {
 // PendingCode is a live code with its plain text (kept only for the testing
 // operations).
 type PendingCode struct {
-	Kind         Kind
-	Address      string
-	UserID       int64
-	DirectoryID  string
-	Code         string
-	AttemptsUsed int
-	SentAt       time.Time
-	ExpiresAt    time.Time
+	Kind         Kind      `db:"kind"`
+	Address      string    `db:"address"`
+	UserID       int64     `db:"person_id"`
+	DirectoryID  string    `db:"directory_id"`
+	Code         string    `db:"testing_code"`
+	AttemptsUsed int       `db:"attempts"`
+	SentAt       time.Time `db:"sent_at"`
+	ExpiresAt    time.Time `db:"expires_at"`
 }

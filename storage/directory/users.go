@@ -44,12 +44,8 @@ type User struct {
 
 // NewUser is what creating or updating a user writes.
 type NewUser struct {
-	ExternalID  string
-	FirstName   string
-	MiddleName  string
-	LastName    string
-	Language    string
-	TimeZone    string
+	ExternalID string
+	Profile
 	SelfService SelfService
 	MobileApps  []MobileApp
 }
@@ -244,9 +240,9 @@ func pageUsers(ctx context.Context, q Querier, where string, args []any, order s
 	out := make([]UserSummary, 0, len(rows))
 	for _, r := range rows {
 		out = append(out, UserSummary{
-			ID: r.ID, ExternalID: r.ExternalID.String, FirstName: r.FirstName, MiddleName: r.MiddleName, LastName: r.LastName,
-			Language: r.Language, TimeZone: r.TimeZone,
-			Emails: nonNil([]string(r.Emails)), Phones: nonNil([]string(r.Phones)), CreatedAt: r.CreatedAt,
+			ID: r.ID, ExternalID: r.ExternalID.String,
+			Profile: Profile{FirstName: r.FirstName, MiddleName: r.MiddleName, LastName: r.LastName, Language: r.Language, TimeZone: r.TimeZone},
+			Emails:  nonNil([]string(r.Emails)), Phones: nonNil([]string(r.Phones)), CreatedAt: r.CreatedAt,
 		})
 	}
 	return out, total, nil

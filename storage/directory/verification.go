@@ -474,29 +474,14 @@ func FailCode(ctx context.Context, db *storage.DB, tenant string, person int64, 
 // PendingVerifications lists the tenant's live codes of one kind with the
 // plain code, for the testing operations.
 func PendingVerifications(ctx context.Context, q Querier, tenant string, kind Kind) ([]PendingCode, error) {
-	var rows []struct {
-		Address   string         `db:"address"`
-		Person    int64          `db:"person_id"`
-		Directory sql.NullString `db:"directory_id"`
-		Code      string         `db:"testing_code"`
-		Attempts  int            `db:"attempts"`
-		SentAt    time.Time      `db:"sent_at"`
-		ExpiresAt time.Time      `db:"expires_at"`
-	}
-	err := q.SelectContext(ctx, &rows, `
-		SELECT v.address, v.person_id, p.directory_id, v.testing_code, v.attempts, v.sent_at, v.expires_at
+	out := []PendingCode{}
+	err := q.SelectContext(ctx, &out, `
+		SELECT v.kind, v.address, v.person_id, coalesce(p.directory_id, '') AS directory_id, v.testing_code, v.attempts, v.sent_at, v.expires_at
 		FROM directory_verifications v JOIN people p ON p.id = v.person_id
 		WHERE v.tenant_id = $1 AND v.kind = $2 AND v.status = 'Pending' AND v.expires_at > now() AND v.testing_code IS NOT NULL
 		ORDER BY v.sent_at, v.id`, tenant, kind)
 	if err != nil {
 		return nil, fmt.Errorf("list pending verifications: %w", err)
-	}
-	out := make([]PendingCode, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, PendingCode{
-			Kind: kind, Address: r.Address, UserID: r.Person, DirectoryID: r.Directory.String,
-			Code: r.Code, AttemptsUsed: r.Attempts, SentAt: r.SentAt, ExpiresAt: r.ExpiresAt,
-		})
 	}
 	return out, nil
 }
