@@ -1,7 +1,10 @@
-// Package dispatch turns the events outbox into hook deliveries: it claims
-// undispatched events, starts a HookDelivery workflow for every matching
-// active subscription of the event's tenant and marks the events
-// dispatched. It also keeps the schedule that purges old hook history.
+// Package dispatch carries out the outboxes: Starter turns the
+// workflow-start outbox into workflow executions (alerts, verification
+// codes, file processing), and Dispatcher turns the events outbox into hook
+// deliveries: it claims undispatched events, starts a HookDelivery workflow
+// for every matching active subscription of the event's tenant and marks
+// the events dispatched. It also keeps the schedule that purges old hook
+// history.
 package dispatch
 
 import (

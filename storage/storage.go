@@ -31,6 +31,8 @@ var (
 // DB is the PostgreSQL handle shared by the repositories.
 type DB struct {
 	*sqlx.DB
+	// URL is the connection URL it was opened with (for LISTEN).
+	URL string
 }
 
 // Open connects to PostgreSQL and checks the connection.
@@ -50,7 +52,7 @@ func Open(ctx context.Context, url string, maxOpen int) (*DB, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("connect to database: %w", err)
 	}
-	return &DB{DB: db}, nil
+	return &DB{DB: db, URL: url}, nil
 }
 
 // Migrate applies every embedded migration that has not run yet.

@@ -59,12 +59,17 @@ func Register(r Registry, acts *activities.Activities) {
 type Options struct {
 	TaskQueue     string
 	MaxActivities int
+	// MaxWorkflowTasks and WorkflowTaskPollers, when not zero, bound the
+	// workflow tasks run at once and the polls for them.
+	MaxWorkflowTasks, WorkflowTaskPollers int
 }
 
 // New builds a worker on the task queue with everything registered.
 func New(cl client.Client, o Options, acts *activities.Activities) sdkworker.Worker {
 	w := sdkworker.New(cl, o.TaskQueue, sdkworker.Options{
-		MaxConcurrentActivityExecutionSize: o.MaxActivities,
+		MaxConcurrentActivityExecutionSize:     o.MaxActivities,
+		MaxConcurrentWorkflowTaskExecutionSize: o.MaxWorkflowTasks,
+		MaxConcurrentWorkflowTaskPollers:       o.WorkflowTaskPollers,
 	})
 	Register(w, acts)
 	return w

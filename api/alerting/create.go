@@ -8,9 +8,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"path"
 	"reflect"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,7 +20,6 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 	"github.com/minio/minio-go/v7"
-	"go.temporal.io/sdk/client"
 
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
@@ -47,6 +48,9 @@ func (h *handler) create(ctx context.Context, req model.SendAlertRequest, key st
 	}
 	p, err := h.prepare(ctx, tenant, req.Settings, loc, prefix)
 	if err != nil {
+		return nil, err
+	}
+	if err := h.admit(ctx, tenant, p.settings.Priority.Priority); err != nil {
 		return nil, err
 	}
 	id, err := storage.NextAlertID(ctx, h.d.DB)
@@ -126,19 +130,16 @@ func (h *handler) create(ctx context.Context, req model.SendAlertRequest, key st
 				return err
 			}
 		}
-		// Start the workflow before committing: if Temporal is down nothing
-		// is written; the workflow's first activity waits for the commit.
+		// The start request commits with the alert; the starter starts the
+		// workflow right after (see dispatch.Starter), so an accepted alert
+		// is started even when this process dies now.
 		in := workflows.SendAlertInput{Tenant: tenant, AlertID: id}
 		if p.sendAt != nil {
 			in.SendAt = *p.sendAt
 		}
-		_, err := h.d.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-			ID: al.WorkflowID, TaskQueue: h.d.Config.TemporalTaskQueue,
-		}, workflows.SendAlert, in)
-		if err != nil {
-			return &startError{err}
-		}
-		return nil
+		return storage.EnqueueStart(ctx, tx, storage.StartRequest{
+			TenantID: tenant, WorkflowID: al.WorkflowID, Workflow: "SendAlert", Input: in, Priority: alertPriority(al.Priority),
+		})
 	})
 	if errors.Is(err, storage.ErrConflict) {
 		removeUpload()
@@ -150,18 +151,45 @@ func (h *handler) create(ctx context.Context, req model.SendAlertRequest, key st
 	}
 	if err != nil {
 		removeUpload()
-		var se *startError
-		if errors.As(err, &se) {
-			return nil, rest.Unavailable("temporal", se.err)
-		}
 		return nil, rest.Unavailable("the database", err)
 	}
+	h.d.WakeStarts()
 	return responseOf(al, false), nil
 }
 
-type startError struct{ err error }
+// alertPriority is the task queue priority of an alert's workflow.
+func alertPriority(p string) int {
+	if p == string(model.PriorityEmergency) {
+		return storage.PriorityUrgent
+	}
+	return storage.PriorityNormal
+}
 
-func (e *startError) Error() string { return "start workflow: " + e.err.Error() }
+// admit refuses a NonEmergency alert while the backlog of NonEmergency
+// alerts accepted and not final is too deep: the tenant's (429) or every
+// tenant's (503). Emergency alerts are always admitted.
+func (h *handler) admit(ctx context.Context, tenant string, priority model.PriorityType) error {
+	cfg := h.d.Config
+	if priority == model.PriorityEmergency || (cfg.BacklogTenantLimit <= 0 && cfg.BacklogLimit <= 0) {
+		return nil
+	}
+	ofTenant, overall, err := storage.AlertBacklog(ctx, h.d.DB, tenant, cfg.BacklogTenantLimit, cfg.BacklogLimit)
+	if err != nil {
+		return rest.Unavailable("the database", err)
+	}
+	retry := strconv.Itoa(max(1, int(math.Ceil(cfg.BacklogRetryAfter.Seconds()))))
+	switch {
+	case cfg.BacklogTenantLimit > 0 && ofTenant >= cfg.BacklogTenantLimit:
+		return rest.Problem(http.StatusTooManyRequests, fmt.Sprintf(
+			"%d NonEmergency alerts of this tenant are already waiting to be delivered; retry later (Emergency alerts are still accepted)", cfg.BacklogTenantLimit)).
+			WithHeader("Retry-After", retry)
+	case cfg.BacklogLimit > 0 && overall >= cfg.BacklogLimit:
+		return rest.Problem(http.StatusServiceUnavailable, fmt.Sprintf(
+			"%d NonEmergency alerts are already waiting to be delivered; retry later (Emergency alerts are still accepted)", cfg.BacklogLimit)).
+			WithHeader("Retry-After", retry)
+	}
+	return nil
+}
 
 func responseOf(al *storage.Alert, replayed bool) *model.SendAlertResponse {
 	return &model.SendAlertResponse{

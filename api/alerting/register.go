@@ -21,18 +21,18 @@ var (
 	contactsTags = []string{"Alerts", "Alert results", "Contacts"}
 	responseTags = []string{"Alert responses"}
 	statusDoc    = "The alert's lifecycle: Scheduled (waiting for its send time) -> Queued -> Processing (recipients resolved, deliveries running) -> Sent (every recipient of the first cycle has a final result on every channel, at least one delivery succeeded) or Failed (no recipients, nothing delivered, or the workflow failed). Progress counts come from per-batch totals."
-	createDoc    = "Validates the alert completely (unknown contacts, groups, lists or files, empty recipients, bad areas, unknown channels or variables and oversize messages are 400s naming the field), stores it and starts its SendAlert workflow (`alert-<tenant>-<id>`) before answering 201. A retry with the same `jobId` or `Idempotency-Key` answers 200 with the first alert (`replayed: true`, header `Idempotent-Replayed: true`)."
+	createDoc    = "Validates the alert completely (unknown contacts, groups, lists or files, empty recipients, bad areas, unknown channels or variables and oversize messages are 400s naming the field), stores it together with the request to start its SendAlert workflow (`alert-<tenant>-<id>`) and answers 201; the workflow is started right after commit, so an accepted alert is delivered even when Temporal or the worker is down for a while. A NonEmergency alert is refused while too many NonEmergency alerts wait to be delivered: 429 with Retry-After when its tenant has more than TOCSIN_BACKLOG_TENANT_LIMIT of them, 503 with Retry-After when all tenants together have more than TOCSIN_BACKLOG_LIMIT. Emergency alerts are always accepted. A retry with the same `jobId` or `Idempotency-Key` answers 200 with the first alert (`replayed: true`, header `Idempotent-Replayed: true`)."
 )
 
 // Register adds the alerting operations to api.
 func Register(api huma.API, d rest.Deps) {
 	h := &handler{d: d, api: api}
 	rest.Register(api, rest.Op{ID: "createAlertWithAttachment", Method: http.MethodPost, Path: "/v2/alertsWithAttachments", Scope: "tamarack", Tags: []string{"Alerts"},
-		Summary: "Send an alert with an attachment", Status: http.StatusCreated, Errors: []int{http.StatusRequestEntityTooLarge},
+		Summary: "Send an alert with an attachment", Status: http.StatusCreated, Errors: []int{http.StatusRequestEntityTooLarge, http.StatusTooManyRequests},
 		Description: createDoc + " Multipart form: `alert` is the SendAlertRequest as a JSON string (validated like the JSON body of createAlerts; failures are located at body.alert...), `attachment` an optional file (at most 10 MiB) stored in the object store and attached to the email, `jobId` the send-alert job id, and `async` is deprecated and ignored (every alert is asynchronous; subscribe to alert.sent, alert.completed and alert.failed for its final state)."},
 		h.createAlertWithAttachment)
 	rest.Register(api, rest.Op{ID: "createAlerts", Method: http.MethodPost, Path: "/v2/alerts", Scope: "tamarack", Tags: []string{"Alerts"},
-		Summary: "Send an alert", Status: http.StatusCreated, Description: createDoc}, h.createAlerts)
+		Summary: "Send an alert", Status: http.StatusCreated, Errors: []int{http.StatusTooManyRequests}, Description: createDoc}, h.createAlerts)
 	rest.Register(api, rest.Op{ID: "createAlertsPreview", Method: http.MethodPost, Path: "/v2/alerts/preview", Scope: "tamarack", Tags: []string{"Alerts"},
 		Summary:     "Check and preview an alert without sending it",
 		Description: "The same validation as createAlerts, then the recipient counts per channel and each channel's message rendered with the variables of a sample recipient (with the SMS encoding and segment count of texts). Nothing is stored or sent."},

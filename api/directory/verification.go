@@ -10,7 +10,6 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/jmoiron/sqlx"
-	"go.temporal.io/sdk/client"
 
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
@@ -170,19 +169,22 @@ func (h *handlers) nonce(ctx context.Context, up UserPath, kind store.Kind, addr
 }
 
 func (h *handlers) resend(ctx context.Context, up UserPath, kind store.Kind, address, nonce string) error {
-	// The resend is committed before the workflow hears of it, so its
-	// activity always finds the resend it is asked to send.
-	var (
-		tenant, wfID string
-		id           int64
-		seq          int
-	)
-	err := h.withUser(ctx, up, func(tx *sqlx.Tx, t string, i int64) error {
-		tenant, id = t, i
-		wfID = workflows.VerificationWorkflowID(tenant, id, address)
-		var err error
-		seq, err = store.BeginResend(ctx, tx, tenant, id, kind, address, nonce, wfID)
-		return err
+	// The resend and the request to signal-with-start the address's
+	// workflow commit together; the starter carries the request out right
+	// after (see dispatch.Starter), so a spent nonce always gets its code.
+	err := h.withUser(ctx, up, func(tx *sqlx.Tx, tenant string, id int64) error {
+		wfID := workflows.VerificationWorkflowID(tenant, id, address)
+		seq, err := store.BeginResend(ctx, tx, tenant, id, kind, address, nonce, wfID)
+		if err != nil {
+			return err
+		}
+		return storage.EnqueueStart(ctx, tx, storage.StartRequest{
+			TenantID: tenant, WorkflowID: wfID, Workflow: "Verification",
+			Input:  workflows.VerificationInput{Tenant: tenant, Person: id, Kind: kind, Address: address, TTL: h.d.Config.VerificationCodeTTL},
+			Signal: workflows.SignalVerificationResend, SignalInput: workflows.VerificationResend{Seq: seq},
+			// A person is waiting for the code.
+			Priority: storage.PriorityUrgent,
+		})
 	})
 	switch {
 	case errors.Is(err, store.ErrNonceInvalid):
@@ -192,16 +194,7 @@ func (h *handlers) resend(ctx context.Context, up UserPath, kind store.Kind, add
 	case err != nil:
 		return h.fail(ctx, err, what(kind))
 	}
-	_, err = h.d.Temporal.SignalWithStartWorkflow(ctx, wfID, workflows.SignalVerificationResend, workflows.VerificationResend{Seq: seq},
-		client.StartWorkflowOptions{ID: wfID, TaskQueue: h.d.Config.TemporalTaskQueue},
-		workflows.Verification, workflows.VerificationInput{Tenant: tenant, Person: id, Kind: kind, Address: address, TTL: h.d.Config.VerificationCodeTTL})
-	if err != nil {
-		// Give the nonce back, so the client can retry once Temporal answers.
-		if rerr := store.RestoreNonce(ctx, h.d.DB, tenant, id, kind, address, nonce); rerr != nil {
-			h.d.Logger.WarnContext(ctx, "nonce not restored", "err", rerr)
-		}
-		return rest.Unavailable("temporal", err)
-	}
+	h.d.WakeStarts()
 	return nil
 }
 

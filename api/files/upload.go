@@ -20,7 +20,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
 	"github.com/minio/minio-go/v7"
-	"go.temporal.io/sdk/client"
+	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/tocsin/tocsin/activities"
@@ -451,18 +451,20 @@ func (u *upload) checkName(ctx context.Context) error {
 	return nil
 }
 
-// process runs the ProcessFile workflow and waits for it.
+// process has the ProcessFile workflow started through the start outbox
+// and waits for its result.
 func (u *upload) process(ctx context.Context, in activities.ProcessFileInput) (activities.ProcessFileResult, error) {
 	var res activities.ProcessFileResult
 	ctx, cancel := context.WithTimeout(ctx, processTimeout)
 	defer cancel()
 	id := workflows.ProcessFileID(u.tenant, u.id)
-	run, err := u.h.d.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: u.h.d.Config.TemporalTaskQueue},
-		workflows.ProcessFile, in)
-	if err != nil {
-		return res, rest.Unavailable("temporal", err)
+	if err := storage.EnqueueStart(ctx, u.h.d.DB, storage.StartRequest{
+		TenantID: u.tenant, WorkflowID: id, Workflow: "ProcessFile", Input: in, Priority: storage.PriorityInteractive,
+	}); err != nil {
+		return res, rest.Unavailable("the database", err)
 	}
-	err = run.Get(ctx, &res)
+	u.h.d.WakeStarts()
+	err := u.wait(ctx, id, &res)
 	var appErr *temporal.ApplicationError
 	switch {
 	case err == nil:
@@ -475,10 +477,33 @@ func (u *upload) process(ctx context.Context, in activities.ProcessFileInput) (a
 		return res, invalidPart("EncodeForEasAudio", "EAS audio is at most 2 minutes long: "+appErr.Message(), true)
 	}
 	if ctx.Err() != nil {
-		_ = u.h.d.Temporal.CancelWorkflow(context.Background(), id, "")
+		// Withdraw the start if it is still waiting (this waits for a
+		// starter that holds it), then cancel the workflow if it runs.
+		cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+		defer ccancel()
+		if withdrawn, err := storage.CancelStart(cctx, u.h.d.DB, u.tenant, id); err != nil || !withdrawn {
+			_ = u.h.d.Temporal.CancelWorkflow(cctx, id, "")
+		}
 		return res, rest.Unavailable("the worker", fmt.Errorf("processing did not finish within %s", processTimeout))
 	}
 	return res, rest.Unavailable("the worker", err)
+}
+
+// wait waits for the result of workflow id, which the starter may not have
+// started yet.
+func (u *upload) wait(ctx context.Context, id string, res *activities.ProcessFileResult) error {
+	for {
+		err := u.h.d.Temporal.GetWorkflow(ctx, id, "").Get(ctx, res)
+		var notFound *serviceerror.NotFound
+		if !errors.As(err, &notFound) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 }
 
 // record writes the metadata and the file.uploaded event in one transaction.

@@ -21,4 +21,18 @@ type Deps struct {
 	Objects  *storage.Objects
 	Temporal client.Client
 	Logger   *slog.Logger
+	// Starts is woken after a transaction that enqueued workflow starts
+	// commits (see storage.EnqueueStart); nil when no starter runs in
+	// this process (it then hears of them from PostgreSQL).
+	Starts StartWaker
+}
+
+// StartWaker wakes the workflow starter of this process.
+type StartWaker interface{ Wake() }
+
+// WakeStarts wakes the starter of this process, if any.
+func (d Deps) WakeStarts() {
+	if d.Starts != nil {
+		d.Starts.Wake()
+	}
 }

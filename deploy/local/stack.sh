@@ -22,6 +22,15 @@ esac
 data="$root/.data/$profile"
 mkdir -p "$data/minio" "$data/pids" "$data/logs"
 
+# Task queue priority and per-tenant fairness, the same values as
+# deploy/temporal/dynamicconfig.yaml (see README, "Under load").
+temporal_dynamic_config=(
+  --dynamic-config-value matching.useNewMatcher=true
+  --dynamic-config-value matching.enableFairness=true
+  --dynamic-config-value matching.numTaskqueueReadPartitions=1
+  --dynamic-config-value matching.numTaskqueueWritePartitions=1
+)
+
 answers() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
 wait_for() { # port name seconds
@@ -48,12 +57,15 @@ up() {
     [ -x "bin/$tool" ] || { echo "bin/$tool is missing: run make tools" >&2; exit 1; }
   done
   if [ "$profile" = run ]; then
+    # WAL with synchronous=normal: commits do not wait for fsync, and a
+    # crash of the server process loses nothing (see README).
     start temporal "$tport" bin/temporal server start-dev --ip 127.0.0.1 --port "$tport" \
       --ui-port "$uiport" --db-filename "$data/temporal.db" --log-level warn \
-      --dynamic-config-value limit.blobSize.error=67108864
+      --sqlite-pragma journal_mode=wal --sqlite-pragma synchronous=normal \
+      --dynamic-config-value limit.blobSize.error=67108864 "${temporal_dynamic_config[@]}"
   else
     start temporal "$tport" bin/temporal server start-dev --ip 127.0.0.1 --port "$tport" \
-      --headless --log-level warn
+      --headless --log-level warn "${temporal_dynamic_config[@]}"
   fi
   MINIO_ROOT_USER=minioadmin MINIO_ROOT_PASSWORD=minioadmin MINIO_BROWSER=$([ "$profile" = run ] && echo on || echo off) \
     start minio "$mport" bin/minio server "$data/minio" --address "127.0.0.1:$mport" \

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -42,6 +43,9 @@ type App struct {
 	Objects  *storage.Objects
 	Temporal client.Client
 	Metrics  *prometheus.Registry
+	// Starts wakes the workflow starter of this process (see Work) when
+	// the API of this process commits a start request.
+	Starts *dispatch.Waker
 }
 
 // NewSecretsBox builds the box for TOCSIN_SECRETS_KEY. The development key is
@@ -86,7 +90,7 @@ func Open(ctx context.Context, cfg config.Config, logger *slog.Logger) (*App, er
 		_ = db.Close()
 		return nil, err
 	}
-	return &App{Config: cfg, Logger: logger, Secrets: box, DB: db, Objects: objects, Temporal: tc, Metrics: reg}, nil
+	return &App{Config: cfg, Logger: logger, Secrets: box, DB: db, Objects: objects, Temporal: tc, Metrics: reg, Starts: dispatch.NewWaker()}, nil
 }
 
 // NewMetricsRegistry returns a Prometheus registry with the Go runtime and
@@ -112,7 +116,7 @@ func (a *App) Server(ctx context.Context) (*api.Server, error) {
 		return nil, err
 	}
 	return api.New(rest.Deps{
-		Config: a.Config, Secrets: a.Secrets, DB: a.DB, Objects: a.Objects, Temporal: a.Temporal, Logger: a.Logger,
+		Config: a.Config, Secrets: a.Secrets, DB: a.DB, Objects: a.Objects, Temporal: a.Temporal, Logger: a.Logger, Starts: a.Starts,
 	}, v, a.Metrics), nil
 }
 
@@ -133,6 +137,16 @@ func (a *App) HookDispatcher() *dispatch.Dispatcher {
 	return &dispatch.Dispatcher{
 		DB: a.DB, Temporal: a.Temporal, TaskQueue: a.Config.TemporalTaskQueue,
 		Retries: a.Config.HookRetrySchedule, Interval: a.Config.HookDispatchInterval, Logger: a.Logger,
+	}
+}
+
+// Starter builds the dispatcher that starts the workflows of the start
+// outbox. eager asks Temporal to hand first workflow tasks straight to the
+// worker of this process's client, when it runs one on the task queue.
+func (a *App) Starter(eager bool) *dispatch.Starter {
+	return &dispatch.Starter{
+		DB: a.DB, Temporal: a.Temporal, TaskQueue: a.Config.TemporalTaskQueue, ListenURL: a.DB.URL,
+		Wake: a.Starts, Interval: a.Config.StartPollInterval, Eager: eager, Logger: a.Logger,
 	}
 }
 
@@ -209,14 +223,15 @@ func (a *App) Work(ctx context.Context, metricsAddr string) error {
 		a.Logger.Error("hook history retention schedule", "err", err)
 	}
 	dctx, stopDispatch := context.WithCancel(ctx)
-	dispatched := make(chan struct{})
-	go func() {
-		defer close(dispatched)
-		a.HookDispatcher().Run(dctx)
-	}()
+	var dispatched sync.WaitGroup
+	dispatched.Go(func() { a.HookDispatcher().Run(dctx) })
+	// The starter runs next to the worker and shares its client, so the
+	// first task of a workflow it starts can be handed to this worker
+	// without a trip through the task queue (eager start).
+	dispatched.Go(func() { a.Starter(true).Run(dctx) })
 	<-ctx.Done()
 	stopDispatch()
-	<-dispatched
+	dispatched.Wait()
 	w.Stop()
 	return nil
 }

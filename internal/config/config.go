@@ -89,6 +89,17 @@ type Config struct {
 	HookRetrySchedule []time.Duration `env:"TOCSIN_HOOK_RETRY_SCHEDULE" envSeparator:"," envDefault:"5s,5m,30m,2h,5h,10h,10h"`
 	// HookDispatchInterval is how often the worker looks for undispatched events.
 	HookDispatchInterval time.Duration `env:"TOCSIN_HOOK_DISPATCH_INTERVAL" envDefault:"1s"`
+
+	// StartPollInterval is how often the worker looks for workflow starts
+	// nothing woke it for (the safety net of the start outbox).
+	StartPollInterval time.Duration `env:"TOCSIN_START_POLL_INTERVAL" envDefault:"5s"`
+	// BacklogTenantLimit and BacklogLimit are how many NonEmergency alerts
+	// accepted and not final yet one tenant, and all tenants together, may
+	// have before new NonEmergency alerts are refused (429 and 503); 0
+	// means no limit. BacklogRetryAfter is the Retry-After of the refusal.
+	BacklogTenantLimit int           `env:"TOCSIN_BACKLOG_TENANT_LIMIT" envDefault:"5000"`
+	BacklogLimit       int           `env:"TOCSIN_BACKLOG_LIMIT" envDefault:"20000"`
+	BacklogRetryAfter  time.Duration `env:"TOCSIN_BACKLOG_RETRY_AFTER" envDefault:"5s"`
 }
 
 // DevJWTSecret is the HS256 secret the server and `tocsin token` share in

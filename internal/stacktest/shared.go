@@ -54,7 +54,11 @@ func Shared(t testing.TB) *Stack {
 		t.Fatal("stacktest.Shared needs func TestMain(m *testing.M) { stacktest.Main(m) } in the package")
 	}
 	if shared.stack == nil && shared.err == nil {
-		shared.stack, shared.err = launch(func(f func()) { shared.cleanups = append(shared.cleanups, f) }, &shared.logs)
+		cleanup := func(f func()) { shared.cleanups = append(shared.cleanups, f) }
+		shared.stack, shared.err = launchAPI(cleanup, &shared.logs)
+		if shared.err == nil {
+			_, shared.err = shared.stack.startWorker(cleanup, WorkerOptions{})
+		}
 	}
 	if shared.err != nil {
 		t.Fatal(shared.err)

@@ -21,6 +21,7 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -129,23 +130,33 @@ type Stack struct {
 	Metrics  *prometheus.Registry
 }
 
-// Start runs tocsin for the test, stopped when it ends. configure, when
-// given, changes the configuration before anything starts (providers' URLs,
-// feature switches). Tests that need no configuration of their own and leave
-// the stack as they found it share one stack per package with Shared.
+// Start runs tocsin for the test: the API, and a worker with the outbox
+// dispatchers as `tocsin worker` runs them. configure, when given, changes
+// the configuration before anything starts (providers' URLs, feature
+// switches). Tests that need no configuration of their own and leave the
+// stack as they found it share one stack per package with Shared.
 func Start(t testing.TB, configure ...func(*config.Config)) *Stack {
 	t.Helper()
+	s := StartAPI(t, configure...)
+	s.StartWorker(t, WorkerOptions{})
+	return s
+}
+
+// StartAPI runs only tocsin's API: what it accepts waits in the outboxes
+// until StartWorker (or StartStarter) runs.
+func StartAPI(t testing.TB, configure ...func(*config.Config)) *Stack {
+	t.Helper()
 	needServices(t)
-	s, err := launch(t.Cleanup, testWriter{t}, configure...)
+	s, err := launchAPI(t.Cleanup, testWriter{t}, configure...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
 }
 
-// launch starts a stack, registering with cleanup what stops it (run last
-// first). The stack's warnings and errors go to logs.
-func launch(cleanup func(func()), logs io.Writer, configure ...func(*config.Config)) (*Stack, error) {
+// launchAPI starts a stack's API, registering with cleanup what stops it
+// (run last first). The stack's warnings and errors go to logs.
+func launchAPI(cleanup func(func()), logs io.Writer, configure ...func(*config.Config)) (*Stack, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cleanup(cancel)
 
@@ -188,28 +199,7 @@ func launch(cleanup func(func()), logs io.Writer, configure ...func(*config.Conf
 	if err != nil {
 		return nil, err
 	}
-	a := &app.App{Config: cfg, Logger: logger, Secrets: box, DB: db, Objects: objects, Temporal: tc, Metrics: reg}
-	w := worker.New(tc, worker.Options{TaskQueue: cfg.TemporalTaskQueue, MaxActivities: cfg.WorkerMaxActivities}, a.Activities())
-	if err := w.Start(); err != nil {
-		return nil, fmt.Errorf("start worker: %w", err)
-	}
-	cleanup(w.Stop)
-
-	// The outbox dispatcher and the hook history schedule, as `tocsin worker` runs them.
-	if err := dispatch.EnsureRetentionSchedule(ctx, tc, cfg.TemporalTaskQueue); err != nil {
-		return nil, fmt.Errorf("hook history schedule: %w", err)
-	}
-	cleanup(func() {
-		_ = tc.ScheduleClient().GetHandle(context.Background(), dispatch.RetentionScheduleID(cfg.TemporalTaskQueue)).Delete(context.Background())
-	})
-	dctx, stopDispatch := context.WithCancel(ctx)
-	dispatched := make(chan struct{})
-	go func() {
-		defer close(dispatched)
-		a.HookDispatcher().Run(dctx)
-	}()
-	cleanup(func() { stopDispatch(); <-dispatched })
-
+	a := &app.App{Config: cfg, Logger: logger, Secrets: box, DB: db, Objects: objects, Temporal: tc, Metrics: reg, Starts: dispatch.NewWaker()}
 	srv, err := a.Server(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("api: %w", err)
@@ -224,6 +214,81 @@ func launch(cleanup func(func()), logs io.Writer, configure ...func(*config.Conf
 	s := &Stack{URL: "http://" + ln.Addr().String(), Config: cfg, App: a, DB: db, Objects: objects, Temporal: tc, Metrics: reg}
 	s.Config.PublicURL = s.URL
 	return s, nil
+}
+
+// WorkerOptions tune StartWorker.
+type WorkerOptions struct {
+	// OneWorkflowTaskAtATime has the worker ask the task queue for one
+	// workflow task at a time, so the order in which it receives them
+	// shows: two slots and two pollers, the fewest the SDK allows, of which
+	// the SDK keeps one on the worker's own sticky queue.
+	OneWorkflowTaskAtATime bool
+}
+
+// StartWorker runs a worker on the stack's task queue with the hook
+// dispatcher and the workflow starter, as `tocsin worker` does. The
+// returned function stops them; so does the end of the test.
+func (s *Stack) StartWorker(t testing.TB, o WorkerOptions) (stop func()) {
+	t.Helper()
+	stop, err := s.startWorker(t.Cleanup, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stop
+}
+
+// startWorker starts the worker, the hook dispatcher and the workflow
+// starter, registering with cleanup what stops them.
+func (s *Stack) startWorker(cleanup func(func()), o WorkerOptions) (stop func(), err error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	a, cfg := s.App, s.Config
+	wo := worker.Options{TaskQueue: cfg.TemporalTaskQueue, MaxActivities: cfg.WorkerMaxActivities}
+	if o.OneWorkflowTaskAtATime {
+		wo.WorkflowTaskPollers, wo.MaxWorkflowTasks = 2, 2
+	}
+	w := worker.New(s.Temporal, wo, a.Activities())
+	if err := w.Start(); err != nil {
+		cancel()
+		return nil, fmt.Errorf("start worker: %w", err)
+	}
+	if err := dispatch.EnsureRetentionSchedule(ctx, s.Temporal, cfg.TemporalTaskQueue); err != nil {
+		cancel()
+		w.Stop()
+		return nil, fmt.Errorf("hook history schedule: %w", err)
+	}
+	var wg sync.WaitGroup
+	wg.Go(func() { a.HookDispatcher().Run(ctx) })
+	wg.Go(func() { a.Starter(true).Run(ctx) })
+	var once sync.Once
+	stop = func() {
+		once.Do(func() {
+			cancel()
+			wg.Wait()
+			w.Stop()
+		})
+	}
+	cleanup(func() {
+		_ = s.Temporal.ScheduleClient().GetHandle(context.Background(), dispatch.RetentionScheduleID(cfg.TemporalTaskQueue)).Delete(context.Background())
+	})
+	cleanup(stop)
+	return stop, nil
+}
+
+// StartStarter runs only the workflow starter, as a process without a
+// worker would: workflows are started and wait for a worker. The returned
+// function stops it; so does the end of the test.
+func (s *Stack) StartStarter(t testing.TB) (stop func()) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		s.App.Starter(false).Run(ctx)
+	}()
+	var once sync.Once
+	stop = func() { once.Do(func() { cancel(); <-done }) }
+	t.Cleanup(stop)
+	return stop
 }
 
 type testWriter struct{ t testing.TB }

@@ -1,0 +1,325 @@
+package alerting_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"slices"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+
+	"github.com/tocsin/tocsin/dispatch"
+	"github.com/tocsin/tocsin/internal/config"
+	"github.com/tocsin/tocsin/internal/stacktest"
+	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/workflows"
+)
+
+// workflowExists tells whether Temporal knows workflow id.
+func workflowExists(t *testing.T, s *stacktest.Stack, id string) bool {
+	t.Helper()
+	_, err := s.Temporal.DescribeWorkflowExecution(context.Background(), id, "")
+	var nf *serviceerror.NotFound
+	if errors.As(err, &nf) {
+		return false
+	}
+	if err != nil {
+		t.Fatalf("describe %s: %v", id, err)
+	}
+	return true
+}
+
+func pendingStarts(t *testing.T, s *stacktest.Stack) int {
+	t.Helper()
+	n, err := storage.PendingStarts(context.Background(), s.DB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func TestAlertAcceptedWhileTheWorkerIsDownIsDeliveredWhenItComesBack(t *testing.T) {
+	t.Parallel()
+	sb, withSandbox := stacktest.Sandbox(t)
+	s := stacktest.StartAPI(t, withSandbox)
+	s.StartStarter(t) // the API's process starts workflows; no worker polls
+	tenant := stacktest.NewTenant()
+	tok := s.Token(t, tenant)
+	c := &contact{First: "Wren", Last: "Worker", Phone: "+15550101001"}
+	seed(t, s, tenant, c)
+
+	res := send(t, s, tok, textAlert("Boil water notice.", map[string]any{"contactIds": []int64{c.ID}}))
+	if res.Status != "Queued" || res.WorkflowID != workflows.AlertWorkflowID(tenant, res.AlertID) {
+		t.Fatalf("accepted %+v", res)
+	}
+	stacktest.Eventually(t, 30*time.Second, "the workflow to be started", func() bool {
+		return workflowExists(t, s, res.WorkflowID) && pendingStarts(t, s) == 0
+	})
+	time.Sleep(300 * time.Millisecond) // room for a mistaken delivery to show
+	if st := status(t, s, tok, res.AlertID); st.Status != "Queued" || len(sb.SMS.Messages()) != 0 {
+		t.Fatalf("progress without a worker: %+v, %d texts", st, len(sb.SMS.Messages()))
+	}
+
+	s.StartWorker(t, stacktest.WorkerOptions{})
+	st := waitDone(t, s, tok, res.AlertID)
+	if st.Status != "Sent" || st.Deliveries.Sent+st.Deliveries.Delivered != 1 {
+		t.Fatalf("after the worker came back: %+v", st)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if m, err := sb.SMS.WaitTo(ctx, c.Phone); err != nil || m.Body != "Boil water notice." {
+		t.Fatalf("text %+v %v", m, err)
+	}
+}
+
+func TestAlertCommittedButNotStartedWhenItsProcessDiedIsDeliveredOnce(t *testing.T) {
+	t.Parallel()
+	sb, withSandbox := stacktest.Sandbox(t)
+	// Only the API runs: its process "dies" between commit and start.
+	s := stacktest.StartAPI(t, withSandbox)
+	tenant := stacktest.NewTenant()
+	tok := s.Token(t, tenant)
+	a := &contact{First: "Ann", Last: "Never", Phone: "+15550102001"}
+	b := &contact{First: "Ben", Last: "Twice", Phone: "+15550102002"}
+	seed(t, s, tenant, a, b)
+
+	never := send(t, s, tok, textAlert("Never started.", map[string]any{"contactIds": []int64{a.ID}}))
+	twice := send(t, s, tok, textAlert("Started, not recorded.", map[string]any{"contactIds": []int64{b.ID}}))
+	if n := pendingStarts(t, s); n != 2 {
+		t.Fatalf("%d start requests, want 2", n)
+	}
+	if workflowExists(t, s, never.WorkflowID) || workflowExists(t, s, twice.WorkflowID) {
+		t.Fatal("a workflow was started without a starter")
+	}
+	// A starter starts the second workflow and dies before it records
+	// that (its transaction rolls back): the request stays.
+	ctx := context.Background()
+	err := s.DB.InTx(ctx, func(tx *sqlx.Tx) error {
+		reqs, err := storage.ClaimStarts(ctx, tx, 10)
+		if err != nil {
+			return err
+		}
+		for _, r := range reqs {
+			if r.WorkflowID == twice.WorkflowID {
+				if _, err := s.Temporal.ExecuteWorkflow(ctx, dispatch.Options(r, s.Config.TemporalTaskQueue), r.WorkflowType, r.Input); err != nil {
+					return err
+				}
+			}
+		}
+		return errors.New("the process died")
+	})
+	if err == nil || err.Error() != "the process died" {
+		t.Fatalf("simulated crash: %v", err)
+	}
+	if n := pendingStarts(t, s); n != 2 || !workflowExists(t, s, twice.WorkflowID) {
+		t.Fatalf("%d start requests after the crash, want 2", n)
+	}
+
+	// The worker comes up with its starter: both alerts are delivered,
+	// each once.
+	s.StartWorker(t, stacktest.WorkerOptions{})
+	for _, res := range []sendResponse{never, twice} {
+		if st := waitDone(t, s, tok, res.AlertID); st.Status != "Sent" || st.Deliveries.Total != 1 {
+			t.Fatalf("alert %d: %+v", res.AlertID, st)
+		}
+	}
+	if n := pendingStarts(t, s); n != 0 {
+		t.Fatalf("%d start requests left", n)
+	}
+	time.Sleep(300 * time.Millisecond) // room for a duplicate to arrive
+	got := map[string]int{}
+	for _, m := range sb.SMS.Messages() {
+		got[m.To]++
+	}
+	if got[a.Phone] != 1 || got[b.Phone] != 1 {
+		t.Fatalf("texts per phone %v, want one each", got)
+	}
+}
+
+// firstTaskStarted is when workflow id's first workflow task started.
+func firstTaskStarted(t *testing.T, s *stacktest.Stack, id string) time.Time {
+	t.Helper()
+	it := s.Temporal.GetWorkflowHistory(context.Background(), id, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	for it.HasNext() {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatalf("history of %s: %v", id, err)
+		}
+		if ev.GetEventType() == enumspb.EVENT_TYPE_WORKFLOW_TASK_STARTED {
+			return ev.GetEventTime().AsTime()
+		}
+	}
+	t.Fatalf("%s never ran", id)
+	return time.Time{}
+}
+
+// The Temporal server must run with the priority matcher (see
+// deploy/local/stack.sh): on a plain FIFO task queue the Emergency alert
+// comes last and this test fails.
+func TestEmergencyAlertIsScheduledAheadOfQueuedNonEmergencyWork(t *testing.T) {
+	t.Parallel()
+	_, withSandbox := stacktest.Sandbox(t)
+	s := stacktest.StartAPI(t, withSandbox)
+	s.StartStarter(t)
+	tenant := stacktest.NewTenant()
+	tok := s.Token(t, tenant)
+	c := &contact{First: "Pat", Last: "Priority", Phone: "+15550103001"}
+	seed(t, s, tenant, c)
+
+	const routine = 8
+	var ids []string
+	for i := range routine {
+		res := send(t, s, tok, textAlert(fmt.Sprintf("Routine notice %d.", i), map[string]any{"contactIds": []int64{c.ID}}))
+		ids = append(ids, res.WorkflowID)
+	}
+	body := textAlert("Evacuate now.", map[string]any{"contactIds": []int64{c.ID}})
+	body["settings"].(map[string]any)["priority"] = map[string]any{"priority": "Emergency"}
+	emergency := send(t, s, tok, body)
+	ids = append(ids, emergency.WorkflowID)
+	// Every workflow is started and waits in the task queue.
+	stacktest.Eventually(t, 30*time.Second, "every workflow to be started", func() bool {
+		for _, id := range ids {
+			if !workflowExists(t, s, id) {
+				return false
+			}
+		}
+		return pendingStarts(t, s) == 0
+	})
+
+	// A worker that takes one workflow task at a time.
+	s.StartWorker(t, stacktest.WorkerOptions{OneWorkflowTaskAtATime: true})
+	for _, id := range ids {
+		var alertID int64
+		if _, err := fmt.Sscanf(id, "alert-"+tenant+"-%d", &alertID); err != nil {
+			t.Fatal(err)
+		}
+		waitDone(t, s, tok, alertID)
+	}
+	type run struct {
+		id string
+		at time.Time
+	}
+	runs := make([]run, len(ids))
+	for i, id := range ids {
+		runs[i] = run{id, firstTaskStarted(t, s, id)}
+	}
+	sort.Slice(runs, func(i, j int) bool { return runs[i].at.Before(runs[j].at) })
+	if runs[0].id != emergency.WorkflowID {
+		order := make([]string, len(runs))
+		for i, r := range runs {
+			order[i] = r.id
+		}
+		t.Fatalf("first workflow task went to %s, want the Emergency alert %s; order %v", runs[0].id, emergency.WorkflowID, order)
+	}
+}
+
+func TestBackPressureRefusesNonEmergencyAlertsWithRetryAfterButAcceptsEmergency(t *testing.T) {
+	t.Parallel()
+	// No worker and no starter: accepted alerts stay Queued.
+	s := stacktest.StartAPI(t, func(c *config.Config) {
+		c.BacklogTenantLimit, c.BacklogLimit, c.BacklogRetryAfter = 2, 3, 7*time.Second
+	})
+	busy, other := stacktest.NewTenant(), stacktest.NewTenant()
+	busyTok, otherTok := s.Token(t, busy), s.Token(t, other)
+	cb := &contact{First: "Bo", Last: "Busy", Phone: "+15550104001"}
+	seed(t, s, busy, cb)
+	co := &contact{First: "Olu", Last: "Other", Phone: "+15550104002"}
+	seed(t, s, other, co)
+	routine := func(c *contact) map[string]any {
+		return textAlert("Routine.", map[string]any{"contactIds": []int64{c.ID}})
+	}
+	urgent := func(c *contact) map[string]any {
+		b := textAlert("Shelter in place.", map[string]any{"contactIds": []int64{c.ID}})
+		b["settings"].(map[string]any)["priority"] = map[string]any{"priority": "Emergency"}
+		return b
+	}
+	refused := func(r stacktest.Response, status int) {
+		t.Helper()
+		if r.Status != status || r.Header.Get("Retry-After") != "7" {
+			t.Fatalf("want %d with Retry-After 7, got %d %q %s", status, r.Status, r.Header.Get("Retry-After"), r.Body)
+		}
+		if p := problem(t, r); p.Status != status || p.Detail == "" {
+			t.Fatalf("problem %+v", p)
+		}
+	}
+
+	send(t, s, busyTok, routine(cb))
+	send(t, s, busyTok, routine(cb))
+	// The tenant's backlog is full: its NonEmergency alerts wait, its
+	// Emergency alerts do not.
+	refused(s.Do(t, http.MethodPost, "/v2/alerts", busyTok, routine(cb)), http.StatusTooManyRequests)
+	if r := s.Do(t, http.MethodPost, "/v2/alerts", busyTok, urgent(cb)); r.Status != http.StatusCreated {
+		t.Fatalf("Emergency alert refused: %d %s", r.Status, r.Body)
+	}
+	// Another tenant is not held back by it until the whole backlog is full.
+	send(t, s, otherTok, routine(co))
+	refused(s.Do(t, http.MethodPost, "/v2/alerts", otherTok, routine(co)), http.StatusServiceUnavailable)
+	if r := s.Do(t, http.MethodPost, "/v2/alerts", otherTok, urgent(co)); r.Status != http.StatusCreated {
+		t.Fatalf("Emergency alert refused: %d %s", r.Status, r.Body)
+	}
+	var n int
+	if err := s.DB.GetContext(context.Background(), &n, `SELECT count(*) FROM alerts WHERE tenant_id = ANY(ARRAY[$1, $2])`, busy, other); err != nil {
+		t.Fatal(err)
+	}
+	if n != 5 {
+		t.Fatalf("%d alerts stored, want the 5 accepted", n)
+	}
+}
+
+// With fairness per tenant, a tenant's alert queued behind another
+// tenant's flood of the same priority is among the first handed out.
+func TestOneTenantsFloodDoesNotMakeAnotherTenantWait(t *testing.T) {
+	t.Parallel()
+	_, withSandbox := stacktest.Sandbox(t)
+	s := stacktest.StartAPI(t, withSandbox)
+	s.StartStarter(t)
+	flooder, quiet := stacktest.NewTenant(), stacktest.NewTenant()
+	fTok, qTok := s.Token(t, flooder), s.Token(t, quiet)
+	fc := &contact{First: "Flo", Last: "Flood", Phone: "+15550105001"}
+	seed(t, s, flooder, fc)
+	qc := &contact{First: "Quin", Last: "Quiet", Phone: "+15550105002"}
+	seed(t, s, quiet, qc)
+
+	type queued struct {
+		tok string
+		res sendResponse
+	}
+	var all []queued
+	for i := range 8 {
+		all = append(all, queued{fTok, send(t, s, fTok, textAlert(fmt.Sprintf("Routine %d.", i), map[string]any{"contactIds": []int64{fc.ID}}))})
+	}
+	late := send(t, s, qTok, textAlert("Routine too.", map[string]any{"contactIds": []int64{qc.ID}}))
+	all = append(all, queued{qTok, late})
+	stacktest.Eventually(t, 30*time.Second, "every workflow to be started", func() bool {
+		for _, q := range all {
+			if !workflowExists(t, s, q.res.WorkflowID) {
+				return false
+			}
+		}
+		return pendingStarts(t, s) == 0
+	})
+
+	s.StartWorker(t, stacktest.WorkerOptions{OneWorkflowTaskAtATime: true})
+	for _, q := range all {
+		waitDone(t, s, q.tok, q.res.AlertID)
+	}
+	type run struct {
+		id string
+		at time.Time
+	}
+	var runs []run
+	for _, q := range all {
+		runs = append(runs, run{q.res.WorkflowID, firstTaskStarted(t, s, q.res.WorkflowID)})
+	}
+	sort.Slice(runs, func(i, j int) bool { return runs[i].at.Before(runs[j].at) })
+	pos := slices.IndexFunc(runs, func(r run) bool { return r.id == late.WorkflowID })
+	if pos > 1 {
+		t.Fatalf("the quiet tenant's alert ran %d of %d, want among the first two", pos+1, len(runs))
+	}
+}

@@ -1,0 +1,244 @@
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/tocsin/tocsin/storage"
+)
+
+// Waker wakes a Starter in the same process right after a start request
+// commits, so the start does not wait for a notification or a poll. The
+// zero of *Waker (nil) is a Waker that wakes nothing.
+type Waker struct{ c chan struct{} }
+
+// NewWaker returns a Waker.
+func NewWaker() *Waker { return &Waker{c: make(chan struct{}, 1)} }
+
+// Wake asks the Starter to look for start requests now.
+func (w *Waker) Wake() {
+	if w == nil {
+		return
+	}
+	select {
+	case w.c <- struct{}{}:
+	default:
+	}
+}
+
+func (w *Waker) ch() <-chan struct{} {
+	if w == nil {
+		return nil
+	}
+	return w.c
+}
+
+// Starter turns the workflow-start outbox (storage.EnqueueStart) into
+// workflow executions. Like Dispatcher it claims requests with FOR UPDATE
+// SKIP LOCKED, so several processes share the work, and starts each
+// workflow under its business id, so a start repeated after a crash
+// (between the start and the commit that deletes the request) finds the
+// workflow already there: a request is carried out at least once and its
+// workflow runs once.
+//
+// It looks for requests when Wake is woken (the API of the same process,
+// right after commit), when PostgreSQL notifies storage.StartsChannel (the
+// API of another process), and every Interval (the safety net, and the
+// retry of requests Temporal refused).
+type Starter struct {
+	DB        *storage.DB
+	Temporal  client.Client
+	TaskQueue string
+	// ListenURL, when not empty, is the database URL to LISTEN on for new
+	// requests.
+	ListenURL string
+	Wake      *Waker
+	// Interval is the pause between polls when nothing wakes the starter.
+	Interval time.Duration
+	// Batch is the most requests claimed at once; Concurrency the most
+	// starts in flight.
+	Batch, Concurrency int
+	// Eager asks Temporal to hand the first workflow task straight to a
+	// worker of this process's client when it has a free slot (the starter
+	// then runs in the worker process).
+	Eager  bool
+	Logger *slog.Logger
+}
+
+// Run starts workflows until ctx ends.
+func (s *Starter) Run(ctx context.Context) {
+	interval := s.Interval
+	if interval <= 0 {
+		interval = 5 * time.Second
+	}
+	notified := s.listen(ctx)
+	t := time.NewTimer(0)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-s.Wake.ch():
+		case <-notified:
+		}
+		for ctx.Err() == nil {
+			n, err := s.DispatchOnce(ctx)
+			if err != nil {
+				if ctx.Err() == nil {
+					s.Logger.Warn("start workflows", "err", err)
+				}
+				break
+			}
+			if n < s.batch() {
+				break
+			}
+		}
+		t.Reset(interval)
+	}
+}
+
+// listen returns a channel that receives when another process commits a
+// start request, or nil when ListenURL is empty. The listener reconnects
+// by itself; a reconnection is reported as a notification, so requests
+// committed while it was away are not left to the poll.
+func (s *Starter) listen(ctx context.Context) <-chan struct{} {
+	if s.ListenURL == "" {
+		return nil
+	}
+	l := pq.NewListener(s.ListenURL, 10*time.Millisecond, 10*time.Second, func(ev pq.ListenerEventType, err error) {
+		if err != nil && ctx.Err() == nil {
+			s.Logger.Warn("listen for workflow starts", "event", ev, "err", err)
+		}
+	})
+	if err := l.Listen(storage.StartsChannel); err != nil {
+		s.Logger.Warn("listen for workflow starts; polling only", "err", err)
+	}
+	out := make(chan struct{}, 1)
+	go func() {
+		defer l.Close()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-l.Notify:
+			}
+			select {
+			case out <- struct{}{}:
+			default:
+			}
+		}
+	}()
+	return out
+}
+
+func (s *Starter) batch() int {
+	if s.Batch <= 0 {
+		return 100
+	}
+	return s.Batch
+}
+
+// DispatchOnce carries out one batch of due start requests and returns how
+// many it claimed. A request whose start fails stays, due again after a
+// back-off; the others are deleted.
+func (s *Starter) DispatchOnce(ctx context.Context) (int, error) {
+	var n int
+	err := s.DB.InTx(ctx, func(tx *sqlx.Tx) error {
+		reqs, err := storage.ClaimStarts(ctx, tx, s.batch())
+		if err != nil || len(reqs) == 0 {
+			return err
+		}
+		conc := s.Concurrency
+		if conc <= 0 {
+			conc = 16
+		}
+		errs := make([]error, len(reqs))
+		sem := make(chan struct{}, conc)
+		var wg sync.WaitGroup
+		for i, r := range reqs {
+			sem <- struct{}{}
+			wg.Add(1)
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				errs[i] = s.start(ctx, r)
+			}()
+		}
+		wg.Wait()
+		var done []int64
+		for i, r := range reqs {
+			if errs[i] == nil {
+				done = append(done, r.ID)
+				continue
+			}
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			s.Logger.Warn("workflow start failed; retrying later", "workflow_id", r.WorkflowID, "attempts", r.Attempts+1, "err", errs[i])
+			if err := storage.DeferStart(ctx, tx, r.ID, errs[i].Error(), backoff(r.Attempts)); err != nil {
+				return err
+			}
+		}
+		n = len(reqs)
+		return storage.DeleteStarts(ctx, tx, done)
+	})
+	return n, err
+}
+
+// backoff is the wait before the next attempt of a request that failed
+// attempts times before: 1s, 2s, 4s ... up to a minute.
+func backoff(attempts int) time.Duration {
+	d := time.Second << min(attempts, 6)
+	return min(d, time.Minute)
+}
+
+// Options returns the start options of r on taskQueue: its business id,
+// its priority, and its tenant as the fairness key, so one tenant's flood
+// does not starve the others.
+func Options(r storage.WorkflowStart, taskQueue string) client.StartWorkflowOptions {
+	o := client.StartWorkflowOptions{
+		ID:        r.WorkflowID,
+		TaskQueue: taskQueue,
+		Priority:  temporal.Priority{PriorityKey: r.Priority, FairnessKey: r.TenantID},
+	}
+	if r.SignalName == "" {
+		// A workflow of this id that ran already is not run again.
+		o.WorkflowIDReusePolicy = enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE
+	}
+	return o
+}
+
+func (s *Starter) start(ctx context.Context, r storage.WorkflowStart) error {
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	o := Options(r, s.TaskQueue)
+	in := json.RawMessage(r.Input)
+	if r.SignalName != "" {
+		// Signal-with-start delivers the signal to the running workflow or
+		// starts one; the workflow ignores a signal it has seen.
+		_, err := s.Temporal.SignalWithStartWorkflow(sctx, r.WorkflowID, r.SignalName, json.RawMessage(r.SignalInput), o, r.WorkflowType, in)
+		if err != nil {
+			return fmt.Errorf("signal-with-start %s: %w", r.WorkflowType, err)
+		}
+		return nil
+	}
+	o.EnableEagerStart = s.Eager
+	_, err := s.Temporal.ExecuteWorkflow(sctx, o, r.WorkflowType, in)
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
+	if err != nil && !errors.As(err, &started) {
+		return fmt.Errorf("start %s: %w", r.WorkflowType, err)
+	}
+	return nil
+}

@@ -1,0 +1,37 @@
+package dispatch
+
+import (
+	"testing"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+
+	"github.com/tocsin/tocsin/storage"
+)
+
+func TestOptionsCarryPriorityTenantFairnessAndReusePolicy(t *testing.T) {
+	start := Options(storage.WorkflowStart{TenantID: "1001", WorkflowID: "alert-1001-7", Priority: storage.PriorityUrgent}, "q")
+	if start.ID != "alert-1001-7" || start.TaskQueue != "q" || start.Priority.PriorityKey != 1 || start.Priority.FairnessKey != "1001" {
+		t.Fatalf("start options %+v", start)
+	}
+	if start.WorkflowIDReusePolicy != enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE {
+		t.Fatalf("a started workflow may be started again: %v", start.WorkflowIDReusePolicy)
+	}
+	// A signal-with-start must reach a new run once the previous one ended.
+	sws := Options(storage.WorkflowStart{TenantID: "1001", WorkflowID: "verify-x", SignalName: "resend", Priority: storage.PriorityUrgent}, "q")
+	if sws.WorkflowIDReusePolicy != enumspb.WORKFLOW_ID_REUSE_POLICY_UNSPECIFIED {
+		t.Fatalf("signal-with-start policy %v", sws.WorkflowIDReusePolicy)
+	}
+}
+
+func TestBackoffDoublesUpToAMinute(t *testing.T) {
+	want := []time.Duration{time.Second, 2 * time.Second, 4 * time.Second, 8 * time.Second, 16 * time.Second, 32 * time.Second, time.Minute, time.Minute, time.Minute}
+	for attempts, w := range want {
+		if got := backoff(attempts); got != w {
+			t.Errorf("backoff(%d) = %s, want %s", attempts, got, w)
+		}
+	}
+	if got := backoff(1000); got != time.Minute {
+		t.Errorf("backoff(1000) = %s", got)
+	}
+}

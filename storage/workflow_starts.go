@@ -1,0 +1,166 @@
+package storage
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+)
+
+// StartsChannel is the PostgreSQL notification channel on which
+// EnqueueStart announces a new start request when its transaction commits.
+const StartsChannel = "tocsin_workflow_starts"
+
+// Temporal task queue priority keys of the workflows tocsin starts (1 is
+// served first; Temporal's default, and that of anything started without
+// one, is 3). Activities and child workflows inherit their workflow's.
+const (
+	// PriorityUrgent is for Emergency alerts and verification codes: a
+	// person is waiting for them.
+	PriorityUrgent = 1
+	// PriorityInteractive is for work an open request waits for (file processing).
+	PriorityInteractive = 2
+	// PriorityNormal is for NonEmergency alerts.
+	PriorityNormal = 3
+)
+
+// StartRequest asks for a workflow to be started once the transaction that
+// writes it commits.
+type StartRequest struct {
+	TenantID   string
+	WorkflowID string
+	// Workflow is the registered workflow type name.
+	Workflow string
+	Input    any
+	// Signal, when not empty, makes the start a signal-with-start of
+	// Signal carrying SignalInput.
+	Signal      string
+	SignalInput any
+	// Priority is the task queue priority key (PriorityUrgent ...).
+	Priority int
+}
+
+// EnqueueStart writes r to the workflow-start outbox inside tx and
+// notifies StartsChannel, which PostgreSQL delivers on commit.
+func EnqueueStart(ctx context.Context, tx sqlx.ExtContext, r StartRequest) error {
+	in, err := json.Marshal(r.Input)
+	if err != nil {
+		return fmt.Errorf("encode %s input: %w", r.Workflow, err)
+	}
+	var signal, signalIn any
+	if r.Signal != "" {
+		b, err := json.Marshal(r.SignalInput)
+		if err != nil {
+			return fmt.Errorf("encode %s signal: %w", r.Signal, err)
+		}
+		signal, signalIn = r.Signal, b
+	}
+	if _, err := tx.ExecContext(ctx, `
+		WITH s AS (
+			INSERT INTO workflow_starts (tenant_id, workflow_id, workflow_type, input, signal_name, signal_input, priority)
+			VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id)
+		SELECT pg_notify($8, '') FROM s`,
+		r.TenantID, r.WorkflowID, r.Workflow, in, signal, signalIn, r.Priority, StartsChannel); err != nil {
+		return fmt.Errorf("enqueue %s start: %w", r.Workflow, err)
+	}
+	return nil
+}
+
+// WorkflowStart is a claimed start request.
+type WorkflowStart struct {
+	ID           int64           `db:"id"`
+	TenantID     string          `db:"tenant_id"`
+	WorkflowID   string          `db:"workflow_id"`
+	WorkflowType string          `db:"workflow_type"`
+	Input        json.RawMessage `db:"input"`
+	SignalName   string          `db:"signal_name"`
+	SignalInput  json.RawMessage `db:"signal_input"`
+	Priority     int             `db:"priority"`
+	Attempts     int             `db:"attempts"`
+}
+
+// ClaimStarts locks up to limit start requests that are due, most urgent
+// first and oldest first within a priority, skipping those another
+// dispatcher holds. The outbox serves every tenant, so it is not filtered
+// by tenant; each request carries its tenant.
+func ClaimStarts(ctx context.Context, tx *sqlx.Tx, limit int) ([]WorkflowStart, error) {
+	var out []WorkflowStart
+	if err := tx.SelectContext(ctx, &out, `
+		SELECT id, tenant_id, workflow_id, workflow_type, input, COALESCE(signal_name, '') AS signal_name,
+			COALESCE(signal_input, 'null') AS signal_input, priority, attempts
+		FROM workflow_starts WHERE available_at <= now()
+		ORDER BY priority, id LIMIT $1
+		FOR UPDATE SKIP LOCKED`, limit); err != nil {
+		return nil, fmt.Errorf("claim workflow starts: %w", err)
+	}
+	return out, nil
+}
+
+// DeleteStarts removes start requests that were carried out.
+func DeleteStarts(ctx context.Context, tx sqlx.ExtContext, ids []int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM workflow_starts WHERE id = ANY($1)`, pq.Array(ids)); err != nil {
+		return fmt.Errorf("delete workflow starts: %w", err)
+	}
+	return nil
+}
+
+// DeferStart records a failed attempt at start request id and makes it due
+// again after delay.
+func DeferStart(ctx context.Context, tx sqlx.ExtContext, id int64, reason string, delay time.Duration) error {
+	if _, err := tx.ExecContext(ctx, `
+		UPDATE workflow_starts SET attempts = attempts + 1, last_error = $2, available_at = now() + $3 * interval '1 millisecond'
+		WHERE id = $1`, id, reason, delay.Milliseconds()); err != nil {
+		return fmt.Errorf("defer workflow start: %w", err)
+	}
+	return nil
+}
+
+// CancelStart removes tenant's start request of workflowID if it has not
+// been carried out yet, waiting for a dispatcher that holds it, and reports
+// whether it removed one.
+func CancelStart(ctx context.Context, db sqlx.ExecerContext, tenant, workflowID string) (bool, error) {
+	res, err := db.ExecContext(ctx, `DELETE FROM workflow_starts WHERE tenant_id = $1 AND workflow_id = $2`, tenant, workflowID)
+	if err != nil {
+		return false, fmt.Errorf("cancel workflow start: %w", err)
+	}
+	n, _ := res.RowsAffected()
+	return n > 0, nil
+}
+
+// PendingStarts counts the start requests not carried out yet.
+func PendingStarts(ctx context.Context, db sqlx.QueryerContext) (int, error) {
+	var n int
+	if err := sqlx.GetContext(ctx, db, &n, `SELECT count(*) FROM workflow_starts`); err != nil {
+		return 0, fmt.Errorf("count workflow starts: %w", err)
+	}
+	return n, nil
+}
+
+// AlertBacklog counts the NonEmergency alerts accepted and not final yet
+// (Queued, waiting for or running their workflow, or Processing), of tenant
+// and of every tenant. Each count stops at its limit plus one, so the cost
+// stays bounded however deep the backlog; a limit of 0 skips that count.
+func AlertBacklog(ctx context.Context, db sqlx.QueryerContext, tenant string, tenantLimit, globalLimit int) (ofTenant, overall int, err error) {
+	upTo := func(limit int) int {
+		if limit <= 0 {
+			return 0
+		}
+		return limit + 1
+	}
+	if err := db.QueryRowxContext(ctx, `
+		SELECT
+			(SELECT count(*) FROM (SELECT 1 FROM alerts
+				WHERE tenant_id = $1 AND status IN ('Queued', 'Processing') AND priority <> 'Emergency' LIMIT $2) t),
+			(SELECT count(*) FROM (SELECT 1 FROM alerts
+				WHERE status IN ('Queued', 'Processing') AND priority <> 'Emergency' LIMIT $3) g)`,
+		tenant, upTo(tenantLimit), upTo(globalLimit)).Scan(&ofTenant, &overall); err != nil {
+		return 0, 0, fmt.Errorf("count alert backlog: %w", err)
+	}
+	return ofTenant, overall, nil
+}
