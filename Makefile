@@ -8,7 +8,7 @@ MINIO_SERVER := github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c
 REDOCLY_CLI := @redocly/cli@2.77.0
 
 .PHONY: run test build tools openapi lint-openapi bench bench-alert bench-crash clean stop xmllint
-.PHONY: bench-recipients
+.PHONY: bench-recipients fuzz
 
 build: bin/tocsin
 
@@ -73,6 +73,15 @@ bench-crash: build tools bin/tocsin-bench
 # the database of TOCSIN_DATABASE_URL; prints rows/s and peak memory.
 bench-recipients:
 	$(GO) run ./cmd/tocsin-bench import
+
+# Starts `tocsin dev` on the test services and sends it FUZZ_REQUESTS (12000)
+# hostile requests over every operation (NUL, invalid UTF-8, %00 ids,
+# truncated multipart, oversize declared lengths, deep nesting, huge key
+# counts, odd methods); prints status counts per operation and the API's
+# peak RSS, and fails on a 5xx or a peak RSS over 512 MB.
+FUZZ_REQUESTS ?= 12000
+fuzz: build tools bin/tocsin-bench
+	bin/tocsin-bench fuzz -requests $(FUZZ_REQUESTS)
 
 # Stops services a killed `make run` or `make test` left behind.
 stop:

@@ -37,15 +37,16 @@ type Server struct {
 // New builds the HTTP API. verifier checks bearer tokens; reg receives the
 // HTTP metrics and is served at /metrics.
 func New(d rest.Deps, verifier *auth.Verifier, reg *prometheus.Registry) *Server {
-	bodyLimit := int(d.Config.FileSizeLimit) + 1<<20
-	if d.Config.BodyLimit > bodyLimit {
-		bodyLimit = d.Config.BodyLimit
-	}
 	app := fiber.New(fiber.Config{
 		AppName: "tocsin",
 		// With streamed bodies this is only what fasthttp reads ahead before
-		// the handlers run; bufferBodies enforces bodyLimit.
-		BodyLimit:             1,
+		// the handlers run; bufferBodies enforces each operation's limit.
+		BodyLimit: 1,
+		// Every string Fiber hands out (method, path, parameters, query,
+		// headers) is a copy: they reach input structs, logs, metrics
+		// labels, workflows and goroutines that outlive the handler, and
+		// fasthttp reuses its buffers for the next request.
+		Immutable:             true,
 		DisableStartupMessage: true,
 		ErrorHandler:          errorHandler(d.Logger),
 		ReadTimeout:           60 * time.Second,
@@ -53,18 +54,20 @@ func New(d rest.Deps, verifier *auth.Verifier, reg *prometheus.Registry) *Server
 		IdleTimeout:           120 * time.Second,
 		// Bodies are streamed so that uploads reach the object store without
 		// being held whole in memory; bufferBodies reads every other body
-		// into memory within bodyLimit, as fasthttp would.
+		// into memory within its operation's limit, as fasthttp would.
 		StreamRequestBody:            true,
 		DisablePreParseMultipartForm: true,
 	})
 	app.Use(recover.New(recover.Config{EnableStackTrace: true, StackTraceHandler: func(c *fiber.Ctx, e any) {
 		d.Logger.Error("panic serving request", "request_id", c.Locals(requestid.ConfigDefault.ContextKey), "panic", e)
 	}}))
-	app.Use(requestid.New())
+	app.Use(dropOddRequestIDs, requestid.New())
 	app.Use(accessLog(d.Logger))
-	app.Use(newHTTPMetrics(reg).middleware)
-	streamed := &streamedRoutes{}
-	app.Use(bufferBodies(bodyLimit, streamed))
+	metrics := newHTTPMetrics(reg)
+	app.Use(metrics.middleware)
+	limits := &routeLimits{}
+	app.Use(securityHeaders)
+	app.Use(bufferBodies(limits))
 
 	app.Get("/metrics", adapt(promhttp.HandlerFor(reg, promhttp.HandlerOpts{Registry: reg})))
 
@@ -81,15 +84,19 @@ func New(d rest.Deps, verifier *auth.Verifier, reg *prometheus.Registry) *Server
 		cfg.Formats[ct] = huma.DefaultJSONFormat
 	}
 	cfg.OnAddOperation = append(cfg.OnAddOperation, describeDirectoryContentTypes)
+	cfg.Transformers = append(cfg.Transformers, finishProblem(d.Logger))
 	hapi := humafiber.New(app, cfg)
-	hapi.UseMiddleware(authenticate(hapi, verifier))
+	hapi.UseMiddleware(authenticate(hapi, verifier), checkInput(hapi))
 
 	s := &Server{App: app, API: hapi}
 	registerHealth(hapi, d)
 	registerWhoami(hapi)
 	model.RegisterGeneric(hapi)
 	registerAreas(hapi, d)
-	streamed.collect(hapi.OpenAPI())
+	boundRequestSchemas(hapi)
+	limits.collect(hapi.OpenAPI(), d.Config)
+	app.Server().HeaderReceived = limits.headerReceived
+	app.Server().Handler = metrics.refuseUnknownMethods(app.Server().Handler)
 	return s
 }
 
@@ -128,22 +135,27 @@ func errorHandler(log *slog.Logger) fiber.ErrorHandler {
 		detail := "internal error"
 		var fe *fiber.Error
 		var pd *rest.ProblemDetails
+		p := rest.Problem(status, detail)
 		switch {
 		case errors.As(err, &pd):
-			status, detail = pd.Status, pd.Detail
+			p = pd
 		case errors.As(err, &fe):
 			status, detail = fe.Code, fe.Message
 			if status == http.StatusRequestEntityTooLarge {
 				detail = "the request body is larger than the limit"
 			}
+			p = rest.Problem(status, detail)
 		default:
-			log.Error("unhandled error", "request_id", c.Locals(requestid.ConfigDefault.ContextKey), "err", err)
+			p = rest.Internal(err)
 		}
-		p := rest.Problem(status, detail)
-		if rid, ok := c.Locals(requestid.ConfigDefault.ContextKey).(string); ok {
-			p.Instance = "urn:request:" + rid
+		rid, _ := c.Locals(requestid.ConfigDefault.ContextKey).(string)
+		finish(log, rid, p)
+		for k, vs := range p.GetHeaders() {
+			for _, v := range vs {
+				c.Append(k, v)
+			}
 		}
-		return c.Status(status).JSON(p, "application/problem+json")
+		return c.Status(p.Status).JSON(p, "application/problem+json")
 	}
 }
 
@@ -182,6 +194,27 @@ func accessLog(log *slog.Logger) fiber.Handler {
 
 const tenantLocal = "tocsin.tenant"
 
+// dropOddRequestIDs removes a client's X-Request-ID that is not a short
+// token of letters, digits and ._:- so that a fresh one is made: the id is
+// logged and echoed in every problem's instance.
+func dropOddRequestIDs(c *fiber.Ctx) error {
+	id := c.Request().Header.Peek(fiber.HeaderXRequestID)
+	if len(id) == 0 {
+		return c.Next()
+	}
+	ok := len(id) <= 128
+	for _, b := range id {
+		if !ok {
+			break
+		}
+		ok = b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '.' || b == '_' || b == ':' || b == '-'
+	}
+	if !ok {
+		c.Request().Header.Del(fiber.HeaderXRequestID)
+	}
+	return c.Next()
+}
+
 // authenticate checks the bearer token, the scope an operation needs and the
 // tenant in its path. A path tenant that is not the token's is a 404, so the
 // existence of other tenants' data is never revealed.
@@ -199,6 +232,11 @@ func authenticate(api huma.API, v *auth.Verifier) func(huma.Context, func(huma.C
 			return
 		}
 		p, err := v.Verify(strings.TrimSpace(raw))
+		var bad *auth.ClaimError
+		if errors.As(err, &bad) {
+			writeProblem(api, ctx, rest.Invalid("header", "Authorization", err.Error(), nil))
+			return
+		}
 		if err != nil {
 			writeProblem(api, ctx, rest.Problem(http.StatusUnauthorized, err.Error()).
 				WithHeader("WWW-Authenticate", `Bearer realm="tocsin", error="invalid_token"`))
@@ -218,7 +256,55 @@ func authenticate(api huma.API, v *auth.Verifier) func(huma.Context, func(huma.C
 	}
 }
 
+// checkInput answers the problem bufferBodies found in the body, and
+// refuses parameters holding NUL characters or invalid UTF-8.
+func checkInput(api huma.API) func(huma.Context, func(huma.Context)) {
+	return func(ctx huma.Context, next func(huma.Context)) {
+		if p, ok := humafiber.Unwrap(ctx).Locals(badBodyLocal).(*rest.ProblemDetails); ok {
+			writeProblem(api, ctx, p)
+			return
+		}
+		if op := ctx.Operation(); op != nil {
+			if p := checkParameters(ctx, op); p != nil {
+				writeProblem(api, ctx, p)
+				return
+			}
+			if p := checkForm(ctx, op); p != nil {
+				writeProblem(api, ctx, p)
+				return
+			}
+		}
+		next(ctx)
+	}
+}
+
+// finishProblem is the transformer that bounds every problem huma writes,
+// sets its instance to the request id and logs the cause of a 5xx.
+func finishProblem(log *slog.Logger) huma.Transformer {
+	return func(ctx huma.Context, _ string, v any) (any, error) {
+		if p, ok := v.(*rest.ProblemDetails); ok {
+			rid, _ := humafiber.Unwrap(ctx).Locals(requestid.ConfigDefault.ContextKey).(string)
+			finish(log, rid, p)
+		}
+		return v, nil
+	}
+}
+
+// finish bounds p, sets its instance and logs the cause of a 5xx, which is
+// never sent.
+func finish(log *slog.Logger, rid string, p *rest.ProblemDetails) {
+	p.Bound()
+	if rid != "" && p.Instance == "" {
+		p.Instance = "urn:request:" + rid
+	}
+	if p.Status >= 500 {
+		log.Error("request failed", "request_id", rid, "status", p.Status, "detail", p.Detail, "err", p.Cause())
+	}
+}
+
 func writeProblem(api huma.API, ctx huma.Context, p *rest.ProblemDetails) {
+	rid, _ := humafiber.Unwrap(ctx).Locals(requestid.ConfigDefault.ContextKey).(string)
+	finish(discardLogger(), rid, p)
 	for k, vs := range p.GetHeaders() {
 		for _, v := range vs {
 			ctx.AppendHeader(k, v)

@@ -3,51 +3,168 @@ package api
 import (
 	"bytes"
 	"io"
+	"mime"
 	"net/http"
-	"regexp"
+	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humafiber"
 	"github.com/gofiber/fiber/v2"
+	"github.com/valyala/fasthttp"
 
 	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/internal/config"
 )
 
-// streamedRoutes are the operations marked rest.StreamBody, as method and
-// path patterns.
-type streamedRoutes struct {
-	routes []streamedRoute
+// routeLimits holds each operation's request body limit, decided from the
+// method and path before any of the body is read.
+type routeLimits struct {
+	once   sync.Once
+	doc    *huma.OpenAPI
+	cfg    config.Config
+	routes []routeLimit
+	// fallback applies to requests that match no operation (they end in a
+	// 404 or 405).
+	fallback int
 }
 
-type streamedRoute struct {
-	method string
-	path   *regexp.Regexp
+type routeLimit struct {
+	method   string
+	segments []string // "" matches any one segment (a path parameter)
+	limit    int      // 0: the operation takes no body
+	streamed bool     // the operation reads its body itself
 }
 
-var pathParam = regexp.MustCompile(`\\\{[^}]+\\\}`)
+// collect names the document whose operations get limits. It is read on
+// the first request, once every operation is registered.
+func (l *routeLimits) collect(doc *huma.OpenAPI, cfg config.Config) {
+	l.doc, l.cfg = doc, cfg
+}
 
-// collect finds the marked operations of the document.
-func (s *streamedRoutes) collect(doc *huma.OpenAPI) {
+// build reads every operation of the document: an operation without a
+// request body takes none; a streamed one (rest.StreamBody) takes the
+// import limit when marked rest.ImportBody, else the file limit; a multipart
+// one the file limit; any other its MaxBodyBytes (1 MiB unless it says).
+func (l *routeLimits) build() {
+	doc, cfg := l.doc, l.cfg
+	fileLimit := int(cfg.FileSizeLimit) + 1<<20
+	importLimit := int(cfg.ImportSizeLimit)
+	if importLimit <= 0 {
+		importLimit = fileLimit
+	}
+	l.fallback = cfg.BodyLimit
+	if l.fallback <= 0 {
+		l.fallback = 1 << 20
+	}
 	for path, item := range doc.Paths {
 		for method, op := range map[string]*huma.Operation{
+			http.MethodGet: item.Get, http.MethodHead: item.Head, http.MethodDelete: item.Delete, http.MethodOptions: item.Options,
 			http.MethodPost: item.Post, http.MethodPut: item.Put, http.MethodPatch: item.Patch,
 		} {
-			if op == nil || op.Metadata[rest.StreamBody] != true {
+			if op == nil {
 				continue
 			}
-			re := pathParam.ReplaceAllString(regexp.QuoteMeta(path), `[^/]+`)
-			s.routes = append(s.routes, streamedRoute{method: method, path: regexp.MustCompile("^" + re + "/?$")})
+			r := routeLimit{method: method, segments: templateSegments(path)}
+			switch {
+			case op.RequestBody == nil:
+			case op.Metadata[rest.StreamBody] == true:
+				r.streamed = true
+				r.limit = fileLimit
+				if op.Metadata[rest.ImportBody] == true {
+					r.limit = importLimit
+				}
+			case op.RequestBody.Content["multipart/form-data"] != nil:
+				r.limit = fileLimit
+			default:
+				r.limit = int(op.MaxBodyBytes)
+				if r.limit <= 0 {
+					r.limit = l.fallback
+				}
+			}
+			l.routes = append(l.routes, r)
 		}
 	}
 }
 
-func (s *streamedRoutes) match(method, path string) bool {
-	for _, r := range s.routes {
-		if r.method == method && r.path.MatchString(path) {
-			return true
+func templateSegments(path string) []string {
+	segs := strings.Split(strings.Trim(path, "/"), "/")
+	for i, s := range segs {
+		if strings.HasPrefix(s, "{") && strings.HasSuffix(s, "}") {
+			segs[i] = ""
 		}
 	}
-	return false
+	return segs
+}
+
+// match returns the operation serving method and the raw path, if any.
+func (l *routeLimits) match(method, path string) (routeLimit, bool) {
+	l.once.Do(l.build)
+	if i := strings.IndexAny(path, "?#"); i >= 0 {
+		path = path[:i]
+	}
+	path = strings.Trim(path, "/")
+	n := strings.Count(path, "/") + 1
+outer:
+	for _, r := range l.routes {
+		if r.method != method || len(r.segments) != n {
+			continue
+		}
+		rest := path
+		for _, want := range r.segments {
+			seg, after, _ := strings.Cut(rest, "/")
+			rest = after
+			if seg == "" || (want != "" && !strings.EqualFold(seg, want)) {
+				continue outer
+			}
+		}
+		return r, true
+	}
+	return routeLimit{}, false
+}
+
+// limit is the body limit of a request to method and path.
+func (l *routeLimits) limit(method, path string) int {
+	l.once.Do(l.build)
+	if r, ok := l.match(method, path); ok {
+		return r.limit
+	}
+	return l.fallback
+}
+
+// declaredHeader carries, from headerReceived to the handlers, a declared
+// body length over the route's limit. Clients cannot set it: it is removed
+// from every request first.
+const declaredHeader = "X-Tocsin-Declared-Length"
+
+// headerReceived runs as soon as a request's header is read, before fasthttp
+// reads any of the body (with streamed bodies it would otherwise wait for
+// the first byte). A declared length over the route's limit is noted and the
+// body dropped, so that bufferBodies answers 413 at once and closes the
+// connection.
+func (l *routeLimits) headerReceived(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
+	h.Del(declaredHeader)
+	cl := h.ContentLength()
+	if cl <= 0 {
+		return fasthttp.RequestConfig{}
+	}
+	uri := h.RequestURI()
+	if i := bytes.Index(uri, []byte("://")); i >= 0 {
+		// Absolute form: skip the scheme and authority.
+		uri = uri[i+3:]
+		if j := bytes.IndexByte(uri, '/'); j >= 0 {
+			uri = uri[j:]
+		} else {
+			uri = []byte("/")
+		}
+	}
+	if cl > l.limit(string(h.Method()), string(uri)) {
+		h.Set(declaredHeader, strconv.Itoa(cl))
+		h.SetContentLength(0)
+		h.Del(fiber.HeaderExpect)
+	}
+	return fasthttp.RequestConfig{}
 }
 
 // drainLimit is how much of a body a streamed operation left unread is
@@ -55,22 +172,32 @@ func (s *streamedRoutes) match(method, path string) bool {
 // connection is closed.
 const drainLimit = 1 << 20
 
-// bufferBodies enforces limit on every request body. Bodies of streamed
-// operations are left to the operation; every other body is read into
-// memory here, as fasthttp does without streaming. A declared length over
-// the limit is answered 413 before any of the body is read.
-func bufferBodies(limit int, streamed *streamedRoutes) fiber.Handler {
+// badBodyLocal holds the problem found in a buffered body, answered once the
+// caller is authenticated.
+const badBodyLocal = "tocsin.badBody"
+
+// bufferBodies enforces each route's body limit. A declared length over it
+// is answered 413 before any of the body is read; an operation that takes no
+// body refuses one. Bodies of streamed operations are left to the operation;
+// every other body is read into memory here, as fasthttp does without
+// streaming, and checked for NUL characters and invalid UTF-8.
+func bufferBodies(limits *routeLimits) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		req := c.Request()
-		if cl := req.Header.ContentLength(); cl > limit {
+		route, matched := limits.match(c.Method(), c.Path())
+		limit := limits.fallback // read after match, which builds the table
+		if matched {
+			limit = route.limit
+		}
+		if declared := req.Header.Peek(declaredHeader); len(declared) > 0 || req.Header.ContentLength() > limit {
 			c.Context().SetConnectionClose()
-			return fiber.ErrRequestEntityTooLarge
+			return tooLarge(limit)
 		}
 		stream := req.BodyStream()
 		if stream == nil {
 			return c.Next()
 		}
-		if streamed.match(c.Method(), strings.TrimRight(c.Path(), "/")) || streamed.match(c.Method(), c.Path()) {
+		if route.streamed {
 			err := c.Next()
 			// What the operation left unread would be taken for the next request.
 			if n, _ := io.CopyN(io.Discard, stream, drainLimit); n == drainLimit {
@@ -81,13 +208,88 @@ func bufferBodies(limit int, streamed *streamedRoutes) fiber.Handler {
 		body, err := io.ReadAll(io.LimitReader(stream, int64(limit)+1))
 		if err != nil {
 			c.Context().SetConnectionClose()
-			return fiber.NewError(http.StatusBadRequest, "the request body could not be read")
+			return rest.Invalid("body", "", "the request body could not be read", nil)
 		}
 		if len(body) > limit {
 			c.Context().SetConnectionClose()
-			return fiber.ErrRequestEntityTooLarge
+			return tooLarge(limit)
 		}
 		req.SetBodyStream(bytes.NewReader(body), len(body))
+		if p := checkBody(string(req.Header.ContentType()), body); p != nil {
+			c.Locals(badBodyLocal, p)
+		}
 		return c.Next()
 	}
+}
+
+func tooLarge(limit int) *rest.ProblemDetails {
+	if limit == 0 {
+		return rest.Problem(http.StatusRequestEntityTooLarge, "this operation takes no request body")
+	}
+	return rest.Problem(http.StatusRequestEntityTooLarge, "the request body is larger than this operation's limit of "+strconv.Itoa(limit)+" bytes")
+}
+
+// checkBody finds a NUL character or invalid UTF-8 in a JSON or text body,
+// naming the JSON field it is in. Other bodies (multipart forms) are checked
+// part by part by checkForm.
+func checkBody(contentType string, body []byte) *rest.ProblemDetails {
+	mt, _, _ := mime.ParseMediaType(contentType)
+	switch {
+	case strings.Contains(mt, "json"):
+		if field, msg := badJSONString(body); msg != "" {
+			return rest.Invalid("body", field, msg, nil)
+		}
+	case strings.HasPrefix(mt, "text/"), mt == "application/x-www-form-urlencoded":
+		if msg := badText(string(body)); msg != "" {
+			return rest.Invalid("body", "", msg, nil)
+		}
+	}
+	return nil
+}
+
+// securityHeaders keeps browsers from sniffing any response as another
+// content type.
+func securityHeaders(c *fiber.Ctx) error {
+	c.Set(fiber.HeaderXContentTypeOptions, "nosniff")
+	return c.Next()
+}
+
+// checkForm refuses a text field of a buffered multipart form (the
+// operation's body was read by bufferBodies) holding a NUL character or
+// invalid UTF-8, and, for a field holding a JSON document, a NUL escape in
+// it. File parts are the operation's to check.
+func checkForm(ctx huma.Context, op *huma.Operation) *rest.ProblemDetails {
+	if op.RequestBody == nil || op.RequestBody.Content["multipart/form-data"] == nil || op.Metadata[rest.StreamBody] == true {
+		return nil
+	}
+	c := humafiber.Unwrap(ctx)
+	if !strings.HasPrefix(string(c.Request().Header.ContentType()), "multipart/form-data") {
+		return nil
+	}
+	form, err := c.MultipartForm()
+	if err != nil {
+		// Left to the operation, which answers a malformed form.
+		return nil
+	}
+	for name, values := range form.Value {
+		if msg := badText(name); msg != "" {
+			return rest.Invalid("body", "", "a part name "+msg, nil)
+		}
+		for _, v := range values {
+			if msg := badText(v); msg != "" {
+				return rest.Invalid("body", name, msg, nil)
+			}
+			if field, msg := badJSONString([]byte(v)); msg != "" && strings.HasPrefix(strings.TrimSpace(v), "{") {
+				return rest.Invalid("body", joinField(name, field), msg, nil)
+			}
+		}
+	}
+	return nil
+}
+
+func joinField(a, b string) string {
+	if b == "" {
+		return a
+	}
+	return a + "." + b
 }

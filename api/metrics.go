@@ -1,11 +1,18 @@
 package api
 
 import (
+	"encoding/json"
+	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/gofiber/fiber/v2"
+	"github.com/gofiber/fiber/v2/middleware/requestid"
 	"github.com/prometheus/client_golang/prometheus"
+	"github.com/valyala/fasthttp"
+
+	"github.com/tocsin/tocsin/api/rest"
 )
 
 type httpMetrics struct {
@@ -49,10 +56,51 @@ func (m *httpMetrics) middleware(c *fiber.Ctx) error {
 	}
 	route := "unmatched"
 	if r := c.Route(); r != nil && r.Path != "/" && r.Path != "" {
-		route = r.Path
+		// The router's own string, cloned all the same: a label value
+		// must never share memory that a later request may reuse.
+		route = strings.Clone(r.Path)
 	}
-	labels := prometheus.Labels{"method": c.Method(), "route": route, "status": strconv.Itoa(status)}
+	labels := prometheus.Labels{"method": methodLabel(c.Method()), "route": route, "status": strconv.Itoa(status)}
 	m.requests.With(labels).Inc()
 	m.duration.With(labels).Observe(time.Since(start).Seconds())
 	return err
+}
+
+// methodLabel is the method as a label value: the standard methods as they
+// are, anything else (a typo, an attacker's random token) as "OTHER", so the
+// series stay few and every value is valid UTF-8 and owned by the label.
+func methodLabel(m string) string {
+	switch m {
+	case http.MethodGet, http.MethodHead, http.MethodPost, http.MethodPut, http.MethodPatch,
+		http.MethodDelete, http.MethodOptions, http.MethodConnect, http.MethodTrace:
+		return strings.Clone(m)
+	}
+	return "OTHER"
+}
+
+// refuseUnknownMethods answers a request whose method is none of the
+// standard ones before Fiber sees it (Fiber would answer a plain-text 400
+// that no middleware records): a problem with its instance, counted in the
+// metrics under method OTHER.
+func (m *httpMetrics) refuseUnknownMethods(next fasthttp.RequestHandler) fasthttp.RequestHandler {
+	return func(ctx *fasthttp.RequestCtx) {
+		if methodLabel(string(ctx.Method())) != "OTHER" {
+			next(ctx)
+			return
+		}
+		start := time.Now()
+		rid := requestid.ConfigDefault.Generator()
+		p := rest.Problem(http.StatusBadRequest, "unknown HTTP method; use GET, HEAD, POST, PUT, PATCH, DELETE or OPTIONS")
+		p.Instance = "urn:request:" + rid
+		body, _ := json.Marshal(p)
+		ctx.Response.Header.Set(fiber.HeaderXRequestID, rid)
+		ctx.Response.Header.Set(fiber.HeaderXContentTypeOptions, "nosniff")
+		ctx.SetConnectionClose()
+		ctx.SetStatusCode(http.StatusBadRequest)
+		ctx.SetContentType("application/problem+json")
+		ctx.SetBody(body)
+		labels := prometheus.Labels{"method": "OTHER", "route": "unmatched", "status": "400"}
+		m.requests.With(labels).Inc()
+		m.duration.With(labels).Observe(time.Since(start).Seconds())
+	}
 }

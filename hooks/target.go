@@ -15,7 +15,8 @@ import (
 	"code.dny.dev/ssrf"
 )
 
-// Policy decides which hook targets tocsin may connect to. Loopback,
+// Policy decides which hook targets, and which tenant-configured channel
+// provider URLs, tocsin may connect to. Loopback,
 // private, link-local, cloud metadata and other special-purpose addresses
 // are refused unless an operator allows them by host name or CIDR
 // (TOCSIN_HOOK_ALLOW_HOSTS); plain http is refused unless allowed
@@ -69,6 +70,18 @@ var ErrTarget = errors.New("hook target refused")
 // CheckURL parses a target URL and checks it against the policy, resolving
 // the host name: every address it resolves to must be allowed.
 func (p *Policy) CheckURL(ctx context.Context, raw string) (*url.URL, error) {
+	return p.check(ctx, raw, true)
+}
+
+// CheckProviderURL checks a channel provider's URL as CheckURL does, except
+// that a host name that does not resolve now is accepted: the provider may
+// not be reachable from here yet, and every connection is checked again
+// after resolution (see Client).
+func (p *Policy) CheckProviderURL(ctx context.Context, raw string) (*url.URL, error) {
+	return p.check(ctx, raw, false)
+}
+
+func (p *Policy) check(ctx context.Context, raw string, mustResolve bool) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || u.Opaque != "" {
 		return nil, fmt.Errorf("%w: not an absolute URL", ErrTarget)
@@ -104,6 +117,9 @@ func (p *Policy) CheckURL(ctx context.Context, raw string) (*url.URL, error) {
 		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		addrs, err = p.resolver.LookupNetIP(rctx, "ip", host)
+		if (err != nil || len(addrs) == 0) && !mustResolve {
+			return u, nil
+		}
 		if err != nil || len(addrs) == 0 {
 			return nil, fmt.Errorf("%w: the host %s does not resolve", ErrTarget, host)
 		}
@@ -121,6 +137,16 @@ func (p *Policy) CheckURL(ctx context.Context, raw string) (*url.URL, error) {
 // ignores proxy settings (a proxy would hide the real address) and gives up
 // after timeout.
 func (p *Policy) Client(timeout time.Duration) *http.Client {
+	return p.client(timeout, 8)
+}
+
+// ProviderClient is Client for channel providers: the same guard, with a
+// larger pool of keep-alive connections per host for fan-out.
+func (p *Policy) ProviderClient(timeout time.Duration) *http.Client {
+	return p.client(timeout, 128)
+}
+
+func (p *Policy) client(timeout time.Duration, perHost int) *http.Client {
 	guarded := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Control: p.guard.Safe}
 	named := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second, Control: tcpOnly}
 	tr := &http.Transport{
@@ -133,7 +159,7 @@ func (p *Policy) Client(timeout time.Duration) *http.Client {
 		},
 		ForceAttemptHTTP2:     true,
 		MaxIdleConns:          256,
-		MaxIdleConnsPerHost:   8,
+		MaxIdleConnsPerHost:   perHost,
 		IdleConnTimeout:       90 * time.Second,
 		TLSHandshakeTimeout:   10 * time.Second,
 		ResponseHeaderTimeout: timeout,

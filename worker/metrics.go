@@ -52,10 +52,18 @@ func (t *taggedMetrics) WithTags(tags map[string]string) client.MetricsHandler {
 	return &taggedMetrics{m: t.m, labels: l}
 }
 
+// values is the label set of a series. Each value is the label's own copy,
+// in valid UTF-8 and of bounded length: a tag that shares memory with
+// something reused later, or that is not UTF-8, would make the registry
+// fail every scrape.
 func (t *taggedMetrics) values() prometheus.Labels {
 	out := make(prometheus.Labels, len(temporalLabels))
 	for _, k := range temporalLabels {
-		out[k] = t.labels[k]
+		v := t.labels[k]
+		if len(v) > 200 {
+			v = v[:200]
+		}
+		out[k] = strings.Clone(strings.ToValidUTF8(v, "\uFFFD"))
 	}
 	return out
 }

@@ -139,6 +139,17 @@ func TestPollAnswerThroughTheLinkShowsInResults(t *testing.T) {
 	if r.Status != 200 || !strings.Contains(string(r.Body), "I need help") || !strings.HasPrefix(r.Header.Get("Content-Type"), "text/html") {
 		t.Fatalf("page %d %s", r.Status, r.Body)
 	}
+	// A personal page: not sniffed, framed, cached or leaked in a Referer.
+	for name, want := range map[string]string{
+		"X-Content-Type-Options": "nosniff", "X-Frame-Options": "DENY", "Referrer-Policy": "no-referrer", "Cache-Control": "no-store",
+	} {
+		if got := r.Header.Get(name); got != want {
+			t.Errorf("page header %s = %q, want %q", name, got, want)
+		}
+	}
+	if csp := r.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "frame-ancestors 'none'") {
+		t.Errorf("page CSP %q", csp)
+	}
 	r = s.Do(t, http.MethodPost, link+"?optionId=2", "", nil)
 	if r.Status != 200 || !strings.Contains(string(r.Body), `"optionText":"I need help"`) {
 		t.Fatalf("answer %d %s", r.Status, r.Body)

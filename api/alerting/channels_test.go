@@ -100,7 +100,11 @@ func startWithPublicURL(t *testing.T, configure ...func(*config.Config)) *stackt
 		httputil.NewSingleHostReverseProxy(u).ServeHTTP(w, r)
 	}))
 	t.Cleanup(proxy.Close)
-	s := stacktest.Start(t, append(configure, func(c *config.Config) { c.PublicURL = proxy.URL })...)
+	s := stacktest.Start(t, append(configure, func(c *config.Config) {
+		c.PublicURL = proxy.URL
+		// The providers are loopback servers speaking plain http.
+		c.HookAllowHosts, c.HookAllowHTTP = []string{"127.0.0.1"}, true
+	})...)
 	u, err := url.Parse(s.URL)
 	if err != nil {
 		t.Fatal(err)

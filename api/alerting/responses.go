@@ -98,7 +98,23 @@ type responsePageInput struct {
 
 type responsePageOutput struct {
 	ContentType string `header:"Content-Type"`
-	Body        []byte
+	// The page is personal: never sniffed as something else, framed by
+	// another site, cached, or named in a Referer sent onwards.
+	ContentTypeOptions string `header:"X-Content-Type-Options" doc:"Always nosniff."`
+	FrameOptions       string `header:"X-Frame-Options" doc:"Always DENY: the page may not be framed."`
+	SecurityPolicy     string `header:"Content-Security-Policy" doc:"No scripts, styles or frames; forms post to this server only."`
+	ReferrerPolicy     string `header:"Referrer-Policy" doc:"Always no-referrer: the personal link never leaves in a Referer."`
+	CacheControl       string `header:"Cache-Control" doc:"Always no-store."`
+	Body               []byte
+}
+
+// pageOutput is the response page with its security headers.
+func pageOutput(html string) *responsePageOutput {
+	return &responsePageOutput{
+		ContentType: "text/html; charset=utf-8", ContentTypeOptions: "nosniff", FrameOptions: "DENY",
+		SecurityPolicy: "default-src 'none'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+		ReferrerPolicy: "no-referrer", CacheControl: "no-store", Body: []byte(html),
+	}
 }
 
 var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
@@ -165,7 +181,7 @@ func (h *handler) getAlertResponsePage(ctx context.Context, in *responsePageInpu
 	if err := pageTemplate.Execute(&b, data); err != nil {
 		return nil, fmt.Errorf("render response page: %w", err)
 	}
-	return &responsePageOutput{ContentType: "text/html; charset=utf-8", Body: []byte(b.String())}, nil
+	return pageOutput(b.String()), nil
 }
 
 type respondInput struct {

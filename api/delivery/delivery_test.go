@@ -16,6 +16,7 @@ import (
 	"github.com/tocsin/tocsin/channels/voice"
 	"github.com/tocsin/tocsin/channels/voice/voicetest"
 	"github.com/tocsin/tocsin/internal/auth"
+	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/internal/stacktest"
 )
@@ -101,7 +102,9 @@ func TestChannelSettingsOperations(t *testing.T) {
 
 func TestCallStatusCallbacks(t *testing.T) {
 	t.Parallel()
-	s := stacktest.Shared(t)
+	// The provider is a loopback speaking plain http: allowed by the
+	// outbound policy, as an operator would allow a private provider.
+	s := stacktest.Start(t, func(c *config.Config) { c.HookAllowHosts, c.HookAllowHTTP = []string{"127.0.0.1"}, true })
 	ctx := context.Background()
 	tenant := stacktest.NewTenant()
 	tok := s.Token(t, tenant)

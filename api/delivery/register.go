@@ -22,6 +22,7 @@ import (
 	"github.com/tocsin/tocsin/channels/etn"
 	"github.com/tocsin/tocsin/channels/providers"
 	"github.com/tocsin/tocsin/channels/voice"
+	"github.com/tocsin/tocsin/hooks"
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/storage"
 )
@@ -35,7 +36,12 @@ type handlers struct {
 
 // Register adds the delivery operations to api.
 func Register(api huma.API, d rest.Deps) {
-	h := &handlers{d: d, store: &providers.Store{DB: d.DB, Box: d.Secrets}, calls: &voice.Calls{DB: d.DB}, pts: &etn.Points{DB: d.DB}}
+	// Provider URLs follow the outbound policy of hook targets.
+	guard, err := hooks.NewPolicy(d.Config.HookAllowHosts, d.Config.HookAllowHTTP)
+	if err != nil {
+		guard, _ = hooks.NewPolicy(nil, d.Config.HookAllowHTTP)
+	}
+	h := &handlers{d: d, store: &providers.Store{DB: d.DB, Box: d.Secrets, Guard: guard}, calls: &voice.Calls{DB: d.DB}, pts: &etn.Points{DB: d.DB}}
 	tags := []string{"Channel settings"}
 
 	rest.Register(api, rest.Op{ID: "listChannelProviderSettings", Method: http.MethodGet, Path: "/v2/settings/channels", Scope: "tamarack", Tags: tags,

@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/google/uuid"
@@ -73,6 +74,12 @@ func (f *uploadForm) set(name, v string) error {
 		return invalidPart(name, "given more than once", nil)
 	}
 	f.seen[name] = true
+	if strings.IndexByte(v, 0) >= 0 {
+		return invalidPart(name, "contains a NUL character", nil)
+	}
+	if !utf8.ValidString(v) {
+		return invalidPart(name, "is not valid UTF-8", nil)
+	}
 	var err error
 	switch name {
 	case "FileName":

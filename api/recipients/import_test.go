@@ -119,7 +119,7 @@ func TestCreateFromFileMatchesAndUpdates(t *testing.T) {
 
 func TestCreateFromFileRejectsBadRequestsAndChangesNothing(t *testing.T) {
 	t.Parallel()
-	s := stacktest.Start(t, func(c *config.Config) { c.FileSizeLimit = 64 << 10 })
+	s := stacktest.Start(t, func(c *config.Config) { c.FileSizeLimit, c.ImportSizeLimit = 64<<10, 64<<10 })
 	tenant := stacktest.NewTenant()
 	tok := s.Token(t, tenant)
 	path := fmt.Sprintf("/v4/%s/distributionLists/createFromFile", tenant)

@@ -1,6 +1,7 @@
 package recipients
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -63,6 +64,7 @@ type createFromFileOutput struct {
 func uploadRequestBody(api huma.API) func(*huma.Operation) {
 	return func(op *huma.Operation) {
 		op.Metadata[rest.StreamBody] = true
+		op.Metadata[rest.ImportBody] = true
 		schema := api.OpenAPI().Components.Schemas.Schema(reflect.TypeOf(model.CreateDistributionListFromFileRequest{}), true, "")
 		op.RequestBody = &huma.RequestBody{
 			Required: true,
@@ -126,6 +128,9 @@ func readField(p *multipart.Part, limit int) (string, error) {
 	if !utf8.Valid(b) {
 		return "", rest.Invalid("body", p.FormName(), "not UTF-8 text", nil)
 	}
+	if bytes.IndexByte(b, 0) >= 0 {
+		return "", rest.Invalid("body", p.FormName(), "contains a NUL character", nil)
+	}
 	v := strings.TrimSpace(string(b))
 	if utf8.RuneCountInString(v) > limit {
 		return "", rest.Invalid("body", p.FormName(), fmt.Sprintf("longer than %d characters", limit), nil)
@@ -153,7 +158,7 @@ func (h *handlers) createFromFile(ctx context.Context, in *createFromFileInput) 
 	}()
 	malformed := func(err error) error {
 		if errors.Is(err, errFileTooLarge) || errors.Is(body.err, errFileTooLarge) {
-			return rest.Problem(http.StatusRequestEntityTooLarge, fmt.Sprintf("the file is larger than the upload limit of %d bytes", h.d.Config.FileSizeLimit))
+			return rest.Problem(http.StatusRequestEntityTooLarge, fmt.Sprintf("the file is larger than the import limit of %d bytes", h.d.Config.ImportSizeLimit))
 		}
 		return rest.Problem(http.StatusBadRequest, "the body is not valid multipart/form-data: "+err.Error())
 	}
@@ -189,7 +194,7 @@ func (h *handlers) createFromFile(ctx context.Context, in *createFromFileInput) 
 			if im, err = contacts.BeginImport(ctx, h.d.DB, tenant, 0); err != nil {
 				return nil, h.failure(ctx, err)
 			}
-			limit := h.d.Config.FileSizeLimit
+			limit := h.d.Config.ImportSizeLimit
 			if limit <= 0 {
 				limit = 1 << 62
 			}
@@ -201,7 +206,8 @@ func (h *handlers) createFromFile(ctx context.Context, in *createFromFileInput) 
 				return nil, rest.Invalid("body", "file", fe.Error(), nil)
 			case errors.Is(err, contacts.ErrTooManyRows):
 				return nil, rest.Problem(http.StatusRequestEntityTooLarge, err.Error())
-			case errors.Is(err, errFileTooLarge) || body.err != nil:
+			case errors.Is(err, errFileTooLarge) || body.err != nil || errors.Is(err, io.ErrUnexpectedEOF):
+				// A body that ends without its closing boundary is malformed too.
 				return nil, malformed(err)
 			default:
 				return nil, h.failure(ctx, err)

@@ -20,6 +20,11 @@ const (
 // before the operation runs.
 const StreamBody = "streamBody"
 
+// ImportBody is the huma.Operation Metadata key (value true) of streamed
+// operations whose body is a contacts import: its limit is
+// TOCSIN_IMPORT_SIZE_LIMIT_BYTES rather than the file limit.
+const ImportBody = "importBody"
+
 // Op declares one operation of the API.
 type Op struct {
 	ID          string

@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/danielgtaylor/huma/v2"
+	"github.com/lib/pq"
 )
 
 // ProblemTypeBase prefixes the type URI of every problem tocsin returns.
@@ -31,9 +33,88 @@ type ProblemDetails struct {
 	Status   int                 `json:"status" doc:"The HTTP status code." example:"400"`
 	Detail   string              `json:"detail,omitempty" doc:"What went wrong in this occurrence." example:"validation failed"`
 	Instance string              `json:"instance,omitempty" doc:"The request id of this occurrence, for support."`
-	Errors   []ValidationFailure `json:"errors,omitempty" doc:"For validation problems, one entry per failing field."`
+	Errors   []ValidationFailure `json:"errors,omitempty" doc:"For validation problems, one entry per failing field, at most 20."`
+	// MoreErrors counts the failures left out of Errors.
+	MoreErrors int `json:"moreErrors,omitempty" doc:"How many further failing fields were found but not listed." example:"0"`
 
 	headers http.Header
+	cause   error
+}
+
+// Bounds of a problem body: whatever the request, an error response stays
+// small (well under 64 KiB).
+const (
+	// MaxFailures is how many ValidationFailures a problem lists.
+	MaxFailures = 20
+	// previewBytes bounds an attemptedValue string.
+	previewBytes = 64
+	// nameBytes bounds a property name or location.
+	nameBytes = 256
+	// textBytes bounds a detail or error message.
+	textBytes = 1024
+)
+
+// Cause returns the error behind a 5xx problem, for the log; it is never
+// sent to the client.
+func (p *ProblemDetails) Cause() error { return p.cause }
+
+// Bound caps the problem's size: at most MaxFailures failures (the rest
+// counted in MoreErrors), each attempted value cut to a short preview, and
+// every text cut to a bounded length of valid UTF-8.
+func (p *ProblemDetails) Bound() {
+	if n := len(p.Errors); n > MaxFailures {
+		p.MoreErrors += n - MaxFailures
+		p.Errors = p.Errors[:MaxFailures:MaxFailures]
+	}
+	p.Detail = clip(p.Detail, textBytes)
+	p.Title = clip(p.Title, textBytes)
+	for i := range p.Errors {
+		f := &p.Errors[i]
+		f.PropertyName = clip(f.PropertyName, nameBytes)
+		f.Location = clip(f.Location, nameBytes)
+		f.ErrorMessage = clip(f.ErrorMessage, textBytes)
+		f.AttemptedValue = Preview(f.AttemptedValue)
+	}
+}
+
+// Preview is a short, safe rendering of a received value: strings are cut
+// to a few dozen bytes of valid UTF-8, numbers and booleans kept, objects
+// and arrays summarised by their size.
+func Preview(v any) any {
+	switch x := v.(type) {
+	case nil, bool, int, int32, int64, uint, uint32, uint64, float32, float64:
+		return v
+	case string:
+		return clip(x, previewBytes)
+	case []byte:
+		return clip(string(x), previewBytes)
+	case map[string]any:
+		return fmt.Sprintf("an object of %d properties", len(x))
+	case []any:
+		return fmt.Sprintf("an array of %d items", len(x))
+	case []string:
+		return fmt.Sprintf("an array of %d items", len(x))
+	case fmt.Stringer:
+		return clip(x.String(), previewBytes)
+	default:
+		return nil
+	}
+}
+
+// clip cuts s to at most n bytes of valid UTF-8, marking a cut with "…".
+func clip(s string, n int) string {
+	if len(s) <= n && utf8.ValidString(s) {
+		return s
+	}
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // Error implements error.
@@ -126,10 +207,43 @@ func NotFound(what string) *ProblemDetails {
 // Conflict is a 409 problem.
 func Conflict(detail string) *ProblemDetails { return Problem(http.StatusConflict, detail) }
 
-// Unavailable is a 503 problem naming the dependency that did not answer.
+// Unavailable is the problem for a failed call to a dependency: a 503 naming
+// it when it is really down (no connection, timed out, shutting down), else
+// a generic 500. Neither carries the error's text, which may hold driver or
+// SQL detail; the error is kept as the problem's Cause for the log.
 func Unavailable(dependency string, err error) *ProblemDetails {
-	return Problem(http.StatusServiceUnavailable, fmt.Sprintf("%s is unavailable: %v", dependency, err)).
-		WithHeader("Retry-After", "5")
+	if !IsDown(err) {
+		return Internal(err)
+	}
+	p := Problem(http.StatusServiceUnavailable, dependency+" is unavailable").WithHeader("Retry-After", "5")
+	p.cause = fmt.Errorf("%s: %w", dependency, err)
+	return p
+}
+
+// Internal is a generic 500 whose cause is logged, never sent.
+func Internal(err error) *ProblemDetails {
+	p := Problem(http.StatusInternalServerError, "internal error; quote the instance to support")
+	p.cause = err
+	return p
+}
+
+// IsDown reports whether err means a dependency could not be reached or did
+// not answer in time, rather than that it answered with an error. An error
+// PostgreSQL answered with is not "down" unless it is a connection,
+// resource or shutdown error; other dependencies' errors count as down.
+func IsDown(err error) bool {
+	if err == nil {
+		return false
+	}
+	var pqe *pq.Error
+	if errors.As(err, &pqe) {
+		switch pqe.Code.Class() {
+		case "08", "53", "57":
+			return true
+		}
+		return false
+	}
+	return true
 }
 
 // NewError replaces huma.NewError so that every error huma produces (failed
@@ -143,7 +257,20 @@ func NewError(status int, msg string, errs ...error) huma.StatusError {
 	if status == 0 {
 		return p
 	}
+	if status >= 500 {
+		// Whatever failed inside is logged from the cause, never echoed:
+		// it may carry driver, SQL or stack text.
+		p.cause = errors.Join(errs...)
+		if status == http.StatusInternalServerError {
+			p.Detail = "internal error; quote the instance to support"
+		}
+		return p
+	}
 	for _, err := range errs {
+		if len(p.Errors) >= MaxFailures {
+			p.MoreErrors++
+			continue
+		}
 		if err == nil {
 			continue
 		}
@@ -155,7 +282,7 @@ func NewError(status int, msg string, errs ...error) huma.StatusError {
 				PropertyName:   field,
 				Location:       det.Location,
 				ErrorMessage:   det.Message,
-				AttemptedValue: det.Value,
+				AttemptedValue: Preview(det.Value),
 			})
 			continue
 		}

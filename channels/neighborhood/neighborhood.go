@@ -184,7 +184,11 @@ func (s *Sender) post(ctx context.Context, msg channels.Message) (channels.Resul
 			posted++
 			st = append(st, status(gr.GroupID, StatusPosted, gr.PostID, ""))
 		} else {
-			st = append(st, status(gr.GroupID, StatusFailed, "", gr.Error))
+			reason := "the network refused the post"
+			if providerhttp.IsCode(gr.Error) {
+				reason = gr.Error
+			}
+			st = append(st, status(gr.GroupID, StatusFailed, "", reason))
 		}
 	}
 	for _, g := range groups {

@@ -13,6 +13,9 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
+
+	"code.dny.dev/ssrf"
 )
 
 // NewClient returns a pooled keep-alive HTTP client for one provider with
@@ -36,22 +39,27 @@ func NewClient(timeout time.Duration) *http.Client {
 // StatusError is a provider's non-2xx answer.
 type StatusError struct {
 	Status int
-	// Body is the start of the provider's answer, for the result's error text.
-	Body string
 }
 
-// Error implements error.
+// Error implements error. It names the status only: the provider's answer
+// is never echoed into delivery results, where a tenant would read whatever
+// the URL it configured answered.
 func (e *StatusError) Error() string {
-	if e.Body == "" {
-		return fmt.Sprintf("provider answered %d", e.Status)
+	if t := http.StatusText(e.Status); t != "" {
+		return fmt.Sprintf("provider answered %d %s", e.Status, t)
 	}
-	return fmt.Sprintf("provider answered %d: %s", e.Status, e.Body)
+	return fmt.Sprintf("provider answered %d", e.Status)
 }
 
 // Permanent reports whether err is a failure a retry will not fix: a 4xx
-// answer other than 408 (timeout) and 429 (rate limit). Network errors and
-// 5xx answers are temporary.
+// answer other than 408 (timeout) and 429 (rate limit), or an address the
+// outbound policy refuses. Other network errors and 5xx answers are
+// temporary.
 func Permanent(err error) bool {
+	if errors.Is(err, errRefused) {
+		// The policy will refuse the address again.
+		return true
+	}
 	var se *StatusError
 	if !errors.As(err, &se) {
 		return false
@@ -103,7 +111,7 @@ func Do(ctx context.Context, cl *http.Client, r Request) ([]byte, error) {
 	}
 	res, err := cl.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("%s %s: %w", method, redact(r.URL), err)
+		return nil, fmt.Errorf("%s %s: %w", method, redact(r.URL), reason(err))
 	}
 	defer res.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(res.Body, 4<<20))
@@ -111,7 +119,7 @@ func Do(ctx context.Context, cl *http.Client, r Request) ([]byte, error) {
 		return nil, fmt.Errorf("read answer: %w", err)
 	}
 	if res.StatusCode < 200 || res.StatusCode > 299 {
-		return b, &StatusError{Status: res.StatusCode, Body: snippet(b)}
+		return b, &StatusError{Status: res.StatusCode}
 	}
 	return b, nil
 }
@@ -124,6 +132,11 @@ func DoJSON(ctx context.Context, cl *http.Client, r Request, out any) error {
 	}
 	if out == nil || len(bytes.TrimSpace(b)) == 0 {
 		return nil
+	}
+	// What is decoded may be stored (provider ids, statuses): PostgreSQL
+	// text holds neither NUL characters nor invalid UTF-8.
+	if !utf8.Valid(b) || bytes.Contains(b, []byte(`\u0000`)) {
+		return errors.New("decode answer: not valid UTF-8 text")
 	}
 	if err := json.Unmarshal(b, out); err != nil {
 		return fmt.Errorf("decode answer: %w", err)
@@ -140,12 +153,27 @@ func Bearer(token string) http.Header {
 	return h
 }
 
-func snippet(b []byte) string {
-	s := strings.TrimSpace(string(b))
-	if len(s) > 300 {
-		s = s[:300]
+// Short reasons a provider could not be reached, for delivery results.
+var (
+	errRefused     = errors.New("the address is not allowed (loopback, private or reserved)")
+	errTimeout     = errors.New("timed out")
+	errUnreachable = errors.New("could not connect")
+)
+
+// reason reduces a transport error to a short, fixed reason, keeping the
+// original wrapped for errors.Is (a timeout stays a timeout).
+func reason(err error) error {
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.Canceled):
+		return err
+	case errors.Is(err, ssrf.ErrProhibitedIP) || errors.Is(err, ssrf.ErrProhibitedNetwork) || errors.Is(err, ssrf.ErrProhibitedPort):
+		return errRefused
+	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()):
+		return fmt.Errorf("%w (%w)", errTimeout, context.DeadlineExceeded)
+	default:
+		return errUnreachable
 	}
-	return s
 }
 
 // redact keeps the scheme, host and path of u: query strings and user info
@@ -163,4 +191,20 @@ func redact(u string) string {
 	}
 	host := strings.SplitN(rest, "/", 2)[0]
 	return scheme + "://" + host
+}
+
+// IsCode reports whether s looks like a provider's error code (at most 64
+// ASCII letters, digits, '_', '-' and '.'), safe to keep in a delivery
+// result, rather than free text.
+func IsCode(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
 }

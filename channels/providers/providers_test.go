@@ -21,6 +21,7 @@ import (
 	"github.com/tocsin/tocsin/channels/teamchat/teamchattest"
 	"github.com/tocsin/tocsin/channels/voice"
 	"github.com/tocsin/tocsin/channels/voice/voicetest"
+	"github.com/tocsin/tocsin/hooks"
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/storage"
@@ -133,7 +134,11 @@ func TestEveryChannelThroughTheRegistry(t *testing.T) {
 	ctx := context.Background()
 	tenant := stacktest.NewTenant()
 	st := &providers.Store{DB: db, Box: box(t)}
-	reg := &providers.Registry{Store: st, DB: db, Objects: objs, PublicURL: "http://127.0.0.1:1"}
+	loopback, err := hooks.NewPolicy([]string{"127.0.0.1"}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := &providers.Registry{Store: st, DB: db, Objects: objs, PublicURL: "http://127.0.0.1:1", Guard: loopback}
 	senders := reg.Senders()
 
 	docKey := storage.TenantKey(tenant, "evacuation.pdf")
@@ -226,5 +231,53 @@ func TestEveryChannelThroughTheRegistry(t *testing.T) {
 	}
 	if err := captest.Validate(t, capSrv.Documents()[0]); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestProviderURLsFollowTheOutboundPolicy: a loopback or private provider
+// URL is refused when saved, naming the field, and refused again when a
+// message would connect to it; the provider's answer never reaches the
+// result.
+func TestProviderURLsFollowTheOutboundPolicy(t *testing.T) {
+	t.Parallel()
+	db := stacktest.DB(t)
+	ctx := context.Background()
+	tenant := stacktest.NewTenant()
+	strict, err := hooks.NewPolicy(nil, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	guarded := &providers.Store{DB: db, Box: box(t), Guard: strict}
+	for field, s := range map[string]providers.Settings{
+		"providers[0].url": {Providers: []providers.Provider{{URL: "https://127.0.0.1:9/x", Token: "t"}}},
+		"providers[1].url": {Providers: []providers.Provider{{URL: "https://push.example/v1", Token: "t"}, {URL: "https://169.254.169.254/latest", Token: "t"}}},
+	} {
+		_, _, err := guarded.Put(ctx, tenant, channels.Push, s)
+		var fe *providers.FieldError
+		if !errors.As(err, &fe) || fe.Field != field || !strings.Contains(fe.Message, "address") {
+			t.Fatalf("%s: %v", field, err)
+		}
+	}
+	_, _, err = guarded.Put(ctx, tenant, channels.Push, providers.Settings{Providers: []providers.Provider{{URL: "http://push.example/v1", Token: "t"}}})
+	if fe := (*providers.FieldError)(nil); !errors.As(err, &fe) || !strings.Contains(fe.Message, "https") {
+		t.Fatalf("plain http: %v", err)
+	}
+
+	// Saved without the guard (as before the policy), refused at connection.
+	push := pushtest.New(t, "push-token")
+	st := &providers.Store{DB: db, Box: box(t)}
+	if _, _, err := st.Put(ctx, tenant, channels.Push, providers.Settings{Providers: []providers.Provider{{URL: push.URL, Token: "push-token"}}}); err != nil {
+		t.Fatal(err)
+	}
+	reg := &providers.Registry{Store: st, DB: db, PublicURL: "http://127.0.0.1:1"}
+	res, err := reg.Senders()[channels.Push].Send(ctx, []channels.Message{{Key: "k", Tenant: tenant, To: "device-1", Text: "x"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].Outcome == channels.Delivered || !strings.Contains(res[0].Error, "not allowed") {
+		t.Fatalf("loopback provider reached: %+v", res[0])
+	}
+	if len(push.Received()) != 0 {
+		t.Fatal("the loopback provider received a request")
 	}
 }

@@ -18,12 +18,12 @@ import (
 	"github.com/tocsin/tocsin/channels/fallback"
 	"github.com/tocsin/tocsin/channels/fax"
 	"github.com/tocsin/tocsin/channels/neighborhood"
-	"github.com/tocsin/tocsin/channels/providerhttp"
 	"github.com/tocsin/tocsin/channels/push"
 	"github.com/tocsin/tocsin/channels/ratelimit"
 	"github.com/tocsin/tocsin/channels/social"
 	"github.com/tocsin/tocsin/channels/teamchat"
 	"github.com/tocsin/tocsin/channels/voice"
+	"github.com/tocsin/tocsin/hooks"
 	"github.com/tocsin/tocsin/storage"
 )
 
@@ -46,9 +46,15 @@ type Registry struct {
 	// time is checked again (default 10s).
 	TTL time.Duration
 
-	client *http.Client
-	mu     sync.Mutex
-	cache  map[cacheKey]*cached
+	// Guard checks every connection to a provider (loopback, private and
+	// other reserved addresses are refused unless allowed); nil means the
+	// default policy with nothing allowed.
+	Guard URLGuard
+
+	client    *http.Client
+	capClient *http.Client
+	mu        sync.Mutex
+	cache     map[cacheKey]*cached
 }
 
 type cacheKey struct {
@@ -115,9 +121,27 @@ func (r *Registry) httpClient() *http.Client {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.client == nil {
-		r.client = providerhttp.NewClient(0)
+		r.client = r.guard().ProviderClient(15 * time.Second)
 	}
 	return r.client
+}
+
+// capHTTPClient is the client of CAP feeds, which may answer slowly.
+func (r *Registry) capHTTPClient() *http.Client {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.capClient == nil {
+		r.capClient = r.guard().ProviderClient(30 * time.Second)
+	}
+	return r.capClient
+}
+
+func (r *Registry) guard() URLGuard {
+	if r.Guard != nil {
+		return r.Guard
+	}
+	p, _ := hooks.NewPolicy(nil, false)
+	return p
 }
 
 // Build turns settings into the channel's Sender: primary provider, the
@@ -168,7 +192,7 @@ func (r *Registry) one(tenant string, ch channels.Channel, s Settings, p Provide
 	case channels.Fax:
 		return fax.New(fax.Config{URL: strings.TrimRight(p.URL, "/"), Token: p.Token, From: p.From, Client: cl, Concurrency: r.Concurrency, Objects: objs})
 	case channels.Eas, channels.MobileBroadcast:
-		return cap.NewSender(cap.Config{URL: p.URL, Token: p.Token, Channel: ch, SenderID: p.SenderID, Objects: objs, Log: &cap.Messages{DB: r.DB}})
+		return cap.NewSender(cap.Config{URL: p.URL, Token: p.Token, Channel: ch, SenderID: p.SenderID, Objects: objs, Log: &cap.Messages{DB: r.DB}, Client: r.capHTTPClient()})
 	case channels.SocialPostA, channels.SocialPostB:
 		network := social.NetworkA
 		if ch == channels.SocialPostB {

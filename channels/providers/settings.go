@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"regexp"
 	"slices"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/channels"
+	"github.com/tocsin/tocsin/hooks"
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/storage"
 )
@@ -289,6 +291,38 @@ func keep(v *string, prev, field string) error {
 type Store struct {
 	DB  *storage.DB
 	Box *secrets.Box
+	// Guard, when set, refuses provider and webhook URLs the outbound
+	// policy forbids when settings are saved.
+	Guard URLGuard
+}
+
+// URLGuard is the outbound URL policy (hooks.Policy) applied to provider
+// URLs: checked when settings are saved, and at every connection.
+type URLGuard interface {
+	CheckProviderURL(ctx context.Context, raw string) (*url.URL, error)
+	ProviderClient(timeout time.Duration) *http.Client
+}
+
+// CheckURLs checks every provider and webhook URL of s against g; a refusal
+// is a *FieldError naming the URL's field.
+func (s Settings) CheckURLs(ctx context.Context, g URLGuard) error {
+	check := func(field, raw string) error {
+		if _, err := g.CheckProviderURL(ctx, raw); err != nil {
+			return &FieldError{Field: field, Message: strings.TrimPrefix(err.Error(), hooks.ErrTarget.Error()+": ")}
+		}
+		return nil
+	}
+	for i, p := range s.Providers {
+		if err := check(fmt.Sprintf("providers[%d].url", i), p.URL); err != nil {
+			return err
+		}
+	}
+	for i, t := range s.Targets {
+		if err := check(fmt.Sprintf("targets[%d].url", i), t.URL); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // Entry is stored settings with their times.
@@ -374,6 +408,11 @@ func (st *Store) Put(ctx context.Context, tenant string, ch channels.Channel, s 
 	}
 	if err := s.Validate(ch); err != nil {
 		return Entry{}, false, err
+	}
+	if st.Guard != nil {
+		if err := s.CheckURLs(ctx, st.Guard); err != nil {
+			return Entry{}, false, err
+		}
 	}
 	plain, err := json.Marshal(s)
 	if err != nil {

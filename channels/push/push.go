@@ -211,8 +211,10 @@ func (s *Sender) batch(ctx context.Context, msgs []channels.Message, out []chann
 		case t.Status == "ok":
 			r.Outcome, r.ProviderMessageID = channels.Sent, t.ID
 		default:
-			r.Outcome, r.Error = channels.Failed, t.Message
-			if t.Details != nil && t.Details.Error != "" {
+			// The ticket's error code (DeviceNotRegistered, …) when it is
+			// one; the service's free text is never echoed into results.
+			r.Outcome, r.Error = channels.Failed, "the push service refused the notification"
+			if t.Details != nil && providerhttp.IsCode(t.Details.Error) {
 				r.Error = t.Details.Error
 			}
 			r.Permanent = r.Error != ErrMessageRateExceeded

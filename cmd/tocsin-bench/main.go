@@ -4,6 +4,7 @@
 //	tocsin-bench alert   a text alert to many seeded contacts through a loopback SMS endpoint
 //	tocsin-bench crash   the same, with the worker SIGKILLed mid fan-out and restarted
 //	tocsin-bench import  a 1,000,000-row contacts CSV imported as a distribution list
+//	tocsin-bench fuzz    hostile requests over every operation against a real API process
 package main
 
 import (
@@ -17,6 +18,7 @@ commands:
   alert   fan-out benchmark of one text alert (see alert -h)
   crash   SIGKILL the worker mid fan-out, restart it, check every recipient has exactly one result (see crash -h)
   import  contacts CSV import, export and search benchmark (see import -h)
+  fuzz    hostile requests over every operation; fails on a 5xx or a peak RSS over 512 MB (see fuzz -h)
 `
 
 func main() {
@@ -32,6 +34,8 @@ func main() {
 		err = runAlert(os.Args[2:], true)
 	case "import":
 		err = runImport(os.Args[1:])
+	case "fuzz":
+		err = runFuzz(os.Args[2:])
 	default:
 		fmt.Fprint(os.Stderr, usage)
 		os.Exit(2)

@@ -105,3 +105,30 @@ func TestResponseToken(t *testing.T) {
 		}
 	}
 }
+
+// TestResponseTokenHasOneSpelling: other base64 spellings of a valid token
+// (non-zero trailing bits, line breaks, padding) are refused.
+func TestResponseTokenHasOneSpelling(t *testing.T) {
+	key := LinkSecret("k", "")
+	tok := ResponseToken(key, "1001", 42, 7)
+	enc, sig, _ := strings.Cut(tok, ".")
+	alphabet := "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
+	// The last character of an unpadded encoding carries unused low bits;
+	// flipping them decodes to the same bytes under lax decoding.
+	last := strings.IndexByte(alphabet, sig[len(sig)-1])
+	var variants []string
+	for bit := 0; bit < 4; bit++ {
+		if v := last ^ (1 << bit); v < len(alphabet) {
+			variants = append(variants, enc+"."+sig[:len(sig)-1]+string(alphabet[v]))
+		}
+	}
+	variants = append(variants, enc+".\n"+sig, enc[:2]+"\r\n"+enc[2:]+"."+sig, tok+"=", enc+"=."+sig)
+	for _, v := range variants {
+		if _, _, _, err := ParseResponseToken(key, v); err == nil {
+			t.Errorf("non-canonical spelling %q accepted", v)
+		}
+	}
+	if _, _, _, err := ParseResponseToken(key, tok); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -13,7 +13,9 @@ import (
 // token follows it.
 const ResponsePath = "/v2/public/alerts/responses/"
 
-var b64 = base64.RawURLEncoding
+// b64 decodes strictly: no padding, no line breaks, no non-zero trailing
+// bits, so one token has one spelling.
+var b64 = base64.RawURLEncoding.Strict()
 
 // ResponseToken is the token of a recipient's personal response link: the
 // tenant, alert and recipient number, signed with secret. Nothing is stored
@@ -45,6 +47,11 @@ func ParseResponseToken(secret []byte, token string) (tenant string, alertID, se
 	alertID, err1 = strconv.ParseInt(parts[1], 36, 64)
 	seq, err2 = strconv.ParseInt(parts[2], 36, 64)
 	if err1 != nil || err2 != nil {
+		return "", 0, 0, fmt.Errorf("malformed token")
+	}
+	// Only the canonical spelling is accepted (no "+1", "007" or other
+	// numbers that parse to the same values).
+	if ResponseToken(secret, parts[0], alertID, seq) != token {
 		return "", 0, 0, fmt.Errorf("malformed token")
 	}
 	return parts[0], alertID, seq, nil

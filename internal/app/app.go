@@ -24,6 +24,7 @@ import (
 	"github.com/tocsin/tocsin/channels/providers"
 	"github.com/tocsin/tocsin/channels/sms"
 	"github.com/tocsin/tocsin/dispatch"
+	"github.com/tocsin/tocsin/hooks"
 	"github.com/tocsin/tocsin/internal/auth"
 	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/internal/secrets"
@@ -174,10 +175,23 @@ func Senders(cfg config.Config, logger *slog.Logger) channels.Senders {
 // (voice, ETN, push, app, fax, EAS, mobile broadcast, team chat, social,
 // neighborhood).
 func (a *App) ChannelProviders() *providers.Registry {
+	guard := OutboundPolicy(a.Config, a.Logger)
 	return &providers.Registry{
-		Store: &providers.Store{DB: a.DB, Box: a.Secrets}, DB: a.DB, Objects: a.Objects,
-		PublicURL: a.Config.PublicURL, Concurrency: a.Config.ProviderConcurrency,
+		Store: &providers.Store{DB: a.DB, Box: a.Secrets, Guard: guard}, DB: a.DB, Objects: a.Objects,
+		PublicURL: a.Config.PublicURL, Concurrency: a.Config.ProviderConcurrency, Guard: guard,
 	}
+}
+
+// OutboundPolicy is the SSRF policy of hook targets and tenants' provider
+// URLs, from TOCSIN_HOOK_ALLOW_HOSTS and TOCSIN_HOOK_ALLOW_HTTP. A bad allow
+// list (config.Load refuses it first) leaves nothing allowed.
+func OutboundPolicy(cfg config.Config, logger *slog.Logger) *hooks.Policy {
+	p, err := hooks.NewPolicy(cfg.HookAllowHosts, cfg.HookAllowHTTP)
+	if err != nil {
+		logger.Error("outbound URL allow list ignored", "err", err)
+		p, _ = hooks.NewPolicy(nil, cfg.HookAllowHTTP)
+	}
+	return p
 }
 
 // Serve runs the HTTP API on addr until ctx ends.

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/MicahParks/keyfunc/v3"
 	"github.com/golang-jwt/jwt/v5"
@@ -114,13 +115,48 @@ func (v *Verifier) Verify(raw string) (Principal, error) {
 	if _, err := jwt.ParseWithClaims(raw, &c, v.key, opts...); err != nil {
 		return Principal{}, fmt.Errorf("%w: %w", ErrInvalidToken, err)
 	}
+	for _, claim := range []struct{ name, value string }{{"tenant", c.Tenant}, {"sub", c.Subject}, {"scope", c.Scope}} {
+		if strings.IndexByte(claim.value, 0) >= 0 {
+			return Principal{}, &ClaimError{Claim: claim.name, Reason: "contains a NUL character"}
+		}
+		if !utf8.ValidString(claim.value) {
+			return Principal{}, &ClaimError{Claim: claim.name, Reason: "is not valid UTF-8"}
+		}
+	}
 	if c.Tenant == "" {
 		return Principal{}, fmt.Errorf("%w: the tenant claim is missing", ErrInvalidToken)
+	}
+	if !CanonicalTenant(c.Tenant) {
+		return Principal{}, fmt.Errorf("%w: the tenant claim must be a tenant id in decimal, without sign, spaces or leading zeros", ErrInvalidToken)
 	}
 	if c.Subject == "" {
 		return Principal{}, fmt.Errorf("%w: the sub claim is missing", ErrInvalidToken)
 	}
 	return Principal{Subject: c.Subject, Tenant: c.Tenant, Scopes: strings.Fields(c.Scope)}, nil
+}
+
+// ClaimError is a token whose claim holds what no tenant data may hold (a
+// NUL character or invalid UTF-8): a bad request rather than a bad token.
+type ClaimError struct {
+	Claim, Reason string
+}
+
+// Error implements error.
+func (e *ClaimError) Error() string { return "the " + e.Claim + " claim of the token " + e.Reason }
+
+// CanonicalTenant reports whether s is a tenant id as tenants are numbered:
+// a positive decimal number of at most 18 digits, without sign, spaces or
+// leading zeros.
+func CanonicalTenant(s string) bool {
+	if s == "" || len(s) > 18 || s[0] == '0' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // Mint signs an HS256 token for development and tests.

@@ -106,3 +106,39 @@ func TestVerifyRS256FromJWKS(t *testing.T) {
 		t.Fatal("accepted HS256 without a configured secret")
 	}
 }
+
+// TestTenantClaimIsCanonicalDecimal: a tenant claim is a tenant id spelled
+// one way; claims holding NUL or invalid UTF-8 are a *ClaimError naming the
+// claim.
+func TestTenantClaimIsCanonicalDecimal(t *testing.T) {
+	v, err := auth.NewVerifier(context.Background(), auth.VerifierConfig{Secret: "s3cret"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	verify := func(p auth.Principal) error {
+		tok, err := auth.Mint("s3cret", p, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = v.Verify(tok)
+		return err
+	}
+	for _, tenant := range []string{"abc", "04001", "4001 ", " 4001", "-1", "+1", "0", "1e3", "4001\n", "12345678901234567890"} {
+		if err := verify(auth.Principal{Subject: "u", Tenant: tenant}); !errors.Is(err, auth.ErrInvalidToken) {
+			t.Errorf("tenant %q: %v", tenant, err)
+		}
+	}
+	if err := verify(auth.Principal{Subject: "u", Tenant: "4001"}); err != nil {
+		t.Fatal(err)
+	}
+	for claim, p := range map[string]auth.Principal{
+		"tenant": {Subject: "u", Tenant: "40\x0001"},
+		"sub":    {Subject: "u\x00", Tenant: "4001"},
+		"scope":  {Subject: "u", Tenant: "4001", Scopes: []string{"a\x00"}},
+	} {
+		var ce *auth.ClaimError
+		if err := verify(p); !errors.As(err, &ce) || ce.Claim != claim {
+			t.Errorf("%s: %v", claim, err)
+		}
+	}
+}

@@ -23,6 +23,9 @@ type Config struct {
 	PublicURL     string `env:"TOCSIN_PUBLIC_URL" envDefault:"http://127.0.0.1:8080"`
 	BodyLimit     int    `env:"TOCSIN_BODY_LIMIT_BYTES" envDefault:"1048576"`
 	FileSizeLimit int64  `env:"TOCSIN_FILE_SIZE_LIMIT_BYTES" envDefault:"26214400"`
+	// ImportSizeLimit bounds the body of a contacts import
+	// (createFromFile), which is streamed and may be far larger than a file.
+	ImportSizeLimit int64 `env:"TOCSIN_IMPORT_SIZE_LIMIT_BYTES" envDefault:"1073741824"`
 	// TestingEndpoints turns on the /{tenantId}/testing/* operations that
 	// reveal pending verification codes. Never enable it in production.
 	TestingEndpoints bool `env:"TOCSIN_TESTING_ENDPOINTS" envDefault:"false"`

@@ -220,3 +220,20 @@ func TestWriterReaderRoundTrip(t *testing.T) {
 		t.Fatalf("round trip\n got %+v\nwant %+v", rows[0], in)
 	}
 }
+
+// TestReaderRefusesNULCells: a NUL character past the sniffed start of the
+// file is a problem naming its line and column, never a value.
+func TestReaderRefusesNULCells(t *testing.T) {
+	data := "firstName,lastName,emails\n" + strings.Repeat("Ada,Lovelace,ada@example.com\n", 30) +
+		"Grace,Hop\x00per,grace@example.com\n" + "Bad,\xff,bad@example.com\n"
+	rows, problems := readAll(t, data)
+	if len(rows) != 30 || len(problems) != 2 {
+		t.Fatalf("%d rows, problems %+v", len(rows), problems)
+	}
+	if p := problems[0]; p.Line != 32 || p.Column != "lastName" || !strings.Contains(p.Message, "NUL") || strings.Contains(p.Value, "\x00") {
+		t.Fatalf("NUL problem %+v", p)
+	}
+	if p := problems[1]; p.Column != "lastName" || !strings.Contains(p.Message, "UTF-8") {
+		t.Fatalf("UTF-8 problem %+v", p)
+	}
+}

@@ -226,10 +226,15 @@ func (r *Reader) set(row *Row, c column, raw string) (Problem, bool) {
 		if !utf8.ValidString(v) {
 			v = strings.ToValidUTF8(v, "\uFFFD")
 		}
+		v = strings.ReplaceAll(v, "\x00", "\uFFFD")
 		return Problem{Line: row.Line, Column: c.name, Value: v, Message: msg}, false
 	}
 	if !utf8.ValidString(raw) {
 		return fail("not UTF-8 text")
+	}
+	if strings.IndexByte(raw, 0) >= 0 {
+		// PostgreSQL text cannot hold it.
+		return fail("contains a NUL character")
 	}
 	v := clean(raw)
 	if c.customKey != "" {

@@ -1,0 +1,337 @@
+package api_test
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
+
+	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/internal/auth"
+	"github.com/tocsin/tocsin/internal/stacktest"
+)
+
+// noDriverText fails when an error body carries database driver, SQL or
+// stack text.
+func noDriverText(t *testing.T, what string, r stacktest.Response) {
+	t.Helper()
+	for _, leak := range []string{"pq:", "SQLSTATE", "SELECT ", "INSERT ", "goroutine ", ".go:"} {
+		if bytes.Contains(r.Body, []byte(leak)) {
+			t.Errorf("%s: the answer carries %q: %s", what, leak, r.Body)
+		}
+	}
+}
+
+func TestThousandsOfUnknownKeysAnswerASmallProblem(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	tok := s.Token(t, stacktest.NewTenant())
+	var b strings.Builder
+	b.WriteString("{")
+	for i := 0; i < 20000; i++ {
+		fmt.Fprintf(&b, `"unknown%05d":"%s",`, i, strings.Repeat("x", 20))
+	}
+	b.WriteString(`"subject":"s"}`)
+	r := s.Do(t, http.MethodPost, "/v2/alerts/find", tok, []byte(b.String()))
+	if r.Status != 400 {
+		t.Fatalf("status %d", r.Status)
+	}
+	if len(r.Body) >= 64<<10 {
+		t.Fatalf("a %d-byte problem for a %d-byte request", len(r.Body), b.Len())
+	}
+	p := problem(t, r)
+	if len(p.Errors) == 0 || len(p.Errors) > rest.MaxFailures || len(p.Errors)+p.MoreErrors != 20000 || !strings.HasPrefix(p.Instance, "urn:request:") {
+		t.Fatalf("%d errors listed, %d more, instance %q", len(p.Errors), p.MoreErrors, p.Instance)
+	}
+}
+
+func TestNULAndInvalidUTF8AreRefusedNamingTheField(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	tenant := stacktest.NewTenant()
+	tok := s.Token(t, tenant)
+	nulSub, err := auth.Mint(s.Config.JWTSecret, auth.Principal{Subject: "u\x00", Tenant: tenant, Scopes: auth.AllScopes}, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := "/" + tenant + "/directory/main"
+	cases := []struct {
+		name, method, path, token string
+		body                      any
+		headers                   []string
+		location                  string
+	}{
+		{"NUL in a body field", http.MethodPost, "/v2/alerts/find", tok, []byte(`{"subject":"a\u0000b"}`), nil, "body.subject"},
+		{"invalid UTF-8 in a body field", http.MethodPost, "/v2/alerts/find", tok, []byte("{\"subject\":\"\xff\"}"), nil, "body.subject"},
+		{"NUL in a nested field", http.MethodPost, "/v2/contacts/find", tok, []byte(`{"externalId":"\u0000"}`), nil, "body.externalId"},
+		{"NUL in a property name", http.MethodPost, dir + "/users", tok, []byte(`{"firstName":"a","lastName":"b","customFields":{"k\u0000":"v"}}`), nil, "body.customFields"},
+		{"invalid UTF-8 in a query", http.MethodGet, "/v3/user/alerts/sent?from=%ff", tok, nil, nil, "query.from"},
+		{"NUL in a query", http.MethodGet, "/v3/user/alerts/sent?incident=%00", tok, nil, nil, "query.incident"},
+		{"NUL in a path id", http.MethodGet, dir + "/users/%00", tok, nil, nil, "path.userId"},
+		{"invalid UTF-8 in a path id", http.MethodGet, dir + "/users/%ff%fe", tok, nil, nil, "path.userId"},
+		{"invalid UTF-8 in a header", http.MethodPost, "/v2/alerts", tok, []byte(`{}`), []string{"Idempotency-Key", "k\xff"}, "header.Idempotency-Key"},
+		{"NUL in a token claim", http.MethodGet, "/v3/user/alerts/sent", nulSub, nil, nil, "header.Authorization"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := s.Do(t, c.method, c.path, c.token, c.body, c.headers...)
+			noDriverText(t, c.name, r)
+			if r.Status != 400 {
+				t.Fatalf("status %d: %s", r.Status, r.Body)
+			}
+			p := problem(t, r)
+			if len(p.Errors) == 0 || !strings.HasPrefix(p.Errors[0].Location, c.location) || p.Instance == "" {
+				t.Fatalf("problem %s does not name %s", r.Body, c.location)
+			}
+		})
+	}
+}
+
+func TestTenantClaimMustBeCanonical(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	for _, tenant := range []string{"abc", "04001", "4001 ", "-1"} {
+		tok, err := auth.Mint(s.Config.JWTSecret, auth.Principal{Subject: "u", Tenant: tenant, Scopes: auth.AllScopes}, time.Hour)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := s.Do(t, http.MethodGet, "/ops/whoami", tok, nil)
+		if r.Status != 401 || !strings.Contains(problem(t, r).Detail, "tenant claim") {
+			t.Fatalf("tenant %q: %d %s", tenant, r.Status, r.Body)
+		}
+	}
+}
+
+// rawExchange sends head (a request without its body) on a fresh
+// connection and reads the answer, which must come without the body.
+func rawExchange(t *testing.T, s *stacktest.Stack, head string) (*http.Response, []byte) {
+	t.Helper()
+	conn, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := io.WriteString(conn, head); err != nil {
+		t.Fatal(err)
+	}
+	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatalf("no answer before the body: %v", err)
+	}
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	return res, body
+}
+
+func TestDeclaredOversizeIsAnsweredAtOnce(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	tenant := stacktest.NewTenant()
+	tok := s.Token(t, tenant)
+	cases := map[string]string{
+		"5 GiB to a JSON operation":        "POST /v2/alerts/find HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 5368709120\r\n",
+		"2 MiB to a JSON operation":        "POST /v2/alerts/find HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 2097152\r\n",
+		"30 MiB to an upload":              "POST /v4/" + tenant + "/files HTTP/1.1\r\nContent-Type: multipart/form-data; boundary=x\r\nContent-Length: 31457280\r\n",
+		"a body to an operation with none": "GET /v3/user/alerts/sent HTTP/1.1\r\nContent-Length: 10\r\n",
+		"with Expect: 100-continue":        "PUT /v2/settings/channels/voice HTTP/1.1\r\nExpect: 100-continue\r\nContent-Type: application/json\r\nContent-Length: 5368709120\r\n",
+	}
+	for name, head := range cases {
+		t.Run(name, func(t *testing.T) {
+			res, body := rawExchange(t, s, head+"Host: x\r\nAuthorization: Bearer "+tok+"\r\n\r\n")
+			if res.StatusCode != 413 {
+				t.Fatalf("status %d: %s", res.StatusCode, body)
+			}
+			if !res.Close {
+				t.Error("the connection stays open after a refused body")
+			}
+			p := problem(t, stacktest.Response{Status: res.StatusCode, Header: res.Header, Body: body})
+			if p.Instance == "" {
+				t.Errorf("no instance: %s", body)
+			}
+		})
+	}
+	// A smuggled marker header does not make a small request oversize.
+	r := s.Do(t, http.MethodPost, "/v2/alerts/find", tok, []byte(`{}`), "X-Tocsin-Declared-Length", "1")
+	if r.Status != 200 {
+		t.Fatalf("find with a marker header: %d %s", r.Status, r.Body)
+	}
+}
+
+func TestTruncatedMultipartImportIsABadRequest(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	tenant := stacktest.NewTenant()
+	body := "--b\r\nContent-Disposition: form-data; name=\"name\"\r\n\r\nlist\r\n" +
+		"--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"c.csv\"\r\nContent-Type: text/csv\r\n\r\n" +
+		"firstName,lastName,emails\r\nAda,Lovelace,ada@example.com\r\n"
+	r := s.Do(t, http.MethodPost, "/v4/"+tenant+"/distributionLists/createFromFile", s.Token(t, tenant), strings.NewReader(body),
+		"Content-Type", "multipart/form-data; boundary=b")
+	noDriverText(t, "truncated import", r)
+	if r.Status != 400 {
+		t.Fatalf("status %d: %s", r.Status, r.Body)
+	}
+	problem(t, r)
+}
+
+func TestEveryProblemCarriesItsInstance(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	tenant := stacktest.NewTenant()
+	tok := s.Token(t, tenant)
+	groups := "/" + tenant + "/directory/main/groups"
+	group := map[string]any{"name": "dup"}
+	if r := s.Do(t, http.MethodPost, groups, tok, group); r.Status >= 300 {
+		t.Fatalf("create group: %d %s", r.Status, r.Body)
+	}
+	for _, c := range []struct {
+		method, path, token string
+		body                any
+		want                int
+	}{
+		{http.MethodGet, "/v2/alerts/999999999", tok, nil, 404},
+		{http.MethodGet, "/no/such/route", "", nil, 404},
+		{http.MethodGet, "/v4/42/files/a.png", tok, nil, 404},
+		{http.MethodPost, "/v2/alerts/find?pageSize=-1", tok, []byte(`{}`), 400},
+		{http.MethodGet, "/v3/user/alerts/sent", "", nil, 401},
+		{http.MethodPost, groups, tok, group, 409},
+		{http.MethodPost, "/ops/smoke", tok, []byte(`{}`), 413},
+	} {
+		r := s.Do(t, c.method, c.path, c.token, c.body)
+		if r.Status != c.want {
+			t.Errorf("%s %s: %d, want %d: %s", c.method, c.path, r.Status, c.want, r.Body)
+			continue
+		}
+		if p := problem(t, r); !strings.HasPrefix(p.Instance, "urn:request:") || r.Header.Get("X-Request-Id") == "" ||
+			p.Instance != "urn:request:"+r.Header.Get("X-Request-Id") {
+			t.Errorf("%s %s: instance %q, request id %q", c.method, c.path, p.Instance, r.Header.Get("X-Request-Id"))
+		}
+	}
+}
+
+func TestClientRequestIDsAreKeptOnlyWhenPlain(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	r := s.Do(t, http.MethodGet, "/no/such/route", "", nil, "X-Request-Id", "trace-42.a:b_c")
+	if p := problem(t, r); p.Instance != "urn:request:trace-42.a:b_c" {
+		t.Fatalf("plain id not kept: %q", p.Instance)
+	}
+	for _, odd := range []string{"a b", "a\xffb", strings.Repeat("x", 200), "<script>"} {
+		r := s.Do(t, http.MethodGet, "/no/such/route", "", nil, "X-Request-Id", odd)
+		if p := problem(t, r); strings.Contains(p.Instance, odd) || len(p.Instance) > 100 {
+			t.Fatalf("odd id %q kept: %q", odd, p.Instance)
+		}
+	}
+}
+
+func TestProviderURLRefusedAtSave(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	tok := s.Token(t, stacktest.NewTenant())
+	for _, u := range []string{"http://127.0.0.1:9/x", "https://127.0.0.1/x", "https://10.0.0.8/", "https://[::1]/", "https://169.254.169.254/latest/meta-data"} {
+		r := s.Do(t, http.MethodPut, "/v2/settings/channels/voice", tok, map[string]any{
+			"providers": []map[string]any{{"url": u, "token": "t", "from": "+15550001000", "signingSecret": "0123456789abcdef"}},
+		})
+		if r.Status != 400 {
+			t.Fatalf("%s: %d %s", u, r.Status, r.Body)
+		}
+		if p := problem(t, r); len(p.Errors) != 1 || p.Errors[0].Location != "body.providers[0].url" {
+			t.Fatalf("%s: %s", u, r.Body)
+		}
+	}
+}
+
+// TestMetricsSurviveVariedTraffic drives every route, odd methods and 404s,
+// then parses the API's /metrics and the worker's registry (as the worker
+// serves it) with the Prometheus text parser.
+func TestMetricsSurviveVariedTraffic(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	tenant := stacktest.NewTenant()
+	tok := s.Token(t, tenant)
+	doc := s.Do(t, http.MethodGet, "/openapi.json", "", nil)
+	var spec struct {
+		Paths map[string]map[string]any `json:"paths"`
+	}
+	doc.JSON(t, &spec)
+	fill := strings.NewReplacer("{tenantId}", tenant, "{", "x", "}", "")
+	methods := []string{"GET", "POST", "PUT", "DELETE", "PATCH", "POS", "GETT", "G\xffT", "HEAD", "OPTIONS"}
+	client := &http.Client{Timeout: 10 * time.Second}
+	n := 0
+	for path := range spec.Paths {
+		for i, m := range methods {
+			if (n+i)%3 != 0 && m != "POS" && m != "GETT" {
+				continue
+			}
+			req, err := http.NewRequest(m, s.URL+fill.Replace(path), strings.NewReader(`{"subject":"x"}`))
+			if err != nil {
+				continue // the client refuses this method
+			}
+			req.Header.Set("Authorization", "Bearer "+tok)
+			req.Header.Set("Content-Type", "application/json")
+			if res, err := client.Do(req); err == nil {
+				_, _ = io.Copy(io.Discard, res.Body)
+				res.Body.Close()
+			}
+			n++
+		}
+	}
+	for _, m := range []string{"POS", "GETT", "BREW", "G\xffT"} {
+		for _, path := range []string{"/no/such/route", "/v2/alerts/find", "/metrics"} {
+			// Whatever the server answers (or not), it must keep its metrics.
+			_, _ = rawExchangeNoFail(s, m+" "+path+" HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+		}
+	}
+	parse := func(what string, body []byte) {
+		parser := expfmt.NewTextParser(model.UTF8Validation)
+		families, err := parser.TextToMetricFamilies(bytes.NewReader(body))
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+		if len(families) == 0 {
+			t.Fatalf("%s: no metrics", what)
+		}
+	}
+	r := s.Do(t, http.MethodGet, "/metrics", "", nil)
+	if r.Status != 200 {
+		t.Fatalf("API /metrics %d: %s", r.Status, r.Body)
+	}
+	parse("API /metrics", r.Body)
+	if !bytes.Contains(r.Body, []byte(`method="OTHER"`)) {
+		t.Error("odd methods are not counted as OTHER")
+	}
+	rec := httptest.NewRecorder()
+	promhttp.HandlerFor(s.Metrics, promhttp.HandlerOpts{}).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	if rec.Code != 200 {
+		t.Fatalf("worker /metrics %d: %s", rec.Code, rec.Body)
+	}
+	parse("worker /metrics", rec.Body.Bytes())
+}
+
+func rawExchangeNoFail(s *stacktest.Stack, head string) (int, error) {
+	conn, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
+	if err != nil {
+		return 0, err
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.WriteString(conn, head); err != nil {
+		return 0, err
+	}
+	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		return 0, err
+	}
+	res.Body.Close()
+	return res.StatusCode, nil
+}

@@ -1,0 +1,156 @@
+package api
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/url"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/adapters/humafiber"
+
+	"github.com/tocsin/tocsin/api/rest"
+)
+
+// PostgreSQL text holds neither NUL characters nor invalid UTF-8: such input
+// is refused at the edge, naming the field, rather than failing in the
+// database.
+const (
+	msgNUL  = "contains a NUL character"
+	msgUTF8 = "is not valid UTF-8"
+)
+
+// badText says what is wrong with s for PostgreSQL text, or "".
+func badText(s string) string {
+	switch {
+	case strings.IndexByte(s, 0) >= 0:
+		return msgNUL
+	case !utf8.ValidString(s):
+		return msgUTF8
+	}
+	return ""
+}
+
+// badJSONString finds the first string (key or value) of a JSON document
+// that holds a NUL character (raw or \u0000) or invalid UTF-8, and returns
+// its field path and what is wrong. A document that is not JSON is left to
+// the decoder, unless its bytes are not UTF-8.
+func badJSONString(body []byte) (field, msg string) {
+	if utf8.Valid(body) && !bytes.Contains(body, []byte(`\u0000`)) && bytes.IndexByte(body, 0) < 0 {
+		return "", ""
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	type frame struct {
+		object  bool
+		wantKey bool
+		key     string
+		index   int
+	}
+	var stack []*frame
+	path := func(key string) string {
+		var b strings.Builder
+		for _, f := range stack {
+			if f.object {
+				if b.Len() > 0 {
+					b.WriteByte('.')
+				}
+				b.WriteString(f.key)
+			} else {
+				b.WriteString("[" + strconv.Itoa(f.index) + "]")
+			}
+		}
+		if key != "" {
+			if b.Len() > 0 {
+				b.WriteByte('.')
+			}
+			b.WriteString(key)
+		}
+		return b.String()
+	}
+	done := func() {
+		if n := len(stack); n > 0 {
+			if top := stack[n-1]; top.object {
+				top.wantKey = true
+			} else {
+				top.index++
+			}
+		}
+	}
+	var prev int64
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			if errors.Is(err, io.EOF) || utf8.Valid(body) {
+				return "", ""
+			}
+			return path(""), msgUTF8
+		}
+		raw := body[prev:dec.InputOffset()]
+		prev = dec.InputOffset()
+		if d, ok := tok.(json.Delim); ok {
+			switch d {
+			case '{', '[':
+				stack = append(stack, &frame{object: d == '{', wantKey: d == '{'})
+			default:
+				stack = stack[:len(stack)-1]
+				done()
+			}
+			continue
+		}
+		s, isString := tok.(string)
+		bad := ""
+		switch {
+		case !utf8.Valid(raw):
+			bad = msgUTF8
+		case isString && strings.IndexByte(s, 0) >= 0:
+			bad = msgNUL
+		}
+		if n := len(stack); n > 0 && stack[n-1].object && stack[n-1].wantKey {
+			top := stack[n-1]
+			top.key, top.wantKey = s, false
+			if bad != "" {
+				return path(""), "the property name " + bad
+			}
+			continue
+		}
+		if bad != "" {
+			return path(""), bad
+		}
+		done()
+	}
+}
+
+// checkParameters refuses a path, query or header parameter of the
+// operation holding a NUL character or invalid UTF-8 (raw or
+// percent-decoded), naming it. Undeclared parameters are never read.
+func checkParameters(ctx huma.Context, op *huma.Operation) *rest.ProblemDetails {
+	for _, p := range op.Parameters {
+		var values []string
+		switch p.In {
+		case "path":
+			v := ctx.Param(p.Name)
+			values = append(values, v)
+			if u, err := url.PathUnescape(v); err == nil {
+				values = append(values, u)
+			}
+		case "query":
+			for _, v := range humafiber.Unwrap(ctx).Context().QueryArgs().PeekMulti(p.Name) {
+				values = append(values, string(v))
+			}
+		case "header":
+			values = append(values, ctx.Header(p.Name))
+		default:
+			continue
+		}
+		for _, v := range values {
+			if msg := badText(v); msg != "" {
+				return rest.Invalid(p.In, p.Name, msg, nil)
+			}
+		}
+	}
+	return nil
+}
