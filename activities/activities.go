@@ -31,6 +31,9 @@ type Activities struct {
 	Hooks *HookSender
 	// Metrics receives the activities' own series (tocsin_deliveries_total).
 	Metrics prometheus.Registerer
+
+	// st is what the alert activities keep between calls (see state).
+	st alertState
 }
 
 // SmokeRecord is what the smoke activity writes.

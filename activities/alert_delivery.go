@@ -18,22 +18,10 @@ import (
 	"github.com/tocsin/tocsin/storage/shorturls"
 )
 
-// renderContext is an alert's renderer, kept between the batches of the
-// alert that one worker runs.
-type renderContext struct {
-	renderer *Renderer
-	loaded   time.Time
-}
-
-const renderCacheSize = 16
-
 func (a *Activities) rendererFor(ctx context.Context, ref AlertRef) (*Renderer, error) {
 	st := a.state()
-	st.mu.Lock()
-	rc, ok := st.cache[ref]
-	st.mu.Unlock()
-	if ok && time.Since(rc.loaded) < 10*time.Minute {
-		return rc.renderer, nil
+	if r := st.renderer(ref); r != nil {
+		return r, nil
 	}
 	al, s, err := loadAlert(ctx, a.DB, ref)
 	if err != nil {
@@ -49,15 +37,7 @@ func (a *Activities) rendererFor(ctx context.Context, ref AlertRef) (*Renderer, 
 	if err := a.resolveFiles(ctx, r); err != nil {
 		return nil, err
 	}
-	st.mu.Lock()
-	if len(st.cache) >= renderCacheSize {
-		for k := range st.cache {
-			delete(st.cache, k)
-			break
-		}
-	}
-	st.cache[ref] = &renderContext{renderer: r, loaded: time.Now()}
-	st.mu.Unlock()
+	st.keepRenderer(ref, r)
 	return r, nil
 }
 

@@ -8,15 +8,12 @@ import (
 	"io"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/minio/minio-go/v7"
-	"github.com/prometheus/client_golang/prometheus"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
-	"golang.org/x/time/rate"
 
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/channels"
@@ -51,57 +48,6 @@ type AlertPlan struct {
 	BroadcastEnd time.Time
 	// Failed is set when the alert failed before delivery (no recipients).
 	Failed bool
-}
-
-// alertState is what the alert activities keep between calls in one worker.
-type alertState struct {
-	once       sync.Once
-	deliveries *prometheus.CounterVec
-	mu         sync.Mutex
-	limiters   map[string]*rate.Limiter
-	cache      map[AlertRef]*renderContext
-}
-
-var states sync.Map // *Activities -> *alertState
-
-func (a *Activities) state() *alertState {
-	v, _ := states.LoadOrStore(a, &alertState{})
-	st := v.(*alertState)
-	st.once.Do(func() {
-		st.limiters = map[string]*rate.Limiter{}
-		st.cache = map[AlertRef]*renderContext{}
-		st.deliveries = prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "tocsin_deliveries_total",
-			Help: "Alert deliveries by channel and outcome (sent, delivered, failed, skipped, retrying).",
-		}, []string{"channel", "outcome"})
-		if a.Metrics != nil {
-			if err := a.Metrics.Register(st.deliveries); err != nil {
-				var are prometheus.AlreadyRegisteredError
-				if errors.As(err, &are) {
-					if c, ok := are.ExistingCollector.(*prometheus.CounterVec); ok {
-						st.deliveries = c
-					}
-				}
-			}
-		}
-	})
-	return st
-}
-
-func (st *alertState) limiter(tenant, channel string, perSecond float64) *rate.Limiter {
-	st.mu.Lock()
-	defer st.mu.Unlock()
-	key := tenant + "|" + channel
-	l, ok := st.limiters[key]
-	if !ok {
-		burst := int(perSecond)
-		if burst < 1 {
-			burst = 1
-		}
-		l = rate.NewLimiter(rate.Limit(perSecond), burst)
-		st.limiters[key] = l
-	}
-	return l
 }
 
 func loadAlert(ctx context.Context, q sqlx.QueryerContext, ref AlertRef) (*storage.Alert, *model.AlertSettings, error) {

@@ -25,6 +25,10 @@ import (
 // will not help (the TOCSIN_SECRETS_KEY changed).
 const ErrTypeHookSecret = "HookSecret"
 
+// ErrTypeHookPayload marks an event whose payload cannot be encoded: retrying
+// will not help.
+const ErrTypeHookPayload = "HookPayload"
+
 // HookSender holds what hook deliveries need: the SSRF-checking HTTP
 // client, the box that opens signing secrets and the deliveries counter.
 type HookSender struct {
@@ -33,17 +37,14 @@ type HookSender struct {
 	Deliveries *prometheus.CounterVec
 }
 
-// NewHookSender builds a HookSender from the settings. A bad
-// TOCSIN_HOOK_ALLOW_HOSTS is logged and nothing extra is allowed.
-func NewHookSender(cfg config.Config, logger *slog.Logger, reg prometheus.Registerer) *HookSender {
+// NewHookSender builds a HookSender from the settings and the box that opens
+// signing secrets. A bad TOCSIN_HOOK_ALLOW_HOSTS is logged and nothing extra
+// is allowed.
+func NewHookSender(cfg config.Config, box *secrets.Box, logger *slog.Logger, reg prometheus.Registerer) *HookSender {
 	p, err := hooks.NewPolicy(cfg.HookAllowHosts, cfg.HookAllowHTTP)
 	if err != nil {
 		logger.Error("hook policy; allowing no extra hosts", "err", err)
 		p, _ = hooks.NewPolicy(nil, cfg.HookAllowHTTP)
-	}
-	box, err := secrets.New(cfg.SecretsKey)
-	if err != nil {
-		logger.Error("hook signing secrets cannot be opened", "err", err)
 	}
 	return &HookSender{Client: p.Client(cfg.HookTimeout), Secrets: box, Deliveries: hooks.NewDeliveriesCounter(reg)}
 }
@@ -121,7 +122,7 @@ func (a *Activities) AttemptHook(ctx context.Context, in HookAttempt) (HookAttem
 	}
 	body, err := hooks.Body(in.Event.Type, in.Event.CreatedAt, in.Event.Payload)
 	if err != nil {
-		return HookAttemptResult{}, temporal.NewNonRetryableApplicationError("encode payload: "+err.Error(), "HookPayload", nil)
+		return HookAttemptResult{}, temporal.NewNonRetryableApplicationError("encode payload: "+err.Error(), ErrTypeHookPayload, nil)
 	}
 	requested := time.Now()
 	r := hooks.Send(ctx, a.Hooks.Client, hooks.Message{

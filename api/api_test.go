@@ -31,7 +31,7 @@ func problem(t *testing.T, r stacktest.Response) rest.ProblemDetails {
 
 func TestAuthTenantAndScope(t *testing.T) {
 	t.Parallel()
-	s := stacktest.Start(t)
+	s := stacktest.Shared(t)
 	tenant := stacktest.NewTenant()
 	good := s.Token(t, tenant)
 	expired, err := auth.Mint(s.Config.JWTSecret, auth.Principal{Subject: "u", Tenant: tenant, Scopes: auth.AllScopes}, -time.Hour)
@@ -78,7 +78,7 @@ func TestAuthTenantAndScope(t *testing.T) {
 
 func TestHealthReadinessAndSmoke(t *testing.T) {
 	t.Parallel()
-	s := stacktest.Start(t)
+	s := stacktest.Shared(t)
 	if r := s.Do(t, http.MethodGet, "/healthz", "", nil); r.Status != 200 {
 		t.Fatalf("healthz %d %s", r.Status, r.Body)
 	}
@@ -140,7 +140,7 @@ func TestReadinessNamesWhatIsDown(t *testing.T) {
 
 func TestUnknownRouteAndOversizeBody(t *testing.T) {
 	t.Parallel()
-	s := stacktest.Start(t)
+	s := stacktest.Shared(t)
 	r := s.Do(t, http.MethodGet, "/no/such/route", "", nil)
 	if r.Status != 404 {
 		t.Fatalf("unknown route %d", r.Status)

@@ -14,6 +14,7 @@ import (
 // TestDocumentHasEveryOperation checks that the OpenAPI document declares
 // every operation of the interface documents with its exact id, method and path.
 func TestDocumentHasEveryOperation(t *testing.T) {
+	t.Parallel()
 	doc, err := api.Document()
 	if err != nil {
 		t.Fatal(err)
@@ -56,6 +57,7 @@ func TestDocumentHasEveryOperation(t *testing.T) {
 // TestCommittedDocumentIsCurrent fails when openapi.json no longer matches
 // the code; run `make openapi` to regenerate it.
 func TestCommittedDocumentIsCurrent(t *testing.T) {
+	t.Parallel()
 	doc, err := api.Document()
 	if err != nil {
 		t.Fatal(err)
@@ -72,6 +74,7 @@ func TestCommittedDocumentIsCurrent(t *testing.T) {
 // TestDocumentHasEveryModel checks that every model the interface documents
 // name is a schema of the document, and that object schemas have fields.
 func TestDocumentHasEveryModel(t *testing.T) {
+	t.Parallel()
 	doc, err := api.Document()
 	if err != nil {
 		t.Fatal(err)

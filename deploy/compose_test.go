@@ -67,6 +67,7 @@ func loadCompose(t *testing.T) *types.Project {
 }
 
 func TestComposeServices(t *testing.T) {
+	t.Parallel()
 	p := loadCompose(t)
 	got := slices.Sorted(func(yield func(string) bool) {
 		for name := range p.Services {
@@ -124,6 +125,7 @@ func mustAbs(t *testing.T, p string) string {
 }
 
 func TestComposePorts(t *testing.T) {
+	t.Parallel()
 	p := loadCompose(t)
 	for name, s := range p.Services {
 		var got []string
@@ -139,6 +141,7 @@ func TestComposePorts(t *testing.T) {
 }
 
 func TestComposeBindMounts(t *testing.T) {
+	t.Parallel()
 	p := loadCompose(t)
 	root := mustAbs(t, repoRoot)
 	for name, s := range p.Services {
@@ -199,6 +202,7 @@ func configEnvVars(t *testing.T) map[string]bool {
 }
 
 func TestComposeTocsinEnvironment(t *testing.T) {
+	t.Parallel()
 	p := loadCompose(t)
 	known := configEnvVars(t)
 	// Where each service-address setting must point, as service:port.
@@ -262,6 +266,7 @@ func hostPort(v string) string {
 }
 
 func TestPrometheusConfig(t *testing.T) {
+	t.Parallel()
 	var cfg struct {
 		Global struct {
 			ScrapeInterval string `yaml:"scrape_interval"`
@@ -322,6 +327,7 @@ func readYAML(t *testing.T, path string, v any) {
 }
 
 func TestGrafanaProvisioning(t *testing.T) {
+	t.Parallel()
 	var ds struct {
 		Datasources []struct {
 			UID  string `yaml:"uid"`
@@ -376,6 +382,7 @@ type panel struct {
 }
 
 func TestGrafanaDashboard(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile("grafana/dashboards/tocsin.json")
 	if err != nil {
 		t.Fatal(err)
@@ -435,6 +442,7 @@ func TestGrafanaDashboard(t *testing.T) {
 }
 
 func TestDockerfile(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile(filepath.Join(repoRoot, "Dockerfile"))
 	if err != nil {
 		t.Fatal(err)

@@ -16,6 +16,7 @@ import (
 )
 
 func TestSignaturesVerifyWithTheReferenceLibrary(t *testing.T) {
+	t.Parallel()
 	secret, err := hooks.NewSecret()
 	if err != nil {
 		t.Fatal(err)
@@ -59,6 +60,7 @@ func TestSignaturesVerifyWithTheReferenceLibrary(t *testing.T) {
 }
 
 func TestBackoffSpansADayWithJitter(t *testing.T) {
+	t.Parallel()
 	schedule := []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 5 * time.Hour, 10 * time.Hour, 10 * time.Hour}
 	var total time.Duration
 	for n := 1; n <= len(schedule); n++ {
@@ -90,6 +92,7 @@ func TestBackoffSpansADayWithJitter(t *testing.T) {
 }
 
 func TestRetryAfter(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	cases := map[string]time.Duration{
 		"":                              0,
@@ -108,6 +111,7 @@ func TestRetryAfter(t *testing.T) {
 }
 
 func TestCheckURL(t *testing.T) {
+	t.Parallel()
 	strict, err := hooks.NewPolicy(nil, false)
 	if err != nil {
 		t.Fatal(err)
@@ -152,6 +156,7 @@ func TestCheckURL(t *testing.T) {
 }
 
 func TestSendClassifiesAnswers(t *testing.T) {
+	t.Parallel()
 	status := 200
 	var got http.Header
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -201,6 +206,7 @@ func TestSendClassifiesAnswers(t *testing.T) {
 }
 
 func TestCheckHeaders(t *testing.T) {
+	t.Parallel()
 	if _, err := hooks.CheckHeaders(map[string]string{"X-Api-Key": "k"}); err != nil {
 		t.Fatal(err)
 	}

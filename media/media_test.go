@@ -75,6 +75,7 @@ func mp3Fixture(t *testing.T) []byte {
 }
 
 func TestSniffAndNormalize(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		data []byte
@@ -104,6 +105,7 @@ func TestSniffAndNormalize(t *testing.T) {
 }
 
 func TestInspect(t *testing.T) {
+	t.Parallel()
 	d, err := media.InspectImage(bytes.NewReader(picture(t, 40, 30, false)))
 	if err != nil || d.Width != 40 || d.Height != 30 || d.Format != "png" {
 		t.Fatalf("%+v %v", d, err)
@@ -163,6 +165,7 @@ func encode(t *testing.T, in []byte, ct string, rate int, maxDur time.Duration) 
 }
 
 func TestEncodeWAV(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name    string
 		in      []byte
@@ -201,6 +204,7 @@ func TestEncodeWAV(t *testing.T) {
 }
 
 func TestResizeImage(t *testing.T) {
+	t.Parallel()
 	for _, asJPEG := range []bool{false, true} {
 		var out bytes.Buffer
 		d, ct, resized, err := media.ResizeImage(bytes.NewReader(picture(t, 400, 200, asJPEG)), map[bool]string{false: media.PNG, true: media.JPEG}[asJPEG], 100, &out)

@@ -5,8 +5,10 @@ package storage
 
 import (
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"embed"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -69,6 +71,29 @@ func (db *DB) Migrate(ctx context.Context) error {
 		return fmt.Errorf("apply migrations: %w", err)
 	}
 	return nil
+}
+
+// MigrationsDigest returns a hex digest of the embedded migrations' names
+// and contents: two databases migrated by binaries with the same digest have
+// the same schema.
+func MigrationsDigest() (string, error) {
+	h := sha256.New()
+	err := fs.WalkDir(migrations, "migrations", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := migrations.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(h, "%s %d\n", path, len(b))
+		h.Write(b)
+		return nil
+	})
+	if err != nil {
+		return "", fmt.Errorf("read migrations: %w", err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // InTx runs fn in a transaction, committing when it returns nil.

@@ -2,9 +2,7 @@ package workflows
 
 import (
 	"fmt"
-	"time"
 
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/tocsin/tocsin/activities"
@@ -17,16 +15,7 @@ func CapUpdateWorkflowID(tenant string, alertID int64, seq int) string {
 
 // SendCapUpdate sends an Update or Cancel of an alert's CAP messages.
 func SendCapUpdate(ctx workflow.Context, in activities.CapUpdateInput) (activities.CapUpdateOutcome, error) {
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 2 * time.Minute,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:        time.Second,
-			BackoffCoefficient:     2,
-			MaximumInterval:        time.Minute,
-			MaximumAttempts:        10,
-			NonRetryableErrorTypes: []string{activities.ErrTypeAlertNotFound, activities.ErrTypeBadAlert},
-		},
-	})
+	actx := capUpdateOptions(ctx)
 	var a *activities.Activities
 	var out activities.CapUpdateOutcome
 	err := workflow.ExecuteActivity(actx, a.DeliverCapUpdate, in).Get(ctx, &out)

@@ -2,9 +2,7 @@ package workflows
 
 import (
 	"fmt"
-	"time"
 
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/tocsin/tocsin/activities"
@@ -17,15 +15,7 @@ func ProcessFileID(tenant, upload string) string { return fmt.Sprintf("file-%s-%
 // (a scaled-down image, voice and EAS audio) in one activity, which the
 // upload request waits for.
 func ProcessFile(ctx workflow.Context, in activities.ProcessFileInput) (activities.ProcessFileResult, error) {
-	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 5 * time.Minute,
-		RetryPolicy: &temporal.RetryPolicy{
-			MaximumAttempts: 3,
-			NonRetryableErrorTypes: []string{
-				activities.ErrTypeInvalidMedia, activities.ErrTypeUnsupportedMedia, activities.ErrTypeAudioTooLong,
-			},
-		},
-	})
+	ctx = mediaOptions(ctx)
 	var a *activities.Activities
 	var res activities.ProcessFileResult
 	err := workflow.ExecuteActivity(ctx, a.ProcessFile, in).Get(ctx, &res)

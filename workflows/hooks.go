@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/tocsin/tocsin/activities"
@@ -44,17 +43,7 @@ func HookDeliveryID(subscription int64, event string) string {
 // them are durable timers, with ±20 % jitter and the receiver's Retry-After
 // on 429 and 503.
 func HookDelivery(ctx workflow.Context, in HookDeliveryInput) (HookDeliveryResult, error) {
-	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		// One POST (TOCSIN_HOOK_TIMEOUT, at most a few minutes) and a row.
-		StartToCloseTimeout: 5 * time.Minute,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:        time.Second,
-			BackoffCoefficient:     2,
-			MaximumInterval:        time.Minute,
-			MaximumAttempts:        20,
-			NonRetryableErrorTypes: []string{activities.ErrTypeHookSecret, "HookPayload"},
-		},
-	})
+	ctx = hookAttemptOptions(ctx)
 	var a *activities.Activities
 	key := workflow.GetInfo(ctx).WorkflowExecution.ID
 	var res HookDeliveryResult
@@ -93,10 +82,7 @@ const HookHistoryDays = 30
 // HookHistoryRetention deletes delivery attempts older than the retention
 // period. A Temporal schedule runs it every hour.
 func HookHistoryRetention(ctx workflow.Context, in HookHistoryRetentionInput) (int64, error) {
-	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 10 * time.Minute,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 5},
-	})
+	ctx = maintenanceOptions(ctx)
 	if in.Days <= 0 {
 		in.Days = HookHistoryDays
 	}

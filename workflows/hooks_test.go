@@ -15,6 +15,7 @@ import (
 )
 
 func TestHookDelivery(t *testing.T) {
+	t.Parallel()
 	schedule := []time.Duration{time.Minute, time.Hour, 5 * time.Hour}
 	cases := []struct {
 		name     string
@@ -75,6 +76,7 @@ func TestHookDelivery(t *testing.T) {
 }
 
 func TestHookDeliveryStopsOnABadSecret(t *testing.T) {
+	t.Parallel()
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	var a *activities.Activities
@@ -91,6 +93,7 @@ func TestHookDeliveryStopsOnABadSecret(t *testing.T) {
 }
 
 func TestProcessFileDoesNotRetryBadMedia(t *testing.T) {
+	t.Parallel()
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	var a *activities.Activities

@@ -14,6 +14,7 @@ import (
 // redials when calls are due (sleeping until then) and finishes the cycle
 // once none waits.
 func TestSendAlertRedialsUntilNoCallWaits(t *testing.T) {
+	t.Parallel()
 	log := &batchLog{}
 	env := newEnv(func(activities.AlertRef) (activities.AlertPlan, error) {
 		return activities.AlertPlan{Channels: []string{"voice"}, Recipients: 3, BatchSize: 10, Cycles: 1, Parallelism: 2, MaxAttempts: 3}, nil
@@ -41,6 +42,7 @@ func TestSendAlertRedialsUntilNoCallWaits(t *testing.T) {
 }
 
 func TestSendCapUpdate(t *testing.T) {
+	t.Parallel()
 	log := &batchLog{}
 	env := newEnv(nil, log, false)
 	var a *activities.Activities

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"time"
 
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/tocsin/tocsin/activities"
@@ -70,24 +69,8 @@ type SendAlertState struct {
 func SendAlert(ctx workflow.Context, in SendAlertInput) error {
 	ref := activities.AlertRef{Tenant: in.Tenant, AlertID: in.AlertID}
 	fast := workflow.GetVersion(ctx, FewRoundTripsChange, workflow.DefaultVersion, 1) >= 1
-	retry := &temporal.RetryPolicy{
-		InitialInterval:        200 * time.Millisecond,
-		BackoffCoefficient:     2,
-		MaximumInterval:        30 * time.Second,
-		MaximumAttempts:        20,
-		NonRetryableErrorTypes: []string{activities.ErrTypeAlertNotFound, activities.ErrTypeBadAlert},
-	}
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 10 * time.Minute,
-		RetryPolicy:         retry,
-	})
-	// Resolving a very large alert's recipients can take longer than a
-	// workflow task's timeout; the SDK heartbeats the task while a local
-	// activity runs, so the timeout here is the same as the activity's.
-	lctx := workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-		StartToCloseTimeout: 10 * time.Minute,
-		RetryPolicy:         retry,
-	})
+	actx := alertStepOptions(ctx)
+	lctx := alertLocalStepOptions(ctx)
 	// db runs a database-only step: a local activity, or in histories of
 	// the earlier shape an activity.
 	db := func(fn any, arg any) workflow.Future {
@@ -257,17 +240,7 @@ func DeliverChunk(ctx workflow.Context, in ChunkInput) (ChunkOutcome, error) {
 // Parallelism at once, and stops starting new ones after the first error.
 func deliverBatches(ctx workflow.Context, in ChunkInput) (ChunkOutcome, error) {
 	var out ChunkOutcome
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 5 * time.Minute,
-		HeartbeatTimeout:    10 * time.Second,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:        time.Second,
-			BackoffCoefficient:     2,
-			MaximumInterval:        30 * time.Second,
-			MaximumAttempts:        int32(in.MaxAttempts),
-			NonRetryableErrorTypes: []string{activities.ErrTypeAlertNotFound, activities.ErrTypeBadAlert},
-		},
-	})
+	actx := deliveryOptions(ctx, in.MaxAttempts)
 	var a *activities.Activities
 	type item struct {
 		channel string

@@ -4,9 +4,6 @@
 package workflows
 
 import (
-	"time"
-
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/tocsin/tocsin/activities"
@@ -20,10 +17,7 @@ type SmokeInput struct {
 // Smoke has the worker write one row to PostgreSQL and returns its id. It
 // proves the path API → Temporal → worker → PostgreSQL end to end.
 func Smoke(ctx workflow.Context, in SmokeInput) (int64, error) {
-	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 10 * time.Second,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3},
-	})
+	ctx = smokeOptions(ctx)
 	var a *activities.Activities
 	var id int64
 	err := workflow.ExecuteActivity(ctx, a.RecordSmoke, activities.SmokeRecord{

@@ -11,6 +11,7 @@ import (
 )
 
 func TestSmokeRecordsTheRunUnderItsWorkflowID(t *testing.T) {
+	t.Parallel()
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	var a *activities.Activities

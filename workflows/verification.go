@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"time"
 
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/tocsin/tocsin/activities"
@@ -79,16 +78,7 @@ func VerificationWorkflowID(idKey []byte, tenant string, person int64, address s
 // timer fired first). A resend while a code is live replaces it. The run ends
 // when its last code ended and no resend came within VerificationIdle.
 func Verification(ctx workflow.Context, in VerificationInput) (VerificationResult, error) {
-	ctx = workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: time.Minute,
-		RetryPolicy: &temporal.RetryPolicy{
-			InitialInterval:        2 * time.Second,
-			BackoffCoefficient:     2,
-			MaximumInterval:        time.Minute,
-			MaximumAttempts:        6,
-			NonRetryableErrorTypes: []string{activities.ErrTypeUndeliverable, activities.ErrTypeNoProvider},
-		},
-	})
+	ctx = codeOptions(ctx)
 	var a *activities.Activities
 	logger := workflow.GetLogger(ctx)
 	resendCh := workflow.GetSignalChannel(ctx, SignalVerificationResend)

@@ -57,6 +57,7 @@ func result(t *testing.T, env *testsuite.TestWorkflowEnvironment) workflows.Veri
 // TestCodeExpiresWhenItsTimeSkipsPast runs a code to its expiry on skipped
 // time: the expire activity runs only after the code's lifetime.
 func TestCodeExpiresWhenItsTimeSkipsPast(t *testing.T) {
+	t.Parallel()
 	env, a := verificationEnv(t)
 	start := env.Now()
 	var sentAt, expiredAt time.Time
@@ -87,6 +88,7 @@ func TestCodeExpiresWhenItsTimeSkipsPast(t *testing.T) {
 }
 
 func TestSettledCodeEndsWithoutExpiry(t *testing.T) {
+	t.Parallel()
 	env, a := verificationEnv(t)
 	env.OnActivity(a.SendVerificationCode, mock.Anything, mock.Anything).Return(activities.CodeSent{Sent: true}, nil).Once()
 	resendAt(env, 0, 1)
@@ -104,6 +106,7 @@ func TestSettledCodeEndsWithoutExpiry(t *testing.T) {
 }
 
 func TestResendReplacesTheLiveCode(t *testing.T) {
+	t.Parallel()
 	env, a := verificationEnv(t)
 	var seqs []int
 	env.OnActivity(a.SendVerificationCode, mock.Anything, mock.Anything).Return(func(_ context.Context, c activities.VerificationCode) (activities.CodeSent, error) {
@@ -125,6 +128,7 @@ func TestResendReplacesTheLiveCode(t *testing.T) {
 }
 
 func TestUndeliverableCodeFailsTheVerification(t *testing.T) {
+	t.Parallel()
 	env, a := verificationEnv(t)
 	env.OnActivity(a.SendVerificationCode, mock.Anything, mock.Anything).
 		Return(activities.CodeSent{}, temporal.NewNonRetryableApplicationError("550 no such user", activities.ErrTypeUndeliverable, nil)).Once()

@@ -33,7 +33,7 @@ func voiceSettings(url string) map[string]any {
 
 func TestChannelSettingsOperations(t *testing.T) {
 	t.Parallel()
-	s := stacktest.Start(t)
+	s := stacktest.Shared(t)
 	tenant := stacktest.NewTenant()
 	tok := s.Token(t, tenant)
 	r := s.Do(t, http.MethodPut, "/v2/settings/channels/voice", tok, voiceSettings("https://voice.example/v1"))
@@ -178,7 +178,7 @@ func TestCallStatusCallbacks(t *testing.T) {
 
 func TestEtnAddressPointLists(t *testing.T) {
 	t.Parallel()
-	s := stacktest.Start(t)
+	s := stacktest.Shared(t)
 	tenant := stacktest.NewTenant()
 	tok := s.Token(t, tenant)
 	csv := "phone,latitude,longitude,name,address\n+15550000001,45.0,-122.0,Well 1,1 Main St\nbad,45,-122,,\n+15550000002,45.1,-122.1,Well 2,\n"

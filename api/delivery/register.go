@@ -36,17 +36,12 @@ type handlers struct {
 
 // Register adds the delivery operations to api.
 func Register(api huma.API, d rest.Deps) {
-	box, err := secrets.New(d.Config.SecretsKey)
-	if err != nil {
-		// config.Load refuses a bad key; a zero Config (the OpenAPI command) has none.
-		box, _ = secrets.New(secrets.DevKey)
-	}
 	// Provider URLs follow the outbound policy of hook targets.
 	guard, err := hooks.NewPolicy(d.Config.HookAllowHosts, d.Config.HookAllowHTTP)
 	if err != nil {
 		guard, _ = hooks.NewPolicy(nil, d.Config.HookAllowHTTP)
 	}
-	h := &handlers{d: d, store: &providers.Store{DB: d.DB, Box: box, Guard: guard}, calls: &voice.Calls{DB: d.DB}, pts: &etn.Points{DB: d.DB}}
+	h := &handlers{d: d, store: &providers.Store{DB: d.DB, Box: d.Secrets, Guard: guard}, calls: &voice.Calls{DB: d.DB}, pts: &etn.Points{DB: d.DB}}
 	tags := []string{"Channel settings"}
 
 	rest.Register(api, rest.Op{ID: "listChannelProviderSettings", Method: http.MethodGet, Path: "/v2/settings/channels", Scope: "tamarack", Tags: tags,

@@ -125,7 +125,7 @@ func (h *handlers) registerContact(api huma.API) {
 			if label == "" {
 				label = "work"
 			}
-			var e model.EmailAddress
+			var e store.Email
 			err = h.withUser(ctx, in.UserPath, func(tx *sqlx.Tx, tenant string, id int64) error {
 				e, err = store.AddEmail(ctx, tx, tenant, id, addr, label)
 				return err
@@ -136,7 +136,7 @@ func (h *handlers) registerContact(api huma.API) {
 			if err != nil {
 				return nil, h.fail(ctx, err, "user")
 			}
-			return &struct{ Body model.EmailAddress }{e}, nil
+			return &struct{ Body model.EmailAddress }{emailOut(e)}, nil
 		})
 
 	const email = emails + "/{emailAddress}"
@@ -159,7 +159,7 @@ func (h *handlers) registerContact(api huma.API) {
 			if err != nil {
 				return nil, h.fail(ctx, err, "email address")
 			}
-			return &struct{ Body model.EmailAddress }{e}, nil
+			return &struct{ Body model.EmailAddress }{emailOut(e)}, nil
 		})
 
 	rest.Register(api, op("usersRemoveEmail", http.MethodDelete, email, http.StatusNoContent, "Remove an email address",
@@ -207,8 +207,9 @@ func (h *handlers) registerContact(api huma.API) {
 			if in.Body.CanCall != nil {
 				p.CanCall = *in.Body.CanCall
 			}
+			var added store.Phone
 			err = h.withUser(ctx, in.UserPath, func(tx *sqlx.Tx, tenant string, id int64) error {
-				p, err = store.AddPhone(ctx, tx, tenant, id, p)
+				added, err = store.AddPhone(ctx, tx, tenant, id, phoneIn(p))
 				return err
 			})
 			if errors.Is(err, storage.ErrConflict) {
@@ -217,7 +218,7 @@ func (h *handlers) registerContact(api huma.API) {
 			if err != nil {
 				return nil, h.fail(ctx, err, "user")
 			}
-			return &struct{ Body model.PhoneNumber }{p}, nil
+			return &struct{ Body model.PhoneNumber }{phoneOut(added)}, nil
 		})
 
 	const phone = phones + "/{phoneNumber}"
@@ -240,7 +241,7 @@ func (h *handlers) registerContact(api huma.API) {
 			if err != nil {
 				return nil, h.fail(ctx, err, "phone number")
 			}
-			return &struct{ Body model.PhoneNumber }{p}, nil
+			return &struct{ Body model.PhoneNumber }{phoneOut(p)}, nil
 		})
 
 	rest.Register(api, op("usersRemovePhone", http.MethodDelete, phone, http.StatusNoContent, "Remove a phone number",

@@ -40,7 +40,7 @@ func (h *handlers) registerDevices(api huma.API) {
 			if token != in.Body.Token || strings.ContainsAny(token, "\r\n\t ") {
 				return nil, rest.Invalid("body", "token", "a push token has no spaces or line breaks", in.Body.Token)
 			}
-			var d model.ContactInformationDevice
+			var d store.Device
 			err := h.withUser(ctx, in.UserPath, func(tx *sqlx.Tx, tenant string, id int64) error {
 				var err error
 				d, err = store.AddPushDevice(ctx, tx, tenant, id, in.Body.Platform, token)
@@ -54,7 +54,7 @@ func (h *handlers) registerDevices(api huma.API) {
 			}
 			return &struct {
 				Body model.ContactInformationDevice
-			}{d}, nil
+			}{deviceOf(d)}, nil
 		})
 
 	const device = devices + "/{deviceId}"
@@ -81,7 +81,7 @@ func (h *handlers) registerDevices(api huma.API) {
 			}
 			return &struct {
 				Body model.ContactInformationDevice
-			}{d}, nil
+			}{deviceOf(d)}, nil
 		})
 
 	rest.Register(api, op("usersRemoveDevice", http.MethodDelete, device, http.StatusNoContent, "Remove a push device",

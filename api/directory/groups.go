@@ -52,7 +52,7 @@ func (h *handlers) registerGroups(api huma.API) {
 			if err != nil {
 				return nil, err
 			}
-			var g model.GroupSummary
+			var g store.Group
 			err = h.d.DB.InTx(ctx, func(tx *sqlx.Tx) error {
 				g, err = store.CreateGroup(ctx, tx, rest.Tenant(ctx), name, strings.TrimSpace(in.Body.Description), parent, in.Body.IsPublic)
 				return err
@@ -68,7 +68,7 @@ func (h *handlers) registerGroups(api huma.API) {
 			out := &struct {
 				Location string `header:"Location" doc:"The new group's members operation."`
 				Body     model.GroupSummary
-			}{Body: g}
+			}{Body: groupOut(g)}
 			out.Location = fmt.Sprintf("/%s/directory/%s/groups/%d/members", in.TenantID, in.DirectoryID, g.ID)
 			return out, nil
 		})
@@ -115,11 +115,11 @@ func (h *handlers) registerGroups(api huma.API) {
 				}
 				f.NotMemberOf = id
 			}
-			items, total, err := store.FindGroupReferences(ctx, h.d.DB, tenant, f, order, in.Limit(), in.Offset())
+			items, total, err := store.FindGroups(ctx, h.d.DB, tenant, f, order, in.Limit(), in.Offset())
 			if err != nil {
 				return nil, h.fail(ctx, err, "group")
 			}
-			out.Body = model.GroupReferencePagedApiResponse{Paging: rest.NewPaging(in.PageParams, total), Items: items}
+			out.Body = model.GroupReferencePagedApiResponse{Paging: rest.NewPaging(in.PageParams, total), Items: groupRefsOut(items)}
 			return out, nil
 		})
 
@@ -161,7 +161,7 @@ func (h *handlers) registerGroups(api huma.API) {
 			out := &struct {
 				Body model.GroupSummaryPagedApiResponse
 			}{}
-			out.Body = model.GroupSummaryPagedApiResponse{Paging: rest.NewPaging(in.PageParams, total), Items: items}
+			out.Body = model.GroupSummaryPagedApiResponse{Paging: rest.NewPaging(in.PageParams, total), Items: groupsOut(items)}
 			return out, nil
 		})
 
@@ -198,7 +198,7 @@ func (h *handlers) registerGroups(api huma.API) {
 			out := &struct {
 				Body model.UserProfileSummaryPagedApiResponse
 			}{}
-			out.Body = model.UserProfileSummaryPagedApiResponse{Paging: rest.NewPaging(in.PageParams, total), Items: items}
+			out.Body = model.UserProfileSummaryPagedApiResponse{Paging: rest.NewPaging(in.PageParams, total), Items: userSummariesOut(items)}
 			return out, nil
 		})
 }

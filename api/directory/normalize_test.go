@@ -6,6 +6,7 @@ import (
 )
 
 func TestNormalizeEmail(t *testing.T) {
+	t.Parallel()
 	cases := map[string]string{
 		"Ada@Example.COM":           "ada@example.com",
 		"  grace.hopper@navy.mil  ": "grace.hopper@navy.mil",
@@ -36,6 +37,7 @@ func TestNormalizeEmail(t *testing.T) {
 }
 
 func TestNormalizePhone(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ in, region, want string }{
 		{"+12025550123", "", "+12025550123"},
 		{"+1 (202) 555-0123", "", "+12025550123"},
@@ -63,6 +65,7 @@ func TestNormalizePhone(t *testing.T) {
 }
 
 func TestZonesAndLanguages(t *testing.T) {
+	t.Parallel()
 	zones := timeZones(time.Date(2026, 1, 15, 12, 0, 0, 0, time.UTC))
 	if len(zones) != len(zoneNames) {
 		t.Fatalf("%d of %d zones load from the embedded data", len(zones), len(zoneNames))

@@ -29,13 +29,13 @@ func (h *handlers) preferences(ctx context.Context, tenant string, id int64) (mo
 	if err != nil {
 		return s, err
 	}
-	weather, err := store.ListWeather(ctx, h.d.DB, tenant, id, weatherCategoryName)
+	weather, err := store.ListWeather(ctx, h.d.DB, tenant, id)
 	if err != nil {
 		return s, err
 	}
-	s.Memberships = model.GroupMemberships{Items: groups, Count: len(groups)}
-	s.Locations = model.LocationCollection{Items: locs, Count: len(locs)}
-	s.WeatherNotifications = model.WeatherNotificationCollection{Items: weather, Count: len(weather)}
+	s.Memberships = model.GroupMemberships{Items: groupRefsOut(groups), Count: len(groups)}
+	s.Locations = model.LocationCollection{Items: locationsOut(locs), Count: len(locs)}
+	s.WeatherNotifications = model.WeatherNotificationCollection{Items: weatherOut(weather), Count: len(weather)}
 	return s, nil
 }
 
@@ -141,7 +141,7 @@ func (h *handlers) registerNotifications(api huma.API) {
 			var lid int64
 			err := h.withUser(ctx, in.UserPath, func(tx *sqlx.Tx, tenant string, id int64) error {
 				var err error
-				lid, err = store.AddLocation(ctx, tx, tenant, id, in.Body)
+				lid, err = store.AddLocation(ctx, tx, tenant, id, locationIn(in.Body))
 				return err
 			})
 			if err != nil {
@@ -174,7 +174,7 @@ func (h *handlers) registerNotifications(api huma.API) {
 			if err != nil {
 				return nil, h.fail(ctx, err, "location")
 			}
-			return &struct{ Body model.Location }{l}, nil
+			return &struct{ Body model.Location }{locationOut(l)}, nil
 		})
 
 	rest.Register(api, op("usersRemoveLocation", http.MethodDelete, base+"/locations/{locationId}", http.StatusNoContent, "Remove a location",
@@ -219,13 +219,13 @@ func (h *handlers) registerNotifications(api huma.API) {
 			if _, err := store.GetUser(ctx, h.d.DB, tenant, dir, id); err != nil {
 				return nil, h.fail(ctx, err, "user")
 			}
-			items, err := store.ListWeather(ctx, h.d.DB, tenant, id, weatherCategoryName)
+			items, err := store.ListWeather(ctx, h.d.DB, tenant, id)
 			if err != nil {
 				return nil, h.fail(ctx, err, "user")
 			}
 			return &struct {
 				Body model.WeatherNotificationCollection
-			}{model.WeatherNotificationCollection{Items: items, Count: len(items)}}, nil
+			}{model.WeatherNotificationCollection{Items: weatherOut(items), Count: len(items)}}, nil
 		})
 
 	rest.Register(api, op("usersRemoveWeatherNotifications", http.MethodDelete, base+"/weather", http.StatusNoContent, "Unsubscribe from weather notifications",

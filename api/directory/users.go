@@ -39,9 +39,9 @@ func (h *handlers) registerUsers(api huma.API) {
 				return nil, err
 			}
 			u.ExternalID = strings.TrimSpace(in.Body.ExternalID)
-			u.SelfService = model.DefaultSelfService
+			u.SelfService = store.SelfService(model.DefaultSelfService)
 			if in.Body.SelfService != nil {
-				u.SelfService = *in.Body.SelfService
+				u.SelfService = store.SelfService(*in.Body.SelfService)
 			}
 			tenant := rest.Tenant(ctx)
 			var id int64
@@ -97,10 +97,10 @@ func (h *handlers) registerUsers(api huma.API) {
 				if err != nil {
 					return err
 				}
-				u.SelfService = model.DefaultSelfService
+				u.SelfService = store.SelfService(model.DefaultSelfService)
 				_ = json.Unmarshal(cur.SelfService, &u.SelfService)
 				if in.Body.SelfService != nil {
-					u.SelfService = *in.Body.SelfService
+					u.SelfService = store.SelfService(*in.Body.SelfService)
 				}
 				return store.UpdateUser(ctx, tx, tenant, id, u, u.MobileApps, in.Body.MobileApps != nil)
 			})
@@ -161,7 +161,7 @@ func (h *handlers) registerUsers(api huma.API) {
 			out := &struct {
 				Body model.UserProfileSummaryPagedApiResponse
 			}{}
-			out.Body = model.UserProfileSummaryPagedApiResponse{Paging: rest.NewPaging(in.PageParams, total), Items: items}
+			out.Body = model.UserProfileSummaryPagedApiResponse{Paging: rest.NewPaging(in.PageParams, total), Items: userSummariesOut(items)}
 			return out, nil
 		})
 
@@ -201,7 +201,7 @@ func (h *handlers) registerUsers(api huma.API) {
 			if err != nil {
 				return nil, h.fail(ctx, err, "user")
 			}
-			return &struct{ Body model.ContactInformation }{ci}, nil
+			return &struct{ Body model.ContactInformation }{contactsOut(ci)}, nil
 		})
 }
 
@@ -233,7 +233,8 @@ func newUser(name model.PersonName, lang, zone string, apps []model.MobileApp) (
 			apps[i].RegisteredAt = nowUTC()
 		}
 	}
-	return store.NewUser{Name: name, Language: lang, TimeZone: zone, MobileApps: apps}, nil
+	return store.NewUser{Profile: store.Profile{FirstName: name.First, MiddleName: name.Middle, LastName: name.Last,
+		Language: lang, TimeZone: zone}, MobileApps: mobileAppsIn(apps)}, nil
 }
 
 // profile reads the whole profile of a user.
@@ -253,9 +254,11 @@ func (h *handlers) profile(ctx context.Context, tenant, dir string, id int64) (m
 	if p.MobileApps == nil {
 		p.MobileApps = []model.MobileApp{}
 	}
-	if p.ContactInformation, err = store.ContactInformation(ctx, h.d.DB, tenant, id); err != nil {
+	ci, err := store.ContactInformation(ctx, h.d.DB, tenant, id)
+	if err != nil {
 		return p, err
 	}
+	p.ContactInformation = contactsOut(ci)
 	sum, err := h.preferences(ctx, tenant, id)
 	if err != nil {
 		return p, err

@@ -165,7 +165,7 @@ func (h *handlers) nonce(ctx context.Context, up UserPath, kind store.Kind, addr
 		return nil, h.fail(ctx, err, what(kind))
 	}
 	return &nonceOutput{Body: model.ResendVerificationToken{
-		Nonce: nonce, TargetType: kind.TargetType(), Address: address, ExpiresAt: r.ExpiresAt.UTC(), RemainingInWindow: r.Remaining,
+		Nonce: nonce, TargetType: model.ContactTargetType(kind.TargetType()), Address: address, ExpiresAt: r.ExpiresAt.UTC(), RemainingInWindow: r.Remaining,
 	}}, nil
 }
 
@@ -230,8 +230,8 @@ func (h *handlers) verify(ctx context.Context, up UserPath, kind store.Kind, add
 	switch res.Outcome {
 	case store.CheckVerified:
 		return &verifyOutput{Body: model.VerificationResponse{
-			TargetType: kind.TargetType(), Address: address, Status: model.VerificationVerified, Verified: true,
-			VerifiedAt: res.VerifiedAt, Attempt: res.Attempt,
+			TargetType: model.ContactTargetType(kind.TargetType()), Address: address, Status: model.VerificationVerified, Verified: true,
+			VerifiedAt: res.VerifiedAt, Attempt: attemptOut(res.Attempt),
 		}}, nil
 	case store.CheckWrong:
 		return nil, rest.Invalid("body", "code", fmt.Sprintf("the code does not match; %d attempts left", res.Remaining), nil)
@@ -260,7 +260,7 @@ func (h *handlers) pending(ctx context.Context, kind store.Kind) (*struct {
 	}
 	return &struct {
 		Body []model.PendingVerificationAttempt
-	}{items}, nil
+	}{pendingOut(items)}, nil
 }
 
 // verificationID is the id of the verification workflow of an address; its

@@ -3,6 +3,7 @@ package files
 import "testing"
 
 func TestCheckPath(t *testing.T) {
+	t.Parallel()
 	good := []string{"logo.png", "sirens/tornado.wav", "a b/c-d_e (1).mp3", "ünïcode/名前.png", "..hidden", "x..y"}
 	bad := []string{"", "/etc/passwd", "../x.png", "a/../b.png", "a/./b", "a//b", "a/", ".", "..", "a\\b.png",
 		"bell\a.png", "new\nline.png", "rtl\u202egnp.exe", "nul\x00.png", " lead.png", "trail.png ", "\xff.png",

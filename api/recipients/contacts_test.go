@@ -22,7 +22,7 @@ const people = "externalId,firstName,lastName,emails,mobilePhones,workPhones,rol
 
 func TestFindContactsFilters(t *testing.T) {
 	t.Parallel()
-	s := stacktest.Start(t)
+	s := stacktest.Shared(t)
 	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
 	tok := s.Token(t, tenant)
 	listA := mustUpload(t, s, tenant, tok, "everyone", people)
@@ -119,7 +119,7 @@ func TestFindContactsFilters(t *testing.T) {
 
 func TestFindContactsPagingAndSorting(t *testing.T) {
 	t.Parallel()
-	s := stacktest.Start(t)
+	s := stacktest.Shared(t)
 	tenant := stacktest.NewTenant()
 	tok := s.Token(t, tenant)
 	var csv strings.Builder
@@ -182,7 +182,7 @@ func TestFindContactsPagingAndSorting(t *testing.T) {
 // found, exported and matched like any contact.
 func TestDirectoryUsersAreContacts(t *testing.T) {
 	t.Parallel()
-	s := stacktest.Start(t)
+	s := stacktest.Shared(t)
 	tenant := stacktest.NewTenant()
 	tok := s.Token(t, tenant)
 	if _, err := s.DB.Exec(`INSERT INTO people (tenant_id, directory_id, external_id, first_name, last_name) VALUES ($1, 'staff', 'U1', 'Dora', 'Directory')`, tenant); err != nil {

@@ -14,7 +14,7 @@ import (
 
 func TestExportRoundTrip(t *testing.T) {
 	t.Parallel()
-	s := stacktest.Start(t)
+	s := stacktest.Shared(t)
 	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
 	tok := s.Token(t, tenant)
 	mustUpload(t, s, tenant, tok, "source", "externalId,firstName,middleName,lastName,language,timeZone,emails,mobilePhones,homePhones,roles,chatUsers,custom.formula,custom.site\n"+
@@ -97,7 +97,7 @@ func TestExportRoundTrip(t *testing.T) {
 
 func TestExportOfAnEmptyTenantIsAHeader(t *testing.T) {
 	t.Parallel()
-	s := stacktest.Start(t)
+	s := stacktest.Shared(t)
 	tenant := stacktest.NewTenant()
 	r := s.Do(t, http.MethodGet, "/v2/contacts/export", s.Token(t, tenant), nil)
 	if r.Status != http.StatusOK || !strings.HasPrefix(string(r.Body), "id,externalId,") || strings.Count(string(r.Body), "\r\n") != 1 {
@@ -107,7 +107,7 @@ func TestExportOfAnEmptyTenantIsAHeader(t *testing.T) {
 
 func TestExportStreamsManyBatches(t *testing.T) {
 	t.Parallel()
-	s := stacktest.Start(t)
+	s := stacktest.Shared(t)
 	tenant := stacktest.NewTenant()
 	tok := s.Token(t, tenant)
 	if _, err := s.DB.Exec(`INSERT INTO people (tenant_id, external_id, first_name, last_name)

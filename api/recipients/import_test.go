@@ -15,7 +15,7 @@ import (
 
 func TestCreateFromFileCSVEdgeCases(t *testing.T) {
 	t.Parallel()
-	s := stacktest.Start(t)
+	s := stacktest.Shared(t)
 	tenant := stacktest.NewTenant()
 	tok := s.Token(t, tenant)
 	// UTF-8 with a byte order mark, CRLF line ends, quoted fields with
@@ -76,7 +76,7 @@ func TestCreateFromFileCSVEdgeCases(t *testing.T) {
 
 func TestCreateFromFileMatchesAndUpdates(t *testing.T) {
 	t.Parallel()
-	s := stacktest.Start(t)
+	s := stacktest.Shared(t)
 	tenant := stacktest.NewTenant()
 	tok := s.Token(t, tenant)
 	mustUpload(t, s, tenant, tok, "first", "externalId,firstName,lastName,emails,mobilePhones,language\n"+
@@ -182,7 +182,7 @@ func TestCreateFromFileRejectsBadRequestsAndChangesNothing(t *testing.T) {
 
 func TestCreateFromFile100kRows(t *testing.T) {
 	t.Parallel()
-	s := stacktest.Start(t)
+	s := stacktest.Shared(t)
 	tenant := stacktest.NewTenant()
 	tok := s.Token(t, tenant)
 	const n = 100_000
@@ -217,7 +217,7 @@ func TestCreateFromFile100kRows(t *testing.T) {
 // create contacts of the importing tenant and leave the other's alone.
 func TestImportNeverTouchesAnotherTenant(t *testing.T) {
 	t.Parallel()
-	s := stacktest.Start(t)
+	s := stacktest.Shared(t)
 	a, b := stacktest.NewTenant(), stacktest.NewTenant()
 	tokA, tokB := s.Token(t, a), s.Token(t, b)
 	mustUpload(t, s, a, tokA, "a", "externalId,firstName,lastName,emails,mobilePhones\n"+

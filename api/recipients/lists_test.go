@@ -14,7 +14,7 @@ import (
 
 func TestDistributionListsListGetDelete(t *testing.T) {
 	t.Parallel()
-	s := stacktest.Start(t)
+	s := stacktest.Shared(t)
 	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
 	tok, otherTok := s.Token(t, tenant), s.Token(t, other)
 	var csv strings.Builder
@@ -105,7 +105,7 @@ func TestDistributionListsListGetDelete(t *testing.T) {
 
 func TestGroupTree(t *testing.T) {
 	t.Parallel()
-	s := stacktest.Start(t)
+	s := stacktest.Shared(t)
 	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
 	tok := s.Token(t, tenant, auth.ScopeElm)
 	mustUpload(t, s, tenant, s.Token(t, tenant), "people", "externalId,firstName,lastName\nP1,A,A\nP2,B,B\nP3,C,C\n")

@@ -38,7 +38,7 @@ func follow(t *testing.T, s *stacktest.Stack, code string) *http.Response {
 
 func TestShortenedURLs(t *testing.T) {
 	t.Parallel()
-	s := stacktest.Start(t)
+	s := stacktest.Shared(t)
 	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
 	tok := s.Token(t, tenant)
 	target := "https://alerts.example.com/a/17?r=88&x=%20y"

@@ -58,6 +58,7 @@ func decodeProblem(t *testing.T, status int, body string) rest.ProblemDetails {
 }
 
 func TestBadInputIsA400NamingTheField(t *testing.T) {
+	t.Parallel()
 	api := newAPI(t)
 	valid := map[string]any{"name": "a", "priority": "Emergency", "count": 1}
 	cases := []struct {
@@ -99,6 +100,7 @@ func TestBadInputIsA400NamingTheField(t *testing.T) {
 }
 
 func TestMalformedJSONIsA400(t *testing.T) {
+	t.Parallel()
 	api := newAPI(t)
 	res := api.Post("/sample", "Content-Type: application/json", strings.NewReader(`{"name": "a",`))
 	if res.Code != http.StatusBadRequest {
@@ -108,6 +110,7 @@ func TestMalformedJSONIsA400(t *testing.T) {
 }
 
 func TestSortParsing(t *testing.T) {
+	t.Parallel()
 	api := newAPI(t)
 	valid := map[string]any{"name": "a", "priority": "Emergency", "count": 1}
 	cases := map[string]string{
@@ -125,6 +128,7 @@ func TestSortParsing(t *testing.T) {
 }
 
 func TestPagingDefaultsAndTotals(t *testing.T) {
+	t.Parallel()
 	p := rest.PageParams{Page: 3, PageSize: 25}
 	if p.Offset() != 50 || p.Limit() != 25 {
 		t.Fatalf("offset %d limit %d", p.Offset(), p.Limit())

@@ -34,14 +34,11 @@ type subscriptionOutput struct {
 
 // Register adds the subscriptions operations to api.
 func Register(api huma.API, d rest.Deps) {
-	h := &handlers{d: d}
+	h := &handlers{d: d, secrets: d.Secrets}
 	var err error
 	if h.policy, err = hooks.NewPolicy(d.Config.HookAllowHosts, d.Config.HookAllowHTTP); err != nil {
 		d.Logger.Error("hook policy; allowing no extra hosts", "err", err)
 		h.policy, _ = hooks.NewPolicy(nil, d.Config.HookAllowHTTP)
-	}
-	if d.Config.SecretsKey != "" {
-		h.secrets, _ = secrets.New(d.Config.SecretsKey)
 	}
 	tags := []string{"Subscriptions"}
 

@@ -200,7 +200,11 @@ func runAlert(args []string, crash bool) error {
 		return err
 	}
 	defer tc.Close()
-	a := &app.App{Config: cfg, Logger: logger, DB: db, Objects: objects, Temporal: tc, Metrics: reg}
+	box, err := app.NewSecretsBox(cfg)
+	if err != nil {
+		return err
+	}
+	a := &app.App{Config: cfg, Logger: logger, Secrets: box, DB: db, Objects: objects, Temporal: tc, Metrics: reg}
 	srv, err := a.Server(ctx)
 	if err != nil {
 		return err

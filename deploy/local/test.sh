@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # make test: starts what the tests need (stack.sh test profile), runs every Go
-# test (each integration test creates and migrates a schema of its own in the
-# tocsin_test database), lints openapi.json, and stops the services it started.
+# test (each integration test gets a database of its own, copied from a
+# template migrated once), prints how many tests passed, failed and skipped
+# (naming every skip), lints openapi.json, and stops the services it started.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 export TOCSIN_TEST_DATABASE_URL=${TOCSIN_TEST_DATABASE_URL:-${DATABASE_URL:+${DATABASE_URL%/*}/tocsin_test?sslmode=disable}}
@@ -10,5 +11,5 @@ export TOCSIN_TEST_DATABASE_URL=${TOCSIN_TEST_DATABASE_URL:-postgres://postgres@
 trap 'deploy/local/stack.sh down test' EXIT
 deploy/local/stack.sh up test
 
-go test -count=1 -timeout "${TEST_TIMEOUT:-25m}" ${TEST_FLAGS:-} ./...
+go test -json -count=1 -timeout "${TEST_TIMEOUT:-25m}" ${TEST_FLAGS:-} ./... 2>&1 | go run ./deploy/local/testsummary
 bin/node/node_modules/.bin/redocly lint openapi.json --format=summary 2>&1 | grep -v -e '^\s*[║╔╚]' -e '^$'

@@ -6,6 +6,7 @@ import (
 )
 
 func TestCompileAndRender(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		in, want string
 		vars     []string
@@ -42,6 +43,7 @@ func TestCompileAndRender(t *testing.T) {
 }
 
 func TestRenderHTMLEscapes(t *testing.T) {
+	t.Parallel()
 	tpl, _ := Compile("<p>{{firstName}}</p>")
 	if got := tpl.RenderHTML(func(string) string { return "<b>x</b>" }); got != "<p>&lt;b&gt;x&lt;/b&gt;</p>" {
 		t.Fatal(got)
@@ -49,6 +51,7 @@ func TestRenderHTMLEscapes(t *testing.T) {
 }
 
 func TestSMSInfo(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		text     string
 		enc      string
@@ -80,6 +83,7 @@ func TestSMSInfo(t *testing.T) {
 }
 
 func TestResponseToken(t *testing.T) {
+	t.Parallel()
 	key := LinkSecret("k", "")
 	tok := ResponseToken(key, "1001", 42, 7)
 	tenant, alert, seq, err := ParseResponseToken(key, tok)

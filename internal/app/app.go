@@ -33,10 +33,14 @@ import (
 	"github.com/tocsin/tocsin/worker"
 )
 
-// App holds the connections both the API and the worker use.
+// App holds the connections and the parts both the API and the worker use.
+// Everything that needs them gets them from here; none builds its own.
 type App struct {
-	Config   config.Config
-	Logger   *slog.Logger
+	Config config.Config
+	Logger *slog.Logger
+	// Secrets seals and opens provider credentials and hook signing secrets
+	// (NewSecretsBox).
+	Secrets  *secrets.Box
 	DB       *storage.DB
 	Objects  *storage.Objects
 	Temporal client.Client
@@ -46,8 +50,30 @@ type App struct {
 	Starts *dispatch.Waker
 }
 
+// NewSecretsBox builds the box for TOCSIN_SECRETS_KEY. The development key is
+// used only when the key is unset and TOCSIN_ENV is development; otherwise an
+// unset or unusable key is an error.
+func NewSecretsBox(cfg config.Config) (*secrets.Box, error) {
+	key := cfg.SecretsKey
+	if key == "" {
+		if cfg.Env != "development" {
+			return nil, fmt.Errorf("TOCSIN_SECRETS_KEY is not set (e.g. `openssl rand -base64 32`)")
+		}
+		key = secrets.DevKey
+	}
+	box, err := secrets.New(key)
+	if err != nil {
+		return nil, fmt.Errorf("secrets box: %w", err)
+	}
+	return box, nil
+}
+
 // Open connects to PostgreSQL, MinIO and Temporal.
 func Open(ctx context.Context, cfg config.Config, logger *slog.Logger) (*App, error) {
+	box, err := NewSecretsBox(cfg)
+	if err != nil {
+		return nil, err
+	}
 	reg := NewMetricsRegistry()
 	db, err := storage.Open(ctx, cfg.DatabaseURL, cfg.DBMaxOpenConns)
 	if err != nil {
@@ -66,7 +92,7 @@ func Open(ctx context.Context, cfg config.Config, logger *slog.Logger) (*App, er
 		_ = db.Close()
 		return nil, err
 	}
-	return &App{Config: cfg, Logger: logger, DB: db, Objects: objects, Temporal: tc, Metrics: reg, Starts: dispatch.NewWaker()}, nil
+	return &App{Config: cfg, Logger: logger, Secrets: box, DB: db, Objects: objects, Temporal: tc, Metrics: reg, Starts: dispatch.NewWaker()}, nil
 }
 
 // DialTemporal connects a Temporal client to the configured address and
@@ -102,7 +128,7 @@ func (a *App) Server(ctx context.Context) (*api.Server, error) {
 		return nil, err
 	}
 	return api.New(rest.Deps{
-		Config: a.Config, DB: a.DB, Objects: a.Objects, Temporal: a.Temporal, Logger: a.Logger, Starts: a.Starts,
+		Config: a.Config, Secrets: a.Secrets, DB: a.DB, Objects: a.Objects, Temporal: a.Temporal, Logger: a.Logger, Starts: a.Starts,
 	}, v, a.Metrics), nil
 }
 
@@ -114,7 +140,7 @@ func (a *App) Activities() *activities.Activities {
 		senders[ch] = s
 	}
 	return &activities.Activities{Config: a.Config, DB: a.DB, Objects: a.Objects, Logger: a.Logger, Senders: senders, Destinations: reg,
-		Hooks: activities.NewHookSender(a.Config, a.Logger, a.Metrics), Metrics: a.Metrics}
+		Hooks: activities.NewHookSender(a.Config, a.Secrets, a.Logger, a.Metrics), Metrics: a.Metrics}
 }
 
 // HookDispatcher builds the dispatcher that turns the events outbox into
@@ -160,18 +186,9 @@ func Senders(cfg config.Config, logger *slog.Logger) channels.Senders {
 // (voice, ETN, push, app, fax, EAS, mobile broadcast, team chat, social,
 // neighborhood).
 func (a *App) ChannelProviders() *providers.Registry {
-	key := a.Config.SecretsKey
-	if key == "" {
-		key = secrets.DevKey
-	}
-	box, err := secrets.New(key)
-	if err != nil {
-		// config.Load refuses a bad key before anything runs.
-		panic(fmt.Sprintf("secrets key: %v", err))
-	}
 	guard := OutboundPolicy(a.Config, a.Logger)
 	return &providers.Registry{
-		Store: &providers.Store{DB: a.DB, Box: box, Guard: guard}, DB: a.DB, Objects: a.Objects,
+		Store: &providers.Store{DB: a.DB, Box: a.Secrets, Guard: guard}, DB: a.DB, Objects: a.Objects,
 		PublicURL: a.Config.PublicURL, Concurrency: a.Config.ProviderConcurrency, Guard: guard,
 	}
 }

@@ -19,6 +19,7 @@ import (
 )
 
 func TestMintAndVerifyHS256(t *testing.T) {
+	t.Parallel()
 	v, err := auth.NewVerifier(context.Background(), auth.VerifierConfig{Secret: "s3cret"})
 	if err != nil {
 		t.Fatal(err)
@@ -58,6 +59,7 @@ func must(s string, err error) string {
 // TestVerifyRS256FromJWKS checks tokens of a real identity provider: keys
 // come from its JWKS endpoint and HS256 tokens are refused without a secret.
 func TestVerifyRS256FromJWKS(t *testing.T) {
+	t.Parallel()
 	key, err := rsa.GenerateKey(rand.Reader, 2048)
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 )
 
 func TestNeutralizeAndRestoreRoundTrip(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ in, out string }{
 		{"+15551234567", "'+15551234567"},
 		{"=SUM(A1:A2)", "'=SUM(A1:A2)"},
@@ -57,6 +58,7 @@ func FuzzNeutralizeRoundTrip(f *testing.F) {
 }
 
 func TestNormalizePhone(t *testing.T) {
+	t.Parallel()
 	cases := map[string]string{
 		"+15551234567":      "+15551234567",
 		"+1 (555) 123-4567": "+15551234567",
@@ -77,6 +79,7 @@ func TestNormalizePhone(t *testing.T) {
 }
 
 func TestNormalizeEmail(t *testing.T) {
+	t.Parallel()
 	cases := map[string]string{
 		"Ada@Example.COM":       "ada@example.com",
 		" ada@example.com ":     "ada@example.com",
@@ -119,6 +122,7 @@ func readAll(t *testing.T, data string) ([]contactcsv.Row, []contactcsv.Problem)
 }
 
 func TestReaderEdgeCases(t *testing.T) {
+	t.Parallel()
 	data := "\xEF\xBB\xBFfirstName,lastName,emails,mobilePhones,custom.building,roles\r\n" +
 		"Ada,Lovelace,ADA@example.com,'+15551234567,A,Floor warden;First aider\r\n" +
 		"\r\n" +
@@ -164,6 +168,7 @@ func TestReaderEdgeCases(t *testing.T) {
 }
 
 func TestReaderRejectsFiles(t *testing.T) {
+	t.Parallel()
 	cases := map[string]string{
 		"empty":            "",
 		"binary":           "\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
@@ -182,6 +187,7 @@ func TestReaderRejectsFiles(t *testing.T) {
 }
 
 func TestWriterReaderRoundTrip(t *testing.T) {
+	t.Parallel()
 	in := contactcsv.Row{
 		ID: 7, ExternalID: "=EXT", FirstName: "@Ada", MiddleName: "-", LastName: "Love, \"lace\"",
 		Language: "en-GB", TimeZone: "Europe/London", Emails: []string{"ada@example.com", "a@example.org"},

@@ -8,6 +8,7 @@ import (
 )
 
 func TestParseGeometry(t *testing.T) {
+	t.Parallel()
 	square := `[[[-87.7,41.8],[-87.6,41.8],[-87.6,41.9],[-87.7,41.9],[-87.7,41.8]]]`
 	cases := []struct {
 		name, typ, coords, err string
@@ -38,6 +39,7 @@ func TestParseGeometry(t *testing.T) {
 }
 
 func TestLiteralAndBounds(t *testing.T) {
+	t.Parallel()
 	ps, err := ParseGeometry("Polygon", json.RawMessage(`[[[-87.7,41.8],[-87.6,41.8],[-87.6,41.9],[-87.7,41.8]]]`))
 	if err != nil {
 		t.Fatal(err)
@@ -52,6 +54,7 @@ func TestLiteralAndBounds(t *testing.T) {
 }
 
 func TestCircle(t *testing.T) {
+	t.Parallel()
 	// One degree of latitude is about 111.2 km.
 	if d := Haversine(0, 0, 1, 0); math.Abs(d-111195) > 100 {
 		t.Fatalf("distance %f", d)

@@ -9,6 +9,7 @@ import (
 )
 
 func TestSealOpen(t *testing.T) {
+	t.Parallel()
 	b, err := secrets.New(secrets.DevKey)
 	if err != nil {
 		t.Fatal(err)
@@ -44,6 +45,7 @@ func TestSealOpen(t *testing.T) {
 }
 
 func TestKeysAndMask(t *testing.T) {
+	t.Parallel()
 	for _, k := range []string{"", "not base64!", "c2hvcnQ="} {
 		if _, err := secrets.New(k); err == nil {
 			t.Errorf("key %q accepted", k)

@@ -1,7 +1,9 @@
 // Package stacktest runs tocsin for integration tests against the real
 // PostgreSQL, Temporal dev server and MinIO that `make test` starts. Each test
-// gets its own PostgreSQL schema, MinIO bucket, Temporal task queue and
-// tenant ids, so tests run in parallel and leave nothing behind.
+// gets its own PostgreSQL database (a copy of a template migrated once), MinIO
+// bucket, Temporal task queue and tenant ids, so tests run in parallel and
+// leave nothing behind. Tests of a package that need no configuration of their
+// own share one stack (Shared, with Main in the package's TestMain).
 package stacktest
 
 import (
@@ -71,37 +73,6 @@ func needServices(t testing.TB) {
 	}
 }
 
-// DB returns a migrated database in a schema of its own, dropped when the test ends.
-func DB(t testing.TB) *storage.DB {
-	t.Helper()
-	needServices(t)
-	ctx := context.Background()
-	if err := storage.EnsureDatabase(ctx, DatabaseURL); err != nil {
-		t.Fatalf("test database: %v (run make test, which starts what tests need)", err)
-	}
-	schema := "t_" + Suffix()
-	admin, err := storage.Open(ctx, DatabaseURL, 1)
-	if err != nil {
-		t.Fatalf("test database: %v", err)
-	}
-	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatalf("create schema: %v", err)
-	}
-	t.Cleanup(func() {
-		_, _ = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
-		_ = admin.Close()
-	})
-	db, err := storage.Open(ctx, WithSearchPath(DatabaseURL, schema), 10)
-	if err != nil {
-		t.Fatalf("open schema: %v", err)
-	}
-	t.Cleanup(func() { _ = db.Close() })
-	if err := db.Migrate(ctx); err != nil {
-		t.Fatalf("migrate: %v", err)
-	}
-	return db
-}
-
 // WithSearchPath returns dsn with its search_path set to schema.
 func WithSearchPath(dsn, schema string) string {
 	u, err := url.Parse(dsn)
@@ -119,14 +90,24 @@ func WithSearchPath(dsn, schema string) string {
 func Objects(t testing.TB) *storage.Objects {
 	t.Helper()
 	needServices(t)
-	ctx := context.Background()
+	o, remove, err := newObjects(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(remove)
+	return o
+}
+
+// newObjects opens an object store on a new bucket and returns it with the
+// function that empties and removes the bucket.
+func newObjects(ctx context.Context) (*storage.Objects, func(), error) {
 	o, err := storage.OpenObjects(ctx, storage.ObjectsConfig{
 		Endpoint: MinIOEndpoint, AccessKey: "minioadmin", SecretKey: "minioadmin", Bucket: "t-" + Suffix(),
 	})
 	if err != nil {
-		t.Fatalf("test object store: %v (run make test, which starts MinIO)", err)
+		return nil, nil, fmt.Errorf("test object store: %w (run make test, which starts MinIO)", err)
 	}
-	t.Cleanup(func() {
+	return o, func() {
 		ctx := context.Background()
 		for obj := range o.Client.ListObjects(ctx, o.Bucket, minio.ListObjectsOptions{Recursive: true}) {
 			if obj.Err == nil {
@@ -134,8 +115,7 @@ func Objects(t testing.TB) *storage.Objects {
 			}
 		}
 		_ = o.Client.RemoveBucket(ctx, o.Bucket)
-	})
-	return o
+	}, nil
 }
 
 // Stack is a running tocsin: the HTTP API on a loopback port and a worker on
@@ -153,7 +133,8 @@ type Stack struct {
 // Start runs tocsin for the test: the API, and a worker with the outbox
 // dispatchers as `tocsin worker` runs them. configure, when given, changes
 // the configuration before anything starts (providers' URLs, feature
-// switches).
+// switches). Tests that need no configuration of their own and leave the
+// stack as they found it share one stack per package with Shared.
 func Start(t testing.TB, configure ...func(*config.Config)) *Stack {
 	t.Helper()
 	s := StartAPI(t, configure...)
@@ -166,12 +147,22 @@ func Start(t testing.TB, configure ...func(*config.Config)) *Stack {
 func StartAPI(t testing.TB, configure ...func(*config.Config)) *Stack {
 	t.Helper()
 	needServices(t)
+	s, err := launchAPI(t.Cleanup, testWriter{t}, configure...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// launchAPI starts a stack's API, registering with cleanup what stops it
+// (run last first). The stack's warnings and errors go to logs.
+func launchAPI(cleanup func(func()), logs io.Writer, configure ...func(*config.Config)) (*Stack, error) {
 	ctx, cancel := context.WithCancel(context.Background())
-	t.Cleanup(cancel)
+	cleanup(cancel)
 
 	cfg, err := config.Load()
 	if err != nil {
-		t.Fatalf("config: %v", err)
+		return nil, fmt.Errorf("config: %w", err)
 	}
 	cfg.Env = "development"
 	cfg.JWTSecret = config.DevJWTSecret
@@ -185,32 +176,44 @@ func StartAPI(t testing.TB, configure ...func(*config.Config)) *Stack {
 		f(&cfg)
 	}
 
-	db := DB(t)
-	objects := Objects(t)
+	db, drop, err := newDatabase(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("test database: %w", err)
+	}
+	cleanup(func() { _ = db.Close(); drop() })
+	objects, remove, err := newObjects(ctx)
+	if err != nil {
+		return nil, err
+	}
+	cleanup(remove)
 	cfg.MinIOBucket = objects.Bucket
-	logger := slog.New(slog.NewJSONHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	reg := app.NewMetricsRegistry()
 	tc, err := app.DialTemporal(ctx, cfg, logger, reg)
 	if err != nil {
-		t.Fatalf("temporal: %v (run make test, which starts the Temporal dev server)", err)
+		return nil, fmt.Errorf("temporal: %w (run make test, which starts the Temporal dev server)", err)
 	}
-	t.Cleanup(tc.Close)
+	cleanup(tc.Close)
 
-	a := &app.App{Config: cfg, Logger: logger, DB: db, Objects: objects, Temporal: tc, Metrics: reg, Starts: dispatch.NewWaker()}
+	box, err := app.NewSecretsBox(cfg)
+	if err != nil {
+		return nil, err
+	}
+	a := &app.App{Config: cfg, Logger: logger, Secrets: box, DB: db, Objects: objects, Temporal: tc, Metrics: reg, Starts: dispatch.NewWaker()}
 	srv, err := a.Server(ctx)
 	if err != nil {
-		t.Fatalf("api: %v", err)
+		return nil, fmt.Errorf("api: %w", err)
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		t.Fatalf("listen: %v", err)
+		return nil, fmt.Errorf("listen: %w", err)
 	}
 	go func() { _ = srv.App.Listener(ln) }()
-	t.Cleanup(func() { _ = srv.App.ShutdownWithTimeout(5 * time.Second) })
+	cleanup(func() { _ = srv.App.ShutdownWithTimeout(5 * time.Second) })
 
 	s := &Stack{URL: "http://" + ln.Addr().String(), Config: cfg, App: a, DB: db, Objects: objects, Temporal: tc, Metrics: reg}
 	s.Config.PublicURL = s.URL
-	return s
+	return s, nil
 }
 
 // WorkerOptions tune StartWorker.
@@ -227,6 +230,16 @@ type WorkerOptions struct {
 // returned function stops them; so does the end of the test.
 func (s *Stack) StartWorker(t testing.TB, o WorkerOptions) (stop func()) {
 	t.Helper()
+	stop, err := s.startWorker(t.Cleanup, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return stop
+}
+
+// startWorker starts the worker, the hook dispatcher and the workflow
+// starter, registering with cleanup what stops them.
+func (s *Stack) startWorker(cleanup func(func()), o WorkerOptions) (stop func(), err error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	a, cfg := s.App, s.Config
 	wo := worker.Options{TaskQueue: cfg.TemporalTaskQueue, MaxActivities: cfg.WorkerMaxActivities}
@@ -236,10 +249,12 @@ func (s *Stack) StartWorker(t testing.TB, o WorkerOptions) (stop func()) {
 	w := worker.New(s.Temporal, wo, a.Activities())
 	if err := w.Start(); err != nil {
 		cancel()
-		t.Fatalf("start worker: %v", err)
+		return nil, fmt.Errorf("start worker: %w", err)
 	}
 	if err := dispatch.EnsureRetentionSchedule(ctx, s.Temporal, cfg.TemporalTaskQueue); err != nil {
-		t.Fatalf("hook history schedule: %v", err)
+		cancel()
+		w.Stop()
+		return nil, fmt.Errorf("hook history schedule: %w", err)
 	}
 	var wg sync.WaitGroup
 	wg.Go(func() { a.HookDispatcher().Run(ctx) })
@@ -252,11 +267,11 @@ func (s *Stack) StartWorker(t testing.TB, o WorkerOptions) (stop func()) {
 			w.Stop()
 		})
 	}
-	t.Cleanup(stop)
-	t.Cleanup(func() {
+	cleanup(func() {
 		_ = s.Temporal.ScheduleClient().GetHandle(context.Background(), dispatch.RetentionScheduleID(cfg.TemporalTaskQueue)).Delete(context.Background())
 	})
-	return stop
+	cleanup(stop)
+	return stop, nil
 }
 
 // StartStarter runs only the workflow starter, as a process without a

@@ -6,20 +6,19 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/storage"
 )
 
 const emailCols = `address, label, verification_status, verified_at, created_at`
 
 // AddEmail adds a normalised address to the user; an existing one is ErrConflict.
-func AddEmail(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, address, label string) (model.EmailAddress, error) {
-	var e model.EmailAddress
+func AddEmail(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, address, label string) (Email, error) {
+	var e Email
 	err := tx.QueryRowxContext(ctx, `
 		INSERT INTO person_emails (tenant_id, person_id, address, label) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (person_id, address) DO NOTHING
 		RETURNING `+emailCols, tenant, person, address, label).
-		Scan(&e.Address, &e.Label, &e.VerificationStatus, &e.VerifiedAt, &e.CreatedAt)
+		Scan(&e.Address, &e.Label, &e.Status, &e.VerifiedAt, &e.CreatedAt)
 	if err != nil {
 		if storage.NotFound(err) == storage.ErrNotFound {
 			return e, storage.ErrConflict
@@ -30,24 +29,24 @@ func AddEmail(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, add
 }
 
 // GetEmail reads one address of the user.
-func GetEmail(ctx context.Context, q Querier, tenant string, person int64, address string) (model.EmailAddress, error) {
-	var e model.EmailAddress
+func GetEmail(ctx context.Context, q Querier, tenant string, person int64, address string) (Email, error) {
+	var e Email
 	err := q.QueryRowxContext(ctx, `SELECT `+emailCols+` FROM person_emails WHERE tenant_id = $1 AND person_id = $2 AND address = $3`,
-		tenant, person, address).Scan(&e.Address, &e.Label, &e.VerificationStatus, &e.VerifiedAt, &e.CreatedAt)
+		tenant, person, address).Scan(&e.Address, &e.Label, &e.Status, &e.VerifiedAt, &e.CreatedAt)
 	return e, storage.NotFound(err)
 }
 
 // ListEmails reads every address of the user.
-func ListEmails(ctx context.Context, q Querier, tenant string, person int64) ([]model.EmailAddress, error) {
+func ListEmails(ctx context.Context, q Querier, tenant string, person int64) ([]Email, error) {
 	rows, err := q.QueryxContext(ctx, `SELECT `+emailCols+` FROM person_emails WHERE tenant_id = $1 AND person_id = $2 ORDER BY id`, tenant, person)
 	if err != nil {
 		return nil, fmt.Errorf("list emails: %w", err)
 	}
 	defer rows.Close()
-	out := []model.EmailAddress{}
+	out := []Email{}
 	for rows.Next() {
-		var e model.EmailAddress
-		if err := rows.Scan(&e.Address, &e.Label, &e.VerificationStatus, &e.VerifiedAt, &e.CreatedAt); err != nil {
+		var e Email
+		if err := rows.Scan(&e.Address, &e.Label, &e.Status, &e.VerifiedAt, &e.CreatedAt); err != nil {
 			return nil, fmt.Errorf("scan email: %w", err)
 		}
 		out = append(out, e)
@@ -69,14 +68,14 @@ func RemoveEmail(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, 
 
 const phoneCols = `number, phone_type, can_text, can_call, verification_status, verified_at, created_at`
 
-func scanPhone(s interface{ Scan(...any) error }) (model.PhoneNumber, error) {
-	var p model.PhoneNumber
-	err := s.Scan(&p.Number, &p.Type, &p.CanText, &p.CanCall, &p.VerificationStatus, &p.VerifiedAt, &p.CreatedAt)
+func scanPhone(s interface{ Scan(...any) error }) (Phone, error) {
+	var p Phone
+	err := s.Scan(&p.Number, &p.Type, &p.CanText, &p.CanCall, &p.Status, &p.VerifiedAt, &p.CreatedAt)
 	return p, err
 }
 
 // AddPhone adds an E.164 number to the user; an existing one is ErrConflict.
-func AddPhone(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, p model.PhoneNumber) (model.PhoneNumber, error) {
+func AddPhone(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, p Phone) (Phone, error) {
 	out, err := scanPhone(tx.QueryRowxContext(ctx, `
 		INSERT INTO person_phones (tenant_id, person_id, number, phone_type, can_text, can_call) VALUES ($1, $2, $3, $4, $5, $6)
 		ON CONFLICT (person_id, number) DO NOTHING
@@ -91,20 +90,20 @@ func AddPhone(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, p m
 }
 
 // GetPhone reads one number of the user.
-func GetPhone(ctx context.Context, q Querier, tenant string, person int64, number string) (model.PhoneNumber, error) {
+func GetPhone(ctx context.Context, q Querier, tenant string, person int64, number string) (Phone, error) {
 	p, err := scanPhone(q.QueryRowxContext(ctx, `SELECT `+phoneCols+` FROM person_phones WHERE tenant_id = $1 AND person_id = $2 AND number = $3`,
 		tenant, person, number))
 	return p, storage.NotFound(err)
 }
 
 // ListPhones reads every number of the user.
-func ListPhones(ctx context.Context, q Querier, tenant string, person int64) ([]model.PhoneNumber, error) {
+func ListPhones(ctx context.Context, q Querier, tenant string, person int64) ([]Phone, error) {
 	rows, err := q.QueryxContext(ctx, `SELECT `+phoneCols+` FROM person_phones WHERE tenant_id = $1 AND person_id = $2 ORDER BY id`, tenant, person)
 	if err != nil {
 		return nil, fmt.Errorf("list phones: %w", err)
 	}
 	defer rows.Close()
-	out := []model.PhoneNumber{}
+	out := []Phone{}
 	for rows.Next() {
 		p, err := scanPhone(rows)
 		if err != nil {
@@ -128,15 +127,15 @@ func RemovePhone(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, 
 }
 
 // ListDevices reads the user's push and app devices.
-func ListDevices(ctx context.Context, q Querier, tenant string, person int64) ([]model.ContactInformationDevice, error) {
+func ListDevices(ctx context.Context, q Querier, tenant string, person int64) ([]Device, error) {
 	rows, err := q.QueryxContext(ctx, `SELECT id, app, platform, token, created_at FROM person_devices WHERE tenant_id = $1 AND person_id = $2 ORDER BY id`, tenant, person)
 	if err != nil {
 		return nil, fmt.Errorf("list devices: %w", err)
 	}
 	defer rows.Close()
-	out := []model.ContactInformationDevice{}
+	out := []Device{}
 	for rows.Next() {
-		var d model.ContactInformationDevice
+		var d Device
 		if err := rows.Scan(&d.ID, &d.App, &d.Platform, &d.Token, &d.CreatedAt); err != nil {
 			return nil, fmt.Errorf("scan device: %w", err)
 		}
@@ -146,8 +145,8 @@ func ListDevices(ctx context.Context, q Querier, tenant string, person int64) ([
 }
 
 // ContactInformation reads the user's emails, phones and devices.
-func ContactInformation(ctx context.Context, q Querier, tenant string, person int64) (model.ContactInformation, error) {
-	var ci model.ContactInformation
+func ContactInformation(ctx context.Context, q Querier, tenant string, person int64) (Contacts, error) {
+	var ci Contacts
 	var err error
 	if ci.Emails, err = ListEmails(ctx, q, tenant, person); err != nil {
 		return ci, err

@@ -6,7 +6,6 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/storage"
 )
 
@@ -18,8 +17,8 @@ const deviceCols = `id, app, platform, token, created_at`
 // AddPushDevice registers a push device token to the user. A token already
 // registered for push in the tenant (to this user or another) is
 // ErrConflict.
-func AddPushDevice(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, platform, token string) (model.ContactInformationDevice, error) {
-	var d model.ContactInformationDevice
+func AddPushDevice(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, platform, token string) (Device, error) {
+	var d Device
 	err := tx.QueryRowxContext(ctx, `
 		INSERT INTO person_devices (tenant_id, person_id, app, platform, token) VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (tenant_id, app, token) DO NOTHING
@@ -34,8 +33,8 @@ func AddPushDevice(ctx context.Context, tx *sqlx.Tx, tenant string, person int64
 }
 
 // GetDevice reads one device of the user, whatever its app.
-func GetDevice(ctx context.Context, q Querier, tenant string, person, id int64) (model.ContactInformationDevice, error) {
-	var d model.ContactInformationDevice
+func GetDevice(ctx context.Context, q Querier, tenant string, person, id int64) (Device, error) {
+	var d Device
 	err := q.QueryRowxContext(ctx, `SELECT `+deviceCols+` FROM person_devices WHERE tenant_id = $1 AND person_id = $2 AND id = $3`,
 		tenant, person, id).Scan(&d.ID, &d.App, &d.Platform, &d.Token, &d.CreatedAt)
 	return d, storage.NotFound(err)

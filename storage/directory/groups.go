@@ -10,11 +10,10 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/storage"
 )
 
-// groupSelect reads groups as GroupSummary columns: the names path is built
+// groupSelect reads groups as Group columns: the names path is built
 // from the ancestor ids in groups.path.
 const groupSelect = `
 	SELECT g.id, g.name, g.description, g.parent_id, g.depth, g.is_public, g.created_at,
@@ -35,17 +34,13 @@ type groupRow struct {
 	CreatedAt   time.Time     `db:"created_at"`
 }
 
-func (r groupRow) summary() model.GroupSummary {
-	g := model.GroupSummary{ID: r.ID, Name: r.Name, Description: r.Description, Path: r.Names, Depth: r.Depth, IsPublic: r.IsPublic, MemberCount: r.MemberCount}
+func (r groupRow) group() Group {
+	g := Group{ID: r.ID, Name: r.Name, Description: r.Description, Path: r.Names, Depth: r.Depth, IsPublic: r.IsPublic, MemberCount: r.MemberCount}
 	if r.ParentID.Valid {
 		p := r.ParentID.Int64
 		g.ParentID = &p
 	}
 	return g
-}
-
-func (r groupRow) reference() model.GroupReference {
-	return model.GroupReference{ID: strconv.FormatInt(r.ID, 10), Name: r.Name, Path: r.Names, Depth: r.Depth, IsPublic: r.IsPublic}
 }
 
 // ErrParentNotFound is returned when a new group's parent does not exist.
@@ -54,7 +49,7 @@ var ErrParentNotFound = fmt.Errorf("parent group: %w", storage.ErrNotFound)
 // CreateGroup adds a group under parent (a root group when parent is 0),
 // maintaining its materialised path and depth. A sibling with the same name
 // is ErrConflict.
-func CreateGroup(ctx context.Context, tx *sqlx.Tx, tenant, name, description string, parent int64, public bool) (model.GroupSummary, error) {
+func CreateGroup(ctx context.Context, tx *sqlx.Tx, tenant, name, description string, parent int64, public bool) (Group, error) {
 	parentPath, depth := "/", 0
 	var parentID *int64
 	if parent != 0 {
@@ -64,9 +59,9 @@ func CreateGroup(ctx context.Context, tx *sqlx.Tx, tenant, name, description str
 		}
 		if err := tx.GetContext(ctx, &p, `SELECT path, depth FROM groups WHERE tenant_id = $1 AND id = $2 FOR SHARE`, tenant, parent); err != nil {
 			if storage.NotFound(err) == storage.ErrNotFound {
-				return model.GroupSummary{}, ErrParentNotFound
+				return Group{}, ErrParentNotFound
 			}
-			return model.GroupSummary{}, fmt.Errorf("read parent group: %w", err)
+			return Group{}, fmt.Errorf("read parent group: %w", err)
 		}
 		parentPath, depth, parentID = p.Path, p.Depth+1, &parent
 	}
@@ -75,23 +70,23 @@ func CreateGroup(ctx context.Context, tx *sqlx.Tx, tenant, name, description str
 		INSERT INTO groups (tenant_id, parent_id, name, description, is_public, depth) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
 		tenant, parentID, name, description, public, depth)
 	if storage.IsUniqueViolation(err, "groups_tenant_parent_name") {
-		return model.GroupSummary{}, storage.ErrConflict
+		return Group{}, storage.ErrConflict
 	}
 	if err != nil {
-		return model.GroupSummary{}, fmt.Errorf("insert group: %w", err)
+		return Group{}, fmt.Errorf("insert group: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE groups SET path = $3 WHERE tenant_id = $1 AND id = $2`,
 		tenant, id, parentPath+strconv.FormatInt(id, 10)+"/"); err != nil {
-		return model.GroupSummary{}, fmt.Errorf("set group path: %w", err)
+		return Group{}, fmt.Errorf("set group path: %w", err)
 	}
 	return GetGroup(ctx, tx, tenant, id)
 }
 
 // GetGroup reads one group of the tenant.
-func GetGroup(ctx context.Context, q Querier, tenant string, id int64) (model.GroupSummary, error) {
+func GetGroup(ctx context.Context, q Querier, tenant string, id int64) (Group, error) {
 	var r groupRow
 	err := q.GetContext(ctx, &r, groupSelect+` WHERE g.tenant_id = $1 AND g.id = $2`, tenant, id)
-	return r.summary(), storage.NotFound(err)
+	return r.group(), storage.NotFound(err)
 }
 
 // GroupSorts maps the sortable properties of groups to SQL.
@@ -159,21 +154,11 @@ func findGroups(ctx context.Context, q Querier, tenant string, f GroupFilter, or
 }
 
 // FindGroups returns a page of the tenant's groups matching f.
-func FindGroups(ctx context.Context, q Querier, tenant string, f GroupFilter, order string, limit, offset int) ([]model.GroupSummary, int64, error) {
+func FindGroups(ctx context.Context, q Querier, tenant string, f GroupFilter, order string, limit, offset int) ([]Group, int64, error) {
 	rows, total, err := findGroups(ctx, q, tenant, f, order, limit, offset)
-	out := make([]model.GroupSummary, 0, len(rows))
+	out := make([]Group, 0, len(rows))
 	for _, r := range rows {
-		out = append(out, r.summary())
-	}
-	return out, total, err
-}
-
-// FindGroupReferences is FindGroups answering references.
-func FindGroupReferences(ctx context.Context, q Querier, tenant string, f GroupFilter, order string, limit, offset int) ([]model.GroupReference, int64, error) {
-	rows, total, err := findGroups(ctx, q, tenant, f, order, limit, offset)
-	out := make([]model.GroupReference, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, r.reference())
+		out = append(out, r.group())
 	}
 	return out, total, err
 }
@@ -211,7 +196,7 @@ func RemoveMembership(ctx context.Context, q Querier, tenant string, group, pers
 }
 
 // Memberships lists the groups the person is a direct member of, by path.
-func Memberships(ctx context.Context, q Querier, tenant string, person int64) ([]model.GroupReference, error) {
-	refs, _, err := FindGroupReferences(ctx, q, tenant, GroupFilter{MemberUserID: person}, "names, id", 10000, 0)
-	return refs, err
+func Memberships(ctx context.Context, q Querier, tenant string, person int64) ([]Group, error) {
+	groups, _, err := FindGroups(ctx, q, tenant, GroupFilter{MemberUserID: person}, "names, id", 10000, 0)
+	return groups, err
 }

@@ -5,42 +5,24 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
-	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/storage"
 )
 
-type locationRow struct {
-	ID        int64           `db:"id"`
-	Name      string          `db:"name"`
-	Address   json.RawMessage `db:"address"`
-	Latitude  float64         `db:"latitude"`
-	Longitude float64         `db:"longitude"`
-	CreatedAt time.Time       `db:"created_at"`
-}
-
-func (r locationRow) location() model.Location {
-	l := model.Location{ID: strconv.FormatInt(r.ID, 10), Name: r.Name,
-		GeoLocation: model.GeoLocation{Latitude: r.Latitude, Longitude: r.Longitude}, CreatedAt: r.CreatedAt}
-	_ = json.Unmarshal(r.Address, &l.Address)
-	return l
-}
-
 // AddLocation stores a location of the person and returns its id.
-func AddLocation(ctx context.Context, q Querier, tenant string, person int64, c model.CreateLocationCommand) (int64, error) {
-	addr := []byte("{}")
-	if c.Address != nil {
-		addr, _ = json.Marshal(c.Address)
+func AddLocation(ctx context.Context, q Querier, tenant string, person int64, c NewLocation) (int64, error) {
+	addr := c.Address
+	if addr == nil {
+		addr = json.RawMessage("{}")
 	}
 	var id int64
 	err := q.GetContext(ctx, &id, `
 		INSERT INTO person_locations (tenant_id, person_id, name, address, latitude, longitude) VALUES ($1, $2, $3, $4, $5, $6) RETURNING id`,
-		tenant, person, c.Name, addr, c.GeoLocation.Latitude, c.GeoLocation.Longitude)
+		tenant, person, c.Name, []byte(addr), c.Latitude, c.Longitude)
 	if err != nil {
 		return 0, fmt.Errorf("insert location: %w", err)
 	}
@@ -48,25 +30,21 @@ func AddLocation(ctx context.Context, q Querier, tenant string, person int64, c 
 }
 
 // GetLocation reads one location of the person.
-func GetLocation(ctx context.Context, q Querier, tenant string, person, id int64) (model.Location, error) {
-	var r locationRow
+func GetLocation(ctx context.Context, q Querier, tenant string, person, id int64) (Location, error) {
+	var r Location
 	err := q.GetContext(ctx, &r, `SELECT id, name, address, latitude, longitude, created_at FROM person_locations
 		WHERE tenant_id = $1 AND person_id = $2 AND id = $3`, tenant, person, id)
-	return r.location(), storage.NotFound(err)
+	return r, storage.NotFound(err)
 }
 
 // ListLocations reads the person's locations.
-func ListLocations(ctx context.Context, q Querier, tenant string, person int64) ([]model.Location, error) {
-	var rows []locationRow
+func ListLocations(ctx context.Context, q Querier, tenant string, person int64) ([]Location, error) {
+	rows := []Location{}
 	if err := q.SelectContext(ctx, &rows, `SELECT id, name, address, latitude, longitude, created_at FROM person_locations
 		WHERE tenant_id = $1 AND person_id = $2 ORDER BY id`, tenant, person); err != nil {
 		return nil, fmt.Errorf("list locations: %w", err)
 	}
-	out := make([]model.Location, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, r.location())
-	}
-	return out, nil
+	return rows, nil
 }
 
 // RemoveLocation removes a location (and the weather subscriptions for it).
@@ -136,8 +114,8 @@ func RemoveWeather(ctx context.Context, tx *sqlx.Tx, tenant string, person int64
 	return touched, nil
 }
 
-// ListWeather reads the person's weather subscriptions; name gives a category's display name.
-func ListWeather(ctx context.Context, q Querier, tenant string, person int64, name func(string) string) ([]model.WeatherNotification, error) {
+// ListWeather reads the person's weather subscriptions.
+func ListWeather(ctx context.Context, q Querier, tenant string, person int64) ([]Weather, error) {
 	var rows []struct {
 		Category  string         `db:"category"`
 		Location  *int64         `db:"location_id"`
@@ -149,16 +127,9 @@ func ListWeather(ctx context.Context, q Querier, tenant string, person int64, na
 		FROM directory_weather_notifications WHERE tenant_id = $1 AND person_id = $2 ORDER BY category, location_id NULLS FIRST`, tenant, person); err != nil {
 		return nil, fmt.Errorf("list weather notifications: %w", err)
 	}
-	out := make([]model.WeatherNotification, 0, len(rows))
+	out := make([]Weather, 0, len(rows))
 	for _, r := range rows {
-		w := model.WeatherNotification{Category: r.Category, CategoryName: name(r.Category), CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}
-		for _, c := range r.Channels {
-			w.Channels = append(w.Channels, model.WeatherChannel(c))
-		}
-		if r.Location != nil {
-			w.LocationID = strconv.FormatInt(*r.Location, 10)
-		}
-		out = append(out, w)
+		out = append(out, Weather{Category: r.Category, LocationID: r.Location, Channels: []string(r.Channels), CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt})
 	}
 	return out, nil
 }

@@ -16,7 +16,6 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
-	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/storage"
 )
 
@@ -45,12 +44,10 @@ type User struct {
 
 // NewUser is what creating or updating a user writes.
 type NewUser struct {
-	ExternalID  string
-	Name        model.PersonName
-	Language    string
-	TimeZone    string
-	SelfService model.SelfServiceSettings
-	MobileApps  []model.MobileApp
+	ExternalID string
+	Profile
+	SelfService SelfService
+	MobileApps  []MobileApp
 }
 
 // ParseID turns a path id into a row id; anything else is ErrNotFound.
@@ -74,7 +71,7 @@ func CreateUser(ctx context.Context, tx *sqlx.Tx, tenant, dir string, u NewUser)
 	err := tx.GetContext(ctx, &id, `
 		INSERT INTO people (tenant_id, directory_id, external_id, first_name, middle_name, last_name, language, time_zone, self_service, mobile_apps)
 		VALUES ($1, $2, NULLIF($3, ''), $4, $5, $6, $7, $8, $9, $10) RETURNING id`,
-		tenant, dir, u.ExternalID, u.Name.First, u.Name.Middle, u.Name.Last, u.Language, u.TimeZone, ss, apps)
+		tenant, dir, u.ExternalID, u.FirstName, u.MiddleName, u.LastName, u.Language, u.TimeZone, ss, apps)
 	if storage.IsUniqueViolation(err, "people_tenant_directory_external") {
 		return 0, storage.ErrConflict
 	}
@@ -89,7 +86,7 @@ func CreateUser(ctx context.Context, tx *sqlx.Tx, tenant, dir string, u NewUser)
 
 // syncAppDevices makes the user's MyAlertsApp devices those of its app
 // registrations with a push token. A token registered to someone else is ErrConflict.
-func syncAppDevices(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, apps []model.MobileApp) error {
+func syncAppDevices(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, apps []MobileApp) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM person_devices WHERE tenant_id = $1 AND person_id = $2 AND app = 'myalerts'`, tenant, person); err != nil {
 		return fmt.Errorf("clear app devices: %w", err)
 	}
@@ -124,11 +121,11 @@ func LockUser(ctx context.Context, tx *sqlx.Tx, tenant, dir string, id int64) (U
 }
 
 // UpdateUser replaces the base information. apps nil leaves the mobile apps as they are.
-func UpdateUser(ctx context.Context, tx *sqlx.Tx, tenant string, id int64, u NewUser, apps []model.MobileApp, setApps bool) error {
+func UpdateUser(ctx context.Context, tx *sqlx.Tx, tenant string, id int64, u NewUser, apps []MobileApp, setApps bool) error {
 	ss, _ := json.Marshal(u.SelfService)
 	_, err := tx.ExecContext(ctx, `
 		UPDATE people SET first_name = $3, middle_name = $4, last_name = $5, language = $6, time_zone = $7, self_service = $8, updated_at = now()
-		WHERE tenant_id = $1 AND id = $2`, tenant, id, u.Name.First, u.Name.Middle, u.Name.Last, u.Language, u.TimeZone, ss)
+		WHERE tenant_id = $1 AND id = $2`, tenant, id, u.FirstName, u.MiddleName, u.LastName, u.Language, u.TimeZone, ss)
 	if err != nil {
 		return fmt.Errorf("update user: %w", err)
 	}
@@ -185,7 +182,7 @@ type UserFilter struct {
 
 // FindUsers returns a page of the directory's users matching f, in order,
 // and how many match in all.
-func FindUsers(ctx context.Context, q Querier, tenant, dir string, f UserFilter, order string, limit, offset int) ([]model.UserProfileSummary, int64, error) {
+func FindUsers(ctx context.Context, q Querier, tenant, dir string, f UserFilter, order string, limit, offset int) ([]UserSummary, int64, error) {
 	where := []string{"p.tenant_id = $1", "p.directory_id = $2"}
 	args := []any{tenant, dir}
 	add := func(cond string, v any) {
@@ -212,14 +209,14 @@ func FindUsers(ctx context.Context, q Querier, tenant, dir string, f UserFilter,
 
 // GroupMembers returns a page of a group's direct members that belong to the
 // directory and show in group directories.
-func GroupMembers(ctx context.Context, q Querier, tenant, dir string, group int64, order string, limit, offset int) ([]model.UserProfileSummary, int64, error) {
+func GroupMembers(ctx context.Context, q Querier, tenant, dir string, group int64, order string, limit, offset int) ([]UserSummary, int64, error) {
 	where := `p.tenant_id = $1 AND p.directory_id = $2
 		AND EXISTS (SELECT 1 FROM group_memberships m WHERE m.tenant_id = p.tenant_id AND m.person_id = p.id AND m.group_id = $3)
 		AND coalesce((p.self_service->>'showInGroupDirectory')::boolean, true)`
 	return pageUsers(ctx, q, where, []any{tenant, dir, group}, order, limit, offset)
 }
 
-func pageUsers(ctx context.Context, q Querier, where string, args []any, order string, limit, offset int) ([]model.UserProfileSummary, int64, error) {
+func pageUsers(ctx context.Context, q Querier, where string, args []any, order string, limit, offset int) ([]UserSummary, int64, error) {
 	var total int64
 	if err := q.GetContext(ctx, &total, `SELECT count(*) FROM people p WHERE `+where, args...); err != nil {
 		return nil, 0, fmt.Errorf("count users: %w", err)
@@ -240,13 +237,12 @@ func pageUsers(ctx context.Context, q Querier, where string, args []any, order s
 	if err != nil {
 		return nil, 0, fmt.Errorf("list users: %w", err)
 	}
-	out := make([]model.UserProfileSummary, 0, len(rows))
+	out := make([]UserSummary, 0, len(rows))
 	for _, r := range rows {
-		out = append(out, model.UserProfileSummary{
-			ID: strconv.FormatInt(r.ID, 10), ExternalID: r.ExternalID.String,
-			Name:              model.PersonName{First: r.FirstName, Middle: r.MiddleName, Last: r.LastName},
-			PreferredLanguage: r.Language, TimeZone: r.TimeZone,
-			Emails: nonNil([]string(r.Emails)), Phones: nonNil([]string(r.Phones)), CreatedAt: r.CreatedAt,
+		out = append(out, UserSummary{
+			ID: r.ID, ExternalID: r.ExternalID.String,
+			Profile: Profile{FirstName: r.FirstName, MiddleName: r.MiddleName, LastName: r.LastName, Language: r.Language, TimeZone: r.TimeZone},
+			Emails:  nonNil([]string(r.Emails)), Phones: nonNil([]string(r.Phones)), CreatedAt: r.CreatedAt,
 		})
 	}
 	return out, total, nil

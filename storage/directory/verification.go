@@ -14,7 +14,6 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/hooks/events"
 	"github.com/tocsin/tocsin/storage"
 )
@@ -28,8 +27,8 @@ const (
 	KindPhone Kind = "phone"
 )
 
-// TargetType is the API's name of the kind.
-func (k Kind) TargetType() model.ContactTargetType {
+// TargetType is the kind's name in events: Email or Phone.
+func (k Kind) TargetType() string {
 	if k == KindPhone {
 		return "Phone"
 	}
@@ -94,8 +93,8 @@ func NewSalt() ([]byte, error) {
 }
 
 // ContactStatus reads the verification status of the person's address.
-func ContactStatus(ctx context.Context, q Querier, tenant string, person int64, kind Kind, address string) (model.VerificationStatus, error) {
-	var st model.VerificationStatus
+func ContactStatus(ctx context.Context, q Querier, tenant string, person int64, kind Kind, address string) (Status, error) {
+	var st Status
 	query := `SELECT verification_status FROM person_emails WHERE tenant_id = $1 AND person_id = $2 AND address = $3`
 	if kind == KindPhone {
 		query = `SELECT verification_status FROM person_phones WHERE tenant_id = $1 AND person_id = $2 AND number = $3`
@@ -104,7 +103,7 @@ func ContactStatus(ctx context.Context, q Querier, tenant string, person int64, 
 	return st, storage.NotFound(err)
 }
 
-func setContactStatus(ctx context.Context, q Querier, tenant string, person int64, kind Kind, address string, st model.VerificationStatus) error {
+func setContactStatus(ctx context.Context, q Querier, tenant string, person int64, kind Kind, address string, st Status) error {
 	query := `UPDATE person_emails SET verification_status = $4,
 		verified_at = CASE WHEN $4 = 'Verified' THEN now() ELSE NULL END WHERE tenant_id = $1 AND person_id = $2 AND address = $3`
 	if kind == KindPhone {
@@ -132,7 +131,7 @@ func ReserveNonce(ctx context.Context, tx *sqlx.Tx, tenant string, person int64,
 	if err != nil {
 		return NonceReservation{}, err
 	}
-	if st == model.VerificationVerified {
+	if st == StatusVerified {
 		return NonceReservation{}, ErrAlreadyVerified
 	}
 	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 7))`,
@@ -182,7 +181,7 @@ func BeginResend(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, 
 	if err != nil {
 		return 0, err
 	}
-	if st == model.VerificationVerified {
+	if st == StatusVerified {
 		return 0, ErrAlreadyVerified
 	}
 	res, err := tx.ExecContext(ctx, `UPDATE directory_verification_nonces SET used_at = now()
@@ -263,7 +262,7 @@ func StoreCode(ctx context.Context, db *storage.DB, c Code) (StoredCode, error) 
 			return fmt.Errorf("store code: %w", err)
 		}
 		out = StoredCode{Stored: true, ExpiresAt: row.ExpiresAt, Language: row.Language}
-		return setContactStatus(ctx, tx, c.Tenant, c.Person, c.Kind, c.Address, model.VerificationPending)
+		return setContactStatus(ctx, tx, c.Tenant, c.Person, c.Kind, c.Address, StatusPending)
 	})
 	return out, err
 }
@@ -282,8 +281,8 @@ type verificationRow struct {
 	Expired     bool           `db:"expired"`
 }
 
-func (r verificationRow) attempt() model.VerificationAttempt {
-	a := model.VerificationAttempt{AttemptsUsed: r.Attempts, MaxAttempts: r.MaxAttempts, Status: model.VerificationStatus(r.Status)}
+func (r verificationRow) attempt() Attempt {
+	a := Attempt{AttemptsUsed: r.Attempts, MaxAttempts: r.MaxAttempts, Status: Status(r.Status)}
 	if r.SentAt.Valid {
 		a.SentAt = &r.SentAt.Time
 	}
@@ -305,7 +304,7 @@ func lockVerification(ctx context.Context, tx *sqlx.Tx, tenant string, person in
 }
 
 // settle moves the verification to a final status, with the contact's status and the event.
-func settle(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, kind Kind, address string, r *verificationRow, st model.VerificationStatus, reason string) error {
+func settle(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, kind Kind, address string, r *verificationRow, st Status, reason string) error {
 	if _, err := tx.ExecContext(ctx, `UPDATE directory_verifications SET status = $2, failure = $3, testing_code = NULL, updated_at = now() WHERE id = $1`,
 		r.ID, st, reason); err != nil {
 		return fmt.Errorf("settle verification: %w", err)
@@ -316,7 +315,7 @@ func settle(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, kind 
 	}
 	v := events.Verification{UserID: strconv.FormatInt(person, 10), DirectoryID: r.DirectoryID.String,
 		TargetType: string(kind.TargetType()), Address: address, Status: string(st)}
-	if st == model.VerificationVerified {
+	if st == StatusVerified {
 		_, err := storage.EmitEvent(ctx, tx, tenant, storage.EventVerificationDone, events.VerificationCompleted{Verification: v})
 		return err
 	}
@@ -348,7 +347,7 @@ const (
 // CheckResult is the outcome with the state of the code.
 type CheckResult struct {
 	Outcome    CheckOutcome
-	Attempt    model.VerificationAttempt
+	Attempt    Attempt
 	VerifiedAt *time.Time
 	Remaining  int
 	// Seq is the resend the checked code belongs to.
@@ -366,7 +365,7 @@ func CheckCode(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, ki
 	}
 	r, err := lockVerification(ctx, tx, tenant, person, kind, address)
 	if errors.Is(err, storage.ErrNotFound) {
-		if st == model.VerificationVerified {
+		if st == StatusVerified {
 			return CheckResult{Outcome: CheckAlreadyVerified}, nil
 		}
 		return CheckResult{Outcome: CheckNoCode}, nil
@@ -376,21 +375,21 @@ func CheckCode(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, ki
 	}
 	res := CheckResult{Seq: r.Seq}
 	switch {
-	case r.Status == string(model.VerificationVerified):
+	case r.Status == string(StatusVerified):
 		res.Outcome = CheckAlreadyVerified
-	case r.Status == string(model.VerificationExpired):
+	case r.Status == string(StatusExpired):
 		res.Outcome = CheckExpired
-	case r.Status == string(model.VerificationFailed):
+	case r.Status == string(StatusFailed):
 		res.Outcome = CheckDead
-	case r.Status != string(model.VerificationPending) || r.Hash == nil:
+	case r.Status != string(StatusPending) || r.Hash == nil:
 		res.Outcome = CheckNoCode
 	case r.Expired:
-		if err := settle(ctx, tx, tenant, person, kind, address, &r, model.VerificationExpired, "expired"); err != nil {
+		if err := settle(ctx, tx, tenant, person, kind, address, &r, StatusExpired, "expired"); err != nil {
 			return res, err
 		}
 		res.Outcome = CheckExpired
 	case subtle.ConstantTimeCompare(HashCode(r.Salt, code), r.Hash) == 1:
-		if err := settle(ctx, tx, tenant, person, kind, address, &r, model.VerificationVerified, ""); err != nil {
+		if err := settle(ctx, tx, tenant, person, kind, address, &r, StatusVerified, ""); err != nil {
 			return res, err
 		}
 		res.Outcome = CheckVerified
@@ -405,7 +404,7 @@ func CheckCode(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, ki
 		if res.Remaining <= 0 {
 			res.Remaining = 0
 			res.Outcome = CheckExhausted
-			if err := settle(ctx, tx, tenant, person, kind, address, &r, model.VerificationFailed, "wrong-code-attempts"); err != nil {
+			if err := settle(ctx, tx, tenant, person, kind, address, &r, StatusFailed, "wrong-code-attempts"); err != nil {
 				return res, err
 			}
 		}
@@ -417,8 +416,8 @@ func CheckCode(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, ki
 // ExpireCode marks the code of resend seq Expired when it is still pending
 // and past its expiry, and returns the verification's status afterwards
 // ("" when the verification is gone).
-func ExpireCode(ctx context.Context, db *storage.DB, tenant string, person int64, kind Kind, address string, seq int) (model.VerificationStatus, error) {
-	var st model.VerificationStatus
+func ExpireCode(ctx context.Context, db *storage.DB, tenant string, person int64, kind Kind, address string, seq int) (Status, error) {
+	var st Status
 	err := db.InTx(ctx, func(tx *sqlx.Tx) error {
 		r, err := lockVerification(ctx, tx, tenant, person, kind, address)
 		if errors.Is(err, storage.ErrNotFound) {
@@ -427,12 +426,12 @@ func ExpireCode(ctx context.Context, db *storage.DB, tenant string, person int64
 		if err != nil {
 			return err
 		}
-		if r.Seq == seq && r.Status == string(model.VerificationPending) && r.Expired {
-			if err := settle(ctx, tx, tenant, person, kind, address, &r, model.VerificationExpired, "expired"); err != nil {
+		if r.Seq == seq && r.Status == string(StatusPending) && r.Expired {
+			if err := settle(ctx, tx, tenant, person, kind, address, &r, StatusExpired, "expired"); err != nil {
 				return err
 			}
 		}
-		st = model.VerificationStatus(r.Status)
+		st = Status(r.Status)
 		return nil
 	})
 	return st, err
@@ -449,47 +448,28 @@ func FailCode(ctx context.Context, db *storage.DB, tenant string, person int64, 
 		if err != nil {
 			return err
 		}
-		switch model.VerificationStatus(r.Status) {
-		case model.VerificationVerified, model.VerificationExpired, model.VerificationFailed:
+		switch Status(r.Status) {
+		case StatusVerified, StatusExpired, StatusFailed:
 			return nil
 		}
 		if r.Seq != seq {
 			return nil
 		}
-		return settle(ctx, tx, tenant, person, kind, address, &r, model.VerificationFailed, reason)
+		return settle(ctx, tx, tenant, person, kind, address, &r, StatusFailed, reason)
 	})
 }
 
 // PendingVerifications lists the tenant's live codes of one kind with the
 // plain code, for the testing operations.
-func PendingVerifications(ctx context.Context, q Querier, tenant string, kind Kind) ([]model.PendingVerificationAttempt, error) {
-	var rows []struct {
-		Address   string         `db:"address"`
-		Person    int64          `db:"person_id"`
-		Directory sql.NullString `db:"directory_id"`
-		Code      string         `db:"testing_code"`
-		Attempts  int            `db:"attempts"`
-		SentAt    time.Time      `db:"sent_at"`
-		ExpiresAt time.Time      `db:"expires_at"`
-	}
-	err := q.SelectContext(ctx, &rows, `
-		SELECT v.address, v.person_id, p.directory_id, v.testing_code, v.attempts, v.sent_at, v.expires_at
+func PendingVerifications(ctx context.Context, q Querier, tenant string, kind Kind) ([]PendingCode, error) {
+	out := []PendingCode{}
+	err := q.SelectContext(ctx, &out, `
+		SELECT v.kind, v.address, v.person_id, coalesce(p.directory_id, '') AS directory_id, v.testing_code, v.attempts, v.sent_at, v.expires_at
 		FROM directory_verifications v JOIN people p ON p.id = v.person_id
 		WHERE v.tenant_id = $1 AND v.kind = $2 AND v.status = 'Pending' AND v.expires_at > now() AND v.testing_code IS NOT NULL
 		ORDER BY v.sent_at, v.id`, tenant, kind)
 	if err != nil {
 		return nil, fmt.Errorf("list pending verifications: %w", err)
-	}
-	device := model.PendingDeviceType("Email")
-	if kind == KindPhone {
-		device = "Sms"
-	}
-	out := make([]model.PendingVerificationAttempt, 0, len(rows))
-	for _, r := range rows {
-		out = append(out, model.PendingVerificationAttempt{
-			DeviceType: device, Address: r.Address, UserID: strconv.FormatInt(r.Person, 10), DirectoryID: r.Directory.String,
-			Code: r.Code, AttemptsUsed: r.Attempts, CreatedAt: r.SentAt, ExpiresAt: r.ExpiresAt,
-		})
 	}
 	return out, nil
 }

@@ -6,6 +6,7 @@ import (
 )
 
 func TestCodesAreRandomDigitsAndOnlyHashed(t *testing.T) {
+	t.Parallel()
 	seen := map[string]bool{}
 	for range 200 {
 		c, err := NewCode()

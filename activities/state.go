@@ -1,0 +1,109 @@
+package activities
+
+import (
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/time/rate"
+)
+
+// alertState is what the alert activities of one Activities value keep
+// between calls: the deliveries counter, the per-tenant rate limiters and the
+// renderers of the alerts being delivered. It lives and dies with its
+// Activities; renderers expire after renderTTL and at most renderCacheSize
+// are kept.
+type alertState struct {
+	once       sync.Once
+	deliveries *prometheus.CounterVec
+	mu         sync.Mutex
+	limiters   map[string]*rate.Limiter
+	cache      map[AlertRef]renderContext
+}
+
+// renderContext is an alert's renderer, kept between the batches of the
+// alert that one worker runs.
+type renderContext struct {
+	renderer *Renderer
+	loaded   time.Time
+}
+
+const (
+	renderCacheSize = 16
+	renderTTL       = 10 * time.Minute
+)
+
+// state returns the activities' state, set up on first use.
+func (a *Activities) state() *alertState {
+	st := &a.st
+	st.once.Do(func() {
+		st.limiters = map[string]*rate.Limiter{}
+		st.cache = map[AlertRef]renderContext{}
+		st.deliveries = prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "tocsin_deliveries_total",
+			Help: "Alert deliveries by channel and outcome (sent, delivered, failed, skipped, retrying).",
+		}, []string{"channel", "outcome"})
+		if a.Metrics != nil {
+			if err := a.Metrics.Register(st.deliveries); err != nil {
+				var are prometheus.AlreadyRegisteredError
+				if errors.As(err, &are) {
+					if c, ok := are.ExistingCollector.(*prometheus.CounterVec); ok {
+						st.deliveries = c
+					}
+				}
+			}
+		}
+	})
+	return st
+}
+
+// limiter returns the rate limiter of a tenant's channel.
+func (st *alertState) limiter(tenant, channel string, perSecond float64) *rate.Limiter {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	key := tenant + "|" + channel
+	l, ok := st.limiters[key]
+	if !ok {
+		burst := int(perSecond)
+		if burst < 1 {
+			burst = 1
+		}
+		l = rate.NewLimiter(rate.Limit(perSecond), burst)
+		st.limiters[key] = l
+	}
+	return l
+}
+
+// renderer returns the kept renderer of an alert, or nil.
+func (st *alertState) renderer(ref AlertRef) *Renderer {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	rc, ok := st.cache[ref]
+	if !ok || time.Since(rc.loaded) >= renderTTL {
+		return nil
+	}
+	return rc.renderer
+}
+
+// keepRenderer keeps an alert's renderer, first dropping expired ones and,
+// when still full, the oldest.
+func (st *alertState) keepRenderer(ref AlertRef, r *Renderer) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	now := time.Now()
+	var oldest AlertRef
+	var oldestAt time.Time
+	for k, rc := range st.cache {
+		switch {
+		case now.Sub(rc.loaded) >= renderTTL:
+			delete(st.cache, k)
+		case oldestAt.IsZero() || rc.loaded.Before(oldestAt):
+			oldest, oldestAt = k, rc.loaded
+		}
+	}
+	if len(st.cache) >= renderCacheSize {
+		delete(st.cache, oldest)
+	}
+	st.cache[ref] = renderContext{renderer: r, loaded: now}
+}

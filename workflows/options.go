@@ -1,0 +1,100 @@
+package workflows
+
+import (
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/tocsin/tocsin/activities"
+)
+
+// Activity options, one helper per kind of work. Each says how long one
+// attempt may take, how attempts back off, and which error types retrying
+// cannot fix (the activities return them as non-retryable application errors).
+
+// Error types that end an activity at once.
+var (
+	// alertErrors: the alert is gone or its stored settings are unreadable.
+	alertErrors = []string{activities.ErrTypeAlertNotFound, activities.ErrTypeBadAlert}
+	// mediaErrors: the uploaded file is not media tocsin can encode.
+	mediaErrors = []string{activities.ErrTypeInvalidMedia, activities.ErrTypeUnsupportedMedia, activities.ErrTypeAudioTooLong}
+	// hookErrors: the signing secret cannot be opened or the event not encoded.
+	hookErrors = []string{activities.ErrTypeHookSecret, activities.ErrTypeHookPayload}
+	// codeErrors: the address cannot take a code or its channel has no provider.
+	codeErrors = []string{activities.ErrTypeUndeliverable, activities.ErrTypeNoProvider}
+)
+
+// backoff is an exponential retry policy from initial to at most max, over
+// at most attempts attempts.
+func backoff(initial, max time.Duration, attempts int32, nonRetryable []string) *temporal.RetryPolicy {
+	return &temporal.RetryPolicy{
+		InitialInterval: initial, BackoffCoefficient: 2, MaximumInterval: max,
+		MaximumAttempts: attempts, NonRetryableErrorTypes: nonRetryable,
+	}
+}
+
+// withOptions sets the start-to-close timeout of one attempt and the retry policy.
+func withOptions(ctx workflow.Context, attempt time.Duration, retry *temporal.RetryPolicy) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: attempt, RetryPolicy: retry})
+}
+
+// alertStepOptions are for an alert's bookkeeping (prepare, record, finish):
+// short database work, retried quickly and often, since the API starts the
+// workflow just before its transaction commits.
+func alertStepOptions(ctx workflow.Context) workflow.Context {
+	return withOptions(ctx, 10*time.Minute, backoff(200*time.Millisecond, 30*time.Second, 20, alertErrors))
+}
+
+// alertLocalStepOptions are alertStepOptions for the same steps run as
+// local activities. Resolving a very large alert's recipients can take
+// longer than a workflow task's timeout; the SDK heartbeats the task while
+// a local activity runs, so one attempt may take as long as an activity's.
+func alertLocalStepOptions(ctx workflow.Context) workflow.Context {
+	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: 10 * time.Minute,
+		RetryPolicy:         backoff(200*time.Millisecond, 30*time.Second, 20, alertErrors),
+	})
+}
+
+// deliveryOptions are for delivering a batch to providers: heartbeating, at
+// most maxAttempts attempts (the alert's own setting).
+func deliveryOptions(ctx workflow.Context, maxAttempts int) workflow.Context {
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 5 * time.Minute,
+		HeartbeatTimeout:    10 * time.Second,
+		RetryPolicy:         backoff(time.Second, 30*time.Second, int32(maxAttempts), alertErrors),
+	})
+}
+
+// capUpdateOptions are for sending an alert's CAP Update or Cancel.
+func capUpdateOptions(ctx workflow.Context) workflow.Context {
+	return withOptions(ctx, 2*time.Minute, backoff(time.Second, time.Minute, 10, alertErrors))
+}
+
+// mediaOptions are for inspecting and encoding an uploaded file.
+func mediaOptions(ctx workflow.Context) workflow.Context {
+	return withOptions(ctx, 5*time.Minute, &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: mediaErrors})
+}
+
+// hookAttemptOptions are for one hook POST (TOCSIN_HOOK_TIMEOUT, at most a
+// few minutes) and its row; the workflow spaces the attempts of its own
+// schedule, these only cover a worker or database failing mid-attempt.
+func hookAttemptOptions(ctx workflow.Context) workflow.Context {
+	return withOptions(ctx, 5*time.Minute, backoff(time.Second, time.Minute, 20, hookErrors))
+}
+
+// maintenanceOptions are for periodic database housekeeping (purges).
+func maintenanceOptions(ctx workflow.Context) workflow.Context {
+	return withOptions(ctx, 10*time.Minute, &temporal.RetryPolicy{MaximumAttempts: 5})
+}
+
+// codeOptions are for sending a verification code.
+func codeOptions(ctx workflow.Context) workflow.Context {
+	return withOptions(ctx, time.Minute, backoff(2*time.Second, time.Minute, 6, codeErrors))
+}
+
+// smokeOptions are for the smoke test's single row.
+func smokeOptions(ctx workflow.Context) workflow.Context {
+	return withOptions(ctx, 10*time.Second, &temporal.RetryPolicy{MaximumAttempts: 3})
+}
