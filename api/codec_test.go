@@ -52,7 +52,7 @@ func codecServer(t *testing.T) (base string, codec *payloadcrypt.Codec) {
 
 func codecToken(t *testing.T, scopes ...string) string {
 	t.Helper()
-	tok, err := auth.Mint(config.DevJWTSecret, auth.Principal{Subject: "op", Tenant: "ops", Scopes: scopes}, time.Hour)
+	tok, err := auth.Mint(config.DevJWTSecret, auth.Principal{Subject: "op", Tenant: "1", Scopes: scopes}, time.Hour)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,7 +109,7 @@ func TestCodecEndpointDecodesForOperatorsOnly(t *testing.T) {
 		t.Fatalf("no token: %d %s %s", r.status, r.header, r.body)
 	}
 	// A forged token: 401.
-	forged, _ := auth.Mint("another secret", auth.Principal{Subject: "op", Tenant: "ops", Scopes: []string{auth.ScopeOperator}}, time.Hour)
+	forged, _ := auth.Mint("another secret", auth.Principal{Subject: "op", Tenant: "1", Scopes: []string{auth.ScopeOperator}}, time.Hour)
 	if r := codecPost(t, base+"/codec/decode", body, "Authorization", "Bearer "+forged); r.status != http.StatusUnauthorized {
 		t.Fatalf("forged token: %d %s", r.status, r.body)
 	}

@@ -72,12 +72,15 @@ func Permanent(err error) bool {
 // or did not answer (connection refused or reset, DNS failure, timeout):
 // the request got no HTTP answer. A cancelled context is not.
 func Unreachable(err error) bool {
-	var ue *url.Error
-	if !errors.As(err, &ue) || errors.Is(err, context.Canceled) {
+	if err == nil || errors.Is(err, context.Canceled) {
 		return false
 	}
+	if errors.Is(err, errUnreachable) || errors.Is(err, errTimeout) {
+		return true
+	}
+	var ue *url.Error
 	var se *StatusError
-	return !errors.As(err, &se)
+	return errors.As(err, &ue) && !errors.As(err, &se)
 }
 
 // Request is one call to a provider.

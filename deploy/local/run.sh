@@ -30,7 +30,7 @@ else
 fi
 
 token=$(bin/tocsin token --tenant "$tenant")
-optoken=$(bin/tocsin token --tenant ops --sub operator --scope operator)
+optoken=$(bin/tocsin token --tenant 1 --sub operator --scope operator)
 cat <<MSG
 
 tocsin is starting.

@@ -162,7 +162,8 @@ func TestHistoriesHoldNoPersonalDataInClear(t *testing.T) {
 			}
 		}
 	}
-	if len(seen) < 4 || events < 20 {
+	// Both verifications and the alert (a small alert runs no child).
+	if len(seen) < 3 || events < 20 {
 		t.Fatalf("read only %d workflows, %d events", len(seen), events)
 	}
 
