@@ -164,10 +164,10 @@ func (s *Sender) post(ctx context.Context, m channels.Message) (channels.Result,
 		}
 		res.Outcome, res.ProviderMessageID = channels.Sent, r.ID
 	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
-		res.Error = fmt.Sprintf("provider answered %d: %s", resp.StatusCode, snippet(raw))
+		res.Error = fmt.Sprintf("provider answered %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
 	default:
 		res.Permanent = true
-		res.Error = fmt.Sprintf("provider refused the message with %d: %s", resp.StatusCode, snippet(raw))
+		res.Error = fmt.Sprintf("provider refused the message with %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
 	}
 	return res, nil
 }
@@ -179,12 +179,4 @@ func redact(err error) error {
 		return ue.Err
 	}
 	return err
-}
-
-func snippet(b []byte) string {
-	s := strings.TrimSpace(string(b))
-	if len(s) > 200 {
-		s = s[:200] + "..."
-	}
-	return s
 }

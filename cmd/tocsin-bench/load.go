@@ -306,7 +306,7 @@ BENCH_LOAD_EMERGENCY, BENCH_LOAD_VERIFICATIONS.`)
 		return err
 	}
 	reg := app.NewMetricsRegistry()
-	if r.tc, err = worker.Dial(ctx, worker.DialConfig{Address: o.temporal, Namespace: "default"}, logger, reg); err != nil {
+	if r.tc, err = app.DialTemporal(ctx, cfg, logger, reg); err != nil {
 		return err
 	}
 	defer r.tc.Close()
