@@ -10,7 +10,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"net/url"
@@ -28,9 +27,7 @@ import (
 
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/channels/sms"
-	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/auth"
-	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/storage"
 )
 
@@ -181,30 +178,11 @@ func runAlert(args []string, crash bool) error {
 	defer func() { w.stop() }()
 
 	// The API, in this process.
-	cfg, err := config.Load()
+	a, err := benchApp(ctx, o.temporal, o.minio, queue, db)
 	if err != nil {
 		return err
 	}
-	cfg.Env, cfg.JWTSecret, cfg.JWKSURL = "development", config.DevJWTSecret, ""
-	cfg.TemporalAddress, cfg.TemporalTaskQueue, cfg.MinIOEndpoint, cfg.MinIOBucket = o.temporal, queue, o.minio, "bench"
-	cfg.MinIOAccessKey, cfg.MinIOSecretKey = "minioadmin", "minioadmin"
-	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	objects, err := storage.OpenObjects(ctx, storage.ObjectsConfig{Endpoint: o.minio, AccessKey: "minioadmin", SecretKey: "minioadmin", Bucket: "bench"})
-	if err != nil {
-		return err
-	}
-	reg := app.NewMetricsRegistry()
-	cfg.TemporalNamespace = "default"
-	tc, err := app.DialTemporal(ctx, cfg, logger, reg)
-	if err != nil {
-		return err
-	}
-	defer tc.Close()
-	box, err := app.NewSecretsBox(cfg)
-	if err != nil {
-		return err
-	}
-	a := &app.App{Config: cfg, Logger: logger, Secrets: box, DB: db, Objects: objects, Temporal: tc, Metrics: reg}
+	defer a.Temporal.Close()
 	srv, err := a.Server(ctx)
 	if err != nil {
 		return err
@@ -216,7 +194,7 @@ func runAlert(args []string, crash bool) error {
 	go func() { _ = srv.App.Listener(ln) }()
 	defer func() { _ = srv.App.ShutdownWithTimeout(5 * time.Second) }()
 	api := &client{base: "http://" + ln.Addr().String(), http: &http.Client{Timeout: 60 * time.Second}}
-	api.token, err = auth.Mint(cfg.JWTSecret, auth.Principal{Subject: "bench", Tenant: tenant, Scopes: auth.AllScopes}, 24*time.Hour)
+	api.token, err = auth.Mint(a.Config.JWTSecret, auth.Principal{Subject: "bench", Tenant: tenant, Scopes: auth.AllScopes}, 24*time.Hour)
 	if err != nil {
 		return err
 	}

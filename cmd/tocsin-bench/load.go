@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -25,9 +24,7 @@ import (
 	sdkworker "go.temporal.io/sdk/worker"
 	"go.temporal.io/sdk/workflow"
 
-	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/auth"
-	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/worker"
 	"github.com/tocsin/tocsin/workflows"
@@ -292,30 +289,17 @@ BENCH_LOAD_EMERGENCY, BENCH_LOAD_VERIFICATIONS.`)
 	}
 	defer func() { w.stop() }()
 
-	cfg, err := config.Load()
-	if err != nil {
-		return err
-	}
-	cfg.Env, cfg.JWTSecret, cfg.JWKSURL = "development", config.DevJWTSecret, ""
-	cfg.TemporalAddress, cfg.TemporalTaskQueue, cfg.MinIOEndpoint, cfg.MinIOBucket = o.temporal, queue, o.minio, "bench"
-	cfg.MinIOAccessKey, cfg.MinIOSecretKey = "minioadmin", "minioadmin"
-	cfg.DatabaseURL = dsn
-	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
-	objects, err := storage.OpenObjects(ctx, storage.ObjectsConfig{Endpoint: o.minio, AccessKey: "minioadmin", SecretKey: "minioadmin", Bucket: "bench"})
-	if err != nil {
-		return err
-	}
-	reg := app.NewMetricsRegistry()
-	if r.tc, err = app.DialTemporal(ctx, cfg, logger, reg); err != nil {
-		return err
-	}
-	defer r.tc.Close()
 	apiDB, err := storage.Open(ctx, dsn, 20)
 	if err != nil {
 		return err
 	}
 	defer apiDB.Close()
-	a := &app.App{Config: cfg, Logger: logger, DB: apiDB, Objects: objects, Temporal: r.tc, Metrics: reg}
+	a, err := benchApp(ctx, o.temporal, o.minio, queue, apiDB)
+	if err != nil {
+		return err
+	}
+	r.tc = a.Temporal
+	defer r.tc.Close()
 	srv, err := a.Server(ctx)
 	if err != nil {
 		return err
@@ -326,7 +310,7 @@ BENCH_LOAD_EMERGENCY, BENCH_LOAD_VERIFICATIONS.`)
 	}
 	go func() { _ = srv.App.Listener(ln) }()
 	defer func() { _ = srv.App.ShutdownWithTimeout(5 * time.Second) }()
-	r.base, r.secret = "http://"+ln.Addr().String(), cfg.JWTSecret
+	r.base, r.secret = "http://"+ln.Addr().String(), a.Config.JWTSecret
 	r.http = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 512, MaxConnsPerHost: 0}}
 	r.finals = newFinalWatch(r.db)
 	go r.finals.run(ctx)

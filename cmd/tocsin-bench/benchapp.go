@@ -1,0 +1,39 @@
+package main
+
+import (
+	"context"
+	"io"
+	"log/slog"
+
+	"github.com/tocsin/tocsin/internal/app"
+	"github.com/tocsin/tocsin/internal/config"
+	"github.com/tocsin/tocsin/storage"
+)
+
+// benchApp builds the API of a benchmark run, in this process: development
+// settings on the test services, the given task queue and database, logs
+// discarded. The caller closes its Temporal client.
+func benchApp(ctx context.Context, temporal, minio, queue string, db *storage.DB) (*app.App, error) {
+	cfg, err := config.Load()
+	if err != nil {
+		return nil, err
+	}
+	cfg.Env, cfg.JWTSecret, cfg.JWKSURL, cfg.DatabaseURL = "development", config.DevJWTSecret, "", db.URL
+	cfg.TemporalAddress, cfg.TemporalNamespace, cfg.TemporalTaskQueue = temporal, "default", queue
+	cfg.MinIOEndpoint, cfg.MinIOBucket, cfg.MinIOAccessKey, cfg.MinIOSecretKey = minio, "bench", "minioadmin", "minioadmin"
+	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
+	objects, err := storage.OpenObjects(ctx, storage.ObjectsConfig{Endpoint: minio, AccessKey: "minioadmin", SecretKey: "minioadmin", Bucket: "bench"})
+	if err != nil {
+		return nil, err
+	}
+	box, err := app.NewSecretsBox(cfg)
+	if err != nil {
+		return nil, err
+	}
+	reg := app.NewMetricsRegistry()
+	tc, err := app.DialTemporal(ctx, cfg, logger, reg)
+	if err != nil {
+		return nil, err
+	}
+	return &app.App{Config: cfg, Logger: logger, Secrets: box, DB: db, Objects: objects, Temporal: tc, Metrics: reg}, nil
+}
