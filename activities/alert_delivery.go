@@ -223,6 +223,12 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 		}
 	}
 	if err := storage.InBatchTx(ctx, a.DB, func(tx *sqlx.Tx) error {
+		if in.Channel == string(channels.Voice) || in.Channel == string(channels.Etn) {
+			// Call status callbacks of this batch wait for its rows (syncCalls).
+			if err := storage.LockBatch(ctx, tx, key); err != nil {
+				return err
+			}
+		}
 		if err := storage.RecordDeliveries(ctx, tx, key, rows); err != nil {
 			return err
 		}

@@ -135,6 +135,19 @@ func RecordDeliveries(ctx context.Context, tx *sqlx.Tx, k BatchKey, rows []Deliv
 	return RecountBatch(ctx, tx, k)
 }
 
+// LockBatch takes a transaction-scoped advisory lock on one delivery batch,
+// so that writing a batch's results and applying a provider's status
+// callback for one of its recipients never interleave: a callback either
+// sees the batch's rows or commits before the batch reads it back.
+func LockBatch(ctx context.Context, tx sqlx.ExecerContext, k BatchKey) error {
+	_, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`,
+		fmt.Sprintf("batch:%s:%d:%s:%d:%d", k.Tenant, k.AlertID, k.Channel, k.Cycle, k.Lo))
+	if err != nil {
+		return fmt.Errorf("lock batch: %w", err)
+	}
+	return nil
+}
+
 // RecountBatch rewrites the counts of a batch from its delivery rows.
 func RecountBatch(ctx context.Context, tx sqlx.ExecerContext, k BatchKey) error {
 	_, err := tx.ExecContext(ctx, `

@@ -25,6 +25,19 @@ func applyCall(ctx context.Context, db *storage.DB, call voice.Call) error {
 	}
 	now := time.Now().UTC()
 	return db.InTx(ctx, func(tx *sqlx.Tx) error {
+		var bs int64
+		if err := tx.GetContext(ctx, &bs, `SELECT batch_size FROM alerts WHERE tenant_id = $1 AND id = $2`, tenant, alertID); err != nil {
+			return fmt.Errorf("read batch size: %w", err)
+		}
+		var batch *storage.BatchKey
+		if bs > 0 {
+			lo := (seq - 1) / bs * bs
+			batch = &storage.BatchKey{Tenant: tenant, AlertID: alertID, Channel: ch, Cycle: cycle, Lo: lo, Hi: lo + bs}
+			// Wait for the batch's rows if it is being written now.
+			if err := storage.LockBatch(ctx, tx, *batch); err != nil {
+				return err
+			}
+		}
 		var res interface{ RowsAffected() (int64, error) }
 		var err error
 		switch {
@@ -51,16 +64,9 @@ func applyCall(ctx context.Context, db *storage.DB, call voice.Call) error {
 				return err
 			}
 		}
-		if n, _ := res.RowsAffected(); n > 0 {
-			var bs int64
-			if err := tx.GetContext(ctx, &bs, `SELECT batch_size FROM alerts WHERE tenant_id = $1 AND id = $2`, tenant, alertID); err != nil {
-				return fmt.Errorf("read batch size: %w", err)
-			}
-			if bs > 0 {
-				lo := (seq - 1) / bs * bs
-				if err := storage.RecountBatch(ctx, tx, storage.BatchKey{Tenant: tenant, AlertID: alertID, Channel: ch, Cycle: cycle, Lo: lo, Hi: lo + bs}); err != nil {
-					return err
-				}
+		if n, _ := res.RowsAffected(); n > 0 && batch != nil {
+			if err := storage.RecountBatch(ctx, tx, *batch); err != nil {
+				return err
 			}
 		}
 		if call.Status != voice.StatusConfirmed {
