@@ -63,17 +63,9 @@ func (h *handlers) registerDevices(api huma.API) {
 		func(ctx context.Context, in *DevicePath) (*struct {
 			Body model.ContactInformationDevice
 		}, error) {
-			dir, id, err := in.ids()
+			tenant, id, dev, err := h.existingUser(ctx, in.UserPath, in.DeviceID, "device")
 			if err != nil {
 				return nil, err
-			}
-			dev, err := store.ParseID(in.DeviceID)
-			if err != nil {
-				return nil, rest.NotFound("device")
-			}
-			tenant := rest.Tenant(ctx)
-			if _, err := store.GetUser(ctx, h.d.DB, tenant, dir, id); err != nil {
-				return nil, h.fail(ctx, err, "user")
 			}
 			d, err := store.GetDevice(ctx, h.d.DB, tenant, id, dev)
 			if err != nil {

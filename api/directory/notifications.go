@@ -158,17 +158,9 @@ func (h *handlers) registerNotifications(api huma.API) {
 
 	rest.Register(api, op("usersGetLocation", http.MethodGet, base+"/locations/{locationId}", 0, "Read a location", "Answers one of the user's locations."),
 		func(ctx context.Context, in *LocationPath) (*struct{ Body model.Location }, error) {
-			dir, id, err := in.ids()
+			tenant, id, lid, err := h.existingUser(ctx, in.UserPath, in.LocationID, "location")
 			if err != nil {
 				return nil, err
-			}
-			lid, err := store.ParseID(in.LocationID)
-			if err != nil {
-				return nil, rest.NotFound("location")
-			}
-			tenant := rest.Tenant(ctx)
-			if _, err := store.GetUser(ctx, h.d.DB, tenant, dir, id); err != nil {
-				return nil, h.fail(ctx, err, "user")
 			}
 			l, err := store.GetLocation(ctx, h.d.DB, tenant, id, lid)
 			if err != nil {

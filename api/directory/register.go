@@ -84,6 +84,24 @@ func (p UserPath) ids() (string, int64, error) {
 	return dir, id, nil
 }
 
+// existingUser parses the user path and an id of something the user has
+// (named what in a 404), and checks that the user exists in the tenant's
+// directory: it answers the tenant, the user's id and the parsed child id.
+func (h *handlers) existingUser(ctx context.Context, p UserPath, childID, what string) (tenant string, person, child int64, err error) {
+	dir, person, err := p.ids()
+	if err != nil {
+		return "", 0, 0, err
+	}
+	if child, err = store.ParseID(childID); err != nil {
+		return "", 0, 0, rest.NotFound(what)
+	}
+	tenant = rest.Tenant(ctx)
+	if _, err := store.GetUser(ctx, h.d.DB, tenant, dir, person); err != nil {
+		return "", 0, 0, h.fail(ctx, err, "user")
+	}
+	return tenant, person, child, nil
+}
+
 // fail maps storage errors to problems: not found is a 404 naming what,
 // conflicts a 409, anything unexpected a logged 500.
 func (h *handlers) fail(ctx context.Context, err error, what string) error {
