@@ -128,22 +128,11 @@ func runAlert(args []string, crash bool) error {
 	logf("loopback SMS endpoint %s: %.0f messages/s raw", lb.url, raw)
 
 	// A database schema of its own.
-	if err := storage.EnsureDatabase(ctx, o.dbURL); err != nil {
-		return err
-	}
-	schema := "bench_" + randomSuffix()
-	admin, err := storage.Open(ctx, o.dbURL, 2)
+	schema, dsn, drop, err := runSchema(ctx, o.dbURL, o.keep)
 	if err != nil {
 		return err
 	}
-	defer admin.Close()
-	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-		return fmt.Errorf("create schema: %w", err)
-	}
-	if !o.keep {
-		defer func() { _, _ = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE") }()
-	}
-	dsn := schemaDSN(o.dbURL, schema)
+	defer drop()
 	db, err := storage.Open(ctx, dsn, 20)
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 
@@ -36,4 +37,29 @@ func benchApp(ctx context.Context, temporal, minio, queue string, db *storage.DB
 		return nil, err
 	}
 	return &app.App{Config: cfg, Logger: logger, Secrets: box, DB: db, Objects: objects, Temporal: tc, Metrics: reg}, nil
+}
+
+// runSchema creates a schema of its own for a benchmark run in the
+// database of dbURL (created when missing) and answers its name, a DSN that
+// uses it, and a drop function that removes it (unless keep).
+func runSchema(ctx context.Context, dbURL string, keep bool) (schema, dsn string, drop func(), err error) {
+	if err := storage.EnsureDatabase(ctx, dbURL); err != nil {
+		return "", "", nil, err
+	}
+	schema = "bench_" + randomSuffix()
+	admin, err := storage.Open(ctx, dbURL, 2)
+	if err != nil {
+		return "", "", nil, err
+	}
+	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+		_ = admin.Close()
+		return "", "", nil, fmt.Errorf("create schema: %w", err)
+	}
+	drop = func() {
+		if !keep {
+			_, _ = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+		}
+		_ = admin.Close()
+	}
+	return schema, schemaDSN(dbURL, schema), drop, nil
 }

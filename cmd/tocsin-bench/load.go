@@ -229,20 +229,11 @@ BENCH_LOAD_EMERGENCY, BENCH_LOAD_VERIFICATIONS.`)
 	defer lb.close()
 	r.lb = lb
 
-	if err := storage.EnsureDatabase(ctx, o.dbURL); err != nil {
-		return err
-	}
-	schema := "bench_" + randomSuffix()
-	admin, err := storage.Open(ctx, o.dbURL, 2)
+	schema, dsn, drop, err := runSchema(ctx, o.dbURL, false)
 	if err != nil {
 		return err
 	}
-	defer admin.Close()
-	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-		return fmt.Errorf("create schema: %w", err)
-	}
-	defer func() { _, _ = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE") }()
-	dsn := schemaDSN(o.dbURL, schema)
+	defer drop()
 	if r.db, err = storage.Open(ctx, dsn, 10); err != nil {
 		return err
 	}
