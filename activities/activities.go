@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"sync"
 
 	"github.com/prometheus/client_golang/prometheus"
 
@@ -32,9 +33,17 @@ type Activities struct {
 	// Metrics receives the activities' own series (tocsin_deliveries_total).
 	Metrics prometheus.Registerer
 
-	// st is what the alert activities keep between calls (see state).
-	st alertState
+	// st is what the alert activities keep between calls (see state),
+	// set up once, or shared with another Activities (ShareState).
+	stOnce sync.Once
+	st     *alertState
 }
+
+// ShareState makes a keep its per-tenant rate limiters, renderers and
+// delivery counter in b's, so the two lanes of one worker process throttle
+// a tenant's channel together. Call it before a is used. (A function, not
+// a method: every exported method of Activities is an activity.)
+func ShareState(a, b *Activities) { a.st = b.state() }
 
 // SmokeRecord is what the smoke activity writes.
 type SmokeRecord struct {

@@ -15,7 +15,6 @@ import (
 // Activities; renderers expire after renderTTL and at most renderCacheSize
 // are kept.
 type alertState struct {
-	once       sync.Once
 	deliveries *prometheus.CounterVec
 	mu         sync.Mutex
 	limiters   map[string]*rate.Limiter
@@ -36,10 +35,12 @@ const (
 
 // state returns the activities' state, set up on first use.
 func (a *Activities) state() *alertState {
-	st := &a.st
-	st.once.Do(func() {
-		st.limiters = map[string]*rate.Limiter{}
-		st.cache = map[AlertRef]renderContext{}
+	a.stOnce.Do(func() {
+		if a.st != nil {
+			return
+		}
+		st := &alertState{limiters: map[string]*rate.Limiter{}, cache: map[AlertRef]renderContext{}}
+		a.st = st
 		st.deliveries = prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tocsin_deliveries_total",
 			Help: "Alert deliveries by channel and outcome (sent, delivered, failed, skipped, retrying).",
@@ -55,7 +56,7 @@ func (a *Activities) state() *alertState {
 			}
 		}
 	})
-	return st
+	return a.st
 }
 
 // limiter returns the rate limiter of a tenant's channel.

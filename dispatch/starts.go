@@ -17,6 +17,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/worker"
 )
 
 // Waker wakes a Starter in the same process right after a start request
@@ -206,8 +207,13 @@ func backoff(attempts int) time.Duration {
 
 // Options returns the start options of r on taskQueue: its business id,
 // its priority, and its tenant as the fairness key, so one tenant's flood
-// does not starve the others.
+// does not starve the others. Urgent work (Emergency alerts, verification
+// codes) goes to the urgent lane beside taskQueue, whose worker slots
+// NonEmergency work cannot take.
 func Options(r storage.WorkflowStart, taskQueue string) client.StartWorkflowOptions {
+	if r.Priority == storage.PriorityUrgent {
+		taskQueue = worker.UrgentQueue(taskQueue)
+	}
 	o := client.StartWorkflowOptions{
 		ID:        r.WorkflowID,
 		TaskQueue: taskQueue,

@@ -9,10 +9,16 @@ import (
 	"github.com/tocsin/tocsin/storage"
 )
 
-func TestOptionsCarryPriorityTenantFairnessAndReusePolicy(t *testing.T) {
+func TestOptionsCarryLanePriorityTenantFairnessAndReusePolicy(t *testing.T) {
 	start := Options(storage.WorkflowStart{TenantID: "1001", WorkflowID: "alert-1001-7", Priority: storage.PriorityUrgent}, "q")
-	if start.ID != "alert-1001-7" || start.TaskQueue != "q" || start.Priority.PriorityKey != 1 || start.Priority.FairnessKey != "1001" {
+	if start.ID != "alert-1001-7" || start.TaskQueue != "q-urgent" || start.Priority.PriorityKey != 1 || start.Priority.FairnessKey != "1001" {
 		t.Fatalf("start options %+v", start)
+	}
+	// Everything less urgent stays on the task queue itself.
+	for _, p := range []int{storage.PriorityInteractive, storage.PriorityNormal} {
+		if o := Options(storage.WorkflowStart{TenantID: "1001", WorkflowID: "x", Priority: p}, "q"); o.TaskQueue != "q" || o.Priority.PriorityKey != p {
+			t.Fatalf("priority %d: task queue %s, key %d", p, o.TaskQueue, o.Priority.PriorityKey)
+		}
 	}
 	if start.WorkflowIDReusePolicy != enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE {
 		t.Fatalf("a started workflow may be started again: %v", start.WorkflowIDReusePolicy)

@@ -1,5 +1,6 @@
 // Package worker connects to Temporal and runs tocsin's workflows and
-// activities on the task queue.
+// activities in two lanes: the task queue, and beside it the urgent lane
+// (Emergency alerts and verification codes) with capacity of its own.
 package worker
 
 import (
@@ -65,10 +66,18 @@ func Register(r Registry, acts *activities.Activities) {
 	r.RegisterActivity(acts)
 }
 
+// UrgentQueue is the task queue of the urgent lane beside queue: Emergency
+// alerts and verification codes are started there, so they never wait for
+// a slot that NonEmergency work holds.
+func UrgentQueue(queue string) string { return queue + "-urgent" }
+
 // Options tunes a worker.
 type Options struct {
 	TaskQueue     string
 	MaxActivities int
+	// UrgentActivities bounds the activities (and, separately, the local
+	// activities) of the urgent lane that Start runs beside TaskQueue.
+	UrgentActivities int
 	// MaxWorkflowTasks and WorkflowTaskPollers, when not zero, bound the
 	// workflow tasks run at once and the polls for them.
 	MaxWorkflowTasks, WorkflowTaskPollers int
@@ -94,6 +103,27 @@ func New(cl client.Client, o Options, acts *activities.Activities) sdkworker.Wor
 	w := sdkworker.New(cl, o.TaskQueue, SDKOptions(o))
 	Register(w, acts)
 	return w
+}
+
+// Start runs the two lanes of a worker process on cl and returns what stops
+// them: acts on o.TaskQueue with o.MaxActivities slots, and urgent on
+// UrgentQueue(o.TaskQueue) with o.UrgentActivities slots of its own. Give
+// each lane activities with provider clients of its own (see
+// activities.ShareState), so an urgent message does not wait
+// for a connection either.
+func Start(cl client.Client, o Options, acts, urgent *activities.Activities) (stop func(), err error) {
+	uo := o
+	uo.TaskQueue, uo.MaxActivities = UrgentQueue(o.TaskQueue), o.UrgentActivities
+	u := New(cl, uo, urgent)
+	if err := u.Start(); err != nil {
+		return nil, fmt.Errorf("start urgent worker: %w", err)
+	}
+	w := New(cl, o, acts)
+	if err := w.Start(); err != nil {
+		u.Stop()
+		return nil, fmt.Errorf("start worker: %w", err)
+	}
+	return func() { w.Stop(); u.Stop() }, nil
 }
 
 // SDKOptions are the Temporal worker options New uses.

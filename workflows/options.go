@@ -67,6 +67,16 @@ func deliveryOptions(ctx workflow.Context, maxAttempts int) workflow.Context {
 	})
 }
 
+// localDeliveryOptions are deliveryOptions for a batch delivered as a local
+// activity (a single-batch alert); the SDK heartbeats the workflow task
+// while it runs.
+func localDeliveryOptions(ctx workflow.Context, maxAttempts int) workflow.Context {
+	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: 5 * time.Minute,
+		RetryPolicy:         backoff(time.Second, 30*time.Second, int32(maxAttempts), alertErrors),
+	})
+}
+
 // capUpdateOptions are for sending an alert's CAP Update or Cancel.
 func capUpdateOptions(ctx workflow.Context) workflow.Context {
 	return withOptions(ctx, 2*time.Minute, backoff(time.Second, time.Minute, 10, alertErrors))

@@ -27,6 +27,12 @@ var (
 // replay the earlier shape.
 const FewRoundTripsChange = "few-round-trips"
 
+// OneTaskChange names the SendAlert shape that delivers an alert of one
+// batch per channel as local activities too, so the whole alert is one
+// workflow task (workflow.GetVersion). Histories written before it deliver
+// that batch as an activity.
+const OneTaskChange = "one-task"
+
 // AlertWorkflowID is the business id of an alert's SendAlert workflow.
 func AlertWorkflowID(tenant string, alertID int64) string {
 	return fmt.Sprintf("alert-%s-%d", tenant, alertID)
@@ -69,6 +75,7 @@ type SendAlertState struct {
 func SendAlert(ctx workflow.Context, in SendAlertInput) error {
 	ref := activities.AlertRef{Tenant: in.Tenant, AlertID: in.AlertID}
 	fast := workflow.GetVersion(ctx, FewRoundTripsChange, workflow.DefaultVersion, 1) >= 1
+	oneTask := fast && workflow.GetVersion(ctx, OneTaskChange, workflow.DefaultVersion, 1) >= 1
 	actx := alertStepOptions(ctx)
 	lctx := alertLocalStepOptions(ctx)
 	// db runs a database-only step: a local activity, or in histories of
@@ -146,13 +153,15 @@ func SendAlert(ctx workflow.Context, in SendAlertInput) error {
 					return workflow.NewContinueAsNewError(ctx, SendAlert, next)
 				}
 				if fast && (batches-st.NextBatch)*int64(len(group)) <= int64(InlineActivities) {
-					// Few batches: deliver them here, without a child.
+					// Few batches: deliver them here, without a child; a
+					// single batch per channel in this workflow task.
 					chunk := ChunkInput{
 						AlertRef: ref, Cycle: st.Cycle, Channels: group, Earlier: earlier,
 						FromBatch: st.NextBatch, ToBatch: batches, BatchSize: plan.BatchSize, Recipients: plan.Recipients,
 						Parallelism: plan.Parallelism, MaxAttempts: plan.MaxAttempts,
 					}
-					if _, err := deliverBatches(ctx, chunk); err != nil {
+					local := oneTask && batches-st.NextBatch == 1
+					if _, err := deliverBatches(ctx, chunk, local); err != nil {
 						return fail(err)
 					}
 					children++
@@ -233,14 +242,16 @@ type ChunkOutcome struct {
 // DeliverChunk runs the DeliverBatch activities of batches [FromBatch,
 // ToBatch) on each channel, at most Parallelism at once.
 func DeliverChunk(ctx workflow.Context, in ChunkInput) (ChunkOutcome, error) {
-	return deliverBatches(ctx, in)
+	return deliverBatches(ctx, in, false)
 }
 
 // deliverBatches runs the DeliverBatch activities of a chunk, at most
-// Parallelism at once, and stops starting new ones after the first error.
-func deliverBatches(ctx workflow.Context, in ChunkInput) (ChunkOutcome, error) {
+// Parallelism at once, and stops starting new ones after the first error;
+// as local activities when local is set.
+func deliverBatches(ctx workflow.Context, in ChunkInput, local bool) (ChunkOutcome, error) {
 	var out ChunkOutcome
 	actx := deliveryOptions(ctx, in.MaxAttempts)
+	lctx := localDeliveryOptions(ctx, in.MaxAttempts)
 	var a *activities.Activities
 	type item struct {
 		channel string
@@ -261,10 +272,16 @@ func deliverBatches(ctx workflow.Context, in ChunkInput) (ChunkOutcome, error) {
 			it := items[next]
 			lo := it.batch * int64(in.BatchSize)
 			hi := min(lo+int64(in.BatchSize), in.Recipients)
-			f := workflow.ExecuteActivity(actx, a.DeliverBatch, activities.BatchInput{
+			bin := activities.BatchInput{
 				AlertRef: in.AlertRef, Channel: it.channel, Cycle: in.Cycle, Lo: lo, Hi: hi,
 				Earlier: in.Earlier, MaxAttempts: in.MaxAttempts,
-			})
+			}
+			var f workflow.Future
+			if local {
+				f = workflow.ExecuteLocalActivity(lctx, a.DeliverBatch, bin)
+			} else {
+				f = workflow.ExecuteActivity(actx, a.DeliverBatch, bin)
+			}
 			sel.AddFuture(f, func(f workflow.Future) {
 				pending--
 				var o activities.BatchOutcome

@@ -186,7 +186,7 @@ func (s *steps) listen(env *testsuite.TestWorkflowEnvironment) {
 	})
 }
 
-func TestSendAlertDeliversASingleBatchAlertWithoutAChild(t *testing.T) {
+func TestSendAlertDeliversASingleBatchAlertInOneWorkflowTask(t *testing.T) {
 	log := &batchLog{}
 	plan := activities.AlertPlan{Recipients: 1, Channels: []string{"email"}, BatchSize: 1000, Parallelism: 8, MaxAttempts: 5, Cycles: 1}
 	env := newEnv(fixed(plan), log, true)
@@ -199,10 +199,10 @@ func TestSendAlertDeliversASingleBatchAlertWithoutAChild(t *testing.T) {
 	if len(s.children) != 0 {
 		t.Fatalf("a single-batch alert started children %v", s.children)
 	}
-	if got := fmt.Sprint(s.remote); got != "[DeliverBatch]" {
-		t.Fatalf("activities %s, want only DeliverBatch", got)
+	if len(s.remote) != 0 {
+		t.Fatalf("activities %v, want none: every step runs in the workflow task", s.remote)
 	}
-	if got := fmt.Sprint(s.local); got != "[PrepareAlert StartCycle FinishFirstCycle CompleteAlert]" {
+	if got := fmt.Sprint(s.local); got != "[PrepareAlert StartCycle DeliverBatch FinishFirstCycle CompleteAlert]" {
 		t.Fatalf("local activities %s", got)
 	}
 	if got := log.keys(); len(got) != 1 || got[0] != "email:1:0-1" {
@@ -245,5 +245,24 @@ func TestSendAlertReplaysTheEarlierShape(t *testing.T) {
 	}
 	if got := fmt.Sprint(s.remote); got != "[PrepareAlert StartCycle DeliverBatch FinishFirstCycle CompleteAlert]" {
 		t.Fatalf("activities %s", got)
+	}
+}
+
+func TestSendAlertReplaysTheShapeBeforeOneTask(t *testing.T) {
+	log := &batchLog{}
+	plan := activities.AlertPlan{Recipients: 1, Channels: []string{"email"}, BatchSize: 1000, Parallelism: 8, MaxAttempts: 5, Cycles: 1}
+	env := newEnv(fixed(plan), log, true)
+	env.OnGetVersion(OneTaskChange, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	var s steps
+	s.listen(env)
+	env.ExecuteWorkflow(SendAlert, SendAlertInput{Tenant: "1", AlertID: 7})
+	if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {
+		t.Fatalf("workflow: %v", env.GetWorkflowError())
+	}
+	if got := fmt.Sprint(s.remote); got != "[DeliverBatch]" {
+		t.Fatalf("activities %s, want the batch as an activity", got)
+	}
+	if got := fmt.Sprint(s.local); got != "[PrepareAlert StartCycle FinishFirstCycle CompleteAlert]" {
+		t.Fatalf("local activities %s", got)
 	}
 }

@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"slices"
 	"sort"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,6 +17,7 @@ import (
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 
+	"github.com/tocsin/tocsin/channels/providers"
 	"github.com/tocsin/tocsin/dispatch"
 	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/internal/stacktest"
@@ -159,63 +163,85 @@ func firstTaskStarted(t *testing.T, s *stacktest.Stack, id string) time.Time {
 	return time.Time{}
 }
 
-// The Temporal server must run with the priority matcher (see
-// deploy/local/stack.sh): on a plain FIFO task queue the Emergency alert
-// comes last and this test fails.
-func TestEmergencyAlertIsScheduledAheadOfQueuedNonEmergencyWork(t *testing.T) {
+// stallingWebhook is a team-chat webhook that holds every request until
+// Release, counting the requests that arrived and that ended.
+type stallingWebhook struct {
+	*httptest.Server
+	release        chan struct{}
+	once           sync.Once
+	started, ended atomic.Int64
+}
+
+func newStallingWebhook(t *testing.T) *stallingWebhook {
+	w := &stallingWebhook{release: make(chan struct{})}
+	w.Server = httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		w.started.Add(1)
+		defer w.ended.Add(1)
+		select {
+		case <-w.release:
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(func() { w.Release(); w.Close() })
+	return w
+}
+
+// Release lets every held request, and every later one, through.
+func (w *stallingWebhook) Release() { w.once.Do(func() { close(w.release) }) }
+
+// An Emergency alert runs in the urgent lane: while every activity slot of
+// the normal lane is held by NonEmergency deliveries that a provider does
+// not answer, and more NonEmergency work waits behind them, the Emergency
+// alert is delivered, before any of that work moves. With one shared pool of
+// slots (priority alone orders waiting tasks, it cannot free a held slot)
+// the Emergency alert would start only after a held delivery ended.
+func TestEmergencyAlertIsDeliveredWhileNonEmergencyWorkHoldsEverySlot(t *testing.T) {
 	t.Parallel()
+	hook := newStallingWebhook(t)
 	_, withSandbox := stacktest.Sandbox(t)
-	s := stacktest.StartAPI(t, withSandbox)
-	s.StartStarter(t)
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
-	c := &contact{First: "Pat", Last: "Priority", Phone: "+15550103001"}
-	seed(t, s, tenant, c)
-
-	const routine = 8
-	var ids []string
-	for i := range routine {
-		res := send(t, s, tok, textAlert(fmt.Sprintf("Routine notice %d.", i), map[string]any{"contactIds": []int64{c.ID}}))
-		ids = append(ids, res.WorkflowID)
-	}
-	body := textAlert("Evacuate now.", map[string]any{"contactIds": []int64{c.ID}})
-	body["settings"].(map[string]any)["priority"] = map[string]any{"priority": "Emergency"}
-	emergency := send(t, s, tok, body)
-	ids = append(ids, emergency.WorkflowID)
-	// Every workflow is started and waits in the task queue.
-	stacktest.Eventually(t, 30*time.Second, "every workflow to be started", func() bool {
-		for _, id := range ids {
-			if !workflowExists(t, s, id) {
-				return false
-			}
-		}
-		return pendingStarts(t, s) == 0
+	s := stacktest.Start(t, withSandbox, func(c *config.Config) {
+		c.WorkerMaxActivities, c.WorkerUrgentActivities = 2, 2
+		// The stalling webhook is a loopback server speaking plain http.
+		c.HookAllowHosts, c.HookAllowHTTP = []string{"127.0.0.1"}, true
 	})
+	busy, other := stacktest.NewTenant(), stacktest.NewTenant()
+	bTok, oTok := s.Token(t, busy), s.Token(t, other)
+	set := providers.Settings{Targets: []providers.Target{{Name: "ops", URL: hook.URL + "/hook", Style: "slack"}}}
+	if r := s.Do(t, http.MethodPut, "/v2/settings/channels/teamChat", bTok, set); r.Status != http.StatusOK {
+		t.Fatalf("configure team chat: %d %s", r.Status, r.Body)
+	}
+	bc := &contact{First: "Bo", Last: "Busy", Phone: "+15550106001"}
+	seed(t, s, busy, bc)
+	oc := &contact{First: "Em", Last: "Urgent", Phone: "+15550106002"}
+	seed(t, s, other, oc)
 
-	// A worker that takes one workflow task at a time.
-	s.StartWorker(t, stacktest.WorkerOptions{OneWorkflowTaskAtATime: true})
-	for _, id := range ids {
-		var alertID int64
-		if _, err := fmt.Sscanf(id, "alert-"+tenant+"-%d", &alertID); err != nil {
-			t.Fatal(err)
-		}
-		waitDone(t, s, tok, alertID)
+	var routine []sendResponse
+	for i := range 3 {
+		routine = append(routine, send(t, s, bTok, map[string]any{"settings": map[string]any{
+			"message":    map[string]any{"subject": "Routine", "body": fmt.Sprintf("Routine notice %d.", i)},
+			"channels":   map[string]any{"teamChat": map[string]any{"enabled": true}},
+			"recipients": map[string]any{"contactIds": []int64{bc.ID}},
+		}}))
 	}
-	type run struct {
-		id string
-		at time.Time
+	// Two deliveries hold the normal lane's two slots; the third waits.
+	stacktest.Eventually(t, 60*time.Second, "two team-chat posts to be held", func() bool { return hook.started.Load() >= 2 })
+
+	body := textAlert("Evacuate now.", map[string]any{"contactIds": []int64{oc.ID}})
+	body["settings"].(map[string]any)["priority"] = map[string]any{"priority": "Emergency"}
+	emergency := send(t, s, oTok, body)
+	if st := waitDone(t, s, oTok, emergency.AlertID); st.Status != "Sent" {
+		t.Fatalf("Emergency alert ended %s, want Sent", st.Status)
 	}
-	runs := make([]run, len(ids))
-	for i, id := range ids {
-		runs[i] = run{id, firstTaskStarted(t, s, id)}
+	if started, ended := hook.started.Load(), hook.ended.Load(); started != 2 || ended != 0 {
+		t.Fatalf("while the Emergency alert was delivered the normal lane moved: %d posts started, %d ended; want 2 held, none ended", started, ended)
 	}
-	sort.Slice(runs, func(i, j int) bool { return runs[i].at.Before(runs[j].at) })
-	if runs[0].id != emergency.WorkflowID {
-		order := make([]string, len(runs))
-		for i, r := range runs {
-			order[i] = r.id
-		}
-		t.Fatalf("first workflow task went to %s, want the Emergency alert %s; order %v", runs[0].id, emergency.WorkflowID, order)
+	// Released, the NonEmergency work completes too.
+	hook.Release()
+	for _, r := range routine {
+		waitDone(t, s, bTok, r.AlertID)
+	}
+	if n := hook.started.Load(); n != 3 {
+		t.Fatalf("%d team-chat posts, want one per routine alert", n)
 	}
 }
 

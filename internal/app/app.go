@@ -143,6 +143,22 @@ func (a *App) Activities() *activities.Activities {
 		Hooks: activities.NewHookSender(a.Config, a.Secrets, a.Logger, a.Metrics), Metrics: a.Metrics}
 }
 
+// StartWorker runs the worker's two lanes (worker.Start) on the configured
+// task queue, with the configured slots unless o sets others, each lane
+// with activities of its own that share rate limits and caches.
+func (a *App) StartWorker(o worker.Options) (stop func(), err error) {
+	o.TaskQueue = a.Config.TemporalTaskQueue
+	if o.MaxActivities == 0 {
+		o.MaxActivities = a.Config.WorkerMaxActivities
+	}
+	if o.UrgentActivities == 0 {
+		o.UrgentActivities = a.Config.WorkerUrgentActivities
+	}
+	acts, urgent := a.Activities(), a.Activities()
+	activities.ShareState(urgent, acts)
+	return worker.Start(a.Temporal, o, acts, urgent)
+}
+
 // HookDispatcher builds the dispatcher that turns the events outbox into
 // hook deliveries.
 func (a *App) HookDispatcher() *dispatch.Dispatcher {
@@ -225,9 +241,6 @@ func (a *App) Serve(ctx context.Context, addr string) error {
 // Work runs the Temporal worker until ctx ends, and serves its metrics on
 // metricsAddr when that is not empty.
 func (a *App) Work(ctx context.Context, metricsAddr string) error {
-	w := worker.New(a.Temporal, worker.Options{
-		TaskQueue: a.Config.TemporalTaskQueue, MaxActivities: a.Config.WorkerMaxActivities,
-	}, a.Activities())
 	if metricsAddr != "" {
 		mux := http.NewServeMux()
 		mux.Handle("/metrics", promhttp.HandlerFor(a.Metrics, promhttp.HandlerOpts{}))
@@ -240,10 +253,11 @@ func (a *App) Work(ctx context.Context, metricsAddr string) error {
 		defer func() { _ = srv.Close() }()
 		a.Logger.Info("worker metrics listening", "addr", metricsAddr)
 	}
-	if err := w.Start(); err != nil {
-		return fmt.Errorf("start worker: %w", err)
+	stopWorker, err := a.StartWorker(worker.Options{})
+	if err != nil {
+		return err
 	}
-	a.Logger.Info("worker started", "task_queue", a.Config.TemporalTaskQueue)
+	a.Logger.Info("worker started", "task_queue", a.Config.TemporalTaskQueue, "urgent_task_queue", worker.UrgentQueue(a.Config.TemporalTaskQueue))
 	if err := dispatch.EnsureRetentionSchedule(ctx, a.Temporal, a.Config.TemporalTaskQueue); err != nil {
 		a.Logger.Error("hook history retention schedule", "err", err)
 	}
@@ -257,6 +271,6 @@ func (a *App) Work(ctx context.Context, metricsAddr string) error {
 	<-ctx.Done()
 	stopDispatch()
 	dispatched.Wait()
-	w.Stop()
+	stopWorker()
 	return nil
 }

@@ -242,18 +242,18 @@ func (s *Stack) StartWorker(t testing.TB, o WorkerOptions) (stop func()) {
 func (s *Stack) startWorker(cleanup func(func()), o WorkerOptions) (stop func(), err error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	a, cfg := s.App, s.Config
-	wo := worker.Options{TaskQueue: cfg.TemporalTaskQueue, MaxActivities: cfg.WorkerMaxActivities}
+	var wo worker.Options
 	if o.OneWorkflowTaskAtATime {
 		wo.WorkflowTaskPollers, wo.MaxWorkflowTasks = 2, 2
 	}
-	w := worker.New(s.Temporal, wo, a.Activities())
-	if err := w.Start(); err != nil {
+	stopWorker, err := a.StartWorker(wo)
+	if err != nil {
 		cancel()
-		return nil, fmt.Errorf("start worker: %w", err)
+		return nil, err
 	}
 	if err := dispatch.EnsureRetentionSchedule(ctx, s.Temporal, cfg.TemporalTaskQueue); err != nil {
 		cancel()
-		w.Stop()
+		stopWorker()
 		return nil, fmt.Errorf("hook history schedule: %w", err)
 	}
 	var wg sync.WaitGroup
@@ -264,7 +264,7 @@ func (s *Stack) startWorker(cleanup func(func()), o WorkerOptions) (stop func(),
 		once.Do(func() {
 			cancel()
 			wg.Wait()
-			w.Stop()
+			stopWorker()
 		})
 	}
 	cleanup(func() {
