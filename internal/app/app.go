@@ -144,8 +144,9 @@ func (a *App) Activities() *activities.Activities {
 }
 
 // StartWorker runs the worker's two lanes (worker.Start) on the configured
-// task queue, with the configured slots unless o sets others, each lane
-// with activities of its own that share rate limits and caches.
+// task queue, with the configured slots unless o sets others (each lane
+// with activities of its own that share rate limits and caches), the hook
+// dispatcher and the workflow starter, and returns what stops them all.
 func (a *App) StartWorker(o worker.Options) (stop func(), err error) {
 	o.TaskQueue = a.Config.TemporalTaskQueue
 	if o.MaxActivities == 0 {
@@ -156,7 +157,25 @@ func (a *App) StartWorker(o worker.Options) (stop func(), err error) {
 	}
 	acts, urgent := a.Activities(), a.Activities()
 	activities.ShareState(urgent, acts)
-	return worker.Start(a.Temporal, o, acts, urgent)
+	stopWorker, err := worker.Start(a.Temporal, o, acts, urgent)
+	if err != nil {
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Go(func() { a.HookDispatcher().Run(ctx) })
+	// The starter runs next to the worker and shares its client, so the
+	// first task of a workflow it starts can be handed to this worker
+	// without a trip through the task queue (eager start).
+	wg.Go(func() { a.Starter(true).Run(ctx) })
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			cancel()
+			wg.Wait()
+			stopWorker()
+		})
+	}, nil
 }
 
 // HookDispatcher builds the dispatcher that turns the events outbox into
@@ -257,20 +276,11 @@ func (a *App) Work(ctx context.Context, metricsAddr string) error {
 	if err != nil {
 		return err
 	}
+	defer stopWorker()
 	a.Logger.Info("worker started", "task_queue", a.Config.TemporalTaskQueue, "urgent_task_queue", worker.UrgentQueue(a.Config.TemporalTaskQueue))
 	if err := dispatch.EnsureRetentionSchedule(ctx, a.Temporal, a.Config.TemporalTaskQueue); err != nil {
 		a.Logger.Error("hook history retention schedule", "err", err)
 	}
-	dctx, stopDispatch := context.WithCancel(ctx)
-	var dispatched sync.WaitGroup
-	dispatched.Go(func() { a.HookDispatcher().Run(dctx) })
-	// The starter runs next to the worker and shares its client, so the
-	// first task of a workflow it starts can be handed to this worker
-	// without a trip through the task queue (eager start).
-	dispatched.Go(func() { a.Starter(true).Run(dctx) })
 	<-ctx.Done()
-	stopDispatch()
-	dispatched.Wait()
-	stopWorker()
 	return nil
 }

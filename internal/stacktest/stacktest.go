@@ -240,32 +240,18 @@ func (s *Stack) StartWorker(t testing.TB, o WorkerOptions) (stop func()) {
 // startWorker starts the worker, the hook dispatcher and the workflow
 // starter, registering with cleanup what stops them.
 func (s *Stack) startWorker(cleanup func(func()), o WorkerOptions) (stop func(), err error) {
-	ctx, cancel := context.WithCancel(context.Background())
 	a, cfg := s.App, s.Config
 	var wo worker.Options
 	if o.OneWorkflowTaskAtATime {
 		wo.WorkflowTaskPollers, wo.MaxWorkflowTasks = 2, 2
 	}
-	stopWorker, err := a.StartWorker(wo)
+	stop, err = a.StartWorker(wo)
 	if err != nil {
-		cancel()
 		return nil, err
 	}
-	if err := dispatch.EnsureRetentionSchedule(ctx, s.Temporal, cfg.TemporalTaskQueue); err != nil {
-		cancel()
-		stopWorker()
+	if err := dispatch.EnsureRetentionSchedule(context.Background(), s.Temporal, cfg.TemporalTaskQueue); err != nil {
+		stop()
 		return nil, fmt.Errorf("hook history schedule: %w", err)
-	}
-	var wg sync.WaitGroup
-	wg.Go(func() { a.HookDispatcher().Run(ctx) })
-	wg.Go(func() { a.Starter(true).Run(ctx) })
-	var once sync.Once
-	stop = func() {
-		once.Do(func() {
-			cancel()
-			wg.Wait()
-			stopWorker()
-		})
 	}
 	cleanup(func() {
 		_ = s.Temporal.ScheduleClient().GetHandle(context.Background(), dispatch.RetentionScheduleID(cfg.TemporalTaskQueue)).Delete(context.Background())
