@@ -13,7 +13,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
-	"github.com/tocsin/tocsin/api/model"
+	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/channels/cap"
 	"github.com/tocsin/tocsin/channels/fax"
@@ -29,16 +29,6 @@ import (
 // Destinations lists a tenant's destinations of a broadcast-style channel.
 type Destinations interface {
 	Destinations(ctx context.Context, tenant string, ch channels.Channel) ([]providers.Destination, error)
-}
-
-// IsBroadcast reports whether ch is delivered once per alert and
-// destination rather than once per recipient.
-func IsBroadcast(ch string) bool {
-	switch channels.Channel(ch) {
-	case channels.Eas, channels.MobileBroadcast, channels.TeamChat, channels.SocialPostA, channels.SocialPostB, channels.Neighborhood:
-		return true
-	}
-	return false
 }
 
 // deviceApp is the person_devices app of a device channel ("" for others).
@@ -94,7 +84,7 @@ func (a *Activities) extraAddresses(ctx context.Context, tenant, ch string, recs
 // message's metadata. The block's texts are rendered by Renderer.Message
 // (and the mobile broadcast's by Renderer.BroadcastText), so variables are
 // filled in every text a provider receives.
-func channelMetadata(r *Renderer, ch string, m *channels.Message) {
+func channelMetadata(r *alertRenderer, ch string, m *channels.Message) {
 	s := r.Settings
 	c := s.Channels
 	md := m.Metadata
@@ -102,7 +92,7 @@ func channelMetadata(r *Renderer, ch string, m *channels.Message) {
 		md = map[string]string{}
 		m.Metadata = md
 	}
-	emergency := s.Priority != nil && s.Priority.Priority == model.PriorityType("Emergency")
+	emergency := s.Priority != nil && s.Priority.Priority == alert.PriorityEmergency
 	loud := md["loudTone"] == "true"
 	fileKey := r.FileKey
 	if c == nil {
@@ -215,7 +205,7 @@ func channelMetadata(r *Renderer, ch string, m *channels.Message) {
 }
 
 // capInput is the CAP document input of an EAS or mobile broadcast message.
-func capInput(r *Renderer, ch string, m *channels.Message) cap.Input {
+func capInput(r *alertRenderer, ch string, m *channels.Message) cap.Input {
 	s := r.Settings
 	in := cap.Input{Status: "Actual", MsgType: "Alert", Scope: "Public", Category: []string{"Safety"},
 		Event: m.Subject, Urgency: "Expected", Severity: "Moderate", Certainty: "Likely",
@@ -223,7 +213,7 @@ func capInput(r *Renderer, ch string, m *channels.Message) cap.Input {
 	if in.Event == "" {
 		in.Event = "Alert"
 	}
-	if s.Priority != nil && s.Priority.Priority == model.PriorityType("Emergency") {
+	if s.Priority != nil && s.Priority.Priority == alert.PriorityEmergency {
 		in.Urgency, in.Severity, in.Certainty = "Immediate", "Severe", "Observed"
 	}
 	minutes := 60
@@ -265,7 +255,7 @@ func (a *Activities) deliverBroadcast(ctx context.Context, in BatchInput, lastAt
 	}
 	if a.Destinations == nil {
 		return out, a.recordBroadcasts(ctx, in, []BroadcastRow{{Destination: in.Channel, Status: storage.DeliveryFailed, Permanent: true,
-			Key: DeliveryKey(in.Tenant, in.AlertID, in.Channel, in.Cycle, 0), Error: "no provider is configured for the " + in.Channel + " channel"}}, &out)
+			Key: alert.DeliveryKey(in.Tenant, in.AlertID, in.Channel, in.Cycle, 0), Error: "no provider is configured for the " + in.Channel + " channel"}}, &out)
 	}
 	dests, err := a.Destinations.Destinations(ctx, in.Tenant, channels.Channel(in.Channel))
 	if err != nil && !isNoProvider(err) {
@@ -273,7 +263,7 @@ func (a *Activities) deliverBroadcast(ctx context.Context, in BatchInput, lastAt
 	}
 	if isNoProvider(err) || len(dests) == 0 {
 		return out, a.recordBroadcasts(ctx, in, []BroadcastRow{{Destination: in.Channel, Status: storage.DeliveryFailed, Permanent: true,
-			Key: DeliveryKey(in.Tenant, in.AlertID, in.Channel, in.Cycle, 0), Error: "no provider is configured for the " + in.Channel + " channel"}}, &out)
+			Key: alert.DeliveryKey(in.Tenant, in.AlertID, in.Channel, in.Cycle, 0), Error: "no provider is configured for the " + in.Channel + " channel"}}, &out)
 	}
 	r, err := a.rendererFor(ctx, in.AlertRef)
 	if err != nil {
@@ -294,7 +284,7 @@ func (a *Activities) deliverBroadcast(ctx context.Context, in BatchInput, lastAt
 		}
 		m := r.Message(in.Channel, &storage.RecipientRow{}, "")
 		channelMetadata(r, in.Channel, &m)
-		m.Key = DeliveryKey(in.Tenant, in.AlertID, in.Channel, in.Cycle, int64(i)) + ":" + d.ID
+		m.Key = alert.DeliveryKey(in.Tenant, in.AlertID, in.Channel, in.Cycle, int64(i)) + ":" + d.ID
 		m.To = d.ID
 		msgs = append(msgs, m)
 		rows = append(rows, BroadcastRow{Destination: d.ID, Name: d.Name, Key: m.Key})
@@ -307,27 +297,13 @@ func (a *Activities) deliverBroadcast(ctx context.Context, in BatchInput, lastAt
 		return out, fmt.Errorf("deliver %s: %w", in.Channel, err)
 	}
 	temporary := 0
+	at := alert.Attempt{Last: lastAttempt, Max: in.MaxAttempts}
 	for i := range rows {
 		row := &rows[i]
-		var res channels.Result
-		switch {
-		case err != nil:
-			res = channels.Result{Outcome: channels.Failed, Error: err.Error()}
-		case i < len(results):
-			res = results[i]
-		default:
-			res = channels.Result{Outcome: channels.Failed, Error: "the provider returned no result"}
-		}
-		row.ProviderMessageID, row.Error = res.ProviderMessageID, res.Error
-		switch {
-		case res.Outcome == channels.Sent:
-			row.Status = storage.DeliverySent
-		case res.Outcome == channels.Delivered:
-			row.Status = storage.DeliveryDelivered
-		case res.Permanent || lastAttempt:
-			row.Status, row.Permanent = storage.DeliveryFailed, res.Permanent
-		default:
-			row.Status = storage.DeliveryRetrying
+		res := alert.ResultAt(results, err, i)
+		o := alert.StatusOf(res, at)
+		row.ProviderMessageID, row.Status, row.Permanent, row.Error = res.ProviderMessageID, o.Status, o.Permanent, o.Error
+		if o.Status == alert.DeliveryRetrying {
 			temporary++
 		}
 	}
@@ -344,7 +320,7 @@ func isNoProvider(err error) bool { return errors.Is(err, channels.ErrNoProvider
 
 // selectDestinations keeps the destinations the channel block names (by id
 // or name); all of them when it names none.
-func selectDestinations(c *model.ChannelSettings, ch string, all []providers.Destination) []providers.Destination {
+func selectDestinations(c *alert.Channels, ch string, all []providers.Destination) []providers.Destination {
 	var want []string
 	if c != nil {
 		switch channels.Channel(ch) {
@@ -472,7 +448,7 @@ func syncCalls(ctx context.Context, tx *sqlx.Tx, in BatchInput, key storage.Batc
 	var keys pq.StringArray
 	for _, r := range rows {
 		if r.Status == storage.DeliverySent {
-			keys = append(keys, DeliveryKey(in.Tenant, in.AlertID, in.Channel, in.Cycle, r.Seq))
+			keys = append(keys, alert.DeliveryKey(in.Tenant, in.AlertID, in.Channel, in.Cycle, r.Seq))
 		}
 	}
 	if len(keys) == 0 {
@@ -514,13 +490,22 @@ var fileKinds = map[string][]string{
 	fileDocument: {AssetOriginal},
 }
 
+// alertRenderer is an alert's renderer with the object keys of the stored
+// files its channel blocks name (resolveFiles).
+type alertRenderer struct {
+	*alert.Renderer
+	// files maps use and name of the stored files the channel blocks name
+	// to their object keys (see FileKey).
+	files map[string]string
+}
+
 // FileKey is the object key of the version of the tenant's stored file
 // name that use needs: name is the file's full name (folder/name, as the
 // files operations name it) or, when only one file has it, its name
 // without the folder; an object key under the tenant's prefix is used as
 // it is. A name that matches no stored file is read from the tenant's
 // prefix, where the channel reports it missing.
-func (r *Renderer) FileKey(use, name string) string {
+func (r *alertRenderer) FileKey(use, name string) string {
 	if name == "" {
 		return ""
 	}
@@ -534,7 +519,7 @@ func (r *Renderer) FileKey(use, name string) string {
 }
 
 // fileNames are the stored files an alert's channel blocks name, by use.
-func fileNames(s *model.AlertSettings) map[string][]string {
+func fileNames(s *alert.Settings) map[string][]string {
 	out := map[string][]string{}
 	c := s.Channels
 	if c == nil {
@@ -562,7 +547,7 @@ func fileNames(s *model.AlertSettings) map[string][]string {
 
 // resolveFiles finds the object keys of the stored files the alert's
 // channel blocks name (FileKey), in one query.
-func (a *Activities) resolveFiles(ctx context.Context, r *Renderer) error {
+func (a *Activities) resolveFiles(ctx context.Context, r *alertRenderer) error {
 	uses := fileNames(r.Settings)
 	var names pq.StringArray
 	for _, ns := range uses {

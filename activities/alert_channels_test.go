@@ -3,6 +3,7 @@ package activities
 import (
 	"testing"
 
+	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/storage"
 )
 
@@ -44,11 +45,21 @@ func TestAggregateDevices(t *testing.T) {
 	}
 }
 
-func TestIsBroadcast(t *testing.T) {
-	for ch, want := range map[string]bool{"eas": true, "mobileBroadcast": true, "teamChat": true, "socialPostA": true, "socialPostB": true,
-		"neighborhood": true, "email": false, "voice": false, "etn": false, "push": false, "fax": false} {
-		if IsBroadcast(ch) != want {
-			t.Errorf("%s: %v", ch, !want)
-		}
+// TestBroadcastTextIsTheMobileBroadcastText: the mobile broadcast block's
+// own text, its variables filled, is the text the provider receives.
+func TestBroadcastTextIsTheMobileBroadcastText(t *testing.T) {
+	s := &alert.Settings{
+		Message:  alert.MessageSettings{Subject: "Storm", Body: "Hello {{firstName}}"},
+		Channels: &alert.Channels{MobileBroadcast: &alert.MobileBroadcastChannel{Enabled: true, Text: "Broadcast {{alertId}}"}},
+	}
+	rd, err := alert.NewRenderer("7", 42, s, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &alertRenderer{Renderer: rd}
+	m := r.Message("mobileBroadcast", &alert.Recipient{}, "")
+	channelMetadata(r, "mobileBroadcast", &m)
+	if m.Text != "Broadcast 42" {
+		t.Errorf("text %q, want %q", m.Text, "Broadcast 42")
 	}
 }

@@ -12,13 +12,14 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/internal/alertmsg"
 	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/shorturls"
 )
 
-func (a *Activities) rendererFor(ctx context.Context, ref AlertRef) (*Renderer, error) {
+func (a *Activities) rendererFor(ctx context.Context, ref AlertRef) (*alertRenderer, error) {
 	st := a.state()
 	if r := st.renderer(ref); r != nil {
 		return r, nil
@@ -27,10 +28,11 @@ func (a *Activities) rendererFor(ctx context.Context, ref AlertRef) (*Renderer, 
 	if err != nil {
 		return nil, err
 	}
-	r, err := NewRenderer(ref.Tenant, ref.AlertID, s, a.Config.PublicURL, alertmsg.LinkSecret(a.Config.SecretsKey, a.Config.JWTSecret))
+	rd, err := alert.NewRenderer(ref.Tenant, ref.AlertID, s, a.Config.PublicURL, alertmsg.LinkSecret(a.Config.SecretsKey, a.Config.JWTSecret))
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadAlert, err)
 	}
+	r := &alertRenderer{Renderer: rd}
 	if r.Attachments, err = a.loadAttachments(ctx, al.Attachments); err != nil {
 		return nil, err
 	}
@@ -76,7 +78,8 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 		attempt = int(activity.GetInfo(ctx).Attempt)
 	}
 	lastAttempt := in.MaxAttempts > 0 && attempt >= in.MaxAttempts
-	if IsBroadcast(in.Channel) {
+	at := alert.Attempt{Last: lastAttempt, Max: in.MaxAttempts}
+	if alert.IsBroadcast(in.Channel) {
 		return a.deliverBroadcast(ctx, in, lastAttempt)
 	}
 	if in.Channel == string(channels.Etn) {
@@ -124,7 +127,7 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 	msgSeq := make([]int64, 0, len(recs))
 	for i := range recs {
 		rec := &recs[i]
-		addr := AddressOf(in.Channel, &rec.RecipientRow)
+		addr := alert.AddressOf(in.Channel, &rec.RecipientRow)
 		var addrs []string
 		if extra != nil && rec.PersonID != nil {
 			addrs = extra[*rec.PersonID]
@@ -139,7 +142,7 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 			m := r.Message(in.Channel, &rec.RecipientRow, links[rec.Seq])
 			channelMetadata(r, in.Channel, &m)
 			m.Metadata[channels.MetaRecipientID] = strconv.FormatInt(rec.Seq, 10)
-			m.Key = DeliveryKey(in.Tenant, in.AlertID, in.Channel, in.Cycle, rec.Seq)
+			m.Key = alert.DeliveryKey(in.Tenant, in.AlertID, in.Channel, in.Cycle, rec.Seq)
 			m.To = addr
 			if !perDevice {
 				msgs = append(msgs, m)
@@ -178,35 +181,19 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 			return out, fmt.Errorf("deliver %s batch (%d, %d]: %w", in.Channel, in.Lo, in.Hi, err)
 		case err != nil:
 			for i, m := range msgs {
-				rows = append(rows, storage.DeliveryRow{Seq: msgSeq[i], Address: m.To, Status: storage.DeliveryFailed,
-					Error: "gave up after " + fmt.Sprint(in.MaxAttempts) + " attempts: " + err.Error()})
+				o := alert.StatusOf(alert.ResultAt(nil, err, i), at)
+				rows = append(rows, storage.DeliveryRow{Seq: msgSeq[i], Address: m.To, Status: o.Status, Permanent: o.Permanent, Error: o.Error})
 			}
 		default:
 			temporary := 0
 			for i, m := range msgs {
-				row := storage.DeliveryRow{Seq: msgSeq[i], Address: m.To}
-				var res channels.Result
-				if i < len(results) {
-					res = results[i]
-				} else {
-					res = channels.Result{Outcome: channels.Failed, Error: "the provider returned no result"}
-				}
-				row.ProviderMessageID, row.Error = res.ProviderMessageID, res.Error
-				switch {
-				case res.Outcome == channels.Sent:
-					row.Status = storage.DeliverySent
-				case res.Outcome == channels.Delivered:
-					row.Status = storage.DeliveryDelivered
-				case res.Permanent:
-					row.Status, row.Permanent = storage.DeliveryFailed, true
-				case lastAttempt:
-					row.Status = storage.DeliveryFailed
-					row.Error = "gave up after " + fmt.Sprint(in.MaxAttempts) + " attempts: " + res.Error
-				default:
-					row.Status = storage.DeliveryRetrying
+				res := alert.ResultAt(results, nil, i)
+				o := alert.StatusOf(res, at)
+				if o.Status == alert.DeliveryRetrying {
 					temporary++
 				}
-				rows = append(rows, row)
+				rows = append(rows, storage.DeliveryRow{Seq: msgSeq[i], Address: m.To, ProviderMessageID: res.ProviderMessageID,
+					Status: o.Status, Permanent: o.Permanent, Error: o.Error})
 			}
 			if perDevice {
 				rows = aggregateDevices(rows, extra, recs)
@@ -265,7 +252,7 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 // responseLinks gives each recipient of the batch who gets a message its
 // personal response link as a short URL, made with one statement per batch.
 // The same target keeps its code, so a retried batch sends the same links.
-func (a *Activities) responseLinks(ctx context.Context, in BatchInput, r *Renderer, recs []storage.BatchRecipient) (map[int64]string, error) {
+func (a *Activities) responseLinks(ctx context.Context, in BatchInput, r *alertRenderer, recs []storage.BatchRecipient) (map[int64]string, error) {
 	links := map[int64]string{}
 	if !r.NeedsLink() {
 		return links, nil
@@ -273,7 +260,7 @@ func (a *Activities) responseLinks(ctx context.Context, in BatchInput, r *Render
 	var seqs []int64
 	var targets []string
 	for i := range recs {
-		if recs[i].Skip || AddressOf(in.Channel, &recs[i].RecipientRow) == "" {
+		if recs[i].Skip || alert.AddressOf(in.Channel, &recs[i].RecipientRow) == "" {
 			continue
 		}
 		seqs = append(seqs, recs[i].Seq)

@@ -14,7 +14,7 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/tocsin/tocsin/activities"
-	"github.com/tocsin/tocsin/api/model"
+	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/storage"
@@ -61,10 +61,10 @@ func (f *fakeSender) sent() []string {
 func newAlert(t *testing.T, db *storage.DB, tenant string) int64 {
 	t.Helper()
 	ctx := context.Background()
-	s := model.AlertSettings{
-		Type:     model.AlertTypeDefault,
-		Message:  model.MessageSettings{Subject: "S", Body: "Hi {{firstName}}"},
-		Channels: &model.ChannelSettings{Text: &model.TextMessageChannel{Enabled: true}},
+	s := alert.Settings{
+		Type:     alert.TypeDefault,
+		Message:  alert.MessageSettings{Subject: "S", Body: "Hi {{firstName}}"},
+		Channels: &alert.Channels{Text: &alert.TextMessageChannel{Enabled: true}},
 	}
 	raw, _ := json.Marshal(s)
 	var id int64
@@ -78,10 +78,10 @@ func newAlert(t *testing.T, db *storage.DB, tenant string) int64 {
 			WorkflowID: "w", CreatedAt: time.Now(), ClientKey: sql.NullString{}}); err != nil {
 			return err
 		}
-		_, err = storage.ResolveRecipients(ctx, tx, tenant, id, storage.RecipientSpec{AdHoc: []storage.AdHocRecipient{
+		_, err = storage.ResolveRecipients(ctx, tx, tenant, id, storage.RecipientSpec{RecipientSpec: alert.RecipientSpec{AdHoc: []alert.AdHocRecipient{
 			{FirstName: "One", Phone: "+15550000001"}, {FirstName: "Two", Phone: "+15550000002"},
 			{FirstName: "Three", Phone: "+15550000003"}, {FirstName: "Four", Email: "four@example.com"},
-		}})
+		}}})
 		return err
 	})
 	if err != nil {
@@ -141,7 +141,7 @@ func TestDeliverBatchClassifiesErrorsAndNeverDuplicates(t *testing.T) {
 		t.Fatal(err)
 	}
 	second := snd.sent()
-	if len(second) != 1 || second[0] != first[2] || second[0] != activities.DeliveryKey(tenant, id, "text", 1, 3) {
+	if len(second) != 1 || second[0] != first[2] || second[0] != alert.DeliveryKey(tenant, id, "text", 1, 3) {
 		t.Fatalf("retry sent %v (first attempt %v)", second, first)
 	}
 	d = deliveries(t, db, id)

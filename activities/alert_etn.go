@@ -8,7 +8,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
-	"github.com/tocsin/tocsin/api/model"
+	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/channels/etn"
 	"github.com/tocsin/tocsin/storage"
@@ -16,7 +16,7 @@ import (
 
 // etnAreas are the ETN areas of an alert: its recipients' areas (circles
 // and the outer rings of polygons).
-func etnAreas(s *model.AlertSettings) []etn.Area {
+func etnAreas(s *alert.Settings) []etn.Area {
 	var out []etn.Area
 	for _, a := range s.Recipients.Areas {
 		if a.Center != nil && a.RadiusMeters > 0 {
@@ -54,7 +54,7 @@ func etnAreas(s *model.AlertSettings) []etn.Area {
 // deliverEtnArea calls every number inside an alert's areas: the first
 // batch of the first cycle stores the targets (once) and calls those
 // without a final status in pages, recording each call on its target row.
-func (a *Activities) deliverEtnArea(ctx context.Context, in BatchInput, r *Renderer, areas []etn.Area, lastAttempt bool) (BatchOutcome, error) {
+func (a *Activities) deliverEtnArea(ctx context.Context, in BatchInput, r *alertRenderer, areas []etn.Area, lastAttempt bool) (BatchOutcome, error) {
 	var out BatchOutcome
 	if in.Lo != 0 || in.Cycle != 1 {
 		return out, nil
@@ -110,7 +110,7 @@ func (a *Activities) deliverEtnArea(ctx context.Context, in BatchInput, r *Rende
 		for i, t := range targets {
 			m := r.Message(in.Channel, &storage.RecipientRow{FirstName: t.Name, VoicePhone: &targets[i].Phone}, "")
 			channelMetadata(r, in.Channel, &m)
-			m.Key = DeliveryKey(in.Tenant, in.AlertID, in.Channel, in.Cycle, t.Seq)
+			m.Key = alert.DeliveryKey(in.Tenant, in.AlertID, in.Channel, in.Cycle, t.Seq)
 			m.To = t.Phone
 			msgs[i] = m
 			after = t.Seq
@@ -123,24 +123,18 @@ func (a *Activities) deliverEtnArea(ctx context.Context, in BatchInput, r *Rende
 		statuses := make(pq.StringArray, len(targets))
 		pids := make(pq.StringArray, len(targets))
 		errs := make(pq.StringArray, len(targets))
+		at := alert.Attempt{Last: lastAttempt, Max: in.MaxAttempts}
 		for i, t := range targets {
 			seqs[i] = t.Seq
-			res := channels.Result{Outcome: channels.Failed, Error: "the provider returned no result"}
-			if err != nil {
-				res.Error = err.Error()
-			} else if i < len(results) {
-				res = results[i]
-			}
-			pids[i], errs[i] = res.ProviderMessageID, res.Error
-			switch {
-			case res.Outcome == channels.Sent || res.Outcome == channels.Delivered:
-				statuses[i] = storage.DeliverySent
+			res := alert.ResultAt(results, err, i)
+			o := alert.StatusOf(res, at)
+			pids[i], statuses[i], errs[i] = res.ProviderMessageID, o.Status, o.Error
+			switch o.Status {
+			case alert.DeliverySent, alert.DeliveryDelivered:
 				out.Sent++
-			case res.Permanent || lastAttempt:
-				statuses[i] = storage.DeliveryFailed
+			case alert.DeliveryFailed:
 				out.Failed++
 			default:
-				statuses[i] = storage.DeliveryRetrying
 				out.Retrying++
 				temporary++
 			}

@@ -15,7 +15,7 @@ import (
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
-	"github.com/tocsin/tocsin/api/model"
+	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/hooks/events"
 	"github.com/tocsin/tocsin/storage"
@@ -50,7 +50,7 @@ type AlertPlan struct {
 	Failed bool
 }
 
-func loadAlert(ctx context.Context, q sqlx.QueryerContext, ref AlertRef) (*storage.Alert, *model.AlertSettings, error) {
+func loadAlert(ctx context.Context, q sqlx.QueryerContext, ref AlertRef) (*storage.Alert, *alert.Settings, error) {
 	al, err := storage.GetAlert(ctx, q, ref.Tenant, ref.AlertID)
 	if errors.Is(err, storage.ErrNotFound) {
 		// The API starts the workflow just before it commits the alert:
@@ -63,7 +63,7 @@ func loadAlert(ctx context.Context, q sqlx.QueryerContext, ref AlertRef) (*stora
 	if err != nil {
 		return nil, nil, err
 	}
-	var s model.AlertSettings
+	var s alert.Settings
 	if err := json.Unmarshal(al.Settings, &s); err != nil {
 		return nil, nil, temporal.NewNonRetryableApplicationError("alert settings unreadable", ErrTypeBadAlert, err)
 	}
@@ -79,10 +79,11 @@ func (a *Activities) PrepareAlert(ctx context.Context, ref AlertRef) (AlertPlan,
 	if err != nil {
 		return AlertPlan{}, err
 	}
-	spec, err := RecipientSpecOf(s.Recipients)
+	who, err := alert.RecipientSpecOf(s.Recipients)
 	if err != nil {
 		return AlertPlan{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadAlert, err)
 	}
+	spec := storage.RecipientSpec{RecipientSpec: who}
 	if s.Related != nil && s.Related.Actions != nil && s.Related.Actions.IncludeOriginalRecipients {
 		spec.RelatedAlertID = s.Related.AlertID
 	}
@@ -149,7 +150,7 @@ func (a *Activities) PrepareAlert(ctx context.Context, ref AlertRef) (AlertPlan,
 	return plan, nil
 }
 
-func planOf(a *Activities, al *storage.Alert, s *model.AlertSettings) AlertPlan {
+func planOf(a *Activities, al *storage.Alert, s *alert.Settings) AlertPlan {
 	p := AlertPlan{
 		Channels:    append([]string(nil), al.Channels...),
 		BatchSize:   a.Config.DeliveryBatchSize,
@@ -182,7 +183,7 @@ func planOf(a *Activities, al *storage.Alert, s *model.AlertSettings) AlertPlan 
 			p.BroadcastEnd = start.Add(time.Duration(w.BroadcastDurationMinutes) * time.Minute)
 		}
 	}
-	if pl := s.Pipeline; pl != nil && pl.Order == model.OrderSequential {
+	if pl := s.Pipeline; pl != nil && pl.Order == alert.OrderSequential {
 		p.Sequential = true
 		if len(pl.Sequence) > 0 {
 			var ordered []string
@@ -213,10 +214,10 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func usesCustomFields(s *model.AlertSettings) bool {
+func usesCustomFields(s *alert.Settings) bool {
 	if s.Message.Variables != nil {
 		for _, v := range s.Message.Variables.Values {
-			if v.Source == model.VariableCustomField {
+			if v.Source == alert.VariableCustomField {
 				return true
 			}
 		}
@@ -229,7 +230,7 @@ func usesCustomFields(s *model.AlertSettings) bool {
 	return false
 }
 
-func templateTexts(s *model.AlertSettings) []string {
+func templateTexts(s *alert.Settings) []string {
 	out := []string{s.Message.Subject, s.Message.Body}
 	if c := s.Channels; c != nil {
 		if c.Email != nil {
@@ -258,22 +259,13 @@ func (a *Activities) StartCycle(ctx context.Context, in CycleInput) error {
 	return nil
 }
 
-// DeliveryTotals are delivery counts.
-type DeliveryTotals struct {
-	Total, Sent, Delivered, Failed, Skipped, Retrying int64
-}
-
-func totals(cs []storage.ChannelCounts) DeliveryTotals {
-	var t DeliveryTotals
-	for _, c := range cs {
-		t.Total += c.Total
-		t.Sent += c.Sent
-		t.Delivered += c.Delivered
-		t.Failed += c.Failed
-		t.Skipped += c.Skipped
-		t.Retrying += c.Retrying
+// totals sums the delivery counts of an alert's channels.
+func totals(cs []storage.ChannelCounts) alert.Totals {
+	ts := make([]alert.Totals, len(cs))
+	for i, c := range cs {
+		ts[i] = c.Totals
 	}
-	return t
+	return alert.Sum(ts...)
 }
 
 // FinishFirstCycle moves the alert from Processing to Sent when at least one
@@ -296,8 +288,8 @@ func (a *Activities) FinishFirstCycle(ctx context.Context, ref AlertRef) (string
 			UNION ALL SELECT 1 FROM alert_etn_targets WHERE tenant_id = $1 AND alert_id = $2 AND status IN ('Sent', 'Delivered')) x`, ref.Tenant, ref.AlertID); err != nil {
 			return fmt.Errorf("count broadcasts: %w", err)
 		}
-		to, typ, detail := storage.AlertSent, storage.EventAlertSent, fmt.Sprintf("%d sent, %d failed", t.Sent+t.Delivered, t.Failed)
-		if t.Sent+t.Delivered == 0 && broadcasts == 0 {
+		to, typ, detail := storage.AlertSent, storage.EventAlertSent, fmt.Sprintf("%d sent, %d failed", t.Succeeded(), t.Failed)
+		if t.Succeeded() == 0 && broadcasts == 0 {
 			to, typ = storage.AlertFailed, storage.EventAlertFailed
 			detail = "no delivery succeeded"
 		}

@@ -24,7 +24,7 @@ type alertState struct {
 // renderContext is an alert's renderer, kept between the batches of the
 // alert that one worker runs.
 type renderContext struct {
-	renderer *Renderer
+	renderer *alertRenderer
 	loaded   time.Time
 }
 
@@ -77,7 +77,7 @@ func (st *alertState) limiter(tenant, channel string, perSecond float64) *rate.L
 }
 
 // renderer returns the kept renderer of an alert, or nil.
-func (st *alertState) renderer(ref AlertRef) *Renderer {
+func (st *alertState) renderer(ref AlertRef) *alertRenderer {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	rc, ok := st.cache[ref]
@@ -89,7 +89,7 @@ func (st *alertState) renderer(ref AlertRef) *Renderer {
 
 // keepRenderer keeps an alert's renderer, first dropping expired ones and,
 // when still full, the oldest.
-func (st *alertState) keepRenderer(ref AlertRef, r *Renderer) {
+func (st *alertState) keepRenderer(ref AlertRef, r *alertRenderer) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	now := time.Now()

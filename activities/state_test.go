@@ -9,7 +9,7 @@ func TestKeptRenderersExpireAndStayBounded(t *testing.T) {
 	t.Parallel()
 	a := &Activities{}
 	st := a.state()
-	r := &Renderer{}
+	r := &alertRenderer{}
 	st.keepRenderer(AlertRef{Tenant: "1", AlertID: 1}, r)
 	if st.renderer(AlertRef{Tenant: "1", AlertID: 1}) != r {
 		t.Fatal("a kept renderer is not found")

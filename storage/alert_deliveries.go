@@ -6,6 +6,8 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
+
+	"github.com/tocsin/tocsin/alert"
 )
 
 // DeliveryRow is the outcome of one delivery of a batch.
@@ -169,13 +171,8 @@ func RecountBatch(ctx context.Context, tx sqlx.ExecerContext, k BatchKey) error 
 
 // ChannelCounts are the delivery counts of one channel (over every cycle).
 type ChannelCounts struct {
-	Channel   string `db:"channel"`
-	Total     int64  `db:"total"`
-	Sent      int64  `db:"sent"`
-	Delivered int64  `db:"delivered"`
-	Failed    int64  `db:"failed"`
-	Skipped   int64  `db:"skipped"`
-	Retrying  int64  `db:"retrying"`
+	Channel string `db:"channel"`
+	alert.Totals
 	// FirstCycleRows are the rows of cycle 1; the rest of the first cycle's
 	// recipients are pending.
 	FirstCycleRows int64 `db:"first_cycle_rows"`

@@ -8,59 +8,17 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
+
+	"github.com/tocsin/tocsin/alert"
 )
 
-// RecipientSpec says who an alert goes to. Every source adds people; the
-// resolution keeps each person once.
+// RecipientSpec is the query that resolves an alert's recipients: who
+// (alert.RecipientSpec) and which of their addresses to look up.
 type RecipientSpec struct {
-	ContactIDs        []int64
-	GroupIDs          []int64 // members of these groups
-	SubtreeGroupIDs   []int64 // members of these groups and every group below them
-	ListIDs           []int64
-	DirectoryID       string
-	DirectoryUserIDs  []int64
-	AllDirectoryUsers bool
-	Polygons          []AreaPolygon
-	Circles           []AreaCircle
-	RelatedAlertID    int64
-	Filter            *RecipientFilter
-	AdHoc             []AdHocRecipient
+	alert.RecipientSpec
 
 	// Which addresses to look up.
 	NeedEmail, NeedTextPhone, NeedVoicePhone, NeedCustomFields bool
-}
-
-// AreaPolygon is a polygon as PostgreSQL polygon literals (x = longitude,
-// y = latitude) with its bounding box.
-type AreaPolygon struct {
-	Outer                          string
-	Holes                          []string
-	MinLat, MaxLat, MinLng, MaxLng float64
-}
-
-// AreaCircle is a circle with its bounding box.
-type AreaCircle struct {
-	Lat, Lng, RadiusMeters         float64
-	MinLat, MaxLat, MinLng, MaxLng float64
-}
-
-// RecipientFilter keeps the people whose fields match.
-type RecipientFilter struct {
-	Any        bool
-	Conditions []RecipientCondition
-}
-
-// RecipientCondition is one condition: Field is language, timeZone,
-// externalId or custom.<name>; Op is Equals, NotEquals, In or NotIn.
-type RecipientCondition struct {
-	Field  string
-	Op     string
-	Values []string
-}
-
-// AdHocRecipient is a recipient given by address.
-type AdHocRecipient struct {
-	FirstName, LastName, Email, Phone string
 }
 
 type argList struct{ args []any }
@@ -310,19 +268,8 @@ func CountRecipients(ctx context.Context, q sqlx.QueryerContext, tenant string, 
 	return c, nil
 }
 
-// RecipientRow is a recipient with the values messages use.
-type RecipientRow struct {
-	Seq          int64   `db:"seq"`
-	PersonID     *int64  `db:"person_id"`
-	ExternalID   string  `db:"external_id"`
-	FirstName    string  `db:"first_name"`
-	LastName     string  `db:"last_name"`
-	Email        *string `db:"email"`
-	Phone        *string `db:"phone"`
-	VoicePhone   *string `db:"voice_phone"`
-	CustomFields []byte  `db:"custom_fields"`
-	IsMandatory  bool    `db:"is_mandatory"`
-}
+// RecipientRow is a recipient as storage reads it.
+type RecipientRow = alert.Recipient
 
 // SampleRecipient returns one person the spec resolves to (the given
 // contact when sampleID is not zero and among them), or nil.

@@ -9,9 +9,11 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
+
+	"github.com/tocsin/tocsin/alert"
 )
 
-// Alert states (see model.AlertStatus for their meaning).
+// Alert states (README, "AlertStatus", gives their meaning).
 const (
 	AlertScheduled  = "Scheduled"
 	AlertQueued     = "Queued"
@@ -20,13 +22,13 @@ const (
 	AlertFailed     = "Failed"
 )
 
-// Delivery states (see model.DeliveryStatus); the last four are final.
+// Delivery states (alert.Delivery*); the last four are final.
 const (
-	DeliveryRetrying  = "Retrying"
-	DeliverySent      = "Sent"
-	DeliveryDelivered = "Delivered"
-	DeliveryFailed    = "Failed"
-	DeliverySkipped   = "Skipped"
+	DeliveryRetrying  = alert.DeliveryRetrying
+	DeliverySent      = alert.DeliverySent
+	DeliveryDelivered = alert.DeliveryDelivered
+	DeliveryFailed    = alert.DeliveryFailed
+	DeliverySkipped   = alert.DeliverySkipped
 )
 
 // Alert is a row of the alerts table.

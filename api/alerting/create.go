@@ -21,6 +21,7 @@ import (
 	"github.com/lib/pq"
 	"github.com/minio/minio-go/v7"
 
+	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
 	"github.com/tocsin/tocsin/hooks/events"
@@ -166,9 +167,9 @@ func alertPriority(p string) int {
 // admit refuses a NonEmergency alert while the backlog of NonEmergency
 // alerts accepted and not final is too deep: the tenant's (429) or every
 // tenant's (503). Emergency alerts are always admitted.
-func (h *handler) admit(ctx context.Context, tenant string, priority model.PriorityType) error {
+func (h *handler) admit(ctx context.Context, tenant string, priority alert.PriorityType) error {
 	cfg := h.d.Config
-	if priority == model.PriorityEmergency || (cfg.BacklogTenantLimit <= 0 && cfg.BacklogLimit <= 0) {
+	if priority == alert.PriorityEmergency || (cfg.BacklogTenantLimit <= 0 && cfg.BacklogLimit <= 0) {
 		return nil
 	}
 	ofTenant, overall, err := storage.AlertBacklog(ctx, h.d.DB, tenant, cfg.BacklogTenantLimit, cfg.BacklogLimit)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/lib/pq"
 
-	"github.com/tocsin/tocsin/activities"
+	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
 	"github.com/tocsin/tocsin/internal/alertmsg"
@@ -32,10 +32,10 @@ const (
 
 // prepared is a validated alert, with the tenant's defaults applied.
 type prepared struct {
-	settings    model.AlertSettings
+	settings    alert.Settings
 	channels    []string
 	spec        storage.RecipientSpec
-	renderer    *activities.Renderer
+	renderer    *alert.Renderer
 	sendAt      *time.Time
 	attachments []storage.AttachmentRef
 }
@@ -80,9 +80,13 @@ func (h *handler) prepare(ctx context.Context, tenant string, in model.AlertSett
 	if err != nil {
 		return nil, err
 	}
-	s := in
-	applyDefaults(&s, defs)
-	p := &prepared{settings: s, channels: s.Channels.Enabled()}
+	withDefaults := in
+	applyDefaults(&withDefaults, defs)
+	s, err := settingsOf(withDefaults)
+	if err != nil {
+		return nil, err
+	}
+	p := &prepared{channels: s.Channels.Enabled()}
 
 	if len(p.channels) == 0 {
 		f.add("channels", "no channel is enabled: enable at least one channel block (for example email or text)", nil)
@@ -108,35 +112,35 @@ func (h *handler) prepare(ctx context.Context, tenant string, in model.AlertSett
 		}
 	}
 	for i, a := range r.Areas {
-		if _, _, err := activities.AreaOf(a); err != nil {
+		if _, _, err := alert.AreaOf(a); err != nil {
 			f.add(fmt.Sprintf("recipients.areas[%d]", i), err.Error(), nil)
 		}
 	}
-	spec, err := activities.RecipientSpecOf(r)
+	who, err := alert.RecipientSpecOf(r)
 	if err != nil {
 		if strings.HasPrefix(err.Error(), "directory") {
 			f.add("recipients.directory.userIds", err.Error(), nil)
 		}
 	} else {
-		p.spec = spec
+		p.spec = storage.RecipientSpec{RecipientSpec: who}
 	}
 	if err := h.checkReferences(ctx, tenant, s, f); err != nil {
 		return nil, err
 	}
 
 	switch s.Type {
-	case model.AlertTypePoll:
+	case alert.TypePoll:
 		if s.Survey == nil {
 			f.add("survey", "a Poll alert needs survey questions", nil)
 		} else {
 			numberPoll(s.Survey, f)
 		}
-	case model.AlertTypeConference:
+	case alert.TypeConference:
 		if s.Conference == nil {
 			f.add("conference", "a Conference alert needs the conference invitation", nil)
 		}
 	}
-	if sc := s.Schedule; sc != nil && sc.Type == model.ScheduleLater {
+	if sc := s.Schedule; sc != nil && sc.Type == alert.ScheduleLater {
 		now := time.Now()
 		switch {
 		case sc.SendAt == nil:
@@ -157,13 +161,14 @@ func (h *handler) prepare(ctx context.Context, tenant string, in model.AlertSett
 			}
 		}
 	}
-	if s.Priority != nil && s.Priority.LoudTone != nil && s.Priority.LoudTone.Enabled && s.Priority.Priority != model.PriorityEmergency {
+	if s.Priority != nil && s.Priority.LoudTone != nil && s.Priority.LoudTone.Enabled && s.Priority.Priority != alert.PriorityEmergency {
 		f.add("priority.loudTone", "the loud tone is for Emergency alerts only", nil)
 	}
 
-	rd, err := activities.NewRenderer(tenant, 0, &p.settings, h.d.Config.PublicURL, nil)
+	p.settings = s
+	rd, err := alert.NewRenderer(tenant, 0, &p.settings, h.d.Config.PublicURL, nil)
 	if err != nil {
-		var fe *activities.FieldError
+		var fe *alert.FieldError
 		if errors.As(err, &fe) {
 			f.add(strings.TrimPrefix(fe.Field, "settings."), fe.Message, nil)
 		} else {
@@ -242,7 +247,7 @@ func applyDefaults(s *model.AlertSettings, d model.AlertDefaults) {
 
 // numberPoll assigns question and option ids where absent and checks that
 // option ids are unique within the alert.
-func numberPoll(sv *model.SurveySettings, f *failures) {
+func numberPoll(sv *alert.SurveySettings, f *failures) {
 	usedQ, usedO := map[int]bool{}, map[int]bool{}
 	for _, q := range sv.Questions {
 		if q.ID > 0 {
@@ -283,7 +288,7 @@ func numberPoll(sv *model.SurveySettings, f *failures) {
 // checkText refuses text messages that cannot fit their segment limit or
 // need UCS-2 when it is not allowed. Variables count as empty, and room is
 // kept for an appended response link.
-func checkText(s *model.AlertSettings, rd *activities.Renderer, f *failures) {
+func checkText(s *alert.Settings, rd *alert.Renderer, f *failures) {
 	c := s.Channels
 	if c == nil || c.Text == nil || !c.Text.Enabled {
 		return
@@ -316,7 +321,7 @@ func checkText(s *model.AlertSettings, rd *activities.Renderer, f *failures) {
 
 // checkReferences checks that the contacts, groups, lists, directory users
 // and related alert exist in the tenant.
-func (h *handler) checkReferences(ctx context.Context, tenant string, s model.AlertSettings, f *failures) error {
+func (h *handler) checkReferences(ctx context.Context, tenant string, s alert.Settings, f *failures) error {
 	r := s.Recipients
 	var groupIDs []int64
 	for _, g := range r.Groups {
@@ -347,7 +352,7 @@ func (h *handler) checkReferences(ctx context.Context, tenant string, s model.Al
 		}
 	}
 	if d := r.Directory; d != nil && !d.AllUsers && len(d.UserIDs) > 0 {
-		spec, err := activities.RecipientSpecOf(model.RecipientSettings{Directory: d})
+		spec, err := alert.RecipientSpecOf(alert.Recipients{Directory: d})
 		if err != nil {
 			return nil // reported by prepare
 		}
@@ -367,7 +372,7 @@ func (h *handler) checkReferences(ctx context.Context, tenant string, s model.Al
 // checkAttachments resolves the stored files the alert attaches: files of
 // the tenant by their full name (folder/name, as the files operations name
 // them), whose original version is attached.
-func (h *handler) checkAttachments(ctx context.Context, tenant string, s *model.AlertSettings, p *prepared, f *failures) error {
+func (h *handler) checkAttachments(ctx context.Context, tenant string, s *alert.Settings, p *prepared, f *failures) error {
 	if s.Content == nil || len(s.Content.Attachments) == 0 {
 		return nil
 	}
@@ -419,7 +424,7 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func settingsJSON(s model.AlertSettings) (json.RawMessage, error) {
+func settingsJSON(s alert.Settings) (json.RawMessage, error) {
 	b, err := json.Marshal(s)
 	if err != nil {
 		return nil, fmt.Errorf("encode settings: %w", err)

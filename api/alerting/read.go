@@ -10,7 +10,7 @@ import (
 
 	"github.com/lib/pq"
 
-	"github.com/tocsin/tocsin/activities"
+	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
 	"github.com/tocsin/tocsin/channels/neighborhood"
@@ -19,7 +19,7 @@ import (
 )
 
 // loadAlert reads an alert of the caller's tenant, 404 when it has none.
-func (h *handler) loadAlert(ctx context.Context, id int64) (*storage.Alert, *model.AlertSettings, error) {
+func (h *handler) loadAlert(ctx context.Context, id int64) (*storage.Alert, *alert.Settings, error) {
 	al, err := storage.GetAlert(ctx, h.d.DB, rest.Tenant(ctx), id)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, nil, rest.NotFound("alert")
@@ -27,7 +27,7 @@ func (h *handler) loadAlert(ctx context.Context, id int64) (*storage.Alert, *mod
 	if err != nil {
 		return nil, nil, rest.Unavailable("the database", err)
 	}
-	var s model.AlertSettings
+	var s alert.Settings
 	if err := json.Unmarshal(al.Settings, &s); err != nil {
 		return nil, nil, err
 	}
@@ -54,7 +54,7 @@ func channelsOf(list []string) []model.DeliveryChannel {
 
 // render renders each channel's message for a sample recipient (or with
 // the variables left as they are when rec is nil).
-func render(s *model.AlertSettings, chans []string, rd *activities.Renderer, rec *storage.RecipientRow, link string, counts storage.RecipientCounts) []model.AlertChannelMessage {
+func render(s *alert.Settings, chans []string, rd *alert.Renderer, rec *storage.RecipientRow, link string, counts storage.RecipientCounts) []model.AlertChannelMessage {
 	out := []model.AlertChannelMessage{}
 	for _, ch := range chans {
 		m := model.AlertChannelMessage{Channel: model.DeliveryChannel(ch)}
@@ -147,8 +147,12 @@ func (h *handler) createAlertsPreview(ctx context.Context, in *previewInput) (*s
 	if p.renderer.NeedsLink() {
 		link = strings.TrimRight(h.d.Config.PublicURL, "/") + alertmsg.ResponsePath + "<personal-link>"
 	}
+	shown, err := settingsModel(&p.settings)
+	if err != nil {
+		return nil, err
+	}
 	res := model.SingleAlertSettingsResponse{
-		Settings: p.settings, Attachments: []model.AlertAttachment{},
+		Settings: shown, Attachments: []model.AlertAttachment{},
 		Recipients:   summaryOfCounts(counts, p.channels, len(p.spec.AdHoc)),
 		Messages:     render(&p.settings, p.channels, p.renderer, sampleOrEmpty(sample), link, counts),
 		ScheduledFor: p.sendAt,
@@ -186,10 +190,14 @@ func (h *handler) getAlertsByID(ctx context.Context, in *getAlertInput) (*settin
 	if err != nil {
 		return nil, err
 	}
+	shown, err := settingsModel(s)
+	if err != nil {
+		return nil, err
+	}
 	tenant := rest.Tenant(ctx)
 	res := model.SingleAlertSettingsResponse{
 		ID: al.ID, Status: model.AlertStatus(al.Status), SentStatus: model.SentStatusOf(model.AlertStatus(al.Status)),
-		CreatedBy: al.CreatedBy, CreatedAt: &al.CreatedAt, ScheduledFor: al.ScheduledFor, Settings: *s,
+		CreatedBy: al.CreatedBy, CreatedAt: &al.CreatedAt, ScheduledFor: al.ScheduledFor, Settings: shown,
 		Attachments: attachmentsOf(al.Attachments),
 	}
 	var counts storage.RecipientCounts
@@ -207,7 +215,7 @@ func (h *handler) getAlertsByID(ctx context.Context, in *getAlertInput) (*settin
 	res.Recipients = summaryOfCounts(counts, al.Channels, adHoc)
 	var rec *storage.RecipientRow
 	link := ""
-	rd, rerr := activities.NewRenderer(tenant, al.ID, s, h.d.Config.PublicURL, nil)
+	rd, rerr := alert.NewRenderer(tenant, al.ID, s, h.d.Config.PublicURL, nil)
 	if in.ReplaceMessageVariables && rerr == nil {
 		var r storage.RecipientRow
 		err := h.d.DB.GetContext(ctx, &r, `SELECT seq, person_id, external_id, first_name, last_name, email, phone, voice_phone,
@@ -240,34 +248,20 @@ type statusOutput struct {
 	Body model.SingleAlertStatusResponse
 }
 
-// summaryOf turns batch counts into a DeliverySummary; recipients of the
-// first cycle without a row yet are pending.
-func summaryOf(c storage.ChannelCounts, recipients int64, status string) model.DeliverySummary {
-	s := model.DeliverySummary{Total: c.Total, Sent: c.Sent, Delivered: c.Delivered, Failed: c.Failed, Skipped: c.Skipped, Retrying: c.Retrying}
-	if pending := recipients - c.FirstCycleRows; pending > 0 && status != storage.AlertFailed {
-		s.Pending = pending
-		s.Total += pending
-	}
-	s.Final = s.Sent + s.Delivered + s.Failed + s.Skipped
-	return s
+// summaryModel shows delivery totals.
+func summaryModel(t alert.Totals) model.DeliverySummary {
+	return model.DeliverySummary{Total: t.Total, Pending: t.Pending, Retrying: t.Retrying, Sent: t.Sent, Delivered: t.Delivered,
+		Failed: t.Failed, Skipped: t.Skipped, Final: t.Final()}
 }
 
-func addSummary(a *model.DeliverySummary, b model.DeliverySummary) {
-	a.Total += b.Total
-	a.Pending += b.Pending
-	a.Retrying += b.Retrying
-	a.Sent += b.Sent
-	a.Delivered += b.Delivered
-	a.Failed += b.Failed
-	a.Skipped += b.Skipped
-	a.Final += b.Final
-}
-
-// channelSummaries are the summaries of every channel of the alert.
-func (h *handler) channelSummaries(ctx context.Context, al *storage.Alert) ([]model.AggregatedChannelResult, model.DeliverySummary, error) {
+// channelTotals are the delivery totals of every channel of the alert, in
+// the alert's channel order: the batch counts, with the recipients of the
+// first cycle that have no row yet pending, or the own rows' counts of the
+// channels that have them (ownRowCounts).
+func (h *handler) channelTotals(ctx context.Context, al *storage.Alert) ([]alert.Totals, error) {
 	counts, err := storage.AlertChannelCounts(ctx, h.d.DB, al.TenantID, al.ID)
 	if err != nil {
-		return nil, model.DeliverySummary{}, rest.Unavailable("the database", err)
+		return nil, rest.Unavailable("the database", err)
 	}
 	by := map[string]storage.ChannelCounts{}
 	for _, c := range counts {
@@ -279,19 +273,31 @@ func (h *handler) channelSummaries(ctx context.Context, al *storage.Alert) ([]mo
 	}
 	own, err := ownRowCounts(ctx, h.d.DB, al)
 	if err != nil {
-		return nil, model.DeliverySummary{}, rest.Unavailable("the database", err)
+		return nil, rest.Unavailable("the database", err)
 	}
-	var total model.DeliverySummary
-	out := []model.AggregatedChannelResult{}
-	for _, ch := range al.Channels {
-		s := summaryOf(by[ch], recipients, al.Status)
+	out := make([]alert.Totals, len(al.Channels))
+	for i, ch := range al.Channels {
+		c := by[ch]
+		out[i] = c.Totals.WithPending(recipients, c.FirstCycleRows, al.Status == storage.AlertFailed)
 		if o, ok := own[ch]; ok {
-			s = o
+			out[i] = o
 		}
-		addSummary(&total, s)
-		out = append(out, model.AggregatedChannelResult{Channel: model.DeliveryChannel(ch), DeliverySummary: s})
 	}
-	return out, total, nil
+	return out, nil
+}
+
+// channelSummaries are the summaries of every channel of the alert and
+// their sum.
+func (h *handler) channelSummaries(ctx context.Context, al *storage.Alert) ([]model.AggregatedChannelResult, model.DeliverySummary, error) {
+	ts, err := h.channelTotals(ctx, al)
+	if err != nil {
+		return nil, model.DeliverySummary{}, err
+	}
+	out := []model.AggregatedChannelResult{}
+	for i, ch := range al.Channels {
+		out = append(out, model.AggregatedChannelResult{Channel: model.DeliveryChannel(ch), DeliverySummary: summaryModel(ts[i])})
+	}
+	return out, summaryModel(alert.Sum(ts...)), nil
 }
 
 func (h *handler) getAlertsByIDStatus(ctx context.Context, in *idInput) (*statusOutput, error) {
@@ -343,7 +349,7 @@ func (h *handler) getAlertsByIDResults(ctx context.Context, in *idInput) (*resul
 		FROM alert_recipients WHERE alert_id = $1 AND tenant_id = $2`, al.ID, al.TenantID).Scan(&res.Confirmed, &res.Responded); err != nil {
 		return nil, rest.Unavailable("the database", err)
 	}
-	if s.Type == model.AlertTypePoll && s.Survey != nil {
+	if s.Type == alert.TypePoll && s.Survey != nil {
 		poll, err := h.pollResults(ctx, al, s.Survey, res.Responded)
 		if err != nil {
 			return nil, err
@@ -355,7 +361,7 @@ func (h *handler) getAlertsByIDResults(ctx context.Context, in *idInput) (*resul
 
 var severityRank = map[string]int{"None": 0, "Low": 1, "Medium": 2, "High": 3, "Critical": 4}
 
-func (h *handler) pollResults(ctx context.Context, al *storage.Alert, sv *model.SurveySettings, responded int64) (*model.PollResults, error) {
+func (h *handler) pollResults(ctx context.Context, al *storage.Alert, sv *alert.SurveySettings, responded int64) (*model.PollResults, error) {
 	var rows []struct {
 		Question int   `db:"question_id"`
 		Option   int   `db:"option_id"`
@@ -523,7 +529,7 @@ func likeEscape(s string) string {
 }
 
 // recipientModels adds each recipient's best delivery status and poll answers.
-func (h *handler) recipientModels(ctx context.Context, al *storage.Alert, s *model.AlertSettings, rows []recipientRow) ([]model.Recipient, error) {
+func (h *handler) recipientModels(ctx context.Context, al *storage.Alert, s *alert.Settings, rows []recipientRow) ([]model.Recipient, error) {
 	items := make([]model.Recipient, len(rows))
 	if len(rows) == 0 {
 		return items, nil
@@ -568,7 +574,7 @@ func (h *handler) recipientModels(ctx context.Context, al *storage.Alert, s *mod
 	return items, nil
 }
 
-func optionTexts(s *model.AlertSettings) map[int]string {
+func optionTexts(s *alert.Settings) map[int]string {
 	out := map[int]string{}
 	if s.Survey != nil {
 		for _, q := range s.Survey.Questions {
@@ -631,7 +637,7 @@ func (h *handler) getAlertsByIDSingleRecipient(ctx context.Context, in *singleRe
 	out := model.SingleRecipientResponse{AlertID: al.ID, Recipient: items[0], Channels: []model.ChannelDeliveries{}}
 	rec := storage.RecipientRow{Email: row.Email, Phone: row.Phone, VoicePhone: row.VoicePhone}
 	for _, ch := range al.Channels {
-		byChannel[ch] = &model.ChannelDeliveries{Channel: model.DeliveryChannel(ch), Address: activities.AddressOf(ch, &rec),
+		byChannel[ch] = &model.ChannelDeliveries{Channel: model.DeliveryChannel(ch), Address: alert.AddressOf(ch, &rec),
 			Status: model.DeliveryPending, Deliveries: []model.ChannelDelivery{}}
 	}
 	for _, d := range ds {
@@ -642,7 +648,7 @@ func (h *handler) getAlertsByIDSingleRecipient(ctx context.Context, in *singleRe
 		cd.Deliveries = append(cd.Deliveries, model.ChannelDelivery{
 			Channel: model.DeliveryChannel(d.Channel), Cycle: d.Cycle, Address: d.Address, Status: model.DeliveryStatus(d.Status),
 			Attempts: d.Attempts, ProviderMessageID: d.ProviderMessageID, Error: d.Error, Permanent: d.Permanent,
-			IdempotencyKey: activities.DeliveryKey(al.TenantID, al.ID, d.Channel, d.Cycle, d.Seq),
+			IdempotencyKey: alert.DeliveryKey(al.TenantID, al.ID, d.Channel, d.Cycle, d.Seq),
 			SentAt:         d.SentAt, DeliveredAt: d.DeliveredAt, UpdatedAt: d.UpdatedAt,
 		})
 		cd.Status = model.DeliveryStatus(d.Status)
@@ -662,13 +668,13 @@ func (h *handler) getAlertsByIDSingleRecipient(ctx context.Context, in *singleRe
 // recipient's numbers among the called targets). Their status is the best
 // of those deliveries; once the alert is final, a channel with none is
 // Skipped rather than Pending.
-func (h *handler) sharedDeliveries(ctx context.Context, al *storage.Alert, s *model.AlertSettings, row recipientRow, byChannel map[string]*model.ChannelDeliveries) error {
+func (h *handler) sharedDeliveries(ctx context.Context, al *storage.Alert, s *alert.Settings, row recipientRow, byChannel map[string]*model.ChannelDeliveries) error {
 	final := al.Status == storage.AlertSent || al.Status == storage.AlertFailed
 	var bcast []string
 	etnArea := false
 	for ch := range byChannel {
 		switch {
-		case activities.IsBroadcast(ch):
+		case alert.IsBroadcast(ch):
 			bcast = append(bcast, ch)
 		case ch == "etn" && len(s.Recipients.Areas) > 0:
 			etnArea = true
@@ -745,14 +751,16 @@ func (h *handler) getAggregatedChannelSummary(ctx context.Context, in *alertIDIn
 	if err != nil {
 		return nil, err
 	}
-	chans, _, err := h.channelSummaries(ctx, al)
+	ts, err := h.channelTotals(ctx, al)
 	if err != nil {
 		return nil, err
 	}
 	res := model.AggregatedChannelSummaryResponse{AlertID: al.ID}
 	res.Results.Email.Channel, res.Results.Voice.Channel, res.Results.Sms.Channel = "email", "voice", "text"
-	for _, c := range chans {
-		switch c.Channel {
+	var shown []alert.Totals
+	for i, ch := range al.Channels {
+		c := model.AggregatedChannelResult{Channel: model.DeliveryChannel(ch), DeliverySummary: summaryModel(ts[i])}
+		switch ch {
 		case "email":
 			res.Results.Email = c
 		case "voice":
@@ -762,8 +770,9 @@ func (h *handler) getAggregatedChannelSummary(ctx context.Context, in *alertIDIn
 		default:
 			continue
 		}
-		addSummary(&res.Total, c.DeliverySummary)
+		shown = append(shown, ts[i])
 	}
+	res.Total = summaryModel(alert.Sum(shown...))
 	return &aggregatedOutput{Body: res}, nil
 }
 
@@ -947,14 +956,7 @@ func (h *handler) etnTargetsPage(ctx context.Context, in *channelPageInput) (*et
 		return nil, err
 	}
 	pp := rest.PageParams{Page: in.Page, PageSize: in.PageSize}
-	var sum struct {
-		Total     int64 `db:"total"`
-		Pending   int64 `db:"pending"`
-		Retrying  int64 `db:"retrying"`
-		Sent      int64 `db:"sent"`
-		Delivered int64 `db:"delivered"`
-		Failed    int64 `db:"failed"`
-	}
+	var sum alert.Totals
 	if err := h.d.DB.GetContext(ctx, &sum, `SELECT count(*) AS total,
 			count(*) FILTER (WHERE status = 'Pending') AS pending, count(*) FILTER (WHERE status = 'Retrying') AS retrying,
 			count(*) FILTER (WHERE status = 'Sent') AS sent, count(*) FILTER (WHERE status = 'Delivered') AS delivered,
@@ -984,9 +986,7 @@ func (h *handler) etnTargetsPage(ctx context.Context, in *channelPageInput) (*et
 		al.TenantID, al.ID, pp.Limit(), pp.Offset()); err != nil {
 		return nil, rest.Unavailable("the database", err)
 	}
-	totals := model.AggregatedChannelResult{Channel: model.DeliveryChannel("etn"), DeliverySummary: model.DeliverySummary{
-		Total: sum.Total, Pending: sum.Pending, Retrying: sum.Retrying, Sent: sum.Sent, Delivered: sum.Delivered, Failed: sum.Failed,
-		Final: sum.Sent + sum.Delivered + sum.Failed}}
+	totals := model.AggregatedChannelResult{Channel: model.DeliveryChannel("etn"), DeliverySummary: summaryModel(sum)}
 	out := model.EtnResultsSummaryResponse{Paging: rest.NewPaging(pp, sum.Total), Totals: totals, Items: []model.EtnResultSummary{}}
 	for _, r := range rows {
 		item := model.EtnResultSummary{Phone: r.Phone}
@@ -1000,15 +1000,10 @@ func (h *handler) etnTargetsPage(ctx context.Context, in *channelPageInput) (*et
 // ownRowCounts summarises the channels whose deliveries are not one per
 // recipient: the broadcast-style channels (one row per destination) and ETN
 // with areas (one row per number called).
-func ownRowCounts(ctx context.Context, db *storage.DB, al *storage.Alert) (map[string]model.DeliverySummary, error) {
+func ownRowCounts(ctx context.Context, db *storage.DB, al *storage.Alert) (map[string]alert.Totals, error) {
 	var rows []struct {
-		Channel   string `db:"channel"`
-		Total     int64  `db:"total"`
-		Pending   int64  `db:"pending"`
-		Retrying  int64  `db:"retrying"`
-		Sent      int64  `db:"sent"`
-		Delivered int64  `db:"delivered"`
-		Failed    int64  `db:"failed"`
+		Channel string `db:"channel"`
+		alert.Totals
 	}
 	err := db.SelectContext(ctx, &rows, `SELECT channel, count(*) AS total,
 			count(*) FILTER (WHERE status = 'Pending') AS pending, count(*) FILTER (WHERE status = 'Retrying') AS retrying,
@@ -1020,14 +1015,13 @@ func ownRowCounts(ctx context.Context, db *storage.DB, al *storage.Alert) (map[s
 	if err != nil {
 		return nil, err
 	}
-	out := map[string]model.DeliverySummary{}
+	out := map[string]alert.Totals{}
 	for _, r := range rows {
-		out[r.Channel] = model.DeliverySummary{Total: r.Total, Pending: r.Pending, Retrying: r.Retrying, Sent: r.Sent,
-			Delivered: r.Delivered, Failed: r.Failed, Final: r.Sent + r.Delivered + r.Failed}
+		out[r.Channel] = r.Totals
 	}
 	for _, ch := range al.Channels {
-		if _, ok := out[ch]; !ok && activities.IsBroadcast(ch) {
-			out[ch] = model.DeliverySummary{} // not posted yet
+		if _, ok := out[ch]; !ok && alert.IsBroadcast(ch) {
+			out[ch] = alert.Totals{} // not posted yet
 		}
 	}
 	return out, nil

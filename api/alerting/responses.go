@@ -13,7 +13,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/tocsin/tocsin/activities"
+	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
 	"github.com/tocsin/tocsin/hooks/events"
@@ -32,7 +32,7 @@ type AlertResponseResult struct {
 type responseTarget struct {
 	tenant string
 	alert  *storage.Alert
-	s      *model.AlertSettings
+	s      *alert.Settings
 	seq    int64
 }
 
@@ -49,7 +49,7 @@ func (h *handler) target(ctx context.Context, token string) (*responseTarget, er
 	if err != nil {
 		return nil, rest.Unavailable("the database", err)
 	}
-	var s model.AlertSettings
+	var s alert.Settings
 	if err := json.Unmarshal(al.Settings, &s); err != nil {
 		return nil, err
 	}
@@ -162,7 +162,7 @@ func (h *handler) getAlertResponsePage(ctx context.Context, in *responsePageInpu
 		Subject: t.s.Message.Subject, Action: alertmsg.ResponsePath + in.Token, Done: in.Done, Confirmed: confirmed,
 		Confirm: t.s.Workflow != nil && t.s.Workflow.ConfirmationRequested,
 	}
-	if rd, err := activities.NewRenderer(t.tenant, t.alert.ID, t.s, "", nil); err == nil {
+	if rd, err := alert.NewRenderer(t.tenant, t.alert.ID, t.s, "", nil); err == nil {
 		var r storage.RecipientRow
 		if err := h.d.DB.GetContext(ctx, &r, `SELECT seq, person_id, external_id, first_name, last_name, email, phone, voice_phone,
 			custom_fields, is_mandatory FROM alert_recipients WHERE alert_id = $1 AND tenant_id = $2 AND seq = $3`, t.alert.ID, t.tenant, t.seq); err == nil {
@@ -226,7 +226,7 @@ func (h *handler) respondToAlert(ctx context.Context, in *respondInput) (*respon
 			return nil, rest.Invalid("query", "optionId", "not an option of this alert's poll", in.OptionID)
 		}
 	} else if t.s.Workflow == nil || !t.s.Workflow.ConfirmationRequested {
-		if t.s.Type != model.AlertTypePoll {
+		if t.s.Type != alert.TypePoll {
 			return nil, rest.Invalid("query", "confirm", "this alert does not ask for confirmation", true)
 		}
 	}
@@ -327,7 +327,7 @@ func (h *handler) receiveDeliveryReceipts(ctx context.Context, in *receiptsInput
 }
 
 func (h *handler) applyReceipt(ctx context.Context, r DeliveryReceipt) (bool, error) {
-	tenant, alertID, ch, cycle, seq, err := activities.ParseDeliveryKey(r.Key)
+	tenant, alertID, ch, cycle, seq, err := alert.ParseDeliveryKey(r.Key)
 	if err != nil {
 		return false, nil
 	}

@@ -7,7 +7,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
-	"github.com/tocsin/tocsin/activities"
+	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/channels/voice"
 	"github.com/tocsin/tocsin/hooks/events"
 	"github.com/tocsin/tocsin/storage"
@@ -19,7 +19,7 @@ import (
 // not be redialled fails the delivery. Calls that are not an alert's
 // deliveries (another key shape) change nothing.
 func applyCall(ctx context.Context, db *storage.DB, call voice.Call) error {
-	tenant, alertID, ch, cycle, seq, err := activities.ParseDeliveryKey(call.Key)
+	tenant, alertID, ch, cycle, seq, err := alert.ParseDeliveryKey(call.Key)
 	if err != nil || tenant != call.Tenant {
 		return nil
 	}

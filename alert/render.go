@@ -1,4 +1,4 @@
-package activities
+package alert
 
 import (
 	"encoding/json"
@@ -6,118 +6,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/internal/alertmsg"
-	"github.com/tocsin/tocsin/internal/geo"
-	"github.com/tocsin/tocsin/storage"
 )
-
-// RecipientSpecOf turns an alert's recipient settings into the storage
-// query that resolves them. Errors name what is wrong with the settings.
-func RecipientSpecOf(r model.RecipientSettings) (storage.RecipientSpec, error) {
-	s := storage.RecipientSpec{ContactIDs: r.ContactIDs, ListIDs: r.DistributionListIDs}
-	for _, g := range r.Groups {
-		if g.IncludeSubgroups {
-			s.SubtreeGroupIDs = append(s.SubtreeGroupIDs, g.ID)
-		} else {
-			s.GroupIDs = append(s.GroupIDs, g.ID)
-		}
-	}
-	if d := r.Directory; d != nil {
-		s.DirectoryID = d.DirectoryID
-		s.AllDirectoryUsers = d.AllUsers
-		for _, u := range d.UserIDs {
-			id, err := strconv.ParseInt(u, 10, 64)
-			if err != nil || id < 1 {
-				return s, fmt.Errorf("directory user id %q is not a user id", u)
-			}
-			s.DirectoryUserIDs = append(s.DirectoryUserIDs, id)
-		}
-	}
-	for i, a := range r.Areas {
-		ps, circle, err := AreaOf(a)
-		if err != nil {
-			return s, fmt.Errorf("area %d: %w", i, err)
-		}
-		s.Polygons = append(s.Polygons, ps...)
-		if circle != nil {
-			s.Circles = append(s.Circles, *circle)
-		}
-	}
-	if f := r.AccessFilter; f != nil {
-		s.Filter = &storage.RecipientFilter{Any: f.Match == "Any"}
-		for _, c := range f.Conditions {
-			s.Filter.Conditions = append(s.Filter.Conditions, storage.RecipientCondition{Field: c.Field, Op: c.Operator, Values: c.Values})
-		}
-	}
-	seen := map[string]bool{}
-	for _, h := range r.AdHoc {
-		key := strings.ToLower(h.Email) + "|" + h.Phone
-		if seen[key] {
-			continue
-		}
-		seen[key] = true
-		s.AdHoc = append(s.AdHoc, storage.AdHocRecipient{FirstName: h.FirstName, LastName: h.LastName, Email: strings.ToLower(h.Email), Phone: h.Phone})
-	}
-	return s, nil
-}
-
-// AreaOf checks one area and returns its polygons or its circle.
-func AreaOf(a model.SelectedArea) ([]storage.AreaPolygon, *storage.AreaCircle, error) {
-	if a.SpatialReference != nil && a.SpatialReference.Wkid != 4326 {
-		return nil, nil, fmt.Errorf("only WGS 84 (wkid 4326) is supported")
-	}
-	hasCircle := a.Center != nil || a.RadiusMeters > 0
-	switch {
-	case a.Geometry != nil && hasCircle:
-		return nil, nil, fmt.Errorf("give either geometry or center and radiusMeters, not both")
-	case a.Geometry != nil:
-		if !crsOK(a.Geometry.Crs) {
-			return nil, nil, fmt.Errorf("only the WGS 84 coordinate reference system is supported")
-		}
-		var out []storage.AreaPolygon
-		for i, f := range a.Geometry.Features {
-			if !crsOK(f.Geometry.Crs) {
-				return nil, nil, fmt.Errorf("feature %d: only the WGS 84 coordinate reference system is supported", i)
-			}
-			ps, err := geo.ParseGeometry(f.Geometry.Type, f.Geometry.Coordinates)
-			if err != nil {
-				return nil, nil, fmt.Errorf("feature %d: %w", i, err)
-			}
-			for _, p := range ps {
-				b := p.Bounds()
-				ap := storage.AreaPolygon{Outer: geo.Literal(p.Outer), MinLat: b.MinLat, MaxLat: b.MaxLat, MinLng: b.MinLng, MaxLng: b.MaxLng}
-				for _, h := range p.Holes {
-					ap.Holes = append(ap.Holes, geo.Literal(h))
-				}
-				out = append(out, ap)
-			}
-		}
-		if len(out) == 0 {
-			return nil, nil, fmt.Errorf("the geometry has no polygon")
-		}
-		return out, nil, nil
-	case a.Center != nil && a.RadiusMeters > 0:
-		b := geo.CircleBounds(a.Center.Lat, a.Center.Lng, a.RadiusMeters)
-		return nil, &storage.AreaCircle{Lat: a.Center.Lat, Lng: a.Center.Lng, RadiusMeters: a.RadiusMeters,
-			MinLat: b.MinLat, MaxLat: b.MaxLat, MinLng: b.MinLng, MaxLng: b.MaxLng}, nil
-	default:
-		return nil, nil, fmt.Errorf("an area needs geometry, or center and radiusMeters")
-	}
-}
-
-func crsOK(c *model.IcrsObject) bool {
-	if c == nil {
-		return true
-	}
-	name := c.Properties["name"]
-	switch name {
-	case "EPSG:4326", "urn:ogc:def:crs:OGC:1.3:CRS84", "urn:ogc:def:crs:EPSG::4326":
-		return true
-	}
-	return false
-}
 
 // FieldError is a problem with one field of an alert's settings; Field is
 // its dotted path from the settings' parent (settings.message.body).
@@ -131,16 +22,13 @@ func (e *FieldError) Error() string { return e.Field + ": " + e.Message }
 type Renderer struct {
 	AlertID     int64
 	Tenant      string
-	Settings    *model.AlertSettings
+	Settings    *Settings
 	PublicURL   string
 	LinkSecret  []byte
 	Attachments []channels.Attachment
 
-	// files maps use and name of the stored files the channel blocks name
-	// to their object keys (see FileKey).
-	files      map[string]string
 	static     map[string]string
-	custom     map[string]model.AlertSettingsValue
+	custom     map[string]Variable
 	templates  map[string]*alertmsg.Template
 	needsLink  bool
 	appendLink bool
@@ -162,9 +50,9 @@ const (
 )
 
 // NewRenderer compiles the templates of an alert. Errors name the field.
-func NewRenderer(tenant string, alertID int64, s *model.AlertSettings, publicURL string, linkSecret []byte) (*Renderer, error) {
+func NewRenderer(tenant string, alertID int64, s *Settings, publicURL string, linkSecret []byte) (*Renderer, error) {
 	r := &Renderer{AlertID: alertID, Tenant: tenant, Settings: s, PublicURL: strings.TrimRight(publicURL, "/"), LinkSecret: linkSecret,
-		templates: map[string]*alertmsg.Template{}, custom: map[string]model.AlertSettingsValue{}}
+		templates: map[string]*alertmsg.Template{}, custom: map[string]Variable{}}
 	if s.Message.Variables != nil {
 		for _, v := range s.Message.Variables.Values {
 			r.custom[v.Name] = v
@@ -261,7 +149,7 @@ func NewRenderer(tenant string, alertID int64, s *model.AlertSettings, publicURL
 			return nil, err
 		}
 	}
-	if s.Type == model.AlertTypePoll || (s.Workflow != nil && s.Workflow.ConfirmationRequested) {
+	if s.Type == TypePoll || (s.Workflow != nil && s.Workflow.ConfirmationRequested) {
 		r.needsLink = true
 		r.appendLink = true
 	}
@@ -269,7 +157,7 @@ func NewRenderer(tenant string, alertID int64, s *model.AlertSettings, publicURL
 }
 
 // ConferenceText describes a conference call in one line.
-func ConferenceText(c *model.ConferenceInvitation) string {
+func ConferenceText(c *ConferenceInvitation) string {
 	parts := []string{"Join the call: " + c.BridgeNumber}
 	if c.AccessCode != "" {
 		parts = append(parts, "code "+c.AccessCode)
@@ -303,7 +191,7 @@ func (r *Renderer) ResponseLink(seq int64) string {
 	return r.PublicURL + alertmsg.ResponsePath + alertmsg.ResponseToken(r.LinkSecret, r.Tenant, r.AlertID, seq)
 }
 
-func (r *Renderer) lookup(rec *storage.RecipientRow, link string) func(string) string {
+func (r *Renderer) lookup(rec *Recipient, link string) func(string) string {
 	var custom map[string]any
 	var look func(string) string
 	look = func(name string) string {
@@ -337,7 +225,7 @@ func (r *Renderer) lookup(rec *storage.RecipientRow, link string) func(string) s
 		field := ""
 		fallback := ""
 		if v, ok := r.custom[name]; ok {
-			if v.Source != model.VariableCustomField {
+			if v.Source != VariableCustomField {
 				return v.Value
 			}
 			field, fallback = v.Field, v.Value
@@ -385,7 +273,7 @@ func (r *Renderer) render(key, fallback string, look func(string) string) string
 
 // Message renders the message of one channel for one recipient. link is
 // the recipient's response link ("" when not needed); address is where it goes.
-func (r *Renderer) Message(ch string, rec *storage.RecipientRow, link string) channels.Message {
+func (r *Renderer) Message(ch string, rec *Recipient, link string) channels.Message {
 	look := r.lookup(rec, link)
 	m := channels.Message{Tenant: r.Tenant, Channel: channels.Channel(ch)}
 	s := r.Settings
@@ -437,7 +325,7 @@ func (r *Renderer) Message(ch string, rec *storage.RecipientRow, link string) ch
 // BroadcastText is the mobile broadcast's own text with its variables
 // filled ("" when the block has none).
 func (r *Renderer) BroadcastText() string {
-	return r.render(string(channels.MobileBroadcast)+bodySuffix, "", r.lookup(&storage.RecipientRow{}, ""))
+	return r.render(string(channels.MobileBroadcast)+bodySuffix, "", r.lookup(&Recipient{}, ""))
 }
 
 func (r *Renderer) templateUses(ch, name string) bool {
@@ -471,7 +359,7 @@ func (r *Renderer) extraLines(link string, linkInTemplate bool) string {
 	}
 	if r.appendLink && link != "" && !linkInTemplate {
 		label := "Please confirm: "
-		if s.Type == model.AlertTypePoll {
+		if s.Type == TypePoll {
 			label = "Answer here: "
 		}
 		b.WriteString("\n\n" + label + link)
@@ -517,41 +405,4 @@ func (r *Renderer) metadata(ch string) map[string]string {
 func htmlEscape(s string) string {
 	r := strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;", `"`, "&#34;", "'", "&#39;")
 	return r.Replace(s)
-}
-
-// AddressOf is a recipient's address on a channel ("" when none).
-func AddressOf(ch string, rec *storage.RecipientRow) string {
-	switch ch {
-	case string(channels.Email):
-		return deref(rec.Email)
-	case string(channels.Text):
-		return deref(rec.Phone)
-	case string(channels.Voice), string(channels.Etn):
-		return deref(rec.VoicePhone)
-	}
-	return ""
-}
-
-// DeliveryKey is the idempotency key of one delivery: the same on every
-// retry of it, different for another recipient, channel or cycle.
-func DeliveryKey(tenant string, alertID int64, ch string, cycle int, seq int64) string {
-	return "alert-" + tenant + "-" + strconv.FormatInt(alertID, 10) + ":" + ch + ":" + strconv.Itoa(cycle) + ":" + strconv.FormatInt(seq, 10)
-}
-
-// ParseDeliveryKey splits a delivery key.
-func ParseDeliveryKey(key string) (tenant string, alertID int64, ch string, cycle int, seq int64, err error) {
-	head, rest, ok := strings.Cut(key, ":")
-	parts := strings.Split(rest, ":")
-	if !ok || !strings.HasPrefix(head, "alert-") || len(parts) != 3 {
-		return "", 0, "", 0, 0, fmt.Errorf("malformed delivery key")
-	}
-	i := strings.LastIndex(head, "-")
-	tenant = head[len("alert-"):i]
-	alertID, err1 := strconv.ParseInt(head[i+1:], 10, 64)
-	cycle, err2 := strconv.Atoi(parts[1])
-	seq, err3 := strconv.ParseInt(parts[2], 10, 64)
-	if err1 != nil || err2 != nil || err3 != nil || tenant == "" {
-		return "", 0, "", 0, 0, fmt.Errorf("malformed delivery key")
-	}
-	return tenant, alertID, parts[0], cycle, seq, nil
 }

@@ -1,0 +1,180 @@
+package alert
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/tocsin/tocsin/internal/geo"
+)
+
+// RecipientSpec says who an alert goes to, as its recipient settings
+// resolve: every source adds people; the resolution keeps each person once.
+type RecipientSpec struct {
+	ContactIDs        []int64
+	GroupIDs          []int64 // members of these groups
+	SubtreeGroupIDs   []int64 // members of these groups and every group below them
+	ListIDs           []int64
+	DirectoryID       string
+	DirectoryUserIDs  []int64
+	AllDirectoryUsers bool
+	Polygons          []AreaPolygon
+	Circles           []AreaCircle
+	RelatedAlertID    int64
+	Filter            *RecipientFilter
+	AdHoc             []AdHocRecipient
+}
+
+// AreaPolygon is a polygon as PostgreSQL polygon literals (x = longitude,
+// y = latitude) with its bounding box.
+type AreaPolygon struct {
+	Outer                          string
+	Holes                          []string
+	MinLat, MaxLat, MinLng, MaxLng float64
+}
+
+// AreaCircle is a circle with its bounding box.
+type AreaCircle struct {
+	Lat, Lng, RadiusMeters         float64
+	MinLat, MaxLat, MinLng, MaxLng float64
+}
+
+// RecipientFilter keeps the people whose fields match.
+type RecipientFilter struct {
+	Any        bool
+	Conditions []RecipientCondition
+}
+
+// RecipientCondition is one condition: Field is language, timeZone,
+// externalId or custom.<name>; Op is Equals, NotEquals, In or NotIn.
+type RecipientCondition struct {
+	Field  string
+	Op     string
+	Values []string
+}
+
+// AdHocRecipient is a recipient given by address.
+type AdHocRecipient struct {
+	FirstName, LastName, Email, Phone string
+}
+
+// Recipient is a resolved recipient with the values messages use. Its db
+// tags name the columns storage reads it from.
+type Recipient struct {
+	Seq          int64   `db:"seq"`
+	PersonID     *int64  `db:"person_id"`
+	ExternalID   string  `db:"external_id"`
+	FirstName    string  `db:"first_name"`
+	LastName     string  `db:"last_name"`
+	Email        *string `db:"email"`
+	Phone        *string `db:"phone"`
+	VoicePhone   *string `db:"voice_phone"`
+	CustomFields []byte  `db:"custom_fields"`
+	IsMandatory  bool    `db:"is_mandatory"`
+}
+
+// RecipientSpecOf turns an alert's recipient settings into the storage
+// query that resolves them. Errors name what is wrong with the settings.
+func RecipientSpecOf(r Recipients) (RecipientSpec, error) {
+	s := RecipientSpec{ContactIDs: r.ContactIDs, ListIDs: r.DistributionListIDs}
+	for _, g := range r.Groups {
+		if g.IncludeSubgroups {
+			s.SubtreeGroupIDs = append(s.SubtreeGroupIDs, g.ID)
+		} else {
+			s.GroupIDs = append(s.GroupIDs, g.ID)
+		}
+	}
+	if d := r.Directory; d != nil {
+		s.DirectoryID = d.DirectoryID
+		s.AllDirectoryUsers = d.AllUsers
+		for _, u := range d.UserIDs {
+			id, err := strconv.ParseInt(u, 10, 64)
+			if err != nil || id < 1 {
+				return s, fmt.Errorf("directory user id %q is not a user id", u)
+			}
+			s.DirectoryUserIDs = append(s.DirectoryUserIDs, id)
+		}
+	}
+	for i, a := range r.Areas {
+		ps, circle, err := AreaOf(a)
+		if err != nil {
+			return s, fmt.Errorf("area %d: %w", i, err)
+		}
+		s.Polygons = append(s.Polygons, ps...)
+		if circle != nil {
+			s.Circles = append(s.Circles, *circle)
+		}
+	}
+	if f := r.AccessFilter; f != nil {
+		s.Filter = &RecipientFilter{Any: f.Match == "Any"}
+		for _, c := range f.Conditions {
+			s.Filter.Conditions = append(s.Filter.Conditions, RecipientCondition{Field: c.Field, Op: c.Operator, Values: c.Values})
+		}
+	}
+	seen := map[string]bool{}
+	for _, h := range r.AdHoc {
+		key := strings.ToLower(h.Email) + "|" + h.Phone
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		s.AdHoc = append(s.AdHoc, AdHocRecipient{FirstName: h.FirstName, LastName: h.LastName, Email: strings.ToLower(h.Email), Phone: h.Phone})
+	}
+	return s, nil
+}
+
+// AreaOf checks one area and returns its polygons or its circle.
+func AreaOf(a SelectedArea) ([]AreaPolygon, *AreaCircle, error) {
+	if a.SpatialReference != nil && a.SpatialReference.Wkid != 4326 {
+		return nil, nil, fmt.Errorf("only WGS 84 (wkid 4326) is supported")
+	}
+	hasCircle := a.Center != nil || a.RadiusMeters > 0
+	switch {
+	case a.Geometry != nil && hasCircle:
+		return nil, nil, fmt.Errorf("give either geometry or center and radiusMeters, not both")
+	case a.Geometry != nil:
+		if !crsOK(a.Geometry.Crs) {
+			return nil, nil, fmt.Errorf("only the WGS 84 coordinate reference system is supported")
+		}
+		var out []AreaPolygon
+		for i, f := range a.Geometry.Features {
+			if !crsOK(f.Geometry.Crs) {
+				return nil, nil, fmt.Errorf("feature %d: only the WGS 84 coordinate reference system is supported", i)
+			}
+			ps, err := geo.ParseGeometry(f.Geometry.Type, f.Geometry.Coordinates)
+			if err != nil {
+				return nil, nil, fmt.Errorf("feature %d: %w", i, err)
+			}
+			for _, p := range ps {
+				b := p.Bounds()
+				ap := AreaPolygon{Outer: geo.Literal(p.Outer), MinLat: b.MinLat, MaxLat: b.MaxLat, MinLng: b.MinLng, MaxLng: b.MaxLng}
+				for _, h := range p.Holes {
+					ap.Holes = append(ap.Holes, geo.Literal(h))
+				}
+				out = append(out, ap)
+			}
+		}
+		if len(out) == 0 {
+			return nil, nil, fmt.Errorf("the geometry has no polygon")
+		}
+		return out, nil, nil
+	case a.Center != nil && a.RadiusMeters > 0:
+		b := geo.CircleBounds(a.Center.Lat, a.Center.Lng, a.RadiusMeters)
+		return nil, &AreaCircle{Lat: a.Center.Lat, Lng: a.Center.Lng, RadiusMeters: a.RadiusMeters,
+			MinLat: b.MinLat, MaxLat: b.MaxLat, MinLng: b.MinLng, MaxLng: b.MaxLng}, nil
+	default:
+		return nil, nil, fmt.Errorf("an area needs geometry, or center and radiusMeters")
+	}
+}
+
+func crsOK(c *IcrsObject) bool {
+	if c == nil {
+		return true
+	}
+	name := c.Properties["name"]
+	switch name {
+	case "EPSG:4326", "urn:ogc:def:crs:OGC:1.3:CRS84", "urn:ogc:def:crs:EPSG::4326":
+		return true
+	}
+	return false
+}

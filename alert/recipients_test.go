@@ -1,0 +1,62 @@
+package alert
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestRecipientSpecOf(t *testing.T) {
+	s, err := RecipientSpecOf(Recipients{
+		ContactIDs: []int64{1}, DistributionListIDs: []int64{3},
+		Groups:       []GroupTarget{{ID: 5}, {ID: 6, IncludeSubgroups: true}},
+		Directory:    &DirectorySettings{DirectoryID: "main", UserIDs: []string{"17"}},
+		Areas:        []SelectedArea{{Center: &LatLng{Lat: 41, Lng: -87}, RadiusMeters: 1000}},
+		AccessFilter: &AccessFilter{Match: "Any", Conditions: []AccessFilterCondition{{Field: "language", Operator: "In", Values: []string{"en"}}}},
+		AdHoc:        []AdHocPerson{{FirstName: "G", Email: "G@Example.com"}, {Email: "g@example.com"}, {Phone: "+15550000001"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(s.GroupIDs) != 1 || s.GroupIDs[0] != 5 || len(s.SubtreeGroupIDs) != 1 || s.SubtreeGroupIDs[0] != 6 ||
+		len(s.DirectoryUserIDs) != 1 || s.DirectoryUserIDs[0] != 17 || len(s.Circles) != 1 || s.Filter == nil || !s.Filter.Any ||
+		len(s.ListIDs) != 1 || len(s.ContactIDs) != 1 {
+		t.Errorf("spec %+v", s)
+	}
+	if len(s.AdHoc) != 2 || s.AdHoc[0].Email != "g@example.com" {
+		t.Errorf("ad hoc recipients are not lower-cased and kept once: %+v", s.AdHoc)
+	}
+	if _, err := RecipientSpecOf(Recipients{Directory: &DirectorySettings{DirectoryID: "main", UserIDs: []string{"x"}}}); err == nil ||
+		!strings.HasPrefix(err.Error(), "directory") {
+		t.Errorf("bad directory user id: %v", err)
+	}
+}
+
+func TestAreaOf(t *testing.T) {
+	poly := func(coords string, crs *IcrsObject) SelectedArea {
+		return SelectedArea{Geometry: &FeatureCollection{Type: "FeatureCollection", Features: []Feature{{Type: "Feature",
+			Geometry: IGeometryObject{Type: "Polygon", Coordinates: json.RawMessage(coords), Crs: crs}}}}}
+	}
+	square := `[[[-87.7,41.8],[-87.6,41.8],[-87.6,41.9],[-87.7,41.9],[-87.7,41.8]]]`
+	ps, c, err := AreaOf(poly(square, &IcrsObject{Type: "name", Properties: map[string]string{"name": "EPSG:4326"}}))
+	if err != nil || c != nil || len(ps) != 1 || ps[0].MinLat != 41.8 || ps[0].MaxLng != -87.6 {
+		t.Errorf("polygon: %+v %+v %v", ps, c, err)
+	}
+	_, c, err = AreaOf(SelectedArea{Center: &LatLng{Lat: 41, Lng: -87}, RadiusMeters: 1000})
+	if err != nil || c == nil || c.RadiusMeters != 1000 || c.MinLat >= 41 || c.MaxLat <= 41 {
+		t.Errorf("circle: %+v %v", c, err)
+	}
+	for name, a := range map[string]SelectedArea{
+		"other wkid":  {Center: &LatLng{}, RadiusMeters: 1, SpatialReference: &SpatialReference{Wkid: 3857}},
+		"both":        {Geometry: &FeatureCollection{}, Center: &LatLng{}, RadiusMeters: 1},
+		"neither":     {},
+		"no radius":   {Center: &LatLng{}},
+		"other crs":   poly(square, &IcrsObject{Type: "name", Properties: map[string]string{"name": "EPSG:3857"}}),
+		"no polygon":  {Geometry: &FeatureCollection{Type: "FeatureCollection"}},
+		"bad polygon": poly(`[[[0,0],[1,1]]]`, nil),
+	} {
+		if _, _, err := AreaOf(a); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+}

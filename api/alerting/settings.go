@@ -1,0 +1,39 @@
+package alerting
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/tocsin/tocsin/alert"
+	"github.com/tocsin/tocsin/api/model"
+)
+
+// settingsOf maps the settings an alert is sent with (the API's form) to
+// the settings the alert stores and is delivered by. The two have the same
+// JSON form, field for field (TestSettingsMatchTheModel), so the mapping
+// goes through it: what was stored before alert.Settings existed decodes
+// the same way.
+func settingsOf(m model.AlertSettings) (alert.Settings, error) {
+	var s alert.Settings
+	b, err := json.Marshal(m)
+	if err == nil {
+		err = json.Unmarshal(b, &s)
+	}
+	if err != nil {
+		return s, fmt.Errorf("map settings: %w", err)
+	}
+	return s, nil
+}
+
+// settingsModel maps an alert's settings back to the API's form.
+func settingsModel(s *alert.Settings) (model.AlertSettings, error) {
+	var m model.AlertSettings
+	b, err := json.Marshal(s)
+	if err == nil {
+		err = json.Unmarshal(b, &m)
+	}
+	if err != nil {
+		return m, fmt.Errorf("map settings: %w", err)
+	}
+	return m, nil
+}
