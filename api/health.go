@@ -12,6 +12,7 @@ import (
 
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/workflows"
 )
 
@@ -107,10 +108,9 @@ func registerHealth(api huma.API, d rest.Deps) {
 		if err := run.Get(ctx, &rowID); err != nil {
 			return nil, rest.Unavailable("the worker", err)
 		}
-		var created time.Time
-		if err := d.DB.GetContext(ctx, &created,
-			`SELECT created_at FROM smoke_runs WHERE id = $1 AND tenant_id = $2`, rowID, tenant); err != nil {
-			return nil, fmt.Errorf("read smoke run: %w", err)
+		created, err := storage.SmokeRunCreatedAt(ctx, d.DB, tenant, rowID)
+		if err != nil {
+			return nil, err
 		}
 		return &smokeOutput{Body: SmokeResult{WorkflowID: id, RunID: rowID, CreatedAt: created, ElapsedMs: time.Since(start).Milliseconds()}}, nil
 	})

@@ -3,12 +3,10 @@ package alerting
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"time"
 
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
-	"github.com/tocsin/tocsin/storage"
 )
 
 // BuiltinDefaults are the defaults of a tenant that has not changed them.
@@ -24,22 +22,18 @@ func BuiltinDefaults() model.AlertDefaults {
 
 // defaults reads the tenant's defaults (the built-in ones when it has none).
 func (h *handler) defaults(ctx context.Context, tenant string) (model.AlertDefaults, *time.Time, error) {
-	var row struct {
-		Defaults  []byte    `db:"defaults"`
-		UpdatedAt time.Time `db:"updated_at"`
-	}
-	err := h.d.DB.GetContext(ctx, &row, `SELECT defaults, updated_at FROM alert_defaults WHERE tenant_id = $1`, tenant)
-	if errors.Is(storage.NotFound(err), storage.ErrNotFound) {
-		return BuiltinDefaults(), nil, nil
-	}
+	raw, updated, err := h.results.Defaults(ctx, tenant)
 	if err != nil {
 		return model.AlertDefaults{}, nil, rest.Unavailable("the database", err)
 	}
-	d := BuiltinDefaults()
-	if err := json.Unmarshal(row.Defaults, &d); err != nil {
+	if raw == nil {
 		return BuiltinDefaults(), nil, nil
 	}
-	return d, &row.UpdatedAt, nil
+	d := BuiltinDefaults()
+	if err := json.Unmarshal(raw, &d); err != nil {
+		return BuiltinDefaults(), nil, nil
+	}
+	return d, updated, nil
 }
 
 var priorityOptions = []model.PriorityOption{
@@ -103,8 +97,7 @@ func (h *handler) updateAlertsDefault(ctx context.Context, in *updateDefaultsInp
 		d.Workflow.CycleIntervalMinutes = 5
 	}
 	b, _ := json.Marshal(d)
-	if _, err := h.d.DB.ExecContext(ctx, `INSERT INTO alert_defaults (tenant_id, defaults, updated_at) VALUES ($1, $2, now())
-		ON CONFLICT (tenant_id) DO UPDATE SET defaults = excluded.defaults, updated_at = now()`, rest.Tenant(ctx), b); err != nil {
+	if err := h.results.SaveDefaults(ctx, rest.Tenant(ctx), b); err != nil {
 		return nil, rest.Unavailable("the database", err)
 	}
 	return h.getAlertsDefault(ctx, &defaultsInput{})

@@ -2,41 +2,30 @@ package alerting
 
 import (
 	"context"
-	"strconv"
-	"strings"
 	"time"
-
-	"github.com/lib/pq"
 
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
 	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/results"
 )
 
-var alertSorts = map[string]string{
-	"id": "id", "createdat": "created_at", "sentat": "sent_at", "subject": "lower(subject)", "status": "status",
-	"priority": "priority", "type": "alert_type", "from": "lower(sender_name)",
-}
-
 // list answers a page of the tenant's alerts matching f. Restricted alerts
-// of other users are left out.
-func (h *handler) list(ctx context.Context, f model.FindAlertRequest, pp rest.PageParams, dateColumn string) (*model.PagedAlertSettingsResponse, error) {
-	order, err := rest.OrderBy(pp.Sort, alertSorts, "created_at DESC", "id DESC")
+// of other users are left out. With bySentAt, f.After and f.Before bound
+// the sending time (the creation time of an alert not sent yet).
+func (h *handler) list(ctx context.Context, f model.FindAlertRequest, pp rest.PageParams, bySentAt bool) (*model.PagedAlertSettingsResponse, error) {
+	order, err := rest.SortBy(pp.Sort, results.AlertSorting)
 	if err != nil {
 		return nil, err
 	}
 	caller := rest.Caller(ctx)
-	where := []string{"tenant_id = $1", "(NOT restricted OR created_by = $2)"}
-	args := []any{caller.Tenant, caller.Subject}
-	add := func(cond string, v any) {
-		args = append(args, v)
-		where = append(where, strings.ReplaceAll(cond, "?", "$"+strconv.Itoa(len(args))))
-	}
-	if len(f.IDs) > 0 {
-		add("id = ANY(?)", pq.Int64Array(f.IDs))
+	q := results.AlertFilter{
+		Tenant: caller.Tenant, Caller: caller.Subject, IDs: f.IDs, Types: strs(f.Types), Priorities: strs(f.Priorities),
+		Subject: f.Subject, From: f.From, Incident: f.Incident, FacilityName: f.FacilityName, CreatedBy: f.CreatedBy,
+		Hidden: f.Hidden != nil && *f.Hidden, After: f.After, Before: f.Before, BySentAt: bySentAt,
 	}
 	if len(f.Statuses) > 0 {
-		add("status = ANY(?)", strs(f.Statuses))
+		q.StatusSets = append(q.StatusSets, strs(f.Statuses))
 	}
 	if len(f.Completion) > 0 {
 		var st []string
@@ -50,46 +39,10 @@ func (h *handler) list(ctx context.Context, f model.FindAlertRequest, pp rest.Pa
 				st = append(st, storage.AlertScheduled, storage.AlertQueued, storage.AlertProcessing)
 			}
 		}
-		add("status = ANY(?)", pq.StringArray(st))
+		q.StatusSets = append(q.StatusSets, st)
 	}
-	if len(f.Types) > 0 {
-		add("alert_type = ANY(?)", strs(f.Types))
-	}
-	if len(f.Priorities) > 0 {
-		add("priority = ANY(?)", strs(f.Priorities))
-	}
-	if f.Subject != "" {
-		add(`subject ILIKE ?`, "%"+likeEscape(f.Subject)+"%")
-	}
-	if f.From != "" {
-		add(`sender_name ILIKE ?`, "%"+likeEscape(f.From)+"%")
-	}
-	if f.Incident != "" {
-		add(`incident_name ILIKE ?`, "%"+likeEscape(f.Incident)+"%")
-	}
-	if f.FacilityName != "" {
-		add(`EXISTS (SELECT 1 FROM unnest(facility_names) fn WHERE lower(fn) = lower(?))`, f.FacilityName)
-	}
-	if f.CreatedBy != "" {
-		add("created_by = ?", f.CreatedBy)
-	}
-	hidden := f.Hidden != nil && *f.Hidden
-	add("hidden = ?", hidden)
-	if f.After != nil {
-		add(dateColumn+" >= ?", *f.After)
-	}
-	if f.Before != nil {
-		add(dateColumn+" < ?", *f.Before)
-	}
-	cond := strings.Join(where, " AND ")
-	var total int64
-	if err := h.d.DB.GetContext(ctx, &total, `SELECT count(*) FROM alerts WHERE `+cond, args...); err != nil {
-		return nil, rest.Unavailable("the database", err)
-	}
-	var rows []storage.Alert
-	args = append(args, pp.Limit(), pp.Offset())
-	if err := h.d.DB.SelectContext(ctx, &rows, `SELECT `+storage.AlertColumns+` FROM alerts WHERE `+cond+` ORDER BY `+order+
-		` LIMIT $`+strconv.Itoa(len(args)-1)+` OFFSET $`+strconv.Itoa(len(args)), args...); err != nil {
+	rows, total, err := h.results.FindAlerts(ctx, q, order, pp.Limit(), pp.Offset())
+	if err != nil {
 		return nil, rest.Unavailable("the database", err)
 	}
 	out := &model.PagedAlertSettingsResponse{Paging: rest.NewPaging(pp, total), Items: []model.AlertSummary{}}
@@ -105,8 +58,11 @@ func (h *handler) list(ctx context.Context, f model.FindAlertRequest, pp rest.Pa
 	return out, nil
 }
 
-func strs[T ~string](v []T) pq.StringArray {
-	out := make(pq.StringArray, len(v))
+func strs[T ~string](v []T) []string {
+	if len(v) == 0 {
+		return nil
+	}
+	out := make([]string, len(v))
 	for i, s := range v {
 		out[i] = string(s)
 	}
@@ -127,7 +83,7 @@ func (h *handler) findAlerts(ctx context.Context, in *findInput) (*pagedAlertsOu
 	if in.Body != nil {
 		f = *in.Body
 	}
-	res, err := h.list(ctx, f, in.PageParams, "created_at")
+	res, err := h.list(ctx, f, in.PageParams, false)
 	if err != nil {
 		return nil, err
 	}
@@ -186,7 +142,7 @@ func (h *handler) getAlertsSentV3(ctx context.Context, in *sentInput) (*pagedAle
 	if in.MessagePriority != "" {
 		f.Priorities = []model.PriorityType{model.PriorityType(in.MessagePriority)}
 	}
-	res, err := h.list(ctx, f, in.PageParams, "coalesce(sent_at, created_at)")
+	res, err := h.list(ctx, f, in.PageParams, true)
 	if err != nil {
 		return nil, err
 	}

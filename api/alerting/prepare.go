@@ -9,8 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/lib/pq"
-
 	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
@@ -356,10 +354,8 @@ func (h *handler) checkReferences(ctx context.Context, tenant string, s alert.Se
 		if err != nil {
 			return nil // reported by prepare
 		}
-		var missing []int64
-		if err := h.d.DB.SelectContext(ctx, &missing, `SELECT i FROM unnest($3::bigint[]) AS i
-			WHERE NOT EXISTS (SELECT 1 FROM people p WHERE p.tenant_id = $1 AND p.directory_id = $2 AND p.id = i) ORDER BY i`,
-			tenant, d.DirectoryID, pq.Int64Array(spec.DirectoryUserIDs)); err != nil {
+		missing, err := storage.MissingDirectoryUsers(ctx, h.d.DB, tenant, d.DirectoryID, spec.DirectoryUserIDs)
+		if err != nil {
 			return rest.Unavailable("the database", err)
 		}
 		if len(missing) > 0 {
@@ -383,11 +379,8 @@ func (h *handler) checkAttachments(ctx context.Context, tenant string, s *alert.
 			f.add(field, "not a file name", name)
 			continue
 		}
-		var ref storage.AttachmentRef
-		err := h.d.DB.QueryRowxContext(ctx, `SELECT f.file_name, a.content_type, a.size_bytes, a.object_key
-			FROM files f JOIN file_assets a ON a.file_id = f.id AND a.kind = 'original'
-			WHERE f.tenant_id = $1 AND f.full_name = $2`, tenant, name).Scan(&ref.Name, &ref.ContentType, &ref.Size, &ref.Key)
-		if errors.Is(storage.NotFound(err), storage.ErrNotFound) {
+		ref, err := h.files.Original(ctx, tenant, name)
+		if errors.Is(err, storage.ErrNotFound) {
 			f.add(field, "no stored file "+name, name)
 			continue
 		}

@@ -4,11 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strconv"
 	"strings"
-	"time"
-
-	"github.com/lib/pq"
 
 	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/api/model"
@@ -16,6 +12,7 @@ import (
 	"github.com/tocsin/tocsin/channels/neighborhood"
 	"github.com/tocsin/tocsin/internal/alertmsg"
 	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/results"
 )
 
 // loadAlert reads an alert of the caller's tenant, 404 when it has none.
@@ -202,9 +199,7 @@ func (h *handler) getAlertsByID(ctx context.Context, in *getAlertInput) (*settin
 	}
 	var counts storage.RecipientCounts
 	if al.ResolvedAt != nil {
-		if err := h.d.DB.QueryRowxContext(ctx, `SELECT count(*), count(email), count(phone), count(voice_phone)
-			FROM alert_recipients WHERE alert_id = $1 AND tenant_id = $2`, al.ID, tenant).
-			Scan(&counts.Total, &counts.WithEmail, &counts.WithTextPhone, &counts.WithVoicePhone); err != nil {
+		if counts, err = h.results.RecipientCounts(ctx, tenant, al.ID); err != nil {
 			return nil, rest.Unavailable("the database", err)
 		}
 	}
@@ -217,10 +212,9 @@ func (h *handler) getAlertsByID(ctx context.Context, in *getAlertInput) (*settin
 	link := ""
 	rd, rerr := alert.NewRenderer(tenant, al.ID, s, h.d.Config.PublicURL, nil)
 	if in.ReplaceMessageVariables && rerr == nil {
-		var r storage.RecipientRow
-		err := h.d.DB.GetContext(ctx, &r, `SELECT seq, person_id, external_id, first_name, last_name, email, phone, voice_phone,
-			custom_fields, is_mandatory FROM alert_recipients WHERE alert_id = $1 AND tenant_id = $2 ORDER BY seq LIMIT 1`, al.ID, tenant)
+		first, err := h.results.FirstRecipient(ctx, tenant, al.ID)
 		if err == nil {
+			r := first.RecipientRow
 			rec = &r
 			if r.PersonID != nil {
 				res.SampleRecipientID = *r.PersonID
@@ -271,7 +265,7 @@ func (h *handler) channelTotals(ctx context.Context, al *storage.Alert) ([]alert
 	if al.ResolvedAt == nil {
 		recipients = 0
 	}
-	own, err := ownRowCounts(ctx, h.d.DB, al)
+	own, err := h.ownRowCounts(ctx, al)
 	if err != nil {
 		return nil, rest.Unavailable("the database", err)
 	}
@@ -309,13 +303,8 @@ func (h *handler) getAlertsByIDStatus(ctx context.Context, in *idInput) (*status
 	if err != nil {
 		return nil, err
 	}
-	var hist []struct {
-		Status string    `db:"status"`
-		At     time.Time `db:"at"`
-		Detail string    `db:"detail"`
-	}
-	if err := h.d.DB.SelectContext(ctx, &hist, `SELECT status, at, detail FROM alert_status_changes WHERE alert_id = $1 AND tenant_id = $2 ORDER BY id`,
-		al.ID, al.TenantID); err != nil {
+	hist, err := h.results.StatusHistory(ctx, al.TenantID, al.ID)
+	if err != nil {
 		return nil, rest.Unavailable("the database", err)
 	}
 	res := model.SingleAlertStatusResponse{
@@ -345,8 +334,7 @@ func (h *handler) getAlertsByIDResults(ctx context.Context, in *idInput) (*resul
 	}
 	res := model.SingleDeliverySummaryResponse{AlertID: al.ID, Status: model.AlertStatus(al.Status), Recipients: al.RecipientCount,
 		Summary: total, Channels: chans}
-	if err := h.d.DB.QueryRowxContext(ctx, `SELECT count(*) FILTER (WHERE confirmed_at IS NOT NULL), count(*) FILTER (WHERE responded_at IS NOT NULL)
-		FROM alert_recipients WHERE alert_id = $1 AND tenant_id = $2`, al.ID, al.TenantID).Scan(&res.Confirmed, &res.Responded); err != nil {
+	if res.Confirmed, res.Responded, err = h.results.ResponseCounts(ctx, al.TenantID, al.ID); err != nil {
 		return nil, rest.Unavailable("the database", err)
 	}
 	if s.Type == alert.TypePoll && s.Survey != nil {
@@ -362,13 +350,8 @@ func (h *handler) getAlertsByIDResults(ctx context.Context, in *idInput) (*resul
 var severityRank = map[string]int{"None": 0, "Low": 1, "Medium": 2, "High": 3, "Critical": 4}
 
 func (h *handler) pollResults(ctx context.Context, al *storage.Alert, sv *alert.SurveySettings, responded int64) (*model.PollResults, error) {
-	var rows []struct {
-		Question int   `db:"question_id"`
-		Option   int   `db:"option_id"`
-		Count    int64 `db:"n"`
-	}
-	if err := h.d.DB.SelectContext(ctx, &rows, `SELECT question_id, option_id, count(*) AS n FROM alert_responses
-		WHERE alert_id = $1 AND tenant_id = $2 GROUP BY question_id, option_id`, al.ID, al.TenantID); err != nil {
+	rows, err := h.results.OptionCounts(ctx, al.TenantID, al.ID)
+	if err != nil {
 		return nil, rest.Unavailable("the database", err)
 	}
 	counts := map[[2]int]int64{}
@@ -415,25 +398,7 @@ func (h *handler) pollResults(ctx context.Context, al *storage.Alert, sv *alert.
 	return pr, nil
 }
 
-// recipientRow is a recipient as the result pages read it.
-type recipientRow struct {
-	Seq         int64      `db:"seq"`
-	PersonID    *int64     `db:"person_id"`
-	ExternalID  string     `db:"external_id"`
-	FirstName   string     `db:"first_name"`
-	LastName    string     `db:"last_name"`
-	Email       *string    `db:"email"`
-	Phone       *string    `db:"phone"`
-	VoicePhone  *string    `db:"voice_phone"`
-	IsMandatory bool       `db:"is_mandatory"`
-	ConfirmedAt *time.Time `db:"confirmed_at"`
-	RespondedAt *time.Time `db:"responded_at"`
-}
-
-const recipientColumns = `r.seq, r.person_id, r.external_id, r.first_name, r.last_name, r.email, r.phone, r.voice_phone,
-	r.is_mandatory, r.confirmed_at, r.responded_at`
-
-func (r recipientRow) model() model.Recipient {
+func recipientModel(r results.Recipient) model.Recipient {
 	phone := r.Phone
 	if phone == nil {
 		phone = r.VoicePhone
@@ -478,43 +443,17 @@ func (h *handler) getAlertsByIDRecipients(ctx context.Context, in *recipientsInp
 	if err != nil {
 		return nil, err
 	}
-	order, err := rest.OrderBy(in.Sort, map[string]string{
-		"lastname": "lower(r.last_name)", "firstname": "lower(r.first_name)",
-		"responsetime": "coalesce(r.responded_at, r.confirmed_at)", "recipientid": "r.seq",
-	}, "r.seq", "r.seq")
+	order, err := rest.SortBy(in.Sort, results.RecipientSorting)
 	if err != nil {
 		return nil, err
 	}
-	where := []string{"r.alert_id = $1", "r.tenant_id = $2"}
-	args := []any{al.ID, al.TenantID}
-	add := func(cond string, v any) {
-		args = append(args, v)
-		where = append(where, strings.ReplaceAll(cond, "?", "$"+strconv.Itoa(len(args))))
-	}
-	if len(in.RecipientIDs) > 0 {
-		add("r.seq = ANY(?)", pq.Int64Array(in.RecipientIDs))
-	}
+	f := results.RecipientFilter{Tenant: al.TenantID, AlertID: al.ID, Seqs: in.RecipientIDs, PollOptionID: in.PollOptionID, Name: in.Name, Email: in.Email}
 	if in.IsMandatory != "" {
-		add("r.is_mandatory = ?", in.IsMandatory == "true")
+		m := in.IsMandatory == "true"
+		f.Mandatory = &m
 	}
-	if in.PollOptionID > 0 {
-		add("EXISTS (SELECT 1 FROM alert_responses x WHERE x.alert_id = r.alert_id AND x.seq = r.seq AND x.option_id = ?)", in.PollOptionID)
-	}
-	if in.Name != "" {
-		add("(r.first_name || ' ' || r.last_name) ILIKE ?", "%"+likeEscape(in.Name)+"%")
-	}
-	if in.Email != "" {
-		add("r.email ILIKE ?", "%"+likeEscape(in.Email)+"%")
-	}
-	cond := strings.Join(where, " AND ")
-	var total int64
-	if err := h.d.DB.GetContext(ctx, &total, `SELECT count(*) FROM alert_recipients r WHERE `+cond, args...); err != nil {
-		return nil, rest.Unavailable("the database", err)
-	}
-	var rows []recipientRow
-	args = append(args, in.Limit(), in.Offset())
-	if err := h.d.DB.SelectContext(ctx, &rows, `SELECT `+recipientColumns+` FROM alert_recipients r WHERE `+cond+
-		` ORDER BY `+order+` LIMIT $`+strconv.Itoa(len(args)-1)+` OFFSET $`+strconv.Itoa(len(args)), args...); err != nil {
+	rows, total, err := h.results.Recipients(ctx, f, order, in.Limit(), in.Offset())
+	if err != nil {
 		return nil, rest.Unavailable("the database", err)
 	}
 	items, err := h.recipientModels(ctx, al, s, rows)
@@ -524,29 +463,21 @@ func (h *handler) getAlertsByIDRecipients(ctx context.Context, in *recipientsInp
 	return &recipientsOutput{Body: model.PagedRecipientResponse{Paging: rest.NewPaging(in.PageParams, total), Items: items}}, nil
 }
 
-func likeEscape(s string) string {
-	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
-}
-
 // recipientModels adds each recipient's best delivery status and poll answers.
-func (h *handler) recipientModels(ctx context.Context, al *storage.Alert, s *alert.Settings, rows []recipientRow) ([]model.Recipient, error) {
+func (h *handler) recipientModels(ctx context.Context, al *storage.Alert, s *alert.Settings, rows []results.Recipient) ([]model.Recipient, error) {
 	items := make([]model.Recipient, len(rows))
 	if len(rows) == 0 {
 		return items, nil
 	}
-	seqs := make(pq.Int64Array, len(rows))
+	seqs := make([]int64, len(rows))
 	idx := map[int64]int{}
 	for i, r := range rows {
-		items[i] = r.model()
+		items[i] = recipientModel(r)
 		seqs[i] = r.Seq
 		idx[r.Seq] = i
 	}
-	var ds []struct {
-		Seq    int64  `db:"seq"`
-		Status string `db:"status"`
-	}
-	if err := h.d.DB.SelectContext(ctx, &ds, `SELECT DISTINCT ON (seq, channel) seq, status FROM alert_deliveries
-		WHERE alert_id = $1 AND seq = ANY($2) ORDER BY seq, channel, cycle DESC`, al.ID, seqs); err != nil {
+	ds, err := h.results.LatestStatuses(ctx, al.TenantID, al.ID, seqs)
+	if err != nil {
 		return nil, rest.Unavailable("the database", err)
 	}
 	for _, d := range ds {
@@ -555,15 +486,8 @@ func (h *handler) recipientModels(ctx context.Context, al *storage.Alert, s *ale
 			it.Status = model.DeliveryStatus(d.Status)
 		}
 	}
-	var rs []struct {
-		Seq      int64     `db:"seq"`
-		Question int       `db:"question_id"`
-		Option   int       `db:"option_id"`
-		Via      string    `db:"via"`
-		At       time.Time `db:"responded_at"`
-	}
-	if err := h.d.DB.SelectContext(ctx, &rs, `SELECT seq, question_id, option_id, via, responded_at FROM alert_responses
-		WHERE alert_id = $1 AND seq = ANY($2) AND question_id > 0 ORDER BY seq, question_id`, al.ID, seqs); err != nil {
+	rs, err := h.results.Answers(ctx, al.TenantID, al.ID, seqs)
+	if err != nil {
 		return nil, rest.Unavailable("the database", err)
 	}
 	texts := optionTexts(s)
@@ -595,42 +519,24 @@ type singleRecipientOutput struct {
 	Body model.SingleRecipientResponse
 }
 
-type deliveryRow struct {
-	Channel           string     `db:"channel"`
-	Cycle             int        `db:"cycle"`
-	Seq               int64      `db:"seq"`
-	Address           string     `db:"address"`
-	Status            string     `db:"status"`
-	Attempts          int        `db:"attempts"`
-	ProviderMessageID string     `db:"provider_message_id"`
-	Error             string     `db:"error"`
-	Permanent         bool       `db:"permanent"`
-	SentAt            *time.Time `db:"sent_at"`
-	DeliveredAt       *time.Time `db:"delivered_at"`
-	UpdatedAt         time.Time  `db:"updated_at"`
-}
-
 func (h *handler) getAlertsByIDSingleRecipient(ctx context.Context, in *singleRecipientInput) (*singleRecipientOutput, error) {
 	al, s, err := h.loadAlert(ctx, in.AlertID)
 	if err != nil {
 		return nil, err
 	}
-	var row recipientRow
-	if err := h.d.DB.GetContext(ctx, &row, `SELECT `+recipientColumns+` FROM alert_recipients r WHERE r.alert_id = $1 AND r.tenant_id = $2 AND r.seq = $3`,
-		al.ID, al.TenantID, in.RecipientID); err != nil {
-		if errors.Is(storage.NotFound(err), storage.ErrNotFound) {
-			return nil, rest.NotFound("recipient")
-		}
+	row, err := h.results.Recipient(ctx, al.TenantID, al.ID, in.RecipientID)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil, rest.NotFound("recipient")
+	}
+	if err != nil {
 		return nil, rest.Unavailable("the database", err)
 	}
-	items, err := h.recipientModels(ctx, al, s, []recipientRow{row})
+	items, err := h.recipientModels(ctx, al, s, []results.Recipient{row})
 	if err != nil {
 		return nil, err
 	}
-	var ds []deliveryRow
-	if err := h.d.DB.SelectContext(ctx, &ds, `SELECT channel, cycle, seq, address, status, attempts, provider_message_id, error, permanent,
-		sent_at, delivered_at, updated_at FROM alert_deliveries WHERE alert_id = $1 AND tenant_id = $2 AND seq = $3 ORDER BY channel, cycle`,
-		al.ID, al.TenantID, in.RecipientID); err != nil {
+	ds, err := h.results.RecipientDeliveries(ctx, al.TenantID, al.ID, in.RecipientID)
+	if err != nil {
 		return nil, rest.Unavailable("the database", err)
 	}
 	byChannel := map[string]*model.ChannelDeliveries{}
@@ -668,7 +574,7 @@ func (h *handler) getAlertsByIDSingleRecipient(ctx context.Context, in *singleRe
 // recipient's numbers among the called targets). Their status is the best
 // of those deliveries; once the alert is final, a channel with none is
 // Skipped rather than Pending.
-func (h *handler) sharedDeliveries(ctx context.Context, al *storage.Alert, s *alert.Settings, row recipientRow, byChannel map[string]*model.ChannelDeliveries) error {
+func (h *handler) sharedDeliveries(ctx context.Context, al *storage.Alert, s *alert.Settings, row results.Recipient, byChannel map[string]*model.ChannelDeliveries) error {
 	final := al.Status == storage.AlertSent || al.Status == storage.AlertFailed
 	var bcast []string
 	etnArea := false
@@ -683,29 +589,8 @@ func (h *handler) sharedDeliveries(ctx context.Context, al *storage.Alert, s *al
 	if len(bcast) == 0 && !etnArea {
 		return nil
 	}
-	var rows []struct {
-		Channel           string     `db:"channel"`
-		Cycle             int        `db:"cycle"`
-		Address           string     `db:"address"`
-		Status            string     `db:"status"`
-		Attempts          int        `db:"attempts"`
-		ProviderMessageID string     `db:"provider_message_id"`
-		Error             string     `db:"error"`
-		Permanent         bool       `db:"permanent"`
-		Key               string     `db:"key"`
-		SentAt            *time.Time `db:"sent_at"`
-		DeliveredAt       *time.Time `db:"delivered_at"`
-		UpdatedAt         time.Time  `db:"updated_at"`
-	}
-	if err := h.d.DB.SelectContext(ctx, &rows, `
-		SELECT channel, cycle, coalesce(nullif(destination_name, ''), destination) AS address, status, attempts, provider_message_id,
-			error, permanent, idempotency_key AS key, sent_at, NULL::timestamptz AS delivered_at, updated_at
-		FROM alert_broadcasts WHERE tenant_id = $1 AND alert_id = $2 AND channel = ANY($3)
-		UNION ALL
-		SELECT 'etn', 1, phone, status, attempts, provider_message_id, error, false,
-			'alert-' || tenant_id || '-' || alert_id || ':etn:1:' || seq, sent_at, delivered_at, updated_at
-		FROM alert_etn_targets WHERE $4 AND tenant_id = $1 AND alert_id = $2 AND person_id = $5
-		ORDER BY 1, 3`, al.TenantID, al.ID, pq.StringArray(bcast), etnArea, row.PersonID); err != nil {
+	rows, err := h.results.SharedDeliveries(ctx, al.TenantID, al.ID, bcast, etnArea, row.PersonID)
+	if err != nil {
 		return rest.Unavailable("the database", err)
 	}
 	seen := map[string]bool{}
@@ -783,7 +668,7 @@ type channelPageInput struct {
 }
 
 // channelPage reads a page of one channel's deliveries, by recipient and cycle.
-func (h *handler) channelPage(ctx context.Context, in *channelPageInput, channel string) (rest.Paging, model.AggregatedChannelResult, []deliveryRow, map[int64]recipientRow, error) {
+func (h *handler) channelPage(ctx context.Context, in *channelPageInput, channel string) (rest.Paging, model.AggregatedChannelResult, []results.Delivery, map[int64]results.Recipient, error) {
 	pp := rest.PageParams{Page: in.Page, PageSize: in.PageSize}
 	totals := model.AggregatedChannelResult{Channel: model.DeliveryChannel(channel)}
 	al, _, err := h.loadAlert(ctx, in.AlertID)
@@ -799,26 +684,18 @@ func (h *handler) channelPage(ctx context.Context, in *channelPageInput, channel
 			totals = c
 		}
 	}
-	var total int64
-	if err := h.d.DB.GetContext(ctx, &total, `SELECT count(*) FROM alert_deliveries WHERE alert_id = $1 AND tenant_id = $2 AND channel = $3`,
-		al.ID, al.TenantID, channel); err != nil {
+	ds, total, err := h.results.ChannelDeliveries(ctx, al.TenantID, al.ID, channel, pp.Limit(), pp.Offset())
+	if err != nil {
 		return rest.Paging{}, totals, nil, nil, rest.Unavailable("the database", err)
 	}
-	var ds []deliveryRow
-	if err := h.d.DB.SelectContext(ctx, &ds, `SELECT channel, cycle, seq, address, status, attempts, provider_message_id, error, permanent,
-		sent_at, delivered_at, updated_at FROM alert_deliveries WHERE alert_id = $1 AND tenant_id = $2 AND channel = $3
-		ORDER BY seq, cycle LIMIT $4 OFFSET $5`, al.ID, al.TenantID, channel, pp.Limit(), pp.Offset()); err != nil {
-		return rest.Paging{}, totals, nil, nil, rest.Unavailable("the database", err)
-	}
-	recs := map[int64]recipientRow{}
+	recs := map[int64]results.Recipient{}
 	if len(ds) > 0 {
-		seqs := pq.Int64Array{}
-		for _, d := range ds {
-			seqs = append(seqs, d.Seq)
+		seqs := make([]int64, len(ds))
+		for i, d := range ds {
+			seqs[i] = d.Seq
 		}
-		var rows []recipientRow
-		if err := h.d.DB.SelectContext(ctx, &rows, `SELECT `+recipientColumns+` FROM alert_recipients r WHERE r.alert_id = $1 AND r.seq = ANY($2)`,
-			al.ID, seqs); err != nil {
+		rows, err := h.results.RecipientsBySeq(ctx, al.TenantID, al.ID, seqs)
+		if err != nil {
 			return rest.Paging{}, totals, nil, nil, rest.Unavailable("the database", err)
 		}
 		for _, r := range rows {
@@ -828,7 +705,7 @@ func (h *handler) channelPage(ctx context.Context, in *channelPageInput, channel
 	return rest.NewPaging(pp, total), totals, ds, recs, nil
 }
 
-func resultFields(d deliveryRow, r recipientRow) model.ChannelResultFields {
+func resultFields(d results.Delivery, r results.Recipient) model.ChannelResultFields {
 	var e model.ChannelResultFields
 	e.RecipientID, e.ContactID = d.Seq, r.PersonID
 	e.Name = model.PersonName{First: r.FirstName, Last: r.LastName}
@@ -956,37 +833,18 @@ func (h *handler) etnTargetsPage(ctx context.Context, in *channelPageInput) (*et
 		return nil, err
 	}
 	pp := rest.PageParams{Page: in.Page, PageSize: in.PageSize}
-	var sum alert.Totals
-	if err := h.d.DB.GetContext(ctx, &sum, `SELECT count(*) AS total,
-			count(*) FILTER (WHERE status = 'Pending') AS pending, count(*) FILTER (WHERE status = 'Retrying') AS retrying,
-			count(*) FILTER (WHERE status = 'Sent') AS sent, count(*) FILTER (WHERE status = 'Delivered') AS delivered,
-			count(*) FILTER (WHERE status = 'Failed') AS failed
-		FROM alert_etn_targets WHERE tenant_id = $1 AND alert_id = $2`, al.TenantID, al.ID); err != nil {
+	sum, err := h.results.EtnTargetCounts(ctx, al.TenantID, al.ID)
+	if err != nil {
 		return nil, rest.Unavailable("the database", err)
 	}
 	if sum.Total == 0 {
 		return nil, nil
 	}
-	var rows []struct {
-		Seq               int64      `db:"seq"`
-		Phone             string     `db:"phone"`
-		PersonID          *int64     `db:"person_id"`
-		Name              string     `db:"name"`
-		Status            string     `db:"status"`
-		Attempts          int        `db:"attempts"`
-		ProviderMessageID string     `db:"provider_message_id"`
-		Error             string     `db:"error"`
-		SentAt            *time.Time `db:"sent_at"`
-		DeliveredAt       *time.Time `db:"delivered_at"`
-		UpdatedAt         time.Time  `db:"updated_at"`
-	}
-	if err := h.d.DB.SelectContext(ctx, &rows, `SELECT seq, phone, person_id, name, status, attempts, provider_message_id, error,
-			sent_at, delivered_at, updated_at
-		FROM alert_etn_targets WHERE tenant_id = $1 AND alert_id = $2 ORDER BY seq LIMIT $3 OFFSET $4`,
-		al.TenantID, al.ID, pp.Limit(), pp.Offset()); err != nil {
+	rows, err := h.results.EtnTargets(ctx, al.TenantID, al.ID, pp.Limit(), pp.Offset())
+	if err != nil {
 		return nil, rest.Unavailable("the database", err)
 	}
-	totals := model.AggregatedChannelResult{Channel: model.DeliveryChannel("etn"), DeliverySummary: summaryModel(sum)}
+	totals := model.AggregatedChannelResult{Channel: model.DeliveryChannel("etn"), DeliverySummary: summaryModel(sum.Totals)}
 	out := model.EtnResultsSummaryResponse{Paging: rest.NewPaging(pp, sum.Total), Totals: totals, Items: []model.EtnResultSummary{}}
 	for _, r := range rows {
 		item := model.EtnResultSummary{Phone: r.Phone}
@@ -1000,18 +858,8 @@ func (h *handler) etnTargetsPage(ctx context.Context, in *channelPageInput) (*et
 // ownRowCounts summarises the channels whose deliveries are not one per
 // recipient: the broadcast-style channels (one row per destination) and ETN
 // with areas (one row per number called).
-func ownRowCounts(ctx context.Context, db *storage.DB, al *storage.Alert) (map[string]alert.Totals, error) {
-	var rows []struct {
-		Channel string `db:"channel"`
-		alert.Totals
-	}
-	err := db.SelectContext(ctx, &rows, `SELECT channel, count(*) AS total,
-			count(*) FILTER (WHERE status = 'Pending') AS pending, count(*) FILTER (WHERE status = 'Retrying') AS retrying,
-			count(*) FILTER (WHERE status = 'Sent') AS sent, count(*) FILTER (WHERE status = 'Delivered') AS delivered,
-			count(*) FILTER (WHERE status = 'Failed') AS failed
-		FROM (SELECT channel, status FROM alert_broadcasts WHERE tenant_id = $1 AND alert_id = $2
-			UNION ALL SELECT 'etn', status FROM alert_etn_targets WHERE tenant_id = $1 AND alert_id = $2) x
-		GROUP BY channel`, al.TenantID, al.ID)
+func (h *handler) ownRowCounts(ctx context.Context, al *storage.Alert) (map[string]alert.Totals, error) {
+	rows, err := h.results.OwnRowCounts(ctx, al.TenantID, al.ID)
 	if err != nil {
 		return nil, err
 	}

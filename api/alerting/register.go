@@ -9,11 +9,15 @@ import (
 
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/storage/files"
+	"github.com/tocsin/tocsin/storage/results"
 )
 
 type handler struct {
-	d   rest.Deps
-	api huma.API
+	d       rest.Deps
+	api     huma.API
+	results resultStore
+	files   attachmentStore
 }
 
 var (
@@ -26,7 +30,7 @@ var (
 
 // Register adds the alerting operations to api.
 func Register(api huma.API, d rest.Deps) {
-	h := &handler{d: d, api: api}
+	h := &handler{d: d, api: api, results: results.New(d.DB), files: files.New(d.DB, d.Objects)}
 	rest.Register(api, rest.Op{ID: "createAlertWithAttachment", Method: http.MethodPost, Path: "/v2/alertsWithAttachments", Scope: "tamarack", Tags: []string{"Alerts"},
 		Summary: "Send an alert with an attachment", Status: http.StatusCreated, Errors: []int{http.StatusRequestEntityTooLarge, http.StatusTooManyRequests},
 		Description: createDoc + " Multipart form: `alert` is the SendAlertRequest as a JSON string (validated like the JSON body of createAlerts; failures are located at body.alert...), `attachment` an optional file (at most 10 MiB) stored in the object store and attached to the email, `jobId` the send-alert job id, and `async` is deprecated and ignored (every alert is asynchronous; subscribe to alert.sent, alert.completed and alert.failed for its final state)."},

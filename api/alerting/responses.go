@@ -11,14 +11,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-
 	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
-	"github.com/tocsin/tocsin/hooks/events"
 	"github.com/tocsin/tocsin/internal/alertmsg"
 	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/results"
 )
 
 // AlertResponseResult answers a recipient's response.
@@ -53,12 +51,11 @@ func (h *handler) target(ctx context.Context, token string) (*responseTarget, er
 	if err := json.Unmarshal(al.Settings, &s); err != nil {
 		return nil, err
 	}
-	var n int
-	if err := h.d.DB.GetContext(ctx, &n, `SELECT count(*) FROM alert_recipients WHERE alert_id = $1 AND tenant_id = $2 AND seq = $3`,
-		alertID, tenant, seq); err != nil {
+	ok, err := h.results.HasRecipient(ctx, tenant, alertID, seq)
+	if err != nil {
 		return nil, rest.Unavailable("the database", err)
 	}
-	if n == 0 {
+	if !ok {
 		return nil, rest.NotFound("response link")
 	}
 	return &responseTarget{tenant: tenant, alert: al, s: &s, seq: seq}, nil
@@ -68,28 +65,14 @@ func (h *handler) linkSecret() []byte {
 	return alertmsg.LinkSecret(h.d.Config.SecretsKey, h.d.Config.JWTSecret)
 }
 
-func (t *responseTarget) answers(ctx context.Context, db sqlx.QueryerContext) ([]model.RecipientResponse, bool, error) {
-	var rs []struct {
-		Question int       `db:"question_id"`
-		Option   int       `db:"option_id"`
-		Via      string    `db:"via"`
-		At       time.Time `db:"responded_at"`
-	}
-	if err := sqlx.SelectContext(ctx, db, &rs, `SELECT question_id, option_id, via, responded_at FROM alert_responses
-		WHERE alert_id = $1 AND tenant_id = $2 AND seq = $3 ORDER BY question_id`, t.alert.ID, t.tenant, t.seq); err != nil {
-		return nil, false, rest.Unavailable("the database", err)
-	}
+// answers are the recipient's answers as the API shows them.
+func (t *responseTarget) answers(as []results.Answer) []model.RecipientResponse {
 	texts := optionTexts(t.s)
 	out := []model.RecipientResponse{}
-	for _, r := range rs {
+	for _, r := range as {
 		out = append(out, model.RecipientResponse{QuestionID: r.Question, OptionID: r.Option, OptionText: texts[r.Option], RespondedAt: r.At, Via: r.Via})
 	}
-	var confirmed bool
-	if err := sqlx.GetContext(ctx, db, &confirmed, `SELECT confirmed_at IS NOT NULL FROM alert_recipients WHERE alert_id = $1 AND tenant_id = $2 AND seq = $3`,
-		t.alert.ID, t.tenant, t.seq); err != nil {
-		return nil, false, rest.Unavailable("the database", err)
-	}
-	return out, confirmed, nil
+	return out
 }
 
 type responsePageInput struct {
@@ -136,10 +119,11 @@ func (h *handler) getAlertResponsePage(ctx context.Context, in *responsePageInpu
 	if err != nil {
 		return nil, err
 	}
-	answers, confirmed, err := t.answers(ctx, h.d.DB)
+	as, confirmed, err := h.results.RecipientAnswers(ctx, t.tenant, t.alert.ID, t.seq)
 	if err != nil {
-		return nil, err
+		return nil, rest.Unavailable("the database", err)
 	}
+	answers := t.answers(as)
 	chosen := map[int]bool{}
 	for _, a := range answers {
 		chosen[a.OptionID] = true
@@ -163,10 +147,8 @@ func (h *handler) getAlertResponsePage(ctx context.Context, in *responsePageInpu
 		Confirm: t.s.Workflow != nil && t.s.Workflow.ConfirmationRequested,
 	}
 	if rd, err := alert.NewRenderer(t.tenant, t.alert.ID, t.s, "", nil); err == nil {
-		var r storage.RecipientRow
-		if err := h.d.DB.GetContext(ctx, &r, `SELECT seq, person_id, external_id, first_name, last_name, email, phone, voice_phone,
-			custom_fields, is_mandatory FROM alert_recipients WHERE alert_id = $1 AND tenant_id = $2 AND seq = $3`, t.alert.ID, t.tenant, t.seq); err == nil {
-			data.Body = rd.Message("email", &r, "").Text
+		if r, err := h.results.Recipient(ctx, t.tenant, t.alert.ID, t.seq); err == nil {
+			data.Body = rd.Message("email", &r.RecipientRow, "").Text
 		}
 	}
 	if t.s.Survey != nil {
@@ -230,46 +212,12 @@ func (h *handler) respondToAlert(ctx context.Context, in *respondInput) (*respon
 			return nil, rest.Invalid("query", "confirm", "this alert does not ask for confirmation", true)
 		}
 	}
-	now := time.Now().UTC()
-	var res AlertResponseResult
-	err = h.d.DB.InTx(ctx, func(tx *sqlx.Tx) error {
-		var personID *int64
-		if err := tx.GetContext(ctx, &personID, `UPDATE alert_recipients SET confirmed_at = coalesce(confirmed_at, $4),
-				responded_at = CASE WHEN $5 THEN $4 ELSE responded_at END
-			WHERE alert_id = $1 AND tenant_id = $2 AND seq = $3 RETURNING person_id`,
-			t.alert.ID, t.tenant, t.seq, now, question > 0); err != nil {
-			return fmt.Errorf("record response: %w", err)
-		}
-		if question > 0 {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO alert_responses (tenant_id, alert_id, seq, question_id, option_id, via, responded_at)
-				VALUES ($1, $2, $3, $4, $5, 'link', $6)
-				ON CONFLICT (alert_id, seq, question_id) DO UPDATE SET option_id = excluded.option_id, responded_at = excluded.responded_at`,
-				t.tenant, t.alert.ID, t.seq, question, in.OptionID, now); err != nil {
-				return fmt.Errorf("record answer: %w", err)
-			}
-		}
-		ev := events.RecipientResponded{AlertID: t.alert.ID, RecipientID: t.seq, ContactID: personID, Confirmed: true, Via: "link", RespondedAt: now}
-		if question > 0 {
-			q, o := int64(question), int64(in.OptionID)
-			ev.QuestionID, ev.OptionID, ev.OptionText = &q, &o, &optionText
-		}
-		if _, err := storage.EmitEvent(ctx, tx, t.tenant, storage.EventRecipientResponded, ev); err != nil {
-			return err
-		}
-		answers, confirmed, err := t.answers(ctx, tx)
-		if err != nil {
-			return err
-		}
-		res = AlertResponseResult{AlertID: t.alert.ID, RecipientID: t.seq, Confirmed: confirmed, Answers: answers}
-		return nil
-	})
+	as, confirmed, err := h.results.Respond(ctx, results.Response{Tenant: t.tenant, AlertID: t.alert.ID, Seq: t.seq,
+		Question: question, Option: in.OptionID, OptionText: optionText, At: time.Now().UTC()})
 	if err != nil {
-		var pd *rest.ProblemDetails
-		if errors.As(err, &pd) {
-			return nil, pd
-		}
 		return nil, rest.Unavailable("the database", err)
 	}
+	res := AlertResponseResult{AlertID: t.alert.ID, RecipientID: t.seq, Confirmed: confirmed, Answers: t.answers(as)}
 	if strings.Contains(in.Accept, "text/html") {
 		return &respondOutput{Status: http.StatusSeeOther, Location: alertmsg.ResponsePath + in.Token + "?done=true"}, nil
 	}
@@ -335,36 +283,10 @@ func (h *handler) applyReceipt(ctx context.Context, r DeliveryReceipt) (bool, er
 	if r.At != nil {
 		at = *r.At
 	}
-	applied := false
-	err = h.d.DB.InTx(ctx, func(tx *sqlx.Tx) error {
-		var res interface{ RowsAffected() (int64, error) }
-		var err error
-		if r.Status == "delivered" {
-			res, err = tx.ExecContext(ctx, `UPDATE alert_deliveries SET status = 'Delivered', delivered_at = $6, updated_at = now(),
-				provider_message_id = CASE WHEN $7 = '' THEN provider_message_id ELSE $7 END
-				WHERE tenant_id = $1 AND alert_id = $2 AND channel = $3 AND cycle = $4 AND seq = $5 AND status IN ('Sent', 'Delivered')`,
-				tenant, alertID, ch, cycle, seq, at, r.ProviderMessageID)
-		} else {
-			res, err = tx.ExecContext(ctx, `UPDATE alert_deliveries SET status = 'Failed', error = $6, permanent = true, updated_at = now()
-				WHERE tenant_id = $1 AND alert_id = $2 AND channel = $3 AND cycle = $4 AND seq = $5 AND status IN ('Sent', 'Failed')`,
-				tenant, alertID, ch, cycle, seq, firstOf(r.Error, "the provider reported a failure"))
-		}
-		if err != nil {
-			return fmt.Errorf("apply receipt: %w", err)
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return nil
-		}
-		applied = true
-		var bs int64
-		if err := tx.GetContext(ctx, &bs, `SELECT batch_size FROM alerts WHERE tenant_id = $1 AND id = $2`, tenant, alertID); err != nil {
-			return fmt.Errorf("read batch size: %w", err)
-		}
-		if bs <= 0 {
-			return nil
-		}
-		lo := (seq - 1) / bs * bs
-		return storage.RecountBatch(ctx, tx, storage.BatchKey{Tenant: tenant, AlertID: alertID, Channel: ch, Cycle: cycle, Lo: lo, Hi: lo + bs})
-	})
-	return applied, err
+	if r.Status == "delivered" {
+		return h.results.ApplyReceipt(ctx, results.DeliveryRef{Tenant: tenant, AlertID: alertID, Channel: ch, Cycle: cycle, Seq: seq},
+			results.Receipt{Delivered: true, At: at, ProviderMessageID: r.ProviderMessageID})
+	}
+	return h.results.ApplyReceipt(ctx, results.DeliveryRef{Tenant: tenant, AlertID: alertID, Channel: ch, Cycle: cycle, Seq: seq},
+		results.Receipt{Error: firstOf(r.Error, "the provider reported a failure")})
 }

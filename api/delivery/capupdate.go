@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/jmoiron/sqlx"
 	"go.temporal.io/sdk/client"
 
 	"github.com/tocsin/tocsin/activities"
@@ -35,9 +34,8 @@ func (h *handlers) capUpdate(ctx context.Context, in *capUpdateInput) (*capUpdat
 	if err != nil {
 		return nil, rest.Unavailable("the database", err)
 	}
-	var chans []string
-	if err := h.d.DB.SelectContext(ctx, &chans, `SELECT DISTINCT channel FROM cap_messages
-		WHERE tenant_id = $1 AND alert_id = $2 AND status = 'Sent' ORDER BY channel`, tenant, al.ID); err != nil {
+	chans, err := h.results.CapChannels(ctx, tenant, al.ID)
+	if err != nil {
 		return nil, rest.Unavailable("the database", err)
 	}
 	if len(chans) == 0 {
@@ -46,13 +44,8 @@ func (h *handlers) capUpdate(ctx context.Context, in *capUpdateInput) (*capUpdat
 	if in.Body.MsgType != "Update" && in.Body.MsgType != "Cancel" {
 		return nil, rest.Invalid("body", "msgType", "must be Update or Cancel", in.Body.MsgType)
 	}
-	var seq int
-	err = h.d.DB.InTx(ctx, func(tx *sqlx.Tx) error {
-		return tx.GetContext(ctx, &seq, `INSERT INTO alert_cap_updates (tenant_id, alert_id, seq, msg_type)
-			SELECT $1, $2, coalesce(max(seq), 0) + 1, $3 FROM alert_cap_updates WHERE alert_id = $2
-			RETURNING seq`, tenant, al.ID, string(in.Body.MsgType))
-	})
-	if storage.IsUniqueViolation(err, "") {
+	seq, err := h.results.NumberCapUpdate(ctx, tenant, al.ID, string(in.Body.MsgType))
+	if errors.Is(err, storage.ErrConflict) {
 		return nil, rest.Conflict("another update of the alert is being numbered; try again")
 	}
 	if err != nil {

@@ -25,6 +25,7 @@ import (
 	"github.com/tocsin/tocsin/hooks"
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/results"
 )
 
 type handlers struct {
@@ -32,6 +33,8 @@ type handlers struct {
 	store *providers.Store
 	calls *voice.Calls
 	pts   *etn.Points
+	// results records calls' outcomes and CAP updates of alerts.
+	results alertResults
 }
 
 // Register adds the delivery operations to api.
@@ -41,7 +44,8 @@ func Register(api huma.API, d rest.Deps) {
 	if err != nil {
 		guard, _ = hooks.NewPolicy(nil, d.Config.HookAllowHTTP)
 	}
-	h := &handlers{d: d, store: &providers.Store{DB: d.DB, Box: d.Secrets, Guard: guard}, calls: &voice.Calls{DB: d.DB}, pts: &etn.Points{DB: d.DB}}
+	h := &handlers{d: d, store: &providers.Store{DB: d.DB, Box: d.Secrets, Guard: guard}, calls: &voice.Calls{DB: d.DB}, pts: &etn.Points{DB: d.DB},
+		results: results.New(d.DB)}
 	tags := []string{"Channel settings"}
 
 	rest.Register(api, rest.Op{ID: "listChannelProviderSettings", Method: http.MethodGet, Path: "/v2/settings/channels", Scope: "tamarack", Tags: tags,
@@ -212,7 +216,7 @@ func (h *handlers) callback(ctx context.Context, in *struct {
 	case err != nil:
 		return nil, err
 	}
-	if err := applyCall(ctx, h.d.DB, call); err != nil {
+	if err := applyCall(ctx, h.results, call); err != nil {
 		return nil, rest.Unavailable("the database", err)
 	}
 	if ch == channels.Etn && call.Final() {

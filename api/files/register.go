@@ -2,6 +2,7 @@
 package files
 
 import (
+	"context"
 	"net/http"
 	"reflect"
 
@@ -9,11 +10,25 @@ import (
 
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
+	store "github.com/tocsin/tocsin/storage/files"
 )
 
 type handlers struct {
-	d rest.Deps
+	d     rest.Deps
+	files fileStore
 }
+
+// fileStore keeps the files' metadata and removes their objects.
+type fileStore interface {
+	List(ctx context.Context, tenant, kind, term string) ([]store.File, error)
+	Get(ctx context.Context, tenant, fullName string) (store.File, error)
+	Exists(ctx context.Context, tenant, fullName string) (bool, error)
+	SetDescription(ctx context.Context, tenant, fullName, description string) error
+	Create(ctx context.Context, f store.NewFile) error
+	Delete(ctx context.Context, tenant, fullName string) error
+}
+
+var _ fileStore = (*store.Store)(nil)
 
 // uploadParts documents the multipart body of uploadFileV4; the handler
 // reads the parts itself, streaming HttpFile to the object store.
@@ -46,7 +61,7 @@ type FilePath struct {
 
 // Register adds the files operations to api.
 func Register(api huma.API, d rest.Deps) {
-	h := &handlers{d: d}
+	h := &handlers{d: d, files: store.New(d.DB, d.Objects)}
 	tags := []string{"Files"}
 
 	op := rest.Op{ID: "uploadFileV4", Method: http.MethodPost, Path: "/v4/{tenantId}/files", Scope: "content", Tags: tags,

@@ -19,16 +19,15 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/google/uuid"
-	"github.com/jmoiron/sqlx"
 	"github.com/minio/minio-go/v7"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/tocsin/tocsin/activities"
 	"github.com/tocsin/tocsin/api/rest"
-	"github.com/tocsin/tocsin/hooks/events"
 	"github.com/tocsin/tocsin/media"
 	"github.com/tocsin/tocsin/storage"
+	store "github.com/tocsin/tocsin/storage/files"
 	"github.com/tocsin/tocsin/workflows"
 )
 
@@ -449,9 +448,9 @@ func (u *upload) checkName(ctx context.Context) error {
 	if err := checkPath(full); err != nil {
 		return invalidPart("FileName", err.Error(), full)
 	}
-	var exists bool
-	if err := u.h.d.DB.GetContext(ctx, &exists, `SELECT EXISTS (SELECT 1 FROM files WHERE tenant_id = $1 AND full_name = $2)`, u.tenant, full); err != nil {
-		return fmt.Errorf("look up file: %w", err)
+	exists, err := u.h.files.Exists(ctx, u.tenant, full)
+	if err != nil {
+		return err
 	}
 	if exists {
 		return rest.Conflict(fmt.Sprintf("a file named %s exists; delete it first to replace it", full))
@@ -518,41 +517,23 @@ func (u *upload) wait(ctx context.Context, id string, res *activities.ProcessFil
 func (u *upload) record(ctx context.Context, kind string, res activities.ProcessFileResult) (*fileOutput, error) {
 	full := fullName(u.form.FolderName, u.form.FileName)
 	folder, name := splitName(full)
-	assets := append([]activities.FileAsset{{
-		Kind: activities.AssetOriginal, Key: u.file.key, ContentType: u.file.contentType,
-		SizeBytes: u.file.size, SHA256: u.file.sha256, Details: res.Details,
-	}}, res.Assets...)
-	var id int64
-	err := u.h.d.DB.InTx(ctx, func(tx *sqlx.Tx) error {
-		if err := tx.GetContext(ctx, &id, `
-			INSERT INTO files (tenant_id, full_name, folder_name, file_name, kind, content_type, size_bytes, sha256,
-				description, object_prefix, details)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING id`,
-			u.tenant, full, folder, name, kind, u.file.contentType, u.file.size, u.file.sha256,
-			u.form.Description, u.prefix, jsonOf(res.Details)); err != nil {
-			return err
-		}
-		names := make([]string, len(assets))
-		for i, a := range assets {
-			names[i] = a.Kind
-			if _, err := tx.ExecContext(ctx, `
-				INSERT INTO file_assets (file_id, tenant_id, kind, object_key, content_type, size_bytes, sha256, details)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`,
-				id, u.tenant, a.Kind, a.Key, a.ContentType, a.SizeBytes, a.SHA256, jsonOf(a.Details)); err != nil {
-				return fmt.Errorf("insert file asset: %w", err)
-			}
-		}
-		_, err := storage.EmitEvent(ctx, tx, u.tenant, storage.EventFileUploaded, events.FileUploaded{
-			FileName: full, Kind: kind, ContentType: u.file.contentType, SizeBytes: u.file.size,
-			SHA256: u.file.sha256, Assets: names,
-		})
-		return err
-	})
-	if storage.IsUniqueViolation(err, "files_tenant_full_name") {
+	nf := store.NewFile{
+		Tenant: u.tenant, FullName: full, FolderName: folder, FileName: name, Kind: kind,
+		ContentType: u.file.contentType, SizeBytes: u.file.size, SHA256: u.file.sha256, Description: u.form.Description,
+		ObjectPrefix: u.prefix, Details: res.Details,
+		Assets: []store.NewAsset{{Kind: activities.AssetOriginal, Key: u.file.key, ContentType: u.file.contentType,
+			SizeBytes: u.file.size, SHA256: u.file.sha256, Details: res.Details}},
+	}
+	for _, a := range res.Assets {
+		nf.Assets = append(nf.Assets, store.NewAsset{Kind: a.Kind, Key: a.Key, ContentType: a.ContentType,
+			SizeBytes: a.SizeBytes, SHA256: a.SHA256, Details: a.Details})
+	}
+	err := u.h.files.Create(ctx, nf)
+	if errors.Is(err, storage.ErrConflict) {
 		return nil, rest.Conflict(fmt.Sprintf("a file named %s exists; delete it first to replace it", full))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("record file: %w", err)
+		return nil, err
 	}
 	m, err := u.h.load(ctx, u.tenant, full)
 	if err != nil {

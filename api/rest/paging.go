@@ -5,6 +5,8 @@ import (
 	"maps"
 	"slices"
 	"strings"
+
+	"github.com/tocsin/tocsin/storage"
 )
 
 // MaxPageSize is the largest pageSize any paged operation accepts.
@@ -55,6 +57,11 @@ func OrderBy(sort string, allowed map[string]string, defaultOrder, tieBreak stri
 		parts = append(parts, col)
 	}
 	return strings.Join(append(parts, tieBreak), ", "), nil
+}
+
+// SortBy is OrderBy with the sort properties, default order and tie break of s.
+func SortBy(sort string, s storage.Sorting) (string, error) {
+	return OrderBy(sort, s.Columns, s.Default, s.TieBreak)
 }
 
 // Paging is the paging block of every paged response.

@@ -2,16 +2,13 @@ package subscriptions
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 	"strings"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/lib/pq"
 	"go.temporal.io/sdk/client"
 
 	"github.com/tocsin/tocsin/activities"
@@ -20,27 +17,11 @@ import (
 	"github.com/tocsin/tocsin/hooks"
 	"github.com/tocsin/tocsin/hooks/events"
 	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/hooksubs"
 	"github.com/tocsin/tocsin/workflows"
 )
 
-var errNoSubscription = errors.New("no such subscription")
-
-type row struct {
-	ID             int64          `db:"id"`
-	URL            string         `db:"url"`
-	EventTypes     pq.StringArray `db:"event_types"`
-	Active         bool           `db:"active"`
-	Description    string         `db:"description"`
-	Headers        []byte         `db:"headers"`
-	DisabledReason string         `db:"disabled_reason"`
-	DisabledAt     *time.Time     `db:"disabled_at"`
-	CreatedAt      time.Time      `db:"created_at"`
-	UpdatedAt      time.Time      `db:"updated_at"`
-}
-
-const columns = `id, url, event_types, active, description, headers, disabled_reason, disabled_at, created_at, updated_at`
-
-func (r row) model() model.Subscription {
+func subscriptionModel(r hooksubs.Subscription) model.Subscription {
 	s := model.Subscription{
 		ID: r.ID, URL: r.URL, Active: &r.Active, Description: r.Description,
 		DisabledReason: r.DisabledReason, DisabledAt: r.DisabledAt, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
@@ -55,27 +36,16 @@ func (r row) model() model.Subscription {
 	return s
 }
 
-func eventTypes(s model.Subscription) pq.StringArray {
-	out := make(pq.StringArray, len(s.EventTypes))
+// settings are the stored settings of a subscription as the client gave it;
+// active is true when not given.
+func settings(s model.Subscription) hooksubs.Settings {
+	headers, _ := json.Marshal(s.Headers)
+	set := hooksubs.Settings{URL: s.URL, EventTypes: make([]string, len(s.EventTypes)), Active: s.Active == nil || *s.Active,
+		Description: s.Description, Headers: headers}
 	for i, t := range s.EventTypes {
-		out[i] = string(t)
+		set.EventTypes[i] = string(t)
 	}
-	return out
-}
-
-// active is the requested active flag, true when not given.
-func active(s model.Subscription) bool { return s.Active == nil || *s.Active }
-
-func (h *handlers) load(ctx context.Context, tenant string, id int64) (row, error) {
-	var r row
-	err := h.d.DB.GetContext(ctx, &r, `SELECT `+columns+` FROM hook_subscriptions WHERE id = $1 AND tenant_id = $2`, id, tenant)
-	if errors.Is(err, sql.ErrNoRows) {
-		return r, errNoSubscription
-	}
-	if err != nil {
-		return r, fmt.Errorf("load subscription: %w", err)
-	}
-	return r, nil
+	return set
 }
 
 func (h *handlers) create(ctx context.Context, in *struct{ Body model.Subscription }) (*subscriptionOutput, error) {
@@ -94,15 +64,11 @@ func (h *handlers) create(ctx context.Context, in *struct{ Body model.Subscripti
 	if err != nil {
 		return nil, err
 	}
-	headers, _ := json.Marshal(in.Body.Headers)
-	var r row
-	if err := h.d.DB.GetContext(ctx, &r, `
-		INSERT INTO hook_subscriptions (tenant_id, url, event_types, active, description, headers, secret_encrypted)
-		VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING `+columns,
-		tenant, in.Body.URL, eventTypes(in.Body), active(in.Body), in.Body.Description, headers, sealed); err != nil {
-		return nil, fmt.Errorf("insert subscription: %w", err)
+	r, err := h.subs.Create(ctx, tenant, settings(in.Body), sealed)
+	if err != nil {
+		return nil, err
 	}
-	out := &subscriptionOutput{Body: r.model()}
+	out := &subscriptionOutput{Body: subscriptionModel(r)}
 	out.Body.Secret = secret
 	return out, nil
 }
@@ -111,26 +77,16 @@ type listInput struct {
 	rest.PageParams
 }
 
-var subscriptionSort = map[string]string{
-	"id": "id", "url": "url", "active": "active", "createdat": "created_at", "updatedat": "updated_at",
-}
-
 func (h *handlers) list(ctx context.Context, in *listInput) (*struct {
 	Body model.PagedSubscriptionResponse
 }, error) {
-	order, err := rest.OrderBy(in.Sort, subscriptionSort, "id", "id")
+	order, err := rest.SortBy(in.Sort, hooksubs.Sorting)
 	if err != nil {
 		return nil, err
 	}
-	tenant := rest.Tenant(ctx)
-	var total int64
-	if err := h.d.DB.GetContext(ctx, &total, `SELECT count(*) FROM hook_subscriptions WHERE tenant_id = $1`, tenant); err != nil {
-		return nil, fmt.Errorf("count subscriptions: %w", err)
-	}
-	var rows []row
-	if err := h.d.DB.SelectContext(ctx, &rows, `SELECT `+columns+` FROM hook_subscriptions WHERE tenant_id = $1
-		ORDER BY `+order+` LIMIT $2 OFFSET $3`, tenant, in.Limit(), in.Offset()); err != nil {
-		return nil, fmt.Errorf("list subscriptions: %w", err)
+	rows, total, err := h.subs.List(ctx, rest.Tenant(ctx), order, in.Limit(), in.Offset())
+	if err != nil {
+		return nil, err
 	}
 	out := &struct {
 		Body model.PagedSubscriptionResponse
@@ -138,17 +94,17 @@ func (h *handlers) list(ctx context.Context, in *listInput) (*struct {
 	out.Body.Paging = rest.NewPaging(in.PageParams, total)
 	out.Body.Items = make([]model.Subscription, len(rows))
 	for i, r := range rows {
-		out.Body.Items[i] = r.model()
+		out.Body.Items[i] = subscriptionModel(r)
 	}
 	return out, nil
 }
 
 func (h *handlers) get(ctx context.Context, in *PathID) (*subscriptionOutput, error) {
-	r, err := h.load(ctx, rest.Tenant(ctx), in.ID)
+	r, err := h.subs.Get(ctx, rest.Tenant(ctx), in.ID)
 	if err != nil {
 		return nil, notFound(err)
 	}
-	return &subscriptionOutput{Body: r.model()}, nil
+	return &subscriptionOutput{Body: subscriptionModel(r)}, nil
 }
 
 func (h *handlers) update(ctx context.Context, in *struct {
@@ -158,31 +114,16 @@ func (h *handlers) update(ctx context.Context, in *struct {
 	if err := h.checkBody(ctx, &in.Body); err != nil {
 		return nil, err
 	}
-	headers, _ := json.Marshal(in.Body.Headers)
-	var r row
-	err := h.d.DB.GetContext(ctx, &r, `
-		UPDATE hook_subscriptions SET url = $3, event_types = $4, active = $5, description = $6, headers = $7,
-			disabled_reason = CASE WHEN $5 THEN '' ELSE disabled_reason END,
-			disabled_at = CASE WHEN $5 THEN NULL ELSE disabled_at END,
-			updated_at = now()
-		WHERE id = $1 AND tenant_id = $2 RETURNING `+columns,
-		in.ID, rest.Tenant(ctx), in.Body.URL, eventTypes(in.Body), active(in.Body), in.Body.Description, headers)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, rest.NotFound("subscription")
-	}
+	r, err := h.subs.Update(ctx, rest.Tenant(ctx), in.ID, settings(in.Body))
 	if err != nil {
-		return nil, fmt.Errorf("update subscription: %w", err)
+		return nil, notFound(err)
 	}
-	return &subscriptionOutput{Body: r.model()}, nil
+	return &subscriptionOutput{Body: subscriptionModel(r)}, nil
 }
 
 func (h *handlers) delete(ctx context.Context, in *PathID) (*struct{}, error) {
-	res, err := h.d.DB.ExecContext(ctx, `DELETE FROM hook_subscriptions WHERE id = $1 AND tenant_id = $2`, in.ID, rest.Tenant(ctx))
-	if err != nil {
-		return nil, fmt.Errorf("delete subscription: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return nil, rest.NotFound("subscription")
+	if err := h.subs.Delete(ctx, rest.Tenant(ctx), in.ID); err != nil {
+		return nil, notFound(err)
 	}
 	return nil, nil
 }
@@ -220,23 +161,7 @@ func mustJSON(v any) json.RawMessage {
 	return b
 }
 
-type historyRow struct {
-	ID             int64      `db:"id"`
-	SubscriptionID int64      `db:"subscription_id"`
-	EventID        string     `db:"event_id"`
-	EventType      string     `db:"event_type"`
-	Attempt        int        `db:"attempt"`
-	RequestedAt    time.Time  `db:"requested_at"`
-	ResponseStatus *int       `db:"response_status"`
-	LatencyMs      int64      `db:"latency_ms"`
-	Outcome        string     `db:"outcome"`
-	Error          string     `db:"error"`
-	NextRetryAt    *time.Time `db:"next_retry_at"`
-}
-
-const historyColumns = `id, subscription_id, event_id, event_type, attempt, requested_at, response_status, latency_ms, outcome, error, next_retry_at`
-
-func (r historyRow) model() model.SubscriptionHistory {
+func historyModel(r hooksubs.Attempt) model.SubscriptionHistory {
 	m := model.SubscriptionHistory{
 		ID: r.ID, SubscriptionID: r.SubscriptionID, EventID: r.EventID, EventType: model.EventTypeName(r.EventType),
 		Attempt: r.Attempt, RequestedAt: r.RequestedAt, LatencyMs: r.LatencyMs,
@@ -248,34 +173,23 @@ func (r historyRow) model() model.SubscriptionHistory {
 	return m
 }
 
-var historySort = map[string]string{
-	"requestedat": "requested_at", "attempt": "attempt", "eventtype": "event_type",
-	"responsestatus": "response_status", "outcome": "outcome",
-}
-
 func (h *handlers) history(ctx context.Context, in *struct {
 	PathID
 	rest.PageParams
 }) (*struct {
 	Body model.PagedSubscriptionHistoryResponse
 }, error) {
-	order, err := rest.OrderBy(in.Sort, historySort, "requested_at DESC", "id DESC")
+	order, err := rest.SortBy(in.Sort, hooksubs.HistorySorting)
 	if err != nil {
 		return nil, err
 	}
 	tenant := rest.Tenant(ctx)
-	if _, err := h.load(ctx, tenant, in.ID); err != nil {
+	if _, err := h.subs.Get(ctx, tenant, in.ID); err != nil {
 		return nil, notFound(err)
 	}
-	const where = `tenant_id = $1 AND subscription_id = $2 AND requested_at >= now() - interval '30 days'`
-	var total int64
-	if err := h.d.DB.GetContext(ctx, &total, `SELECT count(*) FROM hook_attempts WHERE `+where, tenant, in.ID); err != nil {
-		return nil, fmt.Errorf("count history: %w", err)
-	}
-	var rows []historyRow
-	if err := h.d.DB.SelectContext(ctx, &rows, `SELECT `+historyColumns+` FROM hook_attempts WHERE `+where+`
-		ORDER BY `+order+` LIMIT $3 OFFSET $4`, tenant, in.ID, in.Limit(), in.Offset()); err != nil {
-		return nil, fmt.Errorf("list history: %w", err)
+	rows, total, err := h.subs.History(ctx, tenant, in.ID, order, in.Limit(), in.Offset())
+	if err != nil {
+		return nil, err
 	}
 	out := &struct {
 		Body model.PagedSubscriptionHistoryResponse
@@ -283,14 +197,14 @@ func (h *handlers) history(ctx context.Context, in *struct {
 	out.Body.Paging = rest.NewPaging(in.PageParams, total)
 	out.Body.Items = make([]model.SubscriptionHistory, len(rows))
 	for i, r := range rows {
-		out.Body.Items[i] = r.model()
+		out.Body.Items[i] = historyModel(r)
 	}
 	return out, nil
 }
 
 func (h *handlers) test(ctx context.Context, in *PathID) (*struct{ Body model.SubscriptionHistory }, error) {
 	tenant := rest.Tenant(ctx)
-	if _, err := h.load(ctx, tenant, in.ID); err != nil {
+	if _, err := h.subs.Get(ctx, tenant, in.ID); err != nil {
 		return nil, notFound(err)
 	}
 	event := activities.HookEvent{
@@ -312,10 +226,9 @@ func (h *handlers) test(ctx context.Context, in *PathID) (*struct{ Body model.Su
 	if res.Outcome == activities.Skipped {
 		return nil, rest.NotFound("subscription")
 	}
-	var r historyRow
-	if err := h.d.DB.GetContext(ctx, &r, `SELECT `+historyColumns+` FROM hook_attempts WHERE id = $1 AND tenant_id = $2`,
-		res.LastAttemptID, tenant); err != nil {
+	r, err := h.subs.Attempt(ctx, tenant, res.LastAttemptID)
+	if err != nil {
 		return nil, fmt.Errorf("read test attempt: %w", err)
 	}
-	return &struct{ Body model.SubscriptionHistory }{Body: r.model()}, nil
+	return &struct{ Body model.SubscriptionHistory }{Body: historyModel(r)}, nil
 }

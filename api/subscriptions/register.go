@@ -15,13 +15,29 @@ import (
 	"github.com/tocsin/tocsin/api/rest"
 	"github.com/tocsin/tocsin/hooks"
 	"github.com/tocsin/tocsin/internal/secrets"
+	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/hooksubs"
 )
 
 type handlers struct {
 	d       rest.Deps
 	policy  *hooks.Policy
 	secrets *secrets.Box
+	subs    subscriptionStore
 }
+
+// subscriptionStore keeps the tenant's hook subscriptions and reads their history.
+type subscriptionStore interface {
+	Get(ctx context.Context, tenant string, id int64) (hooksubs.Subscription, error)
+	Create(ctx context.Context, tenant string, set hooksubs.Settings, sealedSecret []byte) (hooksubs.Subscription, error)
+	List(ctx context.Context, tenant, order string, limit, offset int) ([]hooksubs.Subscription, int64, error)
+	Update(ctx context.Context, tenant string, id int64, set hooksubs.Settings) (hooksubs.Subscription, error)
+	Delete(ctx context.Context, tenant string, id int64) error
+	History(ctx context.Context, tenant string, id int64, order string, limit, offset int) ([]hooksubs.Attempt, int64, error)
+	Attempt(ctx context.Context, tenant string, id int64) (hooksubs.Attempt, error)
+}
+
+var _ subscriptionStore = (*hooksubs.Store)(nil)
 
 // PathID is the subscription id in the path.
 type PathID struct {
@@ -34,7 +50,7 @@ type subscriptionOutput struct {
 
 // Register adds the subscriptions operations to api.
 func Register(api huma.API, d rest.Deps) {
-	h := &handlers{d: d, secrets: d.Secrets}
+	h := &handlers{d: d, secrets: d.Secrets, subs: hooksubs.New(d.DB)}
 	var err error
 	if h.policy, err = hooks.NewPolicy(d.Config.HookAllowHosts, d.Config.HookAllowHTTP); err != nil {
 		d.Logger.Error("hook policy; allowing no extra hosts", "err", err)
@@ -121,7 +137,7 @@ func (h *handlers) checkBody(ctx context.Context, s *model.Subscription) error {
 }
 
 func notFound(err error) error {
-	if errors.Is(err, errNoSubscription) {
+	if errors.Is(err, storage.ErrNotFound) {
 		return rest.NotFound("subscription")
 	}
 	return err

@@ -1,0 +1,324 @@
+package results
+
+import (
+	"context"
+	"fmt"
+	"github.com/tocsin/tocsin/alert"
+	"time"
+
+	"github.com/lib/pq"
+
+	"github.com/tocsin/tocsin/storage"
+)
+
+// Recipient is a recipient of an alert as the result pages read it.
+type Recipient struct {
+	storage.RecipientRow
+	ConfirmedAt *time.Time `db:"confirmed_at"`
+	RespondedAt *time.Time `db:"responded_at"`
+}
+
+const recipientColumns = `r.seq, r.person_id, r.external_id, r.first_name, r.last_name, r.email, r.phone, r.voice_phone,
+	r.custom_fields, r.is_mandatory, r.confirmed_at, r.responded_at`
+
+// RecipientSorting is how an alert's recipients may be ordered.
+var RecipientSorting = storage.Sorting{
+	Columns: map[string]string{
+		"lastname": "lower(r.last_name)", "firstname": "lower(r.first_name)",
+		"responsetime": "coalesce(r.responded_at, r.confirmed_at)", "recipientid": "r.seq",
+	},
+	Default: "r.seq", TieBreak: "r.seq",
+}
+
+// RecipientFilter selects recipients of one alert.
+type RecipientFilter struct {
+	Tenant  string
+	AlertID int64
+	// Seqs, when not empty, are the only recipients (their numbers within the alert).
+	Seqs []int64
+	// Mandatory, when not nil, keeps recipients selected directly (true)
+	// or only those reached through groups, lists and areas (false).
+	Mandatory *bool
+	// PollOptionID, when not zero, keeps recipients who chose that option.
+	PollOptionID int
+	Name         string // full name contains, case-insensitive
+	Email        string // email address contains, case-insensitive
+}
+
+// Recipients returns a page of the recipients matching f, in order (an
+// ORDER BY list built from RecipientSorting), and how many match in all.
+func (s *Store) Recipients(ctx context.Context, f RecipientFilter, order string, limit, offset int) ([]Recipient, int64, error) {
+	w := &where{conds: []string{"r.alert_id = $1", "r.tenant_id = $2"}, args: []any{f.AlertID, f.Tenant}}
+	if len(f.Seqs) > 0 {
+		w.add("r.seq = ANY(?)", pq.Int64Array(f.Seqs))
+	}
+	if f.Mandatory != nil {
+		w.add("r.is_mandatory = ?", *f.Mandatory)
+	}
+	if f.PollOptionID > 0 {
+		w.add("EXISTS (SELECT 1 FROM alert_responses x WHERE x.alert_id = r.alert_id AND x.tenant_id = r.tenant_id AND x.seq = r.seq AND x.option_id = ?)", f.PollOptionID)
+	}
+	if f.Name != "" {
+		w.add("(r.first_name || ' ' || r.last_name) ILIKE ?", "%"+LikeEscape(f.Name)+"%")
+	}
+	if f.Email != "" {
+		w.add("r.email ILIKE ?", "%"+LikeEscape(f.Email)+"%")
+	}
+	var total int64
+	if err := s.DB.GetContext(ctx, &total, `SELECT count(*) FROM alert_recipients r WHERE `+w.String(), w.args...); err != nil {
+		return nil, 0, fmt.Errorf("count recipients: %w", err)
+	}
+	var rows []Recipient
+	lim, args := w.page(limit, offset)
+	if err := s.DB.SelectContext(ctx, &rows, `SELECT `+recipientColumns+` FROM alert_recipients r WHERE `+w.String()+
+		` ORDER BY `+order+lim, args...); err != nil {
+		return nil, 0, fmt.Errorf("list recipients: %w", err)
+	}
+	return rows, total, nil
+}
+
+// Recipient returns recipient seq of an alert, storage.ErrNotFound when the
+// alert has none.
+func (s *Store) Recipient(ctx context.Context, tenant string, alertID, seq int64) (Recipient, error) {
+	var r Recipient
+	if err := s.DB.GetContext(ctx, &r, `SELECT `+recipientColumns+` FROM alert_recipients r WHERE r.alert_id = $1 AND r.tenant_id = $2 AND r.seq = $3`,
+		alertID, tenant, seq); err != nil {
+		return r, storage.NotFound(err)
+	}
+	return r, nil
+}
+
+// FirstRecipient returns an alert's first recipient, storage.ErrNotFound
+// when it has none.
+func (s *Store) FirstRecipient(ctx context.Context, tenant string, alertID int64) (Recipient, error) {
+	var r Recipient
+	if err := s.DB.GetContext(ctx, &r, `SELECT `+recipientColumns+` FROM alert_recipients r WHERE r.alert_id = $1 AND r.tenant_id = $2
+		ORDER BY r.seq LIMIT 1`, alertID, tenant); err != nil {
+		return r, storage.NotFound(err)
+	}
+	return r, nil
+}
+
+// RecipientsBySeq returns the recipients of an alert with these numbers.
+func (s *Store) RecipientsBySeq(ctx context.Context, tenant string, alertID int64, seqs []int64) ([]Recipient, error) {
+	if len(seqs) == 0 {
+		return nil, nil
+	}
+	var rows []Recipient
+	if err := s.DB.SelectContext(ctx, &rows, `SELECT `+recipientColumns+` FROM alert_recipients r WHERE r.alert_id = $1 AND r.tenant_id = $2 AND r.seq = ANY($3)`,
+		alertID, tenant, pq.Int64Array(seqs)); err != nil {
+		return nil, fmt.Errorf("read recipients: %w", err)
+	}
+	return rows, nil
+}
+
+// RecipientCounts counts an alert's recipients and those with each kind of address.
+func (s *Store) RecipientCounts(ctx context.Context, tenant string, alertID int64) (storage.RecipientCounts, error) {
+	var c storage.RecipientCounts
+	if err := s.DB.QueryRowxContext(ctx, `SELECT count(*), count(email), count(phone), count(voice_phone)
+		FROM alert_recipients WHERE alert_id = $1 AND tenant_id = $2`, alertID, tenant).
+		Scan(&c.Total, &c.WithEmail, &c.WithTextPhone, &c.WithVoicePhone); err != nil {
+		return c, fmt.Errorf("count recipients: %w", err)
+	}
+	return c, nil
+}
+
+// ResponseCounts counts an alert's recipients who confirmed and who answered.
+func (s *Store) ResponseCounts(ctx context.Context, tenant string, alertID int64) (confirmed, responded int64, err error) {
+	if err := s.DB.QueryRowxContext(ctx, `SELECT count(*) FILTER (WHERE confirmed_at IS NOT NULL), count(*) FILTER (WHERE responded_at IS NOT NULL)
+		FROM alert_recipients WHERE alert_id = $1 AND tenant_id = $2`, alertID, tenant).Scan(&confirmed, &responded); err != nil {
+		return 0, 0, fmt.Errorf("count responses: %w", err)
+	}
+	return confirmed, responded, nil
+}
+
+// OptionCount is how many recipients chose an option of a poll question.
+type OptionCount struct {
+	Question int   `db:"question_id"`
+	Option   int   `db:"option_id"`
+	Count    int64 `db:"n"`
+}
+
+// OptionCounts counts the answers of an alert's poll per question and option.
+func (s *Store) OptionCounts(ctx context.Context, tenant string, alertID int64) ([]OptionCount, error) {
+	var out []OptionCount
+	if err := s.DB.SelectContext(ctx, &out, `SELECT question_id, option_id, count(*) AS n FROM alert_responses
+		WHERE alert_id = $1 AND tenant_id = $2 GROUP BY question_id, option_id`, alertID, tenant); err != nil {
+		return nil, fmt.Errorf("count answers: %w", err)
+	}
+	return out, nil
+}
+
+// Answer is a recipient's answer to a poll question.
+type Answer struct {
+	Seq      int64     `db:"seq"`
+	Question int       `db:"question_id"`
+	Option   int       `db:"option_id"`
+	Via      string    `db:"via"`
+	At       time.Time `db:"responded_at"`
+}
+
+// Answers returns the poll answers of these recipients of an alert, by
+// recipient and question.
+func (s *Store) Answers(ctx context.Context, tenant string, alertID int64, seqs []int64) ([]Answer, error) {
+	var out []Answer
+	if err := s.DB.SelectContext(ctx, &out, `SELECT seq, question_id, option_id, via, responded_at FROM alert_responses
+		WHERE alert_id = $1 AND tenant_id = $2 AND seq = ANY($3) AND question_id > 0 ORDER BY seq, question_id`,
+		alertID, tenant, pq.Int64Array(seqs)); err != nil {
+		return nil, fmt.Errorf("read answers: %w", err)
+	}
+	return out, nil
+}
+
+// SeqStatus is the status of a recipient's delivery on one channel in its
+// latest cycle.
+type SeqStatus struct {
+	Seq    int64  `db:"seq"`
+	Status string `db:"status"`
+}
+
+// LatestStatuses returns, for these recipients of an alert, the status of
+// each channel's delivery in its latest cycle.
+func (s *Store) LatestStatuses(ctx context.Context, tenant string, alertID int64, seqs []int64) ([]SeqStatus, error) {
+	var out []SeqStatus
+	if err := s.DB.SelectContext(ctx, &out, `SELECT DISTINCT ON (seq, channel) seq, status FROM alert_deliveries
+		WHERE alert_id = $1 AND tenant_id = $2 AND seq = ANY($3) ORDER BY seq, channel, cycle DESC`,
+		alertID, tenant, pq.Int64Array(seqs)); err != nil {
+		return nil, fmt.Errorf("read delivery statuses: %w", err)
+	}
+	return out, nil
+}
+
+// Delivery is a delivery of an alert, to one recipient or destination on
+// one channel in one cycle.
+type Delivery struct {
+	Channel           string `db:"channel"`
+	Cycle             int    `db:"cycle"`
+	Seq               int64  `db:"seq"`
+	Address           string `db:"address"`
+	Status            string `db:"status"`
+	Attempts          int    `db:"attempts"`
+	ProviderMessageID string `db:"provider_message_id"`
+	Error             string `db:"error"`
+	Permanent         bool   `db:"permanent"`
+	// Key is the idempotency key, read only for shared deliveries.
+	Key         string     `db:"key"`
+	SentAt      *time.Time `db:"sent_at"`
+	DeliveredAt *time.Time `db:"delivered_at"`
+	UpdatedAt   time.Time  `db:"updated_at"`
+}
+
+const deliveryColumns = `channel, cycle, seq, address, status, attempts, provider_message_id, error, permanent,
+	'' AS key, sent_at, delivered_at, updated_at`
+
+// RecipientDeliveries returns the deliveries to one recipient of an alert,
+// by channel and cycle.
+func (s *Store) RecipientDeliveries(ctx context.Context, tenant string, alertID, seq int64) ([]Delivery, error) {
+	var out []Delivery
+	if err := s.DB.SelectContext(ctx, &out, `SELECT `+deliveryColumns+` FROM alert_deliveries
+		WHERE alert_id = $1 AND tenant_id = $2 AND seq = $3 ORDER BY channel, cycle`, alertID, tenant, seq); err != nil {
+		return nil, fmt.Errorf("read deliveries: %w", err)
+	}
+	return out, nil
+}
+
+// ChannelDeliveries returns a page of an alert's deliveries on one channel,
+// by recipient and cycle, and how many there are in all.
+func (s *Store) ChannelDeliveries(ctx context.Context, tenant string, alertID int64, channel string, limit, offset int) ([]Delivery, int64, error) {
+	var total int64
+	if err := s.DB.GetContext(ctx, &total, `SELECT count(*) FROM alert_deliveries WHERE alert_id = $1 AND tenant_id = $2 AND channel = $3`,
+		alertID, tenant, channel); err != nil {
+		return nil, 0, fmt.Errorf("count deliveries: %w", err)
+	}
+	var out []Delivery
+	if err := s.DB.SelectContext(ctx, &out, `SELECT `+deliveryColumns+` FROM alert_deliveries
+		WHERE alert_id = $1 AND tenant_id = $2 AND channel = $3 ORDER BY seq, cycle LIMIT $4 OFFSET $5`,
+		alertID, tenant, channel, limit, offset); err != nil {
+		return nil, 0, fmt.Errorf("read deliveries: %w", err)
+	}
+	return out, total, nil
+}
+
+// SharedDeliveries returns the deliveries shared by a whole alert that
+// reach a recipient: those of the broadcast-style channels (one per
+// destination) and, with etnArea, the ETN calls to the person's numbers
+// among the targets inside the alert's areas. They come by channel and address.
+func (s *Store) SharedDeliveries(ctx context.Context, tenant string, alertID int64, broadcast []string, etnArea bool, personID *int64) ([]Delivery, error) {
+	var out []Delivery
+	if err := s.DB.SelectContext(ctx, &out, `
+		SELECT channel, cycle, 0::bigint AS seq, coalesce(nullif(destination_name, ''), destination) AS address, status, attempts,
+			provider_message_id, error, permanent, idempotency_key AS key, sent_at, NULL::timestamptz AS delivered_at, updated_at
+		FROM alert_broadcasts WHERE tenant_id = $1 AND alert_id = $2 AND channel = ANY($3)
+		UNION ALL
+		SELECT 'etn', 1, 0, phone, status, attempts, provider_message_id, error, false,
+			'alert-' || tenant_id || '-' || alert_id || ':etn:1:' || seq, sent_at, delivered_at, updated_at
+		FROM alert_etn_targets WHERE $4 AND tenant_id = $1 AND alert_id = $2 AND person_id = $5
+		ORDER BY 1, 4`, tenant, alertID, pq.StringArray(broadcast), etnArea, personID); err != nil {
+		return nil, fmt.Errorf("read shared deliveries: %w", err)
+	}
+	return out, nil
+}
+
+// Counts are the deliveries of a channel by status, for channels whose
+// deliveries are not one per recipient.
+type Counts struct {
+	Channel string `db:"channel"`
+	alert.Totals
+}
+
+// OwnRowCounts counts the deliveries of the channels with rows of their
+// own: the broadcast-style channels (one row per destination) and ETN with
+// areas (one row per number called).
+func (s *Store) OwnRowCounts(ctx context.Context, tenant string, alertID int64) ([]Counts, error) {
+	var out []Counts
+	if err := s.DB.SelectContext(ctx, &out, `SELECT channel, count(*) AS total,
+			count(*) FILTER (WHERE status = 'Pending') AS pending, count(*) FILTER (WHERE status = 'Retrying') AS retrying,
+			count(*) FILTER (WHERE status = 'Sent') AS sent, count(*) FILTER (WHERE status = 'Delivered') AS delivered,
+			count(*) FILTER (WHERE status = 'Failed') AS failed
+		FROM (SELECT channel, status FROM alert_broadcasts WHERE tenant_id = $1 AND alert_id = $2
+			UNION ALL SELECT 'etn', status FROM alert_etn_targets WHERE tenant_id = $1 AND alert_id = $2) x
+		GROUP BY channel`, tenant, alertID); err != nil {
+		return nil, fmt.Errorf("count own deliveries: %w", err)
+	}
+	return out, nil
+}
+
+// EtnTargetCounts counts the ETN targets of an alert by status.
+func (s *Store) EtnTargetCounts(ctx context.Context, tenant string, alertID int64) (Counts, error) {
+	c := Counts{Channel: "etn"}
+	if err := s.DB.GetContext(ctx, &c, `SELECT 'etn' AS channel, count(*) AS total,
+			count(*) FILTER (WHERE status = 'Pending') AS pending, count(*) FILTER (WHERE status = 'Retrying') AS retrying,
+			count(*) FILTER (WHERE status = 'Sent') AS sent, count(*) FILTER (WHERE status = 'Delivered') AS delivered,
+			count(*) FILTER (WHERE status = 'Failed') AS failed
+		FROM alert_etn_targets WHERE tenant_id = $1 AND alert_id = $2`, tenant, alertID); err != nil {
+		return c, fmt.Errorf("count etn targets: %w", err)
+	}
+	return c, nil
+}
+
+// EtnTarget is a number an ETN alert with areas called.
+type EtnTarget struct {
+	Seq               int64      `db:"seq"`
+	Phone             string     `db:"phone"`
+	PersonID          *int64     `db:"person_id"`
+	Name              string     `db:"name"`
+	Status            string     `db:"status"`
+	Attempts          int        `db:"attempts"`
+	ProviderMessageID string     `db:"provider_message_id"`
+	Error             string     `db:"error"`
+	SentAt            *time.Time `db:"sent_at"`
+	DeliveredAt       *time.Time `db:"delivered_at"`
+	UpdatedAt         time.Time  `db:"updated_at"`
+}
+
+// EtnTargets returns a page of an alert's ETN targets in order.
+func (s *Store) EtnTargets(ctx context.Context, tenant string, alertID int64, limit, offset int) ([]EtnTarget, error) {
+	var out []EtnTarget
+	if err := s.DB.SelectContext(ctx, &out, `SELECT seq, phone, person_id, name, status, attempts, provider_message_id, error,
+			sent_at, delivered_at, updated_at
+		FROM alert_etn_targets WHERE tenant_id = $1 AND alert_id = $2 ORDER BY seq LIMIT $3 OFFSET $4`,
+		tenant, alertID, limit, offset); err != nil {
+		return nil, fmt.Errorf("read etn targets: %w", err)
+	}
+	return out, nil
+}

@@ -1,0 +1,250 @@
+package results
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/tocsin/tocsin/hooks/events"
+	"github.com/tocsin/tocsin/storage"
+)
+
+// HasRecipient reports whether an alert has recipient seq.
+func (s *Store) HasRecipient(ctx context.Context, tenant string, alertID, seq int64) (bool, error) {
+	var n int
+	if err := s.DB.GetContext(ctx, &n, `SELECT count(*) FROM alert_recipients WHERE alert_id = $1 AND tenant_id = $2 AND seq = $3`,
+		alertID, tenant, seq); err != nil {
+		return false, fmt.Errorf("look up recipient: %w", err)
+	}
+	return n > 0, nil
+}
+
+// RecipientAnswers returns a recipient's poll answers by question and
+// whether the recipient confirmed.
+func (s *Store) RecipientAnswers(ctx context.Context, tenant string, alertID, seq int64) ([]Answer, bool, error) {
+	return recipientAnswers(ctx, s.DB, tenant, alertID, seq)
+}
+
+func recipientAnswers(ctx context.Context, q sqlx.QueryerContext, tenant string, alertID, seq int64) ([]Answer, bool, error) {
+	var out []Answer
+	if err := sqlx.SelectContext(ctx, q, &out, `SELECT seq, question_id, option_id, via, responded_at FROM alert_responses
+		WHERE alert_id = $1 AND tenant_id = $2 AND seq = $3 ORDER BY question_id`, alertID, tenant, seq); err != nil {
+		return nil, false, fmt.Errorf("read answers: %w", err)
+	}
+	var confirmed bool
+	if err := sqlx.GetContext(ctx, q, &confirmed, `SELECT confirmed_at IS NOT NULL FROM alert_recipients WHERE alert_id = $1 AND tenant_id = $2 AND seq = $3`,
+		alertID, tenant, seq); err != nil {
+		return nil, false, fmt.Errorf("read confirmation: %w", err)
+	}
+	return out, confirmed, nil
+}
+
+// Response is a recipient's response through the personal link: a
+// confirmation, or an answer to a poll question (which confirms too).
+type Response struct {
+	Tenant   string
+	AlertID  int64
+	Seq      int64
+	Question int // 0 for a confirmation
+	Option   int
+	// OptionText goes into the event.
+	OptionText string
+	At         time.Time
+}
+
+// Respond records a response and its alert.recipient.responded event in
+// one transaction, and returns the recipient's answers and confirmation
+// as they are then.
+func (s *Store) Respond(ctx context.Context, r Response) ([]Answer, bool, error) {
+	var answers []Answer
+	var confirmed bool
+	err := s.DB.InTx(ctx, func(tx *sqlx.Tx) error {
+		var personID *int64
+		if err := tx.GetContext(ctx, &personID, `UPDATE alert_recipients SET confirmed_at = coalesce(confirmed_at, $4),
+				responded_at = CASE WHEN $5 THEN $4 ELSE responded_at END
+			WHERE alert_id = $1 AND tenant_id = $2 AND seq = $3 RETURNING person_id`,
+			r.AlertID, r.Tenant, r.Seq, r.At, r.Question > 0); err != nil {
+			return fmt.Errorf("record response: %w", err)
+		}
+		if r.Question > 0 {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO alert_responses (tenant_id, alert_id, seq, question_id, option_id, via, responded_at)
+				VALUES ($1, $2, $3, $4, $5, 'link', $6)
+				ON CONFLICT (alert_id, seq, question_id) DO UPDATE SET option_id = excluded.option_id, responded_at = excluded.responded_at`,
+				r.Tenant, r.AlertID, r.Seq, r.Question, r.Option, r.At); err != nil {
+				return fmt.Errorf("record answer: %w", err)
+			}
+		}
+		ev := events.RecipientResponded{AlertID: r.AlertID, RecipientID: r.Seq, ContactID: personID, Confirmed: true, Via: "link", RespondedAt: r.At}
+		if r.Question > 0 {
+			q, o, text := int64(r.Question), int64(r.Option), r.OptionText
+			ev.QuestionID, ev.OptionID, ev.OptionText = &q, &o, &text
+		}
+		if _, err := storage.EmitEvent(ctx, tx, r.Tenant, storage.EventRecipientResponded, ev); err != nil {
+			return err
+		}
+		var err error
+		answers, confirmed, err = recipientAnswers(ctx, tx, r.Tenant, r.AlertID, r.Seq)
+		return err
+	})
+	return answers, confirmed, err
+}
+
+// DeliveryRef names one delivery: a recipient of an alert on a channel in a cycle.
+type DeliveryRef struct {
+	Tenant  string
+	AlertID int64
+	Channel string
+	Cycle   int
+	Seq     int64
+}
+
+// Receipt is a provider's report on one delivery.
+type Receipt struct {
+	Delivered bool
+	// At is when it was delivered.
+	At                time.Time
+	ProviderMessageID string // replaces the stored one when not empty
+	// Error is why it failed.
+	Error string
+}
+
+// ApplyReceipt carries a receipt into a sent delivery (a delivered one may
+// be delivered again, a failed one fail again) and recounts its batch. It
+// reports whether a delivery changed.
+func (s *Store) ApplyReceipt(ctx context.Context, d DeliveryRef, r Receipt) (bool, error) {
+	applied := false
+	err := s.DB.InTx(ctx, func(tx *sqlx.Tx) error {
+		var res interface{ RowsAffected() (int64, error) }
+		var err error
+		if r.Delivered {
+			res, err = tx.ExecContext(ctx, `UPDATE alert_deliveries SET status = 'Delivered', delivered_at = $6, updated_at = now(),
+				provider_message_id = CASE WHEN $7 = '' THEN provider_message_id ELSE $7 END
+				WHERE tenant_id = $1 AND alert_id = $2 AND channel = $3 AND cycle = $4 AND seq = $5 AND status IN ('Sent', 'Delivered')`,
+				d.Tenant, d.AlertID, d.Channel, d.Cycle, d.Seq, r.At, r.ProviderMessageID)
+		} else {
+			res, err = tx.ExecContext(ctx, `UPDATE alert_deliveries SET status = 'Failed', error = $6, permanent = true, updated_at = now()
+				WHERE tenant_id = $1 AND alert_id = $2 AND channel = $3 AND cycle = $4 AND seq = $5 AND status IN ('Sent', 'Failed')`,
+				d.Tenant, d.AlertID, d.Channel, d.Cycle, d.Seq, r.Error)
+		}
+		if err != nil {
+			return fmt.Errorf("apply receipt: %w", err)
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil
+		}
+		applied = true
+		batch, err := batchOf(ctx, tx, d)
+		if err != nil || batch == nil {
+			return err
+		}
+		return storage.RecountBatch(ctx, tx, *batch)
+	})
+	return applied, err
+}
+
+// batchOf returns the batch of a delivery, nil when its alert was not split
+// into batches (yet).
+func batchOf(ctx context.Context, tx *sqlx.Tx, d DeliveryRef) (*storage.BatchKey, error) {
+	var bs int64
+	if err := tx.GetContext(ctx, &bs, `SELECT batch_size FROM alerts WHERE tenant_id = $1 AND id = $2`, d.Tenant, d.AlertID); err != nil {
+		return nil, fmt.Errorf("read batch size: %w", err)
+	}
+	if bs <= 0 {
+		return nil, nil
+	}
+	lo := (d.Seq - 1) / bs * bs
+	return &storage.BatchKey{Tenant: d.Tenant, AlertID: d.AlertID, Channel: d.Channel, Cycle: d.Cycle, Lo: lo, Hi: lo + bs}, nil
+}
+
+// CallOutcome is what a voice call that delivered an alert came to.
+type CallOutcome struct {
+	// Answered: the delivery is Delivered.
+	Answered bool
+	// Confirmed: the recipient pressed 1, which also confirms the recipient.
+	Confirmed bool
+	// Ended without an answer and will not be redialled: the delivery
+	// fails with Error, an ETN target with TargetError.
+	Ended              bool
+	Error, TargetError string
+	At                 time.Time
+}
+
+// ApplyCall carries a call's outcome into its delivery (and for ETN into
+// the target called), recounts the delivery's batch, and for a
+// confirmation confirms the recipient with an alert.recipient.responded
+// event. It waits for the batch's rows when they are being written.
+func (s *Store) ApplyCall(ctx context.Context, d DeliveryRef, c CallOutcome) error {
+	return s.DB.InTx(ctx, func(tx *sqlx.Tx) error {
+		batch, err := batchOf(ctx, tx, d)
+		if err != nil {
+			return err
+		}
+		if batch != nil {
+			// Wait for the batch's rows if it is being written now.
+			if err := storage.LockBatch(ctx, tx, *batch); err != nil {
+				return err
+			}
+		}
+		var res interface{ RowsAffected() (int64, error) }
+		switch {
+		case c.Answered || c.Confirmed:
+			res, err = tx.ExecContext(ctx, `UPDATE alert_deliveries SET status = 'Delivered', delivered_at = coalesce(delivered_at, $6), updated_at = now()
+				WHERE tenant_id = $1 AND alert_id = $2 AND channel = $3 AND cycle = $4 AND seq = $5 AND status IN ('Sent', 'Delivered', 'Retrying')`,
+				d.Tenant, d.AlertID, d.Channel, d.Cycle, d.Seq, c.At)
+		case c.Ended:
+			res, err = tx.ExecContext(ctx, `UPDATE alert_deliveries SET status = 'Failed', error = $6, updated_at = now()
+				WHERE tenant_id = $1 AND alert_id = $2 AND channel = $3 AND cycle = $4 AND seq = $5 AND status IN ('Sent', 'Retrying')`,
+				d.Tenant, d.AlertID, d.Channel, d.Cycle, d.Seq, c.Error)
+		default:
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("apply call status: %w", err)
+		}
+		if d.Channel == "etn" {
+			if err := applyEtnTarget(ctx, tx, d, c); err != nil {
+				return err
+			}
+		}
+		if n, _ := res.RowsAffected(); n > 0 && batch != nil {
+			if err := storage.RecountBatch(ctx, tx, *batch); err != nil {
+				return err
+			}
+		}
+		if !c.Confirmed {
+			return nil
+		}
+		var personID *int64
+		err = tx.GetContext(ctx, &personID, `UPDATE alert_recipients SET confirmed_at = $4
+			WHERE alert_id = $1 AND tenant_id = $2 AND seq = $3 AND confirmed_at IS NULL RETURNING person_id`, d.AlertID, d.Tenant, d.Seq, c.At)
+		if storage.NotFound(err) == storage.ErrNotFound {
+			return nil // already confirmed
+		}
+		if err != nil {
+			return fmt.Errorf("confirm recipient: %w", err)
+		}
+		_, err = storage.EmitEvent(ctx, tx, d.Tenant, storage.EventRecipientResponded, events.RecipientResponded{
+			AlertID: d.AlertID, RecipientID: d.Seq, ContactID: personID, Confirmed: true, Via: d.Channel, RespondedAt: c.At})
+		return err
+	})
+}
+
+// applyEtnTarget carries a call's outcome to the ETN target it called (ETN
+// alerts with areas call targets, not recipients).
+func applyEtnTarget(ctx context.Context, tx *sqlx.Tx, d DeliveryRef, c CallOutcome) error {
+	var err error
+	switch {
+	case c.Answered || c.Confirmed:
+		_, err = tx.ExecContext(ctx, `UPDATE alert_etn_targets SET status = 'Delivered', delivered_at = coalesce(delivered_at, $4), updated_at = now()
+			WHERE tenant_id = $1 AND alert_id = $2 AND seq = $3 AND status IN ('Sent', 'Delivered', 'Retrying')`, d.Tenant, d.AlertID, d.Seq, c.At)
+	case c.Ended:
+		_, err = tx.ExecContext(ctx, `UPDATE alert_etn_targets SET status = 'Failed', error = $4, updated_at = now()
+			WHERE tenant_id = $1 AND alert_id = $2 AND seq = $3 AND status IN ('Sent', 'Retrying')`, d.Tenant, d.AlertID, d.Seq, c.TargetError)
+	}
+	if err != nil {
+		return fmt.Errorf("apply etn call status: %w", err)
+	}
+	return nil
+}

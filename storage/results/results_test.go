@@ -1,0 +1,371 @@
+package results_test
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+
+	"github.com/tocsin/tocsin/internal/stacktest"
+	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/results"
+)
+
+// newAlert writes an alert of tenant with three recipients (the first two
+// mandatory, the third without an email address) in batches of two.
+func newAlert(t *testing.T, db *storage.DB, tenant string, a storage.Alert) *storage.Alert {
+	t.Helper()
+	ctx := context.Background()
+	id, err := storage.NextAlertID(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.ID, a.TenantID, a.WorkflowID, a.CreatedAt = id, tenant, "wf", time.Now().UTC()
+	if a.Type == "" {
+		a.Type, a.Priority, a.Status = "Default", "NonEmergency", storage.AlertQueued
+	}
+	if a.Channels == nil {
+		a.Channels = pq.StringArray{"email", "voice"}
+	}
+	a.Settings = []byte(`{}`)
+	if err := db.InTx(ctx, func(tx *sqlx.Tx) error { return storage.InsertAlert(ctx, tx, &a) }); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, `UPDATE alerts SET batch_size = 2, recipient_count = 3, resolved_at = now() WHERE id = $1`, id); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, `INSERT INTO alert_recipients (tenant_id, alert_id, seq, person_id, first_name, last_name, email, phone, voice_phone, is_mandatory)
+		VALUES ($1, $2, 1, 11, 'Ada', 'Lovelace', 'ada@example.com', '+15550001', '+15550001', true),
+		       ($1, $2, 2, 12, 'Alan', 'Turing', 'alan@example.com', NULL, '+15550002', true),
+		       ($1, $2, 3, NULL, 'Grace', 'Hopper', NULL, '+15550003', NULL, false)`, tenant, id); err != nil {
+		t.Fatal(err)
+	}
+	return &a
+}
+
+func TestFindAlertsFiltersAndScopes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := stacktest.DB(t)
+	s := results.New(db)
+	tenant := stacktest.NewTenant()
+	a := newAlert(t, db, tenant, storage.Alert{Subject: "Fire 100% drill", CreatedBy: "me"})
+	b := newAlert(t, db, tenant, storage.Alert{Subject: "Flood", CreatedBy: "you", FacilityNames: pq.StringArray{"North Plant"}})
+	newAlert(t, db, tenant, storage.Alert{Subject: "Secret", CreatedBy: "you", Restricted: true})
+	newAlert(t, db, tenant, storage.Alert{Subject: "Hidden", CreatedBy: "me", Hidden: true})
+	newAlert(t, db, stacktest.NewTenant(), storage.Alert{Subject: "Fire", CreatedBy: "me"})
+	order := results.AlertSorting.Default + ", " + results.AlertSorting.TieBreak
+
+	find := func(f results.AlertFilter) []int64 {
+		t.Helper()
+		f.Tenant, f.Caller = tenant, "me"
+		rows, total, err := s.FindAlerts(ctx, f, order, 10, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int(total) != len(rows) {
+			t.Fatalf("total %d for %d rows", total, len(rows))
+		}
+		ids := []int64{}
+		for _, r := range rows {
+			ids = append(ids, r.ID)
+		}
+		return ids
+	}
+	if got := find(results.AlertFilter{}); len(got) != 2 || got[0] != b.ID || got[1] != a.ID {
+		t.Fatalf("visible alerts %v, want %d, %d", got, b.ID, a.ID)
+	}
+	if got := find(results.AlertFilter{Subject: "100%"}); len(got) != 1 || got[0] != a.ID {
+		t.Fatalf("subject 100%%: %v", got)
+	}
+	if got := find(results.AlertFilter{Subject: "1_0"}); len(got) != 0 {
+		t.Fatalf("_ is not a wildcard: %v", got)
+	}
+	if got := find(results.AlertFilter{FacilityName: "north plant"}); len(got) != 1 || got[0] != b.ID {
+		t.Fatalf("facility: %v", got)
+	}
+	if got := find(results.AlertFilter{Hidden: true}); len(got) != 1 {
+		t.Fatalf("hidden: %v", got)
+	}
+	if got := find(results.AlertFilter{StatusSets: [][]string{{storage.AlertQueued}, {storage.AlertSent}}}); len(got) != 0 {
+		t.Fatalf("every status set must hold: %v", got)
+	}
+	past := time.Now().Add(-time.Hour)
+	if got := find(results.AlertFilter{CreatedBy: "me", After: &past, BySentAt: true}); len(got) != 1 || got[0] != a.ID {
+		t.Fatalf("sent by me in the last hour: %v", got)
+	}
+	if got := find(results.AlertFilter{Before: &past}); len(got) != 0 {
+		t.Fatalf("created before an hour ago: %v", got)
+	}
+}
+
+func TestDefaultsPerTenant(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := results.New(stacktest.DB(t))
+	tenant := stacktest.NewTenant()
+	if d, at, err := s.Defaults(ctx, tenant); err != nil || d != nil || at != nil {
+		t.Fatalf("no defaults: %s %v %v", d, at, err)
+	}
+	for _, v := range []string{`{"type": "Poll"}`, `{"type": "Default"}`} {
+		if err := s.SaveDefaults(ctx, tenant, []byte(v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if d, at, err := s.Defaults(ctx, tenant); err != nil || string(d) != `{"type": "Default"}` || at == nil {
+		t.Fatalf("defaults: %s %v %v", d, at, err)
+	}
+	if d, _, _ := s.Defaults(ctx, stacktest.NewTenant()); d != nil {
+		t.Fatal("another tenant reads the defaults")
+	}
+}
+
+func TestRecipientsDeliveriesAndAnswers(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := stacktest.DB(t)
+	s := results.New(db)
+	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
+	al := newAlert(t, db, tenant, storage.Alert{Subject: "Poll"})
+	newAlert(t, db, other, storage.Alert{Subject: "Other"})
+	k := storage.BatchKey{Tenant: tenant, AlertID: al.ID, Channel: "email", Cycle: 1, Lo: 0, Hi: 2}
+	if err := db.InTx(ctx, func(tx *sqlx.Tx) error {
+		if err := storage.RecordDeliveries(ctx, tx, k, []storage.DeliveryRow{
+			{Seq: 1, Address: "ada@example.com", Status: storage.DeliverySent},
+			{Seq: 2, Address: "alan@example.com", Status: storage.DeliveryFailed, Error: "bounced"},
+		}); err != nil {
+			return err
+		}
+		k.Cycle = 2
+		return storage.RecordDeliveries(ctx, tx, k, []storage.DeliveryRow{{Seq: 2, Address: "alan@example.com", Status: storage.DeliverySent}})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range []results.Response{
+		{Tenant: tenant, AlertID: al.ID, Seq: 1, Question: 1, Option: 2, OptionText: "Yes", At: time.Now()},
+		{Tenant: tenant, AlertID: al.ID, Seq: 2},
+	} {
+		if r.At.IsZero() {
+			r.At = time.Now()
+		}
+		if _, _, err := s.Respond(ctx, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	order := results.RecipientSorting.Columns["lastname"] + " DESC, " + results.RecipientSorting.TieBreak
+	all, total, err := s.Recipients(ctx, results.RecipientFilter{Tenant: tenant, AlertID: al.ID}, order, 2, 0)
+	if err != nil || total != 3 || len(all) != 2 || all[0].LastName != "Turing" || all[1].LastName != "Lovelace" {
+		t.Fatalf("recipients by last name descending: %d %+v %v", total, all, err)
+	}
+	yes := false
+	if rows, total, _ := s.Recipients(ctx, results.RecipientFilter{Tenant: tenant, AlertID: al.ID, Mandatory: &yes}, "r.seq", 10, 0); total != 1 || rows[0].Seq != 3 {
+		t.Fatalf("not mandatory: %+v", rows)
+	}
+	if rows, total, _ := s.Recipients(ctx, results.RecipientFilter{Tenant: tenant, AlertID: al.ID, PollOptionID: 2, Name: "ada love"}, "r.seq", 10, 0); total != 1 || rows[0].Seq != 1 {
+		t.Fatalf("chose option 2 named ada love: %+v", rows)
+	}
+	if _, total, _ := s.Recipients(ctx, results.RecipientFilter{Tenant: other, AlertID: al.ID}, "r.seq", 10, 0); total != 0 {
+		t.Fatal("another tenant reads the recipients")
+	}
+	r, err := s.Recipient(ctx, tenant, al.ID, 2)
+	if err != nil || r.ConfirmedAt == nil || r.RespondedAt != nil || *r.PersonID != 12 {
+		t.Fatalf("recipient 2 confirmed: %+v %v", r, err)
+	}
+	if _, err := s.Recipient(ctx, other, al.ID, 2); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("another tenant's recipient: %v", err)
+	}
+	if r, err := s.FirstRecipient(ctx, tenant, al.ID); err != nil || r.Seq != 1 || r.Email == nil {
+		t.Fatalf("first recipient %+v %v", r, err)
+	}
+	if rs, err := s.RecipientsBySeq(ctx, tenant, al.ID, []int64{1, 3}); err != nil || len(rs) != 2 {
+		t.Fatalf("by seq %+v %v", rs, err)
+	}
+	if c, err := s.RecipientCounts(ctx, tenant, al.ID); err != nil || c != (storage.RecipientCounts{Total: 3, WithEmail: 2, WithTextPhone: 2, WithVoicePhone: 2}) {
+		t.Fatalf("counts %+v %v", c, err)
+	}
+	if c, resp, err := s.ResponseCounts(ctx, tenant, al.ID); err != nil || c != 2 || resp != 1 {
+		t.Fatalf("confirmed %d responded %d %v", c, resp, err)
+	}
+	if oc, err := s.OptionCounts(ctx, tenant, al.ID); err != nil || len(oc) != 1 || oc[0] != (results.OptionCount{Question: 1, Option: 2, Count: 1}) {
+		t.Fatalf("option counts %+v %v", oc, err)
+	}
+	if as, err := s.Answers(ctx, tenant, al.ID, []int64{1, 2}); err != nil || len(as) != 1 || as[0].Seq != 1 || as[0].Via != "link" {
+		t.Fatalf("answers %+v %v", as, err)
+	}
+	if as, confirmed, err := s.RecipientAnswers(ctx, tenant, al.ID, 1); err != nil || len(as) != 1 || !confirmed {
+		t.Fatalf("answers of 1: %+v %v %v", as, confirmed, err)
+	}
+	if ok, _ := s.HasRecipient(ctx, tenant, al.ID, 3); !ok {
+		t.Fatal("recipient 3 is missing")
+	}
+	if ok, _ := s.HasRecipient(ctx, other, al.ID, 3); ok {
+		t.Fatal("another tenant has recipient 3")
+	}
+
+	st, err := s.LatestStatuses(ctx, tenant, al.ID, []int64{1, 2})
+	if err != nil || len(st) != 2 || st[0] != (results.SeqStatus{Seq: 1, Status: "Sent"}) || st[1] != (results.SeqStatus{Seq: 2, Status: "Sent"}) {
+		t.Fatalf("latest statuses %+v %v", st, err)
+	}
+	ds, err := s.RecipientDeliveries(ctx, tenant, al.ID, 2)
+	if err != nil || len(ds) != 2 || ds[0].Cycle != 1 || ds[0].Error != "bounced" || ds[1].Cycle != 2 {
+		t.Fatalf("deliveries of 2: %+v %v", ds, err)
+	}
+	page, total, err := s.ChannelDeliveries(ctx, tenant, al.ID, "email", 2, 1)
+	if err != nil || total != 3 || len(page) != 2 || page[0].Seq != 2 || page[0].Cycle != 1 || page[1].Cycle != 2 {
+		t.Fatalf("email page 2: %d %+v %v", total, page, err)
+	}
+	if _, total, _ := s.ChannelDeliveries(ctx, other, al.ID, "email", 10, 0); total != 0 {
+		t.Fatal("another tenant reads the deliveries")
+	}
+	var n int
+	if err := db.GetContext(ctx, &n, `SELECT count(*) FROM events WHERE tenant_id = $1 AND type = $2`, tenant, storage.EventRecipientResponded); err != nil || n != 2 {
+		t.Fatalf("%d responded events, %v", n, err)
+	}
+}
+
+func TestReceiptsAndCallsRecountTheirBatch(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := stacktest.DB(t)
+	s := results.New(db)
+	tenant := stacktest.NewTenant()
+	al := newAlert(t, db, tenant, storage.Alert{Subject: "Calls"})
+	for _, ch := range []string{"email", "voice"} {
+		k := storage.BatchKey{Tenant: tenant, AlertID: al.ID, Channel: ch, Cycle: 1, Lo: 2, Hi: 4}
+		if err := db.InTx(ctx, func(tx *sqlx.Tx) error {
+			return storage.RecordDeliveries(ctx, tx, k, []storage.DeliveryRow{{Seq: 3, Address: "x", Status: storage.DeliverySent}})
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	counts := func(ch string) storage.ChannelCounts {
+		t.Helper()
+		cs, err := storage.AlertChannelCounts(ctx, db, tenant, al.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range cs {
+			if c.Channel == ch {
+				return c
+			}
+		}
+		return storage.ChannelCounts{}
+	}
+	ref := results.DeliveryRef{Tenant: tenant, AlertID: al.ID, Channel: "email", Cycle: 1, Seq: 3}
+	if ok, err := s.ApplyReceipt(ctx, ref, results.Receipt{Delivered: true, At: time.Now(), ProviderMessageID: "p1"}); err != nil || !ok {
+		t.Fatalf("receipt: %v %v", ok, err)
+	}
+	if c := counts("email"); c.Delivered != 1 || c.Sent != 0 {
+		t.Fatalf("email counts %+v", c)
+	}
+	if ok, _ := s.ApplyReceipt(ctx, results.DeliveryRef{Tenant: stacktest.NewTenant(), AlertID: al.ID, Channel: "email", Cycle: 1, Seq: 3},
+		results.Receipt{Error: "x"}); ok {
+		t.Fatal("another tenant's receipt applied")
+	}
+	if ok, _ := s.ApplyReceipt(ctx, ref, results.Receipt{Error: "late failure"}); ok {
+		t.Fatal("a failure receipt downgraded a delivered delivery")
+	}
+
+	call := results.DeliveryRef{Tenant: tenant, AlertID: al.ID, Channel: "voice", Cycle: 1, Seq: 3}
+	for range 2 {
+		if err := s.ApplyCall(ctx, call, results.CallOutcome{Answered: true, Confirmed: true, At: time.Now()}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c := counts("voice"); c.Delivered != 1 {
+		t.Fatalf("voice counts %+v", c)
+	}
+	if r, _ := s.Recipient(ctx, tenant, al.ID, 3); r.ConfirmedAt == nil {
+		t.Fatal("the call's confirmation did not confirm the recipient")
+	}
+	var n int
+	if err := db.GetContext(ctx, &n, `SELECT count(*) FROM events WHERE tenant_id = $1 AND type = $2`, tenant, storage.EventRecipientResponded); err != nil || n != 1 {
+		t.Fatalf("%d responded events for two confirmations, %v", n, err)
+	}
+}
+
+func TestSharedDeliveriesAndEtnTargets(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := stacktest.DB(t)
+	s := results.New(db)
+	tenant := stacktest.NewTenant()
+	al := newAlert(t, db, tenant, storage.Alert{Subject: "Areas", Channels: pq.StringArray{"etn", "social"}})
+	if _, err := db.ExecContext(ctx, `INSERT INTO alert_broadcasts (tenant_id, alert_id, channel, cycle, destination, destination_name, status, idempotency_key)
+		VALUES ($1, $2, 'social', 1, 'acct-1', 'Town page', 'Delivered', 'k1'), ($1, $2, 'social', 1, 'acct-2', '', 'Failed', 'k2')`, tenant, al.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.ExecContext(ctx, `INSERT INTO alert_etn_targets (tenant_id, alert_id, seq, phone, source, person_id, name, latitude, longitude, status)
+		VALUES ($1, $2, 1, '+15550001', 'people', 11, 'Ada', 1, 2, 'Sent'), ($1, $2, 2, '+15559999', 'points', NULL, 'Well', 1, 2, 'Pending')`, tenant, al.ID); err != nil {
+		t.Fatal(err)
+	}
+	ada := int64(11)
+	ds, err := s.SharedDeliveries(ctx, tenant, al.ID, []string{"social"}, true, &ada)
+	if err != nil || len(ds) != 3 || ds[0].Channel != "etn" || ds[0].Key != "alert-"+tenant+"-"+strconv.FormatInt(al.ID, 10)+":etn:1:1" ||
+		ds[1].Address != "Town page" || ds[2].Address != "acct-2" {
+		t.Fatalf("shared deliveries %+v %v", ds, err)
+	}
+	if ds, _ := s.SharedDeliveries(ctx, tenant, al.ID, []string{"social"}, false, &ada); len(ds) != 2 {
+		t.Fatalf("without etn areas: %+v", ds)
+	}
+	own, err := s.OwnRowCounts(ctx, tenant, al.ID)
+	if err != nil || len(own) != 2 {
+		t.Fatalf("own row counts %+v %v", own, err)
+	}
+	for _, c := range own {
+		if c.Channel == "social" && (c.Total != 2 || c.Delivered != 1 || c.Failed != 1) || c.Channel == "etn" && (c.Total != 2 || c.Sent != 1 || c.Pending != 1) {
+			t.Fatalf("own row counts %+v", own)
+		}
+	}
+	if c, err := s.EtnTargetCounts(ctx, tenant, al.ID); err != nil || c.Total != 2 || c.Pending != 1 {
+		t.Fatalf("etn counts %+v %v", c, err)
+	}
+	if c, _ := s.EtnTargetCounts(ctx, stacktest.NewTenant(), al.ID); c.Total != 0 {
+		t.Fatal("another tenant counts the targets")
+	}
+	if ts, err := s.EtnTargets(ctx, tenant, al.ID, 1, 1); err != nil || len(ts) != 1 || ts[0].Name != "Well" {
+		t.Fatalf("etn targets page 2: %+v %v", ts, err)
+	}
+
+	call := results.DeliveryRef{Tenant: tenant, AlertID: al.ID, Channel: "etn", Cycle: 1, Seq: 1}
+	if err := s.ApplyCall(ctx, call, results.CallOutcome{Ended: true, Error: "busy", TargetError: "the call ended busy", At: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if ts, _ := s.EtnTargets(ctx, tenant, al.ID, 1, 0); ts[0].Status != "Failed" || ts[0].Error != "the call ended busy" {
+		t.Fatalf("target after a failed call %+v", ts[0])
+	}
+}
+
+func TestCapUpdatesAreNumberedPerAlert(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := stacktest.DB(t)
+	s := results.New(db)
+	tenant := stacktest.NewTenant()
+	al := newAlert(t, db, tenant, storage.Alert{Subject: "CAP"})
+	if _, err := db.ExecContext(ctx, `INSERT INTO cap_messages (tenant_id, identifier, alert_id, channel, sender, sent, msg_type, document, status)
+		VALUES ($1, 'a', $2, 'eas', 's', now(), 'Alert', '<alert/>', 'Sent'), ($1, 'b', $2, 'mobileBroadcast', 's', now(), 'Alert', '<alert/>', 'Failed')`,
+		tenant, al.ID); err != nil {
+		t.Fatal(err)
+	}
+	if chans, err := s.CapChannels(ctx, tenant, al.ID); err != nil || len(chans) != 1 || chans[0] != "eas" {
+		t.Fatalf("cap channels %v %v", chans, err)
+	}
+	if chans, _ := s.CapChannels(ctx, stacktest.NewTenant(), al.ID); len(chans) != 0 {
+		t.Fatal("another tenant reads the cap channels")
+	}
+	for want := 1; want <= 2; want++ {
+		if seq, err := s.NumberCapUpdate(ctx, tenant, al.ID, "Update"); err != nil || seq != want {
+			t.Fatalf("update %d numbered %d, %v", want, seq, err)
+		}
+	}
+	hist, err := s.StatusHistory(ctx, tenant, al.ID)
+	if err != nil || len(hist) != 1 || hist[0].Status != storage.AlertQueued {
+		t.Fatalf("status history %+v %v", hist, err)
+	}
+}
