@@ -61,7 +61,13 @@ func std(name, contentType string, data []byte, extra ...part) []part {
 func post(t *testing.T, s *stacktest.Stack, tenant, token string, parts ...part) stacktest.Response {
 	t.Helper()
 	r, ct := body(parts...)
-	return s.Do(t, http.MethodPost, "/v4/"+tenant+"/files", token, r, "Content-Type", ct)
+	headers := []string{"Content-Type", ct}
+	if b, ok := r.(*bytes.Buffer); ok && b.Len() > 1<<20 {
+		// As clients do for large uploads: a refusal (413) then comes
+		// before the body is sent, not as a reset while sending it.
+		headers = append(headers, "Expect", "100-continue")
+	}
+	return s.Do(t, http.MethodPost, "/v4/"+tenant+"/files", token, r, headers...)
 }
 
 func picture(w, h int) []byte {
