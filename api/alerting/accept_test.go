@@ -245,6 +245,43 @@ func TestEmergencyAlertIsDeliveredWhileNonEmergencyWorkHoldsEverySlot(t *testing
 	}
 }
 
+// A single-batch alert is one workflow task whose delivery runs inside it.
+// When the worker stops while that delivery waits on the provider, another
+// worker runs the task again and the alert ends with one result for its
+// recipient.
+func TestSingleBatchAlertWhoseWorkerStopsMidDeliveryIsDeliveredByAnother(t *testing.T) {
+	t.Parallel()
+	hook := newStallingWebhook(t)
+	s := stacktest.StartAPI(t, func(c *config.Config) {
+		c.HookAllowHosts, c.HookAllowHTTP = []string{"127.0.0.1"}, true
+	})
+	tenant := stacktest.NewTenant()
+	tok := s.Token(t, tenant)
+	set := providers.Settings{Targets: []providers.Target{{Name: "ops", URL: hook.URL + "/hook", Style: "slack"}}}
+	if r := s.Do(t, http.MethodPut, "/v2/settings/channels/teamChat", tok, set); r.Status != http.StatusOK {
+		t.Fatalf("configure team chat: %d %s", r.Status, r.Body)
+	}
+	c := &contact{First: "Kit", Last: "Killed", Phone: "+15550107001"}
+	seed(t, s, tenant, c)
+	first := s.StartWorker(t, stacktest.WorkerOptions{})
+	res := send(t, s, tok, map[string]any{"settings": map[string]any{
+		"message":    map[string]any{"subject": "Drill", "body": "A drill."},
+		"channels":   map[string]any{"teamChat": map[string]any{"enabled": true}},
+		"recipients": map[string]any{"contactIds": []int64{c.ID}},
+	}})
+	stacktest.Eventually(t, 30*time.Second, "the post to be held", func() bool { return hook.started.Load() == 1 })
+	first()
+	hook.Release()
+	s.StartWorker(t, stacktest.WorkerOptions{})
+	st := waitDone(t, s, tok, res.AlertID)
+	if st.Status != "Sent" || st.Deliveries.Total != 1 || st.Deliveries.Failed != 0 {
+		t.Fatalf("after the second worker: %+v", st)
+	}
+	if n := hook.started.Load(); n < 2 {
+		t.Fatalf("%d posts: the second worker did not deliver", n)
+	}
+}
+
 func TestBackPressureRefusesNonEmergencyAlertsWithRetryAfterButAcceptsEmergency(t *testing.T) {
 	t.Parallel()
 	// No worker and no starter: accepted alerts stay Queued.
