@@ -53,11 +53,7 @@ var sqlTolerated = map[string]bool{
 	"api/subscriptions/handlers.go":           true,
 	"api/subscriptions/subscriptions_test.go": true,
 	// Moving into storage.
-	"activities/activities.go":            true,
-	"activities/alert_channels.go":        true,
 	"activities/alert_delivery_test.go":   true,
-	"activities/alerts.go":                true,
-	"activities/hooks.go":                 true,
 	"cmd/tocsin-bench/alert.go":           true,
 	"cmd/tocsin-bench/import.go":          true,
 	"cmd/tocsin-bench/load.go":            true,
