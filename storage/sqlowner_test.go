@@ -57,7 +57,6 @@ var sqlTolerated = map[string]bool{
 	"cmd/tocsin-bench/alert.go":           true,
 	"cmd/tocsin-bench/import.go":          true,
 	"cmd/tocsin-bench/load.go":            true,
-	"dispatch/dispatch.go":                true,
 	"internal/stacktest/database.go":      true,
 	"internal/stacktest/database_test.go": true,
 }
