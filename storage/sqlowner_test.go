@@ -54,9 +54,6 @@ var sqlTolerated = map[string]bool{
 	"api/subscriptions/subscriptions_test.go": true,
 	// Moving into storage.
 	"activities/alert_delivery_test.go":   true,
-	"cmd/tocsin-bench/alert.go":           true,
-	"cmd/tocsin-bench/import.go":          true,
-	"cmd/tocsin-bench/load.go":            true,
 	"internal/stacktest/database.go":      true,
 	"internal/stacktest/database_test.go": true,
 }
