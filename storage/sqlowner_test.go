@@ -53,9 +53,7 @@ var sqlTolerated = map[string]bool{
 	"api/subscriptions/handlers.go":           true,
 	"api/subscriptions/subscriptions_test.go": true,
 	// Moving into storage.
-	"activities/alert_delivery_test.go":   true,
-	"internal/stacktest/database.go":      true,
-	"internal/stacktest/database_test.go": true,
+	"activities/alert_delivery_test.go": true,
 }
 
 // TestSQLLivesInStorage fails when a Go file outside storage/ — tests
