@@ -6,7 +6,6 @@ package activities
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"sync"
 
@@ -54,13 +53,5 @@ type SmokeRecord struct {
 // RecordSmoke writes the smoke row once per workflow (a retry returns the
 // same row) and returns its id.
 func (a *Activities) RecordSmoke(ctx context.Context, r SmokeRecord) (int64, error) {
-	var id int64
-	err := a.DB.GetContext(ctx, &id, `
-		INSERT INTO smoke_runs (tenant_id, workflow_id, note) VALUES ($1, $2, 'written by the worker')
-		ON CONFLICT (workflow_id) DO UPDATE SET note = excluded.note
-		RETURNING id`, r.Tenant, r.WorkflowID)
-	if err != nil {
-		return 0, fmt.Errorf("record smoke run: %w", err)
-	}
-	return id, nil
+	return storage.RecordSmokeRun(ctx, a.DB, r.Tenant, r.WorkflowID)
 }

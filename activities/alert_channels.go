@@ -56,17 +56,12 @@ func (a *Activities) extraAddresses(ctx context.Context, tenant, ch string, recs
 	if len(ids) == 0 {
 		return out, nil
 	}
-	var rows []struct {
-		PersonID int64  `db:"person_id"`
-		Address  string `db:"address"`
-	}
+	var rows []storage.PersonAddress
 	var err error
 	if app := deviceApp(ch); app != "" {
-		err = a.DB.SelectContext(ctx, &rows, `SELECT person_id, token AS address FROM person_devices
-			WHERE tenant_id = $1 AND app = $2 AND person_id = ANY($3) ORDER BY person_id, id`, tenant, app, ids)
+		rows, err = storage.DeviceTokens(ctx, a.DB, tenant, app, ids)
 	} else {
-		err = a.DB.SelectContext(ctx, &rows, `SELECT person_id, number AS address FROM person_phones
-			WHERE tenant_id = $1 AND phone_type = 'Fax' AND person_id = ANY($2) ORDER BY person_id, id`, tenant, ids)
+		rows, err = storage.FaxNumbers(ctx, a.DB, tenant, ids)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read %s addresses: %w", ch, err)
@@ -270,11 +265,9 @@ func (a *Activities) deliverBroadcast(ctx context.Context, in BatchInput, lastAt
 		return out, err
 	}
 	dests = selectDestinations(r.Settings.Channels, in.Channel, dests)
-	var done []string
-	if err := a.DB.SelectContext(ctx, &done, `SELECT destination FROM alert_broadcasts
-		WHERE tenant_id = $1 AND alert_id = $2 AND channel = $3 AND cycle = $4 AND status IN ('Sent', 'Delivered', 'Failed')`,
-		in.Tenant, in.AlertID, in.Channel, in.Cycle); err != nil {
-		return out, fmt.Errorf("read broadcasts: %w", err)
+	done, err := storage.FinishedBroadcasts(ctx, a.DB, in.Tenant, in.AlertID, in.Channel, in.Cycle)
+	if err != nil {
+		return out, err
 	}
 	var msgs []channels.Message
 	var rows []BroadcastRow
@@ -357,17 +350,9 @@ func selectDestinations(c *alert.Channels, ch string, all []providers.Destinatio
 func (a *Activities) recordBroadcasts(ctx context.Context, in BatchInput, rows []BroadcastRow, out *BatchOutcome) error {
 	err := a.DB.InTx(ctx, func(tx *sqlx.Tx) error {
 		for _, r := range rows {
-			if _, err := tx.ExecContext(ctx, `
-				INSERT INTO alert_broadcasts (tenant_id, alert_id, channel, cycle, destination, destination_name, status,
-					provider_message_id, error, permanent, idempotency_key, sent_at)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, CASE WHEN $7 IN ('Sent', 'Delivered') THEN now() END)
-				ON CONFLICT (alert_id, channel, cycle, destination) DO UPDATE SET
-					status = excluded.status, provider_message_id = excluded.provider_message_id, error = excluded.error,
-					permanent = excluded.permanent, attempts = alert_broadcasts.attempts + 1,
-					sent_at = COALESCE(alert_broadcasts.sent_at, excluded.sent_at), updated_at = now()
-				WHERE alert_broadcasts.status NOT IN ('Sent', 'Delivered')`,
-				in.Tenant, in.AlertID, in.Channel, in.Cycle, r.Destination, r.Name, r.Status, r.ProviderMessageID, r.Error, r.Permanent, r.Key); err != nil {
-				return fmt.Errorf("record broadcast: %w", err)
+			if err := storage.RecordBroadcast(ctx, tx, storage.BroadcastRecord{Tenant: in.Tenant, AlertID: in.AlertID, Channel: in.Channel, Cycle: in.Cycle,
+				Destination: r.Destination, Name: r.Name, Status: r.Status, ProviderMessageID: r.ProviderMessageID, Error: r.Error, Permanent: r.Permanent, Key: r.Key}); err != nil {
+				return err
 			}
 		}
 		return nil
@@ -445,7 +430,7 @@ func syncCalls(ctx context.Context, tx *sqlx.Tx, in BatchInput, key storage.Batc
 	if in.Channel != string(channels.Voice) && in.Channel != string(channels.Etn) {
 		return nil
 	}
-	var keys pq.StringArray
+	var keys []string
 	for _, r := range rows {
 		if r.Status == storage.DeliverySent {
 			keys = append(keys, alert.DeliveryKey(in.Tenant, in.AlertID, in.Channel, in.Cycle, r.Seq))
@@ -454,23 +439,11 @@ func syncCalls(ctx context.Context, tx *sqlx.Tx, in BatchInput, key storage.Batc
 	if len(keys) == 0 {
 		return nil
 	}
-	res, err := tx.ExecContext(ctx, `
-		UPDATE alert_deliveries d SET
-			status = CASE WHEN c.status IN ('Answered', 'Confirmed') THEN 'Delivered' ELSE 'Failed' END,
-			delivered_at = CASE WHEN c.status IN ('Answered', 'Confirmed') THEN c.updated_at END,
-			error = CASE WHEN c.status IN ('Answered', 'Confirmed') THEN d.error
-				ELSE coalesce(nullif(c.error, ''), 'the call ended ' || c.status) END,
-			updated_at = now()
-		FROM voice_calls c
-		WHERE c.tenant_id = $1 AND c.call_key = ANY($2)
-			AND d.alert_id = $3 AND d.channel = $4 AND d.cycle = $5 AND d.seq = split_part(c.call_key, ':', 4)::bigint
-			AND d.status = 'Sent'
-			AND (c.status IN ('Answered', 'Confirmed') OR (c.status IN ('Busy', 'NoAnswer', 'Failed') AND c.next_attempt_at IS NULL))`,
-		in.Tenant, keys, in.AlertID, in.Channel, in.Cycle)
+	n, err := storage.ApplyEarlyCallStatuses(ctx, tx, key, keys)
 	if err != nil {
-		return fmt.Errorf("apply early call statuses: %w", err)
+		return err
 	}
-	if n, _ := res.RowsAffected(); n > 0 {
+	if n > 0 {
 		return storage.RecountBatch(ctx, tx, key)
 	}
 	return nil
@@ -556,17 +529,9 @@ func (a *Activities) resolveFiles(ctx context.Context, r *alertRenderer) error {
 	if len(names) == 0 {
 		return nil
 	}
-	var rows []struct {
-		FullName string `db:"full_name"`
-		FileName string `db:"file_name"`
-		FileID   int64  `db:"file_id"`
-		Kind     string `db:"kind"`
-		Key      string `db:"object_key"`
-	}
-	if err := a.DB.SelectContext(ctx, &rows, `SELECT f.full_name, f.file_name, f.id AS file_id, a.kind, a.object_key
-		FROM files f JOIN file_assets a ON a.file_id = f.id AND a.tenant_id = f.tenant_id
-		WHERE f.tenant_id = $1 AND (f.full_name = ANY($2) OR f.file_name = ANY($2))`, r.Tenant, names); err != nil {
-		return fmt.Errorf("resolve stored files: %w", err)
+	rows, err := storage.FileAssetsNamed(ctx, a.DB, r.Tenant, names)
+	if err != nil {
+		return err
 	}
 	r.files = map[string]string{}
 	for use, ns := range uses {

@@ -90,21 +90,15 @@ func newAlert(t *testing.T, db *storage.DB, tenant string) int64 {
 	return id
 }
 
-type deliveryRow struct {
-	Seq       int64  `db:"seq"`
-	Status    string `db:"status"`
-	Attempts  int    `db:"attempts"`
-	Error     string `db:"error"`
-	Permanent bool   `db:"permanent"`
-}
-
-func deliveries(t *testing.T, db *storage.DB, id int64) map[int64]deliveryRow {
+// deliveries reads the stored deliveries of the batch in, by seq.
+func deliveries(t *testing.T, db *storage.DB, in activities.BatchInput) map[int64]storage.BatchResult {
 	t.Helper()
-	var rows []deliveryRow
-	if err := db.SelectContext(context.Background(), &rows, `SELECT seq, status, attempts, error, permanent FROM alert_deliveries WHERE alert_id = $1`, id); err != nil {
+	rows, err := storage.BatchResults(context.Background(), db, storage.BatchKey{Tenant: in.Tenant, AlertID: in.AlertID,
+		Channel: in.Channel, Cycle: in.Cycle, Lo: in.Lo, Hi: in.Hi})
+	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[int64]deliveryRow{}
+	out := map[int64]storage.BatchResult{}
 	for _, r := range rows {
 		out[r.Seq] = r
 	}
@@ -129,7 +123,7 @@ func TestDeliverBatchClassifiesErrorsAndNeverDuplicates(t *testing.T) {
 	if len(first) != 3 || out.Sent != 1 || out.Failed != 2 || out.Retrying != 1 {
 		t.Fatalf("first attempt sent %v, outcome %+v", first, out)
 	}
-	d := deliveries(t, db, id)
+	d := deliveries(t, db, in)
 	if d[1].Status != "Sent" || d[2].Status != "Failed" || !d[2].Permanent || d[3].Status != "Retrying" ||
 		d[4].Status != "Failed" || d[4].Error != "no text address" {
 		t.Fatalf("after the first attempt: %+v", d)
@@ -144,7 +138,7 @@ func TestDeliverBatchClassifiesErrorsAndNeverDuplicates(t *testing.T) {
 	if len(second) != 1 || second[0] != first[2] || second[0] != alert.DeliveryKey(tenant, id, "text", 1, 3) {
 		t.Fatalf("retry sent %v (first attempt %v)", second, first)
 	}
-	d = deliveries(t, db, id)
+	d = deliveries(t, db, in)
 	if len(d) != 4 || d[3].Status != "Sent" || d[3].Attempts != 2 || d[1].Attempts != 1 {
 		t.Fatalf("after the retry: %+v", d)
 	}
@@ -155,12 +149,12 @@ func TestDeliverBatchClassifiesErrorsAndNeverDuplicates(t *testing.T) {
 	if again := snd.sent(); len(again) != 0 {
 		t.Fatalf("a finished batch sent %v again", again)
 	}
-	var total, sent, failed int
-	if err := db.QueryRowContext(ctx, `SELECT total, sent, failed FROM alert_batches WHERE alert_id = $1`, id).Scan(&total, &sent, &failed); err != nil {
+	cs, err := storage.AlertChannelCounts(ctx, db, tenant, id)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if total != 4 || sent != 2 || failed != 2 {
-		t.Fatalf("batch counts %d %d %d", total, sent, failed)
+	if len(cs) != 1 || cs[0].Total != 4 || cs[0].Sent != 2 || cs[0].Failed != 2 {
+		t.Fatalf("batch counts %+v", cs)
 	}
 }
 
@@ -177,7 +171,7 @@ func TestDeliverBatchGivesUpOnTheLastAttempt(t *testing.T) {
 	if _, err := a.DeliverBatch(ctx, in); err == nil {
 		t.Fatal("a provider that is down did not fail the attempt")
 	}
-	if d := deliveries(t, db, id); len(d) != 0 {
+	if d := deliveries(t, db, in); len(d) != 0 {
 		t.Fatalf("recorded %+v", d)
 	}
 	// On the last attempt what still fails is final.
@@ -186,7 +180,7 @@ func TestDeliverBatchGivesUpOnTheLastAttempt(t *testing.T) {
 	if _, err := a.DeliverBatch(ctx, in); err != nil {
 		t.Fatal(err)
 	}
-	d := deliveries(t, db, id)
+	d := deliveries(t, db, in)
 	if d[3].Status != "Failed" || !strings.HasPrefix(d[3].Error, "gave up after 1 attempts") || d[1].Status != "Sent" {
 		t.Fatalf("after the last attempt: %+v", d)
 	}
@@ -196,8 +190,12 @@ func TestDeliverBatchGivesUpOnTheLastAttempt(t *testing.T) {
 	if _, err := a.DeliverBatch(ctx, in); err != nil {
 		t.Fatal(err)
 	}
-	var n int
-	_ = db.GetContext(ctx, &n, `SELECT count(*) FROM alert_deliveries WHERE alert_id = $1 AND channel = 'voice' AND status = 'Failed' AND permanent`, id)
+	n := 0
+	for _, r := range deliveries(t, db, in) {
+		if r.Status == storage.DeliveryFailed && r.Permanent {
+			n++
+		}
+	}
 	if n != 4 {
 		t.Fatalf("%d voice failures, want 4", n)
 	}

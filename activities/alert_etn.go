@@ -5,13 +5,11 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
-
 	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/channels/etn"
 	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/channelstate"
 )
 
 // etnAreas are the ETN areas of an alert: its recipients' areas (circles
@@ -63,45 +61,23 @@ func (a *Activities) deliverEtnArea(ctx context.Context, in BatchInput, r *alert
 	if c := r.Settings.Channels; c != nil && c.Etn != nil {
 		lists = c.Etn.AddressPointLists
 	}
-	err := a.DB.InTx(ctx, func(tx *sqlx.Tx) error {
-		var n int
-		if err := tx.GetContext(ctx, &n, `SELECT count(*) FROM alert_etn_targets WHERE tenant_id = $1 AND alert_id = $2`, in.Tenant, in.AlertID); err != nil {
-			return fmt.Errorf("count etn targets: %w", err)
+	var rows []channelstate.Area
+	for _, ar := range areas {
+		if ar.Validate() == nil {
+			rows = append(rows, ar.Row())
 		}
-		if n > 0 {
-			return nil
-		}
-		for _, ar := range areas {
-			if err := ar.Validate(); err != nil {
-				continue
-			}
-			q, arg := etn.TargetsSQL(ar)
-			if _, err := tx.ExecContext(ctx, `
-				INSERT INTO alert_etn_targets (tenant_id, alert_id, seq, phone, source, person_id, name, latitude, longitude)
-				SELECT $1, $4, coalesce((SELECT max(seq) FROM alert_etn_targets WHERE alert_id = $4), 0) + row_number() OVER (ORDER BY phone),
-					phone, source, person_id, name, latitude, longitude
-				FROM (`+q+`) t WHERE NOT EXISTS (SELECT 1 FROM alert_etn_targets x WHERE x.alert_id = $4 AND x.phone = t.phone)`,
-				in.Tenant, arg, pq.Array(lists), in.AlertID); err != nil {
-				return fmt.Errorf("store etn targets: %w", err)
-			}
-		}
-		return nil
-	})
+	}
+	targetStore := a.etnTargets()
+	err := targetStore.StoreOnce(ctx, in.Tenant, in.AlertID, rows, lists)
 	if err != nil {
 		return out, err
 	}
 	temporary := 0
 	var after int64
 	for {
-		var targets []struct {
-			Seq   int64  `db:"seq"`
-			Phone string `db:"phone"`
-			Name  string `db:"name"`
-		}
-		if err := a.DB.SelectContext(ctx, &targets, `SELECT seq, phone, name FROM alert_etn_targets
-			WHERE tenant_id = $1 AND alert_id = $2 AND seq > $3 AND status IN ('Pending', 'Retrying') ORDER BY seq LIMIT 100`,
-			in.Tenant, in.AlertID, after); err != nil {
-			return out, fmt.Errorf("read etn targets: %w", err)
+		targets, err := targetStore.Unfinished(ctx, in.Tenant, in.AlertID, after, 100)
+		if err != nil {
+			return out, err
 		}
 		if len(targets) == 0 {
 			break
@@ -119,16 +95,12 @@ func (a *Activities) deliverEtnArea(ctx context.Context, in BatchInput, r *alert
 		if err != nil && !lastAttempt {
 			return out, fmt.Errorf("deliver etn: %w", err)
 		}
-		seqs := make(pq.Int64Array, len(targets))
-		statuses := make(pq.StringArray, len(targets))
-		pids := make(pq.StringArray, len(targets))
-		errs := make(pq.StringArray, len(targets))
+		calls := make([]channelstate.ETNCallResult, len(targets))
 		at := alert.Attempt{Last: lastAttempt, Max: in.MaxAttempts}
 		for i, t := range targets {
-			seqs[i] = t.Seq
 			res := alert.ResultAt(results, err, i)
 			o := alert.StatusOf(res, at)
-			pids[i], statuses[i], errs[i] = res.ProviderMessageID, o.Status, o.Error
+			calls[i] = channelstate.ETNCallResult{Seq: t.Seq, Status: o.Status, ProviderMessageID: res.ProviderMessageID, Error: o.Error}
 			switch o.Status {
 			case alert.DeliverySent, alert.DeliveryDelivered:
 				out.Sent++
@@ -139,26 +111,8 @@ func (a *Activities) deliverEtnArea(ctx context.Context, in BatchInput, r *alert
 				temporary++
 			}
 		}
-		if _, err := a.DB.ExecContext(ctx, `
-			UPDATE alert_etn_targets t SET status = CASE WHEN t.status IN ('Delivered', 'Failed') THEN t.status ELSE u.status END,
-				provider_message_id = u.pid, error = u.err, attempts = t.attempts + 1,
-				sent_at = CASE WHEN u.status = 'Sent' THEN coalesce(t.sent_at, now()) ELSE t.sent_at END, updated_at = now()
-			FROM unnest($3::bigint[], $4::text[], $5::text[], $6::text[]) AS u(seq, status, pid, err)
-			WHERE t.tenant_id = $1 AND t.alert_id = $2 AND t.seq = u.seq`,
-			in.Tenant, in.AlertID, seqs, statuses, pids, errs); err != nil {
-			return out, fmt.Errorf("record etn calls: %w", err)
-		}
-		// Callbacks that overtook the recording.
-		if _, err := a.DB.ExecContext(ctx, `
-			UPDATE alert_etn_targets t SET
-				status = CASE WHEN c.status IN ('Answered', 'Confirmed') THEN 'Delivered' ELSE 'Failed' END,
-				delivered_at = CASE WHEN c.status IN ('Answered', 'Confirmed') THEN c.updated_at END, updated_at = now()
-			FROM voice_calls c
-			WHERE c.tenant_id = $1 AND c.alert_id = $2 AND c.channel = 'etn' AND t.alert_id = $2 AND t.seq = ANY($3)
-				AND c.call_key = 'alert-' || $1 || '-' || $2 || ':etn:1:' || t.seq AND t.status = 'Sent'
-				AND (c.status IN ('Answered', 'Confirmed') OR (c.status IN ('Busy', 'NoAnswer', 'Failed') AND c.next_attempt_at IS NULL))`,
-			in.Tenant, in.AlertID, seqs); err != nil {
-			return out, fmt.Errorf("apply early etn call statuses: %w", err)
+		if err := targetStore.RecordCalls(ctx, in.Tenant, in.AlertID, calls); err != nil {
+			return out, err
 		}
 	}
 	if temporary > 0 {
@@ -166,3 +120,14 @@ func (a *Activities) deliverEtnArea(ctx context.Context, in BatchInput, r *alert
 	}
 	return out, nil
 }
+
+// etnTargetStore keeps the numbers an ETN alert calls (channelstate.AlertETNTargets).
+type etnTargetStore interface {
+	StoreOnce(ctx context.Context, tenant string, alertID int64, areas []channelstate.Area, lists []string) error
+	Unfinished(ctx context.Context, tenant string, alertID, after int64, limit int) ([]channelstate.AlertETNTarget, error)
+	RecordCalls(ctx context.Context, tenant string, alertID int64, res []channelstate.ETNCallResult) error
+}
+
+var _ etnTargetStore = (*channelstate.AlertETNTargets)(nil)
+
+func (a *Activities) etnTargets() etnTargetStore { return &channelstate.AlertETNTargets{DB: a.DB} }

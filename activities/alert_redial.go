@@ -59,9 +59,8 @@ func (a *Activities) RedialCalls(ctx context.Context, ref AlertRef) (RedialOutco
 	if out.Pending, err = calls.Pending(ctx, ref.Tenant, &id); err != nil {
 		return out, err
 	}
-	var next *time.Time
-	if err := a.DB.GetContext(ctx, &next, `SELECT min(next_attempt_at) FROM voice_calls WHERE tenant_id = $1 AND alert_id = $2`,
-		ref.Tenant, ref.AlertID); err != nil {
+	next, err := calls.NextRetry(ctx, ref.Tenant, ref.AlertID)
+	if err != nil {
 		return out, fmt.Errorf("next redial: %w", err)
 	}
 	if next != nil {

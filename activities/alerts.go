@@ -116,15 +116,9 @@ func (a *Activities) PrepareAlert(ctx context.Context, ref AlertRef) (AlertPlan,
 			return err
 		}
 		plan.Recipients = n
-		if _, err := tx.ExecContext(ctx, `UPDATE alerts SET batch_size = $3 WHERE tenant_id = $1 AND id = $2 AND batch_size = 0`,
-			ref.Tenant, ref.AlertID, plan.BatchSize); err != nil {
-			return fmt.Errorf("record batch size: %w", err)
+		if plan.BatchSize, err = storage.SetBatchSize(ctx, tx, ref.Tenant, ref.AlertID, plan.BatchSize); err != nil {
+			return err
 		}
-		var bs int
-		if err := tx.GetContext(ctx, &bs, `SELECT batch_size FROM alerts WHERE tenant_id = $1 AND id = $2`, ref.Tenant, ref.AlertID); err != nil {
-			return fmt.Errorf("read batch size: %w", err)
-		}
-		plan.BatchSize = bs
 		if n == 0 {
 			plan.Failed = true
 			moved, err := storage.TransitionAlert(ctx, tx, ref.Tenant, ref.AlertID, []string{storage.AlertQueued}, storage.AlertFailed, "no recipients")
@@ -251,12 +245,7 @@ type CycleInput struct {
 
 // StartCycle records the cycle an alert is delivering.
 func (a *Activities) StartCycle(ctx context.Context, in CycleInput) error {
-	_, err := a.DB.ExecContext(ctx, `UPDATE alerts SET current_cycle = greatest(current_cycle, $3) WHERE tenant_id = $1 AND id = $2`,
-		in.Tenant, in.AlertID, in.Cycle)
-	if err != nil {
-		return fmt.Errorf("start cycle: %w", err)
-	}
-	return nil
+	return storage.StartCycle(ctx, a.DB, in.Tenant, in.AlertID, in.Cycle)
 }
 
 // totals sums the delivery counts of an alert's channels.
@@ -282,11 +271,9 @@ func (a *Activities) FinishFirstCycle(ctx context.Context, ref AlertRef) (string
 			return err
 		}
 		t := totals(cs)
-		var broadcasts int64
-		if err := tx.GetContext(ctx, &broadcasts, `SELECT count(*) FROM (SELECT 1 FROM alert_broadcasts
-			WHERE tenant_id = $1 AND alert_id = $2 AND status IN ('Sent', 'Delivered')
-			UNION ALL SELECT 1 FROM alert_etn_targets WHERE tenant_id = $1 AND alert_id = $2 AND status IN ('Sent', 'Delivered')) x`, ref.Tenant, ref.AlertID); err != nil {
-			return fmt.Errorf("count broadcasts: %w", err)
+		broadcasts, err := storage.CountBroadcastsReached(ctx, tx, ref.Tenant, ref.AlertID)
+		if err != nil {
+			return err
 		}
 		to, typ, detail := storage.AlertSent, storage.EventAlertSent, fmt.Sprintf("%d sent, %d failed", t.Succeeded(), t.Failed)
 		if t.Succeeded() == 0 && broadcasts == 0 {
@@ -320,27 +307,22 @@ func (a *Activities) CompleteAlert(ctx context.Context, ref AlertRef) error {
 		return err
 	}
 	return a.DB.InTx(ctx, func(tx *sqlx.Tx) error {
-		res, err := tx.ExecContext(ctx, `UPDATE alerts SET completed_at = now() WHERE tenant_id = $1 AND id = $2 AND completed_at IS NULL`,
-			ref.Tenant, ref.AlertID)
-		if err != nil {
-			return fmt.Errorf("complete alert: %w", err)
-		}
-		if n, _ := res.RowsAffected(); n == 0 {
-			return nil
+		first, err := storage.MarkAlertCompleted(ctx, tx, ref.Tenant, ref.AlertID)
+		if err != nil || !first {
+			return err
 		}
 		cs, err := storage.AlertChannelCounts(ctx, tx, ref.Tenant, ref.AlertID)
 		if err != nil {
 			return err
 		}
 		t := totals(cs)
-		var confirmed int64
-		if err := tx.GetContext(ctx, &confirmed, `SELECT count(*) FROM alert_recipients WHERE alert_id = $1 AND tenant_id = $2 AND confirmed_at IS NOT NULL`,
-			ref.AlertID, ref.Tenant); err != nil {
-			return fmt.Errorf("count confirmations: %w", err)
+		confirmed, err := storage.CountConfirmed(ctx, tx, ref.Tenant, ref.AlertID)
+		if err != nil {
+			return err
 		}
-		var status string
-		if err := tx.GetContext(ctx, &status, `SELECT status FROM alerts WHERE tenant_id = $1 AND id = $2`, ref.Tenant, ref.AlertID); err != nil {
-			return fmt.Errorf("read status: %w", err)
+		status, err := storage.AlertStatus(ctx, tx, ref.Tenant, ref.AlertID)
+		if err != nil {
+			return err
 		}
 		_, err = storage.EmitEvent(ctx, tx, ref.Tenant, storage.EventAlertCompleted, events.AlertCompleted{
 			Alert: events.AlertOf(al, status), Confirmed: confirmed, Counts: events.Counts{
@@ -370,8 +352,7 @@ func (a *Activities) FailAlert(ctx context.Context, in FailAlertInput) error {
 		if err != nil || !moved {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE alerts SET completed_at = coalesce(completed_at, now()) WHERE tenant_id = $1 AND id = $2`,
-			in.Tenant, in.AlertID); err != nil {
+		if _, err := storage.MarkAlertCompleted(ctx, tx, in.Tenant, in.AlertID); err != nil {
 			return fmt.Errorf("complete failed alert: %w", err)
 		}
 		_, err = storage.EmitEvent(ctx, tx, in.Tenant, storage.EventAlertFailed, events.AlertFailed{Alert: events.AlertOf(al, storage.AlertFailed), Reason: in.Reason})

@@ -2,7 +2,6 @@ package activities
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,14 +10,13 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/tocsin/tocsin/hooks"
 	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/internal/secrets"
+	"github.com/tocsin/tocsin/storage"
 )
 
 // ErrTypeHookSecret marks a signing secret that cannot be decrypted: retrying
@@ -94,20 +92,13 @@ func SecretAD(tenant string) []byte { return []byte("hook-secret:" + tenant) }
 // is a result, not an error: errors are left for the database and the
 // secret, which Temporal retries.
 func (a *Activities) AttemptHook(ctx context.Context, in HookAttempt) (HookAttemptResult, error) {
-	var sub struct {
-		URL     string `db:"url"`
-		Headers []byte `db:"headers"`
-		Secret  []byte `db:"secret_encrypted"`
-		Active  bool   `db:"active"`
-	}
-	err := a.DB.GetContext(ctx, &sub, `
-		SELECT url, headers, secret_encrypted, active FROM hook_subscriptions
-		WHERE id = $1 AND tenant_id = $2`, in.SubscriptionID, in.Tenant)
-	if errors.Is(err, sql.ErrNoRows) || (err == nil && !sub.Active && !in.Test) {
+	store := a.hookAttempts()
+	sub, err := store.Target(ctx, in.Tenant, in.SubscriptionID)
+	if errors.Is(err, storage.ErrNotFound) || (err == nil && !sub.Active && !in.Test) {
 		return HookAttemptResult{Outcome: Skipped}, nil
 	}
 	if err != nil {
-		return HookAttemptResult{}, fmt.Errorf("load subscription: %w", err)
+		return HookAttemptResult{}, err
 	}
 	if a.Hooks == nil || a.Hooks.Secrets == nil {
 		return HookAttemptResult{}, temporal.NewNonRetryableApplicationError("no secrets key configured", ErrTypeHookSecret, nil)
@@ -142,32 +133,14 @@ func (a *Activities) AttemptHook(ctx context.Context, in HookAttempt) (HookAttem
 	if r.Status != 0 {
 		status = &r.Status
 	}
-	err = a.DB.InTx(ctx, func(tx *sqlx.Tx) error {
-		if err := tx.GetContext(ctx, &res.AttemptID, `
-			INSERT INTO hook_attempts (tenant_id, subscription_id, event_id, event_type, attempt, requested_at,
-				response_status, latency_ms, outcome, error, next_retry_at)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-			ON CONFLICT (subscription_id, event_id, attempt) DO UPDATE SET
-				requested_at = excluded.requested_at, response_status = excluded.response_status,
-				latency_ms = excluded.latency_ms, outcome = excluded.outcome, error = excluded.error,
-				next_retry_at = excluded.next_retry_at
-			RETURNING id`,
-			in.Tenant, in.SubscriptionID, in.Event.ID, in.Event.Type, in.Attempt, requested,
-			status, r.Latency.Milliseconds(), string(r.Outcome), r.Error, next); err != nil {
-			return fmt.Errorf("record hook attempt: %w", err)
-		}
-		if r.Outcome == hooks.Gone {
-			if _, err := tx.ExecContext(ctx, `
-				UPDATE hook_subscriptions SET active = false, disabled_reason = $3, disabled_at = now(), updated_at = now()
-				WHERE id = $1 AND tenant_id = $2`,
-				in.SubscriptionID, in.Tenant, "the target answered 410 Gone to event "+in.Event.ID+" (attempt "+strconv.Itoa(in.Attempt)+")"); err != nil {
-				return fmt.Errorf("disable subscription: %w", err)
-			}
-		}
-		return nil
-	})
-	var pe *pq.Error
-	if errors.As(err, &pe) && pe.Code == "23503" { // the subscription was deleted meanwhile
+	disable := ""
+	if r.Outcome == hooks.Gone {
+		disable = "the target answered 410 Gone to event " + in.Event.ID + " (attempt " + strconv.Itoa(in.Attempt) + ")"
+	}
+	res.AttemptID, err = store.Record(ctx, storage.HookAttempt{Tenant: in.Tenant, SubscriptionID: in.SubscriptionID,
+		EventID: in.Event.ID, EventType: in.Event.Type, Attempt: in.Attempt, RequestedAt: requested, ResponseStatus: status,
+		LatencyMs: r.Latency.Milliseconds(), Outcome: string(r.Outcome), Error: r.Error, NextRetryAt: next}, disable)
+	if errors.Is(err, storage.ErrNotFound) { // the subscription was deleted meanwhile
 		return HookAttemptResult{Outcome: Skipped}, nil
 	}
 	if err != nil {
@@ -180,13 +153,17 @@ func (a *Activities) AttemptHook(ctx context.Context, in HookAttempt) (HookAttem
 // PurgeHookHistory deletes delivery attempts, and events dispatched, more
 // than days days ago. It is a retention sweep over every tenant.
 func (a *Activities) PurgeHookHistory(ctx context.Context, days int) (int64, error) {
-	res, err := a.DB.ExecContext(ctx, `DELETE FROM hook_attempts WHERE requested_at < now() - make_interval(days => $1)`, days)
-	if err != nil {
-		return 0, fmt.Errorf("purge hook history: %w", err)
-	}
-	n, _ := res.RowsAffected()
-	if _, err := a.DB.ExecContext(ctx, `DELETE FROM events WHERE dispatched_at < now() - make_interval(days => $1)`, days); err != nil {
-		return n, fmt.Errorf("purge dispatched events: %w", err)
-	}
-	return n, nil
+	return a.hookAttempts().Purge(ctx, days)
 }
+
+// hookAttemptStore reads subscriptions' targets and records delivery
+// attempts (storage.HookAttempts).
+type hookAttemptStore interface {
+	Target(ctx context.Context, tenant string, id int64) (storage.HookTarget, error)
+	Record(ctx context.Context, a storage.HookAttempt, disable string) (int64, error)
+	Purge(ctx context.Context, days int) (int64, error)
+}
+
+var _ hookAttemptStore = (*storage.HookAttempts)(nil)
+
+func (a *Activities) hookAttempts() hookAttemptStore { return &storage.HookAttempts{DB: a.DB} }

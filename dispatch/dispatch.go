@@ -9,14 +9,11 @@ package dispatch
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
@@ -78,55 +75,30 @@ func (d *Dispatcher) batch() int {
 	return d.Batch
 }
 
-type eventRow struct {
-	ID        string          `db:"id"`
-	Tenant    string          `db:"tenant_id"`
-	Type      string          `db:"type"`
-	Payload   json.RawMessage `db:"payload"`
-	CreatedAt time.Time       `db:"created_at"`
+// EventOutbox is the events outbox the Dispatcher carries out
+// (storage.EventOutbox).
+type EventOutbox interface {
+	Dispatch(ctx context.Context, limit int, deliver func(e storage.PendingEvent, subscriptions []int64) error) (int, error)
 }
+
+var _ EventOutbox = (*storage.EventOutbox)(nil)
 
 // DispatchOnce handles one batch of undispatched events and returns how
 // many it marked dispatched. When a start fails the whole batch stays
 // undispatched and is tried again.
 func (d *Dispatcher) DispatchOnce(ctx context.Context) (int, error) {
-	var n int
-	err := d.DB.InTx(ctx, func(tx *sqlx.Tx) error {
-		var events []eventRow
-		if err := tx.SelectContext(ctx, &events, `
-			SELECT id, tenant_id, type, payload, created_at FROM events
-			WHERE dispatched_at IS NULL ORDER BY created_at LIMIT $1
-			FOR UPDATE SKIP LOCKED`, d.batch()); err != nil {
-			return fmt.Errorf("claim events: %w", err)
-		}
-		if len(events) == 0 {
-			return nil
-		}
-		ids := make([]string, len(events))
-		for i, e := range events {
-			ids[i] = e.ID
-			var subs []int64
-			if err := tx.SelectContext(ctx, &subs, `
-				SELECT id FROM hook_subscriptions
-				WHERE tenant_id = $1 AND active AND $2 = ANY(event_types) ORDER BY id`, e.Tenant, e.Type); err != nil {
-				return fmt.Errorf("match subscriptions: %w", err)
-			}
-			for _, sub := range subs {
-				if err := d.start(ctx, sub, e); err != nil {
-					return err
-				}
+	var outbox EventOutbox = &storage.EventOutbox{DB: d.DB}
+	return outbox.Dispatch(ctx, d.batch(), func(e storage.PendingEvent, subs []int64) error {
+		for _, sub := range subs {
+			if err := d.start(ctx, sub, e); err != nil {
+				return err
 			}
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE events SET dispatched_at = now() WHERE id = ANY($1)`, pq.Array(ids)); err != nil {
-			return fmt.Errorf("mark events dispatched: %w", err)
-		}
-		n = len(events)
 		return nil
 	})
-	return n, err
 }
 
-func (d *Dispatcher) start(ctx context.Context, sub int64, e eventRow) error {
+func (d *Dispatcher) start(ctx context.Context, sub int64, e storage.PendingEvent) error {
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	_, err := d.Temporal.ExecuteWorkflow(sctx, client.StartWorkflowOptions{

@@ -7,6 +7,7 @@ import (
 
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/channelstate"
 )
 
 // Message is a CAP document tocsin sent.
@@ -27,12 +28,22 @@ type Message struct {
 // Ref returns the reference to m.
 func (m Message) Ref() Ref { return Ref{Sender: m.Sender, Identifier: m.Identifier, Sent: m.Sent} }
 
+// MessageStore keeps CAP messages (channelstate.CAPMessages).
+type MessageStore interface {
+	Record(ctx context.Context, m channelstate.CAPMessage) error
+	ForAlert(ctx context.Context, tenant string, alertID int64, channel string) ([]channelstate.CAPMessage, error)
+}
+
+var _ MessageStore = (*channelstate.CAPMessages)(nil)
+
 // Messages is the PostgreSQL record of CAP documents.
 type Messages struct {
 	DB *storage.DB
 }
 
 var _ Log = (*Messages)(nil)
+
+func (m *Messages) store() MessageStore { return &channelstate.CAPMessages{DB: m.DB} }
 
 // Record implements Log.
 func (m *Messages) Record(ctx context.Context, tenant string, alertID *int64, ch channels.Channel, a *Alert, doc []byte, sendErr error) error {
@@ -44,24 +55,19 @@ func (m *Messages) Record(ctx context.Context, tenant string, alertID *int64, ch
 	if sendErr != nil {
 		status, msg = "Failed", sendErr.Error()
 	}
-	_, err = m.DB.ExecContext(ctx, `
-		INSERT INTO cap_messages (tenant_id, identifier, alert_id, channel, sender, sent, msg_type, refs, document, status, error)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
-		ON CONFLICT (tenant_id, identifier) DO UPDATE SET document = excluded.document, status = excluded.status, error = excluded.error`,
-		tenant, a.Identifier, alertID, string(ch), a.Sender, sent, a.MsgType, a.References, string(doc), status, msg)
-	if err != nil {
-		return fmt.Errorf("record CAP message: %w", err)
-	}
-	return nil
+	return m.store().Record(ctx, channelstate.CAPMessage{Tenant: tenant, Identifier: a.Identifier, AlertID: alertID, Channel: string(ch),
+		Sender: a.Sender, Sent: sent, MsgType: a.MsgType, Refs: a.References, Document: string(doc), Status: status, Error: msg})
 }
 
 // ForAlert returns the CAP messages of the tenant's alert on ch, oldest first.
 func (m *Messages) ForAlert(ctx context.Context, tenant string, alertID int64, ch channels.Channel) ([]Message, error) {
-	var out []Message
-	err := m.DB.SelectContext(ctx, &out, `SELECT tenant_id, identifier, alert_id, channel, sender, sent, msg_type, refs, document, status, error
-		FROM cap_messages WHERE tenant_id = $1 AND alert_id = $2 AND channel = $3 ORDER BY sent, created_at`, tenant, alertID, string(ch))
+	rows, err := m.store().ForAlert(ctx, tenant, alertID, string(ch))
 	if err != nil {
-		return nil, fmt.Errorf("list CAP messages: %w", err)
+		return nil, err
+	}
+	var out []Message
+	for _, r := range rows {
+		out = append(out, Message(r))
 	}
 	return out, nil
 }

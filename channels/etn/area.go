@@ -3,12 +3,9 @@ package etn
 import (
 	"context"
 	"fmt"
-	"strconv"
-	"strings"
-
-	"github.com/lib/pq"
 
 	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/channelstate"
 )
 
 // LatLng is a point in WGS 84 degrees.
@@ -59,34 +56,17 @@ func (p LatLng) valid() error {
 	return nil
 }
 
-// Condition returns an SQL condition that is true for rows whose latCol and
-// lngCol lie inside the area; its one parameter is $n with value arg. A
-// polygon uses PostgreSQL's built-in polygon containment on (lng, lat); a
-// circle the haversine distance after a bounding-box test the
-// (tenant_id, latitude, longitude) indexes serve.
-func (a Area) Condition(latCol, lngCol string, n int) (string, any) {
-	if len(a.Polygon) > 0 {
-		var b strings.Builder
-		b.WriteString("(")
-		for i, p := range a.Polygon {
-			if i > 0 {
-				b.WriteString(",")
-			}
-			fmt.Fprintf(&b, "(%s,%s)", strconv.FormatFloat(p.Lng, 'f', -1, 64), strconv.FormatFloat(p.Lat, 'f', -1, 64))
-		}
-		b.WriteString(")")
-		return fmt.Sprintf("$%d::polygon @> point(%s, %s)", n, lngCol, latCol), b.String()
+// Row returns the area as storage takes it.
+func (a Area) Row() channelstate.Area {
+	r := channelstate.Area{RadiusMeters: a.RadiusMeters}
+	for _, p := range a.Polygon {
+		r.Polygon = append(r.Polygon, channelstate.LatLng(p))
 	}
-	arr := fmt.Sprintf("{%s,%s,%s}", strconv.FormatFloat(a.Center.Lat, 'f', -1, 64), strconv.FormatFloat(a.Center.Lng, 'f', -1, 64), strconv.FormatFloat(a.RadiusMeters, 'f', -1, 64))
-	p := fmt.Sprintf("($%d::float8[])", n)
-	// Degrees of latitude per metre: 1/111320; longitude shrinks with cos(lat).
-	cond := fmt.Sprintf(`(%[1]s BETWEEN %[3]s[1] - %[3]s[3] / 111320.0 AND %[3]s[1] + %[3]s[3] / 111320.0
-		AND %[2]s BETWEEN %[3]s[2] - %[3]s[3] / (111320.0 * greatest(cos(radians(%[3]s[1])), 0.01))
-			AND %[3]s[2] + %[3]s[3] / (111320.0 * greatest(cos(radians(%[3]s[1])), 0.01))
-		AND 2 * 6371008.8 * asin(sqrt(power(sin(radians(%[1]s - %[3]s[1]) / 2), 2)
-			+ cos(radians(%[3]s[1])) * cos(radians(%[1]s)) * power(sin(radians(%[2]s - %[3]s[2]) / 2), 2))) <= %[3]s[3])`,
-		latCol, lngCol, p)
-	return cond, arr
+	if a.Center != nil {
+		c := channelstate.LatLng(*a.Center)
+		r.Center = &c
+	}
+	return r
 }
 
 // Target is a phone number inside an area.
@@ -100,39 +80,19 @@ type Target struct {
 	Longitude float64 `db:"longitude"`
 }
 
-// TargetsSQL returns a query of the distinct phone numbers of tenant ($1)
-// inside the area ($2): contacts' callable phones at their locations and the
-// points of the named address-point lists ($3, text[]). Its columns are
-// those of Target; callers page it or INSERT ... SELECT from it.
-func TargetsSQL(a Area) (query string, areaArg any) {
-	cl, arg := a.Condition("l.latitude", "l.longitude", 2)
-	cp, _ := a.Condition("ap.latitude", "ap.longitude", 2)
-	return `SELECT DISTINCT ON (phone) phone, source, person_id, name, latitude, longitude FROM (
-		SELECT p.number AS phone, 'contact' AS source, pe.id AS person_id,
-			trim(pe.first_name || ' ' || pe.last_name) AS name, l.latitude, l.longitude, 0 AS pref
-		FROM person_locations l
-		JOIN people pe ON pe.id = l.person_id AND pe.tenant_id = $1
-		JOIN person_phones p ON p.person_id = l.person_id AND p.tenant_id = $1 AND p.can_call
-		WHERE l.tenant_id = $1 AND ` + cl + `
-		UNION ALL
-		SELECT ap.phone, 'addressPoint', NULL, ap.name, ap.latitude, ap.longitude, 1
-		FROM etn_address_points ap
-		WHERE ap.tenant_id = $1 AND ap.list_name = ANY($3::text[]) AND ` + cp + `
-	) t ORDER BY phone, pref`, arg
-}
-
 // Targets returns up to limit targets of the area whose phone sorts after
 // after, for paging through large areas.
 func Targets(ctx context.Context, db *storage.DB, tenant string, a Area, lists []string, after string, limit int) ([]Target, error) {
 	if err := a.Validate(); err != nil {
 		return nil, err
 	}
-	q, arg := TargetsSQL(a)
-	var out []Target
-	err := db.SelectContext(ctx, &out, `SELECT * FROM (`+q+`) x WHERE phone > $4 ORDER BY phone LIMIT $5`,
-		tenant, arg, pq.Array(lists), after, limit)
+	rows, err := (&channelstate.ETNTargets{DB: db}).Page(ctx, tenant, a.Row(), lists, after, limit)
 	if err != nil {
-		return nil, fmt.Errorf("select etn targets: %w", err)
+		return nil, err
+	}
+	var out []Target
+	for _, r := range rows {
+		out = append(out, Target(r))
 	}
 	return out, nil
 }

@@ -6,13 +6,13 @@ package etn
 
 import (
 	"context"
-	"fmt"
 	"math/rand/v2"
 	"time"
 
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/channels/voice"
 	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/channelstate"
 )
 
 // New returns the ETN Sender: the voice provider in c, throttled by slots.
@@ -41,6 +41,18 @@ type Slots struct {
 
 var _ voice.Throttle = (*Slots)(nil)
 
+// SlotStore keeps the slots (channelstate.CallSlots).
+type SlotStore interface {
+	Ensure(ctx context.Context, tenant string, limit int) error
+	Take(ctx context.Context, tenant string, limit int, holder string, lease time.Duration) (bool, error)
+	Release(ctx context.Context, tenant, holder string) error
+	InUse(ctx context.Context, tenant string) (int, error)
+}
+
+var _ SlotStore = (*channelstate.CallSlots)(nil)
+
+func (s *Slots) store() SlotStore { return &channelstate.CallSlots{DB: s.DB} }
+
 // Acquire waits until the tenant has a free slot and gives it to holder.
 func (s *Slots) Acquire(ctx context.Context, tenant, holder string) error {
 	limit := max(1, s.Limit)
@@ -51,23 +63,16 @@ func (s *Slots) Acquire(ctx context.Context, tenant, holder string) error {
 	if poll <= 0 {
 		poll = 200 * time.Millisecond
 	}
-	if _, err := s.DB.ExecContext(ctx, `INSERT INTO etn_call_slots (tenant_id, slot)
-		SELECT $1, g FROM generate_series(1, $2::int) g ON CONFLICT DO NOTHING`, tenant, limit); err != nil {
-		return fmt.Errorf("create call slots: %w", err)
+	st := s.store()
+	if err := st.Ensure(ctx, tenant, limit); err != nil {
+		return err
 	}
 	for {
-		var slot []int
-		err := s.DB.SelectContext(ctx, &slot, `
-			UPDATE etn_call_slots s SET holder = $3, expires_at = now() + make_interval(secs => $4)
-			FROM (SELECT slot FROM etn_call_slots
-				WHERE tenant_id = $1 AND slot <= $2 AND (holder IS NULL OR holder = $3 OR expires_at < now())
-				ORDER BY (holder = $3) DESC NULLS LAST, slot LIMIT 1 FOR UPDATE SKIP LOCKED) f
-			WHERE s.tenant_id = $1 AND s.slot = f.slot RETURNING s.slot`,
-			tenant, limit, holder, lease.Seconds())
+		ok, err := st.Take(ctx, tenant, limit, holder, lease)
 		if err != nil {
-			return fmt.Errorf("take call slot: %w", err)
+			return err
 		}
-		if len(slot) > 0 {
+		if ok {
 			return nil
 		}
 		wait := poll/2 + rand.N(poll)
@@ -81,17 +86,10 @@ func (s *Slots) Acquire(ctx context.Context, tenant, holder string) error {
 
 // Release frees the slot holder has, if any.
 func (s *Slots) Release(ctx context.Context, tenant, holder string) error {
-	if _, err := s.DB.ExecContext(ctx, `UPDATE etn_call_slots SET holder = NULL, expires_at = NULL
-		WHERE tenant_id = $1 AND holder = $2`, tenant, holder); err != nil {
-		return fmt.Errorf("release call slot: %w", err)
-	}
-	return nil
+	return s.store().Release(ctx, tenant, holder)
 }
 
 // InUse counts the tenant's held slots.
 func (s *Slots) InUse(ctx context.Context, tenant string) (int, error) {
-	var n int
-	err := s.DB.GetContext(ctx, &n, `SELECT count(*) FROM etn_call_slots
-		WHERE tenant_id = $1 AND holder IS NOT NULL AND expires_at > now()`, tenant)
-	return n, err
+	return s.store().InUse(ctx, tenant)
 }

@@ -12,12 +12,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/channels/etn"
 	"github.com/tocsin/tocsin/channels/voice"
 	"github.com/tocsin/tocsin/channels/voice/voicetest"
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/directory"
 )
 
 func TestParseCSV(t *testing.T) {
@@ -66,14 +69,18 @@ func TestAreaValidate(t *testing.T) {
 func addPerson(t *testing.T, db *storage.DB, tenant, phone string, lat, lng float64, canCall bool) {
 	t.Helper()
 	ctx := context.Background()
-	var id int64
-	if err := db.GetContext(ctx, &id, `INSERT INTO people (tenant_id, first_name, last_name) VALUES ($1, 'Pat', $2) RETURNING id`, tenant, phone); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.ExecContext(ctx, `INSERT INTO person_phones (tenant_id, person_id, number, can_call) VALUES ($1, $2, $3, $4)`, tenant, id, phone, canCall); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := db.ExecContext(ctx, `INSERT INTO person_locations (tenant_id, person_id, name, latitude, longitude) VALUES ($1, $2, 'home', $3, $4)`, tenant, id, lat, lng); err != nil {
+	err := db.InTx(ctx, func(tx *sqlx.Tx) error {
+		id, err := directory.CreateUser(ctx, tx, tenant, "", directory.NewUser{Profile: directory.Profile{FirstName: "Pat", LastName: phone}})
+		if err != nil {
+			return err
+		}
+		if _, err := directory.AddPhone(ctx, tx, tenant, id, directory.Phone{Number: phone, Type: "mobile", CanCall: canCall}); err != nil {
+			return err
+		}
+		_, err = directory.AddLocation(ctx, tx, tenant, id, directory.NewLocation{Name: "home", Latitude: lat, Longitude: lng})
+		return err
+	})
+	if err != nil {
 		t.Fatal(err)
 	}
 }

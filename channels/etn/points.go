@@ -11,10 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
-
 	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/channelstate"
 )
 
 // MaxPointsPerList bounds one imported address-point list.
@@ -112,58 +110,45 @@ type PointList struct {
 	ImportedAt time.Time `db:"imported_at"`
 }
 
+// PointStore keeps address-point lists (channelstate.AddressPoints).
+type PointStore interface {
+	Replace(ctx context.Context, tenant, name string, pts []channelstate.AddressPoint) error
+	Lists(ctx context.Context, tenant string) ([]channelstate.AddressPointList, error)
+	Delete(ctx context.Context, tenant, name string) error
+}
+
+var _ PointStore = (*channelstate.AddressPoints)(nil)
+
 // Points stores address-point lists.
 type Points struct {
 	DB *storage.DB
 }
 
+func (p *Points) store() PointStore { return &channelstate.AddressPoints{DB: p.DB} }
+
 // Replace makes pts the content of the tenant's list name, in one transaction.
 func (p *Points) Replace(ctx context.Context, tenant, name string, pts []Point) error {
-	cols := [6][]string{}
-	lat, lng := make([]float64, len(pts)), make([]float64, len(pts))
+	rows := make([]channelstate.AddressPoint, len(pts))
 	for i, pt := range pts {
-		cols[0] = append(cols[0], pt.ExternalID)
-		cols[1] = append(cols[1], pt.Name)
-		cols[2] = append(cols[2], pt.Address)
-		cols[3] = append(cols[3], pt.Phone)
-		lat[i], lng[i] = pt.Latitude, pt.Longitude
+		rows[i] = channelstate.AddressPoint(pt)
 	}
-	return p.DB.InTx(ctx, func(tx *sqlx.Tx) error {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM etn_address_points WHERE tenant_id = $1 AND list_name = $2`, tenant, name); err != nil {
-			return fmt.Errorf("clear address points: %w", err)
-		}
-		if len(pts) == 0 {
-			return nil
-		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO etn_address_points (tenant_id, list_name, external_id, name, address, phone, latitude, longitude)
-			SELECT $1, $2, e, n, a, ph, la, lo FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::float8[]) AS u(e, n, a, ph, la, lo)`,
-			tenant, name, pq.Array(cols[0]), pq.Array(cols[1]), pq.Array(cols[2]), pq.Array(cols[3]), pq.Array(lat), pq.Array(lng))
-		if err != nil {
-			return fmt.Errorf("insert address points: %w", err)
-		}
-		return nil
-	})
+	return p.store().Replace(ctx, tenant, name, rows)
 }
 
 // Lists returns the tenant's lists by name.
 func (p *Points) Lists(ctx context.Context, tenant string) ([]PointList, error) {
-	var out []PointList
-	err := p.DB.SelectContext(ctx, &out, `SELECT list_name, count(*) AS points, max(created_at) AS imported_at
-		FROM etn_address_points WHERE tenant_id = $1 GROUP BY list_name ORDER BY list_name`, tenant)
+	rows, err := p.store().Lists(ctx, tenant)
 	if err != nil {
-		return nil, fmt.Errorf("list address-point lists: %w", err)
+		return nil, err
+	}
+	var out []PointList
+	for _, r := range rows {
+		out = append(out, PointList(r))
 	}
 	return out, nil
 }
 
 // Delete removes a list; storage.ErrNotFound when it has no points.
 func (p *Points) Delete(ctx context.Context, tenant, name string) error {
-	r, err := p.DB.ExecContext(ctx, `DELETE FROM etn_address_points WHERE tenant_id = $1 AND list_name = $2`, tenant, name)
-	if err != nil {
-		return fmt.Errorf("delete address points: %w", err)
-	}
-	if n, _ := r.RowsAffected(); n == 0 {
-		return storage.ErrNotFound
-	}
-	return nil
+	return p.store().Delete(ctx, tenant, name)
 }

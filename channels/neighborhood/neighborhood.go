@@ -17,6 +17,7 @@ import (
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/channels/providerhttp"
 	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/channelstate"
 )
 
 // MetaGroups is a comma-separated list of group ids to post to; all of the
@@ -203,6 +204,14 @@ func (s *Sender) post(ctx context.Context, msg channels.Message) (channels.Resul
 	return channels.Result{Key: msg.Key, Outcome: channels.Delivered, ProviderMessageID: fmt.Sprintf("%d/%d groups", posted, len(groups))}, st
 }
 
+// StatusStore keeps statuses (channelstate.NeighborhoodStatuses).
+type StatusStore interface {
+	Record(ctx context.Context, st []channelstate.NeighborhoodStatus) error
+	ForAlert(ctx context.Context, tenant string, alertID int64, order string, limit, offset int) ([]channelstate.NeighborhoodStatus, int, error)
+}
+
+var _ StatusStore = (*channelstate.NeighborhoodStatuses)(nil)
+
 // Statuses is the PostgreSQL store of statuses.
 type Statuses struct {
 	DB *storage.DB
@@ -210,26 +219,15 @@ type Statuses struct {
 
 var _ Recorder = (*Statuses)(nil)
 
+func (s *Statuses) store() StatusStore { return &channelstate.NeighborhoodStatuses{DB: s.DB} }
+
 // Record implements Recorder with one statement per batch.
 func (s *Statuses) Record(ctx context.Context, st []Status) error {
-	cols := make([][]string, 9)
-	alerts := make([]*int64, len(st))
+	rows := make([]channelstate.NeighborhoodStatus, len(st))
 	for i, x := range st {
-		for j, v := range []string{x.Tenant, x.MessageKey, x.AccountID, x.AccountName, x.GroupID, x.GroupName, x.Status, x.PostID, x.Error} {
-			cols[j] = append(cols[j], v)
-		}
-		alerts[i] = x.AlertID
+		rows[i] = channelstate.NeighborhoodStatus(x)
 	}
-	_, err := s.DB.ExecContext(ctx, `
-		INSERT INTO neighborhood_statuses (tenant_id, message_key, account_id, account_name, group_id, group_name, status, post_id, error, alert_id)
-		SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::text[], $9::text[], $10::bigint[])
-		ON CONFLICT (tenant_id, message_key, account_id, group_id) DO UPDATE SET
-			status = excluded.status, post_id = excluded.post_id, error = excluded.error, updated_at = now()`,
-		array(cols[0]), array(cols[1]), array(cols[2]), array(cols[3]), array(cols[4]), array(cols[5]), array(cols[6]), array(cols[7]), array(cols[8]), int64Array(alerts))
-	if err != nil {
-		return fmt.Errorf("record neighborhood statuses: %w", err)
-	}
-	return nil
+	return s.store().Record(ctx, rows)
 }
 
 // SortColumns are the sort properties of statuses and their columns.
@@ -243,15 +241,13 @@ var SortColumns = map[string]string{
 // ForAlert returns a page of the alert's statuses in order (an ORDER BY
 // list built from SortColumns) and the total count.
 func (s *Statuses) ForAlert(ctx context.Context, tenant string, alertID int64, order string, limit, offset int) ([]Status, int, error) {
-	var total int
-	if err := s.DB.GetContext(ctx, &total, `SELECT count(*) FROM neighborhood_statuses WHERE tenant_id = $1 AND alert_id = $2`, tenant, alertID); err != nil {
-		return nil, 0, fmt.Errorf("count neighborhood statuses: %w", err)
+	rows, total, err := s.store().ForAlert(ctx, tenant, alertID, order, limit, offset)
+	if err != nil {
+		return nil, 0, err
 	}
 	var out []Status
-	err := s.DB.SelectContext(ctx, &out, `SELECT tenant_id, alert_id, message_key, account_id, account_name, group_id, group_name, status, post_id, error, updated_at
-		FROM neighborhood_statuses WHERE tenant_id = $1 AND alert_id = $2 ORDER BY `+order+` LIMIT $3 OFFSET $4`, tenant, alertID, limit, offset)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list neighborhood statuses: %w", err)
+	for _, r := range rows {
+		out = append(out, Status(r))
 	}
 	return out, total, nil
 }

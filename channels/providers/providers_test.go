@@ -25,6 +25,7 @@ import (
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/channelstate"
 )
 
 func box(t *testing.T) *secrets.Box {
@@ -80,11 +81,11 @@ func TestStoreSealsAndMasks(t *testing.T) {
 	if err != nil || !created {
 		t.Fatalf("%v %v", created, err)
 	}
-	var sealed []byte
-	if err := db.GetContext(ctx, &sealed, `SELECT sealed FROM channel_providers WHERE tenant_id = $1`, tenant); err != nil {
+	stored, err := (&channelstate.Providers{DB: db}).Get(ctx, tenant, string(channels.TeamChat))
+	if err != nil {
 		t.Fatal(err)
 	}
-	if bytes.Contains(sealed, []byte("very-secret-path")) {
+	if bytes.Contains(stored.Sealed, []byte("very-secret-path")) {
 		t.Fatal("the webhook is stored in the clear")
 	}
 	m := e.Settings.Masked()
@@ -111,7 +112,7 @@ func TestStoreSealsAndMasks(t *testing.T) {
 	if _, err := st.Get(ctx, other, channels.TeamChat); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("%v", err)
 	}
-	if _, err := db.ExecContext(ctx, `INSERT INTO channel_providers (tenant_id, channel, sealed) SELECT $2, channel, sealed FROM channel_providers WHERE tenant_id = $1`, tenant, other); err != nil {
+	if _, _, err := (&channelstate.Providers{DB: db}).Put(ctx, other, stored.Channel, stored.Sealed); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := st.Get(ctx, other, channels.TeamChat); !errors.Is(err, secrets.ErrOpen) {

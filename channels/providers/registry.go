@@ -25,6 +25,7 @@ import (
 	"github.com/tocsin/tocsin/channels/voice"
 	"github.com/tocsin/tocsin/hooks"
 	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/channelstate"
 )
 
 // CallbackPath is the path of our status-callback operation for a channel
@@ -188,7 +189,7 @@ func (r *Registry) one(tenant string, ch channels.Channel, s Settings, p Provide
 		if ch == channels.MyAlertsApp {
 			app = push.AppMyAlerts
 		}
-		return push.New(push.Config{URL: strings.TrimRight(p.URL, "/"), Token: p.Token, App: app, Client: cl, Concurrency: r.Concurrency, Tokens: &push.Devices{DB: r.DB}})
+		return push.New(push.Config{URL: strings.TrimRight(p.URL, "/"), Token: p.Token, App: app, Client: cl, Concurrency: r.Concurrency, Tokens: &channelstate.Devices{DB: r.DB}})
 	case channels.Fax:
 		return fax.New(fax.Config{URL: strings.TrimRight(p.URL, "/"), Token: p.Token, From: p.From, Client: cl, Concurrency: r.Concurrency, Objects: objs})
 	case channels.Eas, channels.MobileBroadcast:

@@ -20,6 +20,7 @@ import (
 	"github.com/tocsin/tocsin/hooks"
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/channelstate"
 )
 
 // Configurable lists the channels whose providers a tenant configures here
@@ -337,14 +338,20 @@ func aad(tenant string, ch channels.Channel) []byte {
 	return []byte("channel_providers/" + tenant + "/" + string(ch))
 }
 
-type row struct {
-	Channel   string    `db:"channel"`
-	Sealed    []byte    `db:"sealed"`
-	CreatedAt time.Time `db:"created_at"`
-	UpdatedAt time.Time `db:"updated_at"`
+// SettingsStore keeps sealed settings (channelstate.Providers).
+type SettingsStore interface {
+	Get(ctx context.Context, tenant, channel string) (channelstate.ProviderSettings, error)
+	UpdatedAt(ctx context.Context, tenant, channel string) (time.Time, error)
+	List(ctx context.Context, tenant string) ([]channelstate.ProviderSettings, error)
+	Put(ctx context.Context, tenant, channel string, sealed []byte) (channelstate.ProviderSettings, bool, error)
+	Delete(ctx context.Context, tenant, channel string) error
 }
 
-func (st *Store) open(tenant string, r row) (Entry, error) {
+var _ SettingsStore = (*channelstate.Providers)(nil)
+
+func (st *Store) store() SettingsStore { return &channelstate.Providers{DB: st.DB} }
+
+func (st *Store) open(tenant string, r channelstate.ProviderSettings) (Entry, error) {
 	ch := channels.Channel(r.Channel)
 	plain, err := st.Box.Open(r.Sealed, aad(tenant, ch))
 	if err != nil {
@@ -359,10 +366,9 @@ func (st *Store) open(tenant string, r row) (Entry, error) {
 
 // Get returns the tenant's settings of ch, or storage.ErrNotFound.
 func (st *Store) Get(ctx context.Context, tenant string, ch channels.Channel) (Entry, error) {
-	var r row
-	err := st.DB.GetContext(ctx, &r, `SELECT channel, sealed, created_at, updated_at FROM channel_providers WHERE tenant_id = $1 AND channel = $2`, tenant, string(ch))
+	r, err := st.store().Get(ctx, tenant, string(ch))
 	if err != nil {
-		return Entry{}, storage.NotFound(err)
+		return Entry{}, err
 	}
 	return st.open(tenant, r)
 }
@@ -370,16 +376,14 @@ func (st *Store) Get(ctx context.Context, tenant string, ch channels.Channel) (E
 // UpdatedAt returns when the tenant's settings of ch last changed, or
 // storage.ErrNotFound.
 func (st *Store) UpdatedAt(ctx context.Context, tenant string, ch channels.Channel) (time.Time, error) {
-	var t time.Time
-	err := st.DB.GetContext(ctx, &t, `SELECT updated_at FROM channel_providers WHERE tenant_id = $1 AND channel = $2`, tenant, string(ch))
-	return t, storage.NotFound(err)
+	return st.store().UpdatedAt(ctx, tenant, string(ch))
 }
 
 // List returns every channel the tenant configured.
 func (st *Store) List(ctx context.Context, tenant string) ([]Entry, error) {
-	var rows []row
-	if err := st.DB.SelectContext(ctx, &rows, `SELECT channel, sealed, created_at, updated_at FROM channel_providers WHERE tenant_id = $1 ORDER BY channel`, tenant); err != nil {
-		return nil, fmt.Errorf("list channel settings: %w", err)
+	rows, err := st.store().List(ctx, tenant)
+	if err != nil {
+		return nil, err
 	}
 	out := make([]Entry, 0, len(rows))
 	for _, r := range rows {
@@ -422,28 +426,14 @@ func (st *Store) Put(ctx context.Context, tenant string, ch channels.Channel, s 
 	if err != nil {
 		return Entry{}, false, err
 	}
-	var r struct {
-		row
-		Created bool `db:"created"`
-	}
-	err = st.DB.GetContext(ctx, &r, `
-		INSERT INTO channel_providers (tenant_id, channel, sealed) VALUES ($1, $2, $3)
-		ON CONFLICT (tenant_id, channel) DO UPDATE SET sealed = excluded.sealed, updated_at = clock_timestamp()
-		RETURNING channel, sealed, created_at, updated_at, (xmax = 0) AS created`, tenant, string(ch), sealed)
+	r, created, err := st.store().Put(ctx, tenant, string(ch), sealed)
 	if err != nil {
-		return Entry{}, false, fmt.Errorf("store channel settings: %w", err)
+		return Entry{}, false, err
 	}
-	return Entry{Channel: ch, Settings: s, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}, r.Created, nil
+	return Entry{Channel: ch, Settings: s, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt}, created, nil
 }
 
 // Delete removes the tenant's settings of ch; storage.ErrNotFound when none.
 func (st *Store) Delete(ctx context.Context, tenant string, ch channels.Channel) error {
-	res, err := st.DB.ExecContext(ctx, `DELETE FROM channel_providers WHERE tenant_id = $1 AND channel = $2`, tenant, string(ch))
-	if err != nil {
-		return fmt.Errorf("delete channel settings: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return storage.ErrNotFound
-	}
-	return nil
+	return st.store().Delete(ctx, tenant, string(ch))
 }

@@ -12,11 +12,9 @@ import (
 	"strconv"
 	"sync"
 
-	"github.com/lib/pq"
-
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/channels/providerhttp"
-	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/channelstate"
 )
 
 // Metadata keys of a push message.
@@ -85,6 +83,8 @@ const (
 type TokenStore interface {
 	Remove(ctx context.Context, tenant, app string, tokens []string) error
 }
+
+var _ TokenStore = (*channelstate.Devices)(nil)
 
 // Config configures a Sender.
 type Config struct {
@@ -220,20 +220,6 @@ func (s *Sender) batch(ctx context.Context, msgs []channels.Message, out []chann
 			r.Permanent = r.Error != ErrMessageRateExceeded
 		}
 		out[i] = r
-	}
-	return nil
-}
-
-// Devices removes tokens from person_devices.
-type Devices struct {
-	DB *storage.DB
-}
-
-// Remove implements TokenStore.
-func (d *Devices) Remove(ctx context.Context, tenant, app string, tokens []string) error {
-	if _, err := d.DB.ExecContext(ctx, `DELETE FROM person_devices WHERE tenant_id = $1 AND app = $2 AND token = ANY($3)`,
-		tenant, app, pq.Array(tokens)); err != nil {
-		return fmt.Errorf("remove device tokens: %w", err)
 	}
 	return nil
 }

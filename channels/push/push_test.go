@@ -5,10 +5,14 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/jmoiron/sqlx"
+
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/channels/push"
 	"github.com/tocsin/tocsin/channels/push/pushtest"
 	"github.com/tocsin/tocsin/internal/stacktest"
+	"github.com/tocsin/tocsin/storage/channelstate"
+	"github.com/tocsin/tocsin/storage/directory"
 )
 
 func TestNotifyLoudTone(t *testing.T) {
@@ -36,23 +40,25 @@ func TestBatchesTicketsAndInvalidTokens(t *testing.T) {
 	db := stacktest.DB(t)
 	ctx := context.Background()
 	tenant := stacktest.NewTenant()
-	var person int64
-	if err := db.GetContext(ctx, &person, `INSERT INTO people (tenant_id, first_name) VALUES ($1, 'Ada') RETURNING id`, tenant); err != nil {
-		t.Fatal(err)
-	}
 	const n = 230
 	var msgs []channels.Message
+	var apps []directory.MobileApp
 	for i := range n {
 		tok := fmt.Sprintf("device-%03d", i)
-		if _, err := db.ExecContext(ctx, `INSERT INTO person_devices (tenant_id, person_id, app, token) VALUES ($1, $2, 'myalerts', $3)`, tenant, person, tok); err != nil {
-			t.Fatal(err)
-		}
+		apps = append(apps, directory.MobileApp{InstallationID: tok, Platform: "ios", PushToken: tok})
 		msgs = append(msgs, channels.Message{Key: fmt.Sprintf("k%d", i), Tenant: tenant, To: tok, Subject: "Flood", Text: "Move to higher ground",
 			Metadata: map[string]string{push.MetaLoudTone: "true", channels.MetaAlertID: "7"}})
 	}
+	var person int64
+	if err := db.InTx(ctx, func(tx *sqlx.Tx) (err error) {
+		person, err = directory.CreateUser(ctx, tx, tenant, "", directory.NewUser{Profile: directory.Profile{FirstName: "Ada"}, MobileApps: apps})
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
 	srv := pushtest.New(t, "push-token")
 	srv.Unregister("device-005", "device-150")
-	snd := push.New(push.Config{URL: srv.URL, Token: "push-token", App: push.AppMyAlerts, Tokens: &push.Devices{DB: db}})
+	snd := push.New(push.Config{URL: srv.URL, Token: "push-token", App: push.AppMyAlerts, Tokens: &channelstate.Devices{DB: db}})
 	res, err := snd.Send(ctx, msgs)
 	if err != nil {
 		t.Fatal(err)
@@ -78,12 +84,16 @@ func TestBatchesTicketsAndInvalidTokens(t *testing.T) {
 	if len(got) != n-2 || got[0].InterruptionLevel != "critical" || got[0].Data[channels.MetaAlertID] != "7" {
 		t.Fatalf("received %d, first %+v", len(got), got[0])
 	}
-	var left int
-	if err := db.GetContext(ctx, &left, `SELECT count(*) FROM person_devices WHERE tenant_id = $1 AND token IN ('device-005', 'device-150')`, tenant); err != nil {
+	devs, err := directory.ListDevices(ctx, db, tenant, person)
+	if err != nil {
 		t.Fatal(err)
 	}
-	var all int
-	_ = db.GetContext(ctx, &all, `SELECT count(*) FROM person_devices WHERE tenant_id = $1`, tenant)
+	left, all := 0, len(devs)
+	for _, d := range devs {
+		if d.Token == "device-005" || d.Token == "device-150" {
+			left++
+		}
+	}
 	if left != 0 || all != n-2 {
 		t.Fatalf("unregistered tokens left %d, devices %d", left, all)
 	}

@@ -2,7 +2,6 @@ package voice
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,11 +9,9 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
-
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/channelstate"
 )
 
 // Statuses of a call as tocsin records them.
@@ -83,15 +80,28 @@ var (
 	ErrBadCallback = errors.New("unknown callback status")
 )
 
-// Calls is the PostgreSQL record of calls.
+// CallStore is the record of calls Calls keeps (channelstate.Calls).
+type CallStore interface {
+	Prepare(ctx context.Context, c channelstate.NewCall) error
+	Placed(ctx context.Context, tenant, key, providerCallID string) error
+	Update(ctx context.Context, tenant, channel, key string, decide func(channelstate.CurrentCall) (channelstate.CallUpdate, error)) (channelstate.Call, error)
+	Get(ctx context.Context, tenant, key string) (channelstate.Call, error)
+	ClaimDue(ctx context.Context, tenant string, alertID *int64, limit int) ([]channelstate.DueCall, error)
+	Fail(ctx context.Context, tenant, key, reason string) error
+	Pending(ctx context.Context, tenant string, alertID *int64) (int, error)
+	NextRetry(ctx context.Context, tenant string, alertID int64) (*time.Time, error)
+}
+
+var _ CallStore = (*channelstate.Calls)(nil)
+
+// Calls is the record of calls in PostgreSQL.
 type Calls struct {
 	DB *storage.DB
 }
 
 var _ CallLog = (*Calls)(nil)
 
-const callColumns = `tenant_id, call_key, channel, alert_id, recipient, provider_call_id, status, answered_by, digits,
-	confirmed_at, attempts, max_attempts, next_attempt_at, error, updated_at`
+func (c *Calls) store() CallStore { return &channelstate.Calls{DB: c.DB} }
 
 // Prepare records that attempt of msg is about to be requested.
 func (c *Calls) Prepare(ctx context.Context, msg channels.Message, ch channels.Channel, attempt int) error {
@@ -105,61 +115,24 @@ func (c *Calls) Prepare(ctx context.Context, msg channels.Message, ch channels.C
 	if v, err := strconv.ParseInt(msg.Metadata[channels.MetaAlertID], 10, 64); err == nil {
 		alertID = &v
 	}
-	_, err = c.DB.ExecContext(ctx, `
-		INSERT INTO voice_calls (tenant_id, call_key, channel, alert_id, recipient, message,
-			status, attempts, max_attempts, retry_interval_s)
-		VALUES ($1, $2, $3, $4, $5, $6, 'Requested', $7, $8, $9)
-		ON CONFLICT (tenant_id, call_key) DO UPDATE SET
-			earlier_call_ids = CASE WHEN excluded.attempts > voice_calls.attempts AND voice_calls.provider_call_id <> ''
-				THEN array_append(voice_calls.earlier_call_ids, voice_calls.provider_call_id) ELSE voice_calls.earlier_call_ids END,
-			provider_call_id = CASE WHEN excluded.attempts > voice_calls.attempts THEN '' ELSE voice_calls.provider_call_id END,
-			status = CASE WHEN excluded.attempts > voice_calls.attempts OR voice_calls.provider_call_id = ''
-				THEN 'Requested' ELSE voice_calls.status END,
-			next_attempt_at = NULL,
-			attempts = GREATEST(voice_calls.attempts, excluded.attempts), updated_at = now()`,
-		msg.Tenant, msg.Key, string(ch), alertID, msg.To, body, attempt,
-		intMeta(msg.Metadata, MetaMaxAttempts, 1, 1, 10), intMeta(msg.Metadata, MetaRetryIntervalSeconds, 300, 30, 3600))
-	if err != nil {
-		return fmt.Errorf("record call: %w", err)
-	}
-	return nil
+	return c.store().Prepare(ctx, channelstate.NewCall{Tenant: msg.Tenant, Key: msg.Key, Channel: string(ch), AlertID: alertID,
+		Recipient: msg.To, Message: body, Attempt: attempt,
+		MaxAttempts:          intMeta(msg.Metadata, MetaMaxAttempts, 1, 1, 10),
+		RetryIntervalSeconds: intMeta(msg.Metadata, MetaRetryIntervalSeconds, 300, 30, 3600)})
 }
 
 // Placed records the provider's id of the call's current attempt.
 func (c *Calls) Placed(ctx context.Context, tenant, key, providerCallID string) error {
-	_, err := c.DB.ExecContext(ctx, `UPDATE voice_calls SET provider_call_id = $3, updated_at = now()
-		WHERE tenant_id = $1 AND call_key = $2 AND provider_call_id = ''`, tenant, key, providerCallID)
-	if err != nil {
-		return fmt.Errorf("record call id: %w", err)
-	}
-	return nil
+	return c.store().Placed(ctx, tenant, key, providerCallID)
 }
 
 // Record applies a status callback to the call it references and returns the
 // call as it is now. A busy or unanswered call with attempts left is
 // scheduled to be dialled again after its retry interval.
 func (c *Calls) Record(ctx context.Context, tenant string, ch channels.Channel, cb Callback) (Call, error) {
-	var call Call
-	err := c.DB.InTx(ctx, func(tx *sqlx.Tx) error {
-		var cur struct {
-			Call
-			Confirm  bool           `db:"confirm"`
-			Interval int            `db:"retry_interval_s"`
-			Earlier  pq.StringArray `db:"earlier_call_ids"`
-		}
-		err := tx.GetContext(ctx, &cur, `SELECT `+callColumns+`, retry_interval_s, earlier_call_ids,
-				coalesce(message->'Metadata'->>'voice.confirm', '') = 'true' AS confirm
-			FROM voice_calls WHERE tenant_id = $1 AND channel = $2 AND call_key = $3 FOR UPDATE`,
-			tenant, string(ch), cb.Reference)
-		if errors.Is(err, sql.ErrNoRows) {
-			return ErrUnknownCall
-		}
-		if err != nil {
-			return fmt.Errorf("load call: %w", err)
-		}
-		call = cur.Call
-		if slices.Contains(cur.Earlier, cb.CallID) || (cur.ProviderCallID != "" && cb.CallID != cur.ProviderCallID) {
-			return ErrStaleCallback
+	row, err := c.store().Update(ctx, tenant, string(ch), cb.Reference, func(cur channelstate.CurrentCall) (channelstate.CallUpdate, error) {
+		if slices.Contains(cur.EarlierCallIDs, cb.CallID) || (cur.ProviderCallID != "" && cb.CallID != cur.ProviderCallID) {
+			return channelstate.CallUpdate{}, ErrStaleCallback
 		}
 		status, retry := "", false
 		switch cb.Status {
@@ -175,53 +148,38 @@ func (c *Calls) Record(ctx context.Context, tenant string, ch channels.Channel, 
 		case CallbackFailed:
 			status = StatusFailed
 		default:
-			return ErrBadCallback
+			return channelstate.CallUpdate{}, ErrBadCallback
 		}
 		confirmed := cur.Confirm && cb.Status == CallbackAnswered && len(cb.Digits) > 0 && cb.Digits[0] == '1'
 		if confirmed {
 			status = StatusConfirmed
 		}
-		retry = retry && cur.Attempts < cur.MaxAttempts
-		return tx.GetContext(ctx, &call, `
-			UPDATE voice_calls SET status = $4, answered_by = $5, provider_call_id = $11,
-				digits = CASE WHEN $6 = '' THEN digits ELSE $6 END,
-				confirmed_at = CASE WHEN $7 THEN coalesce(confirmed_at, now()) ELSE confirmed_at END,
-				next_attempt_at = CASE WHEN $8 THEN now() + make_interval(secs => $9) END,
-				error = $10, updated_at = now()
-			WHERE tenant_id = $1 AND channel = $2 AND call_key = $3
-			RETURNING `+callColumns,
-			tenant, string(ch), cb.Reference, status, cb.AnsweredBy, cb.Digits, confirmed, retry, cur.Interval, cb.Error, cb.CallID)
+		u := channelstate.CallUpdate{Status: status, AnsweredBy: cb.AnsweredBy, ProviderCallID: cb.CallID,
+			Digits: cb.Digits, Confirmed: confirmed, Error: cb.Error}
+		if retry && cur.Attempts < cur.MaxAttempts {
+			u.RetryAfterSeconds = cur.RetryIntervalSeconds
+		}
+		return u, nil
 	})
-	return call, err
+	if errors.Is(err, storage.ErrNotFound) {
+		return Call(row), ErrUnknownCall
+	}
+	return Call(row), err
 }
 
 // Get returns the call of tenant with key.
 func (c *Calls) Get(ctx context.Context, tenant, key string) (Call, error) {
-	var call Call
-	err := c.DB.GetContext(ctx, &call, `SELECT `+callColumns+` FROM voice_calls WHERE tenant_id = $1 AND call_key = $2`, tenant, key)
-	if err != nil {
-		return call, fmt.Errorf("load call: %w", storage.NotFound(err))
-	}
-	return call, nil
+	row, err := c.store().Get(ctx, tenant, key)
+	return Call(row), err
 }
 
 // ClaimDue takes up to limit calls of the tenant's alert (alertID nil: calls
 // without an alert) whose retry time has come, marks them Redialing and
 // returns their messages with the next attempt number set.
 func (c *Calls) ClaimDue(ctx context.Context, tenant string, alertID *int64, limit int) ([]channels.Message, error) {
-	var rows []struct {
-		Message  []byte `db:"message"`
-		Attempts int    `db:"attempts"`
-	}
-	err := c.DB.SelectContext(ctx, &rows, `
-		UPDATE voice_calls v SET next_attempt_at = NULL, status = 'Redialing', updated_at = now()
-		FROM (SELECT tenant_id, call_key FROM voice_calls
-			WHERE tenant_id = $1 AND alert_id IS NOT DISTINCT FROM $2 AND next_attempt_at <= now()
-			ORDER BY next_attempt_at LIMIT $3 FOR UPDATE SKIP LOCKED) d
-		WHERE v.tenant_id = d.tenant_id AND v.call_key = d.call_key
-		RETURNING v.message, v.attempts`, tenant, alertID, limit)
+	rows, err := c.store().ClaimDue(ctx, tenant, alertID, limit)
 	if err != nil {
-		return nil, fmt.Errorf("claim due calls: %w", err)
+		return nil, err
 	}
 	out := make([]channels.Message, 0, len(rows))
 	for _, r := range rows {
@@ -240,24 +198,18 @@ func (c *Calls) ClaimDue(ctx context.Context, tenant string, alertID *int64, lim
 
 // Fail marks a call Failed with the reason.
 func (c *Calls) Fail(ctx context.Context, tenant, key, reason string) error {
-	_, err := c.DB.ExecContext(ctx, `UPDATE voice_calls SET status = 'Failed', next_attempt_at = NULL, error = $3, updated_at = now()
-		WHERE tenant_id = $1 AND call_key = $2`, tenant, key, reason)
-	if err != nil {
-		return fmt.Errorf("fail call: %w", err)
-	}
-	return nil
+	return c.store().Fail(ctx, tenant, key, reason)
 }
 
 // Pending counts the alert's calls that are not final yet.
 func (c *Calls) Pending(ctx context.Context, tenant string, alertID *int64) (int, error) {
-	var n int
-	err := c.DB.GetContext(ctx, &n, `SELECT count(*) FROM voice_calls
-		WHERE tenant_id = $1 AND alert_id IS NOT DISTINCT FROM $2
-		AND (next_attempt_at IS NOT NULL OR status IN ('Requested', 'Redialing'))`, tenant, alertID)
-	if err != nil {
-		return 0, fmt.Errorf("count pending calls: %w", err)
-	}
-	return n, nil
+	return c.store().Pending(ctx, tenant, alertID)
+}
+
+// NextRetry returns when the alert's earliest call waiting to be dialled
+// again is due, nil when none waits.
+func (c *Calls) NextRetry(ctx context.Context, tenant string, alertID int64) (*time.Time, error) {
+	return c.store().NextRetry(ctx, tenant, alertID)
 }
 
 // Redial dials again up to limit due calls of the tenant's alert through

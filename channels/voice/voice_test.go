@@ -14,6 +14,7 @@ import (
 	"github.com/tocsin/tocsin/channels/voice"
 	"github.com/tocsin/tocsin/channels/voice/voicetest"
 	"github.com/tocsin/tocsin/internal/stacktest"
+	"github.com/tocsin/tocsin/storage/channelstate"
 )
 
 func TestSignature(t *testing.T) {
@@ -180,9 +181,13 @@ func TestCallsCallbacksAndRedial(t *testing.T) {
 	if n, err := voice.Redial(ctx, calls, snd, tenant, nil, 10); err != nil || n != 0 {
 		t.Fatalf("early redial %d %v", n, err)
 	}
-	if _, err := db.ExecContext(ctx, `UPDATE voice_calls SET next_attempt_at = now() WHERE tenant_id = $1 AND call_key = 'a2'`, tenant); err != nil {
+	// Bring the retry forward to a second from now.
+	if _, err := (&channelstate.Calls{DB: db}).Update(ctx, tenant, string(channels.Voice), "a2", func(cur channelstate.CurrentCall) (channelstate.CallUpdate, error) {
+		return channelstate.CallUpdate{Status: cur.Status, AnsweredBy: cur.AnsweredBy, ProviderCallID: cur.ProviderCallID, Error: cur.Error, RetryAfterSeconds: 1}, nil
+	}); err != nil {
 		t.Fatal(err)
 	}
+	time.Sleep(1100 * time.Millisecond)
 	if n, err := voice.Redial(ctx, calls, snd, tenant, nil, 10); err != nil || n != 1 {
 		t.Fatalf("redial %d %v", n, err)
 	}

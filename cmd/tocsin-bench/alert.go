@@ -29,6 +29,7 @@ import (
 	"github.com/tocsin/tocsin/channels/sms"
 	"github.com/tocsin/tocsin/internal/auth"
 	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/benchdata"
 )
 
 type options struct {
@@ -143,7 +144,7 @@ func runAlert(args []string, crash bool) error {
 	}
 	tenant := strconv.FormatInt(time.Now().UnixNano()%1_000_000_000+1_000_000_000, 10)
 	t0 := time.Now()
-	groupID, firstContact, err := seed(ctx, db, tenant, o.recipients)
+	groupID, firstContact, err := benchdata.SeedContacts(ctx, db, tenant, o.recipients)
 	if err != nil {
 		return err
 	}
@@ -274,18 +275,11 @@ func runAlert(args []string, crash bool) error {
 		if _, err := api.waitStatus(ctx, id, func(s statusBody) bool { return s.Completed }); err != nil {
 			return err
 		}
-		var rows, recipients, covered int64
-		if _, err := db.ExecContext(ctx, `ANALYZE alert_deliveries; ANALYZE alert_recipients`); err != nil {
+		cov, err := benchdata.FirstCycleCoverage(ctx, db, tenant, id, "text")
+		if err != nil {
 			return err
 		}
-		if err := db.QueryRowContext(ctx, `SELECT count(*), count(DISTINCT seq) FROM alert_deliveries WHERE alert_id = $1 AND channel = 'text' AND cycle = 1
-			AND status IN ('Sent', 'Delivered', 'Failed', 'Skipped')`, id).Scan(&rows, &covered); err != nil {
-			return err
-		}
-		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM alert_recipients WHERE alert_id = $1`, id).Scan(&recipients); err != nil {
-			return err
-		}
-		recipients -= covered
+		rows, recipients := cov.Rows, cov.Recipients-cov.Covered
 		res.ResultRows, res.LostRecipients = rows, recipients
 		res.DistinctKeysAtSMS, res.RepeatedKeysAtSMS = lb.distinct.Load(), lb.repeated.Load()
 		res.ExactlyOnePerRecipient = rows == int64(o.recipients) && recipients == 0 && res.DistinctKeysAtSMS == int64(o.recipients)
@@ -307,37 +301,6 @@ func alertBody(subject string, recipients map[string]any) map[string]any {
 		"channels":   map[string]any{"text": map[string]any{"enabled": true}},
 		"recipients": recipients,
 	}}
-}
-
-// seed writes n contacts with a phone each, all in one group, with set-based SQL.
-func seed(ctx context.Context, db *storage.DB, tenant string, n int) (groupID, first int64, err error) {
-	stmts := []string{
-		`INSERT INTO people (tenant_id, first_name, last_name) SELECT $1, 'First' || g, 'Last' || g FROM generate_series(1, $2::int) g`,
-		`INSERT INTO person_phones (tenant_id, person_id, number) SELECT tenant_id, id, '+1' || (2000000000 + id)::text FROM people WHERE tenant_id = $1`,
-	}
-	for _, s := range stmts {
-		args := []any{tenant}
-		if strings.Contains(s, "$2") {
-			args = append(args, n)
-		}
-		if _, err := db.ExecContext(ctx, s, args...); err != nil {
-			return 0, 0, fmt.Errorf("seed: %w", err)
-		}
-	}
-	if err := db.GetContext(ctx, &groupID, `INSERT INTO groups (tenant_id, name) VALUES ($1, 'everyone') RETURNING id`, tenant); err != nil {
-		return 0, 0, fmt.Errorf("seed group: %w", err)
-	}
-	if _, err := db.ExecContext(ctx, `UPDATE groups SET path = '/' || id || '/' WHERE id = $1`, groupID); err != nil {
-		return 0, 0, err
-	}
-	if _, err := db.ExecContext(ctx, `INSERT INTO group_memberships (tenant_id, group_id, person_id) SELECT $1, $2, id FROM people WHERE tenant_id = $1`, tenant, groupID); err != nil {
-		return 0, 0, fmt.Errorf("seed members: %w", err)
-	}
-	if _, err := db.ExecContext(ctx, `ANALYZE people; ANALYZE person_phones; ANALYZE group_memberships`); err != nil {
-		return 0, 0, err
-	}
-	err = db.GetContext(ctx, &first, `SELECT min(id) FROM people WHERE tenant_id = $1`, tenant)
-	return groupID, first, err
 }
 
 // loopback is a minimal text-message provider: it answers every message

@@ -2,13 +2,13 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
 	"log/slog"
 
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/benchdata"
 )
 
 // benchApp builds the API of a benchmark run, in this process: development
@@ -51,13 +51,13 @@ func runSchema(ctx context.Context, dbURL string, keep bool) (schema, dsn string
 	if err != nil {
 		return "", "", nil, err
 	}
-	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
+	if err := benchdata.CreateSchema(ctx, admin, schema); err != nil {
 		_ = admin.Close()
-		return "", "", nil, fmt.Errorf("create schema: %w", err)
+		return "", "", nil, err
 	}
 	drop = func() {
 		if !keep {
-			_, _ = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE")
+			benchdata.DropSchema(context.Background(), admin, schema)
 		}
 		_ = admin.Close()
 	}

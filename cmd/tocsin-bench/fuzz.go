@@ -27,6 +27,7 @@ import (
 	"github.com/tocsin/tocsin/internal/auth"
 	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/benchdata"
 )
 
 // fuzzOp is one operation of the API's document.
@@ -73,10 +74,10 @@ func runFuzz(args []string) error {
 	}
 	defer admin.Close()
 	schema := "fuzz_" + randomSuffix()
-	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-		return fmt.Errorf("create schema: %w", err)
+	if err := benchdata.CreateSchema(ctx, admin, schema); err != nil {
+		return err
 	}
-	defer func() { _, _ = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE") }()
+	defer benchdata.DropSchema(context.Background(), admin, schema)
 
 	apiAddr, metricsAddr := freeAddr(), freeAddr()
 	env := append(os.Environ(),

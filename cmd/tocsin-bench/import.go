@@ -27,7 +27,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/jmoiron/sqlx"
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/tocsin/tocsin/api"
@@ -35,6 +34,7 @@ import (
 	"github.com/tocsin/tocsin/internal/auth"
 	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/benchdata"
 	"github.com/tocsin/tocsin/storage/contacts"
 )
 
@@ -261,7 +261,7 @@ func benchImport(ctx context.Context, rows int, outDir string, skipHTTP, keep bo
 	}
 	defer db.Close()
 	res := Result{Benchmark: "recipients-import", At: time.Now().UTC(), Rows: rows, GoVersion: runtime.Version(), CPUs: runtime.NumCPU()}
-	_ = db.GetContext(ctx, &res.Postgres, `SELECT current_setting('server_version')`)
+	res.Postgres = benchdata.ServerVersion(ctx, db)
 
 	path := filepath.Join(outDir, fmt.Sprintf("contacts-%d.csv", rows))
 	fmt.Fprintf(os.Stderr, "generating %s...\n", path)
@@ -332,10 +332,10 @@ func benchImport(ctx context.Context, rows int, outDir string, skipHTTP, keep bo
 	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
 		res.Load = strings.Join(strings.Fields(string(b))[:3], " ")
 	}
-	if _, err := db.ExecContext(ctx, `VACUUM ANALYZE people, person_emails, person_phones, distribution_list_members`); err != nil {
+	if err := benchdata.VacuumContacts(ctx, db); err != nil {
 		return err
 	}
-	plans, err := explainAll(ctx, db.DB, tenant)
+	plans, err := explainAll(ctx, db, tenant)
 	if err != nil {
 		return err
 	}
@@ -346,10 +346,10 @@ func benchImport(ctx context.Context, rows int, outDir string, skipHTTP, keep bo
 // whose connections work in it and a function that drops it.
 func benchSchema(ctx context.Context, admin *storage.DB, dsn string) (*storage.DB, func(), error) {
 	schema := "bench_" + suffix()
-	if _, err := admin.ExecContext(ctx, "CREATE SCHEMA "+schema); err != nil {
-		return nil, nil, fmt.Errorf("create schema: %w", err)
+	if err := benchdata.CreateSchema(ctx, admin, schema); err != nil {
+		return nil, nil, err
 	}
-	drop := func() { _, _ = admin.ExecContext(context.Background(), "DROP SCHEMA "+schema+" CASCADE") }
+	drop := func() { benchdata.DropSchema(context.Background(), admin, schema) }
 	db, err := storage.Open(ctx, withSearchPath(dsn, schema), 4)
 	if err == nil {
 		err = db.Migrate(ctx)
@@ -365,10 +365,10 @@ func benchSchema(ctx context.Context, admin *storage.DB, dsn string) (*storage.D
 // db vacuumed and analyzed, and a checkpoint (when the role may take one),
 // so one phase's leftovers do not slow the next.
 func settle(ctx context.Context, admin, db *storage.DB) error {
-	if _, err := db.ExecContext(ctx, `VACUUM ANALYZE people, person_emails, person_phones, distribution_list_members`); err != nil {
-		return fmt.Errorf("vacuum: %w", err)
+	if err := benchdata.VacuumContacts(ctx, db); err != nil {
+		return err
 	}
-	_, _ = admin.ExecContext(ctx, `CHECKPOINT`)
+	benchdata.Checkpoint(ctx, admin)
 	return nil
 }
 
@@ -456,10 +456,10 @@ func importHTTP(ctx context.Context, cfg config.Config, db *storage.DB, path str
 	return out.Rows, fmt.Sprintf("(created %d, skipped %d)", out.Created, out.Skipped), nil
 }
 
-func explainAll(ctx context.Context, db *sqlx.DB, tenant string) (string, error) {
+func explainAll(ctx context.Context, db *storage.DB, tenant string) (string, error) {
 	var b strings.Builder
-	var list int64
-	if err := db.GetContext(ctx, &list, `SELECT id FROM distribution_lists WHERE tenant_id = $1 ORDER BY id LIMIT 1`, tenant); err != nil {
+	list, err := benchdata.FirstDistributionList(ctx, db, tenant)
+	if err != nil {
 		return "", err
 	}
 	for _, c := range []struct {
@@ -476,11 +476,11 @@ func explainAll(ctx context.Context, db *sqlx.DB, tenant string) (string, error)
 		{"role", contacts.Filter{Role: "Incident commander"}},
 	} {
 		start := time.Now()
-		if _, _, err := contacts.Find(ctx, db, tenant, c.f, contacts.DefaultOrder+", "+contacts.TieBreak, 25, 0); err != nil {
+		if _, _, err := contacts.Find(ctx, db.DB, tenant, c.f, contacts.DefaultOrder+", "+contacts.TieBreak, 25, 0); err != nil {
 			return "", err
 		}
 		took := time.Since(start)
-		page, count, err := contacts.Explain(ctx, db, tenant, c.f, 25)
+		page, count, err := contacts.Explain(ctx, db.DB, tenant, c.f, 25)
 		if err != nil {
 			return "", err
 		}

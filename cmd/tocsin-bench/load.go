@@ -18,7 +18,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/lib/pq"
 	"go.temporal.io/api/enums/v1"
 	tclient "go.temporal.io/sdk/client"
 	sdkworker "go.temporal.io/sdk/worker"
@@ -26,6 +25,7 @@ import (
 
 	"github.com/tocsin/tocsin/internal/auth"
 	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/benchdata"
 	"github.com/tocsin/tocsin/worker"
 	"github.com/tocsin/tocsin/workflows"
 )
@@ -255,7 +255,7 @@ BENCH_LOAD_EMERGENCY, BENCH_LOAD_VERIFICATIONS.`)
 		if name == "b" {
 			n = o.big
 		}
-		g, first, err := seed(ctx, r.db, t, n)
+		g, first, err := benchdata.SeedContacts(ctx, r.db, t, n)
 		if err != nil {
 			return err
 		}
@@ -922,26 +922,20 @@ func (f *finalWatch) tenantOf(id int64) string {
 func (f *finalWatch) run(ctx context.Context) {
 	for ctx.Err() == nil {
 		f.mu.Lock()
-		var pending []int64
+		var pending []benchdata.AlertKey
 		for id := range f.accepted {
 			if _, ok := f.final[id]; !ok {
-				pending = append(pending, id)
+				pending = append(pending, benchdata.AlertKey{Tenant: f.tenant[id], ID: id})
 			}
 		}
 		f.mu.Unlock()
 		if len(pending) > 0 {
-			rows, err := f.db.QueryContext(ctx, `SELECT id, coalesce(sent_at, failed_at) FROM alerts WHERE id = ANY($1) AND (sent_at IS NOT NULL OR failed_at IS NOT NULL)`, pq.Int64Array(pending))
-			if err == nil {
+			if final, err := benchdata.FinalTimes(ctx, f.db, pending); err == nil {
 				f.mu.Lock()
-				for rows.Next() {
-					var id int64
-					var at time.Time
-					if rows.Scan(&id, &at) == nil {
-						f.final[id] = at
-					}
+				for id, at := range final {
+					f.final[id] = at
 				}
 				f.mu.Unlock()
-				_ = rows.Close()
 			}
 		}
 		_ = sleep(ctx, 100*time.Millisecond)

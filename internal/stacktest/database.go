@@ -3,144 +3,14 @@ package stacktest
 import (
 	"context"
 	"fmt"
-	"net/url"
-	"strings"
-	"sync"
 	"testing"
-	"time"
-
-	"github.com/jmoiron/sqlx"
-	"github.com/lib/pq"
 
 	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/testdb"
 )
 
-// Each test database is a copy of a template database that the embedded
-// migrations were applied to once: CREATE DATABASE … TEMPLATE copies a
-// migrated database several times faster than migrating a fresh schema, and
-// dropping a database is faster than dropping a schema of the same tables.
-// The template is named after the migrations' digest, so test binaries built
-// from the same migrations share it (also across runs), and a change to a
-// migration builds a new one. Test binaries run in parallel processes: the
-// template is built under a PostgreSQL advisory lock, and a template left
-// half-built by a killed process is rebuilt.
-
-// templateMaxAge is how long a template no binary has built or checked stays
-// before a later run removes it.
-const templateMaxAge = 24 * time.Hour
-
-var template struct {
-	sync.Mutex
-	name string
-}
-
-// databaseURL returns dsn pointing at database name.
-func databaseURL(dsn, name string) string {
-	u, err := url.Parse(dsn)
-	if err != nil {
-		panic(err)
-	}
-	u.Path = "/" + name
-	return u.String()
-}
-
-// baseName is the name of the database TOCSIN_TEST_DATABASE_URL names; test
-// and template databases are named after it.
-func baseName() string {
-	u, err := url.Parse(DatabaseURL)
-	if err != nil {
-		panic(err)
-	}
-	return strings.TrimPrefix(u.Path, "/")
-}
-
-// migratedTemplate returns the name of the migrated template database,
-// building it when no test binary has yet.
-func migratedTemplate(ctx context.Context, admin *storage.DB) (string, error) {
-	template.Lock()
-	defer template.Unlock()
-	if template.name != "" {
-		return template.name, nil
-	}
-	digest, err := storage.MigrationsDigest()
-	if err != nil {
-		return "", err
-	}
-	name := baseName() + "_tmpl_" + digest[:16]
-
-	// An advisory lock is held by a session: keep one connection for it.
-	conn, err := admin.Connx(ctx)
-	if err != nil {
-		return "", fmt.Errorf("template lock connection: %w", err)
-	}
-	defer conn.Close()
-	const lockKey = 0x746f6373696e // "tocsin"
-	if _, err := conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, lockKey); err != nil {
-		return "", fmt.Errorf("template lock: %w", err)
-	}
-	defer func() { _, _ = conn.ExecContext(context.Background(), `SELECT pg_advisory_unlock($1)`, lockKey) }()
-
-	var ready []bool
-	if err := conn.SelectContext(ctx, &ready, `SELECT datistemplate FROM pg_database WHERE datname = $1`, name); err != nil {
-		return "", fmt.Errorf("look up template: %w", err)
-	}
-	now := time.Now().Unix()
-	if len(ready) == 0 || !ready[0] {
-		if err := buildTemplate(ctx, conn, name, len(ready) > 0); err != nil {
-			return "", err
-		}
-	}
-	// The comment records when a binary last used the template; templates of
-	// migrations nobody has tested for a day are removed.
-	if _, err := conn.ExecContext(ctx, fmt.Sprintf(`COMMENT ON DATABASE %s IS 'stacktest %d'`, pq.QuoteIdentifier(name), now)); err != nil {
-		return "", fmt.Errorf("mark template: %w", err)
-	}
-	var stale []string
-	if err := conn.SelectContext(ctx, &stale, `
-		SELECT d.datname FROM pg_database d JOIN pg_shdescription s ON s.objoid = d.oid
-		WHERE d.datname LIKE $1 AND d.datname <> $2 AND s.description LIKE 'stacktest %'
-		  AND split_part(s.description, ' ', 2)::bigint < $3`,
-		baseName()+`\_tmpl\_%`, name, now-int64(templateMaxAge/time.Second)); err != nil {
-		return "", fmt.Errorf("list stale templates: %w", err)
-	}
-	for _, s := range stale {
-		q := pq.QuoteIdentifier(s)
-		_, _ = conn.ExecContext(ctx, `ALTER DATABASE `+q+` IS_TEMPLATE false`)
-		_, _ = conn.ExecContext(ctx, `DROP DATABASE IF EXISTS `+q+` WITH (FORCE)`)
-	}
-	template.name = name
-	return name, nil
-}
-
-// buildTemplate creates database name, migrates it and marks it a template
-// that accepts no connections (CREATE DATABASE … TEMPLATE needs it idle).
-func buildTemplate(ctx context.Context, conn *sqlx.Conn, name string, exists bool) error {
-	q := pq.QuoteIdentifier(name)
-	if exists { // left half-built
-		if _, err := conn.ExecContext(ctx, `DROP DATABASE `+q+` WITH (FORCE)`); err != nil {
-			return fmt.Errorf("drop half-built template: %w", err)
-		}
-	}
-	if _, err := conn.ExecContext(ctx, `CREATE DATABASE `+q); err != nil {
-		return fmt.Errorf("create template: %w", err)
-	}
-	db, err := storage.Open(ctx, databaseURL(DatabaseURL, name), 1)
-	if err != nil {
-		return fmt.Errorf("open template: %w", err)
-	}
-	err = db.Migrate(ctx)
-	_ = db.Close()
-	if err != nil {
-		return fmt.Errorf("migrate template: %w", err)
-	}
-	if _, err := conn.ExecContext(ctx, `ALTER DATABASE `+q+` WITH IS_TEMPLATE true ALLOW_CONNECTIONS false`); err != nil {
-		return fmt.Errorf("mark template: %w", err)
-	}
-	return nil
-}
-
 // DB returns a migrated database of its own, dropped when the test ends.
-// It is a copy of a template database migrated once (see above).
+// It is a copy of a template database migrated once (storage/testdb).
 func DB(t testing.TB) *storage.DB {
 	t.Helper()
 	needServices(t)
@@ -158,31 +28,9 @@ func DB(t testing.TB) *storage.DB {
 // newDatabase creates a database from the migrated template and returns it
 // with the function that drops it.
 func newDatabase(ctx context.Context) (*storage.DB, func(), error) {
-	if err := storage.EnsureDatabase(ctx, DatabaseURL); err != nil {
+	db, drop, err := testdb.New(ctx, DatabaseURL, Suffix())
+	if err != nil {
 		return nil, nil, fmt.Errorf("%w (run make test, which starts what tests need)", err)
-	}
-	admin, err := storage.Open(ctx, DatabaseURL, 2)
-	if err != nil {
-		return nil, nil, err
-	}
-	tmpl, err := migratedTemplate(ctx, admin)
-	if err != nil {
-		_ = admin.Close()
-		return nil, nil, err
-	}
-	name := baseName() + "_t_" + Suffix()
-	if _, err := admin.ExecContext(ctx, `CREATE DATABASE `+pq.QuoteIdentifier(name)+` TEMPLATE `+pq.QuoteIdentifier(tmpl)); err != nil {
-		_ = admin.Close()
-		return nil, nil, fmt.Errorf("copy template %s: %w", tmpl, err)
-	}
-	drop := func() {
-		_, _ = admin.ExecContext(context.Background(), `DROP DATABASE IF EXISTS `+pq.QuoteIdentifier(name)+` WITH (FORCE)`)
-		_ = admin.Close()
-	}
-	db, err := storage.Open(ctx, databaseURL(DatabaseURL, name), 10)
-	if err != nil {
-		drop()
-		return nil, nil, fmt.Errorf("open %s: %w", name, err)
 	}
 	return db, drop, nil
 }

@@ -1,4 +1,4 @@
-package neighborhood
+package channelstate
 
 import (
 	"database/sql/driver"

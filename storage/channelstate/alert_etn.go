@@ -1,0 +1,106 @@
+package channelstate
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+
+	"github.com/tocsin/tocsin/storage"
+)
+
+// AlertETNTarget is a phone number an ETN alert calls.
+type AlertETNTarget struct {
+	Seq   int64  `db:"seq"`
+	Phone string `db:"phone"`
+	Name  string `db:"name"`
+}
+
+// ETNCallResult is the outcome of requesting the call of target Seq.
+type ETNCallResult struct {
+	Seq int64
+	// Status is storage.DeliverySent, DeliveryFailed or DeliveryRetrying.
+	Status            string
+	ProviderMessageID string
+	Error             string
+}
+
+// AlertETNTargets are the phone numbers of ETN alerts (alert_etn_targets).
+type AlertETNTargets struct {
+	DB *storage.DB
+}
+
+// StoreOnce stores the targets of the tenant's alert inside areas (from the
+// named address-point lists and contacts), numbered from 1 in phone order,
+// unless the alert has targets already.
+func (s *AlertETNTargets) StoreOnce(ctx context.Context, tenant string, alertID int64, areas []Area, lists []string) error {
+	return s.DB.InTx(ctx, func(tx *sqlx.Tx) error {
+		var n int
+		if err := tx.GetContext(ctx, &n, `SELECT count(*) FROM alert_etn_targets WHERE tenant_id = $1 AND alert_id = $2`, tenant, alertID); err != nil {
+			return fmt.Errorf("count etn targets: %w", err)
+		}
+		if n > 0 {
+			return nil
+		}
+		for _, ar := range areas {
+			q, arg := ar.targetsSQL()
+			if _, err := tx.ExecContext(ctx, `
+				INSERT INTO alert_etn_targets (tenant_id, alert_id, seq, phone, source, person_id, name, latitude, longitude)
+				SELECT $1, $4, coalesce((SELECT max(seq) FROM alert_etn_targets WHERE alert_id = $4), 0) + row_number() OVER (ORDER BY phone),
+					phone, source, person_id, name, latitude, longitude
+				FROM (`+q+`) t WHERE NOT EXISTS (SELECT 1 FROM alert_etn_targets x WHERE x.alert_id = $4 AND x.phone = t.phone)`,
+				tenant, arg, pq.Array(lists), alertID); err != nil {
+				return fmt.Errorf("store etn targets: %w", err)
+			}
+		}
+		return nil
+	})
+}
+
+// Unfinished returns up to limit of the alert's targets after seq after
+// that are still to be called (Pending or Retrying), in seq order.
+func (s *AlertETNTargets) Unfinished(ctx context.Context, tenant string, alertID, after int64, limit int) ([]AlertETNTarget, error) {
+	var out []AlertETNTarget
+	if err := s.DB.SelectContext(ctx, &out, `SELECT seq, phone, name FROM alert_etn_targets
+		WHERE tenant_id = $1 AND alert_id = $2 AND seq > $3 AND status IN ('Pending', 'Retrying') ORDER BY seq LIMIT $4`,
+		tenant, alertID, after, limit); err != nil {
+		return nil, fmt.Errorf("read etn targets: %w", err)
+	}
+	return out, nil
+}
+
+// RecordCalls records the outcome of requesting the targets' calls; a
+// target already Delivered or Failed keeps its status. Then it applies the
+// final call statuses that arrived before the request was recorded.
+func (s *AlertETNTargets) RecordCalls(ctx context.Context, tenant string, alertID int64, res []ETNCallResult) error {
+	seqs := make(pq.Int64Array, len(res))
+	statuses := make(pq.StringArray, len(res))
+	pids := make(pq.StringArray, len(res))
+	errs := make(pq.StringArray, len(res))
+	for i, r := range res {
+		seqs[i], statuses[i], pids[i], errs[i] = r.Seq, r.Status, r.ProviderMessageID, r.Error
+	}
+	if _, err := s.DB.ExecContext(ctx, `
+		UPDATE alert_etn_targets t SET status = CASE WHEN t.status IN ('Delivered', 'Failed') THEN t.status ELSE u.status END,
+			provider_message_id = u.pid, error = u.err, attempts = t.attempts + 1,
+			sent_at = CASE WHEN u.status = 'Sent' THEN coalesce(t.sent_at, now()) ELSE t.sent_at END, updated_at = now()
+		FROM unnest($3::bigint[], $4::text[], $5::text[], $6::text[]) AS u(seq, status, pid, err)
+		WHERE t.tenant_id = $1 AND t.alert_id = $2 AND t.seq = u.seq`,
+		tenant, alertID, seqs, statuses, pids, errs); err != nil {
+		return fmt.Errorf("record etn calls: %w", err)
+	}
+	// Callbacks that overtook the recording.
+	if _, err := s.DB.ExecContext(ctx, `
+		UPDATE alert_etn_targets t SET
+			status = CASE WHEN c.status IN ('Answered', 'Confirmed') THEN 'Delivered' ELSE 'Failed' END,
+			delivered_at = CASE WHEN c.status IN ('Answered', 'Confirmed') THEN c.updated_at END, updated_at = now()
+		FROM voice_calls c
+		WHERE c.tenant_id = $1 AND c.alert_id = $2 AND c.channel = 'etn' AND t.alert_id = $2 AND t.seq = ANY($3)
+			AND c.call_key = 'alert-' || $1 || '-' || $2 || ':etn:1:' || t.seq AND t.status = 'Sent'
+			AND (c.status IN ('Answered', 'Confirmed') OR (c.status IN ('Busy', 'NoAnswer', 'Failed') AND c.next_attempt_at IS NULL))`,
+		tenant, alertID, seqs); err != nil {
+		return fmt.Errorf("apply early etn call statuses: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,365 @@
+package channelstate_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/tocsin/tocsin/internal/stacktest"
+	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/channelstate"
+	"github.com/tocsin/tocsin/storage/directory"
+)
+
+// person adds a user of tenant with a callable phone at (lat, lng) and,
+// when token is not empty, a MyAlerts device.
+func person(t *testing.T, db *storage.DB, tenant, name, phone string, lat, lng float64, token string) int64 {
+	t.Helper()
+	ctx := context.Background()
+	var id int64
+	err := db.InTx(ctx, func(tx *sqlx.Tx) error {
+		u := directory.NewUser{Profile: directory.Profile{FirstName: name}}
+		if token != "" {
+			u.MobileApps = []directory.MobileApp{{InstallationID: "i-" + token, Platform: "ios", PushToken: token}}
+		}
+		var err error
+		if id, err = directory.CreateUser(ctx, tx, tenant, "", u); err != nil {
+			return err
+		}
+		if phone != "" {
+			if _, err := directory.AddPhone(ctx, tx, tenant, id, directory.Phone{Number: phone, Type: "mobile", CanCall: true}); err != nil {
+				return err
+			}
+			if _, err := directory.AddLocation(ctx, tx, tenant, id, directory.NewLocation{Name: "home", Latitude: lat, Longitude: lng}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+func TestCallsFollowAttemptsAndStayWithTheirTenant(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := stacktest.DB(t)
+	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
+	calls := &channelstate.Calls{DB: db}
+	alert := int64(7)
+	c := channelstate.NewCall{Tenant: tenant, Key: "k1", Channel: "voice", AlertID: &alert, Recipient: "+15550001111",
+		Message: []byte(`{"Metadata":{"voice.confirm":"true"}}`), Attempt: 1, MaxAttempts: 2, RetryIntervalSeconds: 30}
+	if err := calls.Prepare(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if err := calls.Placed(ctx, tenant, "k1", "p1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := calls.Get(ctx, other, "k1"); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("other tenant's get: %v", err)
+	}
+	if _, err := calls.Update(ctx, other, "voice", "k1", nil); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("other tenant's update: %v", err)
+	}
+	if n, _ := calls.Pending(ctx, tenant, &alert); n != 1 {
+		t.Fatalf("pending %d", n)
+	}
+	got, err := calls.Update(ctx, tenant, "voice", "k1", func(cur channelstate.CurrentCall) (channelstate.CallUpdate, error) {
+		if !cur.Confirm || cur.ProviderCallID != "p1" || cur.RetryIntervalSeconds != 30 || cur.Attempts != 1 {
+			t.Errorf("current call %+v", cur)
+		}
+		return channelstate.CallUpdate{Status: "Busy", ProviderCallID: "p1", RetryAfterSeconds: 1}, nil
+	})
+	if err != nil || got.Status != "Busy" || got.NextAttemptAt == nil {
+		t.Fatalf("update: %+v %v", got, err)
+	}
+	next, err := calls.NextRetry(ctx, tenant, alert)
+	if err != nil || next == nil {
+		t.Fatalf("next retry %v %v", next, err)
+	}
+	if none, _ := calls.NextRetry(ctx, other, alert); none != nil {
+		t.Fatal("other tenant sees a retry")
+	}
+	time.Sleep(1100 * time.Millisecond)
+	due, err := calls.ClaimDue(ctx, tenant, &alert, 10)
+	if err != nil || len(due) != 1 || due[0].Attempts != 1 {
+		t.Fatalf("due %+v %v", due, err)
+	}
+	if again, _ := calls.ClaimDue(ctx, tenant, &alert, 10); len(again) != 0 {
+		t.Fatal("a claimed call is claimed again")
+	}
+	c.Attempt = 2
+	if err := calls.Prepare(ctx, c); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := calls.Get(ctx, tenant, "k1"); got.Attempts != 2 || got.ProviderCallID != "" || got.Status != "Requested" {
+		t.Fatalf("second attempt %+v", got)
+	}
+	if _, err := calls.Update(ctx, tenant, "voice", "k1", func(cur channelstate.CurrentCall) (channelstate.CallUpdate, error) {
+		if len(cur.EarlierCallIDs) != 1 || cur.EarlierCallIDs[0] != "p1" {
+			t.Errorf("earlier calls %v", cur.EarlierCallIDs)
+		}
+		return channelstate.CallUpdate{}, errors.New("refused")
+	}); err == nil || err.Error() != "refused" {
+		t.Fatalf("decide's error: %v", err)
+	}
+	if err := calls.Fail(ctx, tenant, "k1", "gone"); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := calls.Get(ctx, tenant, "k1"); got.Status != "Failed" || got.Error != "gone" {
+		t.Fatalf("failed call %+v", got)
+	}
+	if n, _ := calls.Pending(ctx, tenant, &alert); n != 0 {
+		t.Fatalf("pending %d after failing", n)
+	}
+}
+
+func TestCAPMessagesAreReplacedByIdentifier(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := stacktest.DB(t)
+	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
+	msgs := &channelstate.CAPMessages{DB: db}
+	alert := int64(3)
+	m := channelstate.CAPMessage{Tenant: tenant, Identifier: "id-1", AlertID: &alert, Channel: "eas", Sender: "s@x",
+		Sent: time.Now().UTC().Truncate(time.Second), MsgType: "Alert", Document: "<alert/>", Status: "Failed", Error: "down"}
+	if err := msgs.Record(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	m.Status, m.Error, m.Document = "Sent", "", "<alert>2</alert>"
+	if err := msgs.Record(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	got, err := msgs.ForAlert(ctx, tenant, alert, "eas")
+	if err != nil || len(got) != 1 || got[0].Status != "Sent" || got[0].Document != "<alert>2</alert>" {
+		t.Fatalf("%+v %v", got, err)
+	}
+	if got, _ := msgs.ForAlert(ctx, other, alert, "eas"); len(got) != 0 {
+		t.Fatal("another tenant sees the message")
+	}
+}
+
+func TestDevicesRemoveOnlyTheTenantsTokens(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := stacktest.DB(t)
+	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
+	ada := person(t, db, tenant, "Ada", "", 0, 0, "tok-1")
+	bea := person(t, db, other, "Bea", "", 0, 0, "tok-2")
+	devs := &channelstate.Devices{DB: db}
+	count := func(tn string, id int64) int {
+		d, err := directory.ListDevices(ctx, db, tn, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(d)
+	}
+	if count(tenant, ada) != 1 || count(other, bea) != 1 {
+		t.Fatal("seeded devices missing")
+	}
+	if err := devs.Remove(ctx, other, "myalerts", []string{"tok-1"}); err != nil {
+		t.Fatal(err)
+	}
+	if count(tenant, ada) != 1 {
+		t.Fatal("another tenant removed the token")
+	}
+	if err := devs.Remove(ctx, tenant, "myalerts", []string{"tok-1", "tok-2"}); err != nil {
+		t.Fatal(err)
+	}
+	if count(tenant, ada) != 0 || count(other, bea) != 1 {
+		t.Fatal("remove took the wrong tokens")
+	}
+}
+
+func TestNeighborhoodStatusesPageByAlert(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := stacktest.DB(t)
+	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
+	st := &channelstate.NeighborhoodStatuses{DB: db}
+	alert := int64(9)
+	rows := []channelstate.NeighborhoodStatus{
+		{Tenant: tenant, AlertID: &alert, MessageKey: "m", AccountID: "a", AccountName: "A", GroupID: "g1", GroupName: "North", Status: "Failed", Error: "x"},
+		{Tenant: tenant, AlertID: &alert, MessageKey: "m", AccountID: "a", AccountName: "A", GroupID: "g2", GroupName: "South", Status: "Posted", PostID: "p2"},
+		{Tenant: tenant, MessageKey: "n", AccountID: "a", AccountName: "A", GroupID: "g1", GroupName: "North", Status: "Posted"},
+	}
+	if err := st.Record(ctx, rows); err != nil {
+		t.Fatal(err)
+	}
+	rows[0].Status, rows[0].PostID, rows[0].Error = "Posted", "p1", ""
+	if err := st.Record(ctx, rows[:1]); err != nil {
+		t.Fatal(err)
+	}
+	got, total, err := st.ForAlert(ctx, tenant, alert, "lower(group_name) DESC", 1, 0)
+	if err != nil || total != 2 || len(got) != 1 || got[0].GroupID != "g2" {
+		t.Fatalf("%+v %d %v", got, total, err)
+	}
+	got, _, _ = st.ForAlert(ctx, tenant, alert, "lower(group_name) DESC", 1, 1)
+	if len(got) != 1 || got[0].Status != "Posted" || got[0].PostID != "p1" {
+		t.Fatalf("replaced status %+v", got)
+	}
+	if got, total, _ := st.ForAlert(ctx, other, alert, "status", 10, 0); len(got) != 0 || total != 0 {
+		t.Fatal("another tenant sees the statuses")
+	}
+}
+
+func TestProvidersKeepSealedSettingsPerTenant(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := stacktest.DB(t)
+	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
+	p := &channelstate.Providers{DB: db}
+	r, created, err := p.Put(ctx, tenant, "push", []byte("one"))
+	if err != nil || !created || r.Channel != "push" {
+		t.Fatalf("%+v %v %v", r, created, err)
+	}
+	r2, created, err := p.Put(ctx, tenant, "push", []byte("two"))
+	if err != nil || created || !r2.UpdatedAt.After(r.UpdatedAt) || !r2.CreatedAt.Equal(r.CreatedAt) {
+		t.Fatalf("%+v %v %v", r2, created, err)
+	}
+	if _, _, err := p.Put(ctx, tenant, "fax", []byte("f")); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := p.Get(ctx, tenant, "push"); err != nil || string(got.Sealed) != "two" {
+		t.Fatalf("%+v %v", got, err)
+	}
+	if at, err := p.UpdatedAt(ctx, tenant, "push"); err != nil || !at.Equal(r2.UpdatedAt) {
+		t.Fatalf("%v %v", at, err)
+	}
+	if list, err := p.List(ctx, tenant); err != nil || len(list) != 2 || list[0].Channel != "fax" {
+		t.Fatalf("%+v %v", list, err)
+	}
+	if _, err := p.Get(ctx, other, "push"); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("other tenant's get: %v", err)
+	}
+	if err := p.Delete(ctx, other, "push"); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("other tenant's delete: %v", err)
+	}
+	if err := p.Delete(ctx, tenant, "push"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpdatedAt(ctx, tenant, "push"); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("deleted: %v", err)
+	}
+}
+
+func TestCallSlotsLimitHolders(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := stacktest.DB(t)
+	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
+	s := &channelstate.CallSlots{DB: db}
+	for _, tn := range []string{tenant, other} {
+		if err := s.Ensure(ctx, tn, 1); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ok, err := s.Take(ctx, tenant, 1, "a", time.Minute); !ok || err != nil {
+		t.Fatalf("first %v %v", ok, err)
+	}
+	if ok, _ := s.Take(ctx, tenant, 1, "a", time.Minute); !ok {
+		t.Fatal("the holder does not keep its slot")
+	}
+	if ok, _ := s.Take(ctx, tenant, 1, "b", time.Minute); ok {
+		t.Fatal("a second holder got the only slot")
+	}
+	if ok, _ := s.Take(ctx, other, 1, "b", time.Minute); !ok {
+		t.Fatal("another tenant's slot is taken")
+	}
+	if n, _ := s.InUse(ctx, tenant); n != 1 {
+		t.Fatalf("in use %d", n)
+	}
+	if err := s.Release(ctx, other, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := s.InUse(ctx, tenant); n != 1 {
+		t.Fatal("another tenant released the slot")
+	}
+	if err := s.Release(ctx, tenant, "a"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _ := s.Take(ctx, tenant, 1, "b", time.Minute); !ok {
+		t.Fatal("a released slot is not free")
+	}
+}
+
+func TestETNTargetsFromContactsAndAddressPoints(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := stacktest.DB(t)
+	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
+	person(t, db, tenant, "Pat", "+15550000001", 45, -122, "")
+	person(t, db, tenant, "Far", "+15550000009", 10, 10, "")
+	person(t, db, other, "Oth", "+15550000002", 45, -122, "")
+	pts := &channelstate.AddressPoints{DB: db}
+	if err := pts.Replace(ctx, tenant, "wells", []channelstate.AddressPoint{
+		{Phone: "+15550000003", Name: "Well", Latitude: 45.001, Longitude: -122},
+		{Phone: "+15550000001", Name: "Dup", Latitude: 45, Longitude: -122},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if lists, err := pts.Lists(ctx, tenant); err != nil || len(lists) != 1 || lists[0].Points != 2 {
+		t.Fatalf("%+v %v", lists, err)
+	}
+	if lists, _ := pts.Lists(ctx, other); len(lists) != 0 {
+		t.Fatal("another tenant sees the list")
+	}
+	circle := channelstate.Area{Center: &channelstate.LatLng{Lat: 45, Lng: -122}, RadiusMeters: 1000}
+	square := channelstate.Area{Polygon: []channelstate.LatLng{{Lat: 44.9, Lng: -122.1}, {Lat: 44.9, Lng: -121.9}, {Lat: 45.1, Lng: -121.9}, {Lat: 45.1, Lng: -122.1}}}
+	for _, a := range []channelstate.Area{circle, square} {
+		got, err := (&channelstate.ETNTargets{DB: db}).Page(ctx, tenant, a, []string{"wells"}, "", 10)
+		if err != nil || len(got) != 2 || got[0].Phone != "+15550000001" || got[0].Source != "contact" || got[1].Source != "addressPoint" {
+			t.Fatalf("%+v %v", got, err)
+		}
+	}
+	if got, _ := (&channelstate.ETNTargets{DB: db}).Page(ctx, tenant, circle, nil, "+15550000001", 10); len(got) != 0 {
+		t.Fatalf("page after the last: %+v", got)
+	}
+
+	at := &channelstate.AlertETNTargets{DB: db}
+	for range 2 { // the second time stores nothing
+		if err := at.StoreOnce(ctx, tenant, 5, []channelstate.Area{circle, square}, []string{"wells"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	todo, err := at.Unfinished(ctx, tenant, 5, 0, 10)
+	if err != nil || len(todo) != 2 || todo[0].Seq != 1 || todo[1].Seq != 2 {
+		t.Fatalf("%+v %v", todo, err)
+	}
+	if got, _ := at.Unfinished(ctx, other, 5, 0, 10); len(got) != 0 {
+		t.Fatal("another tenant sees the targets")
+	}
+	calls := &channelstate.Calls{DB: db}
+	key := "alert-" + tenant + "-5:etn:1:1"
+	if err := calls.Prepare(ctx, channelstate.NewCall{Tenant: tenant, Key: key, Channel: "etn", AlertID: ptr(int64(5)), Message: []byte(`{}`), Attempt: 1, MaxAttempts: 1, RetryIntervalSeconds: 30}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := calls.Update(ctx, tenant, "etn", key, func(channelstate.CurrentCall) (channelstate.CallUpdate, error) {
+		return channelstate.CallUpdate{Status: "Answered"}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := at.RecordCalls(ctx, tenant, 5, []channelstate.ETNCallResult{
+		{Seq: 1, Status: storage.DeliverySent, ProviderMessageID: "c1"},
+		{Seq: 2, Status: storage.DeliveryRetrying, Error: "busy"},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	todo, _ = at.Unfinished(ctx, tenant, 5, 0, 10)
+	if len(todo) != 1 || todo[0].Seq != 2 {
+		t.Fatalf("after recording: %+v", todo)
+	}
+	if err := pts.Delete(ctx, other, "wells"); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("other tenant's delete: %v", err)
+	}
+	if err := pts.Delete(ctx, tenant, "wells"); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }

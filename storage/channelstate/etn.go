@@ -1,0 +1,230 @@
+package channelstate
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
+
+	"github.com/tocsin/tocsin/storage"
+)
+
+// LatLng is a point in WGS 84 degrees.
+type LatLng struct {
+	Lat, Lng float64
+}
+
+// Area is a polygon (three or more points) or a circle (centre and radius
+// in metres); the caller validates it.
+type Area struct {
+	Polygon      []LatLng
+	Center       *LatLng
+	RadiusMeters float64
+}
+
+// condition returns an SQL condition that is true for rows whose latCol and
+// lngCol lie inside the area; its one parameter is $n with value arg. A
+// polygon uses PostgreSQL's built-in polygon containment on (lng, lat); a
+// circle the haversine distance after a bounding-box test the
+// (tenant_id, latitude, longitude) indexes serve.
+func (a Area) condition(latCol, lngCol string, n int) (string, any) {
+	if len(a.Polygon) > 0 {
+		var b strings.Builder
+		b.WriteString("(")
+		for i, p := range a.Polygon {
+			if i > 0 {
+				b.WriteString(",")
+			}
+			fmt.Fprintf(&b, "(%s,%s)", strconv.FormatFloat(p.Lng, 'f', -1, 64), strconv.FormatFloat(p.Lat, 'f', -1, 64))
+		}
+		b.WriteString(")")
+		return fmt.Sprintf("$%d::polygon @> point(%s, %s)", n, lngCol, latCol), b.String()
+	}
+	arr := fmt.Sprintf("{%s,%s,%s}", strconv.FormatFloat(a.Center.Lat, 'f', -1, 64), strconv.FormatFloat(a.Center.Lng, 'f', -1, 64), strconv.FormatFloat(a.RadiusMeters, 'f', -1, 64))
+	p := fmt.Sprintf("($%d::float8[])", n)
+	// Degrees of latitude per metre: 1/111320; longitude shrinks with cos(lat).
+	cond := fmt.Sprintf(`(%[1]s BETWEEN %[3]s[1] - %[3]s[3] / 111320.0 AND %[3]s[1] + %[3]s[3] / 111320.0
+		AND %[2]s BETWEEN %[3]s[2] - %[3]s[3] / (111320.0 * greatest(cos(radians(%[3]s[1])), 0.01))
+			AND %[3]s[2] + %[3]s[3] / (111320.0 * greatest(cos(radians(%[3]s[1])), 0.01))
+		AND 2 * 6371008.8 * asin(sqrt(power(sin(radians(%[1]s - %[3]s[1]) / 2), 2)
+			+ cos(radians(%[3]s[1])) * cos(radians(%[1]s)) * power(sin(radians(%[2]s - %[3]s[2]) / 2), 2))) <= %[3]s[3])`,
+		latCol, lngCol, p)
+	return cond, arr
+}
+
+// targetsSQL returns a query of the distinct phone numbers of tenant ($1)
+// inside the area ($2): contacts' callable phones at their locations and the
+// points of the named address-point lists ($3, text[]). Its columns are
+// those of ETNTarget.
+func (a Area) targetsSQL() (query string, areaArg any) {
+	cl, arg := a.condition("l.latitude", "l.longitude", 2)
+	cp, _ := a.condition("ap.latitude", "ap.longitude", 2)
+	return `SELECT DISTINCT ON (phone) phone, source, person_id, name, latitude, longitude FROM (
+		SELECT p.number AS phone, 'contact' AS source, pe.id AS person_id,
+			trim(pe.first_name || ' ' || pe.last_name) AS name, l.latitude, l.longitude, 0 AS pref
+		FROM person_locations l
+		JOIN people pe ON pe.id = l.person_id AND pe.tenant_id = $1
+		JOIN person_phones p ON p.person_id = l.person_id AND p.tenant_id = $1 AND p.can_call
+		WHERE l.tenant_id = $1 AND ` + cl + `
+		UNION ALL
+		SELECT ap.phone, 'addressPoint', NULL, ap.name, ap.latitude, ap.longitude, 1
+		FROM etn_address_points ap
+		WHERE ap.tenant_id = $1 AND ap.list_name = ANY($3::text[]) AND ` + cp + `
+	) t ORDER BY phone, pref`, arg
+}
+
+// ETNTarget is a phone number inside an area.
+type ETNTarget struct {
+	Phone string `db:"phone"`
+	// Source is "contact" or "addressPoint".
+	Source    string  `db:"source"`
+	PersonID  *int64  `db:"person_id"`
+	Name      string  `db:"name"`
+	Latitude  float64 `db:"latitude"`
+	Longitude float64 `db:"longitude"`
+}
+
+// ETNTargets finds the phone numbers inside areas: contacts' callable phones
+// at their locations and imported address points.
+type ETNTargets struct {
+	DB *storage.DB
+}
+
+// Page returns up to limit targets of the tenant in the area, from the
+// named address-point lists and contacts, whose phone sorts after after.
+func (s *ETNTargets) Page(ctx context.Context, tenant string, a Area, lists []string, after string, limit int) ([]ETNTarget, error) {
+	q, arg := a.targetsSQL()
+	var out []ETNTarget
+	err := s.DB.SelectContext(ctx, &out, `SELECT * FROM (`+q+`) x WHERE phone > $4 ORDER BY phone LIMIT $5`,
+		tenant, arg, pq.Array(lists), after, limit)
+	if err != nil {
+		return nil, fmt.Errorf("select etn targets: %w", err)
+	}
+	return out, nil
+}
+
+// AddressPoint is one imported address point: a phone number at a place.
+type AddressPoint struct {
+	ExternalID string  `db:"external_id"`
+	Name       string  `db:"name"`
+	Address    string  `db:"address"`
+	Phone      string  `db:"phone"`
+	Latitude   float64 `db:"latitude"`
+	Longitude  float64 `db:"longitude"`
+}
+
+// AddressPointList describes an imported list.
+type AddressPointList struct {
+	Name       string    `db:"list_name"`
+	Points     int       `db:"points"`
+	ImportedAt time.Time `db:"imported_at"`
+}
+
+// AddressPoints stores address-point lists (etn_address_points).
+type AddressPoints struct {
+	DB *storage.DB
+}
+
+// Replace makes pts the content of the tenant's list name, in one transaction.
+func (s *AddressPoints) Replace(ctx context.Context, tenant, name string, pts []AddressPoint) error {
+	cols := [6][]string{}
+	lat, lng := make([]float64, len(pts)), make([]float64, len(pts))
+	for i, pt := range pts {
+		cols[0] = append(cols[0], pt.ExternalID)
+		cols[1] = append(cols[1], pt.Name)
+		cols[2] = append(cols[2], pt.Address)
+		cols[3] = append(cols[3], pt.Phone)
+		lat[i], lng[i] = pt.Latitude, pt.Longitude
+	}
+	return s.DB.InTx(ctx, func(tx *sqlx.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM etn_address_points WHERE tenant_id = $1 AND list_name = $2`, tenant, name); err != nil {
+			return fmt.Errorf("clear address points: %w", err)
+		}
+		if len(pts) == 0 {
+			return nil
+		}
+		_, err := tx.ExecContext(ctx, `INSERT INTO etn_address_points (tenant_id, list_name, external_id, name, address, phone, latitude, longitude)
+			SELECT $1, $2, e, n, a, ph, la, lo FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::float8[]) AS u(e, n, a, ph, la, lo)`,
+			tenant, name, pq.Array(cols[0]), pq.Array(cols[1]), pq.Array(cols[2]), pq.Array(cols[3]), pq.Array(lat), pq.Array(lng))
+		if err != nil {
+			return fmt.Errorf("insert address points: %w", err)
+		}
+		return nil
+	})
+}
+
+// Lists returns the tenant's lists by name.
+func (s *AddressPoints) Lists(ctx context.Context, tenant string) ([]AddressPointList, error) {
+	var out []AddressPointList
+	err := s.DB.SelectContext(ctx, &out, `SELECT list_name, count(*) AS points, max(created_at) AS imported_at
+		FROM etn_address_points WHERE tenant_id = $1 GROUP BY list_name ORDER BY list_name`, tenant)
+	if err != nil {
+		return nil, fmt.Errorf("list address-point lists: %w", err)
+	}
+	return out, nil
+}
+
+// Delete removes a list; storage.ErrNotFound when it has no points.
+func (s *AddressPoints) Delete(ctx context.Context, tenant, name string) error {
+	r, err := s.DB.ExecContext(ctx, `DELETE FROM etn_address_points WHERE tenant_id = $1 AND list_name = $2`, tenant, name)
+	if err != nil {
+		return fmt.Errorf("delete address points: %w", err)
+	}
+	if n, _ := r.RowsAffected(); n == 0 {
+		return storage.ErrNotFound
+	}
+	return nil
+}
+
+// CallSlots are a tenant's ETN call slots (etn_call_slots): a call holds
+// one from its request until it is released or its lease runs out.
+type CallSlots struct {
+	DB *storage.DB
+}
+
+// Ensure creates the tenant's slots 1..limit that do not exist yet.
+func (s *CallSlots) Ensure(ctx context.Context, tenant string, limit int) error {
+	if _, err := s.DB.ExecContext(ctx, `INSERT INTO etn_call_slots (tenant_id, slot)
+		SELECT $1, g FROM generate_series(1, $2::int) g ON CONFLICT DO NOTHING`, tenant, limit); err != nil {
+		return fmt.Errorf("create call slots: %w", err)
+	}
+	return nil
+}
+
+// Take gives holder a free slot among the tenant's first limit ones (or the
+// one it holds already) for lease, and reports whether there was one.
+func (s *CallSlots) Take(ctx context.Context, tenant string, limit int, holder string, lease time.Duration) (bool, error) {
+	var slot []int
+	err := s.DB.SelectContext(ctx, &slot, `
+		UPDATE etn_call_slots s SET holder = $3, expires_at = now() + make_interval(secs => $4)
+		FROM (SELECT slot FROM etn_call_slots
+			WHERE tenant_id = $1 AND slot <= $2 AND (holder IS NULL OR holder = $3 OR expires_at < now())
+			ORDER BY (holder = $3) DESC NULLS LAST, slot LIMIT 1 FOR UPDATE SKIP LOCKED) f
+		WHERE s.tenant_id = $1 AND s.slot = f.slot RETURNING s.slot`,
+		tenant, limit, holder, lease.Seconds())
+	if err != nil {
+		return false, fmt.Errorf("take call slot: %w", err)
+	}
+	return len(slot) > 0, nil
+}
+
+// Release frees the slot holder has, if any.
+func (s *CallSlots) Release(ctx context.Context, tenant, holder string) error {
+	if _, err := s.DB.ExecContext(ctx, `UPDATE etn_call_slots SET holder = NULL, expires_at = NULL
+		WHERE tenant_id = $1 AND holder = $2`, tenant, holder); err != nil {
+		return fmt.Errorf("release call slot: %w", err)
+	}
+	return nil
+}
+
+// InUse counts the tenant's held slots.
+func (s *CallSlots) InUse(ctx context.Context, tenant string) (int, error) {
+	var n int
+	err := s.DB.GetContext(ctx, &n, `SELECT count(*) FROM etn_call_slots
+		WHERE tenant_id = $1 AND holder IS NOT NULL AND expires_at > now()`, tenant)
+	return n, err
+}

@@ -1,0 +1,59 @@
+package storage_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/tocsin/tocsin/internal/stacktest"
+	"github.com/tocsin/tocsin/storage"
+)
+
+func TestEventOutboxDispatchesToTheTenantsSubscriptions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := stacktest.DB(t)
+	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
+	sub := func(tn, types string, active bool) int64 {
+		var id int64
+		if err := db.GetContext(ctx, &id, `INSERT INTO hook_subscriptions (tenant_id, url, event_types, active, secret_encrypted)
+			VALUES ($1, 'https://h.example', $2, $3, 's') RETURNING id`, tn, types, active); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	want := sub(tenant, "{alert.sent,alert.failed}", true)
+	sub(tenant, "{alert.sent}", false)
+	sub(tenant, "{file.uploaded}", true)
+	sub(other, "{alert.sent}", true)
+	for _, typ := range []string{storage.EventAlertSent, storage.EventAlertCreated} {
+		if _, err := storage.EmitEvent(ctx, db, tenant, typ, map[string]int{"n": 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	o := &storage.EventOutbox{DB: db}
+	if n, err := o.Dispatch(ctx, 10, func(storage.PendingEvent, []int64) error { return errors.New("down") }); err == nil || n != 0 {
+		t.Fatalf("a failed delivery dispatched %d (%v)", n, err)
+	}
+	got := map[string][]int64{}
+	n, err := o.Dispatch(ctx, 1, func(e storage.PendingEvent, subs []int64) error {
+		got[e.Type] = subs
+		return nil
+	})
+	if err != nil || n != 1 || len(got[storage.EventAlertSent]) != 1 || got[storage.EventAlertSent][0] != want {
+		t.Fatalf("first batch %d %v %v (oldest first, limit 1)", n, got, err)
+	}
+	n, err = o.Dispatch(ctx, 10, func(e storage.PendingEvent, subs []int64) error {
+		if e.Tenant != tenant || string(e.Payload) != `{"n": 1}` {
+			t.Errorf("event %+v", e)
+		}
+		got[e.Type] = subs
+		return nil
+	})
+	if err != nil || n != 1 || len(got[storage.EventAlertCreated]) != 0 {
+		t.Fatalf("second batch %d %v %v", n, got, err)
+	}
+	if n, _ := o.Dispatch(ctx, 10, func(storage.PendingEvent, []int64) error { return nil }); n != 0 {
+		t.Fatalf("%d events dispatched twice", n)
+	}
+}
