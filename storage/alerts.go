@@ -182,3 +182,26 @@ func TransitionAlert(ctx context.Context, tx *sqlx.Tx, tenant string, id int64, 
 	}
 	return true, nil
 }
+
+// OutboxEvent is an event written to the outbox with the change it reports.
+type OutboxEvent struct {
+	Type    string
+	Payload any
+}
+
+// AcceptAlert stores a new alert, its events and the request to start its
+// workflow in one transaction: an alert is accepted with everything that
+// carries it out, or not at all. A client key already used is ErrConflict.
+func AcceptAlert(ctx context.Context, db *DB, a *Alert, events []OutboxEvent, start StartRequest) error {
+	return db.InTx(ctx, func(tx *sqlx.Tx) error {
+		if err := InsertAlert(ctx, tx, a); err != nil {
+			return err
+		}
+		for _, ev := range events {
+			if _, err := EmitEvent(ctx, tx, a.TenantID, ev.Type, ev.Payload); err != nil {
+				return err
+			}
+		}
+		return EnqueueStart(ctx, tx, start)
+	})
+}

@@ -17,7 +17,6 @@ import (
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
-	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 	"github.com/minio/minio-go/v7"
 
@@ -115,30 +114,21 @@ func (h *handler) create(ctx context.Context, req model.SendAlertRequest, key st
 	if s.Security != nil {
 		al.Hidden, al.Restricted = s.Security.Hidden, s.Security.RestrictedToSender
 	}
-	err = h.d.DB.InTx(ctx, func(tx *sqlx.Tx) error {
-		if err := storage.InsertAlert(ctx, tx, al); err != nil {
-			return err
-		}
-		ev := events.AlertOf(al, al.Status)
-		if _, err := storage.EmitEvent(ctx, tx, tenant, storage.EventAlertCreated,
-			events.AlertCreated{Alert: ev, CreatedBy: al.CreatedBy, ScheduledFor: p.sendAt}); err != nil {
-			return err
-		}
-		if al.Status == storage.AlertQueued {
-			if _, err := storage.EmitEvent(ctx, tx, tenant, storage.EventAlertQueued, events.AlertQueued{Alert: ev}); err != nil {
-				return err
-			}
-		}
-		// The start request commits with the alert; the starter starts the
-		// workflow right after (see dispatch.Starter), so an accepted alert
-		// is started even when this process dies now.
-		in := workflows.SendAlertInput{Tenant: tenant, AlertID: id}
-		if p.sendAt != nil {
-			in.SendAt = *p.sendAt
-		}
-		return storage.EnqueueStart(ctx, tx, storage.StartRequest{
-			TenantID: tenant, WorkflowID: al.WorkflowID, Workflow: "SendAlert", Input: in, Priority: alertPriority(al.Priority),
-		})
+	ev := events.AlertOf(al, al.Status)
+	evs := []storage.OutboxEvent{{Type: storage.EventAlertCreated,
+		Payload: events.AlertCreated{Alert: ev, CreatedBy: al.CreatedBy, ScheduledFor: p.sendAt}}}
+	if al.Status == storage.AlertQueued {
+		evs = append(evs, storage.OutboxEvent{Type: storage.EventAlertQueued, Payload: events.AlertQueued{Alert: ev}})
+	}
+	// The start request commits with the alert; the starter starts the
+	// workflow right after (see dispatch.Starter), so an accepted alert is
+	// started even when this process dies now.
+	in := workflows.SendAlertInput{Tenant: tenant, AlertID: id}
+	if p.sendAt != nil {
+		in.SendAt = *p.sendAt
+	}
+	err = storage.AcceptAlert(ctx, h.d.DB, al, evs, storage.StartRequest{
+		TenantID: tenant, WorkflowID: al.WorkflowID, Workflow: "SendAlert", Input: in, Priority: alertPriority(al.Priority),
 	})
 	if errors.Is(err, storage.ErrConflict) {
 		removeUpload()
