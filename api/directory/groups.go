@@ -149,7 +149,7 @@ func (h *handlers) registerGroups(api huma.API) {
 			if err != nil {
 				return nil, h.fail(ctx, err, "group")
 			}
-			return &output[model.GroupSummaryPagedApiResponse]{model.GroupSummaryPagedApiResponse{Paging: rest.NewPaging(in.PageParams, total), Items: groupsOut(items)}}, nil
+			return &output[model.GroupSummaryPagedApiResponse]{model.GroupSummaryPagedApiResponse{Paging: rest.NewPaging(in.PageParams, total), Items: rest.Items(items, groupOut)}}, nil
 		})
 
 	rest.Register(api, op("groupsGetGroupMembership", http.MethodPost, groups+"/{groupId}/members", 0, "List a group's members",

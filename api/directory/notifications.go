@@ -34,7 +34,7 @@ func (h *handlers) preferences(ctx context.Context, tenant string, id int64) (mo
 		return s, err
 	}
 	s.Memberships = model.GroupMemberships{Items: groupRefsOut(groups), Count: len(groups)}
-	s.Locations = model.LocationCollection{Items: locationsOut(locs), Count: len(locs)}
+	s.Locations = model.LocationCollection{Items: rest.Items(locs, locationOut), Count: len(locs)}
 	s.WeatherNotifications = model.WeatherNotificationCollection{Items: weatherOut(weather), Count: len(weather)}
 	return s, nil
 }
