@@ -168,7 +168,7 @@ func (h *handlers) registerGroups(api huma.API) {
 			if err != nil {
 				return nil, rest.NotFound("group")
 			}
-			order, err := rest.OrderBy(in.Sort, store.UserSorts, "lower(p.last_name), lower(p.first_name)", "p.id")
+			order, err := userOrder(in.Sort)
 			if err != nil {
 				return nil, err
 			}

@@ -131,7 +131,7 @@ func (h *handlers) registerUsers(api huma.API) {
 			if err != nil {
 				return nil, err
 			}
-			order, err := rest.OrderBy(in.Sort, store.UserSorts, "lower(p.last_name), lower(p.first_name)", "p.id")
+			order, err := userOrder(in.Sort)
 			if err != nil {
 				return nil, err
 			}
@@ -188,6 +188,12 @@ func (h *handlers) registerUsers(api huma.API) {
 				return contactsOut(ci), err
 			})
 		})
+}
+
+// userOrder is the ORDER BY of a page of users (usersFindUsersByQuery and a
+// group's members): by name unless sort says otherwise.
+func userOrder(sort string) (string, error) {
+	return rest.OrderBy(sort, store.UserSorts, "lower(p.last_name), lower(p.first_name)", "p.id")
 }
 
 // newUser checks the base information shared by create and update.
