@@ -263,24 +263,24 @@ func numberPoll(sv *alert.SurveySettings, f *failures) {
 	nextQ, nextO := 1, 1
 	for i := range sv.Questions {
 		q := &sv.Questions[i]
-		if q.ID == 0 {
-			for usedQ[nextQ] {
-				nextQ++
-			}
-			q.ID = nextQ
-			usedQ[nextQ] = true
-		}
+		assignFreeID(&q.ID, usedQ, &nextQ)
 		for j := range q.Options {
-			o := &q.Options[j]
-			if o.ID == 0 {
-				for usedO[nextO] {
-					nextO++
-				}
-				o.ID = nextO
-				usedO[nextO] = true
-			}
+			assignFreeID(&q.Options[j].ID, usedO, &nextO)
 		}
 	}
+}
+
+// assignFreeID gives *id, where absent, the lowest number from *next on that
+// is not used yet, and marks it used.
+func assignFreeID(id *int, used map[int]bool, next *int) {
+	if *id != 0 {
+		return
+	}
+	for used[*next] {
+		*next++
+	}
+	*id = *next
+	used[*next] = true
 }
 
 // checkText refuses text messages that cannot fit their segment limit or

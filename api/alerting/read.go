@@ -667,17 +667,35 @@ type channelPageInput struct {
 	PageSize int   `query:"pageSize" minimum:"1" maximum:"500" default:"25" doc:"Items per page, at most 500."`
 }
 
-// channelPage reads a page of one channel's deliveries, by recipient and cycle.
-func (h *handler) channelPage(ctx context.Context, in *channelPageInput, channel string) (rest.Paging, model.AggregatedChannelResult, []results.Delivery, map[int64]results.Recipient, error) {
+// resultsPage is the shape every per-channel results page of the model
+// shares (EmailResultsSummaryResponse, SmsResultsSummaryResponse, …): a page
+// of items of type T with the channel's totals.
+type resultsPage[T any] interface {
+	~struct {
+		rest.Paging
+		Totals model.AggregatedChannelResult `json:"totals"`
+		Items  []T                           `json:"items"`
+	}
+}
+
+// channelPageOutput is the output of a per-channel results page.
+type channelPageOutput[P any] struct {
+	Body P
+}
+
+// channelResults reads a page of one channel's deliveries, by recipient and
+// cycle, and makes each delivery an item of the page P with item.
+func channelResults[P resultsPage[T], T any](ctx context.Context, h *handler, in *channelPageInput, channel string,
+	item func(model.ChannelResultFields, results.Delivery, results.Recipient) T) (*channelPageOutput[P], error) {
 	pp := rest.PageParams{Page: in.Page, PageSize: in.PageSize}
 	totals := model.AggregatedChannelResult{Channel: model.DeliveryChannel(channel)}
 	al, _, err := h.loadAlert(ctx, in.AlertID)
 	if err != nil {
-		return rest.Paging{}, totals, nil, nil, err
+		return nil, err
 	}
 	chans, _, err := h.channelSummaries(ctx, al)
 	if err != nil {
-		return rest.Paging{}, totals, nil, nil, err
+		return nil, err
 	}
 	for _, c := range chans {
 		if string(c.Channel) == channel {
@@ -686,7 +704,7 @@ func (h *handler) channelPage(ctx context.Context, in *channelPageInput, channel
 	}
 	ds, total, err := h.results.ChannelDeliveries(ctx, al.TenantID, al.ID, channel, pp.Limit(), pp.Offset())
 	if err != nil {
-		return rest.Paging{}, totals, nil, nil, rest.Unavailable("the database", err)
+		return nil, rest.Unavailable("the database", err)
 	}
 	recs := map[int64]results.Recipient{}
 	if len(ds) > 0 {
@@ -696,13 +714,18 @@ func (h *handler) channelPage(ctx context.Context, in *channelPageInput, channel
 		}
 		rows, err := h.results.RecipientsBySeq(ctx, al.TenantID, al.ID, seqs)
 		if err != nil {
-			return rest.Paging{}, totals, nil, nil, rest.Unavailable("the database", err)
+			return nil, rest.Unavailable("the database", err)
 		}
 		for _, r := range rows {
 			recs[r.Seq] = r
 		}
 	}
-	return rest.NewPaging(pp, total), totals, ds, recs, nil
+	items := make([]T, 0, len(ds))
+	for _, d := range ds {
+		r := recs[d.Seq]
+		items = append(items, item(resultFields(d, r), d, r))
+	}
+	return &channelPageOutput[P]{Body: P{Paging: rest.NewPaging(pp, total), Totals: totals, Items: items}}, nil
 }
 
 func resultFields(d results.Delivery, r results.Recipient) model.ChannelResultFields {
@@ -714,72 +737,35 @@ func resultFields(d results.Delivery, r results.Recipient) model.ChannelResultFi
 	return e
 }
 
-type emailPageOutput struct {
-	Body model.EmailResultsSummaryResponse
+func (h *handler) getAlertChannelResultsEmail(ctx context.Context, in *channelPageInput) (*channelPageOutput[model.EmailResultsSummaryResponse], error) {
+	return channelResults[model.EmailResultsSummaryResponse](ctx, h, in, "email",
+		func(f model.ChannelResultFields, d results.Delivery, _ results.Recipient) model.EmailResultSummary {
+			return model.EmailResultSummary{ChannelResultFields: f, Email: d.Address}
+		})
 }
 
-func (h *handler) getAlertChannelResultsEmail(ctx context.Context, in *channelPageInput) (*emailPageOutput, error) {
-	paging, totals, ds, recs, err := h.channelPage(ctx, in, "email")
-	if err != nil {
-		return nil, err
-	}
-	out := model.EmailResultsSummaryResponse{Paging: paging, Totals: totals, Items: []model.EmailResultSummary{}}
-	for _, d := range ds {
-		out.Items = append(out.Items, model.EmailResultSummary{ChannelResultFields: resultFields(d, recs[d.Seq]), Email: d.Address})
-	}
-	return &emailPageOutput{Body: out}, nil
+func (h *handler) getAlertChannelResultsText(ctx context.Context, in *channelPageInput) (*channelPageOutput[model.SmsResultsSummaryResponse], error) {
+	return channelResults[model.SmsResultsSummaryResponse](ctx, h, in, "text",
+		func(f model.ChannelResultFields, d results.Delivery, _ results.Recipient) model.SmsResultSummary {
+			return model.SmsResultSummary{ChannelResultFields: f, Phone: d.Address}
+		})
 }
 
-type smsPageOutput struct {
-	Body model.SmsResultsSummaryResponse
+func (h *handler) getAlertChannelResultsVoice(ctx context.Context, in *channelPageInput) (*channelPageOutput[model.VoiceResultsSummaryResponse], error) {
+	return channelResults[model.VoiceResultsSummaryResponse](ctx, h, in, "voice",
+		func(f model.ChannelResultFields, d results.Delivery, r results.Recipient) model.VoiceResultSummary {
+			return model.VoiceResultSummary{ChannelResultFields: f, Phone: d.Address, Confirmed: r.ConfirmedAt != nil}
+		})
 }
 
-func (h *handler) getAlertChannelResultsText(ctx context.Context, in *channelPageInput) (*smsPageOutput, error) {
-	paging, totals, ds, recs, err := h.channelPage(ctx, in, "text")
-	if err != nil {
-		return nil, err
-	}
-	out := model.SmsResultsSummaryResponse{Paging: paging, Totals: totals, Items: []model.SmsResultSummary{}}
-	for _, d := range ds {
-		out.Items = append(out.Items, model.SmsResultSummary{ChannelResultFields: resultFields(d, recs[d.Seq]), Phone: d.Address})
-	}
-	return &smsPageOutput{Body: out}, nil
-}
-
-type voicePageOutput struct {
-	Body model.VoiceResultsSummaryResponse
-}
-
-func (h *handler) getAlertChannelResultsVoice(ctx context.Context, in *channelPageInput) (*voicePageOutput, error) {
-	paging, totals, ds, recs, err := h.channelPage(ctx, in, "voice")
-	if err != nil {
-		return nil, err
-	}
-	out := model.VoiceResultsSummaryResponse{Paging: paging, Totals: totals, Items: []model.VoiceResultSummary{}}
-	for _, d := range ds {
-		r := recs[d.Seq]
-		out.Items = append(out.Items, model.VoiceResultSummary{ChannelResultFields: resultFields(d, r), Phone: d.Address, Confirmed: r.ConfirmedAt != nil})
-	}
-	return &voicePageOutput{Body: out}, nil
-}
-
-type etnPageOutput struct {
-	Body model.EtnResultsSummaryResponse
-}
-
-func (h *handler) getAlertChannelResultsEtn(ctx context.Context, in *channelPageInput) (*etnPageOutput, error) {
+func (h *handler) getAlertChannelResultsEtn(ctx context.Context, in *channelPageInput) (*channelPageOutput[model.EtnResultsSummaryResponse], error) {
 	if out, err := h.etnTargetsPage(ctx, in); out != nil || err != nil {
 		return out, err
 	}
-	paging, totals, ds, recs, err := h.channelPage(ctx, in, "etn")
-	if err != nil {
-		return nil, err
-	}
-	out := model.EtnResultsSummaryResponse{Paging: paging, Totals: totals, Items: []model.EtnResultSummary{}}
-	for _, d := range ds {
-		out.Items = append(out.Items, model.EtnResultSummary{ChannelResultFields: resultFields(d, recs[d.Seq]), Phone: d.Address})
-	}
-	return &etnPageOutput{Body: out}, nil
+	return channelResults[model.EtnResultsSummaryResponse](ctx, h, in, "etn",
+		func(f model.ChannelResultFields, d results.Delivery, _ results.Recipient) model.EtnResultSummary {
+			return model.EtnResultSummary{ChannelResultFields: f, Phone: d.Address}
+		})
 }
 
 type neighborhoodInput struct {
@@ -827,7 +813,7 @@ func (h *handler) getNeighborhoodChannelStatus(ctx context.Context, in *neighbor
 // etnTargetsPage is the ETN page of an alert that called the numbers inside
 // its areas: one item per number called (recipientId is the target's
 // number within the alert). It returns nil for an alert without targets.
-func (h *handler) etnTargetsPage(ctx context.Context, in *channelPageInput) (*etnPageOutput, error) {
+func (h *handler) etnTargetsPage(ctx context.Context, in *channelPageInput) (*channelPageOutput[model.EtnResultsSummaryResponse], error) {
 	al, _, err := h.loadAlert(ctx, in.AlertID)
 	if err != nil {
 		return nil, err
@@ -852,7 +838,7 @@ func (h *handler) etnTargetsPage(ctx context.Context, in *channelPageInput) (*et
 		item.Attempts, item.ProviderMessageID, item.Error, item.SentAt, item.DeliveredAt, item.UpdatedAt = r.Attempts, r.ProviderMessageID, r.Error, r.SentAt, r.DeliveredAt, r.UpdatedAt
 		out.Items = append(out.Items, item)
 	}
-	return &etnPageOutput{Body: out}, nil
+	return &channelPageOutput[model.EtnResultsSummaryResponse]{Body: out}, nil
 }
 
 // ownRowCounts summarises the channels whose deliveries are not one per

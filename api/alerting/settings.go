@@ -15,25 +15,25 @@ import (
 // the same way.
 func settingsOf(m model.AlertSettings) (alert.Settings, error) {
 	var s alert.Settings
-	b, err := json.Marshal(m)
-	if err == nil {
-		err = json.Unmarshal(b, &s)
-	}
-	if err != nil {
-		return s, fmt.Errorf("map settings: %w", err)
-	}
-	return s, nil
+	err := mapSettings(m, &s)
+	return s, err
 }
 
 // settingsModel maps an alert's settings back to the API's form.
 func settingsModel(s *alert.Settings) (model.AlertSettings, error) {
 	var m model.AlertSettings
-	b, err := json.Marshal(s)
+	err := mapSettings(s, &m)
+	return m, err
+}
+
+// mapSettings copies from into to through their shared JSON form.
+func mapSettings(from, to any) error {
+	b, err := json.Marshal(from)
 	if err == nil {
-		err = json.Unmarshal(b, &m)
+		err = json.Unmarshal(b, to)
 	}
 	if err != nil {
-		return m, fmt.Errorf("map settings: %w", err)
+		return fmt.Errorf("map settings: %w", err)
 	}
-	return m, nil
+	return nil
 }

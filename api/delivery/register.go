@@ -98,16 +98,31 @@ type settingsOutput struct {
 	Body model.ChannelProviderSettingsResponse
 }
 
+// recode copies src into dst through their JSON form, which the API's
+// settings and the stored ones share.
+func recode(src, dst any) error {
+	b, err := json.Marshal(src)
+	if err != nil {
+		return err
+	}
+	return json.Unmarshal(b, dst)
+}
+
 func response(e providers.Entry) (model.ChannelProviderSettingsResponse, error) {
 	var m model.ChannelProviderSettings
-	b, err := json.Marshal(e.Settings.Masked())
-	if err == nil {
-		err = json.Unmarshal(b, &m)
-	}
-	if err != nil {
+	if err := recode(e.Settings.Masked(), &m); err != nil {
 		return model.ChannelProviderSettingsResponse{}, fmt.Errorf("encode settings: %w", err)
 	}
 	return model.ChannelProviderSettingsResponse{Channel: string(e.Channel), Settings: m, CreatedAt: e.CreatedAt, UpdatedAt: e.UpdatedAt}, nil
+}
+
+// settingsOf answers e as the channel's settings.
+func settingsOf(e providers.Entry) (*settingsOutput, error) {
+	r, err := response(e)
+	if err != nil {
+		return nil, err
+	}
+	return &settingsOutput{Body: r}, nil
 }
 
 func (h *handlers) list(ctx context.Context, _ *struct{}) (*struct {
@@ -138,11 +153,7 @@ func (h *handlers) get(ctx context.Context, in *channelPath) (*settingsOutput, e
 	if err != nil {
 		return nil, err
 	}
-	r, err := response(e)
-	if err != nil {
-		return nil, err
-	}
-	return &settingsOutput{Body: r}, nil
+	return settingsOf(e)
 }
 
 func (h *handlers) put(ctx context.Context, in *struct {
@@ -150,11 +161,7 @@ func (h *handlers) put(ctx context.Context, in *struct {
 	Body    model.ChannelProviderSettings
 }) (*settingsOutput, error) {
 	var s providers.Settings
-	b, err := json.Marshal(in.Body)
-	if err == nil {
-		err = json.Unmarshal(b, &s)
-	}
-	if err != nil {
+	if err := recode(in.Body, &s); err != nil {
 		return nil, fmt.Errorf("decode settings: %w", err)
 	}
 	e, _, err := h.store.Put(ctx, rest.Tenant(ctx), channels.Channel(in.Channel), s)
@@ -165,11 +172,7 @@ func (h *handlers) put(ctx context.Context, in *struct {
 	if err != nil {
 		return nil, err
 	}
-	r, err := response(e)
-	if err != nil {
-		return nil, err
-	}
-	return &settingsOutput{Body: r}, nil
+	return settingsOf(e)
 }
 
 func (h *handlers) delete(ctx context.Context, in *channelPath) (*struct{}, error) {

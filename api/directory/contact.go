@@ -116,7 +116,7 @@ func (h *handlers) registerContact(api huma.API) {
 		func(ctx context.Context, in *struct {
 			UserPath
 			Body model.CreateEmailCommand
-		}) (*struct{ Body model.EmailAddress }, error) {
+		}) (*output[model.EmailAddress], error) {
 			addr, err := normalizeEmail(in.Body.Address)
 			if err != nil {
 				return nil, rest.Invalid("body", "address", err.Error(), in.Body.Address)
@@ -125,41 +125,23 @@ func (h *handlers) registerContact(api huma.API) {
 			if label == "" {
 				label = "work"
 			}
-			var e store.Email
-			err = h.withUser(ctx, in.UserPath, func(tx *sqlx.Tx, tenant string, id int64) error {
-				e, err = store.AddEmail(ctx, tx, tenant, id, addr, label)
-				return err
-			})
-			if errors.Is(err, storage.ErrConflict) {
-				return nil, rest.Conflict("the user already has this email address")
-			}
-			if err != nil {
-				return nil, h.fail(ctx, err, "user")
-			}
-			return &struct{ Body model.EmailAddress }{emailOut(e)}, nil
+			return addToUser(ctx, h, in.UserPath, "the user already has this email address",
+				func(tx *sqlx.Tx, tenant string, id int64) (model.EmailAddress, error) {
+					e, err := store.AddEmail(ctx, tx, tenant, id, addr, label)
+					return emailOut(e), err
+				})
 		})
 
 	const email = emails + "/{emailAddress}"
 	rest.Register(api, op("usersGetEmail", http.MethodGet, email, 0, "Read an email address",
 		"Answers the address with its verification status."),
-		func(ctx context.Context, in *EmailPath) (*struct{ Body model.EmailAddress }, error) {
-			dir, id, err := in.ids()
-			if err != nil {
-				return nil, err
-			}
-			addr, err := in.address()
-			if err != nil {
-				return nil, err
-			}
-			tenant := rest.Tenant(ctx)
-			if _, err := store.GetUser(ctx, h.d.DB, tenant, dir, id); err != nil {
-				return nil, h.fail(ctx, err, "user")
-			}
-			e, err := store.GetEmail(ctx, h.d.DB, tenant, id, addr)
-			if err != nil {
-				return nil, h.fail(ctx, err, "email address")
-			}
-			return &struct{ Body model.EmailAddress }{emailOut(e)}, nil
+		func(ctx context.Context, in *EmailPath) (*output[model.EmailAddress], error) {
+			var addr string
+			return readOfUser(ctx, h, in.UserPath, func() (err error) { addr, err = in.address(); return err }, "email address",
+				func(tenant string, id int64) (model.EmailAddress, error) {
+					e, err := store.GetEmail(ctx, h.d.DB, tenant, id, addr)
+					return emailOut(e), err
+				})
 		})
 
 	rest.Register(api, op("usersRemoveEmail", http.MethodDelete, email, http.StatusNoContent, "Remove an email address",
@@ -182,7 +164,7 @@ func (h *handlers) registerContact(api huma.API) {
 		func(ctx context.Context, in *struct {
 			UserPath
 			Body model.CreatePhoneCommand
-		}) (*struct{ Body model.PhoneNumber }, error) {
+		}) (*output[model.PhoneNumber], error) {
 			num, err := normalizePhone(in.Body.Number, in.Body.Country)
 			if err != nil {
 				return nil, rest.Invalid("body", "number", err.Error(), in.Body.Number)
@@ -207,41 +189,23 @@ func (h *handlers) registerContact(api huma.API) {
 			if in.Body.CanCall != nil {
 				p.CanCall = *in.Body.CanCall
 			}
-			var added store.Phone
-			err = h.withUser(ctx, in.UserPath, func(tx *sqlx.Tx, tenant string, id int64) error {
-				added, err = store.AddPhone(ctx, tx, tenant, id, phoneIn(p))
-				return err
-			})
-			if errors.Is(err, storage.ErrConflict) {
-				return nil, rest.Conflict("the user already has this phone number")
-			}
-			if err != nil {
-				return nil, h.fail(ctx, err, "user")
-			}
-			return &struct{ Body model.PhoneNumber }{phoneOut(added)}, nil
+			return addToUser(ctx, h, in.UserPath, "the user already has this phone number",
+				func(tx *sqlx.Tx, tenant string, id int64) (model.PhoneNumber, error) {
+					added, err := store.AddPhone(ctx, tx, tenant, id, phoneIn(p))
+					return phoneOut(added), err
+				})
 		})
 
 	const phone = phones + "/{phoneNumber}"
 	rest.Register(api, op("usersGetPhone", http.MethodGet, phone, 0, "Read a phone number",
 		"Answers the number with its verification status."),
-		func(ctx context.Context, in *PhonePath) (*struct{ Body model.PhoneNumber }, error) {
-			dir, id, err := in.ids()
-			if err != nil {
-				return nil, err
-			}
-			num, err := in.number()
-			if err != nil {
-				return nil, err
-			}
-			tenant := rest.Tenant(ctx)
-			if _, err := store.GetUser(ctx, h.d.DB, tenant, dir, id); err != nil {
-				return nil, h.fail(ctx, err, "user")
-			}
-			p, err := store.GetPhone(ctx, h.d.DB, tenant, id, num)
-			if err != nil {
-				return nil, h.fail(ctx, err, "phone number")
-			}
-			return &struct{ Body model.PhoneNumber }{phoneOut(p)}, nil
+		func(ctx context.Context, in *PhonePath) (*output[model.PhoneNumber], error) {
+			var num string
+			return readOfUser(ctx, h, in.UserPath, func() (err error) { num, err = in.number(); return err }, "phone number",
+				func(tenant string, id int64) (model.PhoneNumber, error) {
+					p, err := store.GetPhone(ctx, h.d.DB, tenant, id, num)
+					return phoneOut(p), err
+				})
 		})
 
 	rest.Register(api, op("usersRemovePhone", http.MethodDelete, phone, http.StatusNoContent, "Remove a phone number",

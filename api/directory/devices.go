@@ -2,7 +2,6 @@ package directory
 
 import (
 	"context"
-	"errors"
 	"net/http"
 	"strings"
 
@@ -11,7 +10,6 @@ import (
 
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
-	"github.com/tocsin/tocsin/storage"
 	store "github.com/tocsin/tocsin/storage/directory"
 )
 
@@ -33,58 +31,35 @@ func (h *handlers) registerDevices(api huma.API) {
 		func(ctx context.Context, in *struct {
 			UserPath
 			Body model.CreateDeviceCommand
-		}) (*struct {
-			Body model.ContactInformationDevice
-		}, error) {
+		}) (*output[model.ContactInformationDevice], error) {
 			token := strings.TrimSpace(in.Body.Token)
 			if token != in.Body.Token || strings.ContainsAny(token, "\r\n\t ") {
 				return nil, rest.Invalid("body", "token", "a push token has no spaces or line breaks", in.Body.Token)
 			}
-			var d store.Device
-			err := h.withUser(ctx, in.UserPath, func(tx *sqlx.Tx, tenant string, id int64) error {
-				var err error
-				d, err = store.AddPushDevice(ctx, tx, tenant, id, in.Body.Platform, token)
-				return err
-			})
-			if errors.Is(err, storage.ErrConflict) {
-				return nil, rest.Conflict("the push token is registered already")
-			}
-			if err != nil {
-				return nil, h.fail(ctx, err, "user")
-			}
-			return &struct {
-				Body model.ContactInformationDevice
-			}{deviceOf(d)}, nil
+			return addToUser(ctx, h, in.UserPath, "the push token is registered already",
+				func(tx *sqlx.Tx, tenant string, id int64) (model.ContactInformationDevice, error) {
+					d, err := store.AddPushDevice(ctx, tx, tenant, id, in.Body.Platform, token)
+					return deviceOf(d), err
+				})
 		})
 
 	const device = devices + "/{deviceId}"
 	rest.Register(api, op("usersGetDevice", http.MethodGet, device, 0, "Read a device",
 		"Answers one of the user's devices, of app push or myalerts."),
-		func(ctx context.Context, in *DevicePath) (*struct {
-			Body model.ContactInformationDevice
-		}, error) {
-			tenant, id, dev, err := h.existingUser(ctx, in.UserPath, in.DeviceID, "device")
-			if err != nil {
-				return nil, err
-			}
-			d, err := store.GetDevice(ctx, h.d.DB, tenant, id, dev)
-			if err != nil {
-				return nil, h.fail(ctx, err, "device")
-			}
-			return &struct {
-				Body model.ContactInformationDevice
-			}{deviceOf(d)}, nil
+		func(ctx context.Context, in *DevicePath) (*output[model.ContactInformationDevice], error) {
+			var dev int64
+			return readOfUser(ctx, h, in.UserPath, childID(in.DeviceID, "device", &dev), "device",
+				func(tenant string, id int64) (model.ContactInformationDevice, error) {
+					d, err := store.GetDevice(ctx, h.d.DB, tenant, id, dev)
+					return deviceOf(d), err
+				})
 		})
 
 	rest.Register(api, op("usersRemoveDevice", http.MethodDelete, device, http.StatusNoContent, "Remove a push device",
 		"Removes one of the user's push devices; alerts on push no longer notify it. "+
 			"A device of the alerts app is a 409: remove it from the user's mobileApps.", http.StatusConflict),
 		func(ctx context.Context, in *DevicePath) (*struct{}, error) {
-			dev, err := store.ParseID(in.DeviceID)
-			if err != nil {
-				return nil, rest.NotFound("device")
-			}
-			err = h.withUser(ctx, in.UserPath, func(tx *sqlx.Tx, tenant string, id int64) error {
+			return h.removeOfUser(ctx, in.UserPath, in.DeviceID, "device", func(tx *sqlx.Tx, tenant string, id, dev int64) error {
 				d, err := store.GetDevice(ctx, tx, tenant, id, dev)
 				if err != nil {
 					return err
@@ -94,6 +69,5 @@ func (h *handlers) registerDevices(api huma.API) {
 				}
 				return store.RemovePushDevice(ctx, tx, tenant, id, dev)
 			})
-			return nil, h.fail(ctx, err, "device")
 		})
 }

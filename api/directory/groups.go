@@ -81,9 +81,7 @@ func (h *handlers) registerGroups(api huma.API) {
 			DirPath
 			rest.PageParams
 			UserID string `query:"userId" maxLength:"20" doc:"Only groups this user can join." example:"1042"`
-		}) (*struct {
-			Body model.GroupReferencePagedApiResponse
-		}, error) {
+		}) (*output[model.GroupReferencePagedApiResponse], error) {
 			dir, err := in.dir()
 			if err != nil {
 				return nil, err
@@ -95,9 +93,6 @@ func (h *handlers) registerGroups(api huma.API) {
 			tenant := rest.Tenant(ctx)
 			public := true
 			f := store.GroupFilter{IsPublic: &public}
-			out := &struct {
-				Body model.GroupReferencePagedApiResponse
-			}{}
 			if in.UserID != "" {
 				id, err := store.ParseID(in.UserID)
 				if err != nil {
@@ -110,8 +105,7 @@ func (h *handlers) registerGroups(api huma.API) {
 				ss := model.DefaultSelfService
 				_ = json.Unmarshal(u.SelfService, &ss)
 				if !ss.CanJoinGroups {
-					out.Body = model.GroupReferencePagedApiResponse{Paging: rest.NewPaging(in.PageParams, 0), Items: []model.GroupReference{}}
-					return out, nil
+					return &output[model.GroupReferencePagedApiResponse]{model.GroupReferencePagedApiResponse{Paging: rest.NewPaging(in.PageParams, 0), Items: []model.GroupReference{}}}, nil
 				}
 				f.NotMemberOf = id
 			}
@@ -119,8 +113,7 @@ func (h *handlers) registerGroups(api huma.API) {
 			if err != nil {
 				return nil, h.fail(ctx, err, "group")
 			}
-			out.Body = model.GroupReferencePagedApiResponse{Paging: rest.NewPaging(in.PageParams, total), Items: groupRefsOut(items)}
-			return out, nil
+			return &output[model.GroupReferencePagedApiResponse]{model.GroupReferencePagedApiResponse{Paging: rest.NewPaging(in.PageParams, total), Items: groupRefsOut(items)}}, nil
 		})
 
 	rest.Register(api, op("groupsFindGroups", http.MethodPost, groups+"/find", 0, "Find groups",
@@ -129,9 +122,7 @@ func (h *handlers) registerGroups(api huma.API) {
 			DirPath
 			rest.PageParams
 			Body *model.FindGroupQuery
-		}) (*struct {
-			Body model.GroupSummaryPagedApiResponse
-		}, error) {
+		}) (*output[model.GroupSummaryPagedApiResponse], error) {
 			if _, err := in.dir(); err != nil {
 				return nil, err
 			}
@@ -158,11 +149,7 @@ func (h *handlers) registerGroups(api huma.API) {
 			if err != nil {
 				return nil, h.fail(ctx, err, "group")
 			}
-			out := &struct {
-				Body model.GroupSummaryPagedApiResponse
-			}{}
-			out.Body = model.GroupSummaryPagedApiResponse{Paging: rest.NewPaging(in.PageParams, total), Items: groupsOut(items)}
-			return out, nil
+			return &output[model.GroupSummaryPagedApiResponse]{model.GroupSummaryPagedApiResponse{Paging: rest.NewPaging(in.PageParams, total), Items: rest.Items(items, groupOut)}}, nil
 		})
 
 	rest.Register(api, op("groupsGetGroupMembership", http.MethodPost, groups+"/{groupId}/members", 0, "List a group's members",
@@ -172,9 +159,7 @@ func (h *handlers) registerGroups(api huma.API) {
 			DirPath
 			rest.PageParams
 			GroupID string `path:"groupId" maxLength:"20" doc:"The group's id." example:"42"`
-		}) (*struct {
-			Body model.UserProfileSummaryPagedApiResponse
-		}, error) {
+		}) (*output[model.UserProfileSummaryPagedApiResponse], error) {
 			dir, err := in.dir()
 			if err != nil {
 				return nil, err
@@ -183,7 +168,7 @@ func (h *handlers) registerGroups(api huma.API) {
 			if err != nil {
 				return nil, rest.NotFound("group")
 			}
-			order, err := rest.OrderBy(in.Sort, store.UserSorts, "lower(p.last_name), lower(p.first_name)", "p.id")
+			order, err := userOrder(in.Sort)
 			if err != nil {
 				return nil, err
 			}
@@ -195,11 +180,7 @@ func (h *handlers) registerGroups(api huma.API) {
 			if err != nil {
 				return nil, h.fail(ctx, err, "group")
 			}
-			out := &struct {
-				Body model.UserProfileSummaryPagedApiResponse
-			}{}
-			out.Body = model.UserProfileSummaryPagedApiResponse{Paging: rest.NewPaging(in.PageParams, total), Items: userSummariesOut(items)}
-			return out, nil
+			return &output[model.UserProfileSummaryPagedApiResponse]{model.UserProfileSummaryPagedApiResponse{Paging: rest.NewPaging(in.PageParams, total), Items: userSummariesOut(items)}}, nil
 		})
 }
 
@@ -211,30 +192,18 @@ type TenantPath struct {
 func (h *handlers) registerMeta(api huma.API) {
 	rest.Register(api, op("metaGetLanguages", http.MethodGet, "/{tenantId}/directory/meta/languages", 0, "List languages",
 		"Languages for written and spoken translation, as BCP 47 codes with names; a user's preferred language is one of them."),
-		func(ctx context.Context, in *TenantPath) (*struct {
-			Body model.AvailableLanguagesResponse
-		}, error) {
-			return &struct {
-				Body model.AvailableLanguagesResponse
-			}{model.AvailableLanguagesResponse{Languages: languages}}, nil
+		func(ctx context.Context, in *TenantPath) (*output[model.AvailableLanguagesResponse], error) {
+			return &output[model.AvailableLanguagesResponse]{model.AvailableLanguagesResponse{Languages: languages}}, nil
 		})
 	rest.Register(api, op("metaGetTimeZones", http.MethodGet, "/{tenantId}/directory/meta/timezones", 0, "List time zones",
 		"The canonical IANA time zones (one per region of the time zone database, plus UTC) with their UTC offsets now, from the time zone data built into tocsin."),
-		func(ctx context.Context, in *TenantPath) (*struct {
-			Body model.AvailableTimeZonesResponse
-		}, error) {
+		func(ctx context.Context, in *TenantPath) (*output[model.AvailableTimeZonesResponse], error) {
 			now := time.Now().UTC().Truncate(time.Second)
-			return &struct {
-				Body model.AvailableTimeZonesResponse
-			}{model.AvailableTimeZonesResponse{TimeZones: timeZones(now), AsOf: now}}, nil
+			return &output[model.AvailableTimeZonesResponse]{model.AvailableTimeZonesResponse{TimeZones: timeZones(now), AsOf: now}}, nil
 		})
 	rest.Register(api, op("metaGetWeatherCategories", http.MethodGet, "/{tenantId}/directory/meta/weather/categories", 0, "List weather categories",
 		"The weather categories users subscribe to, each grouping alert events of national weather services."),
-		func(ctx context.Context, in *TenantPath) (*struct {
-			Body model.WeatherCategoriesResponse
-		}, error) {
-			return &struct {
-				Body model.WeatherCategoriesResponse
-			}{model.WeatherCategoriesResponse{Categories: weatherCategories}}, nil
+		func(ctx context.Context, in *TenantPath) (*output[model.WeatherCategoriesResponse], error) {
+			return &output[model.WeatherCategoriesResponse]{model.WeatherCategoriesResponse{Categories: weatherCategories}}, nil
 		})
 }

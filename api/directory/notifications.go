@@ -34,7 +34,7 @@ func (h *handlers) preferences(ctx context.Context, tenant string, id int64) (mo
 		return s, err
 	}
 	s.Memberships = model.GroupMemberships{Items: groupRefsOut(groups), Count: len(groups)}
-	s.Locations = model.LocationCollection{Items: locationsOut(locs), Count: len(locs)}
+	s.Locations = model.LocationCollection{Items: rest.Items(locs, locationOut), Count: len(locs)}
 	s.WeatherNotifications = model.WeatherNotificationCollection{Items: weatherOut(weather), Count: len(weather)}
 	return s, nil
 }
@@ -49,24 +49,10 @@ func (h *handlers) registerNotifications(api huma.API) {
 	const base = "/{tenantId}/directory/{directoryId}/users/{userId}/notifications"
 	rest.Register(api, op("usersGetNotificationPreferencesById", http.MethodGet, base, 0, "Read a user's notification preferences",
 		"Answers the user's group memberships, locations and weather subscriptions together."),
-		func(ctx context.Context, in *UserPath) (*struct {
-			Body model.NotificationPreferencesSummary
-		}, error) {
-			dir, id, err := in.ids()
-			if err != nil {
-				return nil, err
-			}
-			tenant := rest.Tenant(ctx)
-			if _, err := store.GetUser(ctx, h.d.DB, tenant, dir, id); err != nil {
-				return nil, h.fail(ctx, err, "user")
-			}
-			s, err := h.preferences(ctx, tenant, id)
-			if err != nil {
-				return nil, h.fail(ctx, err, "user")
-			}
-			return &struct {
-				Body model.NotificationPreferencesSummary
-			}{s}, nil
+		func(ctx context.Context, in *UserPath) (*output[model.NotificationPreferencesSummary], error) {
+			return readOfUser(ctx, h, *in, nil, "user", func(tenant string, id int64) (model.NotificationPreferencesSummary, error) {
+				return h.preferences(ctx, tenant, id)
+			})
 		})
 
 	rest.Register(api, op("usersCreateGroupMembership", http.MethodPost, base+"/memberships", http.StatusNoContent, "Join a group",
@@ -113,14 +99,9 @@ func (h *handlers) registerNotifications(api huma.API) {
 			UserPath
 			GroupID string `path:"groupId" maxLength:"20" doc:"The group's id." example:"42"`
 		}) (*struct{}, error) {
-			gid, err := store.ParseID(in.GroupID)
-			if err != nil {
-				return nil, rest.NotFound("membership")
-			}
-			err = h.withUser(ctx, in.UserPath, func(tx *sqlx.Tx, tenant string, id int64) error {
+			return h.removeOfUser(ctx, in.UserPath, in.GroupID, "membership", func(tx *sqlx.Tx, tenant string, id, gid int64) error {
 				return store.RemoveMembership(ctx, tx, tenant, gid, id)
 			})
-			return nil, h.fail(ctx, err, "membership")
 		})
 
 	rest.Register(api, op("usersCreateNewLocation", http.MethodPost, base+"/locations", http.StatusCreated, "Add a location",
@@ -157,29 +138,21 @@ func (h *handlers) registerNotifications(api huma.API) {
 		})
 
 	rest.Register(api, op("usersGetLocation", http.MethodGet, base+"/locations/{locationId}", 0, "Read a location", "Answers one of the user's locations."),
-		func(ctx context.Context, in *LocationPath) (*struct{ Body model.Location }, error) {
-			tenant, id, lid, err := h.existingUser(ctx, in.UserPath, in.LocationID, "location")
-			if err != nil {
-				return nil, err
-			}
-			l, err := store.GetLocation(ctx, h.d.DB, tenant, id, lid)
-			if err != nil {
-				return nil, h.fail(ctx, err, "location")
-			}
-			return &struct{ Body model.Location }{locationOut(l)}, nil
+		func(ctx context.Context, in *LocationPath) (*output[model.Location], error) {
+			var lid int64
+			return readOfUser(ctx, h, in.UserPath, childID(in.LocationID, "location", &lid), "location",
+				func(tenant string, id int64) (model.Location, error) {
+					l, err := store.GetLocation(ctx, h.d.DB, tenant, id, lid)
+					return locationOut(l), err
+				})
 		})
 
 	rest.Register(api, op("usersRemoveLocation", http.MethodDelete, base+"/locations/{locationId}", http.StatusNoContent, "Remove a location",
 		"Removes one of the user's locations with the weather subscriptions for it."),
 		func(ctx context.Context, in *LocationPath) (*struct{}, error) {
-			lid, err := store.ParseID(in.LocationID)
-			if err != nil {
-				return nil, rest.NotFound("location")
-			}
-			err = h.withUser(ctx, in.UserPath, func(tx *sqlx.Tx, tenant string, id int64) error {
+			return h.removeOfUser(ctx, in.UserPath, in.LocationID, "location", func(tx *sqlx.Tx, tenant string, id, lid int64) error {
 				return store.RemoveLocation(ctx, tx, tenant, id, lid)
 			})
-			return nil, h.fail(ctx, err, "location")
 		})
 
 	rest.Register(api, op("usersAddWeatherNotifications", http.MethodPost, base+"/weather", http.StatusNoContent, "Subscribe to weather notifications",
@@ -200,24 +173,11 @@ func (h *handlers) registerNotifications(api huma.API) {
 
 	rest.Register(api, op("usersGetWeatherNotifications", http.MethodGet, base+"/weather", 0, "List weather notifications",
 		"Answers the user's weather subscriptions."),
-		func(ctx context.Context, in *UserPath) (*struct {
-			Body model.WeatherNotificationCollection
-		}, error) {
-			dir, id, err := in.ids()
-			if err != nil {
-				return nil, err
-			}
-			tenant := rest.Tenant(ctx)
-			if _, err := store.GetUser(ctx, h.d.DB, tenant, dir, id); err != nil {
-				return nil, h.fail(ctx, err, "user")
-			}
-			items, err := store.ListWeather(ctx, h.d.DB, tenant, id)
-			if err != nil {
-				return nil, h.fail(ctx, err, "user")
-			}
-			return &struct {
-				Body model.WeatherNotificationCollection
-			}{model.WeatherNotificationCollection{Items: weatherOut(items), Count: len(items)}}, nil
+		func(ctx context.Context, in *UserPath) (*output[model.WeatherNotificationCollection], error) {
+			return readOfUser(ctx, h, *in, nil, "user", func(tenant string, id int64) (model.WeatherNotificationCollection, error) {
+				items, err := store.ListWeather(ctx, h.d.DB, tenant, id)
+				return model.WeatherNotificationCollection{Items: weatherOut(items), Count: len(items)}, err
+			})
 		})
 
 	rest.Register(api, op("usersRemoveWeatherNotifications", http.MethodDelete, base+"/weather", http.StatusNoContent, "Unsubscribe from weather notifications",

@@ -9,6 +9,7 @@ import (
 	"reflect"
 
 	"github.com/danielgtaylor/huma/v2"
+	"github.com/jmoiron/sqlx"
 
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
@@ -84,22 +85,87 @@ func (p UserPath) ids() (string, int64, error) {
 	return dir, id, nil
 }
 
-// existingUser parses the user path and an id of something the user has
-// (named what in a 404), and checks that the user exists in the tenant's
-// directory: it answers the tenant, the user's id and the parsed child id.
-func (h *handlers) existingUser(ctx context.Context, p UserPath, childID, what string) (tenant string, person, child int64, err error) {
+// output is an operation's answer that is only a body.
+type output[T any] struct {
+	Body T
+}
+
+// childID is a parse for userOf: it parses the id of something the user
+// has into *child, an id that cannot be one being a 404 naming what.
+func childID(id, what string, child *int64) func() error {
+	return func() (err error) {
+		if *child, err = store.ParseID(id); err != nil {
+			return rest.NotFound(what)
+		}
+		return nil
+	}
+}
+
+// userOf parses the user path, then the rest of the path with parse (nil
+// when there is none), and checks that the user exists in the tenant's
+// directory: it answers the tenant and the user's id.
+func (h *handlers) userOf(ctx context.Context, p UserPath, parse func() error) (tenant string, person int64, err error) {
 	dir, person, err := p.ids()
 	if err != nil {
-		return "", 0, 0, err
+		return "", 0, err
 	}
-	if child, err = store.ParseID(childID); err != nil {
-		return "", 0, 0, rest.NotFound(what)
+	if parse != nil {
+		if err := parse(); err != nil {
+			return "", 0, err
+		}
 	}
 	tenant = rest.Tenant(ctx)
 	if _, err := store.GetUser(ctx, h.d.DB, tenant, dir, person); err != nil {
-		return "", 0, 0, h.fail(ctx, err, "user")
+		return "", 0, h.fail(ctx, err, "user")
 	}
-	return tenant, person, child, nil
+	return tenant, person, nil
+}
+
+// readOfUser answers what read finds of an existing user (see userOf); a
+// failed read is mapped by fail, naming what.
+func readOfUser[T any](ctx context.Context, h *handlers, p UserPath, parse func() error, what string,
+	read func(tenant string, person int64) (T, error)) (*output[T], error) {
+	tenant, person, err := h.userOf(ctx, p, parse)
+	if err != nil {
+		return nil, err
+	}
+	v, err := read(tenant, person)
+	if err != nil {
+		return nil, h.fail(ctx, err, what)
+	}
+	return &output[T]{v}, nil
+}
+
+// addToUser runs add with the user's row locked (see withUser) and answers
+// what it added; a conflict is a 409 telling conflict.
+func addToUser[T any](ctx context.Context, h *handlers, p UserPath, conflict string,
+	add func(tx *sqlx.Tx, tenant string, person int64) (T, error)) (*output[T], error) {
+	var v T
+	err := h.withUser(ctx, p, func(tx *sqlx.Tx, tenant string, person int64) (err error) {
+		v, err = add(tx, tenant, person)
+		return err
+	})
+	if errors.Is(err, storage.ErrConflict) {
+		return nil, rest.Conflict(conflict)
+	}
+	if err != nil {
+		return nil, h.fail(ctx, err, "user")
+	}
+	return &output[T]{v}, nil
+}
+
+// removeOfUser parses the id of something the user has (named what in a
+// 404) and runs remove with the user's row locked (see withUser).
+func (h *handlers) removeOfUser(ctx context.Context, p UserPath, childID, what string,
+	remove func(tx *sqlx.Tx, tenant string, person, child int64) error) (*struct{}, error) {
+	child, err := store.ParseID(childID)
+	if err != nil {
+		return nil, rest.NotFound(what)
+	}
+	err = h.withUser(ctx, p, func(tx *sqlx.Tx, tenant string, person int64) error {
+		return remove(tx, tenant, person, child)
+	})
+	return nil, h.fail(ctx, err, what)
 }
 
 // fail maps storage errors to problems: not found is a 404 naming what,

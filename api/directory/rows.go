@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/tocsin/tocsin/api/model"
+	"github.com/tocsin/tocsin/api/rest"
 	store "github.com/tocsin/tocsin/storage/directory"
 )
 
@@ -26,34 +27,16 @@ func phoneIn(p model.PhoneNumber) store.Phone {
 }
 
 func contactsOut(c store.Contacts) model.ContactInformation {
-	ci := model.ContactInformation{
-		Emails:  make([]model.EmailAddress, 0, len(c.Emails)),
-		Phones:  make([]model.PhoneNumber, 0, len(c.Phones)),
-		Devices: make([]model.ContactInformationDevice, 0, len(c.Devices)),
+	return model.ContactInformation{
+		Emails:  rest.Items(c.Emails, emailOut),
+		Phones:  rest.Items(c.Phones, phoneOut),
+		Devices: rest.Items(c.Devices, deviceOf),
 	}
-	for _, e := range c.Emails {
-		ci.Emails = append(ci.Emails, emailOut(e))
-	}
-	for _, p := range c.Phones {
-		ci.Phones = append(ci.Phones, phoneOut(p))
-	}
-	for _, d := range c.Devices {
-		ci.Devices = append(ci.Devices, deviceOf(d))
-	}
-	return ci
 }
 
 func groupOut(g store.Group) model.GroupSummary {
 	return model.GroupSummary{ID: g.ID, Name: g.Name, Description: g.Description, ParentID: g.ParentID, Path: g.Path,
 		Depth: g.Depth, IsPublic: g.IsPublic, MemberCount: g.MemberCount}
-}
-
-func groupsOut(gs []store.Group) []model.GroupSummary {
-	out := make([]model.GroupSummary, 0, len(gs))
-	for _, g := range gs {
-		out = append(out, groupOut(g))
-	}
-	return out
 }
 
 func groupRefsOut(gs []store.Group) []model.GroupReference {
@@ -91,14 +74,6 @@ func locationOut(l store.Location) model.Location {
 	out := model.Location{ID: strconv.FormatInt(l.ID, 10), Name: l.Name,
 		GeoLocation: model.GeoLocation{Latitude: l.Latitude, Longitude: l.Longitude}, CreatedAt: l.CreatedAt}
 	_ = json.Unmarshal(l.Address, &out.Address)
-	return out
-}
-
-func locationsOut(ls []store.Location) []model.Location {
-	out := make([]model.Location, 0, len(ls))
-	for _, l := range ls {
-		out = append(out, locationOut(l))
-	}
 	return out
 }
 

@@ -126,14 +126,12 @@ func (h *handlers) registerUsers(api huma.API) {
 			DirPath
 			rest.PageParams
 			Body *model.FindUserQuery
-		}) (*struct {
-			Body model.UserProfileSummaryPagedApiResponse
-		}, error) {
+		}) (*output[model.UserProfileSummaryPagedApiResponse], error) {
 			dir, err := in.dir()
 			if err != nil {
 				return nil, err
 			}
-			order, err := rest.OrderBy(in.Sort, store.UserSorts, "lower(p.last_name), lower(p.first_name)", "p.id")
+			order, err := userOrder(in.Sort)
 			if err != nil {
 				return nil, err
 			}
@@ -158,11 +156,7 @@ func (h *handlers) registerUsers(api huma.API) {
 			if err != nil {
 				return nil, h.fail(ctx, err, "user")
 			}
-			out := &struct {
-				Body model.UserProfileSummaryPagedApiResponse
-			}{}
-			out.Body = model.UserProfileSummaryPagedApiResponse{Paging: rest.NewPaging(in.PageParams, total), Items: userSummariesOut(items)}
-			return out, nil
+			return &output[model.UserProfileSummaryPagedApiResponse]{model.UserProfileSummaryPagedApiResponse{Paging: rest.NewPaging(in.PageParams, total), Items: userSummariesOut(items)}}, nil
 		})
 
 	rest.Register(api, op("usersCreateExternalId", http.MethodPost, user+"/externalId", http.StatusNoContent, "Associate an external id",
@@ -188,21 +182,18 @@ func (h *handlers) registerUsers(api huma.API) {
 
 	rest.Register(api, op("usersGetContactInformationById", http.MethodGet, user+"/contact", 0, "Read a user's contact information",
 		"Answers the user's emails and phones with their verification status, and their devices."),
-		func(ctx context.Context, in *UserPath) (*struct{ Body model.ContactInformation }, error) {
-			dir, id, err := in.ids()
-			if err != nil {
-				return nil, err
-			}
-			tenant := rest.Tenant(ctx)
-			if _, err := store.GetUser(ctx, h.d.DB, tenant, dir, id); err != nil {
-				return nil, h.fail(ctx, err, "user")
-			}
-			ci, err := store.ContactInformation(ctx, h.d.DB, tenant, id)
-			if err != nil {
-				return nil, h.fail(ctx, err, "user")
-			}
-			return &struct{ Body model.ContactInformation }{contactsOut(ci)}, nil
+		func(ctx context.Context, in *UserPath) (*output[model.ContactInformation], error) {
+			return readOfUser(ctx, h, *in, nil, "user", func(tenant string, id int64) (model.ContactInformation, error) {
+				ci, err := store.ContactInformation(ctx, h.d.DB, tenant, id)
+				return contactsOut(ci), err
+			})
 		})
+}
+
+// userOrder is the ORDER BY of a page of users (usersFindUsersByQuery and a
+// group's members): by name unless sort says otherwise.
+func userOrder(sort string) (string, error) {
+	return rest.OrderBy(sort, store.UserSorts, "lower(p.last_name), lower(p.first_name)", "p.id")
 }
 
 // newUser checks the base information shared by create and update.

@@ -124,18 +124,14 @@ func (h *handlers) registerVerification(api huma.API) {
 		"List pending email verifications (testing)", testingDoc),
 		func(ctx context.Context, in *struct {
 			TenantID string `path:"tenantId" maxLength:"20" example:"1001"`
-		}) (*struct {
-			Body []model.PendingVerificationAttempt
-		}, error) {
+		}) (*output[[]model.PendingVerificationAttempt], error) {
 			return h.pending(ctx, store.KindEmail)
 		})
 	rest.Register(api, op("testGetPendingPhoneVerifications", http.MethodGet, "/{tenantId}/testing/verifications/phone", 0,
 		"List pending phone verifications (testing)", testingDoc),
 		func(ctx context.Context, in *struct {
 			TenantID string `path:"tenantId" maxLength:"20" example:"1001"`
-		}) (*struct {
-			Body []model.PendingVerificationAttempt
-		}, error) {
+		}) (*output[[]model.PendingVerificationAttempt], error) {
 			return h.pending(ctx, store.KindPhone)
 		})
 }
@@ -248,9 +244,7 @@ func (h *handlers) verify(ctx context.Context, up UserPath, kind store.Kind, add
 	}
 }
 
-func (h *handlers) pending(ctx context.Context, kind store.Kind) (*struct {
-	Body []model.PendingVerificationAttempt
-}, error) {
+func (h *handlers) pending(ctx context.Context, kind store.Kind) (*output[[]model.PendingVerificationAttempt], error) {
 	if !h.d.Config.TestingEndpoints {
 		return nil, rest.NotFound("testing operation")
 	}
@@ -258,9 +252,7 @@ func (h *handlers) pending(ctx context.Context, kind store.Kind) (*struct {
 	if err != nil {
 		return nil, h.fail(ctx, err, "verification")
 	}
-	return &struct {
-		Body []model.PendingVerificationAttempt
-	}{pendingOut(items)}, nil
+	return &output[[]model.PendingVerificationAttempt]{pendingOut(items)}, nil
 }
 
 // verificationID is the id of the verification workflow of an address; its

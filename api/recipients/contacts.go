@@ -74,11 +74,7 @@ func (h *handlers) findContacts(ctx context.Context, in *findContactsInput) (*fi
 	if err != nil {
 		return nil, h.failure(ctx, err)
 	}
-	out := &findContactsOutput{Body: model.PagedContactResponse{Paging: rest.NewPaging(in.PageParams, total), Items: make([]model.Contact, len(people))}}
-	for i, p := range people {
-		out.Body.Items[i] = contactModel(p)
-	}
-	return out, nil
+	return &findContactsOutput{Body: model.PagedContactResponse{Paging: rest.NewPaging(in.PageParams, total), Items: rest.Items(people, contactModel)}}, nil
 }
 
 func contactModel(p contacts.Person) model.Contact {

@@ -309,11 +309,7 @@ func (h *handlers) listLists(ctx context.Context, in *listListsInput) (*listList
 	if err != nil {
 		return nil, h.failure(ctx, err)
 	}
-	out := &listListsOutput{Body: model.PagedDistributionProfileResponse{Paging: rest.NewPaging(in.PageParams, total), Items: make([]model.DistributionProfile, len(lists))}}
-	for i, l := range lists {
-		out.Body.Items[i] = listModel(l)
-	}
-	return out, nil
+	return &listListsOutput{Body: model.PagedDistributionProfileResponse{Paging: rest.NewPaging(in.PageParams, total), Items: rest.Items(lists, listModel)}}, nil
 }
 
 type listInput struct {

@@ -77,3 +77,13 @@ func NewPaging(p PageParams, total int64) Paging {
 	pages := (total + int64(p.PageSize) - 1) / int64(p.PageSize)
 	return Paging{Page: p.Page, PageSize: p.PageSize, TotalCount: total, TotalPages: pages}
 }
+
+// Items maps the rows of a page to their models; an empty page is an empty
+// list, never null.
+func Items[R, M any](rows []R, model func(R) M) []M {
+	out := make([]M, len(rows))
+	for i, r := range rows {
+		out[i] = model(r)
+	}
+	return out
+}

@@ -88,15 +88,9 @@ func (h *handlers) list(ctx context.Context, in *listInput) (*struct {
 	if err != nil {
 		return nil, err
 	}
-	out := &struct {
+	return &struct {
 		Body model.PagedSubscriptionResponse
-	}{}
-	out.Body.Paging = rest.NewPaging(in.PageParams, total)
-	out.Body.Items = make([]model.Subscription, len(rows))
-	for i, r := range rows {
-		out.Body.Items[i] = subscriptionModel(r)
-	}
-	return out, nil
+	}{model.PagedSubscriptionResponse{Paging: rest.NewPaging(in.PageParams, total), Items: rest.Items(rows, subscriptionModel)}}, nil
 }
 
 func (h *handlers) get(ctx context.Context, in *PathID) (*subscriptionOutput, error) {
@@ -191,15 +185,9 @@ func (h *handlers) history(ctx context.Context, in *struct {
 	if err != nil {
 		return nil, err
 	}
-	out := &struct {
+	return &struct {
 		Body model.PagedSubscriptionHistoryResponse
-	}{}
-	out.Body.Paging = rest.NewPaging(in.PageParams, total)
-	out.Body.Items = make([]model.SubscriptionHistory, len(rows))
-	for i, r := range rows {
-		out.Body.Items[i] = historyModel(r)
-	}
-	return out, nil
+	}{model.PagedSubscriptionHistoryResponse{Paging: rest.NewPaging(in.PageParams, total), Items: rest.Items(rows, historyModel)}}, nil
 }
 
 func (h *handlers) test(ctx context.Context, in *PathID) (*struct{ Body model.SubscriptionHistory }, error) {

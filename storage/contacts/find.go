@@ -285,16 +285,9 @@ func Find(ctx context.Context, db *sqlx.DB, tenant string, f Filter, orderBy str
 	if err != nil || !ok {
 		return nil, 0, err
 	}
-	var total int64
-	if err := db.GetContext(ctx, &total, count.SQL, count.Args...); err != nil {
-		return nil, 0, fmt.Errorf("count contacts: %w", err)
-	}
-	if total == 0 || offset >= int(total) {
-		return []Person{}, total, nil
-	}
-	var people []Person
-	if err := db.SelectContext(ctx, &people, page.SQL, page.Args...); err != nil {
-		return nil, 0, fmt.Errorf("find contacts: %w", err)
+	people, total, err := countedPage[Person](ctx, db, "contacts", offset, count.SQL, page.SQL, page.Args...)
+	if err != nil {
+		return nil, 0, err
 	}
 	if err := loadDetails(ctx, db, tenant, people); err != nil {
 		return nil, 0, err

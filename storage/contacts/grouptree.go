@@ -78,20 +78,13 @@ func Tree(ctx context.Context, db *sqlx.DB, tenant string, f TreeFilter, orderBy
 		conds = append(conds, "g.path LIKE "+arg(likePrefix(path)), "g.id <> "+arg(*f.AncestorID))
 	}
 	w := strings.Join(conds, " AND ")
-	var total int64
-	if err := db.GetContext(ctx, &total, "SELECT count(*) FROM groups g WHERE "+w, args...); err != nil {
-		return nil, 0, fmt.Errorf("count groups: %w", err)
-	}
-	nodes := []TreeNode{}
-	if total == 0 || offset >= int(total) {
-		return nodes, total, nil
-	}
 	q := fmt.Sprintf(`SELECT g.id, g.name, g.description, g.parent_id, g.depth, g.path, g.is_public,
 		(SELECT count(*) FROM groups c WHERE c.tenant_id = g.tenant_id AND c.parent_id = g.id) AS child_count,
 		(SELECT count(*) FROM group_memberships m WHERE m.group_id = g.id) AS member_count
 		FROM groups g WHERE %s ORDER BY %s LIMIT %d OFFSET %d`, w, orderBy, limit, offset)
-	if err := db.SelectContext(ctx, &nodes, q, args...); err != nil {
-		return nil, 0, fmt.Errorf("group tree: %w", err)
+	nodes, total, err := countedPage[TreeNode](ctx, db, "groups", offset, "SELECT count(*) FROM groups g WHERE "+w, q, args...)
+	if err != nil {
+		return nil, 0, err
 	}
 	paths := make([]string, len(nodes))
 	for i, n := range nodes {

@@ -59,19 +59,26 @@ const listColumns = `l.id, l.name, l.description, l.created_at, l.updated_at,
 func Lists(ctx context.Context, db *sqlx.DB, tenant, namePrefix, orderBy string, limit, offset int) ([]List, int64, error) {
 	w := "l.tenant_id = $1 AND lower(l.name) LIKE $2"
 	args := []any{tenant, likePrefix(lowerTrim(namePrefix))}
+	return countedPage[List](ctx, db, "lists", offset, "SELECT count(*) FROM distribution_lists l WHERE "+w,
+		fmt.Sprintf("SELECT %s FROM distribution_lists l WHERE %s ORDER BY %s LIMIT %d OFFSET %d", listColumns, w, orderBy, limit, offset), args...)
+}
+
+// countedPage counts the matches with count and, unless there are none from
+// offset on, reads the page with query; both take args. what names the rows
+// in errors.
+func countedPage[T any](ctx context.Context, db *sqlx.DB, what string, offset int, count, query string, args ...any) ([]T, int64, error) {
 	var total int64
-	if err := db.GetContext(ctx, &total, "SELECT count(*) FROM distribution_lists l WHERE "+w, args...); err != nil {
-		return nil, 0, fmt.Errorf("count lists: %w", err)
+	if err := db.GetContext(ctx, &total, count, args...); err != nil {
+		return nil, 0, fmt.Errorf("count %s: %w", what, err)
 	}
-	lists := []List{}
+	out := []T{}
 	if total == 0 || offset >= int(total) {
-		return lists, total, nil
+		return out, total, nil
 	}
-	q := fmt.Sprintf("SELECT %s FROM distribution_lists l WHERE %s ORDER BY %s LIMIT %d OFFSET %d", listColumns, w, orderBy, limit, offset)
-	if err := db.SelectContext(ctx, &lists, q, args...); err != nil {
-		return nil, 0, fmt.Errorf("list lists: %w", err)
+	if err := db.SelectContext(ctx, &out, query, args...); err != nil {
+		return nil, 0, fmt.Errorf("list %s: %w", what, err)
 	}
-	return lists, total, nil
+	return out, total, nil
 }
 
 // GetList returns one distribution list, or storage.ErrNotFound.
@@ -89,24 +96,14 @@ func GetList(ctx context.Context, db sqlx.QueryerContext, tenant string, id int6
 
 // Members returns one page of a list's members as summaries, and their number.
 func Members(ctx context.Context, db *sqlx.DB, tenant string, listID int64, orderBy string, limit, offset int) ([]Summary, int64, error) {
-	var total int64
-	if err := db.GetContext(ctx, &total, `SELECT count(*) FROM distribution_list_members m WHERE m.tenant_id = $1 AND m.list_id = $2`, tenant, listID); err != nil {
-		return nil, 0, fmt.Errorf("count members: %w", err)
-	}
-	out := []Summary{}
-	if total == 0 || offset >= int(total) {
-		return out, total, nil
-	}
 	q := fmt.Sprintf(`SELECT p.id, p.directory_id, p.external_id, p.first_name, p.middle_name, p.last_name,
 		(SELECT e.address FROM person_emails e WHERE e.person_id = p.id ORDER BY e.id LIMIT 1) AS primary_email,
 		(SELECT ph.number FROM person_phones ph WHERE ph.person_id = p.id ORDER BY ph.id LIMIT 1) AS primary_phone
 		FROM distribution_list_members m JOIN people p ON p.id = m.person_id
 		WHERE m.tenant_id = $1 AND m.list_id = $2 AND p.tenant_id = $1
 		ORDER BY %s LIMIT %d OFFSET %d`, orderBy, limit, offset)
-	if err := db.SelectContext(ctx, &out, q, tenant, listID); err != nil {
-		return nil, 0, fmt.Errorf("list members: %w", err)
-	}
-	return out, total, nil
+	return countedPage[Summary](ctx, db, "members", offset,
+		`SELECT count(*) FROM distribution_list_members m WHERE m.tenant_id = $1 AND m.list_id = $2`, q, tenant, listID)
 }
 
 // DeleteList deletes a distribution list and its memberships (not the

@@ -49,14 +49,7 @@ func ListLocations(ctx context.Context, q Querier, tenant string, person int64) 
 
 // RemoveLocation removes a location (and the weather subscriptions for it).
 func RemoveLocation(ctx context.Context, q Querier, tenant string, person, id int64) error {
-	res, err := q.ExecContext(ctx, `DELETE FROM person_locations WHERE tenant_id = $1 AND person_id = $2 AND id = $3`, tenant, person, id)
-	if err != nil {
-		return fmt.Errorf("delete location: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return storage.ErrNotFound
-	}
-	return nil
+	return execOne(ctx, q, "delete location", `DELETE FROM person_locations WHERE tenant_id = $1 AND person_id = $2 AND id = $3`, tenant, person, id)
 }
 
 // WeatherChange is one category's channels to add or remove, optionally for one location.

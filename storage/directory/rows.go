@@ -24,31 +24,31 @@ const (
 
 // Email is an email address of a person.
 type Email struct {
-	Address    string
-	Label      string
-	Status     Status
-	VerifiedAt *time.Time
-	CreatedAt  time.Time
+	Address    string     `db:"address"`
+	Label      string     `db:"label"`
+	Status     Status     `db:"verification_status"`
+	VerifiedAt *time.Time `db:"verified_at"`
+	CreatedAt  time.Time  `db:"created_at"`
 }
 
 // Phone is a phone number (E.164) of a person.
 type Phone struct {
-	Number     string
-	Type       string
-	CanText    bool
-	CanCall    bool
-	Status     Status
-	VerifiedAt *time.Time
-	CreatedAt  time.Time
+	Number     string     `db:"number"`
+	Type       string     `db:"phone_type"`
+	CanText    bool       `db:"can_text"`
+	CanCall    bool       `db:"can_call"`
+	Status     Status     `db:"verification_status"`
+	VerifiedAt *time.Time `db:"verified_at"`
+	CreatedAt  time.Time  `db:"created_at"`
 }
 
 // Device is a push or app device of a person.
 type Device struct {
-	ID        int64
-	App       string
-	Platform  string
-	Token     string
-	CreatedAt time.Time
+	ID        int64     `db:"id"`
+	App       string    `db:"app"`
+	Platform  string    `db:"platform"`
+	Token     string    `db:"token"`
+	CreatedAt time.Time `db:"created_at"`
 }
 
 // Contacts are a person's emails, phones and devices.

@@ -141,31 +141,18 @@ func UpdateUser(ctx context.Context, tx *sqlx.Tx, tenant string, id int64, u New
 
 // DeleteUser removes a user and, by cascade, everything that hangs off it.
 func DeleteUser(ctx context.Context, q Querier, tenant, dir string, id int64) error {
-	res, err := q.ExecContext(ctx, `DELETE FROM people WHERE tenant_id = $1 AND directory_id = $2 AND id = $3`, tenant, dir, id)
-	if err != nil {
-		return fmt.Errorf("delete user: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return storage.ErrNotFound
-	}
-	return nil
+	return execOne(ctx, q, "delete user", `DELETE FROM people WHERE tenant_id = $1 AND directory_id = $2 AND id = $3`, tenant, dir, id)
 }
 
 // SetExternalID associates externalID with the user; another user of the
 // directory with it is ErrConflict.
 func SetExternalID(ctx context.Context, q Querier, tenant, dir string, id int64, externalID string) error {
-	res, err := q.ExecContext(ctx, `UPDATE people SET external_id = $4, updated_at = now() WHERE tenant_id = $1 AND directory_id = $2 AND id = $3`,
+	err := execOne(ctx, q, "set external id", `UPDATE people SET external_id = $4, updated_at = now() WHERE tenant_id = $1 AND directory_id = $2 AND id = $3`,
 		tenant, dir, id, externalID)
 	if storage.IsUniqueViolation(err, "people_tenant_directory_external") {
 		return storage.ErrConflict
 	}
-	if err != nil {
-		return fmt.Errorf("set external id: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return storage.ErrNotFound
-	}
-	return nil
+	return err
 }
 
 // UserSorts maps the sortable properties of users to SQL.
