@@ -78,13 +78,21 @@ type Starter struct {
 	Logger *slog.Logger
 }
 
-// Run starts workflows until ctx ends.
+// Run starts workflows until ctx ends: urgent requests (Emergency alerts,
+// verification codes) in a loop of their own, so they never wait behind a
+// batch of routine starts, and the others in a second loop. Every wake-up
+// reaches both.
 func (s *Starter) Run(ctx context.Context) {
 	interval := s.Interval
 	if interval <= 0 {
 		interval = 5 * time.Second
 	}
 	notified := s.listen(ctx)
+	urgent, other := make(chan struct{}, 1), make(chan struct{}, 1)
+	var loops sync.WaitGroup
+	loops.Go(func() { s.drain(ctx, urgent, true) })
+	loops.Go(func() { s.drain(ctx, other, false) })
+	defer loops.Wait()
 	t := time.NewTimer(0)
 	defer t.Stop()
 	for {
@@ -95,11 +103,30 @@ func (s *Starter) Run(ctx context.Context) {
 		case <-s.Wake.ch():
 		case <-notified:
 		}
+		for _, c := range []chan struct{}{urgent, other} {
+			select {
+			case c <- struct{}{}:
+			default:
+			}
+		}
+		t.Reset(interval)
+	}
+}
+
+// drain carries out the requests of one lane, batch after batch, each time
+// kick receives, until ctx ends.
+func (s *Starter) drain(ctx context.Context, kick <-chan struct{}, urgent bool) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-kick:
+		}
 		for ctx.Err() == nil {
-			n, err := s.DispatchOnce(ctx)
+			n, err := s.DispatchOnce(ctx, urgent)
 			if err != nil {
 				if ctx.Err() == nil {
-					s.Logger.Warn("start workflows", "err", err)
+					s.Logger.Warn("start workflows", "urgent", urgent, "err", err)
 				}
 				break
 			}
@@ -107,7 +134,6 @@ func (s *Starter) Run(ctx context.Context) {
 				break
 			}
 		}
-		t.Reset(interval)
 	}
 }
 
@@ -152,13 +178,13 @@ func (s *Starter) batch() int {
 	return s.Batch
 }
 
-// DispatchOnce carries out one batch of due start requests and returns how
-// many it claimed. A request whose start fails stays, due again after a
-// back-off; the others are deleted.
-func (s *Starter) DispatchOnce(ctx context.Context) (int, error) {
+// DispatchOnce carries out one batch of due start requests, the urgent ones
+// or the others, and returns how many it claimed. A request whose start
+// fails stays, due again after a back-off; the others are deleted.
+func (s *Starter) DispatchOnce(ctx context.Context, urgent bool) (int, error) {
 	var n int
 	err := s.DB.InTx(ctx, func(tx *sqlx.Tx) error {
-		reqs, err := storage.ClaimStarts(ctx, tx, s.batch())
+		reqs, err := storage.ClaimStarts(ctx, tx, s.batch(), urgent)
 		if err != nil || len(reqs) == 0 {
 			return err
 		}

@@ -84,16 +84,18 @@ type WorkflowStart struct {
 
 // ClaimStarts locks up to limit start requests that are due, most urgent
 // first and oldest first within a priority, skipping those another
-// dispatcher holds. The outbox serves every tenant, so it is not filtered
-// by tenant; each request carries its tenant.
-func ClaimStarts(ctx context.Context, tx *sqlx.Tx, limit int) ([]WorkflowStart, error) {
+// dispatcher holds: the urgent ones (PriorityUrgent) when urgent is set,
+// the others when not, so a batch of routine starts never holds an urgent
+// one. The outbox serves every tenant, so it is not filtered by tenant;
+// each request carries its tenant.
+func ClaimStarts(ctx context.Context, tx *sqlx.Tx, limit int, urgent bool) ([]WorkflowStart, error) {
 	var out []WorkflowStart
 	if err := tx.SelectContext(ctx, &out, `
 		SELECT id, tenant_id, workflow_id, workflow_type, input, COALESCE(signal_name, '') AS signal_name,
 			COALESCE(signal_input, 'null') AS signal_input, priority, attempts
-		FROM workflow_starts WHERE available_at <= now()
+		FROM workflow_starts WHERE available_at <= now() AND (priority <= $2) = $3
 		ORDER BY priority, id LIMIT $1
-		FOR UPDATE SKIP LOCKED`, limit); err != nil {
+		FOR UPDATE SKIP LOCKED`, limit, PriorityUrgent, urgent); err != nil {
 		return nil, fmt.Errorf("claim workflow starts: %w", err)
 	}
 	return out, nil

@@ -105,7 +105,7 @@ func TestAlertCommittedButNotStartedWhenItsProcessDiedIsDeliveredOnce(t *testing
 	// that (its transaction rolls back): the request stays.
 	ctx := context.Background()
 	err := s.DB.InTx(ctx, func(tx *sqlx.Tx) error {
-		reqs, err := storage.ClaimStarts(ctx, tx, 10)
+		reqs, err := storage.ClaimStarts(ctx, tx, 10, false)
 		if err != nil {
 			return err
 		}
