@@ -104,6 +104,14 @@ func codeOptions(ctx workflow.Context) workflow.Context {
 	return withOptions(ctx, time.Minute, backoff(2*time.Second, time.Minute, 6, codeErrors))
 }
 
+// codeLocalOptions are codeOptions for sending the code as a local activity.
+func codeLocalOptions(ctx workflow.Context) workflow.Context {
+	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
+		StartToCloseTimeout: time.Minute,
+		RetryPolicy:         backoff(2*time.Second, time.Minute, 6, codeErrors),
+	})
+}
+
 // smokeOptions are for the smoke test's single row.
 func smokeOptions(ctx workflow.Context) workflow.Context {
 	return withOptions(ctx, 10*time.Second, &temporal.RetryPolicy{MaximumAttempts: 3})

@@ -8,9 +8,12 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/mock"
+	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/tocsin/tocsin/activities"
 	dirstore "github.com/tocsin/tocsin/storage/directory"
@@ -169,5 +172,33 @@ func TestVerificationWorkflowIDHoldsNoAddress(t *testing.T) {
 	}
 	if phone := workflows.VerificationWorkflowID(key, "2001", 56, "+12025554578"); strings.Contains(phone, "2025554578") {
 		t.Fatalf("id %s holds the number", phone)
+	}
+}
+
+// A code is sent as a local activity, in the workflow task that asked for
+// it; histories from before the change send it as an activity.
+func TestCodeIsSentInsideTheWorkflowTask(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		version workflow.Version
+		local   bool
+	}{{1, true}, {workflow.DefaultVersion, false}} {
+		env, a := verificationEnv(t)
+		env.OnGetVersion(workflows.LocalCodeChange, workflow.DefaultVersion, 1).Return(c.version)
+		var local, remote int
+		env.SetOnLocalActivityStartedListener(func(*activity.Info, context.Context, []any) { local++ })
+		env.SetOnActivityStartedListener(func(*activity.Info, context.Context, converter.EncodedValues) { remote++ })
+		env.OnActivity(a.SendVerificationCode, mock.Anything, mock.Anything).Return(activities.CodeSent{Sent: true}, nil).Once()
+		resendAt(env, 0, 1)
+		env.RegisterDelayedCallback(func() {
+			env.SignalWorkflow(workflows.SignalVerificationSettled, workflows.VerificationSettled{Seq: 1, Status: "Verified"})
+		}, time.Minute)
+		env.ExecuteWorkflow(workflows.Verification, input())
+		if r := result(t, env); r.Status != "Verified" {
+			t.Fatalf("version %d: %+v", c.version, r)
+		}
+		if c.local && (local != 1 || remote != 0) || !c.local && (local != 0 || remote != 1) {
+			t.Fatalf("version %d: %d local activities, %d activities", c.version, local, remote)
+		}
 	}
 }
