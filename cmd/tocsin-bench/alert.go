@@ -173,17 +173,12 @@ func runAlert(args []string, crash bool) error {
 		return err
 	}
 	defer a.Temporal.Close()
-	srv, err := a.Server(ctx)
+	base, stopAPI, err := serveAPI(ctx, a)
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	go func() { _ = srv.App.Listener(ln) }()
-	defer func() { _ = srv.App.ShutdownWithTimeout(5 * time.Second) }()
-	api := &client{base: "http://" + ln.Addr().String(), http: &http.Client{Timeout: 60 * time.Second}}
+	defer stopAPI()
+	api := &client{base: base, http: &http.Client{Timeout: 60 * time.Second}}
 	api.token, err = auth.Mint(a.Config.JWTSecret, auth.Principal{Subject: "bench", Tenant: tenant, Scopes: auth.AllScopes}, 24*time.Hour)
 	if err != nil {
 		return err

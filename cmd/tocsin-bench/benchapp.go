@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"log/slog"
+	"net"
+	"time"
 
 	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/config"
@@ -37,6 +39,21 @@ func benchApp(ctx context.Context, temporal, minio, queue string, db *storage.DB
 		return nil, err
 	}
 	return &app.App{Config: cfg, Logger: logger, Secrets: box, DB: db, Objects: objects, Temporal: tc, Metrics: reg}, nil
+}
+
+// serveAPI serves a's HTTP API on a free loopback port and returns its base
+// URL and what shuts it down.
+func serveAPI(ctx context.Context, a *app.App) (base string, stop func(), err error) {
+	srv, err := a.Server(ctx)
+	if err != nil {
+		return "", nil, err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", nil, err
+	}
+	go func() { _ = srv.App.Listener(ln) }()
+	return "http://" + ln.Addr().String(), func() { _ = srv.App.ShutdownWithTimeout(5 * time.Second) }, nil
 }
 
 // runSchema creates a schema of its own for a benchmark run in the

@@ -3,8 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	crand "crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -15,7 +13,6 @@ import (
 	"mime/multipart"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -345,12 +342,12 @@ func benchImport(ctx context.Context, rows int, outDir string, skipHTTP, keep bo
 // benchSchema creates a schema of its own, migrated, and returns a handle
 // whose connections work in it and a function that drops it.
 func benchSchema(ctx context.Context, admin *storage.DB, dsn string) (*storage.DB, func(), error) {
-	schema := "bench_" + suffix()
+	schema := "bench_" + randomSuffix()
 	if err := benchdata.CreateSchema(ctx, admin, schema); err != nil {
 		return nil, nil, err
 	}
 	drop := func() { benchdata.DropSchema(context.Background(), admin, schema) }
-	db, err := storage.Open(ctx, withSearchPath(dsn, schema), 4)
+	db, err := storage.Open(ctx, schemaDSN(dsn, schema), 4)
 	if err == nil {
 		err = db.Migrate(ctx)
 	}
@@ -370,23 +367,6 @@ func settle(ctx context.Context, admin, db *storage.DB) error {
 	}
 	benchdata.Checkpoint(ctx, admin)
 	return nil
-}
-
-func suffix() string {
-	b := make([]byte, 6)
-	_, _ = crand.Read(b)
-	return hex.EncodeToString(b)
-}
-
-func withSearchPath(dsn, schema string) string {
-	u, err := url.Parse(dsn)
-	if err != nil {
-		return dsn
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
 }
 
 type countingWriter struct{ n int64 }

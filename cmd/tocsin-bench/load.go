@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -291,17 +290,12 @@ BENCH_LOAD_EMERGENCY, BENCH_LOAD_VERIFICATIONS.`)
 	}
 	r.tc = a.Temporal
 	defer r.tc.Close()
-	srv, err := a.Server(ctx)
+	apiURL, stopAPI, err := serveAPI(ctx, a)
 	if err != nil {
 		return err
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return err
-	}
-	go func() { _ = srv.App.Listener(ln) }()
-	defer func() { _ = srv.App.ShutdownWithTimeout(5 * time.Second) }()
-	r.base, r.secret = "http://"+ln.Addr().String(), a.Config.JWTSecret
+	defer stopAPI()
+	r.base, r.secret = apiURL, a.Config.JWTSecret
 	r.http = &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: 512, MaxConnsPerHost: 0}}
 	r.finals = newFinalWatch(r.db)
 	go r.finals.run(ctx)

@@ -18,7 +18,6 @@ import (
 	"math/big"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -71,18 +70,6 @@ func needServices(t testing.TB) {
 	if testing.Short() {
 		t.Skip("integration test: needs PostgreSQL, Temporal and MinIO (run make test)")
 	}
-}
-
-// WithSearchPath returns dsn with its search_path set to schema.
-func WithSearchPath(dsn, schema string) string {
-	u, err := url.Parse(dsn)
-	if err != nil {
-		panic(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
 }
 
 // Objects returns an object store on a bucket of its own, emptied and removed
