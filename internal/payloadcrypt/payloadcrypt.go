@@ -12,7 +12,6 @@ import (
 	"crypto/aes"
 	"crypto/cipher"
 	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"regexp"
@@ -22,6 +21,8 @@ import (
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/tocsin/tocsin/internal/secrets"
 )
 
 // Metadata of an encrypted payload.
@@ -82,7 +83,7 @@ func New(keys, current string) (*Codec, error) {
 		if _, dup := c.keys[id]; dup {
 			return nil, fmt.Errorf("TOCSIN_PAYLOAD_KEYS: key id %q appears twice", id)
 		}
-		key, err := decodeKey(raw)
+		key, err := secrets.DecodeKey(raw)
 		if err != nil {
 			return nil, fmt.Errorf("TOCSIN_PAYLOAD_KEYS: key %q: %w", id, err)
 		}
@@ -109,19 +110,6 @@ func New(keys, current string) (*Codec, error) {
 		c.current = current
 	}
 	return c, nil
-}
-
-func decodeKey(s string) ([]byte, error) {
-	s = strings.TrimSpace(s)
-	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
-		if b, err := enc.DecodeString(s); err == nil {
-			if len(b) != 32 {
-				return nil, fmt.Errorf("must decode to 32 bytes, not %d", len(b))
-			}
-			return b, nil
-		}
-	}
-	return nil, errors.New("must be base64 of 32 bytes (e.g. `openssl rand -base64 32`)")
 }
 
 // CurrentKeyID is the id of the key that encrypts.

@@ -29,9 +29,9 @@ type Box struct {
 // New returns a Box for a base64-encoded 32-byte key (standard or URL
 // alphabet, with or without padding).
 func New(key string) (*Box, error) {
-	raw, err := decodeKey(key)
+	raw, err := DecodeKey(key)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("TOCSIN_SECRETS_KEY %w", err)
 	}
 	block, err := aes.NewCipher(raw)
 	if err != nil {
@@ -44,26 +44,28 @@ func New(key string) (*Box, error) {
 	return &Box{aead: aead}, nil
 }
 
-func decodeKey(key string) ([]byte, error) {
+// DecodeKey decodes a 32-byte key from base64 (standard or URL alphabet,
+// with or without padding).
+func DecodeKey(key string) ([]byte, error) {
 	key = strings.TrimSpace(key)
 	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
 		if b, err := enc.DecodeString(key); err == nil {
 			if len(b) != 32 {
-				return nil, fmt.Errorf("TOCSIN_SECRETS_KEY must decode to 32 bytes, not %d", len(b))
+				return nil, fmt.Errorf("must decode to 32 bytes, not %d", len(b))
 			}
 			return b, nil
 		}
 	}
-	return nil, errors.New("TOCSIN_SECRETS_KEY must be base64 (32 bytes, e.g. `openssl rand -base64 32`)")
+	return nil, errors.New("must be base64 of 32 bytes (e.g. `openssl rand -base64 32`)")
 }
 
 // Derive returns a 32-byte key for purpose derived from the base64 key with
 // HMAC-SHA256, so one configured key serves several uses without the same
 // bytes doing two jobs.
 func Derive(key, purpose string) ([]byte, error) {
-	raw, err := decodeKey(key)
+	raw, err := DecodeKey(key)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("TOCSIN_SECRETS_KEY %w", err)
 	}
 	m := hmac.New(sha256.New, raw)
 	m.Write([]byte("tocsin derived key: " + purpose))
