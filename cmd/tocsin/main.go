@@ -99,38 +99,35 @@ func run(args []string, stdout, stderr io.Writer) error {
 				return err
 			}
 		}
-		a, err := app.Open(ctx, cfg, logger)
-		if err != nil {
-			return err
-		}
-		defer a.Close()
-		return a.Serve(ctx, cfg.HTTPAddr)
+		return withApp(ctx, cfg, logger, func(a *app.App) error { return a.Serve(ctx, cfg.HTTPAddr) })
 	case "worker":
-		a, err := app.Open(ctx, cfg, logger)
-		if err != nil {
-			return err
-		}
-		defer a.Close()
-		return a.Work(ctx, cfg.WorkerMetricsAddr)
+		return withApp(ctx, cfg, logger, func(a *app.App) error { return a.Work(ctx, cfg.WorkerMetricsAddr) })
 	case "sandbox":
 		return runSandbox(ctx, cfg, args[1:], logger)
 	case "dev":
 		if err := migrate(ctx, cfg, logger); err != nil {
 			return err
 		}
-		a, err := app.Open(ctx, cfg, logger)
-		if err != nil {
-			return err
-		}
-		defer a.Close()
-		g, gctx := errgroup.WithContext(ctx)
-		g.Go(func() error { return a.Serve(gctx, cfg.HTTPAddr) })
-		g.Go(func() error { return a.Work(gctx, cfg.WorkerMetricsAddr) })
-		return g.Wait()
+		return withApp(ctx, cfg, logger, func(a *app.App) error {
+			g, gctx := errgroup.WithContext(ctx)
+			g.Go(func() error { return a.Serve(gctx, cfg.HTTPAddr) })
+			g.Go(func() error { return a.Work(gctx, cfg.WorkerMetricsAddr) })
+			return g.Wait()
+		})
 	default:
 		fmt.Fprint(stderr, usage)
 		return fmt.Errorf("unknown command %q", args[0])
 	}
+}
+
+// withApp opens the app, runs fn with it and closes it.
+func withApp(ctx context.Context, cfg config.Config, logger *slog.Logger, fn func(*app.App) error) error {
+	a, err := app.Open(ctx, cfg, logger)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	return fn(a)
 }
 
 func newLogger(level string, w io.Writer) *slog.Logger {
