@@ -1,0 +1,76 @@
+// Package catalog is the one table of every channel's description: how it
+// is addressed and batched (the channels.Descriptor its package exports),
+// which of an alert's settings its messages carry and which of the
+// tenant's destinations an alert selects.
+package catalog
+
+import (
+	"github.com/tocsin/tocsin/alert"
+	"github.com/tocsin/tocsin/channels"
+	"github.com/tocsin/tocsin/channels/cap"
+	"github.com/tocsin/tocsin/channels/email"
+	"github.com/tocsin/tocsin/channels/etn"
+	"github.com/tocsin/tocsin/channels/fax"
+	"github.com/tocsin/tocsin/channels/neighborhood"
+	"github.com/tocsin/tocsin/channels/push"
+	"github.com/tocsin/tocsin/channels/sms"
+	"github.com/tocsin/tocsin/channels/social"
+	"github.com/tocsin/tocsin/channels/teamchat"
+	"github.com/tocsin/tocsin/channels/voice"
+)
+
+// Entry describes one channel.
+type Entry struct {
+	channels.Descriptor
+	// Options adds the channel block's settings to a message (nil: none).
+	Options alert.Options
+	// Select names the destinations a PerDestination channel's block asks
+	// for (nil: all of them).
+	Select alert.Selection
+}
+
+// table is built once and only read.
+var table = index([]Entry{
+	{Descriptor: email.Descriptor},
+	{Descriptor: sms.Descriptor},
+	{Descriptor: voice.Descriptor, Options: voice.Options},
+	{Descriptor: etn.Descriptor, Options: etn.Options},
+	{Descriptor: push.Descriptor, Options: push.Options},
+	{Descriptor: push.MyAlertsDescriptor, Options: push.Options},
+	{Descriptor: fax.Descriptor, Options: fax.Options},
+	{Descriptor: cap.EasDescriptor, Options: cap.Options},
+	{Descriptor: cap.BroadcastDescriptor, Options: cap.Options},
+	{Descriptor: teamchat.Descriptor, Options: teamchat.Options, Select: teamchat.Select},
+	{Descriptor: social.DescriptorA, Options: social.Options, Select: social.SelectA},
+	{Descriptor: social.DescriptorB, Options: social.Options, Select: social.SelectB},
+	{Descriptor: neighborhood.Descriptor, Options: neighborhood.Options, Select: neighborhood.Select},
+})
+
+func index(entries []Entry) map[channels.Channel]Entry {
+	out := make(map[channels.Channel]Entry, len(entries))
+	for _, e := range entries {
+		out[e.Channel] = e
+	}
+	return out
+}
+
+// For returns the entry of ch; a channel the table does not know is
+// addressed PerRecipient with no options.
+func For(ch channels.Channel) Entry {
+	if e, ok := table[ch]; ok {
+		return e
+	}
+	return Entry{Descriptor: channels.Descriptor{Channel: ch}}
+}
+
+// Apply adds the options of m's channel, read from the alert r renders, to
+// m. An alert without channel blocks adds none.
+func (e Entry) Apply(r *alert.Renderer, files alert.FileKeys, m *channels.Message) {
+	if m.Metadata == nil {
+		m.Metadata = map[string]string{}
+	}
+	if r.Settings.Channels == nil || e.Options == nil {
+		return
+	}
+	e.Options(r, files, m)
+}

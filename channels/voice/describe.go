@@ -1,0 +1,43 @@
+package voice
+
+import (
+	"strconv"
+
+	"github.com/tocsin/tocsin/alert"
+	"github.com/tocsin/tocsin/channels"
+)
+
+// Descriptor describes the voice channel: a call per recipient.
+var Descriptor = channels.Descriptor{Channel: channels.Voice, Addressing: channels.PerRecipient, Calls: true}
+
+// Options adds the alert's voice block to m: repeat, language,
+// answering-machine behaviour, press-1 confirmation, redials and the
+// stored audio file.
+func Options(r *alert.Renderer, files alert.FileKeys, m *channels.Message) {
+	v := r.Settings.Channels.Voice
+	if v == nil {
+		return
+	}
+	md := m.Metadata
+	if v.Repeat > 0 {
+		md[MetaRepeat] = strconv.Itoa(v.Repeat)
+	}
+	if v.Language != "" {
+		md[MetaLanguage] = v.Language
+	}
+	if v.AnsweringMachine != "" {
+		md[MetaAnsweringMachine] = v.AnsweringMachine
+	}
+	if v.PressOneToConfirm {
+		md[MetaConfirm] = "true"
+	}
+	if v.CallAttempts > 0 {
+		md[MetaMaxAttempts] = strconv.Itoa(v.CallAttempts)
+	}
+	if v.RedialSeconds > 0 {
+		md[MetaRetryIntervalSeconds] = strconv.Itoa(v.RedialSeconds)
+	}
+	if k := files(alert.FileVoice, v.AudioFileName); k != "" {
+		md[MetaAudioKey] = k
+	}
+}
