@@ -115,7 +115,7 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 	}
 	var extra map[int64][]string
 	perDevice := d.Addressing == channels.PerDevice
-	if d.Addresses != channels.RecipientAddress {
+	if d.Addresses == channels.DeviceTokens || d.Addresses == channels.FaxNumber {
 		if extra, err = a.extraAddresses(ctx, in.Tenant, d, recs); err != nil {
 			return out, err
 		}

@@ -25,9 +25,14 @@ type Addresses int
 
 // The sources of addresses.
 const (
-	// RecipientAddress: the address the alert's recipient row holds (email,
-	// text phone, voice phone).
-	RecipientAddress Addresses = iota
+	// NoAddresses: the channel is not addressed per recipient
+	// (PerDestination).
+	NoAddresses Addresses = iota
+	// RecipientEmail, RecipientPhone and RecipientVoicePhone: the address
+	// the alert's recipient row holds.
+	RecipientEmail
+	RecipientPhone
+	RecipientVoicePhone
 	// DeviceTokens: the person's device tokens of the Descriptor's App.
 	DeviceTokens
 	// FaxNumber: the person's first fax number.

@@ -55,7 +55,8 @@ func index(entries []Entry) map[channels.Channel]Entry {
 }
 
 // For returns the entry of ch; a channel the table does not know is
-// addressed PerRecipient with no options.
+// addressed PerRecipient with no address (its recipients fail with "no
+// address") and no options.
 func For(ch channels.Channel) Entry {
 	if e, ok := table[ch]; ok {
 		return e

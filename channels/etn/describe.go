@@ -2,7 +2,6 @@ package etn
 
 import (
 	"encoding/json"
-	"strconv"
 
 	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/channels"
@@ -11,7 +10,7 @@ import (
 
 // Descriptor describes the ETN channel: a call per number inside the
 // alert's areas (see Areas), or per recipient when it has none.
-var Descriptor = channels.Descriptor{Channel: channels.Etn, Addressing: channels.PerArea, Calls: true}
+var Descriptor = channels.Descriptor{Channel: channels.Etn, Addressing: channels.PerArea, Addresses: channels.RecipientVoicePhone, Calls: true}
 
 // Options adds the alert's ETN block to m: repeat, the stored audio file
 // and the caller id.
@@ -20,15 +19,9 @@ func Options(r *alert.Renderer, files alert.FileKeys, m *channels.Message) {
 	if v == nil {
 		return
 	}
-	md := m.Metadata
-	if v.Repeat > 0 {
-		md[voice.MetaRepeat] = strconv.Itoa(v.Repeat)
-	}
-	if k := files(alert.FileVoice, v.AudioFileName); k != "" {
-		md[voice.MetaAudioKey] = k
-	}
+	voice.Played(m.Metadata, v.Repeat, v.AudioFileName, files)
 	if v.CallerID != "" {
-		md["callerId"] = v.CallerID
+		m.Metadata["callerId"] = v.CallerID
 	}
 }
 

@@ -8,7 +8,7 @@ import (
 )
 
 // Descriptor describes the voice channel: a call per recipient.
-var Descriptor = channels.Descriptor{Channel: channels.Voice, Addressing: channels.PerRecipient, Calls: true}
+var Descriptor = channels.Descriptor{Channel: channels.Voice, Addressing: channels.PerRecipient, Addresses: channels.RecipientVoicePhone, Calls: true}
 
 // Options adds the alert's voice block to m: repeat, language,
 // answering-machine behaviour, press-1 confirmation, redials and the
@@ -19,9 +19,7 @@ func Options(r *alert.Renderer, files alert.FileKeys, m *channels.Message) {
 		return
 	}
 	md := m.Metadata
-	if v.Repeat > 0 {
-		md[MetaRepeat] = strconv.Itoa(v.Repeat)
-	}
+	Played(md, v.Repeat, v.AudioFileName, files)
 	if v.Language != "" {
 		md[MetaLanguage] = v.Language
 	}
@@ -37,7 +35,15 @@ func Options(r *alert.Renderer, files alert.FileKeys, m *channels.Message) {
 	if v.RedialSeconds > 0 {
 		md[MetaRetryIntervalSeconds] = strconv.Itoa(v.RedialSeconds)
 	}
-	if k := files(alert.FileVoice, v.AudioFileName); k != "" {
+}
+
+// Played adds what a call plays to md: how often (when repeat is set) and
+// the stored audio file (when audioFile names one). ETN calls share it.
+func Played(md map[string]string, repeat int, audioFile string, files alert.FileKeys) {
+	if repeat > 0 {
+		md[MetaRepeat] = strconv.Itoa(repeat)
+	}
+	if k := files(alert.FileVoice, audioFile); k != "" {
 		md[MetaAudioKey] = k
 	}
 }
