@@ -46,3 +46,62 @@ func TestDescriptorsAgreeWithAlert(t *testing.T) {
 		}
 	}
 }
+
+// TestOptions: each channel's message carries its block's settings, and an
+// alert without channel blocks adds none.
+func TestOptions(t *testing.T) {
+	s := &alert.Settings{
+		Message:  alert.MessageSettings{Subject: "Storm", Body: "Take cover"},
+		Priority: &alert.PrioritySettings{Priority: alert.PriorityEmergency},
+		Content:  &alert.ContentSettings{Link: "https://example.com/storm"},
+		Channels: &alert.Channels{
+			Voice:        &alert.VoiceChannel{Enabled: true, Repeat: 3, PressOneToConfirm: true, AudioFileName: "siren.wav"},
+			Push:         &alert.PushChannel{Enabled: true, LoudTone: true},
+			SocialPostA:  &alert.SocialPostChannelA{Enabled: true, IncludeLink: true},
+			Neighborhood: &alert.NeighborhoodChannel{Enabled: true, Groups: []string{"g1", "g2"}},
+		},
+	}
+	r, err := alert.NewRenderer("7", 42, s, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := func(use, name string) string {
+		if name == "" {
+			return ""
+		}
+		return "t/7/" + use + "/" + name
+	}
+	for _, c := range []struct {
+		ch   channels.Channel
+		want map[string]string
+		text string
+	}{
+		{channels.Voice, map[string]string{"voice.repeat": "3", "voice.confirm": "true", "voice.audioKey": "t/7/voice/siren.wav"}, ""},
+		{channels.Push, map[string]string{"push.priority": "Emergency", "push.loudTone": "true"}, ""},
+		{channels.MyAlertsApp, map[string]string{"push.priority": "Emergency"}, ""},
+		{channels.TeamChat, map[string]string{"teamChat.priority": "Emergency"}, ""},
+		{channels.SocialPostA, map[string]string{"social.link": "https://example.com/storm"}, " https://example.com/storm"},
+		{channels.Neighborhood, map[string]string{"neighborhood.groups": "g1,g2", "neighborhood.urgent": "true"}, ""},
+	} {
+		m := r.Message(string(c.ch), &alert.Recipient{}, "")
+		text := m.Text
+		For(c.ch).Apply(r, files, &m)
+		for k, v := range c.want {
+			if m.Metadata[k] != v {
+				t.Errorf("%s: %s = %q, want %q", c.ch, k, m.Metadata[k], v)
+			}
+		}
+		if m.Text != text+c.text {
+			t.Errorf("%s: text %q", c.ch, m.Text)
+		}
+	}
+	bare, err := alert.NewRenderer("7", 42, &alert.Settings{Message: s.Message, Priority: s.Priority}, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := bare.Message(string(channels.Push), &alert.Recipient{}, "")
+	For(channels.Push).Apply(bare, files, &m)
+	if m.Metadata["push.priority"] != "" {
+		t.Errorf("an alert without channel blocks got push options: %v", m.Metadata)
+	}
+}
