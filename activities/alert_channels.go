@@ -293,37 +293,10 @@ func (r *alertRenderer) FileKey(use, name string) string {
 	return storage.TenantKey(r.Tenant, name)
 }
 
-// fileNames are the stored files an alert's channel blocks name, by use.
-func fileNames(s *alert.Settings) map[string][]string {
-	out := map[string][]string{}
-	c := s.Channels
-	if c == nil {
-		return out
-	}
-	add := func(use, name string) {
-		if name != "" {
-			out[use] = append(out[use], name)
-		}
-	}
-	if c.Voice != nil {
-		add(alert.FileVoice, c.Voice.AudioFileName)
-	}
-	if c.Etn != nil {
-		add(alert.FileVoice, c.Etn.AudioFileName)
-	}
-	if c.Eas != nil {
-		add(alert.FileEas, c.Eas.AudioFileName)
-	}
-	if c.Fax != nil {
-		add(alert.FileDocument, c.Fax.FileName)
-	}
-	return out
-}
-
 // resolveFiles finds the object keys of the stored files the alert's
 // channel blocks name (FileKey), in one query.
 func (a *Activities) resolveFiles(ctx context.Context, r *alertRenderer) error {
-	uses := fileNames(r.Settings)
+	uses := catalog.Files(r.Settings.Channels)
 	var names pq.StringArray
 	for _, ns := range uses {
 		names = append(names, ns...)

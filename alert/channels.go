@@ -17,6 +17,10 @@ type FileKeys func(use, name string) string
 // that channel rendered by r. Each channel's package exports its own.
 type Options func(r *Renderer, files FileKeys, m *channels.Message)
 
+// StoredFile names the stored file an alert's channel block names and the
+// version of it the channel uses (name "" when none).
+type StoredFile func(c *Channels) (use, name string)
+
 // Selection names the destinations of a PerDestination channel an alert's
 // channel block asks for (ids or names); none means all of them.
 type Selection func(c *Channels) []string

@@ -38,6 +38,15 @@ func Options(r *alert.Renderer, files alert.FileKeys, m *channels.Message) {
 	}
 }
 
+// EasFile is the stored EAS-encoded audio file the alert's EAS block
+// embeds in its document.
+func EasFile(c *alert.Channels) (use, name string) {
+	if c.Eas == nil {
+		return "", ""
+	}
+	return alert.FileEas, c.Eas.AudioFileName
+}
+
 // InputOf is the CAP document input of an EAS or mobile broadcast message
 // m of the alert r renders.
 func InputOf(r *alert.Renderer, m *channels.Message) Input {

@@ -27,24 +27,29 @@ type Entry struct {
 	// Select names the destinations a PerDestination channel's block asks
 	// for (nil: all of them).
 	Select alert.Selection
+	// File names the stored file the channel's block uses (nil: none).
+	File alert.StoredFile
 }
 
-// table is built once and only read.
-var table = index([]Entry{
+// entries are every channel's entry in a fixed order; table indexes them.
+// Both are built once and only read.
+var entries = []Entry{
 	{Descriptor: email.Descriptor},
 	{Descriptor: sms.Descriptor},
-	{Descriptor: voice.Descriptor, Options: voice.Options},
-	{Descriptor: etn.Descriptor, Options: etn.Options},
+	{Descriptor: voice.Descriptor, Options: voice.Options, File: voice.File},
+	{Descriptor: etn.Descriptor, Options: etn.Options, File: etn.File},
 	{Descriptor: push.Descriptor, Options: push.Options},
 	{Descriptor: push.MyAlertsDescriptor, Options: push.Options},
-	{Descriptor: fax.Descriptor, Options: fax.Options},
-	{Descriptor: cap.EasDescriptor, Options: cap.Options},
+	{Descriptor: fax.Descriptor, Options: fax.Options, File: fax.File},
+	{Descriptor: cap.EasDescriptor, Options: cap.Options, File: cap.EasFile},
 	{Descriptor: cap.BroadcastDescriptor, Options: cap.Options},
 	{Descriptor: teamchat.Descriptor, Options: teamchat.Options, Select: teamchat.Select},
 	{Descriptor: social.DescriptorA, Options: social.Options, Select: social.SelectA},
 	{Descriptor: social.DescriptorB, Options: social.Options, Select: social.SelectB},
 	{Descriptor: neighborhood.Descriptor, Options: neighborhood.Options, Select: neighborhood.Select},
-})
+}
+
+var table = index(entries)
 
 func index(entries []Entry) map[channels.Channel]Entry {
 	out := make(map[channels.Channel]Entry, len(entries))
@@ -74,4 +79,22 @@ func (e Entry) Apply(r *alert.Renderer, files alert.FileKeys, m *channels.Messag
 		return
 	}
 	e.Options(r, files, m)
+}
+
+// Files lists the stored files an alert's channel blocks c name, by the
+// version each channel uses.
+func Files(c *alert.Channels) map[string][]string {
+	out := map[string][]string{}
+	if c == nil {
+		return out
+	}
+	for _, e := range entries {
+		if e.File == nil {
+			continue
+		}
+		if use, name := e.File(c); name != "" {
+			out[use] = append(out[use], name)
+		}
+	}
+	return out
 }

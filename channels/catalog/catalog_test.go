@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/tocsin/tocsin/alert"
@@ -103,5 +104,27 @@ func TestOptions(t *testing.T) {
 	For(channels.Push).Apply(bare, files, &m)
 	if m.Metadata["push.priority"] != "" {
 		t.Errorf("an alert without channel blocks got push options: %v", m.Metadata)
+	}
+}
+
+// TestFiles: the stored files the channel blocks name, by the version each
+// channel uses.
+func TestFiles(t *testing.T) {
+	got := Files(&alert.Channels{
+		Voice: &alert.VoiceChannel{AudioFileName: "a.wav"}, Etn: &alert.EtnChannel{AudioFileName: "b.wav"},
+		Eas: &alert.EasChannel{AudioFileName: "c.wav"}, Fax: &alert.FaxChannel{FileName: "d.pdf"},
+		MobileBroadcast: &alert.MobileBroadcastChannel{}, Push: &alert.PushChannel{},
+	})
+	want := map[string][]string{alert.FileVoice: {"a.wav", "b.wav"}, alert.FileEas: {"c.wav"}, alert.FileDocument: {"d.pdf"}}
+	if len(got) != len(want) {
+		t.Fatalf("%v", got)
+	}
+	for use, names := range want {
+		if strings.Join(got[use], ",") != strings.Join(names, ",") {
+			t.Errorf("%s: %v, want %v", use, got[use], names)
+		}
+	}
+	if len(Files(nil)) != 0 {
+		t.Error("no blocks, files")
 	}
 }

@@ -25,6 +25,14 @@ func Options(r *alert.Renderer, files alert.FileKeys, m *channels.Message) {
 	}
 }
 
+// File is the stored audio file the alert's ETN block plays.
+func File(c *alert.Channels) (use, name string) {
+	if c.Etn == nil {
+		return "", ""
+	}
+	return alert.FileVoice, c.Etn.AudioFileName
+}
+
 // Areas are the ETN areas of an alert: its recipients' areas (circles and
 // the outer rings of polygons).
 func Areas(s *alert.Settings) []Area {

@@ -23,3 +23,11 @@ func Options(r *alert.Renderer, files alert.FileKeys, m *channels.Message) {
 		m.Metadata[MetaDocumentKey] = k
 	}
 }
+
+// File is the stored document the alert's fax block sends.
+func File(c *alert.Channels) (use, name string) {
+	if c.Fax == nil {
+		return "", ""
+	}
+	return alert.FileDocument, c.Fax.FileName
+}

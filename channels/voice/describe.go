@@ -47,3 +47,11 @@ func Played(md map[string]string, repeat int, audioFile string, files alert.File
 		md[MetaAudioKey] = k
 	}
 }
+
+// File is the stored audio file the alert's voice block plays.
+func File(c *alert.Channels) (use, name string) {
+	if c.Voice == nil {
+		return "", ""
+	}
+	return alert.FileVoice, c.Voice.AudioFileName
+}
