@@ -38,7 +38,7 @@ func (a *Activities) DeliverCapUpdate(ctx context.Context, in CapUpdateInput) (C
 		return out, err
 	}
 	log := &cap.Messages{DB: a.DB}
-	for _, ch := range []channels.Channel{channels.Eas, channels.MobileBroadcast} {
+	for _, ch := range cap.Channels {
 		refs, err := log.References(ctx, in.Tenant, in.AlertID, ch)
 		if err != nil {
 			return out, err
@@ -53,7 +53,7 @@ func (a *Activities) DeliverCapUpdate(ctx context.Context, in CapUpdateInput) (C
 		if in.Description != "" {
 			m.Text = in.Description
 		}
-		ci := capInput(r, string(ch), &m)
+		ci := cap.InputOf(r.Renderer, &m)
 		ci.MsgType, ci.References, ci.Note, ci.Instruction = in.MsgType, refs, in.Note, in.Instruction
 		b, err := json.Marshal(ci)
 		if err != nil {

@@ -2,27 +2,18 @@ package activities
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
 	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/channels"
-	"github.com/tocsin/tocsin/channels/cap"
-	"github.com/tocsin/tocsin/channels/fax"
-	"github.com/tocsin/tocsin/channels/neighborhood"
+	"github.com/tocsin/tocsin/channels/catalog"
 	"github.com/tocsin/tocsin/channels/providers"
-	"github.com/tocsin/tocsin/channels/push"
-	"github.com/tocsin/tocsin/channels/social"
-	"github.com/tocsin/tocsin/channels/teamchat"
-	"github.com/tocsin/tocsin/channels/voice"
 	"github.com/tocsin/tocsin/storage"
 )
 
@@ -31,21 +22,10 @@ type Destinations interface {
 	Destinations(ctx context.Context, tenant string, ch channels.Channel) ([]providers.Destination, error)
 }
 
-// deviceApp is the person_devices app of a device channel ("" for others).
-func deviceApp(ch string) string {
-	switch channels.Channel(ch) {
-	case channels.Push:
-		return push.AppPush
-	case channels.MyAlertsApp:
-		return push.AppMyAlerts
-	}
-	return ""
-}
-
 // extraAddresses reads the addresses alert_recipients does not hold: device
 // tokens (push, app; several per person) and fax numbers (person_phones
 // with phone_type Fax), by person id.
-func (a *Activities) extraAddresses(ctx context.Context, tenant, ch string, recs []storage.BatchRecipient) (map[int64][]string, error) {
+func (a *Activities) extraAddresses(ctx context.Context, tenant string, d channels.Descriptor, recs []storage.BatchRecipient) (map[int64][]string, error) {
 	var ids pq.Int64Array
 	for _, r := range recs {
 		if r.PersonID != nil {
@@ -58,16 +38,16 @@ func (a *Activities) extraAddresses(ctx context.Context, tenant, ch string, recs
 	}
 	var rows []storage.PersonAddress
 	var err error
-	if app := deviceApp(ch); app != "" {
-		rows, err = storage.DeviceTokens(ctx, a.DB, tenant, app, ids)
+	if d.Addresses == channels.DeviceTokens {
+		rows, err = storage.DeviceTokens(ctx, a.DB, tenant, d.App, ids)
 	} else {
 		rows, err = storage.FaxNumbers(ctx, a.DB, tenant, ids)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read %s addresses: %w", ch, err)
+		return nil, fmt.Errorf("read %s addresses: %w", d.Channel, err)
 	}
 	for _, r := range rows {
-		if ch == string(channels.Fax) && len(out[r.PersonID]) > 0 {
+		if d.Addresses == channels.FaxNumber && len(out[r.PersonID]) > 0 {
 			continue
 		}
 		out[r.PersonID] = append(out[r.PersonID], r.Address)
@@ -75,163 +55,12 @@ func (a *Activities) extraAddresses(ctx context.Context, tenant, ch string, recs
 	return out, nil
 }
 
-// channelMetadata adds the settings of the alert's channel block to a
-// message's metadata. The block's texts are rendered by Renderer.Message
-// (and the mobile broadcast's by Renderer.BroadcastText), so variables are
-// filled in every text a provider receives.
-func channelMetadata(r *alertRenderer, ch string, m *channels.Message) {
-	s := r.Settings
-	c := s.Channels
-	md := m.Metadata
-	if md == nil {
-		md = map[string]string{}
-		m.Metadata = md
-	}
-	emergency := s.Priority != nil && s.Priority.Priority == alert.PriorityEmergency
-	loud := md["loudTone"] == "true"
-	fileKey := r.FileKey
-	if c == nil {
-		return
-	}
-	switch channels.Channel(ch) {
-	case channels.Voice:
-		if v := c.Voice; v != nil {
-			if v.Repeat > 0 {
-				md[voice.MetaRepeat] = strconv.Itoa(v.Repeat)
-			}
-			if v.Language != "" {
-				md[voice.MetaLanguage] = v.Language
-			}
-			if v.AnsweringMachine != "" {
-				md[voice.MetaAnsweringMachine] = v.AnsweringMachine
-			}
-			if v.PressOneToConfirm {
-				md[voice.MetaConfirm] = "true"
-			}
-			if v.CallAttempts > 0 {
-				md[voice.MetaMaxAttempts] = strconv.Itoa(v.CallAttempts)
-			}
-			if v.RedialSeconds > 0 {
-				md[voice.MetaRetryIntervalSeconds] = strconv.Itoa(v.RedialSeconds)
-			}
-			if k := fileKey(fileVoice, v.AudioFileName); k != "" {
-				md[voice.MetaAudioKey] = k
-			}
-		}
-	case channels.Etn:
-		if v := c.Etn; v != nil {
-			if v.Repeat > 0 {
-				md[voice.MetaRepeat] = strconv.Itoa(v.Repeat)
-			}
-			if k := fileKey(fileVoice, v.AudioFileName); k != "" {
-				md[voice.MetaAudioKey] = k
-			}
-			if v.CallerID != "" {
-				md["callerId"] = v.CallerID
-			}
-		}
-	case channels.Push, channels.MyAlertsApp:
-		// The block's title and body are rendered by Renderer.Message.
-		tone := false
-		if ch == string(channels.Push) && c.Push != nil {
-			tone = c.Push.LoudTone
-		}
-		if ch == string(channels.MyAlertsApp) && c.MyAlertsApp != nil {
-			tone = c.MyAlertsApp.LoudTone
-		}
-		if emergency {
-			md[push.MetaPriority] = "Emergency"
-			if tone || loud {
-				md[push.MetaLoudTone] = "true"
-			}
-		}
-	case channels.Fax:
-		if f := c.Fax; f != nil {
-			if f.CoverPage {
-				md[fax.MetaCoverPage] = "true"
-			}
-			if k := fileKey(fileDocument, f.FileName); k != "" {
-				md[fax.MetaDocumentKey] = k
-			}
-		}
-	case channels.Eas, channels.MobileBroadcast:
-		in := capInput(r, ch, m)
-		if b, err := json.Marshal(in); err == nil {
-			md[cap.MetaInput] = string(b)
-		}
-		if ch == string(channels.Eas) && c.Eas != nil {
-			if k := fileKey(fileEas, c.Eas.AudioFileName); k != "" {
-				md[cap.MetaAudioKey] = k
-			}
-		}
-		if ch == string(channels.MobileBroadcast) {
-			if t := r.BroadcastText(); t != "" {
-				m.Text = t
-			}
-		}
-	case channels.TeamChat:
-		if emergency {
-			md[teamchat.MetaPriority] = "Emergency"
-		}
-	case channels.SocialPostA, channels.SocialPostB:
-		link := false
-		if ch == string(channels.SocialPostA) && c.SocialPostA != nil {
-			link = c.SocialPostA.IncludeLink
-		}
-		if ch == string(channels.SocialPostB) && c.SocialPostB != nil {
-			link = c.SocialPostB.IncludeLink
-		}
-		if link && s.Content != nil && s.Content.Link != "" {
-			md[social.MetaLink] = s.Content.Link
-			if ch == string(channels.SocialPostA) {
-				m.Text += " " + s.Content.Link
-			}
-		}
-	case channels.Neighborhood:
-		if n := c.Neighborhood; n != nil {
-			if len(n.Groups) > 0 {
-				md[neighborhood.MetaGroups] = strings.Join(n.Groups, ",")
-			}
-		}
-		if emergency {
-			md[neighborhood.MetaUrgent] = "true"
-		}
-	}
-}
-
-// capInput is the CAP document input of an EAS or mobile broadcast message.
-func capInput(r *alertRenderer, ch string, m *channels.Message) cap.Input {
-	s := r.Settings
-	in := cap.Input{Status: "Actual", MsgType: "Alert", Scope: "Public", Category: []string{"Safety"},
-		Event: m.Subject, Urgency: "Expected", Severity: "Moderate", Certainty: "Likely",
-		Headline: m.Subject, Description: m.Text}
-	if in.Event == "" {
-		in.Event = "Alert"
-	}
-	if s.Priority != nil && s.Priority.Priority == alert.PriorityEmergency {
-		in.Urgency, in.Severity, in.Certainty = "Immediate", "Severe", "Observed"
-	}
-	minutes := 60
-	area := cap.AreaInput{Description: "Alert area"}
-	if s.Location != nil && s.Location.Location != nil && s.Location.Location.Name != "" {
-		area.Description = s.Location.Location.Name
-	}
-	if c := s.Channels; c != nil && ch == string(channels.Eas) && c.Eas != nil {
-		in.EventCode = c.Eas.EventCode
-		if c.Eas.DurationMinutes > 0 {
-			minutes = c.Eas.DurationMinutes
-		}
-		area.SAME = c.Eas.SameCodes
-	}
-	if c := s.Channels; c != nil && ch == string(channels.MobileBroadcast) && c.MobileBroadcast != nil && c.MobileBroadcast.Language != "" {
-		in.Language = c.MobileBroadcast.Language
-	}
-	if len(area.SAME) == 0 {
-		area.Geocodes = []cap.NamedValue{{ValueName: "tocsin-tenant", Value: r.Tenant}}
-	}
-	in.Areas = []cap.AreaInput{area}
-	in.Expires = time.Now().Add(time.Duration(minutes) * time.Minute).Truncate(time.Second)
-	return in
+// options adds the settings of the alert's block of m's channel to m, as
+// the channel's catalog entry reads them. The block's texts are rendered by
+// Renderer.Message (and the mobile broadcast's by Renderer.BroadcastText),
+// so variables are filled in every text a provider receives.
+func (r *alertRenderer) options(m *channels.Message) {
+	catalog.For(m.Channel).Apply(r.Renderer, r.FileKey, m)
 }
 
 // BroadcastRow is one broadcast delivery's latest state.
@@ -264,7 +93,7 @@ func (a *Activities) deliverBroadcast(ctx context.Context, in BatchInput, lastAt
 	if err != nil {
 		return out, err
 	}
-	dests = selectDestinations(r.Settings.Channels, in.Channel, dests)
+	dests = selectDestinations(r.Settings.Channels, catalog.For(channels.Channel(in.Channel)).Select, dests)
 	done, err := storage.FinishedBroadcasts(ctx, a.DB, in.Tenant, in.AlertID, in.Channel, in.Cycle)
 	if err != nil {
 		return out, err
@@ -276,7 +105,7 @@ func (a *Activities) deliverBroadcast(ctx context.Context, in BatchInput, lastAt
 			continue
 		}
 		m := r.Message(in.Channel, &storage.RecipientRow{}, "")
-		channelMetadata(r, in.Channel, &m)
+		r.options(&m)
 		m.Key = alert.DeliveryKey(in.Tenant, in.AlertID, in.Channel, in.Cycle, int64(i)) + ":" + d.ID
 		m.To = d.ID
 		msgs = append(msgs, m)
@@ -312,28 +141,11 @@ func (a *Activities) deliverBroadcast(ctx context.Context, in BatchInput, lastAt
 func isNoProvider(err error) bool { return errors.Is(err, channels.ErrNoProvider) }
 
 // selectDestinations keeps the destinations the channel block names (by id
-// or name); all of them when it names none.
-func selectDestinations(c *alert.Channels, ch string, all []providers.Destination) []providers.Destination {
+// or name, as sel reads them); all of them when it names none.
+func selectDestinations(c *alert.Channels, sel alert.Selection, all []providers.Destination) []providers.Destination {
 	var want []string
-	if c != nil {
-		switch channels.Channel(ch) {
-		case channels.TeamChat:
-			if c.TeamChat != nil {
-				want = c.TeamChat.Targets
-			}
-		case channels.SocialPostA:
-			if c.SocialPostA != nil {
-				want = c.SocialPostA.Accounts
-			}
-		case channels.SocialPostB:
-			if c.SocialPostB != nil {
-				want = c.SocialPostB.Accounts
-			}
-		case channels.Neighborhood:
-			if c.Neighborhood != nil {
-				want = c.Neighborhood.Accounts
-			}
-		}
+	if c != nil && sel != nil {
+		want = sel(c)
 	}
 	if len(want) == 0 {
 		return all
@@ -427,9 +239,6 @@ func aggregateDevices(rows []storage.DeliveryRow, extra map[int64][]string, recs
 // recorded): answered calls make their rows Delivered, calls that ended
 // unanswered with no redial left make them Failed.
 func syncCalls(ctx context.Context, tx *sqlx.Tx, in BatchInput, key storage.BatchKey, rows []storage.DeliveryRow) error {
-	if in.Channel != string(channels.Voice) && in.Channel != string(channels.Etn) {
-		return nil
-	}
 	var keys []string
 	for _, r := range rows {
 		if r.Status == storage.DeliverySent {
@@ -449,18 +258,11 @@ func syncCalls(ctx context.Context, tx *sqlx.Tx, in BatchInput, key storage.Batc
 	return nil
 }
 
-// The versions of a stored file a channel uses.
-const (
-	fileVoice    = "voice"
-	fileEas      = "eas"
-	fileDocument = "document"
-)
-
 // fileKinds lists the file_assets kinds that serve a use, best first.
 var fileKinds = map[string][]string{
-	fileVoice:    {AssetVoice, AssetOriginal},
-	fileEas:      {AssetEas},
-	fileDocument: {AssetOriginal},
+	alert.FileVoice:    {AssetVoice, AssetOriginal},
+	alert.FileEas:      {AssetEas},
+	alert.FileDocument: {AssetOriginal},
 }
 
 // alertRenderer is an alert's renderer with the object keys of the stored
@@ -491,37 +293,10 @@ func (r *alertRenderer) FileKey(use, name string) string {
 	return storage.TenantKey(r.Tenant, name)
 }
 
-// fileNames are the stored files an alert's channel blocks name, by use.
-func fileNames(s *alert.Settings) map[string][]string {
-	out := map[string][]string{}
-	c := s.Channels
-	if c == nil {
-		return out
-	}
-	add := func(use, name string) {
-		if name != "" {
-			out[use] = append(out[use], name)
-		}
-	}
-	if c.Voice != nil {
-		add(fileVoice, c.Voice.AudioFileName)
-	}
-	if c.Etn != nil {
-		add(fileVoice, c.Etn.AudioFileName)
-	}
-	if c.Eas != nil {
-		add(fileEas, c.Eas.AudioFileName)
-	}
-	if c.Fax != nil {
-		add(fileDocument, c.Fax.FileName)
-	}
-	return out
-}
-
 // resolveFiles finds the object keys of the stored files the alert's
 // channel blocks name (FileKey), in one query.
 func (a *Activities) resolveFiles(ctx context.Context, r *alertRenderer) error {
-	uses := fileNames(r.Settings)
+	uses := catalog.Files(r.Settings.Channels)
 	var names pq.StringArray
 	for _, ns := range uses {
 		names = append(names, ns...)

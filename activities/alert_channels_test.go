@@ -58,7 +58,7 @@ func TestBroadcastTextIsTheMobileBroadcastText(t *testing.T) {
 	}
 	r := &alertRenderer{Renderer: rd}
 	m := r.Message("mobileBroadcast", &alert.Recipient{}, "")
-	channelMetadata(r, "mobileBroadcast", &m)
+	r.options(&m)
 	if m.Text != "Broadcast 42" {
 		t.Errorf("text %q, want %q", m.Text, "Broadcast 42")
 	}

@@ -14,6 +14,8 @@ import (
 
 	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/channels"
+	"github.com/tocsin/tocsin/channels/catalog"
+	"github.com/tocsin/tocsin/channels/etn"
 	"github.com/tocsin/tocsin/internal/alertmsg"
 	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/shorturls"
@@ -79,15 +81,16 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 	}
 	lastAttempt := in.MaxAttempts > 0 && attempt >= in.MaxAttempts
 	at := alert.Attempt{Last: lastAttempt, Max: in.MaxAttempts}
-	if alert.IsBroadcast(in.Channel) {
+	d := catalog.For(channels.Channel(in.Channel)).Descriptor
+	switch d.Addressing {
+	case channels.PerDestination:
 		return a.deliverBroadcast(ctx, in, lastAttempt)
-	}
-	if in.Channel == string(channels.Etn) {
+	case channels.PerArea:
 		r, err := a.rendererFor(ctx, in.AlertRef)
 		if err != nil {
 			return out, err
 		}
-		if areas := etnAreas(r.Settings); len(areas) > 0 {
+		if areas := etn.Areas(r.Settings); len(areas) > 0 {
 			return a.deliverEtnArea(ctx, in, r, areas, lastAttempt)
 		}
 	}
@@ -111,9 +114,9 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 		return out, err
 	}
 	var extra map[int64][]string
-	perDevice := deviceApp(in.Channel) != ""
-	if perDevice || in.Channel == string(channels.Fax) {
-		if extra, err = a.extraAddresses(ctx, in.Tenant, in.Channel, recs); err != nil {
+	perDevice := d.Addressing == channels.PerDevice
+	if d.Addresses == channels.DeviceTokens || d.Addresses == channels.FaxNumber {
+		if extra, err = a.extraAddresses(ctx, in.Tenant, d, recs); err != nil {
 			return out, err
 		}
 	}
@@ -140,7 +143,7 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 			rows = append(rows, storage.DeliveryRow{Seq: rec.Seq, Status: storage.DeliveryFailed, Permanent: true, Error: "no " + in.Channel + " address"})
 		default:
 			m := r.Message(in.Channel, &rec.RecipientRow, links[rec.Seq])
-			channelMetadata(r, in.Channel, &m)
+			r.options(&m)
 			m.Metadata[channels.MetaRecipientID] = strconv.FormatInt(rec.Seq, 10)
 			m.Key = alert.DeliveryKey(in.Tenant, in.AlertID, in.Channel, in.Cycle, rec.Seq)
 			m.To = addr
@@ -210,7 +213,7 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 		}
 	}
 	if err := storage.InBatchTx(ctx, a.DB, func(tx *sqlx.Tx) error {
-		if in.Channel == string(channels.Voice) || in.Channel == string(channels.Etn) {
+		if d.Calls {
 			// Call status callbacks of this batch wait for its rows (syncCalls).
 			if err := storage.LockBatch(ctx, tx, key); err != nil {
 				return err
@@ -218,6 +221,9 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 		}
 		if err := storage.RecordDeliveries(ctx, tx, key, rows); err != nil {
 			return err
+		}
+		if !d.Calls {
+			return nil
 		}
 		return syncCalls(ctx, tx, in, key, rows)
 	}); err != nil {
@@ -289,7 +295,7 @@ func (a *Activities) send(ctx context.Context, in BatchInput, msgs []channels.Me
 	// Channels with per-tenant provider settings are throttled once, by the
 	// rate limit of those settings (channels/ratelimit); the configured
 	// DeliveryRates throttle email and text, which have none.
-	if perSecond := a.Config.DeliveryRates[in.Channel]; perSecond > 0 && (in.Channel == string(channels.Email) || in.Channel == string(channels.Text)) {
+	if perSecond := a.Config.DeliveryRates[in.Channel]; perSecond > 0 && catalog.For(channels.Channel(in.Channel)).WorkerRate {
 		l := a.state().limiter(in.Tenant, in.Channel, perSecond)
 		for left := len(msgs); left > 0; {
 			n := min(left, l.Burst())

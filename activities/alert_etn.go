@@ -2,7 +2,6 @@ package activities
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
 	"github.com/tocsin/tocsin/alert"
@@ -11,43 +10,6 @@ import (
 	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/channelstate"
 )
-
-// etnAreas are the ETN areas of an alert: its recipients' areas (circles
-// and the outer rings of polygons).
-func etnAreas(s *alert.Settings) []etn.Area {
-	var out []etn.Area
-	for _, a := range s.Recipients.Areas {
-		if a.Center != nil && a.RadiusMeters > 0 {
-			out = append(out, etn.Area{Center: &etn.LatLng{Lat: a.Center.Lat, Lng: a.Center.Lng}, RadiusMeters: a.RadiusMeters})
-		}
-		if a.Geometry == nil {
-			continue
-		}
-		for _, f := range a.Geometry.Features {
-			var polys [][][][2]float64
-			switch f.Geometry.Type {
-			case "Polygon":
-				var p [][][2]float64
-				if json.Unmarshal(f.Geometry.Coordinates, &p) == nil {
-					polys = append(polys, p)
-				}
-			case "MultiPolygon":
-				_ = json.Unmarshal(f.Geometry.Coordinates, &polys)
-			}
-			for _, p := range polys {
-				if len(p) == 0 {
-					continue
-				}
-				var ring []etn.LatLng
-				for _, pos := range p[0] {
-					ring = append(ring, etn.LatLng{Lat: pos[1], Lng: pos[0]})
-				}
-				out = append(out, etn.Area{Polygon: ring})
-			}
-		}
-	}
-	return out
-}
 
 // deliverEtnArea calls every number inside an alert's areas: the first
 // batch of the first cycle stores the targets (once) and calls those
@@ -85,7 +47,7 @@ func (a *Activities) deliverEtnArea(ctx context.Context, in BatchInput, r *alert
 		msgs := make([]channels.Message, len(targets))
 		for i, t := range targets {
 			m := r.Message(in.Channel, &storage.RecipientRow{FirstName: t.Name, VoicePhone: &targets[i].Phone}, "")
-			channelMetadata(r, in.Channel, &m)
+			r.options(&m)
 			m.Key = alert.DeliveryKey(in.Tenant, in.AlertID, in.Channel, in.Cycle, t.Seq)
 			m.To = t.Phone
 			msgs[i] = m

@@ -17,6 +17,7 @@ import (
 
 	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/channels"
+	"github.com/tocsin/tocsin/channels/catalog"
 	"github.com/tocsin/tocsin/hooks/events"
 	"github.com/tocsin/tocsin/storage"
 )
@@ -88,12 +89,12 @@ func (a *Activities) PrepareAlert(ctx context.Context, ref AlertRef) (AlertPlan,
 		spec.RelatedAlertID = s.Related.AlertID
 	}
 	for _, ch := range al.Channels {
-		switch ch {
-		case string(channels.Email):
+		switch catalog.For(channels.Channel(ch)).Addresses {
+		case channels.RecipientEmail:
 			spec.NeedEmail = true
-		case string(channels.Text):
+		case channels.RecipientPhone:
 			spec.NeedTextPhone = true
-		case string(channels.Voice), string(channels.Etn):
+		case channels.RecipientVoicePhone:
 			spec.NeedVoicePhone = true
 		}
 	}

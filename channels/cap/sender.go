@@ -85,9 +85,7 @@ var _ channels.Sender = (*Sender)(nil)
 
 // NewSender returns a Sender for c.
 func NewSender(c Config) *Sender {
-	if c.Client == nil {
-		c.Client = providerhttp.NewClient(30 * time.Second)
-	}
+	c.Client = providerhttp.Client(c.Client, 30*time.Second)
 	if c.SenderID == "" {
 		c.SenderID = "tocsin"
 	}
@@ -181,21 +179,17 @@ func (s *Sender) Send(ctx context.Context, msgs []channels.Message) ([]channels.
 }
 
 func (s *Sender) send(ctx context.Context, msg channels.Message) channels.Result {
-	res := channels.Result{Key: msg.Key, Outcome: channels.Failed}
 	a, err := s.Document(ctx, msg)
 	if err != nil {
-		res.Permanent, res.Error = true, err.Error()
-		return res
+		return providerhttp.Refused(msg.Key, err.Error())
 	}
 	doc, err := Marshal(a)
 	if err != nil {
-		res.Permanent, res.Error = true, err.Error()
-		return res
+		return providerhttp.Refused(msg.Key, err.Error())
 	}
-	h := providerhttp.Bearer(s.c.Token)
-	h.Set("Idempotency-Key", a.Identifier)
-	h.Set("Accept", "application/xml, application/json")
-	_, sendErr := providerhttp.Do(ctx, s.c.Client, providerhttp.Request{URL: s.c.URL, Body: doc, ContentType: "application/xml", Header: h})
+	call := providerhttp.Call{Request: providerhttp.Request{URL: s.c.URL, Body: doc, ContentType: "application/xml",
+		Header: http.Header{"Accept": {"application/xml, application/json"}}}, Token: s.c.Token, IdempotencyKey: a.Identifier}
+	sendErr := call.Send(ctx, s.c.Client, nil)
 	if s.c.Log != nil {
 		var alertID *int64
 		if v, err := strconv.ParseInt(msg.Metadata[channels.MetaAlertID], 10, 64); err == nil {
@@ -205,9 +199,5 @@ func (s *Sender) send(ctx context.Context, msg channels.Message) channels.Result
 			sendErr = err
 		}
 	}
-	if sendErr != nil {
-		res.Permanent, res.Unreachable, res.Error = providerhttp.Permanent(sendErr), providerhttp.Unreachable(sendErr), sendErr.Error()
-		return res
-	}
-	return channels.Result{Key: msg.Key, Outcome: channels.Sent, ProviderMessageID: a.Identifier}
+	return providerhttp.Answer(msg.Key, sendErr, channels.Sent, a.Identifier, "")
 }

@@ -64,9 +64,7 @@ var _ channels.Sender = (*Sender)(nil)
 
 // New returns a Sender for c.
 func New(c Config) *Sender {
-	if c.Client == nil {
-		c.Client = providerhttp.NewClient(0)
-	}
+	c.Client = providerhttp.Client(c.Client, 0)
 	if c.Concurrency <= 0 {
 		c.Concurrency = 8
 	}
@@ -125,11 +123,9 @@ func (s *Sender) Send(ctx context.Context, msgs []channels.Message) ([]channels.
 }
 
 func (s *Sender) send(ctx context.Context, msg channels.Message) channels.Result {
-	res := channels.Result{Key: msg.Key, Outcome: channels.Failed}
 	name, ct, data, err := s.Document(ctx, msg)
 	if err != nil {
-		res.Permanent, res.Error = true, err.Error()
-		return res
+		return providerhttp.Refused(msg.Key, err.Error())
 	}
 	var body bytes.Buffer
 	mw := multipart.NewWriter(&body)
@@ -146,16 +142,9 @@ func (s *Sender) send(ctx context.Context, msg channels.Message) channels.Result
 	pw, _ := mw.CreatePart(h)
 	_, _ = pw.Write(data)
 	_ = mw.Close()
-	hdr := providerhttp.Bearer(s.c.Token)
-	hdr.Set("Idempotency-Key", msg.Key)
 	var fr Response
-	err = providerhttp.DoJSON(ctx, s.c.Client, providerhttp.Request{URL: s.c.URL + "/faxes", Body: body.Bytes(), ContentType: mw.FormDataContentType(), Header: hdr}, &fr)
-	if err == nil && fr.FaxID == "" {
-		err = fmt.Errorf("the provider returned no fax id")
-	}
-	if err != nil {
-		res.Permanent, res.Unreachable, res.Error = providerhttp.Permanent(err), providerhttp.Unreachable(err), err.Error()
-		return res
-	}
-	return channels.Result{Key: msg.Key, Outcome: channels.Sent, ProviderMessageID: fr.FaxID}
+	call := providerhttp.Call{Request: providerhttp.Request{URL: s.c.URL + "/faxes", Body: body.Bytes(), ContentType: mw.FormDataContentType()},
+		Token: s.c.Token, IdempotencyKey: msg.Key}
+	err = call.Send(ctx, s.c.Client, &fr)
+	return providerhttp.Answer(msg.Key, err, channels.Sent, fr.FaxID, "the provider returned no fax id")
 }

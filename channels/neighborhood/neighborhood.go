@@ -103,9 +103,7 @@ var _ channels.Sender = (*Sender)(nil)
 
 // New returns a Sender for c.
 func New(c Config) *Sender {
-	if c.Client == nil {
-		c.Client = providerhttp.NewClient(0)
-	}
+	c.Client = providerhttp.Client(c.Client, 0)
 	s := &Sender{c: c, accounts: map[string]Account{}}
 	for _, a := range c.Accounts {
 		s.accounts[a.ID] = a
@@ -132,11 +130,9 @@ func (s *Sender) Send(ctx context.Context, msgs []channels.Message) ([]channels.
 }
 
 func (s *Sender) post(ctx context.Context, msg channels.Message) (channels.Result, []Status) {
-	res := channels.Result{Key: msg.Key, Outcome: channels.Failed}
 	acct, ok := s.accounts[msg.To]
 	if !ok {
-		res.Permanent, res.Error = true, fmt.Sprintf("no neighborhood account %q", msg.To)
-		return res, nil
+		return providerhttp.Refused(msg.Key, fmt.Sprintf("no neighborhood account %q", msg.To)), nil
 	}
 	groups := acct.Groups
 	if sel := strings.TrimSpace(msg.Metadata[MetaGroups]); sel != "" {
@@ -144,8 +140,7 @@ func (s *Sender) post(ctx context.Context, msg channels.Message) (channels.Resul
 		groups = slices.DeleteFunc(slices.Clone(groups), func(g Group) bool { return !slices.Contains(want, g.ID) })
 	}
 	if len(groups) == 0 {
-		res.Permanent, res.Error = true, "the account has none of the groups asked for"
-		return res, nil
+		return providerhttp.Refused(msg.Key, "the account has none of the groups asked for"), nil
 	}
 	var alertID *int64
 	if v, err := strconv.ParseInt(msg.Metadata[channels.MetaAlertID], 10, 64); err == nil {
@@ -161,17 +156,15 @@ func (s *Sender) post(ctx context.Context, msg channels.Message) (channels.Resul
 		return Status{Tenant: msg.Tenant, AlertID: alertID, MessageKey: msg.Key, AccountID: acct.ID, AccountName: acct.Name,
 			GroupID: gid, GroupName: names[gid], Status: st, PostID: post, Error: errText}
 	}
-	h := providerhttp.Bearer(acct.Token)
-	h.Set("Idempotency-Key", msg.Key)
 	var pr PostResponse
-	err := providerhttp.DoJSON(ctx, s.c.Client, providerhttp.Request{URL: s.c.URL + "/v1/accounts/" + url.PathEscape(acct.ID) + "/posts", JSON: req, Header: h}, &pr)
-	if err != nil {
+	call := providerhttp.Call{Request: providerhttp.Request{URL: s.c.URL + "/v1/accounts/" + url.PathEscape(acct.ID) + "/posts", JSON: req},
+		Token: acct.Token, IdempotencyKey: msg.Key}
+	if err := call.Send(ctx, s.c.Client, &pr); err != nil {
 		var st []Status
 		for _, g := range groups {
 			st = append(st, status(g.ID, StatusFailed, "", err.Error()))
 		}
-		res.Permanent, res.Unreachable, res.Error = providerhttp.Permanent(err), providerhttp.Unreachable(err), err.Error()
-		return res, st
+		return providerhttp.Failed(msg.Key, err), st
 	}
 	var st []Status
 	posted := 0
@@ -198,8 +191,7 @@ func (s *Sender) post(ctx context.Context, msg channels.Message) (channels.Resul
 		}
 	}
 	if posted == 0 {
-		res.Permanent, res.Error = true, "no group got the post"
-		return res, st
+		return providerhttp.Refused(msg.Key, "no group got the post"), st
 	}
 	return channels.Result{Key: msg.Key, Outcome: channels.Delivered, ProviderMessageID: fmt.Sprintf("%d/%d groups", posted, len(groups))}, st
 }

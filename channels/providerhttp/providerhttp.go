@@ -17,6 +17,8 @@ import (
 	"unicode/utf8"
 
 	"code.dny.dev/ssrf"
+
+	"github.com/tocsin/tocsin/channels"
 )
 
 // NewClient returns a pooled keep-alive HTTP client for one provider with
@@ -223,4 +225,62 @@ func IsCode(s string) bool {
 		}
 	}
 	return true
+}
+
+// Call is a request made for one message or one batch of messages: Token
+// goes in Authorization: Bearer and IdempotencyKey in Idempotency-Key, each
+// left out when empty, next to the request's own headers.
+type Call struct {
+	Request
+	Token          string
+	IdempotencyKey string
+}
+
+// Send sends c through cl and decodes a 2xx answer into out (when not nil).
+func (c Call) Send(ctx context.Context, cl *http.Client, out any) error {
+	h := Bearer(c.Token)
+	if c.IdempotencyKey != "" {
+		h.Set("Idempotency-Key", c.IdempotencyKey)
+	}
+	for k, vs := range c.Header {
+		h[k] = vs
+	}
+	r := c.Request
+	r.Header = h
+	return DoJSON(ctx, cl, r, out)
+}
+
+// Failed is the result of the message with key whose call failed with err:
+// permanent and unreachable as err says.
+func Failed(key string, err error) channels.Result {
+	return channels.Result{Key: key, Outcome: channels.Failed, Permanent: Permanent(err), Unreachable: Unreachable(err), Error: err.Error()}
+}
+
+// Refused is the result of the message with key that cannot be sent as it
+// is (no such account, a malformed document): a permanent failure.
+func Refused(key, reason string) channels.Result {
+	return channels.Result{Key: key, Outcome: channels.Failed, Permanent: true, Error: reason}
+}
+
+// Answer is the result of the message with key whose call answered err:
+// outcome with the provider's id when err is nil, Failed as
+// err says otherwise. When noID is set, an answer without an id is a
+// failure with that reason.
+func Answer(key string, err error, outcome channels.Outcome, id, noID string) channels.Result {
+	if err == nil && id == "" && noID != "" {
+		err = errors.New(noID)
+	}
+	if err != nil {
+		return Failed(key, err)
+	}
+	return channels.Result{Key: key, Outcome: outcome, ProviderMessageID: id}
+}
+
+// Client returns cl, or a new pooled client with the given timeout when cl
+// is nil (see NewClient).
+func Client(cl *http.Client, timeout time.Duration) *http.Client {
+	if cl != nil {
+		return cl
+	}
+	return NewClient(timeout)
 }

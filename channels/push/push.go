@@ -107,9 +107,7 @@ var _ channels.Sender = (*Sender)(nil)
 
 // New returns a Sender for c.
 func New(c Config) *Sender {
-	if c.Client == nil {
-		c.Client = providerhttp.NewClient(0)
-	}
+	c.Client = providerhttp.Client(c.Client, 0)
 	if c.Concurrency <= 0 {
 		c.Concurrency = 8
 	}
@@ -170,7 +168,7 @@ func (s *Sender) Send(ctx context.Context, msgs []channels.Message) ([]channels.
 		failed++
 		c := chunks[i]
 		for j := c.lo; j < c.hi; j++ {
-			out[j] = channels.Result{Key: msgs[j].Key, Outcome: channels.Failed, Permanent: providerhttp.Permanent(err), Unreachable: providerhttp.Unreachable(err), Error: err.Error()}
+			out[j] = providerhttp.Failed(msgs[j].Key, err)
 		}
 	}
 	if failed == len(chunks) && failed > 0 && !providerhttp.Permanent(errs[0]) {
@@ -196,10 +194,10 @@ func (s *Sender) batch(ctx context.Context, msgs []channels.Message, out []chann
 	for i, m := range msgs {
 		body[i] = Notify(m)
 	}
-	h := providerhttp.Bearer(s.c.Token)
-	h.Set("Idempotency-Key", msgs[0].Key+"+"+strconv.Itoa(len(msgs)))
 	var res Response
-	if err := providerhttp.DoJSON(ctx, s.c.Client, providerhttp.Request{URL: s.c.URL + "/push/send", JSON: body, Header: h}, &res); err != nil {
+	call := providerhttp.Call{Request: providerhttp.Request{URL: s.c.URL + "/push/send", JSON: body},
+		Token: s.c.Token, IdempotencyKey: msgs[0].Key + "+" + strconv.Itoa(len(msgs))}
+	if err := call.Send(ctx, s.c.Client, &res); err != nil {
 		return err
 	}
 	if len(res.Data) != len(msgs) {

@@ -80,9 +80,7 @@ var _ channels.Sender = (*Sender)(nil)
 
 // New returns a Sender for c.
 func New(c Config) *Sender {
-	if c.Client == nil {
-		c.Client = providerhttp.NewClient(0)
-	}
+	c.Client = providerhttp.Client(c.Client, 0)
 	s := &Sender{c: c, accounts: map[string]Account{}}
 	for _, a := range c.Accounts {
 		s.accounts[a.ID] = a
@@ -113,35 +111,26 @@ func (s *Sender) Send(ctx context.Context, msgs []channels.Message) ([]channels.
 }
 
 func (s *Sender) post(ctx context.Context, msg channels.Message) channels.Result {
-	res := channels.Result{Key: msg.Key, Outcome: channels.Failed}
 	acct, ok := s.accounts[msg.To]
 	if !ok {
-		res.Permanent, res.Error = true, fmt.Sprintf("no %s account %q", s.c.Network, msg.To)
-		return res
+		return providerhttp.Refused(msg.Key, fmt.Sprintf("no %s account %q", s.c.Network, msg.To))
 	}
-	h := providerhttp.Bearer(acct.Token)
-	h.Set("Idempotency-Key", msg.Key)
+	call := providerhttp.Call{Token: acct.Token, IdempotencyKey: msg.Key}
 	var id string
 	var err error
 	switch s.c.Network {
 	case NetworkA:
 		var a AnswerA
-		err = providerhttp.DoJSON(ctx, s.c.Client, providerhttp.Request{URL: s.c.URL + "/2/posts", JSON: PostA{Text: Text(msg, LimitA)}, Header: h}, &a)
+		call.Request = providerhttp.Request{URL: s.c.URL + "/2/posts", JSON: PostA{Text: Text(msg, LimitA)}}
+		err = call.Send(ctx, s.c.Client, &a)
 		id = a.Data.ID
 	case NetworkB:
 		var b AnswerB
-		err = providerhttp.DoJSON(ctx, s.c.Client, providerhttp.Request{URL: s.c.URL + "/" + url.PathEscape(acct.ID) + "/feed",
-			JSON: PostB{Message: Text(msg, LimitB), Link: msg.Metadata[MetaLink]}, Header: h}, &b)
+		call.Request = providerhttp.Request{URL: s.c.URL + "/" + url.PathEscape(acct.ID) + "/feed", JSON: PostB{Message: Text(msg, LimitB), Link: msg.Metadata[MetaLink]}}
+		err = call.Send(ctx, s.c.Client, &b)
 		id = b.ID
 	default:
 		err = fmt.Errorf("unknown network %q", s.c.Network)
 	}
-	if err == nil && id == "" {
-		err = fmt.Errorf("the network returned no post id")
-	}
-	if err != nil {
-		res.Permanent, res.Unreachable, res.Error = providerhttp.Permanent(err), providerhttp.Unreachable(err), err.Error()
-		return res
-	}
-	return channels.Result{Key: msg.Key, Outcome: channels.Delivered, ProviderMessageID: id}
+	return providerhttp.Answer(msg.Key, err, channels.Delivered, id, "the network returned no post id")
 }

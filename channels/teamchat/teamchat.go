@@ -99,10 +99,7 @@ var _ channels.Sender = (*Sender)(nil)
 
 // New returns a Sender for c.
 func New(c Config) *Sender {
-	s := &Sender{targets: map[string]Target{}, client: c.Client}
-	if s.client == nil {
-		s.client = providerhttp.NewClient(0)
-	}
+	s := &Sender{targets: map[string]Target{}, client: providerhttp.Client(c.Client, 0)}
 	for _, t := range c.Targets {
 		s.targets[t.Name] = t
 	}
@@ -154,20 +151,15 @@ func (s *Sender) Send(ctx context.Context, msgs []channels.Message) ([]channels.
 }
 
 func (s *Sender) post(ctx context.Context, msg channels.Message) channels.Result {
-	res := channels.Result{Key: msg.Key, Outcome: channels.Failed}
 	t, ok := s.targets[msg.To]
 	if !ok {
-		res.Permanent, res.Error = true, fmt.Sprintf("no team-chat target named %q", msg.To)
-		return res
+		return providerhttp.Refused(msg.Key, fmt.Sprintf("no team-chat target named %q", msg.To))
 	}
 	p, err := Payload(t.Style, msg)
 	if err != nil {
-		res.Permanent, res.Error = true, err.Error()
-		return res
+		return providerhttp.Refused(msg.Key, err.Error())
 	}
-	if _, err := providerhttp.Do(ctx, s.client, providerhttp.Request{URL: t.URL, JSON: p}); err != nil {
-		res.Permanent, res.Unreachable, res.Error = providerhttp.Permanent(err), providerhttp.Unreachable(err), err.Error()
-		return res
-	}
-	return channels.Result{Key: msg.Key, Outcome: channels.Delivered, ProviderMessageID: t.Name}
+	// The webhook URL is the credential: no token, no idempotency key.
+	err = providerhttp.Call{Request: providerhttp.Request{URL: t.URL, JSON: p}}.Send(ctx, s.client, nil)
+	return providerhttp.Answer(msg.Key, err, channels.Delivered, t.Name, "")
 }

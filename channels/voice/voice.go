@@ -148,9 +148,7 @@ var _ channels.Sender = (*Sender)(nil)
 
 // New returns a Sender for c.
 func New(c Config) *Sender {
-	if c.Client == nil {
-		c.Client = providerhttp.NewClient(0)
-	}
+	c.Client = providerhttp.Client(c.Client, 0)
 	if c.Concurrency <= 0 {
 		c.Concurrency = 16
 	}
@@ -249,19 +247,14 @@ func (s *Sender) call(ctx context.Context, msg channels.Message) channels.Result
 	if attempt > 1 {
 		idem += "/" + strconv.Itoa(attempt)
 	}
-	h := providerhttp.Bearer(s.c.Token)
-	h.Set("Idempotency-Key", idem)
 	var cr CallResponse
-	err = providerhttp.DoJSON(ctx, s.c.Client, providerhttp.Request{URL: s.c.URL + "/calls", JSON: req, Header: h}, &cr)
-	if err == nil && cr.CallID == "" {
-		err = fmt.Errorf("the provider returned no call id")
-	}
-	if err != nil {
+	call := providerhttp.Call{Request: providerhttp.Request{URL: s.c.URL + "/calls", JSON: req}, Token: s.c.Token, IdempotencyKey: idem}
+	err = call.Send(ctx, s.c.Client, &cr)
+	if res := providerhttp.Answer(msg.Key, err, channels.Sent, cr.CallID, "the provider returned no call id"); res.Outcome == channels.Failed {
 		s.release(ctx, msg)
 		if s.c.Calls != nil {
-			_ = s.c.Calls.Fail(context.WithoutCancel(ctx), msg.Tenant, msg.Key, err.Error())
+			_ = s.c.Calls.Fail(context.WithoutCancel(ctx), msg.Tenant, msg.Key, res.Error)
 		}
-		res.Permanent, res.Unreachable, res.Error = providerhttp.Permanent(err), providerhttp.Unreachable(err), err.Error()
 		return res
 	}
 	if s.c.Calls != nil {

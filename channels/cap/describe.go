@@ -1,0 +1,84 @@
+package cap
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/tocsin/tocsin/alert"
+	"github.com/tocsin/tocsin/channels"
+)
+
+// EasDescriptor and BroadcastDescriptor describe the CAP channels: one
+// document per alert to the tenant's CAP endpoint.
+var (
+	EasDescriptor       = channels.Descriptor{Channel: channels.Eas, Addressing: channels.PerDestination}
+	BroadcastDescriptor = channels.Descriptor{Channel: channels.MobileBroadcast, Addressing: channels.PerDestination}
+)
+
+// Channels are the CAP channels, in the order updates go out on them.
+var Channels = []channels.Channel{channels.Eas, channels.MobileBroadcast}
+
+// Options adds the CAP document input of m (InputOf), the EAS audio file
+// and, for mobile broadcast, the block's own text (rendered by
+// alert.Renderer.BroadcastText) as the text sent.
+func Options(r *alert.Renderer, files alert.FileKeys, m *channels.Message) {
+	if b, err := json.Marshal(InputOf(r, m)); err == nil {
+		m.Metadata[MetaInput] = string(b)
+	}
+	c := r.Settings.Channels
+	if m.Channel == channels.Eas && c.Eas != nil {
+		if k := files(alert.FileEas, c.Eas.AudioFileName); k != "" {
+			m.Metadata[MetaAudioKey] = k
+		}
+	}
+	if m.Channel == channels.MobileBroadcast {
+		if t := r.BroadcastText(); t != "" {
+			m.Text = t
+		}
+	}
+}
+
+// EasFile is the stored EAS-encoded audio file the alert's EAS block
+// embeds in its document.
+func EasFile(c *alert.Channels) (use, name string) {
+	if c.Eas == nil {
+		return "", ""
+	}
+	return alert.FileEas, c.Eas.AudioFileName
+}
+
+// InputOf is the CAP document input of an EAS or mobile broadcast message
+// m of the alert r renders.
+func InputOf(r *alert.Renderer, m *channels.Message) Input {
+	s := r.Settings
+	in := Input{Status: "Actual", MsgType: "Alert", Scope: "Public", Category: []string{"Safety"},
+		Event: m.Subject, Urgency: "Expected", Severity: "Moderate", Certainty: "Likely",
+		Headline: m.Subject, Description: m.Text}
+	if in.Event == "" {
+		in.Event = "Alert"
+	}
+	if s.Emergency() {
+		in.Urgency, in.Severity, in.Certainty = "Immediate", "Severe", "Observed"
+	}
+	minutes := 60
+	area := AreaInput{Description: "Alert area"}
+	if s.Location != nil && s.Location.Location != nil && s.Location.Location.Name != "" {
+		area.Description = s.Location.Location.Name
+	}
+	if c := s.Channels; c != nil && m.Channel == channels.Eas && c.Eas != nil {
+		in.EventCode = c.Eas.EventCode
+		if c.Eas.DurationMinutes > 0 {
+			minutes = c.Eas.DurationMinutes
+		}
+		area.SAME = c.Eas.SameCodes
+	}
+	if c := s.Channels; c != nil && m.Channel == channels.MobileBroadcast && c.MobileBroadcast != nil && c.MobileBroadcast.Language != "" {
+		in.Language = c.MobileBroadcast.Language
+	}
+	if len(area.SAME) == 0 {
+		area.Geocodes = []NamedValue{{ValueName: "tocsin-tenant", Value: r.Tenant}}
+	}
+	in.Areas = []AreaInput{area}
+	in.Expires = time.Now().Add(time.Duration(minutes) * time.Minute).Truncate(time.Second)
+	return in
+}

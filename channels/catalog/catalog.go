@@ -1,0 +1,100 @@
+// Package catalog is the one table of every channel's description: how it
+// is addressed and batched (the channels.Descriptor its package exports),
+// which of an alert's settings its messages carry and which of the
+// tenant's destinations an alert selects.
+package catalog
+
+import (
+	"github.com/tocsin/tocsin/alert"
+	"github.com/tocsin/tocsin/channels"
+	"github.com/tocsin/tocsin/channels/cap"
+	"github.com/tocsin/tocsin/channels/email"
+	"github.com/tocsin/tocsin/channels/etn"
+	"github.com/tocsin/tocsin/channels/fax"
+	"github.com/tocsin/tocsin/channels/neighborhood"
+	"github.com/tocsin/tocsin/channels/push"
+	"github.com/tocsin/tocsin/channels/sms"
+	"github.com/tocsin/tocsin/channels/social"
+	"github.com/tocsin/tocsin/channels/teamchat"
+	"github.com/tocsin/tocsin/channels/voice"
+)
+
+// Entry describes one channel.
+type Entry struct {
+	channels.Descriptor
+	// Options adds the channel block's settings to a message (nil: none).
+	Options alert.Options
+	// Select names the destinations a PerDestination channel's block asks
+	// for (nil: all of them).
+	Select alert.Selection
+	// File names the stored file the channel's block uses (nil: none).
+	File alert.StoredFile
+}
+
+// entries are every channel's entry in a fixed order; table indexes them.
+// Both are built once and only read.
+var entries = []Entry{
+	{Descriptor: email.Descriptor},
+	{Descriptor: sms.Descriptor},
+	{Descriptor: voice.Descriptor, Options: voice.Options, File: voice.File},
+	{Descriptor: etn.Descriptor, Options: etn.Options, File: etn.File},
+	{Descriptor: push.Descriptor, Options: push.Options},
+	{Descriptor: push.MyAlertsDescriptor, Options: push.Options},
+	{Descriptor: fax.Descriptor, Options: fax.Options, File: fax.File},
+	{Descriptor: cap.EasDescriptor, Options: cap.Options, File: cap.EasFile},
+	{Descriptor: cap.BroadcastDescriptor, Options: cap.Options},
+	{Descriptor: teamchat.Descriptor, Options: teamchat.Options, Select: teamchat.Select},
+	{Descriptor: social.DescriptorA, Options: social.Options, Select: social.SelectA},
+	{Descriptor: social.DescriptorB, Options: social.Options, Select: social.SelectB},
+	{Descriptor: neighborhood.Descriptor, Options: neighborhood.Options, Select: neighborhood.Select},
+}
+
+var table = index(entries)
+
+func index(entries []Entry) map[channels.Channel]Entry {
+	out := make(map[channels.Channel]Entry, len(entries))
+	for _, e := range entries {
+		out[e.Channel] = e
+	}
+	return out
+}
+
+// For returns the entry of ch; a channel the table does not know is
+// addressed PerRecipient with no address (its recipients fail with "no
+// address") and no options.
+func For(ch channels.Channel) Entry {
+	if e, ok := table[ch]; ok {
+		return e
+	}
+	return Entry{Descriptor: channels.Descriptor{Channel: ch}}
+}
+
+// Apply adds the options of m's channel, read from the alert r renders, to
+// m. An alert without channel blocks adds none.
+func (e Entry) Apply(r *alert.Renderer, files alert.FileKeys, m *channels.Message) {
+	if m.Metadata == nil {
+		m.Metadata = map[string]string{}
+	}
+	if r.Settings.Channels == nil || e.Options == nil {
+		return
+	}
+	e.Options(r, files, m)
+}
+
+// Files lists the stored files an alert's channel blocks c name, by the
+// version each channel uses.
+func Files(c *alert.Channels) map[string][]string {
+	out := map[string][]string{}
+	if c == nil {
+		return out
+	}
+	for _, e := range entries {
+		if e.File == nil {
+			continue
+		}
+		if use, name := e.File(c); name != "" {
+			out[use] = append(out[use], name)
+		}
+	}
+	return out
+}

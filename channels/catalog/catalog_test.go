@@ -1,0 +1,130 @@
+package catalog
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/tocsin/tocsin/alert"
+	"github.com/tocsin/tocsin/channels"
+)
+
+var all = []channels.Channel{channels.Email, channels.Text, channels.Voice, channels.Etn, channels.Push, channels.MyAlertsApp,
+	channels.Fax, channels.Eas, channels.MobileBroadcast, channels.TeamChat, channels.SocialPostA, channels.SocialPostB, channels.Neighborhood}
+
+// TestEveryChannelIsDescribed: the table has each channel once, under its
+// own name.
+func TestEveryChannelIsDescribed(t *testing.T) {
+	if len(table) != len(all) {
+		t.Errorf("%d entries for %d channels", len(table), len(all))
+	}
+	for _, ch := range all {
+		e, ok := table[ch]
+		if !ok || e.Channel != ch {
+			t.Errorf("%s: %+v", ch, e.Descriptor)
+		}
+	}
+}
+
+// TestDescriptorsAgreeWithAlert: the alert package's own answers (what the
+// API reads deliveries with) agree with the descriptors.
+func TestDescriptorsAgreeWithAlert(t *testing.T) {
+	email, phone, voice := "a@example.com", "+15550000001", "+15550000002"
+	rec := &alert.Recipient{Email: &email, Phone: &phone, VoicePhone: &voice}
+	want := map[channels.Addresses]string{channels.RecipientEmail: email, channels.RecipientPhone: phone, channels.RecipientVoicePhone: voice}
+	for _, ch := range all {
+		d := For(ch)
+		if got := alert.IsBroadcast(string(ch)); got != (d.Addressing == channels.PerDestination) {
+			t.Errorf("%s: IsBroadcast %v, addressing %d", ch, got, d.Addressing)
+		}
+		if got := alert.AddressOf(string(ch), rec); got != want[d.Addresses] {
+			t.Errorf("%s: AddressOf %q, descriptor says %q", ch, got, want[d.Addresses])
+		}
+		if (d.Addressing == channels.PerDevice) != (d.Addresses == channels.DeviceTokens && d.App != "") {
+			t.Errorf("%s: PerDevice needs device tokens of an app: %+v", ch, d)
+		}
+		if (d.Addressing == channels.PerDestination) != (d.Addresses == channels.NoAddresses) {
+			t.Errorf("%s: only destinations have no addresses: %+v", ch, d)
+		}
+	}
+}
+
+// TestOptions: each channel's message carries its block's settings, and an
+// alert without channel blocks adds none.
+func TestOptions(t *testing.T) {
+	s := &alert.Settings{
+		Message:  alert.MessageSettings{Subject: "Storm", Body: "Take cover"},
+		Priority: &alert.PrioritySettings{Priority: alert.PriorityEmergency},
+		Content:  &alert.ContentSettings{Link: "https://example.com/storm"},
+		Channels: &alert.Channels{
+			Voice:        &alert.VoiceChannel{Enabled: true, Repeat: 3, PressOneToConfirm: true, AudioFileName: "siren.wav"},
+			Push:         &alert.PushChannel{Enabled: true, LoudTone: true},
+			SocialPostA:  &alert.SocialPostChannelA{Enabled: true, IncludeLink: true},
+			Neighborhood: &alert.NeighborhoodChannel{Enabled: true, Groups: []string{"g1", "g2"}},
+		},
+	}
+	r, err := alert.NewRenderer("7", 42, s, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := func(use, name string) string {
+		if name == "" {
+			return ""
+		}
+		return "t/7/" + use + "/" + name
+	}
+	for _, c := range []struct {
+		ch   channels.Channel
+		want map[string]string
+		text string
+	}{
+		{channels.Voice, map[string]string{"voice.repeat": "3", "voice.confirm": "true", "voice.audioKey": "t/7/voice/siren.wav"}, ""},
+		{channels.Push, map[string]string{"push.priority": "Emergency", "push.loudTone": "true"}, ""},
+		{channels.MyAlertsApp, map[string]string{"push.priority": "Emergency"}, ""},
+		{channels.TeamChat, map[string]string{"teamChat.priority": "Emergency"}, ""},
+		{channels.SocialPostA, map[string]string{"social.link": "https://example.com/storm"}, " https://example.com/storm"},
+		{channels.Neighborhood, map[string]string{"neighborhood.groups": "g1,g2", "neighborhood.urgent": "true"}, ""},
+	} {
+		m := r.Message(string(c.ch), &alert.Recipient{}, "")
+		text := m.Text
+		For(c.ch).Apply(r, files, &m)
+		for k, v := range c.want {
+			if m.Metadata[k] != v {
+				t.Errorf("%s: %s = %q, want %q", c.ch, k, m.Metadata[k], v)
+			}
+		}
+		if m.Text != text+c.text {
+			t.Errorf("%s: text %q", c.ch, m.Text)
+		}
+	}
+	bare, err := alert.NewRenderer("7", 42, &alert.Settings{Message: s.Message, Priority: s.Priority}, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := bare.Message(string(channels.Push), &alert.Recipient{}, "")
+	For(channels.Push).Apply(bare, files, &m)
+	if m.Metadata["push.priority"] != "" {
+		t.Errorf("an alert without channel blocks got push options: %v", m.Metadata)
+	}
+}
+
+// TestFiles: the stored files the channel blocks name, by the version each
+// channel uses.
+func TestFiles(t *testing.T) {
+	got := Files(&alert.Channels{
+		Voice: &alert.VoiceChannel{AudioFileName: "a.wav"}, Etn: &alert.EtnChannel{AudioFileName: "b.wav"},
+		Eas: &alert.EasChannel{AudioFileName: "c.wav"}, Fax: &alert.FaxChannel{FileName: "d.pdf"},
+		MobileBroadcast: &alert.MobileBroadcastChannel{}, Push: &alert.PushChannel{},
+	})
+	want := map[string][]string{alert.FileVoice: {"a.wav", "b.wav"}, alert.FileEas: {"c.wav"}, alert.FileDocument: {"d.pdf"}}
+	if len(got) != len(want) {
+		t.Fatalf("%v", got)
+	}
+	for use, names := range want {
+		if strings.Join(got[use], ",") != strings.Join(names, ",") {
+			t.Errorf("%s: %v, want %v", use, got[use], names)
+		}
+	}
+	if len(Files(nil)) != 0 {
+		t.Error("no blocks, files")
+	}
+}

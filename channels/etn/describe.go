@@ -1,0 +1,71 @@
+package etn
+
+import (
+	"encoding/json"
+
+	"github.com/tocsin/tocsin/alert"
+	"github.com/tocsin/tocsin/channels"
+	"github.com/tocsin/tocsin/channels/voice"
+)
+
+// Descriptor describes the ETN channel: a call per number inside the
+// alert's areas (see Areas), or per recipient when it has none.
+var Descriptor = channels.Descriptor{Channel: channels.Etn, Addressing: channels.PerArea, Addresses: channels.RecipientVoicePhone, Calls: true}
+
+// Options adds the alert's ETN block to m: repeat, the stored audio file
+// and the caller id.
+func Options(r *alert.Renderer, files alert.FileKeys, m *channels.Message) {
+	v := r.Settings.Channels.Etn
+	if v == nil {
+		return
+	}
+	voice.Played(m.Metadata, v.Repeat, v.AudioFileName, files)
+	if v.CallerID != "" {
+		m.Metadata["callerId"] = v.CallerID
+	}
+}
+
+// File is the stored audio file the alert's ETN block plays.
+func File(c *alert.Channels) (use, name string) {
+	if c.Etn == nil {
+		return "", ""
+	}
+	return alert.FileVoice, c.Etn.AudioFileName
+}
+
+// Areas are the ETN areas of an alert: its recipients' areas (circles and
+// the outer rings of polygons).
+func Areas(s *alert.Settings) []Area {
+	var out []Area
+	for _, a := range s.Recipients.Areas {
+		if a.Center != nil && a.RadiusMeters > 0 {
+			out = append(out, Area{Center: &LatLng{Lat: a.Center.Lat, Lng: a.Center.Lng}, RadiusMeters: a.RadiusMeters})
+		}
+		if a.Geometry == nil {
+			continue
+		}
+		for _, f := range a.Geometry.Features {
+			var polys [][][][2]float64
+			switch f.Geometry.Type {
+			case "Polygon":
+				var p [][][2]float64
+				if json.Unmarshal(f.Geometry.Coordinates, &p) == nil {
+					polys = append(polys, p)
+				}
+			case "MultiPolygon":
+				_ = json.Unmarshal(f.Geometry.Coordinates, &polys)
+			}
+			for _, p := range polys {
+				if len(p) == 0 {
+					continue
+				}
+				var ring []LatLng
+				for _, pos := range p[0] {
+					ring = append(ring, LatLng{Lat: pos[1], Lng: pos[0]})
+				}
+				out = append(out, Area{Polygon: ring})
+			}
+		}
+	}
+	return out
+}

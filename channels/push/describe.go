@@ -1,0 +1,34 @@
+package push
+
+import (
+	"github.com/tocsin/tocsin/alert"
+	"github.com/tocsin/tocsin/channels"
+)
+
+// Descriptor describes the push channel: a notification per device token
+// of the recipient's push app.
+var Descriptor = channels.Descriptor{Channel: channels.Push, Addressing: channels.PerDevice, Addresses: channels.DeviceTokens, App: AppPush}
+
+// MyAlertsDescriptor describes the My Alerts app channel, addressed like push.
+var MyAlertsDescriptor = channels.Descriptor{Channel: channels.MyAlertsApp, Addressing: channels.PerDevice, Addresses: channels.DeviceTokens, App: AppMyAlerts}
+
+// Options marks emergency alerts' notifications Emergency, with the loud
+// tone when the channel block or the alert's priority asks for it. The
+// block's title and body are rendered by alert.Renderer.Message.
+func Options(r *alert.Renderer, _ alert.FileKeys, m *channels.Message) {
+	if !r.Settings.Emergency() {
+		return
+	}
+	c := r.Settings.Channels
+	tone := false
+	if m.Channel == channels.Push && c.Push != nil {
+		tone = c.Push.LoudTone
+	}
+	if m.Channel == channels.MyAlertsApp && c.MyAlertsApp != nil {
+		tone = c.MyAlertsApp.LoudTone
+	}
+	m.Metadata[MetaPriority] = "Emergency"
+	if tone || m.Metadata["loudTone"] == "true" {
+		m.Metadata[MetaLoudTone] = "true"
+	}
+}
