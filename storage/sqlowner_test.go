@@ -30,7 +30,6 @@ var sqlTolerated = map[string]bool{
 	"api/alerting/delivery_test.go":           true,
 	"api/alerting/helpers_test.go":            true,
 	"api/alerting/requests_test.go":           true,
-	"api/api_test.go":                         true,
 	"api/directory/helpers_test.go":           true,
 	"api/directory/users_test.go":             true,
 	"api/directory/verification_test.go":      true,
