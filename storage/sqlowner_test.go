@@ -30,7 +30,6 @@ var sqlTolerated = map[string]bool{
 	"api/alerting/delivery_test.go":           true,
 	"api/alerting/helpers_test.go":            true,
 	"api/alerting/requests_test.go":           true,
-	"api/files/files_test.go":                 true,
 	"api/recipients/contacts_test.go":         true,
 	"api/recipients/export_test.go":           true,
 	"api/recipients/helpers_test.go":          true,
