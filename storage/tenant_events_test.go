@@ -3,6 +3,7 @@ package storage_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"testing"
 
 	"github.com/tocsin/tocsin/internal/stacktest"
@@ -14,9 +15,14 @@ func TestTenantEventsAreTheTenantsInOrder(t *testing.T) {
 	ctx := context.Background()
 	db := stacktest.DB(t)
 	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
-	for _, e := range []struct{ tenant, typ string }{{tenant, storage.EventAlertCreated}, {other, storage.EventAlertSent}, {tenant, storage.EventAlertSent}} {
-		if _, err := storage.EmitEvent(ctx, db, e.tenant, e.typ, map[string]string{"of": e.tenant}); err != nil {
+	var first string
+	for i, e := range []struct{ tenant, typ string }{{tenant, storage.EventAlertCreated}, {other, storage.EventAlertSent}, {tenant, storage.EventAlertSent}} {
+		id, err := storage.EmitEvent(ctx, db, e.tenant, e.typ, map[string]string{"of": e.tenant})
+		if err != nil {
 			t.Fatal(err)
+		}
+		if i == 0 {
+			first = id
 		}
 	}
 	got, err := storage.TenantEvents(ctx, db, tenant)
@@ -38,6 +44,15 @@ func TestTenantEventsAreTheTenantsInOrder(t *testing.T) {
 	}
 	if got, err = storage.TenantEvents(ctx, db, tenant); err != nil || len(got) != 2 || !got[0].Dispatched || !got[1].Dispatched {
 		t.Fatalf("after dispatch %+v (%v)", got, err)
+	}
+	if err := storage.UndoDispatchForTest(ctx, db, other, first); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("another tenant undid the dispatch: %v", err)
+	}
+	if err := storage.UndoDispatchForTest(ctx, db, tenant, first); err != nil {
+		t.Fatal(err)
+	}
+	if got, err = storage.TenantEvents(ctx, db, tenant); err != nil || len(got) != 2 || got[0].Dispatched || !got[1].Dispatched {
+		t.Fatalf("after undoing the first dispatch %+v (%v)", got, err)
 	}
 	if none, err := storage.TenantEvents(ctx, db, stacktest.NewTenant()); err != nil || len(none) != 0 {
 		t.Fatalf("a tenant without events: %+v (%v)", none, err)
