@@ -24,12 +24,6 @@ var sqlStatement = regexp.MustCompile(`\bSELECT\b[\s\S]*\bFROM\b|\bINSERT INTO\b
 // every file with SQL that is not on it.
 var sqlTolerated = map[string]bool{
 	// api/: the tests still seed and check with SQL.
-	"api/alerting/accept_test.go":   true,
-	"api/alerting/alerting_test.go": true,
-	"api/alerting/channels_test.go": true,
-	"api/alerting/delivery_test.go": true,
-	"api/alerting/helpers_test.go":  true,
-	"api/alerting/requests_test.go": true,
 }
 
 // TestSQLLivesInStorage fails when a Go file outside storage/ has a string
