@@ -65,7 +65,16 @@ func TestHookAttemptsRecordDisableAndPurge(t *testing.T) {
 	if n, err := h.Purge(ctx, 3); err != nil || n != 0 {
 		t.Fatalf("purged %d %v", n, err)
 	}
+	if n, err := h.Count(ctx, tenant, sub); err != nil || n != 1 {
+		t.Fatalf("%d attempts before the purge (%v)", n, err)
+	}
+	if n, err := h.Count(ctx, other, sub); err != nil || n != 0 {
+		t.Fatalf("another tenant counts %d attempts (%v)", n, err)
+	}
 	if n, err := h.Purge(ctx, 1); err != nil || n < 1 {
 		t.Fatalf("purged %d %v", n, err)
+	}
+	if n, err := h.Count(ctx, tenant, sub); err != nil || n != 0 {
+		t.Fatalf("%d attempts after the purge (%v)", n, err)
 	}
 }

@@ -30,6 +30,8 @@ import (
 	"github.com/tocsin/tocsin/channels/voice/voicetest"
 	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/internal/stacktest"
+	"github.com/tocsin/tocsin/storage/channelstate"
+	"github.com/tocsin/tocsin/storage/results"
 )
 
 // loopbacks are every provider's loopback counterpart, configured as a
@@ -118,14 +120,6 @@ func startWithPublicURL(t *testing.T, configure ...func(*config.Config)) *stackt
 	}
 	target.Store(u)
 	return s
-}
-
-type deliveryRow struct {
-	Seq     int64  `db:"seq"`
-	Channel string `db:"channel"`
-	Address string `db:"address"`
-	Status  string `db:"status"`
-	Error   string `db:"error"`
 }
 
 type broadcastRow struct {
@@ -283,12 +277,8 @@ func TestOneAlertOnAllThirteenChannels(t *testing.T) {
 	alertID := strconv.FormatInt(res.AlertID, 10)
 
 	ctx := context.Background()
-	var rows []deliveryRow
-	if err := s.DB.SelectContext(ctx, &rows, `SELECT d.seq, d.channel, d.address, d.status, d.error FROM alert_deliveries d
-		WHERE d.tenant_id = $1 AND d.alert_id = $2 ORDER BY d.channel, d.seq`, tenant, res.AlertID); err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]deliveryRow{}
+	rows := deliveries(t, s, tenant, res.AlertID)
+	got := map[string]results.Delivery{}
 	for _, r := range rows {
 		got[r.Channel+"/"+strings.Split(strings.TrimPrefix(r.Address, "+"), ",")[0]] = r
 	}
@@ -450,10 +440,26 @@ func TestOneAlertOnAllThirteenChannels(t *testing.T) {
 	// The calls' status callbacks are receipts: Ada answered and pressed 1
 	// (delivered and confirmed), Alan's line was busy (failed).
 	stacktest.Eventually(t, 60*time.Second, "the call statuses to reach the deliveries", func() bool {
-		var n int
-		_ = s.DB.GetContext(ctx, &n, `SELECT count(*) FROM alert_deliveries d JOIN alert_recipients r USING (alert_id, seq)
-			WHERE d.alert_id = $1 AND d.channel = 'voice' AND ((r.person_id = $2 AND d.status = 'Delivered' AND r.confirmed_at IS NOT NULL)
-				OR (r.person_id = $3 AND d.status = 'Failed'))`, res.AlertID, ada.ID, alan.ID)
+		store := results.New(s.DB)
+		recipients, _, err := store.Recipients(ctx, results.RecipientFilter{Tenant: tenant, AlertID: res.AlertID}, "r.seq", 100, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, r := range recipients {
+			ds, err := store.RecipientDeliveries(ctx, tenant, res.AlertID, r.Seq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range ds {
+				if d.Channel != "voice" || r.PersonID == nil {
+					continue
+				}
+				if (*r.PersonID == ada.ID && d.Status == "Delivered" && r.ConfirmedAt != nil) || (*r.PersonID == alan.ID && d.Status == "Failed") {
+					n++
+				}
+			}
+		}
 		return n == 2
 	})
 	r := s.Do(t, http.MethodGet, "/v2/alerts/"+alertID+"/results/channels/voice", tok, nil)
@@ -606,12 +612,30 @@ func TestCapCancelReferencesTheAlertsMessages(t *testing.T) {
 			t.Errorf("cancel document %s", doc)
 		}
 	}
-	var refsOK int
-	if err := s.DB.GetContext(context.Background(), &refsOK, `SELECT count(*) FROM cap_messages c
-		WHERE c.tenant_id = $1 AND c.alert_id = $2 AND c.msg_type = 'Cancel'
-			AND EXISTS (SELECT 1 FROM cap_messages o WHERE o.alert_id = c.alert_id AND o.channel = c.channel AND o.msg_type = 'Alert'
-				AND position(o.identifier IN c.refs) > 0)`, tenant, res.AlertID); err != nil || refsOK != 2 {
-		t.Errorf("each cancel references its channel's alert message: %d %v", refsOK, err)
+	refsOK := 0
+	capChannels, err := results.New(s.DB).CapChannels(context.Background(), tenant, res.AlertID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ch := range capChannels {
+		msgs, err := (&channelstate.CAPMessages{DB: s.DB}).ForAlert(context.Background(), tenant, res.AlertID, ch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range msgs {
+			if c.MsgType != "Cancel" {
+				continue
+			}
+			for _, o := range msgs {
+				if o.MsgType == "Alert" && strings.Contains(c.Refs, o.Identifier) {
+					refsOK++
+					break
+				}
+			}
+		}
+	}
+	if refsOK != 2 {
+		t.Errorf("each cancel references its channel's alert message: %d on %v", refsOK, capChannels)
 	}
 	l.checkProblems(t)
 }
@@ -633,9 +657,12 @@ func TestBusyCallIsRedialled(t *testing.T) {
 		"recipients": map[string]any{"contactIds": []int64{alan.ID}},
 	}})
 	stacktest.Eventually(t, 90*time.Second, "the redialled call to be answered", func() bool {
-		var st string
-		_ = s.DB.GetContext(context.Background(), &st, `SELECT status FROM alert_deliveries WHERE alert_id = $1 AND channel = 'voice'`, res.AlertID)
-		return st == "Delivered"
+		for _, d := range deliveries(t, s, tenant, res.AlertID) {
+			if d.Channel == "voice" {
+				return d.Status == "Delivered"
+			}
+		}
+		return false
 	})
 	if n := len(l.voice.Calls()); n != 2 {
 		t.Errorf("%d calls, want the busy one and the redial", n)
@@ -669,11 +696,7 @@ func TestEtnWithoutAreasCallsEveryTime(t *testing.T) {
 			time.Sleep(500 * time.Millisecond)
 		}
 		if !st.Completed {
-			var dbg []string
-			_ = s.DB.SelectContext(context.Background(), &dbg, `SELECT channel || ' ' || seq || ' ' || status || ' ' || error FROM alert_deliveries WHERE alert_id = $1`, id)
-			var calls []string
-			_ = s.DB.SelectContext(context.Background(), &calls, `SELECT call_key || ' ' || status || ' ' || error FROM voice_calls WHERE alert_id = $1`, id)
-			t.Fatalf("alert %d not complete: %+v rows %v calls %v voice %d", id, st, dbg, calls, len(l.voice.Calls()))
+			t.Fatalf("alert %d not complete: %+v rows %+v voice %d", id, st, deliveries(t, s, tenant, id), len(l.voice.Calls()))
 		}
 		if st.Status != "Sent" {
 			t.Errorf("alert %d: %+v", id, st)
@@ -773,11 +796,7 @@ func TestAudioFileByFullOrShortName(t *testing.T) {
 		if st := waitDone(t, s, tok, res.AlertID); st.Status != "Sent" {
 			t.Fatalf("%s: alert %+v", name, st)
 		}
-		var rows []deliveryRow
-		if err := s.DB.SelectContext(context.Background(), &rows, `SELECT seq, channel, address, status, error FROM alert_deliveries
-			WHERE tenant_id = $1 AND alert_id = $2`, tenant, res.AlertID); err != nil {
-			t.Fatal(err)
-		}
+		rows := deliveries(t, s, tenant, res.AlertID)
 		if len(rows) != 1 || rows[0].Status == "Failed" {
 			t.Errorf("%s: voice deliveries %+v", name, rows)
 		}

@@ -5,17 +5,16 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"image"
+	"image/png"
 	"mime/multipart"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/minio/minio-go/v7"
-
 	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/internal/stacktest"
-	"github.com/tocsin/tocsin/storage"
 )
 
 func TestEmailAlertWithAttachmentArrivesWithVariablesFilled(t *testing.T) {
@@ -115,10 +114,7 @@ func TestEmailAlertWithAttachmentArrivesWithVariablesFilled(t *testing.T) {
 		t.Fatalf("email results %s", r.Body)
 	}
 	// Events of the alert's lifecycle are in the outbox.
-	var types []string
-	if err := s.DB.SelectContext(context.Background(), &types, `SELECT type FROM events WHERE tenant_id = $1 ORDER BY created_at, type`, tenant); err != nil {
-		t.Fatal(err)
-	}
+	types := events(t, s, tenant)
 	for _, want := range []string{"alert.created", "alert.queued", "alert.sent", "alert.completed"} {
 		if !strings.Contains(strings.Join(types, ","), want) {
 			t.Errorf("events %v lack %s", types, want)
@@ -284,20 +280,22 @@ func TestEmailCarriesAStoredFile(t *testing.T) {
 	c := &contact{First: "Fi", Last: "Le", Email: "file-" + tenant + "@example.com"}
 	seed(t, s, tenant, c)
 	ctx := context.Background()
-	data := []byte("\x89PNG\r\n\x1a\n map of the campus")
-	key := storage.TenantKey(tenant, "files/test/original")
-	if _, err := s.Objects.Client.PutObject(ctx, s.Objects.Bucket, key, bytes.NewReader(data), int64(len(data)),
-		minio.PutObjectOptions{ContentType: "image/png"}); err != nil {
+	// The file is uploaded as a user uploads it.
+	var img bytes.Buffer
+	if err := png.Encode(&img, image.NewRGBA(image.Rect(0, 0, 4, 3))); err != nil {
 		t.Fatal(err)
 	}
-	var fileID int64
-	if err := s.DB.GetContext(ctx, &fileID, `INSERT INTO files (tenant_id, full_name, folder_name, file_name, kind, content_type, size_bytes, sha256, object_prefix)
-		VALUES ($1, 'maps/campus.png', 'maps', 'campus.png', 'image', 'image/png', $2, 'x', $3) RETURNING id`, tenant, len(data), storage.TenantKey(tenant, "files/test/")); err != nil {
-		t.Fatal(err)
+	data := img.Bytes()
+	var form bytes.Buffer
+	mw := multipart.NewWriter(&form)
+	for k, v := range map[string]string{"FileName": "campus.png", "FolderName": "maps", "ContentType": "image/png", "ContentLength": fmt.Sprint(len(data))} {
+		_ = mw.WriteField(k, v)
 	}
-	if _, err := s.DB.ExecContext(ctx, `INSERT INTO file_assets (file_id, tenant_id, kind, object_key, content_type, size_bytes, sha256)
-		VALUES ($1, $2, 'original', $3, 'image/png', $4, 'x')`, fileID, tenant, key, len(data)); err != nil {
-		t.Fatal(err)
+	fw, _ := mw.CreateFormFile("HttpFile", "campus.png")
+	_, _ = fw.Write(data)
+	_ = mw.Close()
+	if r := s.Do(t, http.MethodPost, "/v4/"+tenant+"/files", tok, &form, "Content-Type", mw.FormDataContentType()); r.Status != http.StatusCreated {
+		t.Fatalf("upload: %d %s", r.Status, r.Body)
 	}
 	send(t, s, tok, map[string]any{"settings": map[string]any{
 		"message":    map[string]any{"subject": "Map", "body": "See the map."},

@@ -1,16 +1,26 @@
 package alerting_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/csv"
+	"encoding/json"
 	"fmt"
+	"mime/multipart"
 	"net/http"
+	"slices"
+	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
 	"github.com/tocsin/tocsin/internal/auth"
 	"github.com/tocsin/tocsin/internal/stacktest"
+	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/results"
 )
 
 // contact is a person seeded for a test.
@@ -21,65 +31,177 @@ type contact struct {
 	Lat, Lng     float64
 	HasLocation  bool
 	Custom       string // JSON object
+	Directory    string // the directory of the user; staff when empty
 }
 
+func (c *contact) directory() string {
+	if c.Directory == "" {
+		return "staff"
+	}
+	return c.Directory
+}
+
+// seed creates the contacts as a user would: each as a directory user
+// (with its location, when it has one) through the directory API, then
+// their email addresses, phone numbers and custom fields with a CSV import
+// matched by external id (the import takes any E.164 number, the directory
+// only numbers valid in their country).
 func seed(t *testing.T, s *stacktest.Stack, tenant string, cs ...*contact) {
 	t.Helper()
-	ctx := context.Background()
-	for _, c := range cs {
-		custom := c.Custom
-		if custom == "" {
-			custom = "{}"
+	tok := s.Token(t, tenant)
+	do := func(path string, body any) stacktest.Response {
+		t.Helper()
+		r := s.Do(t, http.MethodPost, path, tok, body)
+		if r.Status != http.StatusCreated {
+			t.Fatalf("POST %s: %d %s", path, r.Status, r.Body)
 		}
-		if err := s.DB.GetContext(ctx, &c.ID, `INSERT INTO people (tenant_id, first_name, last_name, custom_fields) VALUES ($1, $2, $3, $4) RETURNING id`,
-			tenant, c.First, c.Last, custom); err != nil {
+		return r
+	}
+	batch := stacktest.Suffix()
+	customs := make([]map[string]string, len(cs))
+	var keys []string
+	for i, c := range cs {
+		if c.Custom != "" {
+			if err := json.Unmarshal([]byte(c.Custom), &customs[i]); err != nil {
+				t.Fatalf("custom fields %s: %v", c.Custom, err)
+			}
+			for k := range customs[i] {
+				if !slices.Contains(keys, k) {
+					keys = append(keys, k)
+				}
+			}
+		}
+		base := "/" + tenant + "/directory/" + c.directory() + "/users"
+		var u struct{ ID string }
+		do(base, map[string]any{"externalId": fmt.Sprintf("seed-%s-%d", batch, i),
+			"name": map[string]any{"first": c.First, "last": c.Last}}).JSON(t, &u)
+		id, err := strconv.ParseInt(u.ID, 10, 64)
+		if err != nil {
 			t.Fatal(err)
 		}
-		if c.Email != "" {
-			if _, err := s.DB.ExecContext(ctx, `INSERT INTO person_emails (tenant_id, person_id, address) VALUES ($1, $2, $3)`, tenant, c.ID, c.Email); err != nil {
-				t.Fatal(err)
-			}
-		}
-		if c.Phone != "" {
-			if _, err := s.DB.ExecContext(ctx, `INSERT INTO person_phones (tenant_id, person_id, number) VALUES ($1, $2, $3)`, tenant, c.ID, c.Phone); err != nil {
-				t.Fatal(err)
-			}
-		}
+		c.ID = id
 		if c.HasLocation {
-			if _, err := s.DB.ExecContext(ctx, `INSERT INTO person_locations (tenant_id, person_id, name, latitude, longitude) VALUES ($1, $2, 'home', $3, $4)`,
-				tenant, c.ID, c.Lat, c.Lng); err != nil {
-				t.Fatal(err)
-			}
+			do(base+"/"+u.ID+"/notifications/locations", map[string]any{"name": "home",
+				"geoLocation": map[string]any{"latitude": c.Lat, "longitude": c.Lng}})
 		}
+	}
+	sort.Strings(keys)
+	w := &strings.Builder{}
+	cw := csv.NewWriter(w)
+	header := []string{"externalId", "firstName", "lastName", "emails", "mobilePhones"}
+	for _, k := range keys {
+		header = append(header, "custom."+k)
+	}
+	_ = cw.Write(header)
+	for i, c := range cs {
+		row := []string{fmt.Sprintf("seed-%s-%d", batch, i), c.First, c.Last, c.Email, c.Phone}
+		for _, k := range keys {
+			row = append(row, customs[i][k])
+		}
+		_ = cw.Write(row)
+	}
+	cw.Flush()
+	res := importContacts(t, s, tenant, "seed "+batch, w.String())
+	if res.Created != 0 || res.Skipped != 0 || res.Rows != int64(len(cs)) {
+		t.Fatalf("the import made or skipped contacts instead of completing the users: %+v", res)
 	}
 }
 
-// group seeds a group (under parent when not zero) with members.
+// importContacts uploads a CSV file of contacts as a new distribution list.
+func importContacts(t *testing.T, s *stacktest.Stack, tenant, name, file string) model.CreateDistributionListFromFileResponse {
+	t.Helper()
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	_ = mw.WriteField("name", name)
+	fw, err := mw.CreateFormFile("file", "contacts.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _ = fw.Write([]byte(file))
+	if err := mw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r := s.Do(t, http.MethodPost, "/v4/"+tenant+"/distributionLists/createFromFile", s.Token(t, tenant), &buf, "Content-Type", mw.FormDataContentType())
+	if r.Status != http.StatusCreated {
+		t.Fatalf("import %q: %d %s", name, r.Status, r.Body)
+	}
+	var res model.CreateDistributionListFromFileResponse
+	r.JSON(t, &res)
+	return res
+}
+
+// list makes a distribution list of seeded contacts, matched by id.
+func list(t *testing.T, s *stacktest.Stack, tenant, name string, members ...*contact) int64 {
+	t.Helper()
+	file := "id,firstName,lastName\n" // empty names leave the contacts' as they are
+	for _, m := range members {
+		file += fmt.Sprintf("%d,,\n", m.ID)
+	}
+	res := importContacts(t, s, tenant, name, file)
+	if res.Created != 0 || res.DistributionList.MemberCount != int64(len(members)) {
+		t.Fatalf("list of %d seeded contacts: %+v", len(members), res)
+	}
+	return res.DistributionList.ID
+}
+
+// group creates a public group (under parent when not zero) through the
+// directory API, and the members join it.
 func group(t *testing.T, s *stacktest.Stack, tenant string, parent int64, members ...*contact) int64 {
 	t.Helper()
-	ctx := context.Background()
-	var id int64
-	var parentID any
-	parentPath := "/"
+	tok := s.Token(t, tenant)
+	body := map[string]any{"name": "g-" + stacktest.Suffix(), "isPublic": true}
 	if parent > 0 {
-		parentID = parent
-		if err := s.DB.GetContext(ctx, &parentPath, `SELECT path FROM groups WHERE id = $1`, parent); err != nil {
-			t.Fatal(err)
-		}
+		body["parentId"] = fmt.Sprint(parent)
 	}
-	if err := s.DB.GetContext(ctx, &id, `INSERT INTO groups (tenant_id, parent_id, name) VALUES ($1, $2, $3) RETURNING id`,
-		tenant, parentID, "g-"+stacktest.Suffix()); err != nil {
-		t.Fatal(err)
+	r := s.Do(t, http.MethodPost, "/"+tenant+"/directory/staff/groups", tok, body)
+	if r.Status != http.StatusCreated {
+		t.Fatalf("create group: %d %s", r.Status, r.Body)
 	}
-	if _, err := s.DB.ExecContext(ctx, `UPDATE groups SET path = $2 WHERE id = $1`, id, fmt.Sprintf("%s%d/", parentPath, id)); err != nil {
-		t.Fatal(err)
-	}
+	var g struct{ ID int64 }
+	r.JSON(t, &g)
 	for _, m := range members {
-		if _, err := s.DB.ExecContext(ctx, `INSERT INTO group_memberships (tenant_id, group_id, person_id) VALUES ($1, $2, $3)`, tenant, id, m.ID); err != nil {
-			t.Fatal(err)
+		path := fmt.Sprintf("/%s/directory/%s/users/%d/notifications/memberships", tenant, m.directory(), m.ID)
+		if r := s.Do(t, http.MethodPost, path, tok, fmt.Sprint(g.ID)); r.Status != http.StatusNoContent {
+			t.Fatalf("join group %d: %d %s", g.ID, r.Status, r.Body)
 		}
 	}
-	return id
+	return g.ID
+}
+
+// alertCount is how many alerts findAlerts shows the token's tenant.
+func alertCount(t *testing.T, s *stacktest.Stack, token string) int64 {
+	t.Helper()
+	r := s.Do(t, http.MethodPost, "/v2/alerts/find?pageSize=1", token, map[string]any{})
+	if r.Status != http.StatusOK {
+		t.Fatalf("find alerts: %d %s", r.Status, r.Body)
+	}
+	var page rest.Paging
+	r.JSON(t, &page)
+	return page.TotalCount
+}
+
+// events returns the types of the tenant's recorded events, in order.
+func events(t *testing.T, s *stacktest.Stack, tenant string) []string {
+	t.Helper()
+	all, err := storage.TenantEvents(context.Background(), s.DB, tenant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	types := make([]string, len(all))
+	for i, e := range all {
+		types[i] = e.Type
+	}
+	return types
+}
+
+// deliveries returns every per-recipient delivery of the tenant's alert.
+func deliveries(t *testing.T, s *stacktest.Stack, tenant string, alertID int64) []results.Delivery {
+	t.Helper()
+	ds, err := results.New(s.DB).AlertDeliveries(context.Background(), tenant, alertID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ds
 }
 
 type alertStatus struct {

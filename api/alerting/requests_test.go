@@ -106,9 +106,8 @@ func TestBadInputIsA4xxNamingTheField(t *testing.T) {
 			}
 		})
 	}
-	var n int
-	if err := s.DB.GetContext(t.Context(), &n, `SELECT count(*) FROM alerts WHERE tenant_id = $1`, tenant); err != nil || n != 0 {
-		t.Fatalf("refused alerts left %d rows (%v)", n, err)
+	if n := alertCount(t, s, tok); n != 0 {
+		t.Fatalf("refused alerts left %d alerts", n)
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/tocsin/tocsin/channels/sandbox"
 	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/internal/stacktest"
+	"github.com/tocsin/tocsin/storage"
 )
 
 // env is a running stack with a sandbox, a fresh tenant and a directory.
@@ -156,9 +157,15 @@ func (e *env) resend(t *testing.T, addrPath string) {
 // eventCount counts the tenant's events of a type.
 func (e *env) eventCount(t *testing.T, typ string) int {
 	t.Helper()
-	var n int
-	if err := e.s.DB.GetContext(context.Background(), &n, `SELECT count(*) FROM events WHERE tenant_id = $1 AND type = $2`, e.tenant, typ); err != nil {
+	events, err := storage.TenantEvents(context.Background(), e.s.DB, e.tenant)
+	if err != nil {
 		t.Fatal(err)
+	}
+	n := 0
+	for _, ev := range events {
+		if ev.Type == typ {
+			n++
+		}
 	}
 	return n
 }

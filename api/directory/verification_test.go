@@ -10,6 +10,7 @@ import (
 	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/internal/stacktest"
+	storagedir "github.com/tocsin/tocsin/storage/directory"
 	"github.com/tocsin/tocsin/workflows"
 )
 
@@ -256,9 +257,8 @@ func TestTestingOperationsRevealPendingCodes(t *testing.T) {
 	if len(pending) != 0 {
 		t.Fatalf("%+v", pending)
 	}
-	var kept int
-	if err := e.s.DB.GetContext(context.Background(), &kept, `SELECT count(*) FROM directory_verifications WHERE tenant_id = $1 AND kind = 'email' AND testing_code IS NOT NULL`, e.tenant); err != nil || kept != 0 {
-		t.Fatalf("plain codes kept: %d %v", kept, err)
+	if kept, err := storagedir.CountStoredCodes(context.Background(), e.s.DB, e.tenant, storagedir.KindEmail); err != nil || kept.Plain != 0 {
+		t.Fatalf("plain codes kept: %+v %v", kept, err)
 	}
 	// Another tenant sees nothing; another tenant's path is a 404.
 	other := stacktest.NewTenant()
@@ -280,13 +280,12 @@ func TestTestingOperationsAreOffByDefault(t *testing.T) {
 	e.emailCode(t, "ken@example.com", 1)
 	wantProblem(t, e.do(t, "GET", "/"+e.tenant+"/testing/verifications/email", nil), 404, "")
 	wantProblem(t, e.do(t, "GET", "/"+e.tenant+"/testing/verifications/phone", nil), 404, "")
-	var kept int
-	if err := e.s.DB.GetContext(context.Background(), &kept, `SELECT count(*) FROM directory_verifications WHERE testing_code IS NOT NULL`); err != nil || kept != 0 {
-		t.Fatalf("plain codes kept: %d %v", kept, err)
+	codes, err := storagedir.CountStoredCodes(context.Background(), e.s.DB, e.tenant, storagedir.KindEmail)
+	if err != nil || codes.Plain != 0 {
+		t.Fatalf("plain codes kept: %+v %v", codes, err)
 	}
-	var hashed int
-	if err := e.s.DB.GetContext(context.Background(), &hashed, `SELECT count(*) FROM directory_verifications WHERE code_hash IS NOT NULL AND status = 'Pending'`); err != nil || hashed != 1 {
-		t.Fatalf("hashed codes: %d %v", hashed, err)
+	if codes.HashedPending != 1 {
+		t.Fatalf("hashed codes: %+v", codes)
 	}
 }
 

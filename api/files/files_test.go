@@ -5,6 +5,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"image"
 	"image/color"
@@ -27,6 +28,8 @@ import (
 	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/media"
+	"github.com/tocsin/tocsin/storage"
+	storedfiles "github.com/tocsin/tocsin/storage/files"
 )
 
 // part is one multipart part; file parts have data.
@@ -161,13 +164,32 @@ func objects(t *testing.T, s *stacktest.Stack, prefix string) []string {
 	return keys
 }
 
-func count(t *testing.T, s *stacktest.Stack, query string, args ...any) int {
+// stored returns the tenant's file rows, with their asset rows, as the
+// file store keeps them (a half-written file shows here).
+func stored(t *testing.T, s *stacktest.Stack, tenant string) []storedfiles.File {
 	t.Helper()
-	var n int
-	if err := s.DB.GetContext(context.Background(), &n, query, args...); err != nil {
+	fs, err := storedfiles.New(s.DB, s.Objects).List(context.Background(), tenant, "", "")
+	if err != nil {
 		t.Fatal(err)
 	}
-	return n
+	return fs
+}
+
+// events returns the tenant's recorded events of typ, or all of them when
+// typ is empty.
+func events(t *testing.T, s *stacktest.Stack, tenant, typ string) []storage.RecordedEvent {
+	t.Helper()
+	all, err := storage.TenantEvents(context.Background(), s.DB, tenant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []storage.RecordedEvent
+	for _, e := range all {
+		if typ == "" || e.Type == typ {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 func TestFilesLifecycle(t *testing.T) {
@@ -227,7 +249,7 @@ func TestFilesLifecycle(t *testing.T) {
 	if keys := objects(t, s, "tenants/"+tenant+"/"); len(keys) != 2+3+2 {
 		t.Fatalf("objects %v", keys)
 	}
-	if n := count(t, s, `SELECT count(*) FROM events WHERE tenant_id = $1 AND type = 'file.uploaded'`, tenant); n != 3 {
+	if n := len(events(t, s, tenant, "file.uploaded")); n != 3 {
 		t.Fatalf("%d file.uploaded events", n)
 	}
 
@@ -330,11 +352,27 @@ func TestFilesLifecycle(t *testing.T) {
 	if keys := objects(t, s, "tenants/"+tenant+"/"); len(keys) != 2+2 {
 		t.Fatalf("objects after delete %v", keys)
 	}
-	if n := count(t, s, `SELECT count(*) FROM file_assets WHERE tenant_id = $1`, tenant); n != 4 {
-		t.Fatalf("%d asset rows after delete", n)
+	assets := 0
+	for _, f := range stored(t, s, tenant) {
+		assets += len(f.Assets)
 	}
-	if n := count(t, s, `SELECT count(*) FROM events WHERE tenant_id = $1 AND type = 'file.deleted' AND payload->>'fileName' = 'siren.wav'`, tenant); n != 1 {
-		t.Fatalf("%d file.deleted events", n)
+	if assets != 4 {
+		t.Fatalf("%d asset rows after delete", assets)
+	}
+	deleted := 0
+	for _, e := range events(t, s, tenant, "file.deleted") {
+		var p struct {
+			FileName string `json:"fileName"`
+		}
+		if err := json.Unmarshal(e.Payload, &p); err != nil {
+			t.Fatal(err)
+		}
+		if p.FileName == "siren.wav" {
+			deleted++
+		}
+	}
+	if deleted != 1 {
+		t.Fatalf("%d file.deleted events", deleted)
 	}
 }
 
@@ -415,7 +453,7 @@ func TestUploadRejectsBadInput(t *testing.T) {
 		t.Fatalf("JSON body: %d %s", r.Status, r.Body)
 	}
 	// Nothing of the failed uploads is left behind.
-	if n := count(t, s, `SELECT count(*) FROM files WHERE tenant_id = $1`, tenant); n != 1 {
+	if n := len(stored(t, s, tenant)); n != 1 {
 		t.Fatalf("%d file rows", n)
 	}
 	stacktest.Eventually(t, 30e9, "failed uploads' objects removed", func() bool {
@@ -448,10 +486,10 @@ func TestObjectStoreDown(t *testing.T) {
 	if r := s.Do(t, http.MethodDelete, "/v4/"+tenant+"/files/kept.png", token, nil); r.Status != 503 {
 		t.Fatalf("delete with the object store down: %d %s", r.Status, r.Body)
 	}
-	if n := count(t, s, `SELECT count(*) FROM files WHERE tenant_id = $1`, tenant); n != 1 {
+	if n := len(stored(t, s, tenant)); n != 1 {
 		t.Fatalf("%d file rows", n)
 	}
-	if n := count(t, s, `SELECT count(*) FROM events WHERE tenant_id = $1`, tenant); n != 1 {
+	if n := len(events(t, s, tenant, "")); n != 1 {
 		t.Fatalf("%d events", n)
 	}
 }

@@ -3,6 +3,7 @@ package recipients_test
 import (
 	"bytes"
 	"encoding/csv"
+	"fmt"
 	"net/http"
 	"reflect"
 	"strings"
@@ -21,9 +22,7 @@ func TestExportRoundTrip(t *testing.T) {
 		"F1,=HYPERLINK(\"http://evil\"),,Formula,en,Europe/Berlin,f1@example.com,+15552000001,+15552000011,@admin,slack:U1;teams:abc,=1+1,-3\n"+
 		"F2,Plain,Q.,Person,pt-BR,America/Sao_Paulo,f2@example.com;f2b@example.com,,,Floor warden;First aider,,'quoted,+x\n"+
 		",Nobody,,Special,en,UTC,,,+15552000003,,,,\n")
-	if _, err := s.DB.Exec(`INSERT INTO people (tenant_id, directory_id, first_name, last_name) VALUES ($1, 'staff', '', '')`, tenant); err != nil {
-		t.Fatal(err)
-	}
+	directoryUser(t, s, tenant, "", "", "Staff") // a directory user without external id or first name
 	mustUpload(t, s, other, s.Token(t, other), "other", "externalId,firstName,lastName\nO1,Other,Tenant\n")
 	before := find(t, s, tok, "?sort=id&pageSize=100", nil)
 	if before.Paging.TotalCount != 4 {
@@ -110,9 +109,13 @@ func TestExportStreamsManyBatches(t *testing.T) {
 	s := stacktest.Shared(t)
 	tenant := stacktest.NewTenant()
 	tok := s.Token(t, tenant)
-	if _, err := s.DB.Exec(`INSERT INTO people (tenant_id, external_id, first_name, last_name)
-		SELECT $1, 'G' || i, 'First' || i, 'Last' || i FROM generate_series(1, 2500) AS i`, tenant); err != nil {
-		t.Fatal(err)
+	var file strings.Builder
+	file.WriteString("externalId,firstName,lastName\n")
+	for i := 1; i <= 2500; i++ {
+		fmt.Fprintf(&file, "G%d,First%d,Last%d\n", i, i, i)
+	}
+	if res := mustUpload(t, s, tenant, tok, "many", file.String()); res.Created != 2500 {
+		t.Fatalf("import %+v", res)
 	}
 	r := s.Do(t, http.MethodGet, "/v2/contacts/export", tok, nil)
 	rows, err := csv.NewReader(bytes.NewReader(r.Body)).ReadAll()

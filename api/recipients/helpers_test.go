@@ -2,11 +2,11 @@ package recipients_test
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"mime/multipart"
 	"net/http"
+	"strconv"
 	"testing"
 
 	"github.com/tocsin/tocsin/api/model"
@@ -78,53 +78,77 @@ func externalIDs(p model.PagedContactResponse) []string {
 	return out
 }
 
-// insertGroup adds a group the way the directory does: path holds the ids
-// from the root down, between slashes.
-func insertGroup(t testing.TB, s *stacktest.Stack, tenant string, parent int64, name string) int64 {
+// directoryUser creates a user of the tenant's staff directory through the
+// directory API and returns its id; such users are contacts too.
+func directoryUser(t testing.TB, s *stacktest.Stack, tenant, externalID, first, last string) int64 {
 	t.Helper()
-	ctx := context.Background()
-	var id int64
-	var parentID any
-	if parent != 0 {
-		parentID = parent
+	body := map[string]any{"name": map[string]any{"first": first, "last": last}}
+	if externalID != "" {
+		body["externalId"] = externalID
 	}
-	err := s.DB.QueryRowContext(ctx, `INSERT INTO groups (tenant_id, parent_id, name) VALUES ($1, $2, $3) RETURNING id`,
-		tenant, parentID, name).Scan(&id)
-	if err != nil {
-		t.Fatal(err)
+	r := s.Do(t, http.MethodPost, "/"+tenant+"/directory/staff/users", s.Token(t, tenant), body)
+	if r.Status != http.StatusCreated {
+		t.Fatalf("create user %s: %d %s", externalID, r.Status, r.Body)
 	}
-	_, err = s.DB.ExecContext(ctx, `UPDATE groups g SET
-		path = coalesce((SELECT p.path FROM groups p WHERE p.id = g.parent_id), '/') || g.id || '/',
-		depth = coalesce((SELECT p.depth + 1 FROM groups p WHERE p.id = g.parent_id), 0)
-		WHERE g.id = $1`, id)
+	var u struct{ ID string }
+	r.JSON(t, &u)
+	id, err := strconv.ParseInt(u.ID, 10, 64)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return id
 }
 
-// personID looks up a contact by external id.
+// directoryGroup creates a public group (under parent when not zero)
+// through the directory API and returns its id.
+func directoryGroup(t testing.TB, s *stacktest.Stack, tenant string, parent int64, name string) int64 {
+	t.Helper()
+	body := map[string]any{"name": name, "isPublic": true}
+	if parent != 0 {
+		body["parentId"] = fmt.Sprint(parent)
+	}
+	r := s.Do(t, http.MethodPost, "/"+tenant+"/directory/staff/groups", s.Token(t, tenant), body)
+	if r.Status != http.StatusCreated {
+		t.Fatalf("create group %s: %d %s", name, r.Status, r.Body)
+	}
+	var g struct{ ID int64 }
+	r.JSON(t, &g)
+	return g.ID
+}
+
+// join makes the directory user a member of the group, as the user does.
+func join(t testing.TB, s *stacktest.Stack, tenant string, user, group int64) {
+	t.Helper()
+	path := fmt.Sprintf("/%s/directory/staff/users/%d/notifications/memberships", tenant, user)
+	if r := s.Do(t, http.MethodPost, path, s.Token(t, tenant), fmt.Sprint(group)); r.Status != http.StatusNoContent {
+		t.Fatalf("join group %d: %d %s", group, r.Status, r.Body)
+	}
+}
+
+// personID looks up a contact by external id with findContacts.
 func personID(t testing.TB, s *stacktest.Stack, tenant, externalID string) int64 {
 	t.Helper()
-	var id int64
-	if err := s.DB.QueryRowContext(context.Background(), `SELECT id FROM people WHERE tenant_id = $1 AND external_id = $2`, tenant, externalID).Scan(&id); err != nil {
-		t.Fatalf("contact %s: %v", externalID, err)
+	res := find(t, s, s.Token(t, tenant), "", map[string]any{"externalId": externalID})
+	if len(res.Items) != 1 {
+		t.Fatalf("contact %s: %+v", externalID, res.Items)
 	}
-	return id
+	return res.Items[0].ID
 }
 
-func addMember(t testing.TB, s *stacktest.Stack, tenant string, group, person int64) {
+// contactCount is how many contacts findContacts counts for the tenant.
+func contactCount(t testing.TB, s *stacktest.Stack, tenant string) int64 {
 	t.Helper()
-	if _, err := s.DB.ExecContext(context.Background(), `INSERT INTO group_memberships (tenant_id, group_id, person_id) VALUES ($1, $2, $3)`, tenant, group, person); err != nil {
-		t.Fatal(err)
-	}
+	return find(t, s, s.Token(t, tenant), "?pageSize=1", nil).Paging.TotalCount
 }
 
-func count(t testing.TB, s *stacktest.Stack, q string, args ...any) int64 {
+// listCount is how many distribution lists the tenant has.
+func listCount(t testing.TB, s *stacktest.Stack, tenant string) int64 {
 	t.Helper()
-	var n int64
-	if err := s.DB.QueryRowContext(context.Background(), q, args...).Scan(&n); err != nil {
-		t.Fatal(err)
+	r := s.Do(t, http.MethodGet, fmt.Sprintf("/v4/%s/distributionLists?pageSize=1", tenant), s.Token(t, tenant), nil)
+	if r.Status != http.StatusOK {
+		t.Fatalf("lists: %d %s", r.Status, r.Body)
 	}
-	return n
+	var page model.PagedDistributionProfileResponse
+	r.JSON(t, &page)
+	return page.Paging.TotalCount
 }

@@ -95,10 +95,10 @@ func TestDistributionListsListGetDelete(t *testing.T) {
 	if r := s.Do(t, http.MethodDelete, path, tok, nil); r.Status != http.StatusNotFound {
 		t.Fatalf("second delete %d", r.Status)
 	}
-	if n := count(t, s, `SELECT count(*) FROM people WHERE tenant_id = $1`, tenant); n != 12 {
+	if n := contactCount(t, s, tenant); n != 12 {
 		t.Fatalf("%d contacts after the delete", n)
 	}
-	if n := count(t, s, `SELECT count(*) FROM distribution_lists WHERE tenant_id = $1`, other); n != 1 {
+	if n := listCount(t, s, other); n != 1 {
 		t.Fatalf("the other tenant has %d lists", n)
 	}
 }
@@ -108,17 +108,17 @@ func TestGroupTree(t *testing.T) {
 	s := stacktest.Shared(t)
 	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
 	tok := s.Token(t, tenant, auth.ScopeElm)
-	mustUpload(t, s, tenant, s.Token(t, tenant), "people", "externalId,firstName,lastName\nP1,A,A\nP2,B,B\nP3,C,C\n")
-	campus := insertGroup(t, s, tenant, 0, "Campus")
-	annex := insertGroup(t, s, tenant, 0, "Annex")
-	facilities := insertGroup(t, s, tenant, campus, "Facilities")
-	security := insertGroup(t, s, tenant, campus, "Security")
-	night := insertGroup(t, s, tenant, facilities, "Night shift")
-	insertGroup(t, s, other, 0, "Elsewhere")
-	for _, p := range []string{"P1", "P2", "P3"} {
-		addMember(t, s, tenant, facilities, personID(t, s, tenant, p))
+	p1, p2, p3 := directoryUser(t, s, tenant, "P1", "A", "A"), directoryUser(t, s, tenant, "P2", "B", "B"), directoryUser(t, s, tenant, "P3", "C", "C")
+	campus := directoryGroup(t, s, tenant, 0, "Campus")
+	annex := directoryGroup(t, s, tenant, 0, "Annex")
+	facilities := directoryGroup(t, s, tenant, campus, "Facilities")
+	security := directoryGroup(t, s, tenant, campus, "Security")
+	night := directoryGroup(t, s, tenant, facilities, "Night shift")
+	directoryGroup(t, s, other, 0, "Elsewhere")
+	for _, p := range []int64{p1, p2, p3} {
+		join(t, s, tenant, p, facilities)
 	}
-	addMember(t, s, tenant, night, personID(t, s, tenant, "P1"))
+	join(t, s, tenant, p1, night)
 
 	tree := func(query string) model.PagedGroupTreeNodeResponse {
 		t.Helper()

@@ -101,6 +101,22 @@ func emit(t *testing.T, s *stacktest.Stack, tenant, typ string, payload any) str
 	return id
 }
 
+// undispatched counts the tenant's events the dispatcher has not handed on.
+func undispatched(t *testing.T, s *stacktest.Stack, tenant string) int {
+	t.Helper()
+	events, err := storage.TenantEvents(context.Background(), s.DB, tenant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, e := range events {
+		if !e.Dispatched {
+			n++
+		}
+	}
+	return n
+}
+
 func history(t *testing.T, s *stacktest.Stack, token string, id int64, query string) model.PagedSubscriptionHistoryResponse {
 	t.Helper()
 	r := s.Do(t, http.MethodGet, fmt.Sprintf("%s/%d/history%s", base, id, query), token, nil)
@@ -123,11 +139,11 @@ func TestSubscriptionCRUDAndValidation(t *testing.T) {
 	if !strings.HasPrefix(sub.Secret, "whsec_") || !*sub.Active || sub.ID == 0 || len(sub.EventTypes) != 2 || sub.Headers["X-Api-Key"] != "k-1" {
 		t.Fatalf("created %+v", sub)
 	}
-	var stored []byte
-	if err := s.DB.GetContext(context.Background(), &stored, `SELECT secret_encrypted FROM hook_subscriptions WHERE id = $1`, sub.ID); err != nil {
+	target, err := (&storage.HookAttempts{DB: s.DB}).Target(context.Background(), tenant, sub.ID)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(stored), strings.TrimPrefix(sub.Secret, "whsec_")) {
+	if stored := target.Secret; len(stored) == 0 || strings.Contains(string(stored), strings.TrimPrefix(sub.Secret, "whsec_")) {
 		t.Fatal("the secret is stored in clear")
 	}
 	path := fmt.Sprintf("%s/%d", base, sub.ID)
@@ -299,9 +315,8 @@ func TestDeliveryRetriesThenSucceeds(t *testing.T) {
 			t.Fatalf("body %s", g.body)
 		}
 	}
-	var undispatched int
-	if err := s.DB.GetContext(context.Background(), &undispatched, `SELECT count(*) FROM events WHERE dispatched_at IS NULL`); err != nil || undispatched != 0 {
-		t.Fatalf("undispatched events: %d %v", undispatched, err)
+	if n := undispatched(t, s, tenant); n != 0 {
+		t.Fatalf("undispatched events: %d", n)
 	}
 	if n := hookDeliveries(t, s, "Delivered"); n < 1 {
 		t.Fatalf("tocsin_hook_deliveries_total{outcome=Delivered} = %v", n)
@@ -360,11 +375,7 @@ func TestGoneDisablesTheSubscription(t *testing.T) {
 	}
 	// Later events are not delivered to a disabled subscription.
 	emit(t, s, tenant, storage.EventFileDeleted, map[string]any{"fileName": "b.png"})
-	stacktest.Eventually(t, 30*time.Second, "the event dispatched", func() bool {
-		var n int
-		_ = s.DB.GetContext(context.Background(), &n, `SELECT count(*) FROM events WHERE dispatched_at IS NULL`)
-		return n == 0
-	})
+	stacktest.Eventually(t, 30*time.Second, "the event dispatched", func() bool { return undispatched(t, s, tenant) == 0 })
 	time.Sleep(time.Second)
 	if n := len(rcv.received()); n != 1 {
 		t.Fatalf("the receiver got %d requests after it answered 410", n)
@@ -421,10 +432,12 @@ func TestHistoryRetentionSchedule(t *testing.T) {
 	token := s.Token(t, tenant)
 	sub := create(t, s, token, "http://127.0.0.1:9/hook", "alert.sent")
 	ctx := context.Background()
-	for _, age := range []string{"31 days", "29 days"} {
-		if _, err := s.DB.ExecContext(ctx, `
-			INSERT INTO hook_attempts (tenant_id, subscription_id, event_id, event_type, attempt, requested_at, outcome)
-			VALUES ($1, $2, $3, 'alert.sent', 1, now() - $4::interval, 'Delivered')`, tenant, sub.ID, "evt_"+age, age); err != nil {
+	// Attempts cannot be aged through the API: they are recorded as the
+	// dispatcher records them, with a requested time in the past.
+	attempts := &storage.HookAttempts{DB: s.DB}
+	for _, days := range []int{31, 29} {
+		if _, err := attempts.Record(ctx, storage.HookAttempt{Tenant: tenant, SubscriptionID: sub.ID, EventID: fmt.Sprintf("evt_%d days", days),
+			EventType: "alert.sent", Attempt: 1, RequestedAt: time.Now().AddDate(0, 0, -days), Outcome: "Delivered"}, ""); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -436,9 +449,8 @@ func TestHistoryRetentionSchedule(t *testing.T) {
 		t.Fatal(err)
 	}
 	stacktest.Eventually(t, 60*time.Second, "old history purged", func() bool {
-		var n int
-		_ = s.DB.GetContext(ctx, &n, `SELECT count(*) FROM hook_attempts WHERE subscription_id = $1`, sub.ID)
-		return n == 1
+		n, err := attempts.Count(ctx, tenant, sub.ID)
+		return err == nil && n == 1
 	})
 }
 
@@ -455,15 +467,12 @@ func TestRedispatchDeliversOnce(t *testing.T) {
 	evt := emit(t, s, tenant, storage.EventVerificationDone, map[string]any{"userId": "u-1"})
 	stacktest.Eventually(t, 60*time.Second, "the delivery", func() bool { return len(rcv.received()) == 1 })
 
-	undispatched := func() int {
-		var n int
-		_ = s.DB.GetContext(context.Background(), &n, `SELECT count(*) FROM events WHERE dispatched_at IS NULL`)
-		return n
-	}
-	if _, err := s.DB.ExecContext(context.Background(), `UPDATE events SET dispatched_at = NULL WHERE id = $1`, evt); err != nil {
+	stacktest.Eventually(t, 30*time.Second, "the event dispatched", func() bool { return undispatched(t, s, tenant) == 0 })
+	// No user action undoes a dispatch: the storage function for tests does.
+	if err := storage.UndoDispatchForTest(context.Background(), s.DB, tenant, evt); err != nil {
 		t.Fatal(err)
 	}
-	stacktest.Eventually(t, 30*time.Second, "the event dispatched again", func() bool { return undispatched() == 0 })
+	stacktest.Eventually(t, 30*time.Second, "the event dispatched again", func() bool { return undispatched(t, s, tenant) == 0 })
 	time.Sleep(time.Second)
 	if n := len(rcv.received()); n != 1 {
 		t.Fatalf("the receiver got the event %d times", n)

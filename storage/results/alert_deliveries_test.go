@@ -1,0 +1,47 @@
+package results_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/tocsin/tocsin/internal/stacktest"
+	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/results"
+)
+
+func TestAlertDeliveriesAreTheAlertsOnEveryChannel(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := stacktest.DB(t)
+	s := results.New(db)
+	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
+	al := newAlert(t, db, tenant, storage.Alert{Subject: "Two channels"})
+	theirs := newAlert(t, db, other, storage.Alert{Subject: "Other"})
+	record := func(k storage.BatchKey, rows ...storage.DeliveryRow) {
+		t.Helper()
+		if err := db.InTx(ctx, func(tx *sqlx.Tx) error { return storage.RecordDeliveries(ctx, tx, k, rows) }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	record(storage.BatchKey{Tenant: tenant, AlertID: al.ID, Channel: "voice", Cycle: 1, Lo: 0, Hi: 2},
+		storage.DeliveryRow{Seq: 2, Address: "+15550002", Status: storage.DeliveryFailed, Error: "busy"})
+	record(storage.BatchKey{Tenant: tenant, AlertID: al.ID, Channel: "email", Cycle: 1, Lo: 0, Hi: 2},
+		storage.DeliveryRow{Seq: 2, Address: "alan@example.com", Status: storage.DeliverySent},
+		storage.DeliveryRow{Seq: 1, Address: "ada@example.com", Status: storage.DeliverySent})
+	record(storage.BatchKey{Tenant: other, AlertID: theirs.ID, Channel: "email", Cycle: 1, Lo: 0, Hi: 2},
+		storage.DeliveryRow{Seq: 1, Address: "ada@example.com", Status: storage.DeliverySent})
+
+	got, err := s.AlertDeliveries(ctx, tenant, al.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || got[0].Channel != "email" || got[0].Seq != 1 || got[1].Seq != 2 ||
+		got[2].Channel != "voice" || got[2].Status != storage.DeliveryFailed || got[2].Error != "busy" {
+		t.Fatalf("deliveries %+v", got)
+	}
+	if none, err := s.AlertDeliveries(ctx, other, al.ID); err != nil || len(none) != 0 {
+		t.Fatalf("another tenant reads %+v (%v)", none, err)
+	}
+}
