@@ -133,19 +133,23 @@ func (a *App) Server(ctx context.Context) (*api.Server, error) {
 }
 
 // Activities builds the activities with the app's clients.
-func (a *App) Activities() *activities.Activities {
+func (a *App) Activities() *activities.Activities { return a.activitiesOn(a.DB) }
+
+// activitiesOn builds activities with senders of their own that use db.
+func (a *App) activitiesOn(db *storage.DB) *activities.Activities {
 	senders := Senders(a.Config, a.Logger)
-	reg := a.ChannelProviders()
+	reg := a.channelProviders(db)
 	for ch, s := range reg.Senders() {
 		senders[ch] = s
 	}
-	return &activities.Activities{Config: a.Config, DB: a.DB, Objects: a.Objects, Logger: a.Logger, Senders: senders, Destinations: reg,
+	return &activities.Activities{Config: a.Config, DB: db, Objects: a.Objects, Logger: a.Logger, Senders: senders, Destinations: reg,
 		Hooks: activities.NewHookSender(a.Config, a.Secrets, a.Logger, a.Metrics), Metrics: a.Metrics}
 }
 
 // StartWorker runs the worker's two lanes (worker.Start) on the configured
 // task queue, with the configured slots unless o sets others (each lane
-// with activities of its own that share rate limits and caches), the hook
+// with activities, senders and database connections of its own; rate
+// limits and caches are shared), the hook
 // dispatcher and the workflow starter, and returns what stops them all.
 func (a *App) StartWorker(o worker.Options) (stop func(), err error) {
 	o.TaskQueue = a.Config.TemporalTaskQueue
@@ -155,11 +159,22 @@ func (a *App) StartWorker(o worker.Options) (stop func(), err error) {
 	if o.UrgentActivities == 0 {
 		o.UrgentActivities = a.Config.WorkerUrgentActivities
 	}
-	acts, urgent := a.Activities(), a.Activities()
-	activities.ShareState(urgent, acts)
-	stopWorker, err := worker.Start(a.Temporal, o, acts, urgent)
+	// The urgent lane has database connections of its own too, so its
+	// steps never queue for one behind a big alert's batches.
+	urgentDB, err := storage.Open(context.Background(), a.DB.URL, a.Config.WorkerUrgentDBConns)
 	if err != nil {
 		return nil, err
+	}
+	acts, urgent := a.Activities(), a.activitiesOn(urgentDB)
+	activities.ShareState(urgent, acts)
+	stopLanes, err := worker.Start(a.Temporal, o, acts, urgent)
+	if err != nil {
+		_ = urgentDB.Close()
+		return nil, err
+	}
+	stopWorker := func() {
+		stopLanes()
+		_ = urgentDB.Close()
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
@@ -220,10 +235,12 @@ func Senders(cfg config.Config, logger *slog.Logger) channels.Senders {
 // ChannelProviders returns the registry of the tenants' channel providers
 // (voice, ETN, push, app, fax, EAS, mobile broadcast, team chat, social,
 // neighborhood).
-func (a *App) ChannelProviders() *providers.Registry {
+func (a *App) ChannelProviders() *providers.Registry { return a.channelProviders(a.DB) }
+
+func (a *App) channelProviders(db *storage.DB) *providers.Registry {
 	guard := OutboundPolicy(a.Config, a.Logger)
 	return &providers.Registry{
-		Store: &providers.Store{DB: a.DB, Box: a.Secrets, Guard: guard}, DB: a.DB, Objects: a.Objects,
+		Store: &providers.Store{DB: db, Box: a.Secrets, Guard: guard}, DB: db, Objects: a.Objects,
 		PublicURL: a.Config.PublicURL, Concurrency: a.Config.ProviderConcurrency, Guard: guard,
 	}
 }

@@ -61,9 +61,11 @@ type Config struct {
 	// WorkerUrgentActivities are the activity slots the urgent lane
 	// (Emergency alerts, verification codes) keeps for itself.
 	WorkerUrgentActivities int `env:"TOCSIN_WORKER_URGENT_ACTIVITIES" envDefault:"16"`
-	DeliveryBatchSize      int `env:"TOCSIN_DELIVERY_BATCH_SIZE" envDefault:"1000"`
-	DeliveryParallelism    int `env:"TOCSIN_DELIVERY_PARALLELISM" envDefault:"8"`
-	ProviderConcurrency    int `env:"TOCSIN_PROVIDER_CONCURRENCY" envDefault:"64"`
+	// WorkerUrgentDBConns is the urgent lane's own database pool.
+	WorkerUrgentDBConns int `env:"TOCSIN_WORKER_URGENT_DB_CONNS" envDefault:"4"`
+	DeliveryBatchSize   int `env:"TOCSIN_DELIVERY_BATCH_SIZE" envDefault:"1000"`
+	DeliveryParallelism int `env:"TOCSIN_DELIVERY_PARALLELISM" envDefault:"8"`
+	ProviderConcurrency int `env:"TOCSIN_PROVIDER_CONCURRENCY" envDefault:"64"`
 	// DeliveryRates caps messages per second per tenant and channel
 	// ("text=50,email=200"); channels not listed are not limited.
 	DeliveryRates map[string]float64 `env:"TOCSIN_DELIVERY_RATES" envKeyValSeparator:"="`
