@@ -257,7 +257,26 @@ func (s *Starter) start(ctx context.Context, r storage.WorkflowStart) error {
 	defer cancel()
 	o := Options(r, s.TaskQueue)
 	in := json.RawMessage(r.Input)
+	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if r.SignalName != "" {
+		if s.Eager {
+			// Start first, eagerly: the input asks for what the signal
+			// does, so a new run needs no signal and its first task skips
+			// the task queue. A run already going gets the signal.
+			o.EnableEagerStart, o.WorkflowExecutionErrorWhenAlreadyStarted = true, true
+			o.WorkflowIDConflictPolicy = enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL
+			_, err := s.Temporal.ExecuteWorkflow(sctx, o, r.WorkflowType, in)
+			if err == nil {
+				return nil
+			}
+			if !errors.As(err, &started) {
+				return fmt.Errorf("start %s: %w", r.WorkflowType, err)
+			}
+			if err := s.Temporal.SignalWorkflow(sctx, r.WorkflowID, "", r.SignalName, json.RawMessage(r.SignalInput)); err != nil {
+				return fmt.Errorf("signal %s: %w", r.WorkflowType, err)
+			}
+			return nil
+		}
 		// Signal-with-start delivers the signal to the running workflow or
 		// starts one; the workflow ignores a signal it has seen.
 		_, err := s.Temporal.SignalWithStartWorkflow(sctx, r.WorkflowID, r.SignalName, json.RawMessage(r.SignalInput), o, r.WorkflowType, in)
@@ -268,7 +287,6 @@ func (s *Starter) start(ctx context.Context, r storage.WorkflowStart) error {
 	}
 	o.EnableEagerStart = s.Eager
 	_, err := s.Temporal.ExecuteWorkflow(sctx, o, r.WorkflowType, in)
-	var started *serviceerror.WorkflowExecutionAlreadyStarted
 	if err != nil && !errors.As(err, &started) {
 		return fmt.Errorf("start %s: %w", r.WorkflowType, err)
 	}

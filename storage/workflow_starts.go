@@ -36,7 +36,9 @@ type StartRequest struct {
 	Workflow string
 	Input    any
 	// Signal, when not empty, makes the start a signal-with-start of
-	// Signal carrying SignalInput.
+	// Signal carrying SignalInput: a running workflow gets the signal, else
+	// one starts. Input must ask for what the signal does too, since a
+	// starter may start a new run without the signal (dispatch.Starter).
 	Signal      string
 	SignalInput any
 	// Priority is the task queue priority key (PriorityUrgent ...).

@@ -180,7 +180,8 @@ func (h *handlers) resend(ctx context.Context, up UserPath, kind store.Kind, add
 		}
 		return storage.EnqueueStart(ctx, tx, storage.StartRequest{
 			TenantID: tenant, WorkflowID: wfID, Workflow: "Verification",
-			Input:  workflows.VerificationInput{Tenant: tenant, Person: id, Kind: kind, Address: address, TTL: h.d.Config.VerificationCodeTTL},
+			// The input asks for code seq too, so a start alone sends it.
+			Input:  workflows.VerificationInput{Tenant: tenant, Person: id, Kind: kind, Address: address, TTL: h.d.Config.VerificationCodeTTL, PendingSeq: seq},
 			Signal: workflows.SignalVerificationResend, SignalInput: workflows.VerificationResend{Seq: seq},
 			// A person is waiting for the code.
 			Priority: storage.PriorityUrgent,
