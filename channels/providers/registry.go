@@ -51,6 +51,10 @@ type Registry struct {
 	// other reserved addresses are refused unless allowed); nil means the
 	// default policy with nothing allowed.
 	Guard URLGuard
+	// Limiters holds the token buckets of the tenants' ratePerSecond,
+	// shared with the other registries of the process (one per worker
+	// lane); nil gives each built Sender a bucket of its own.
+	Limiters *ratelimit.Limiters
 
 	client    *http.Client
 	capClient *http.Client
@@ -169,7 +173,7 @@ func (r *Registry) Build(tenant string, ch channels.Channel, s Settings) (channe
 			snd = fallback.New(built[0], built[1])
 		}
 	}
-	return ratelimit.New(snd, s.RatePerSecond, s.Burst), nil
+	return r.Limiters.Wrap(tenant+"|"+string(ch), snd, s.RatePerSecond, s.Burst), nil
 }
 
 func (r *Registry) one(tenant string, ch channels.Channel, s Settings, p Provider) channels.Sender {

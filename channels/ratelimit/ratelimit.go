@@ -5,6 +5,7 @@ package ratelimit
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"golang.org/x/time/rate"
 
@@ -20,16 +21,43 @@ type Sender struct {
 
 var _ channels.Sender = (*Sender)(nil)
 
-// New wraps next with a limit of perSecond messages and the given burst;
-// next alone when perSecond is not positive.
-func New(next channels.Sender, perSecond float64, burst int) channels.Sender {
+// Limiters hands out one token bucket per key (a tenant's channel), shared
+// by every Sender wrapped under that key, so the worker lanes of a process
+// that each build their own Senders still hold a tenant to one rate. A
+// bucket whose rate or burst changed is replaced. The zero value is ready;
+// a nil *Limiters gives every Sender a bucket of its own.
+type Limiters struct {
+	mu sync.Mutex
+	m  map[string]*rate.Limiter
+}
+
+// Wrap returns next limited to perSecond messages with the given burst by
+// the bucket of key; next alone when perSecond is not positive.
+func (l *Limiters) Wrap(key string, next channels.Sender, perSecond float64, burst int) channels.Sender {
 	if perSecond <= 0 {
 		return next
 	}
 	if burst < 1 {
 		burst = max(1, int(perSecond))
 	}
-	return &Sender{Next: next, Limiter: rate.NewLimiter(rate.Limit(perSecond), burst)}
+	return &Sender{Next: next, Limiter: l.get(key, rate.Limit(perSecond), burst)}
+}
+
+func (l *Limiters) get(key string, r rate.Limit, burst int) *rate.Limiter {
+	if l == nil {
+		return rate.NewLimiter(r, burst)
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if b, ok := l.m[key]; ok && b.Limit() == r && b.Burst() == burst {
+		return b
+	}
+	if l.m == nil {
+		l.m = map[string]*rate.Limiter{}
+	}
+	b := rate.NewLimiter(r, burst)
+	l.m[key] = b
+	return b
 }
 
 // Send implements channels.Sender.

@@ -22,6 +22,7 @@ import (
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/channels/email"
 	"github.com/tocsin/tocsin/channels/providers"
+	"github.com/tocsin/tocsin/channels/ratelimit"
 	"github.com/tocsin/tocsin/channels/sms"
 	"github.com/tocsin/tocsin/dispatch"
 	"github.com/tocsin/tocsin/hooks"
@@ -132,13 +133,12 @@ func (a *App) Server(ctx context.Context) (*api.Server, error) {
 	}, v, a.Metrics), nil
 }
 
-// Activities builds the activities with the app's clients.
-func (a *App) Activities() *activities.Activities { return a.activitiesOn(a.DB) }
-
-// activitiesOn builds activities with senders of their own that use db.
-func (a *App) activitiesOn(db *storage.DB) *activities.Activities {
+// activitiesOn builds activities with senders of their own that use db and
+// hold tenants' provider rates in limiters.
+func (a *App) activitiesOn(db *storage.DB, limiters *ratelimit.Limiters) *activities.Activities {
 	senders := Senders(a.Config, a.Logger)
 	reg := a.channelProviders(db)
+	reg.Limiters = limiters
 	for ch, s := range reg.Senders() {
 		senders[ch] = s
 	}
@@ -165,7 +165,11 @@ func (a *App) StartWorker(o worker.Options) (stop func(), err error) {
 	if err != nil {
 		return nil, err
 	}
-	acts, urgent := a.Activities(), a.activitiesOn(urgentDB)
+	// The lanes hold a tenant to its rates together: the email and text
+	// limits through shared activity state, the providers' ratePerSecond
+	// through shared token buckets.
+	limiters := new(ratelimit.Limiters)
+	acts, urgent := a.activitiesOn(a.DB, limiters), a.activitiesOn(urgentDB, limiters)
 	activities.ShareState(urgent, acts)
 	stopLanes, err := worker.Start(a.Temporal, o, acts, urgent)
 	if err != nil {
