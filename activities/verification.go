@@ -2,11 +2,11 @@ package activities
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"time"
 
-	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/tocsin/tocsin/channels"
@@ -41,9 +41,9 @@ type CodeSent struct {
 }
 
 // SendVerificationCode generates a fresh random code, stores its hash as the
-// address's live code and sends it by email or text message. A retried
-// attempt generates and stores a new code, so the code that arrives last is
-// always the one that verifies. The plain code is kept (for the testing
+// address's live code and sends it by email or text message under an
+// idempotency key of its own. A retried attempt generates, stores and sends
+// a new code, so the code that arrives last is always the one that verifies. The plain code is kept (for the testing
 // operations) only when TOCSIN_TESTING_ENDPOINTS is on.
 func (a *Activities) SendVerificationCode(ctx context.Context, in VerificationCode) (CodeSent, error) {
 	code, err := dirstore.NewCode()
@@ -76,7 +76,10 @@ func (a *Activities) SendVerificationCode(ctx context.Context, in VerificationCo
 	}
 	minutes := int(in.TTL.Round(time.Minute) / time.Minute)
 	msg := channels.Message{
-		Key:     fmt.Sprintf("%s-%d-%d", in.WorkflowID, in.Seq, activity.GetInfo(ctx).Attempt),
+		// Each code is a new message: a key of its own, also when a
+		// retried workflow task runs this local activity again from its
+		// first attempt.
+		Key:     fmt.Sprintf("%s-%d-%s", in.WorkflowID, in.Seq, rand.Text()),
 		Tenant:  in.Tenant,
 		Channel: ch,
 		To:      in.Address,
