@@ -17,7 +17,7 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/tocsin/tocsin/storage"
-	"github.com/tocsin/tocsin/worker"
+	"github.com/tocsin/tocsin/workflows"
 )
 
 // Waker wakes a Starter in the same process right after a start request
@@ -237,8 +237,8 @@ func backoff(attempts int) time.Duration {
 // codes) goes to the urgent lane beside taskQueue, whose worker slots
 // NonEmergency work cannot take.
 func Options(r storage.WorkflowStart, taskQueue string) client.StartWorkflowOptions {
-	if r.Priority == storage.PriorityUrgent {
-		taskQueue = worker.UrgentQueue(taskQueue)
+	if storage.IsUrgent(r.Priority) {
+		taskQueue = workflows.UrgentQueue(taskQueue)
 	}
 	o := client.StartWorkflowOptions{
 		ID:        r.WorkflowID,
@@ -264,18 +264,24 @@ func (s *Starter) start(ctx context.Context, r storage.WorkflowStart) error {
 			// does, so a new run needs no signal and its first task skips
 			// the task queue. A run already going gets the signal.
 			o.EnableEagerStart, o.WorkflowExecutionErrorWhenAlreadyStarted = true, true
-			o.WorkflowIDConflictPolicy = enumspb.WORKFLOW_ID_CONFLICT_POLICY_FAIL
-			_, err := s.Temporal.ExecuteWorkflow(sctx, o, r.WorkflowType, in)
-			if err == nil {
-				return nil
+			// A run that ends between the two calls is started again.
+			var gone *serviceerror.NotFound
+			for try := 0; ; try++ {
+				_, err := s.Temporal.ExecuteWorkflow(sctx, o, r.WorkflowType, in)
+				if err == nil {
+					return nil
+				}
+				if !errors.As(err, &started) {
+					return fmt.Errorf("start %s: %w", r.WorkflowType, err)
+				}
+				err = s.Temporal.SignalWorkflow(sctx, r.WorkflowID, "", r.SignalName, json.RawMessage(r.SignalInput))
+				if err == nil {
+					return nil
+				}
+				if !errors.As(err, &gone) || try > 0 {
+					return fmt.Errorf("signal %s: %w", r.WorkflowType, err)
+				}
 			}
-			if !errors.As(err, &started) {
-				return fmt.Errorf("start %s: %w", r.WorkflowType, err)
-			}
-			if err := s.Temporal.SignalWorkflow(sctx, r.WorkflowID, "", r.SignalName, json.RawMessage(r.SignalInput)); err != nil {
-				return fmt.Errorf("signal %s: %w", r.WorkflowType, err)
-			}
-			return nil
 		}
 		// Signal-with-start delivers the signal to the running workflow or
 		// starts one; the workflow ignores a signal it has seen.

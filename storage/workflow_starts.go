@@ -27,6 +27,10 @@ const (
 	PriorityNormal = 3
 )
 
+// IsUrgent tells whether a start request of priority p belongs to the urgent
+// lane (PriorityUrgent, and the unset 0 with it).
+func IsUrgent(p int) bool { return p <= PriorityUrgent }
+
 // StartRequest asks for a workflow to be started once the transaction that
 // writes it commits.
 type StartRequest struct {
@@ -91,13 +95,17 @@ type WorkflowStart struct {
 // one. The outbox serves every tenant, so it is not filtered by tenant;
 // each request carries its tenant.
 func ClaimStarts(ctx context.Context, tx *sqlx.Tx, limit int, urgent bool) ([]WorkflowStart, error) {
+	lane := "priority > $2"
+	if urgent {
+		lane = "priority <= $2" // IsUrgent
+	}
 	var out []WorkflowStart
 	if err := tx.SelectContext(ctx, &out, `
 		SELECT id, tenant_id, workflow_id, workflow_type, input, COALESCE(signal_name, '') AS signal_name,
 			COALESCE(signal_input, 'null') AS signal_input, priority, attempts
-		FROM workflow_starts WHERE available_at <= now() AND (priority <= $2) = $3
+		FROM workflow_starts WHERE available_at <= now() AND `+lane+`
 		ORDER BY priority, id LIMIT $1
-		FOR UPDATE SKIP LOCKED`, limit, PriorityUrgent, urgent); err != nil {
+		FOR UPDATE SKIP LOCKED`, limit, PriorityUrgent); err != nil {
 		return nil, fmt.Errorf("claim workflow starts: %w", err)
 	}
 	return out, nil

@@ -66,11 +66,6 @@ func Register(r Registry, acts *activities.Activities) {
 	r.RegisterActivity(acts)
 }
 
-// UrgentQueue is the task queue of the urgent lane beside queue: Emergency
-// alerts and verification codes are started there, so they never wait for
-// a slot that NonEmergency work holds.
-func UrgentQueue(queue string) string { return queue + "-urgent" }
-
 // Options tunes a worker.
 type Options struct {
 	TaskQueue     string
@@ -107,13 +102,13 @@ func New(cl client.Client, o Options, acts *activities.Activities) sdkworker.Wor
 
 // Start runs the two lanes of a worker process on cl and returns what stops
 // them: acts on o.TaskQueue with o.MaxActivities slots, and urgent on
-// UrgentQueue(o.TaskQueue) with o.UrgentActivities slots of its own. Give
+// workflows.UrgentQueue(o.TaskQueue) with o.UrgentActivities slots of its own. Give
 // each lane activities with provider clients of its own (see
 // activities.ShareState), so an urgent message does not wait
 // for a connection either.
 func Start(cl client.Client, o Options, acts, urgent *activities.Activities) (stop func(), err error) {
 	uo := o
-	uo.TaskQueue, uo.MaxActivities = UrgentQueue(o.TaskQueue), o.UrgentActivities
+	uo.TaskQueue, uo.MaxActivities = workflows.UrgentQueue(o.TaskQueue), o.UrgentActivities
 	u := New(cl, uo, urgent)
 	if err := u.Start(); err != nil {
 		return nil, fmt.Errorf("start urgent worker: %w", err)

@@ -9,6 +9,12 @@ import (
 	"github.com/tocsin/tocsin/activities"
 )
 
+// UrgentQueue is the task queue of the urgent lane beside queue: Emergency
+// alerts and verification codes are started there, and their activities
+// and children stay there, so they never wait for a worker slot that
+// NonEmergency work holds (see worker.Start).
+func UrgentQueue(queue string) string { return queue + "-urgent" }
+
 // Activity options, one helper per kind of work. Each says how long one
 // attempt may take, how attempts back off, and which error types retrying
 // cannot fix (the activities return them as non-retryable application errors).

@@ -32,6 +32,7 @@ import (
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/worker"
+	"github.com/tocsin/tocsin/workflows"
 )
 
 // App holds the connections and the parts both the API and the worker use.
@@ -298,7 +299,7 @@ func (a *App) Work(ctx context.Context, metricsAddr string) error {
 		return err
 	}
 	defer stopWorker()
-	a.Logger.Info("worker started", "task_queue", a.Config.TemporalTaskQueue, "urgent_task_queue", worker.UrgentQueue(a.Config.TemporalTaskQueue))
+	a.Logger.Info("worker started", "task_queue", a.Config.TemporalTaskQueue, "urgent_task_queue", workflows.UrgentQueue(a.Config.TemporalTaskQueue))
 	if err := dispatch.EnsureRetentionSchedule(ctx, a.Temporal, a.Config.TemporalTaskQueue); err != nil {
 		a.Logger.Error("hook history retention schedule", "err", err)
 	}
