@@ -62,7 +62,7 @@ type Config struct {
 	// (Emergency alerts, verification codes) keeps for itself.
 	WorkerUrgentActivities int `env:"TOCSIN_WORKER_URGENT_ACTIVITIES" envDefault:"16"`
 	// WorkerUrgentDBConns is the urgent lane's own database pool.
-	WorkerUrgentDBConns int `env:"TOCSIN_WORKER_URGENT_DB_CONNS" envDefault:"4"`
+	WorkerUrgentDBConns int `env:"TOCSIN_WORKER_URGENT_DB_CONNS" envDefault:"8"`
 	DeliveryBatchSize   int `env:"TOCSIN_DELIVERY_BATCH_SIZE" envDefault:"1000"`
 	DeliveryParallelism int `env:"TOCSIN_DELIVERY_PARALLELISM" envDefault:"8"`
 	ProviderConcurrency int `env:"TOCSIN_PROVIDER_CONCURRENCY" envDefault:"64"`
@@ -174,6 +174,12 @@ func Load() (Config, error) {
 	}
 	if _, err := payloadcrypt.New(c.PayloadKeys, c.PayloadKeyID); err != nil {
 		return c, err
+	}
+	for name, n := range map[string]int{"TOCSIN_WORKER_MAX_ACTIVITIES": c.WorkerMaxActivities,
+		"TOCSIN_WORKER_URGENT_ACTIVITIES": c.WorkerUrgentActivities, "TOCSIN_WORKER_URGENT_DB_CONNS": c.WorkerUrgentDBConns} {
+		if n < 1 {
+			return c, fmt.Errorf("%s must be at least 1, not %d", name, n)
+		}
 	}
 	for _, o := range c.CodecAllowOrigins {
 		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" {

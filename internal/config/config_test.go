@@ -117,3 +117,14 @@ func TestPayloadKeys(t *testing.T) {
 		t.Fatalf("a wildcard origin: %v", err)
 	}
 }
+
+func TestWorkerSlotsAndPoolsMustBePositive(t *testing.T) {
+	for _, k := range []string{"TOCSIN_WORKER_MAX_ACTIVITIES", "TOCSIN_WORKER_URGENT_ACTIVITIES", "TOCSIN_WORKER_URGENT_DB_CONNS"} {
+		t.Run(k, func(t *testing.T) {
+			t.Setenv(k, "0")
+			if _, err := config.Load(); err == nil || !strings.Contains(err.Error(), k) {
+				t.Fatalf("%s=0 accepted: %v", k, err)
+			}
+		})
+	}
+}
