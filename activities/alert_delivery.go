@@ -309,9 +309,10 @@ func (a *Activities) send(ctx context.Context, in BatchInput, msgs []channels.Me
 }
 
 // heartbeat records a heartbeat every few seconds until stopped, so a worker
-// that dies mid-batch is noticed within the heartbeat timeout.
+// that dies mid-batch is noticed within the heartbeat timeout. A local
+// activity has none to record: the SDK heartbeats its workflow task.
 func heartbeat(ctx context.Context) func() {
-	if !activity.IsActivity(ctx) {
+	if !activity.IsActivity(ctx) || activity.GetInfo(ctx).IsLocalActivity {
 		return func() {}
 	}
 	done := make(chan struct{})

@@ -84,7 +84,8 @@ func (s *AlertETNTargets) RecordCalls(ctx context.Context, tenant string, alertI
 	if _, err := s.DB.ExecContext(ctx, `
 		UPDATE alert_etn_targets t SET status = CASE WHEN t.status IN ('Delivered', 'Failed') THEN t.status ELSE u.status END,
 			provider_message_id = u.pid, error = u.err, attempts = t.attempts + 1,
-			sent_at = CASE WHEN u.status = 'Sent' THEN coalesce(t.sent_at, now()) ELSE t.sent_at END, updated_at = now()
+			sent_at = CASE WHEN u.status IN ('Sent', 'Delivered') THEN coalesce(t.sent_at, now()) ELSE t.sent_at END,
+			delivered_at = CASE WHEN u.status = 'Delivered' THEN coalesce(t.delivered_at, now()) ELSE t.delivered_at END, updated_at = now()
 		FROM unnest($3::bigint[], $4::text[], $5::text[], $6::text[]) AS u(seq, status, pid, err)
 		WHERE t.tenant_id = $1 AND t.alert_id = $2 AND t.seq = u.seq`,
 		tenant, alertID, seqs, statuses, pids, errs); err != nil {
