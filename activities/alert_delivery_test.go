@@ -18,6 +18,7 @@ import (
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/storagetest"
 )
 
 // fakeSender refuses one number permanently, fails another temporarily
@@ -91,14 +92,14 @@ func newAlert(t *testing.T, db *storage.DB, tenant string) int64 {
 }
 
 // deliveries reads the stored deliveries of the batch in, by seq.
-func deliveries(t *testing.T, db *storage.DB, in activities.BatchInput) map[int64]storage.BatchResult {
+func deliveries(t *testing.T, db *storage.DB, in activities.BatchInput) map[int64]storagetest.BatchResult {
 	t.Helper()
-	rows, err := storage.BatchResults(context.Background(), db, storage.BatchKey{Tenant: in.Tenant, AlertID: in.AlertID,
+	rows, err := storagetest.BatchResults(context.Background(), db, storage.BatchKey{Tenant: in.Tenant, AlertID: in.AlertID,
 		Channel: in.Channel, Cycle: in.Cycle, Lo: in.Lo, Hi: in.Hi})
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := map[int64]storage.BatchResult{}
+	out := map[int64]storagetest.BatchResult{}
 	for _, r := range rows {
 		out[r.Seq] = r
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/tocsin/tocsin/api/rest"
 	"github.com/tocsin/tocsin/internal/auth"
 	"github.com/tocsin/tocsin/internal/stacktest"
-	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/storagetest"
 )
 
 func problem(t *testing.T, r stacktest.Response) rest.ProblemDetails {
@@ -109,7 +109,7 @@ func TestHealthReadinessAndSmoke(t *testing.T) {
 	}
 	r.JSON(t, &res)
 	// The row is read as the tenant's: another tenant's row is not found.
-	gotWorkflow, err := storage.SmokeRunWorkflow(context.Background(), s.DB, tenant, res.RunID)
+	gotWorkflow, err := storagetest.SmokeRunWorkflow(context.Background(), s.DB, tenant, res.RunID)
 	if err != nil {
 		t.Fatalf("the worker's row: %v", err)
 	}

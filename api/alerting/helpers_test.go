@@ -19,8 +19,8 @@ import (
 	"github.com/tocsin/tocsin/api/rest"
 	"github.com/tocsin/tocsin/internal/auth"
 	"github.com/tocsin/tocsin/internal/stacktest"
-	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/results"
+	"github.com/tocsin/tocsin/storage/storagetest"
 )
 
 // contact is a person seeded for a test.
@@ -183,7 +183,7 @@ func alertCount(t *testing.T, s *stacktest.Stack, token string) int64 {
 // events returns the types of the tenant's recorded events, in order.
 func events(t *testing.T, s *stacktest.Stack, tenant string) []string {
 	t.Helper()
-	all, err := storage.TenantEvents(context.Background(), s.DB, tenant)
+	all, err := storagetest.TenantEvents(context.Background(), s.DB, tenant)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -197,7 +197,7 @@ func events(t *testing.T, s *stacktest.Stack, tenant string) []string {
 // deliveries returns every per-recipient delivery of the tenant's alert.
 func deliveries(t *testing.T, s *stacktest.Stack, tenant string, alertID int64) []results.Delivery {
 	t.Helper()
-	ds, err := results.New(s.DB).AlertDeliveries(context.Background(), tenant, alertID)
+	ds, err := storagetest.AlertDeliveries(context.Background(), s.DB, tenant, alertID)
 	if err != nil {
 		t.Fatal(err)
 	}

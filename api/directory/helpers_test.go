@@ -12,7 +12,7 @@ import (
 	"github.com/tocsin/tocsin/channels/sandbox"
 	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/internal/stacktest"
-	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/storagetest"
 )
 
 // env is a running stack with a sandbox, a fresh tenant and a directory.
@@ -157,7 +157,7 @@ func (e *env) resend(t *testing.T, addrPath string) {
 // eventCount counts the tenant's events of a type.
 func (e *env) eventCount(t *testing.T, typ string) int {
 	t.Helper()
-	events, err := storage.TenantEvents(context.Background(), e.s.DB, e.tenant)
+	events, err := storagetest.TenantEvents(context.Background(), e.s.DB, e.tenant)
 	if err != nil {
 		t.Fatal(err)
 	}

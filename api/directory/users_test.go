@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/internal/stacktest"
-	storagedir "github.com/tocsin/tocsin/storage/directory"
+	"github.com/tocsin/tocsin/storage/storagetest"
 )
 
 type profile struct {
@@ -225,7 +225,7 @@ func TestDeleteRemovesEverything(t *testing.T) {
 	e.emailCode(t, "ada@example.com", 1)
 
 	want(t, e.do(t, "DELETE", e.user(id), nil), 204)
-	rows, err := storagedir.PersonRowCounts(context.Background(), e.s.DB, e.tenant)
+	rows, err := storagetest.PersonRowCounts(context.Background(), e.s.DB, e.tenant)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/internal/stacktest"
 	storagedir "github.com/tocsin/tocsin/storage/directory"
+	"github.com/tocsin/tocsin/storage/storagetest"
 	"github.com/tocsin/tocsin/workflows"
 )
 
@@ -257,7 +258,7 @@ func TestTestingOperationsRevealPendingCodes(t *testing.T) {
 	if len(pending) != 0 {
 		t.Fatalf("%+v", pending)
 	}
-	if kept, err := storagedir.CountStoredCodes(context.Background(), e.s.DB, e.tenant, storagedir.KindEmail); err != nil || kept.Plain != 0 {
+	if kept, err := storagetest.CountStoredCodes(context.Background(), e.s.DB, e.tenant, storagedir.KindEmail); err != nil || kept.Plain != 0 {
 		t.Fatalf("plain codes kept: %+v %v", kept, err)
 	}
 	// Another tenant sees nothing; another tenant's path is a 404.
@@ -280,7 +281,7 @@ func TestTestingOperationsAreOffByDefault(t *testing.T) {
 	e.emailCode(t, "ken@example.com", 1)
 	wantProblem(t, e.do(t, "GET", "/"+e.tenant+"/testing/verifications/email", nil), 404, "")
 	wantProblem(t, e.do(t, "GET", "/"+e.tenant+"/testing/verifications/phone", nil), 404, "")
-	codes, err := storagedir.CountStoredCodes(context.Background(), e.s.DB, e.tenant, storagedir.KindEmail)
+	codes, err := storagetest.CountStoredCodes(context.Background(), e.s.DB, e.tenant, storagedir.KindEmail)
 	if err != nil || codes.Plain != 0 {
 		t.Fatalf("plain codes kept: %+v %v", codes, err)
 	}

@@ -28,8 +28,8 @@ import (
 	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/media"
-	"github.com/tocsin/tocsin/storage"
 	storedfiles "github.com/tocsin/tocsin/storage/files"
+	"github.com/tocsin/tocsin/storage/storagetest"
 )
 
 // part is one multipart part; file parts have data.
@@ -177,13 +177,13 @@ func stored(t *testing.T, s *stacktest.Stack, tenant string) []storedfiles.File 
 
 // events returns the tenant's recorded events of typ, or all of them when
 // typ is empty.
-func events(t *testing.T, s *stacktest.Stack, tenant, typ string) []storage.RecordedEvent {
+func events(t *testing.T, s *stacktest.Stack, tenant, typ string) []storagetest.RecordedEvent {
 	t.Helper()
-	all, err := storage.TenantEvents(context.Background(), s.DB, tenant)
+	all, err := storagetest.TenantEvents(context.Background(), s.DB, tenant)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []storage.RecordedEvent
+	var out []storagetest.RecordedEvent
 	for _, e := range all {
 		if typ == "" || e.Type == typ {
 			out = append(out, e)

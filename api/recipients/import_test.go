@@ -12,7 +12,7 @@ import (
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/internal/stacktest"
-	"github.com/tocsin/tocsin/storage/contacts"
+	"github.com/tocsin/tocsin/storage/storagetest"
 )
 
 func TestCreateFromFileCSVEdgeCases(t *testing.T) {
@@ -197,7 +197,7 @@ func TestCreateFromFile100kRows(t *testing.T) {
 	if res.Rows != n || res.Created != n || res.Skipped != 0 || res.DistributionList.MemberCount != n {
 		t.Fatalf("import %+v", res)
 	}
-	if got, err := contacts.PhoneCount(context.Background(), s.DB, tenant); err != nil || got != n {
+	if got, err := storagetest.PhoneCount(context.Background(), s.DB, tenant); err != nil || got != n {
 		t.Fatalf("%d phones (%v)", got, err)
 	}
 	page := find(t, s, tok, "?pageSize=2", map[string]any{"email": "p99999@example.com"})

@@ -20,6 +20,7 @@ import (
 	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/storagetest"
 )
 
 const base = "/v2/settings/subscriptions"
@@ -104,7 +105,7 @@ func emit(t *testing.T, s *stacktest.Stack, tenant, typ string, payload any) str
 // undispatched counts the tenant's events the dispatcher has not handed on.
 func undispatched(t *testing.T, s *stacktest.Stack, tenant string) int {
 	t.Helper()
-	events, err := storage.TenantEvents(context.Background(), s.DB, tenant)
+	events, err := storagetest.TenantEvents(context.Background(), s.DB, tenant)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -469,7 +470,7 @@ func TestRedispatchDeliversOnce(t *testing.T) {
 
 	stacktest.Eventually(t, 30*time.Second, "the event dispatched", func() bool { return undispatched(t, s, tenant) == 0 })
 	// No user action undoes a dispatch: the storage function for tests does.
-	if err := storage.UndoDispatchForTest(context.Background(), s.DB, tenant, evt); err != nil {
+	if err := storagetest.UndoDispatch(context.Background(), s.DB, tenant, evt); err != nil {
 		t.Fatal(err)
 	}
 	stacktest.Eventually(t, 30*time.Second, "the event dispatched again", func() bool { return undispatched(t, s, tenant) == 0 })

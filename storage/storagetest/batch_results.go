@@ -1,10 +1,12 @@
-package storage
+package storagetest
 
 import (
 	"context"
 	"fmt"
 
 	"github.com/jmoiron/sqlx"
+
+	"github.com/tocsin/tocsin/storage"
 )
 
 // BatchResult is a delivery of a batch as stored.
@@ -19,7 +21,7 @@ type BatchResult struct {
 }
 
 // BatchResults reads the stored deliveries of the batch k, by seq.
-func BatchResults(ctx context.Context, q sqlx.QueryerContext, k BatchKey) ([]BatchResult, error) {
+func BatchResults(ctx context.Context, q sqlx.QueryerContext, k storage.BatchKey) ([]BatchResult, error) {
 	var out []BatchResult
 	if err := sqlx.SelectContext(ctx, q, &out, `SELECT seq, address, status, attempts, provider_message_id, error, permanent
 		FROM alert_deliveries WHERE tenant_id = $1 AND alert_id = $2 AND channel = $3 AND cycle = $4 AND seq > $5 AND seq <= $6

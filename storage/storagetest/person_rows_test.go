@@ -1,4 +1,4 @@
-package directory_test
+package storagetest_test
 
 import (
 	"context"
@@ -6,6 +6,7 @@ import (
 
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/storage/directory"
+	"github.com/tocsin/tocsin/storage/storagetest"
 )
 
 func TestPersonRowsAndStoredCodesAreCountedPerTenant(t *testing.T) {
@@ -41,25 +42,25 @@ func TestPersonRowsAndStoredCodesAreCountedPerTenant(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rows, err := directory.PersonRowCounts(ctx, db, tenant)
+	rows, err := storagetest.PersonRowCounts(ctx, db, tenant)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rows["people"] != 1 || rows["person_emails"] != 1 || rows["directory_verifications"] != 2 || rows["person_phones"] != 0 || len(rows) != 9 {
 		t.Fatalf("rows %v", rows)
 	}
-	codes, err := directory.CountStoredCodes(ctx, db, tenant, directory.KindPhone)
-	if err != nil || codes != (directory.StoredCodes{Plain: 1, HashedPending: 1}) {
+	codes, err := storagetest.CountStoredCodes(ctx, db, tenant, directory.KindPhone)
+	if err != nil || codes != (storagetest.StoredCodes{Plain: 1, HashedPending: 1}) {
 		t.Fatalf("codes %+v (%v)", codes, err)
 	}
-	codes, err = directory.CountStoredCodes(ctx, db, tenant, directory.KindEmail)
-	if err != nil || codes != (directory.StoredCodes{Plain: 0, HashedPending: 1}) {
+	codes, err = storagetest.CountStoredCodes(ctx, db, tenant, directory.KindEmail)
+	if err != nil || codes != (storagetest.StoredCodes{Plain: 0, HashedPending: 1}) {
 		t.Fatalf("codes %+v (%v)", codes, err)
 	}
 	if _, err := db.ExecContext(ctx, `DELETE FROM people WHERE id = $1`, p); err != nil {
 		t.Fatal(err)
 	}
-	rows, err = directory.PersonRowCounts(ctx, db, tenant)
+	rows, err = storagetest.PersonRowCounts(ctx, db, tenant)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +69,7 @@ func TestPersonRowsAndStoredCodesAreCountedPerTenant(t *testing.T) {
 			t.Errorf("%d rows left in %s", n, table)
 		}
 	}
-	if codes, err := directory.CountStoredCodes(ctx, db, other, directory.KindEmail); err != nil || codes != (directory.StoredCodes{Plain: 1, HashedPending: 1}) {
+	if codes, err := storagetest.CountStoredCodes(ctx, db, other, directory.KindEmail); err != nil || codes != (storagetest.StoredCodes{Plain: 1, HashedPending: 1}) {
 		t.Fatalf("other tenant's codes %+v (%v)", codes, err)
 	}
 }

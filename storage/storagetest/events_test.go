@@ -1,4 +1,4 @@
-package storage_test
+package storagetest_test
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/storagetest"
 )
 
 func TestTenantEventsAreTheTenantsInOrder(t *testing.T) {
@@ -25,7 +26,7 @@ func TestTenantEventsAreTheTenantsInOrder(t *testing.T) {
 			first = id
 		}
 	}
-	got, err := storage.TenantEvents(ctx, db, tenant)
+	got, err := storagetest.TenantEvents(ctx, db, tenant)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,19 +43,19 @@ func TestTenantEventsAreTheTenantsInOrder(t *testing.T) {
 	if _, err := o.Dispatch(ctx, 10, func(storage.PendingEvent, []int64) error { return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if got, err = storage.TenantEvents(ctx, db, tenant); err != nil || len(got) != 2 || !got[0].Dispatched || !got[1].Dispatched {
+	if got, err = storagetest.TenantEvents(ctx, db, tenant); err != nil || len(got) != 2 || !got[0].Dispatched || !got[1].Dispatched {
 		t.Fatalf("after dispatch %+v (%v)", got, err)
 	}
-	if err := storage.UndoDispatchForTest(ctx, db, other, first); !errors.Is(err, storage.ErrNotFound) {
+	if err := storagetest.UndoDispatch(ctx, db, other, first); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("another tenant undid the dispatch: %v", err)
 	}
-	if err := storage.UndoDispatchForTest(ctx, db, tenant, first); err != nil {
+	if err := storagetest.UndoDispatch(ctx, db, tenant, first); err != nil {
 		t.Fatal(err)
 	}
-	if got, err = storage.TenantEvents(ctx, db, tenant); err != nil || len(got) != 2 || got[0].Dispatched || !got[1].Dispatched {
+	if got, err = storagetest.TenantEvents(ctx, db, tenant); err != nil || len(got) != 2 || got[0].Dispatched || !got[1].Dispatched {
 		t.Fatalf("after undoing the first dispatch %+v (%v)", got, err)
 	}
-	if none, err := storage.TenantEvents(ctx, db, stacktest.NewTenant()); err != nil || len(none) != 0 {
+	if none, err := storagetest.TenantEvents(ctx, db, stacktest.NewTenant()); err != nil || len(none) != 0 {
 		t.Fatalf("a tenant without events: %+v (%v)", none, err)
 	}
 }

@@ -1,10 +1,12 @@
-package directory
+package storagetest
 
 import (
 	"context"
 	"fmt"
 
 	"github.com/jmoiron/sqlx"
+
+	"github.com/tocsin/tocsin/storage/directory"
 )
 
 // personTables are the tables that hold a person's data: deleting a user
@@ -38,7 +40,7 @@ type StoredCodes struct {
 // CountStoredCodes returns how the tenant's verification codes of a kind
 // are stored, so tests can check that a plain code is kept only while the
 // testing operations need it.
-func CountStoredCodes(ctx context.Context, q sqlx.QueryerContext, tenant string, kind Kind) (StoredCodes, error) {
+func CountStoredCodes(ctx context.Context, q sqlx.QueryerContext, tenant string, kind directory.Kind) (StoredCodes, error) {
 	var c StoredCodes
 	if err := sqlx.GetContext(ctx, q, &c, `
 		SELECT count(*) FILTER (WHERE testing_code IS NOT NULL) AS plain,

@@ -1,4 +1,4 @@
-package results_test
+package storagetest_test
 
 import (
 	"context"
@@ -8,32 +8,31 @@ import (
 
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/storage"
-	"github.com/tocsin/tocsin/storage/results"
+	"github.com/tocsin/tocsin/storage/storagetest"
 )
 
 func TestAlertDeliveriesAreTheAlertsOnEveryChannel(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	db := stacktest.DB(t)
-	s := results.New(db)
 	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
-	al := newAlert(t, db, tenant, storage.Alert{Subject: "Two channels"})
-	theirs := newAlert(t, db, other, storage.Alert{Subject: "Other"})
+	al := newAlert(t, db, tenant)
+	theirs := newAlert(t, db, other)
 	record := func(k storage.BatchKey, rows ...storage.DeliveryRow) {
 		t.Helper()
 		if err := db.InTx(ctx, func(tx *sqlx.Tx) error { return storage.RecordDeliveries(ctx, tx, k, rows) }); err != nil {
 			t.Fatal(err)
 		}
 	}
-	record(storage.BatchKey{Tenant: tenant, AlertID: al.ID, Channel: "voice", Cycle: 1, Lo: 0, Hi: 2},
+	record(storage.BatchKey{Tenant: tenant, AlertID: al, Channel: "voice", Cycle: 1, Lo: 0, Hi: 2},
 		storage.DeliveryRow{Seq: 2, Address: "+15550002", Status: storage.DeliveryFailed, Error: "busy"})
-	record(storage.BatchKey{Tenant: tenant, AlertID: al.ID, Channel: "email", Cycle: 1, Lo: 0, Hi: 2},
+	record(storage.BatchKey{Tenant: tenant, AlertID: al, Channel: "email", Cycle: 1, Lo: 0, Hi: 2},
 		storage.DeliveryRow{Seq: 2, Address: "alan@example.com", Status: storage.DeliverySent},
 		storage.DeliveryRow{Seq: 1, Address: "ada@example.com", Status: storage.DeliverySent})
-	record(storage.BatchKey{Tenant: other, AlertID: theirs.ID, Channel: "email", Cycle: 1, Lo: 0, Hi: 2},
+	record(storage.BatchKey{Tenant: other, AlertID: theirs, Channel: "email", Cycle: 1, Lo: 0, Hi: 2},
 		storage.DeliveryRow{Seq: 1, Address: "ada@example.com", Status: storage.DeliverySent})
 
-	got, err := s.AlertDeliveries(ctx, tenant, al.ID)
+	got, err := storagetest.AlertDeliveries(ctx, db, tenant, al)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +40,7 @@ func TestAlertDeliveriesAreTheAlertsOnEveryChannel(t *testing.T) {
 		got[2].Channel != "voice" || got[2].Status != storage.DeliveryFailed || got[2].Error != "busy" {
 		t.Fatalf("deliveries %+v", got)
 	}
-	if none, err := s.AlertDeliveries(ctx, other, al.ID); err != nil || len(none) != 0 {
+	if none, err := storagetest.AlertDeliveries(ctx, db, other, al); err != nil || len(none) != 0 {
 		t.Fatalf("another tenant reads %+v (%v)", none, err)
 	}
 }

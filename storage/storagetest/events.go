@@ -1,4 +1,4 @@
-package storage
+package storagetest
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"fmt"
 
 	"github.com/jmoiron/sqlx"
+
+	"github.com/tocsin/tocsin/storage"
 )
 
 // RecordedEvent is an event of the outbox as stored: what the API emitted
@@ -27,4 +29,18 @@ func TenantEvents(ctx context.Context, q sqlx.QueryerContext, tenant string) ([]
 		return nil, fmt.Errorf("read events: %w", err)
 	}
 	return out, nil
+}
+
+// UndoDispatch marks the tenant's event as not dispatched again, as
+// if the dispatcher had died after delivering it but before recording that.
+// Only tests use it: no user action undoes a dispatch.
+func UndoDispatch(ctx context.Context, q sqlx.ExecerContext, tenant, eventID string) error {
+	res, err := q.ExecContext(ctx, `UPDATE events SET dispatched_at = NULL WHERE tenant_id = $1 AND id = $2`, tenant, eventID)
+	if err != nil {
+		return fmt.Errorf("undo dispatch: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return storage.ErrNotFound
+	}
+	return nil
 }

@@ -1,11 +1,11 @@
-package contacts_test
+package storagetest_test
 
 import (
 	"context"
 	"testing"
 
 	"github.com/tocsin/tocsin/internal/stacktest"
-	"github.com/tocsin/tocsin/storage/contacts"
+	"github.com/tocsin/tocsin/storage/storagetest"
 )
 
 func TestPhoneCountIsTheTenants(t *testing.T) {
@@ -23,10 +23,10 @@ func TestPhoneCountIsTheTenants(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if n, err := contacts.PhoneCount(ctx, db, tenant); err != nil || n != 3 {
+	if n, err := storagetest.PhoneCount(ctx, db, tenant); err != nil || n != 3 {
 		t.Fatalf("%d phones (%v)", n, err)
 	}
-	if n, err := contacts.PhoneCount(ctx, db, stacktest.NewTenant()); err != nil || n != 0 {
+	if n, err := storagetest.PhoneCount(ctx, db, stacktest.NewTenant()); err != nil || n != 0 {
 		t.Fatalf("a tenant without contacts has %d phones (%v)", n, err)
 	}
 }

@@ -1,0 +1,28 @@
+package storagetest
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/tocsin/tocsin/storage/results"
+)
+
+// deliveryColumns are the columns of alert_deliveries read into a
+// results.Delivery, as the result pages read them.
+const deliveryColumns = `channel, cycle, seq, address, status, attempts, provider_message_id, error, permanent,
+	'' AS key, sent_at, delivered_at, updated_at`
+
+// AlertDeliveries returns every delivery to a recipient of the tenant's
+// alert, on all channels, by channel, recipient and cycle. The result
+// pages show them a channel or a recipient at a time; tests read them
+// whole to check that each recipient got one row per channel.
+func AlertDeliveries(ctx context.Context, q sqlx.QueryerContext, tenant string, alertID int64) ([]results.Delivery, error) {
+	var out []results.Delivery
+	if err := sqlx.SelectContext(ctx, q, &out, `SELECT `+deliveryColumns+` FROM alert_deliveries
+		WHERE alert_id = $1 AND tenant_id = $2 ORDER BY channel, seq, cycle`, alertID, tenant); err != nil {
+		return nil, fmt.Errorf("read deliveries: %w", err)
+	}
+	return out, nil
+}
