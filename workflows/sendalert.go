@@ -21,17 +21,12 @@ var (
 	InlineActivities = 16
 )
 
-// FewRoundTripsChange names the SendAlert shape that runs database-only
-// steps as local activities and delivers small alerts without a
-// DeliverChunk child (workflow.GetVersion). Histories written before it
-// replay the earlier shape.
+// FewRoundTripsChange names the versions of SendAlert's shape
+// (workflow.GetVersion): 1 runs the database-only steps as local activities
+// and delivers small alerts without a DeliverChunk child; 2 also delivers an
+// alert of one batch per channel as local activities, so the whole alert is
+// one workflow task. Histories written before replay their own version.
 const FewRoundTripsChange = "few-round-trips"
-
-// OneTaskChange names the SendAlert shape that delivers an alert of one
-// batch per channel as local activities too, so the whole alert is one
-// workflow task (workflow.GetVersion). Histories written before it deliver
-// that batch as an activity.
-const OneTaskChange = "one-task"
 
 // AlertWorkflowID is the business id of an alert's SendAlert workflow.
 func AlertWorkflowID(tenant string, alertID int64) string {
@@ -74,8 +69,8 @@ type SendAlertState struct {
 // workflow task that is retried after a worker died may run them again.
 func SendAlert(ctx workflow.Context, in SendAlertInput) error {
 	ref := activities.AlertRef{Tenant: in.Tenant, AlertID: in.AlertID}
-	fast := workflow.GetVersion(ctx, FewRoundTripsChange, workflow.DefaultVersion, 1) >= 1
-	oneTask := fast && workflow.GetVersion(ctx, OneTaskChange, workflow.DefaultVersion, 1) >= 1
+	shape := workflow.GetVersion(ctx, FewRoundTripsChange, workflow.DefaultVersion, 2)
+	fast, oneTask := shape >= 1, shape >= 2
 	actx := alertStepOptions(ctx)
 	lctx := alertLocalStepOptions(ctx)
 	// db runs a database-only step: a local activity, or in histories of

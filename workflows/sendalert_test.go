@@ -233,7 +233,7 @@ func TestSendAlertReplaysTheEarlierShape(t *testing.T) {
 	log := &batchLog{}
 	plan := activities.AlertPlan{Recipients: 1, Channels: []string{"email"}, BatchSize: 1000, Parallelism: 8, MaxAttempts: 5, Cycles: 1}
 	env := newEnv(fixed(plan), log, true)
-	env.OnGetVersion(FewRoundTripsChange, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	env.OnGetVersion(FewRoundTripsChange, workflow.DefaultVersion, 2).Return(workflow.DefaultVersion)
 	var s steps
 	s.listen(env)
 	env.ExecuteWorkflow(SendAlert, SendAlertInput{Tenant: "1", AlertID: 7})
@@ -252,7 +252,7 @@ func TestSendAlertReplaysTheShapeBeforeOneTask(t *testing.T) {
 	log := &batchLog{}
 	plan := activities.AlertPlan{Recipients: 1, Channels: []string{"email"}, BatchSize: 1000, Parallelism: 8, MaxAttempts: 5, Cycles: 1}
 	env := newEnv(fixed(plan), log, true)
-	env.OnGetVersion(OneTaskChange, workflow.DefaultVersion, 1).Return(workflow.DefaultVersion)
+	env.OnGetVersion(FewRoundTripsChange, workflow.DefaultVersion, 2).Return(workflow.Version(1))
 	var s steps
 	s.listen(env)
 	env.ExecuteWorkflow(SendAlert, SendAlertInput{Tenant: "1", AlertID: 7})
