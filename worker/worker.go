@@ -102,10 +102,10 @@ func New(cl client.Client, o Options, acts *activities.Activities) sdkworker.Wor
 
 // Start runs the two lanes of a worker process on cl and returns what stops
 // them: acts on o.TaskQueue with o.MaxActivities slots, and urgent on
-// workflows.UrgentQueue(o.TaskQueue) with o.UrgentActivities slots of its own. Give
-// each lane activities with provider clients of its own (see
-// activities.ShareState), so an urgent message does not wait
-// for a connection either.
+// workflows.UrgentQueue(o.TaskQueue) with o.UrgentActivities slots of its
+// own. Give each lane activities with provider clients and database
+// connections of its own (app.StartWorker does), so urgent work does not
+// wait for a connection either.
 func Start(cl client.Client, o Options, acts, urgent *activities.Activities) (stop func(), err error) {
 	uo := o
 	uo.TaskQueue, uo.MaxActivities = workflows.UrgentQueue(o.TaskQueue), o.UrgentActivities

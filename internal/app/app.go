@@ -148,10 +148,10 @@ func (a *App) activitiesOn(db *storage.DB, limiters *ratelimit.Limiters) *activi
 }
 
 // StartWorker runs the worker's two lanes (worker.Start) on the configured
-// task queue, with the configured slots unless o sets others (each lane
-// with activities, senders and database connections of its own; rate
-// limits and caches are shared), the hook
-// dispatcher and the workflow starter, and returns what stops them all.
+// task queue with the configured slots unless o sets others, each lane with
+// activities, senders and database connections of its own (rate limits and
+// caches are shared), beside them the hook dispatcher and the workflow
+// starter, and returns what stops them all.
 func (a *App) StartWorker(o worker.Options) (stop func(), err error) {
 	o.TaskQueue = a.Config.TemporalTaskQueue
 	if o.MaxActivities == 0 {
@@ -177,10 +177,6 @@ func (a *App) StartWorker(o worker.Options) (stop func(), err error) {
 		_ = urgentDB.Close()
 		return nil, err
 	}
-	stopWorker := func() {
-		stopLanes()
-		_ = urgentDB.Close()
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
 	wg.Go(func() { a.HookDispatcher().Run(ctx) })
@@ -193,7 +189,8 @@ func (a *App) StartWorker(o worker.Options) (stop func(), err error) {
 		once.Do(func() {
 			cancel()
 			wg.Wait()
-			stopWorker()
+			stopLanes()
+			_ = urgentDB.Close()
 		})
 	}, nil
 }
