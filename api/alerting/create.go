@@ -156,23 +156,31 @@ func alertPriority(p string) int {
 
 // admit refuses a NonEmergency alert while the backlog of NonEmergency
 // alerts accepted and not final is too deep: the tenant's (429) or every
-// tenant's (503). Emergency alerts are always admitted.
+// tenant's (503). Emergency alerts are always admitted. Well below the
+// limits a recent count stands in for a new one (backlogEstimate).
 func (h *handler) admit(ctx context.Context, tenant string, priority alert.PriorityType) error {
 	cfg := h.d.Config
 	if priority == alert.PriorityEmergency || (cfg.BacklogTenantLimit <= 0 && cfg.BacklogLimit <= 0) {
+		return nil
+	}
+	now := time.Now()
+	if h.backlog.admit(tenant, cfg.BacklogTenantLimit, cfg.BacklogLimit, now) {
 		return nil
 	}
 	ofTenant, overall, err := storage.AlertBacklog(ctx, h.d.DB, tenant, cfg.BacklogTenantLimit, cfg.BacklogLimit)
 	if err != nil {
 		return rest.Unavailable("the database", err)
 	}
+	tenantFull := cfg.BacklogTenantLimit > 0 && ofTenant >= cfg.BacklogTenantLimit
+	full := cfg.BacklogLimit > 0 && overall >= cfg.BacklogLimit
+	h.backlog.record(tenant, ofTenant, overall, !tenantFull && !full, now)
 	retry := strconv.Itoa(max(1, int(math.Ceil(cfg.BacklogRetryAfter.Seconds()))))
 	switch {
-	case cfg.BacklogTenantLimit > 0 && ofTenant >= cfg.BacklogTenantLimit:
+	case tenantFull:
 		return rest.Problem(http.StatusTooManyRequests, fmt.Sprintf(
 			"%d NonEmergency alerts of this tenant are already waiting to be delivered; retry later (Emergency alerts are still accepted)", cfg.BacklogTenantLimit)).
 			WithHeader("Retry-After", retry)
-	case cfg.BacklogLimit > 0 && overall >= cfg.BacklogLimit:
+	case full:
 		return rest.Problem(http.StatusServiceUnavailable, fmt.Sprintf(
 			"%d NonEmergency alerts are already waiting to be delivered; retry later (Emergency alerts are still accepted)", cfg.BacklogLimit)).
 			WithHeader("Retry-After", retry)

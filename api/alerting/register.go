@@ -18,6 +18,7 @@ type handler struct {
 	api     huma.API
 	results resultStore
 	files   attachmentStore
+	backlog backlogEstimate
 }
 
 var (
