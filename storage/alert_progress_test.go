@@ -4,32 +4,13 @@ import (
 	"context"
 	"errors"
 	"testing"
-	"time"
 
 	"github.com/jmoiron/sqlx"
 
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/storagetest"
 )
-
-// newAlert stores a Processing alert of tenant and returns its id.
-func newAlert(t *testing.T, db *storage.DB, tenant string) int64 {
-	t.Helper()
-	ctx := context.Background()
-	var id int64
-	err := db.InTx(ctx, func(tx *sqlx.Tx) error {
-		var err error
-		if id, err = storage.NextAlertID(ctx, tx); err != nil {
-			return err
-		}
-		return storage.InsertAlert(ctx, tx, &storage.Alert{ID: id, TenantID: tenant, Type: "Notification", Priority: "Normal",
-			Subject: "s", Settings: []byte(`{}`), Status: storage.AlertProcessing, WorkflowID: "wf", CreatedAt: time.Now()})
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id
-}
 
 func exec(t *testing.T, db *storage.DB, q string, args ...any) {
 	t.Helper()
@@ -43,7 +24,7 @@ func TestAlertProgressIsKeptPerTenant(t *testing.T) {
 	ctx := context.Background()
 	db := stacktest.DB(t)
 	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
-	id := newAlert(t, db, tenant)
+	id := storagetest.NewAlert(t, db, tenant)
 
 	for _, size := range []int{50, 80} { // the first size stays
 		var bs int
@@ -124,7 +105,7 @@ func TestEarlyCallStatusesSettleSentDeliveries(t *testing.T) {
 	ctx := context.Background()
 	db := stacktest.DB(t)
 	tenant := stacktest.NewTenant()
-	id := newAlert(t, db, tenant)
+	id := storagetest.NewAlert(t, db, tenant)
 	k := storage.BatchKey{Tenant: tenant, AlertID: id, Channel: "voice", Cycle: 1, Lo: 0, Hi: 3}
 	key := func(seq string) string { return "alert-" + tenant + "-x:voice:1:" + seq }
 	err := db.InTx(ctx, func(tx *sqlx.Tx) error {

@@ -16,8 +16,8 @@ func TestAlertDeliveriesAreTheAlertsOnEveryChannel(t *testing.T) {
 	ctx := context.Background()
 	db := stacktest.DB(t)
 	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
-	al := newAlert(t, db, tenant)
-	theirs := newAlert(t, db, other)
+	al := storagetest.NewAlert(t, db, tenant)
+	theirs := storagetest.NewAlert(t, db, other)
 	record := func(k storage.BatchKey, rows ...storage.DeliveryRow) {
 		t.Helper()
 		if err := db.InTx(ctx, func(tx *sqlx.Tx) error { return storage.RecordDeliveries(ctx, tx, k, rows) }); err != nil {

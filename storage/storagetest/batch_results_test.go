@@ -16,7 +16,7 @@ func TestBatchResultsReadTheBatchOfTheTenant(t *testing.T) {
 	ctx := context.Background()
 	db := stacktest.DB(t)
 	tenant := stacktest.NewTenant()
-	id := newAlert(t, db, tenant)
+	id := storagetest.NewAlert(t, db, tenant)
 	k := storage.BatchKey{Tenant: tenant, AlertID: id, Channel: "text", Cycle: 1, Lo: 0, Hi: 2}
 	err := db.InTx(ctx, func(tx *sqlx.Tx) error {
 		if err := storage.RecordDeliveries(ctx, tx, k, []storage.DeliveryRow{

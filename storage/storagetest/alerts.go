@@ -1,4 +1,4 @@
-package storagetest_test
+package storagetest
 
 import (
 	"context"
@@ -10,8 +10,9 @@ import (
 	"github.com/tocsin/tocsin/storage"
 )
 
-// newAlert stores a Processing alert of tenant and returns its id.
-func newAlert(t *testing.T, db *storage.DB, tenant string) int64 {
+// NewAlert stores a Processing alert of tenant, with empty settings, for
+// tests of what is recorded against an alert, and returns its id.
+func NewAlert(t testing.TB, db *storage.DB, tenant string) int64 {
 	t.Helper()
 	ctx := context.Background()
 	var id int64
