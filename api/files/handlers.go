@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/tocsin/tocsin/api/files/fileservice"
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
 	"github.com/tocsin/tocsin/media"
@@ -80,7 +81,7 @@ func pathName(raw string) (string, error) {
 	if err != nil {
 		return "", rest.Invalid("path", "FileName", "bad URL encoding", raw)
 	}
-	if err := checkPath(full); err != nil {
+	if err := fileservice.CheckPath(full); err != nil {
 		return "", rest.Invalid("path", "FileName", err.Error(), full)
 	}
 	return full, nil
