@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -262,19 +263,10 @@ func (h *handlers) profile(ctx context.Context, tenant, dir string, id int64) (m
 		np.LocationIDs = append(np.LocationIDs, l.ID)
 	}
 	for _, w := range sum.WeatherNotifications.Items {
-		if !contains(np.WeatherCategories, w.Category) {
+		if !slices.Contains(np.WeatherCategories, w.Category) {
 			np.WeatherCategories = append(np.WeatherCategories, w.Category)
 		}
 	}
 	p.NotificationPreferences = np
 	return p, nil
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }

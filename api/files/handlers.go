@@ -97,7 +97,7 @@ func notFound(err error) error {
 	return err
 }
 
-func (h *handlers) get(ctx context.Context, in *FilePath) (*fileOutput, error) {
+func (h *handlers) get(ctx context.Context, in *FilePath) (*rest.Output[model.FileModel], error) {
 	full, err := pathName(in.FileName)
 	if err != nil {
 		return nil, err
@@ -109,7 +109,7 @@ func (h *handlers) get(ctx context.Context, in *FilePath) (*fileOutput, error) {
 	if err := h.sign(ctx, &m, true); err != nil {
 		return nil, err
 	}
-	return &fileOutput{Body: m.FileModel}, nil
+	return rest.Answer(m.FileModel), nil
 }
 
 type listInput struct {

@@ -50,10 +50,6 @@ type uploadInput struct {
 	TenantID int64 `path:"tenantId" doc:"The tenant; must be the token's." example:"1001"`
 }
 
-type fileOutput struct {
-	Body model.FileModel
-}
-
 // FilePath is the tenant and the file's full name in the path.
 type FilePath struct {
 	TenantID int64  `path:"tenantId" doc:"The tenant; must be the token's." example:"1001"`

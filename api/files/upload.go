@@ -15,6 +15,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/tocsin/tocsin/api/files/fileservice"
+	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
 )
 
@@ -99,7 +100,7 @@ func utf8Len(s string) int { return len([]rune(s)) }
 
 // upload decodes the multipart form of uploadFileV4 and has the file
 // service store the file, handing it the file's part as it arrives.
-func (h *handlers) upload(ctx context.Context, _ *uploadInput) (*fileOutput, error) {
+func (h *handlers) upload(ctx context.Context, _ *uploadInput) (*rest.Output[model.FileModel], error) {
 	body, _ := ctx.Value(bodyKey{}).(streamedBody)
 	mt, params, err := mime.ParseMediaType(body.contentType)
 	if body.r == nil || err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
@@ -116,7 +117,7 @@ func (h *handlers) upload(ctx context.Context, _ *uploadInput) (*fileOutput, err
 	if err := h.sign(ctx, &m, true); err != nil {
 		return nil, err
 	}
-	return &fileOutput{Body: m.FileModel}, nil
+	return rest.Answer(m.FileModel), nil
 }
 
 // readForm reads the parts of an upload in the order they come, handing
