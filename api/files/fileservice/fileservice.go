@@ -133,13 +133,13 @@ func (s *Service) LimitBody(r io.Reader) io.Reader {
 // hands the file's part to receive as the part comes and returns the whole
 // form, with every part it requires given. Upload then checks the form
 // against the stored bytes, has them processed, records the file and
-// answers it as stored. When anything fails, the objects the upload stored
-// are removed.
+// answers it as stored. When anything fails before the file is recorded,
+// the objects the upload stored are removed.
 func (s *Service) Upload(ctx context.Context, tenant string, decode func(receive Receive) (Form, error)) (files.File, error) {
 	u := &upload{s: s, tenant: tenant, id: uuid.NewString()}
 	u.prefix = storage.TenantKey(tenant, "files/"+u.id+"/")
 	f, err := u.run(ctx, decode)
-	if err != nil && u.file != nil {
+	if err != nil && u.file != nil && !u.recorded {
 		u.removeObjects()
 	}
 	return f, err
@@ -163,6 +163,8 @@ type upload struct {
 	file *stored
 	// typeChecked records that ContentType was checked while the file streamed.
 	typeChecked bool
+	// recorded is set once the file's metadata refers to its objects.
+	recorded bool
 }
 
 func (u *upload) run(ctx context.Context, decode func(Receive) (Form, error)) (files.File, error) {
@@ -326,6 +328,7 @@ func (u *upload) record(ctx context.Context, f *Form, kind string, res activitie
 	if err != nil {
 		return files.File{}, err
 	}
+	u.recorded = true
 	return u.s.Files.Get(ctx, u.tenant, full)
 }
 
