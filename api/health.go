@@ -32,10 +32,6 @@ type HealthStatus struct {
 	Checks map[string]string `json:"checks,omitempty" doc:"The outcome of each dependency check: ok or the error."`
 }
 
-type healthOutput struct {
-	Body HealthStatus
-}
-
 // SmokeResult is the row the smoke workflow wrote.
 type SmokeResult struct {
 	WorkflowID string    `json:"workflowId" doc:"The workflow that wrote the row; look it up in the Temporal UI." example:"smoke-1001-3c9e"`
@@ -44,16 +40,12 @@ type SmokeResult struct {
 	ElapsedMs  int64     `json:"elapsedMs" doc:"Time from the request to the answer."`
 }
 
-type smokeOutput struct {
-	Body SmokeResult
-}
-
 func registerHealth(api huma.API, d rest.Deps) {
 	rest.Register(api, rest.Op{
 		ID: "getHealth", Method: http.MethodGet, Path: "/healthz", Public: true, Tags: []string{"Operations"},
 		Summary: "Liveness: the process is up",
-	}, func(ctx context.Context, _ *struct{}) (*healthOutput, error) {
-		return &healthOutput{Body: HealthStatus{Status: "ok"}}, nil
+	}, func(ctx context.Context, _ *struct{}) (*rest.Output[HealthStatus], error) {
+		return rest.Answer(HealthStatus{Status: "ok"}), nil
 	})
 
 	checks := map[string]func(context.Context) error{
@@ -68,7 +60,7 @@ func registerHealth(api huma.API, d rest.Deps) {
 		ID: "getReadiness", Method: http.MethodGet, Path: "/readyz", Public: true, Tags: []string{"Operations"},
 		Summary:     "Readiness: PostgreSQL, Temporal and MinIO answer",
 		Description: "200 when every dependency answers within two seconds; otherwise a 503 problem naming what is down.",
-	}, func(ctx context.Context, _ *struct{}) (*healthOutput, error) {
+	}, func(ctx context.Context, _ *struct{}) (*rest.Output[HealthStatus], error) {
 		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		defer cancel()
 		res := HealthStatus{Status: "ok", Checks: map[string]string{}}
@@ -85,14 +77,14 @@ func registerHealth(api huma.API, d rest.Deps) {
 			return nil, rest.Problem(http.StatusServiceUnavailable, "not ready: "+strings.Join(down, ", ")+" unavailable").
 				WithHeader("Retry-After", "5")
 		}
-		return &healthOutput{Body: res}, nil
+		return rest.Answer(res), nil
 	})
 
 	rest.Register(api, rest.Op{
 		ID: "runSmokeCheck", Method: http.MethodPost, Path: "/ops/smoke", Tags: []string{"Operations"},
 		Summary:     "Prove the whole path: API, Temporal, worker and PostgreSQL",
 		Description: "Starts the Smoke workflow, which has the worker write a row to PostgreSQL, and waits up to 30 seconds for it.",
-	}, func(ctx context.Context, _ *struct{}) (*smokeOutput, error) {
+	}, func(ctx context.Context, _ *struct{}) (*rest.Output[SmokeResult], error) {
 		start := time.Now()
 		tenant := rest.Tenant(ctx)
 		id := fmt.Sprintf("smoke-%s-%d", tenant, start.UnixNano())
@@ -112,12 +104,8 @@ func registerHealth(api huma.API, d rest.Deps) {
 		if err != nil {
 			return nil, err
 		}
-		return &smokeOutput{Body: SmokeResult{WorkflowID: id, RunID: rowID, CreatedAt: created, ElapsedMs: time.Since(start).Milliseconds()}}, nil
+		return rest.Answer(SmokeResult{WorkflowID: id, RunID: rowID, CreatedAt: created, ElapsedMs: time.Since(start).Milliseconds()}), nil
 	})
-}
-
-type whoamiOutput struct {
-	Body model.ClientRequestContext
 }
 
 func registerWhoami(api huma.API) {
@@ -125,9 +113,9 @@ func registerWhoami(api huma.API) {
 		ID: "getClientRequestContext", Method: http.MethodGet, Path: "/ops/whoami", Tags: []string{"Operations"},
 		Summary:     "Show what the server reads from your token",
 		Description: "Returns the tenant, user and scopes of the bearer token, and the request id. Any valid token will do.",
-	}, func(ctx context.Context, _ *struct{}) (*whoamiOutput, error) {
+	}, func(ctx context.Context, _ *struct{}) (*rest.Output[model.ClientRequestContext], error) {
 		p := rest.Caller(ctx)
-		return &whoamiOutput{Body: model.ClientRequestContext{
+		return &rest.Output[model.ClientRequestContext]{Body: model.ClientRequestContext{
 			RequestID: rest.RequestID(ctx), TenantID: p.Tenant, UserID: p.Subject, Scopes: p.Scopes,
 		}}, nil
 	})

@@ -1,6 +1,7 @@
 package hooks
 
 import (
+	"cmp"
 	"encoding/json"
 	"slices"
 	"time"
@@ -16,15 +17,7 @@ type EventInfo = events.Info
 var Events = sortedEvents(events.Catalogue())
 
 func sortedEvents(e []EventInfo) []EventInfo {
-	slices.SortFunc(e, func(a, b EventInfo) int {
-		if a.Name < b.Name {
-			return -1
-		}
-		if a.Name > b.Name {
-			return 1
-		}
-		return 0
-	})
+	slices.SortFunc(e, func(a, b EventInfo) int { return cmp.Compare(a.Name, b.Name) })
 	return e
 }
 

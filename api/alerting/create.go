@@ -310,12 +310,8 @@ type bulkInput struct {
 	Body     model.BulkSendAlertRequest
 }
 
-type bulkOutput struct {
-	Body model.BulkSendAlertResponse
-}
-
-func (h *handler) sendBulkAlerts(ctx context.Context, in *bulkInput) (*bulkOutput, error) {
-	out := &bulkOutput{Body: model.BulkSendAlertResponse{Results: []model.SendAlertResult{}}}
+func (h *handler) sendBulkAlerts(ctx context.Context, in *bulkInput) (*rest.Output[model.BulkSendAlertResponse], error) {
+	out := &rest.Output[model.BulkSendAlertResponse]{Body: model.BulkSendAlertResponse{Results: []model.SendAlertResult{}}}
 	for i, req := range in.Body.Alerts {
 		r := model.SendAlertResult{Index: i}
 		res, err := h.create(ctx, req, req.JobID, nil, "body", fmt.Sprintf("alerts[%d]", i))

@@ -45,11 +45,7 @@ type defaultsInput struct {
 	Body *model.SingleAlertDefaultsRequest `required:"false"`
 }
 
-type defaultsOutput struct {
-	Body model.SingleAlertDefaultsResponse
-}
-
-func (h *handler) getAlertsDefault(ctx context.Context, in *defaultsInput) (*defaultsOutput, error) {
+func (h *handler) getAlertsDefault(ctx context.Context, in *defaultsInput) (*rest.Output[model.SingleAlertDefaultsResponse], error) {
 	d, updated, err := h.defaults(ctx, rest.Tenant(ctx))
 	if err != nil {
 		return nil, err
@@ -68,7 +64,7 @@ func (h *handler) getAlertsDefault(ctx context.Context, in *defaultsInput) (*def
 			d.Workflow.ConfirmationRequested = false
 		}
 	}
-	return &defaultsOutput{Body: model.SingleAlertDefaultsResponse{
+	return &rest.Output[model.SingleAlertDefaultsResponse]{Body: model.SingleAlertDefaultsResponse{
 		Defaults: d, PriorityOptions: priorityOptions, ScheduleTypes: []model.ScheduleType{model.ScheduleNow, model.ScheduleLater},
 		Customized: updated != nil, UpdatedAt: updated,
 	}}, nil
@@ -78,7 +74,7 @@ type updateDefaultsInput struct {
 	Body model.AlertDefaults
 }
 
-func (h *handler) updateAlertsDefault(ctx context.Context, in *updateDefaultsInput) (*defaultsOutput, error) {
+func (h *handler) updateAlertsDefault(ctx context.Context, in *updateDefaultsInput) (*rest.Output[model.SingleAlertDefaultsResponse], error) {
 	d := in.Body
 	seen := map[model.DeliveryChannel]bool{}
 	for i, c := range d.Channels {

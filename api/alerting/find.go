@@ -74,11 +74,7 @@ type findInput struct {
 	Body *model.FindAlertRequest `required:"false"`
 }
 
-type pagedAlertsOutput struct {
-	Body *model.PagedAlertSettingsResponse
-}
-
-func (h *handler) findAlerts(ctx context.Context, in *findInput) (*pagedAlertsOutput, error) {
+func (h *handler) findAlerts(ctx context.Context, in *findInput) (*rest.Output[*model.PagedAlertSettingsResponse], error) {
 	f := model.FindAlertRequest{}
 	if in.Body != nil {
 		f = *in.Body
@@ -87,7 +83,7 @@ func (h *handler) findAlerts(ctx context.Context, in *findInput) (*pagedAlertsOu
 	if err != nil {
 		return nil, err
 	}
-	return &pagedAlertsOutput{Body: res}, nil
+	return rest.Answer(res), nil
 }
 
 type sentInput struct {
@@ -117,7 +113,7 @@ func parseDate(field, v string) (*time.Time, error) {
 	return nil, rest.Invalid("query", field, "not a date (YYYY-MM-DD) or time (RFC 3339)", v)
 }
 
-func (h *handler) getAlertsSentV3(ctx context.Context, in *sentInput) (*pagedAlertsOutput, error) {
+func (h *handler) getAlertsSentV3(ctx context.Context, in *sentInput) (*rest.Output[*model.PagedAlertSettingsResponse], error) {
 	after, err := parseDate("after", in.After)
 	if err != nil {
 		return nil, err
@@ -146,5 +142,5 @@ func (h *handler) getAlertsSentV3(ctx context.Context, in *sentInput) (*pagedAle
 	if err != nil {
 		return nil, err
 	}
-	return &pagedAlertsOutput{Body: res}, nil
+	return rest.Answer(res), nil
 }

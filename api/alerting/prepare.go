@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -154,7 +155,7 @@ func (h *handler) prepare(ctx context.Context, tenant string, in model.AlertSett
 	}
 	if pl := s.Pipeline; pl != nil {
 		for i, c := range pl.Sequence {
-			if !contains(p.channels, string(c)) {
+			if !slices.Contains(p.channels, string(c)) {
 				f.add(fmt.Sprintf("pipeline.sequence[%d]", i), "channel "+string(c)+" is not enabled", c)
 			}
 		}
@@ -406,15 +407,6 @@ func safeName(name string) bool {
 		}
 	}
 	return true
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 func settingsJSON(s alert.Settings) (json.RawMessage, error) {

@@ -115,11 +115,7 @@ type previewInput struct {
 	Body model.PreviewAlertRequest
 }
 
-type settingsOutput struct {
-	Body model.SingleAlertSettingsResponse
-}
-
-func (h *handler) createAlertsPreview(ctx context.Context, in *previewInput) (*settingsOutput, error) {
+func (h *handler) createAlertsPreview(ctx context.Context, in *previewInput) (*rest.Output[model.SingleAlertSettingsResponse], error) {
 	tenant := rest.Tenant(ctx)
 	p, err := h.prepare(ctx, tenant, in.Body.Settings, "body", "")
 	if err != nil {
@@ -160,7 +156,7 @@ func (h *handler) createAlertsPreview(ctx context.Context, in *previewInput) (*s
 	if sample != nil && sample.PersonID != nil {
 		res.SampleRecipientID = *sample.PersonID
 	}
-	return &settingsOutput{Body: res}, nil
+	return rest.Answer(res), nil
 }
 
 func sampleOrEmpty(r *storage.RecipientRow) *storage.RecipientRow {
@@ -182,7 +178,7 @@ type getAlertInput struct {
 	ReplaceMessageVariables bool  `query:"replaceMessageVariables" default:"true" doc:"Fill the messages' variables with the values of the alert's first recipient."`
 }
 
-func (h *handler) getAlertsByID(ctx context.Context, in *getAlertInput) (*settingsOutput, error) {
+func (h *handler) getAlertsByID(ctx context.Context, in *getAlertInput) (*rest.Output[model.SingleAlertSettingsResponse], error) {
 	al, s, err := h.loadAlert(ctx, in.ID)
 	if err != nil {
 		return nil, err
@@ -231,15 +227,11 @@ func (h *handler) getAlertsByID(ctx context.Context, in *getAlertInput) (*settin
 		rec = nil
 	}
 	res.Messages = render(s, al.Channels, rd, rec, link, counts)
-	return &settingsOutput{Body: res}, nil
+	return rest.Answer(res), nil
 }
 
 type idInput struct {
 	ID int64 `path:"id" doc:"The alert id."`
-}
-
-type statusOutput struct {
-	Body model.SingleAlertStatusResponse
 }
 
 // summaryModel shows delivery totals.
@@ -280,60 +272,63 @@ func (h *handler) channelTotals(ctx context.Context, al *storage.Alert) ([]alert
 	return out, nil
 }
 
-// channelSummaries are the summaries of every channel of the alert and
-// their sum.
-func (h *handler) channelSummaries(ctx context.Context, al *storage.Alert) ([]model.AggregatedChannelResult, model.DeliverySummary, error) {
-	ts, err := h.channelTotals(ctx, al)
-	if err != nil {
-		return nil, model.DeliverySummary{}, err
-	}
-	out := []model.AggregatedChannelResult{}
-	for i, ch := range al.Channels {
-		out = append(out, model.AggregatedChannelResult{Channel: model.DeliveryChannel(ch), DeliverySummary: summaryModel(ts[i])})
-	}
-	return out, summaryModel(alert.Sum(ts...)), nil
+// summarized is an alert with the delivery summaries of its channels.
+type summarized struct {
+	al       *storage.Alert
+	settings *alert.Settings
+	// channels are the summaries of every channel, total their sum.
+	channels []model.AggregatedChannelResult
+	total    model.DeliverySummary
 }
 
-func (h *handler) getAlertsByIDStatus(ctx context.Context, in *idInput) (*statusOutput, error) {
-	al, _, err := h.loadAlert(ctx, in.ID)
+// loadSummarized reads an alert of the caller's tenant (see loadAlert) with
+// the delivery summaries of its channels.
+func (h *handler) loadSummarized(ctx context.Context, id int64) (*summarized, error) {
+	al, s, err := h.loadAlert(ctx, id)
 	if err != nil {
 		return nil, err
 	}
-	chans, total, err := h.channelSummaries(ctx, al)
+	ts, err := h.channelTotals(ctx, al)
 	if err != nil {
 		return nil, err
 	}
+	out := &summarized{al: al, settings: s, channels: []model.AggregatedChannelResult{}, total: summaryModel(alert.Sum(ts...))}
+	for i, ch := range al.Channels {
+		out.channels = append(out.channels, model.AggregatedChannelResult{Channel: model.DeliveryChannel(ch), DeliverySummary: summaryModel(ts[i])})
+	}
+	return out, nil
+}
+
+func (h *handler) getAlertsByIDStatus(ctx context.Context, in *idInput) (*rest.Output[model.SingleAlertStatusResponse], error) {
+	sum, err := h.loadSummarized(ctx, in.ID)
+	if err != nil {
+		return nil, err
+	}
+	al := sum.al
 	hist, err := h.results.StatusHistory(ctx, al.TenantID, al.ID)
 	if err != nil {
 		return nil, rest.Unavailable("the database", err)
 	}
 	res := model.SingleAlertStatusResponse{
 		AlertID: al.ID, Status: model.AlertStatus(al.Status), SentStatus: model.SentStatusOf(model.AlertStatus(al.Status)),
-		Completed: al.CompletedAt != nil, Cycle: al.CurrentCycle, Recipients: al.RecipientCount, Deliveries: total, Channels: chans,
+		Completed: al.CompletedAt != nil, Cycle: al.CurrentCycle, Recipients: al.RecipientCount, Deliveries: sum.total, Channels: sum.channels,
 		Error: al.Error, History: []model.AlertStatusChange{}, ScheduledFor: al.ScheduledFor, QueuedAt: al.QueuedAt,
 		ProcessingAt: al.ProcessingAt, SentAt: al.SentAt, FailedAt: al.FailedAt, CompletedAt: al.CompletedAt,
 	}
 	for _, c := range hist {
 		res.History = append(res.History, model.AlertStatusChange{Status: model.AlertStatus(c.Status), At: c.At, Detail: c.Detail})
 	}
-	return &statusOutput{Body: res}, nil
+	return rest.Answer(res), nil
 }
 
-type resultsOutput struct {
-	Body model.SingleDeliverySummaryResponse
-}
-
-func (h *handler) getAlertsByIDResults(ctx context.Context, in *idInput) (*resultsOutput, error) {
-	al, s, err := h.loadAlert(ctx, in.ID)
+func (h *handler) getAlertsByIDResults(ctx context.Context, in *idInput) (*rest.Output[model.SingleDeliverySummaryResponse], error) {
+	sum, err := h.loadSummarized(ctx, in.ID)
 	if err != nil {
 		return nil, err
 	}
-	chans, total, err := h.channelSummaries(ctx, al)
-	if err != nil {
-		return nil, err
-	}
+	al, s := sum.al, sum.settings
 	res := model.SingleDeliverySummaryResponse{AlertID: al.ID, Status: model.AlertStatus(al.Status), Recipients: al.RecipientCount,
-		Summary: total, Channels: chans}
+		Summary: sum.total, Channels: sum.channels}
 	if res.Confirmed, res.Responded, err = h.results.ResponseCounts(ctx, al.TenantID, al.ID); err != nil {
 		return nil, rest.Unavailable("the database", err)
 	}
@@ -344,7 +339,7 @@ func (h *handler) getAlertsByIDResults(ctx context.Context, in *idInput) (*resul
 		}
 		res.Poll = poll
 	}
-	return &resultsOutput{Body: res}, nil
+	return rest.Answer(res), nil
 }
 
 var severityRank = map[string]int{"None": 0, "Low": 1, "Medium": 2, "High": 3, "Critical": 4}
@@ -434,11 +429,7 @@ type recipientsInput struct {
 	Email        string  `query:"email" maxLength:"254" doc:"Email address contains this, case-insensitive."`
 }
 
-type recipientsOutput struct {
-	Body model.PagedRecipientResponse
-}
-
-func (h *handler) getAlertsByIDRecipients(ctx context.Context, in *recipientsInput) (*recipientsOutput, error) {
+func (h *handler) getAlertsByIDRecipients(ctx context.Context, in *recipientsInput) (*rest.Output[model.PagedRecipientResponse], error) {
 	al, s, err := h.loadAlert(ctx, in.ID)
 	if err != nil {
 		return nil, err
@@ -460,7 +451,7 @@ func (h *handler) getAlertsByIDRecipients(ctx context.Context, in *recipientsInp
 	if err != nil {
 		return nil, err
 	}
-	return &recipientsOutput{Body: model.PagedRecipientResponse{Paging: rest.NewPaging(in.PageParams, total), Items: items}}, nil
+	return rest.Answer(model.PagedRecipientResponse{Paging: rest.NewPaging(in.PageParams, total), Items: items}), nil
 }
 
 // recipientModels adds each recipient's best delivery status and poll answers.
@@ -515,11 +506,7 @@ type singleRecipientInput struct {
 	RecipientID int64 `path:"recipientId" doc:"The recipient's number within the alert."`
 }
 
-type singleRecipientOutput struct {
-	Body model.SingleRecipientResponse
-}
-
-func (h *handler) getAlertsByIDSingleRecipient(ctx context.Context, in *singleRecipientInput) (*singleRecipientOutput, error) {
+func (h *handler) getAlertsByIDSingleRecipient(ctx context.Context, in *singleRecipientInput) (*rest.Output[model.SingleRecipientResponse], error) {
 	al, s, err := h.loadAlert(ctx, in.AlertID)
 	if err != nil {
 		return nil, err
@@ -551,12 +538,7 @@ func (h *handler) getAlertsByIDSingleRecipient(ctx context.Context, in *singleRe
 		if !ok {
 			continue
 		}
-		cd.Deliveries = append(cd.Deliveries, model.ChannelDelivery{
-			Channel: model.DeliveryChannel(d.Channel), Cycle: d.Cycle, Address: d.Address, Status: model.DeliveryStatus(d.Status),
-			Attempts: d.Attempts, ProviderMessageID: d.ProviderMessageID, Error: d.Error, Permanent: d.Permanent,
-			IdempotencyKey: alert.DeliveryKey(al.TenantID, al.ID, d.Channel, d.Cycle, d.Seq),
-			SentAt:         d.SentAt, DeliveredAt: d.DeliveredAt, UpdatedAt: d.UpdatedAt,
-		})
+		cd.Deliveries = append(cd.Deliveries, deliveryModel(d, alert.DeliveryKey(al.TenantID, al.ID, d.Channel, d.Cycle, d.Seq)))
 		cd.Status = model.DeliveryStatus(d.Status)
 	}
 	if err := h.sharedDeliveries(ctx, al, s, row, byChannel); err != nil {
@@ -565,7 +547,16 @@ func (h *handler) getAlertsByIDSingleRecipient(ctx context.Context, in *singleRe
 	for _, ch := range al.Channels {
 		out.Channels = append(out.Channels, *byChannel[ch])
 	}
-	return &singleRecipientOutput{Body: out}, nil
+	return rest.Answer(out), nil
+}
+
+// deliveryModel shows one delivery, whose idempotency key is key.
+func deliveryModel(d results.Delivery, key string) model.ChannelDelivery {
+	return model.ChannelDelivery{
+		Channel: model.DeliveryChannel(d.Channel), Cycle: d.Cycle, Address: d.Address, Status: model.DeliveryStatus(d.Status),
+		Attempts: d.Attempts, ProviderMessageID: d.ProviderMessageID, Error: d.Error, Permanent: d.Permanent,
+		IdempotencyKey: key, SentAt: d.SentAt, DeliveredAt: d.DeliveredAt, UpdatedAt: d.UpdatedAt,
+	}
 }
 
 // sharedDeliveries fills in the channels that reach a recipient through
@@ -599,11 +590,7 @@ func (h *handler) sharedDeliveries(ctx context.Context, al *storage.Alert, s *al
 		if cd == nil {
 			continue
 		}
-		cd.Deliveries = append(cd.Deliveries, model.ChannelDelivery{
-			Channel: model.DeliveryChannel(d.Channel), Cycle: d.Cycle, Address: d.Address, Status: model.DeliveryStatus(d.Status),
-			Attempts: d.Attempts, ProviderMessageID: d.ProviderMessageID, Error: d.Error, Permanent: d.Permanent,
-			IdempotencyKey: d.Key, SentAt: d.SentAt, DeliveredAt: d.DeliveredAt, UpdatedAt: d.UpdatedAt,
-		})
+		cd.Deliveries = append(cd.Deliveries, deliveryModel(d, d.Key))
 		if !seen[d.Channel] || statusRank[d.Status] > statusRank[string(cd.Status)] {
 			cd.Status = model.DeliveryStatus(d.Status)
 		}
@@ -627,11 +614,7 @@ type alertIDInput struct {
 	AlertID int64 `path:"alertId" doc:"The alert id."`
 }
 
-type aggregatedOutput struct {
-	Body model.AggregatedChannelSummaryResponse
-}
-
-func (h *handler) getAggregatedChannelSummary(ctx context.Context, in *alertIDInput) (*aggregatedOutput, error) {
+func (h *handler) getAggregatedChannelSummary(ctx context.Context, in *alertIDInput) (*rest.Output[model.AggregatedChannelSummaryResponse], error) {
 	al, _, err := h.loadAlert(ctx, in.AlertID)
 	if err != nil {
 		return nil, err
@@ -658,7 +641,7 @@ func (h *handler) getAggregatedChannelSummary(ctx context.Context, in *alertIDIn
 		shown = append(shown, ts[i])
 	}
 	res.Total = summaryModel(alert.Sum(shown...))
-	return &aggregatedOutput{Body: res}, nil
+	return rest.Answer(res), nil
 }
 
 type channelPageInput struct {
@@ -689,15 +672,12 @@ func channelResults[P resultsPage[T], T any](ctx context.Context, h *handler, in
 	item func(model.ChannelResultFields, results.Delivery, results.Recipient) T) (*channelPageOutput[P], error) {
 	pp := rest.PageParams{Page: in.Page, PageSize: in.PageSize}
 	totals := model.AggregatedChannelResult{Channel: model.DeliveryChannel(channel)}
-	al, _, err := h.loadAlert(ctx, in.AlertID)
+	sum, err := h.loadSummarized(ctx, in.AlertID)
 	if err != nil {
 		return nil, err
 	}
-	chans, _, err := h.channelSummaries(ctx, al)
-	if err != nil {
-		return nil, err
-	}
-	for _, c := range chans {
+	al := sum.al
+	for _, c := range sum.channels {
 		if string(c.Channel) == channel {
 			totals = c
 		}
@@ -773,14 +753,10 @@ type neighborhoodInput struct {
 	rest.PageParams
 }
 
-type neighborhoodOutput struct {
-	Body model.PagedNeighborhoodChannelStatusResponse
-}
-
 // getNeighborhoodChannelStatus lists the neighborhood posts of an alert:
 // one row per account and group, as the neighborhood sender recorded them.
 // Sortable by AccountName (default), GroupName, Status and UpdatedAt.
-func (h *handler) getNeighborhoodChannelStatus(ctx context.Context, in *neighborhoodInput) (*neighborhoodOutput, error) {
+func (h *handler) getNeighborhoodChannelStatus(ctx context.Context, in *neighborhoodInput) (*rest.Output[model.PagedNeighborhoodChannelStatusResponse], error) {
 	al, _, err := h.loadAlert(ctx, in.AlertID)
 	if err != nil {
 		return nil, err
@@ -807,7 +783,7 @@ func (h *handler) getNeighborhoodChannelStatus(ctx context.Context, in *neighbor
 		}
 		out.Items = append(out.Items, st)
 	}
-	return &neighborhoodOutput{Body: out}, nil
+	return rest.Answer(out), nil
 }
 
 // etnTargetsPage is the ETN page of an alert that called the numbers inside

@@ -249,17 +249,13 @@ type receiptsInput struct {
 	Body          DeliveryReceipts
 }
 
-type receiptsOutput struct {
-	Body DeliveryReceiptsResult
-}
-
-func (h *handler) receiveDeliveryReceipts(ctx context.Context, in *receiptsInput) (*receiptsOutput, error) {
+func (h *handler) receiveDeliveryReceipts(ctx context.Context, in *receiptsInput) (*rest.Output[DeliveryReceiptsResult], error) {
 	want := h.d.Config.ReceiptsToken
 	got, _ := strings.CutPrefix(in.Authorization, "Bearer ")
 	if want == "" || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
 		return nil, rest.Problem(http.StatusUnauthorized, "a valid receipts token is required").WithHeader("WWW-Authenticate", `Bearer realm="tocsin-receipts"`)
 	}
-	out := receiptsOutput{Body: DeliveryReceiptsResult{Ignored: []string{}}}
+	out := rest.Output[DeliveryReceiptsResult]{Body: DeliveryReceiptsResult{Ignored: []string{}}}
 	for _, r := range in.Body.Receipts {
 		ok, err := h.applyReceipt(ctx, r)
 		if err != nil {

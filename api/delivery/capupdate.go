@@ -19,13 +19,9 @@ type capUpdateInput struct {
 	Body    model.CapUpdateRequest
 }
 
-type capUpdateOutput struct {
-	Body model.CapUpdateResponse
-}
-
 // capUpdate numbers the update, then starts the workflow that sends a CAP
 // Update or Cancel referencing the alert's delivered CAP messages.
-func (h *handlers) capUpdate(ctx context.Context, in *capUpdateInput) (*capUpdateOutput, error) {
+func (h *handlers) capUpdate(ctx context.Context, in *capUpdateInput) (*rest.Output[model.CapUpdateResponse], error) {
 	tenant := rest.Tenant(ctx)
 	al, err := storage.GetAlert(ctx, h.d.DB, tenant, in.AlertID)
 	if errors.Is(err, storage.ErrNotFound) {
@@ -60,5 +56,5 @@ func (h *handlers) capUpdate(ctx context.Context, in *capUpdateInput) (*capUpdat
 	if err != nil {
 		return nil, rest.Unavailable("the workflow service", fmt.Errorf("start %s: %w", id, err))
 	}
-	return &capUpdateOutput{Body: model.CapUpdateResponse{AlertID: al.ID, MsgType: in.Body.MsgType, Sequence: seq, WorkflowID: id, Channels: chans}}, nil
+	return rest.Answer(model.CapUpdateResponse{AlertID: al.ID, MsgType: in.Body.MsgType, Sequence: seq, WorkflowID: id, Channels: chans}), nil
 }

@@ -94,10 +94,6 @@ type channelPath struct {
 	Channel string `path:"channel" enum:"voice,etn,push,myAlertsApp,fax,eas,mobileBroadcast,teamChat,socialPostA,socialPostB,neighborhood" doc:"The channel."`
 }
 
-type settingsOutput struct {
-	Body model.ChannelProviderSettingsResponse
-}
-
 // recode copies src into dst through their JSON form, which the API's
 // settings and the stored ones share.
 func recode(src, dst any) error {
@@ -117,24 +113,20 @@ func response(e providers.Entry) (model.ChannelProviderSettingsResponse, error) 
 }
 
 // settingsOf answers e as the channel's settings.
-func settingsOf(e providers.Entry) (*settingsOutput, error) {
+func settingsOf(e providers.Entry) (*rest.Output[model.ChannelProviderSettingsResponse], error) {
 	r, err := response(e)
 	if err != nil {
 		return nil, err
 	}
-	return &settingsOutput{Body: r}, nil
+	return rest.Answer(r), nil
 }
 
-func (h *handlers) list(ctx context.Context, _ *struct{}) (*struct {
-	Body model.ChannelProviderSettingsList
-}, error) {
+func (h *handlers) list(ctx context.Context, _ *struct{}) (*rest.Output[model.ChannelProviderSettingsList], error) {
 	entries, err := h.store.List(ctx, rest.Tenant(ctx))
 	if err != nil {
 		return nil, err
 	}
-	out := &struct {
-		Body model.ChannelProviderSettingsList
-	}{Body: model.ChannelProviderSettingsList{Items: []model.ChannelProviderSettingsResponse{}}}
+	out := &rest.Output[model.ChannelProviderSettingsList]{Body: model.ChannelProviderSettingsList{Items: []model.ChannelProviderSettingsResponse{}}}
 	for _, e := range entries {
 		r, err := response(e)
 		if err != nil {
@@ -145,7 +137,7 @@ func (h *handlers) list(ctx context.Context, _ *struct{}) (*struct {
 	return out, nil
 }
 
-func (h *handlers) get(ctx context.Context, in *channelPath) (*settingsOutput, error) {
+func (h *handlers) get(ctx context.Context, in *channelPath) (*rest.Output[model.ChannelProviderSettingsResponse], error) {
 	e, err := h.store.Get(ctx, rest.Tenant(ctx), channels.Channel(in.Channel))
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, rest.NotFound(in.Channel + " settings")
@@ -159,7 +151,7 @@ func (h *handlers) get(ctx context.Context, in *channelPath) (*settingsOutput, e
 func (h *handlers) put(ctx context.Context, in *struct {
 	Channel string `path:"channel" enum:"voice,etn,push,myAlertsApp,fax,eas,mobileBroadcast,teamChat,socialPostA,socialPostB,neighborhood" doc:"The channel."`
 	Body    model.ChannelProviderSettings
-}) (*settingsOutput, error) {
+}) (*rest.Output[model.ChannelProviderSettingsResponse], error) {
 	var s providers.Settings
 	if err := recode(in.Body, &s); err != nil {
 		return nil, fmt.Errorf("decode settings: %w", err)
@@ -237,9 +229,7 @@ type listNamePath struct {
 func (h *handlers) importPoints(ctx context.Context, in *struct {
 	ListName string `path:"listName" minLength:"1" maxLength:"100" doc:"The list's name." example:"wells"`
 	RawBody  []byte `contentType:"text/csv"`
-}) (*struct {
-	Body model.EtnAddressPointImportResult
-}, error) {
+}) (*rest.Output[model.EtnAddressPointImportResult], error) {
 	name, err := url.PathUnescape(in.ListName)
 	if err != nil || strings.TrimSpace(name) == "" {
 		return nil, rest.Invalid("path", "listName", "must be a name", in.ListName)
@@ -258,14 +248,10 @@ func (h *handlers) importPoints(ctx context.Context, in *struct {
 		}
 		out.Errors = append(out.Errors, model.EtnAddressPointRowError{Line: b.Line, Message: b.Message})
 	}
-	return &struct {
-		Body model.EtnAddressPointImportResult
-	}{Body: out}, nil
+	return rest.Answer(out), nil
 }
 
-func (h *handlers) listPoints(ctx context.Context, _ *struct{}) (*struct {
-	Body model.EtnAddressPointListsResponse
-}, error) {
+func (h *handlers) listPoints(ctx context.Context, _ *struct{}) (*rest.Output[model.EtnAddressPointListsResponse], error) {
 	lists, err := h.pts.Lists(ctx, rest.Tenant(ctx))
 	if err != nil {
 		return nil, err
@@ -274,9 +260,7 @@ func (h *handlers) listPoints(ctx context.Context, _ *struct{}) (*struct {
 	for _, l := range lists {
 		out.Items = append(out.Items, model.EtnAddressPointList{ListName: l.Name, Points: l.Points, ImportedAt: l.ImportedAt})
 	}
-	return &struct {
-		Body model.EtnAddressPointListsResponse
-	}{Body: out}, nil
+	return rest.Answer(out), nil
 }
 
 func (h *handlers) deletePoints(ctx context.Context, in *listNamePath) (*struct{}, error) {

@@ -10,12 +10,11 @@ import (
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
-	"github.com/jmoiron/sqlx"
 	"github.com/nyaruka/phonenumbers"
 
+	"github.com/tocsin/tocsin/api/directory/directoryservice"
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
-	"github.com/tocsin/tocsin/storage"
 	store "github.com/tocsin/tocsin/storage/directory"
 )
 
@@ -79,7 +78,7 @@ type PhonePath struct {
 	PhoneNumber string `path:"phoneNumber" maxLength:"100" doc:"The number in E.164, URL-encoded (%2B for +)." example:"%2B12025550123"`
 }
 
-func (p PhonePath) number() (string, error) {
+func (p PhonePath) address() (string, error) {
 	raw, err := url.PathUnescape(p.PhoneNumber)
 	if err != nil {
 		return "", rest.Invalid("path", "phoneNumber", "not a valid path segment", p.PhoneNumber)
@@ -91,22 +90,57 @@ func (p PhonePath) number() (string, error) {
 	return n, nil
 }
 
-// withUser runs fn in a transaction with the user's row locked; an unknown user is a 404.
-func (h *handlers) withUser(ctx context.Context, p UserPath, fn func(tx *sqlx.Tx, tenant string, id int64) error) error {
-	dir, id, err := p.ids()
-	if err != nil {
-		return err
+// Kinds of the address paths.
+func (EmailPath) kind() store.Kind { return store.KindEmail }
+func (PhonePath) kind() store.Kind { return store.KindPhone }
+
+// addressPath is the path of one of a user's email addresses or phone
+// numbers.
+type addressPath interface {
+	userRef
+	kind() store.Kind
+	address() (string, error)
+}
+
+// what names what an address of kind is.
+func what(kind store.Kind) string {
+	if kind == store.KindPhone {
+		return "phone number"
 	}
-	tenant := rest.Tenant(ctx)
-	return h.d.DB.InTx(ctx, func(tx *sqlx.Tx) error {
-		if _, err := store.LockUser(ctx, tx, tenant, dir, id); err != nil {
-			if errors.Is(err, storage.ErrNotFound) {
-				return rest.NotFound("user")
-			}
-			return err
-		}
-		return fn(tx, tenant, id)
+	return "email address"
+}
+
+// addressOf parses the address of the path, then the user.
+func addressOf(ctx context.Context, p addressPath) (directoryservice.User, string, error) {
+	addr, err := p.address()
+	if err != nil {
+		return directoryservice.User{}, "", err
+	}
+	u, err := p.user(ctx)
+	return u, addr, err
+}
+
+// removeAddress removes the address of the path with its verification
+// state and pending code.
+func (h *handlers) removeAddress(ctx context.Context, p addressPath) (*struct{}, error) {
+	u, addr, err := addressOf(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	return nil, h.fail(ctx, h.users.RemoveAddress(ctx, u, p.kind(), addr), what(p.kind()))
+}
+
+// registerAddress adds the operations get and remove on one of a user's
+// addresses, of the kind of the path P; get answers what read finds.
+func registerAddress[P addressPath, M any](api huma.API, h *handlers, get, remove rest.Op,
+	read func(ctx context.Context, u directoryservice.User, address string) (M, error)) {
+	rest.Register(api, get, func(ctx context.Context, in *P) (*rest.Output[M], error) {
+		p := *in
+		var addr string
+		return readOfUser(ctx, h, p, func() (err error) { addr, err = p.address(); return err }, what(p.kind()),
+			func(u directoryservice.User) (M, error) { return read(ctx, u, addr) })
 	})
+	rest.Register(api, remove, func(ctx context.Context, in *P) (*struct{}, error) { return h.removeAddress(ctx, *in) })
 }
 
 func (h *handlers) registerContact(api huma.API) {
@@ -116,7 +150,7 @@ func (h *handlers) registerContact(api huma.API) {
 		func(ctx context.Context, in *struct {
 			UserPath
 			Body model.CreateEmailCommand
-		}) (*output[model.EmailAddress], error) {
+		}) (*rest.Output[model.EmailAddress], error) {
 			addr, err := normalizeEmail(in.Body.Address)
 			if err != nil {
 				return nil, rest.Invalid("body", "address", err.Error(), in.Body.Address)
@@ -126,35 +160,20 @@ func (h *handlers) registerContact(api huma.API) {
 				label = "work"
 			}
 			return addToUser(ctx, h, in.UserPath, "the user already has this email address",
-				func(tx *sqlx.Tx, tenant string, id int64) (model.EmailAddress, error) {
-					e, err := store.AddEmail(ctx, tx, tenant, id, addr, label)
+				func(u directoryservice.User) (model.EmailAddress, error) {
+					e, err := h.users.AddEmail(ctx, u, addr, label)
 					return emailOut(e), err
 				})
 		})
 
 	const email = emails + "/{emailAddress}"
-	rest.Register(api, op("usersGetEmail", http.MethodGet, email, 0, "Read an email address",
-		"Answers the address with its verification status."),
-		func(ctx context.Context, in *EmailPath) (*output[model.EmailAddress], error) {
-			var addr string
-			return readOfUser(ctx, h, in.UserPath, func() (err error) { addr, err = in.address(); return err }, "email address",
-				func(tenant string, id int64) (model.EmailAddress, error) {
-					e, err := store.GetEmail(ctx, h.d.DB, tenant, id, addr)
-					return emailOut(e), err
-				})
-		})
-
-	rest.Register(api, op("usersRemoveEmail", http.MethodDelete, email, http.StatusNoContent, "Remove an email address",
-		"Removes the address with its verification state and pending code."),
-		func(ctx context.Context, in *EmailPath) (*struct{}, error) {
-			addr, err := in.address()
-			if err != nil {
-				return nil, err
-			}
-			err = h.withUser(ctx, in.UserPath, func(tx *sqlx.Tx, tenant string, id int64) error {
-				return store.RemoveEmail(ctx, tx, tenant, id, addr)
-			})
-			return nil, h.fail(ctx, err, "email address")
+	registerAddress[EmailPath](api, h,
+		op("usersGetEmail", http.MethodGet, email, 0, "Read an email address", "Answers the address with its verification status."),
+		op("usersRemoveEmail", http.MethodDelete, email, http.StatusNoContent, "Remove an email address",
+			"Removes the address with its verification state and pending code."),
+		func(ctx context.Context, u directoryservice.User, addr string) (model.EmailAddress, error) {
+			e, err := store.GetEmail(ctx, h.d.DB, u.Tenant, u.ID, addr)
+			return emailOut(e), err
 		})
 
 	const phones = "/{tenantId}/directory/{directoryId}/users/{userId}/contact/phones"
@@ -164,7 +183,7 @@ func (h *handlers) registerContact(api huma.API) {
 		func(ctx context.Context, in *struct {
 			UserPath
 			Body model.CreatePhoneCommand
-		}) (*output[model.PhoneNumber], error) {
+		}) (*rest.Output[model.PhoneNumber], error) {
 			num, err := normalizePhone(in.Body.Number, in.Body.Country)
 			if err != nil {
 				return nil, rest.Invalid("body", "number", err.Error(), in.Body.Number)
@@ -190,34 +209,19 @@ func (h *handlers) registerContact(api huma.API) {
 				p.CanCall = *in.Body.CanCall
 			}
 			return addToUser(ctx, h, in.UserPath, "the user already has this phone number",
-				func(tx *sqlx.Tx, tenant string, id int64) (model.PhoneNumber, error) {
-					added, err := store.AddPhone(ctx, tx, tenant, id, phoneIn(p))
+				func(u directoryservice.User) (model.PhoneNumber, error) {
+					added, err := h.users.AddPhone(ctx, u, phoneIn(p))
 					return phoneOut(added), err
 				})
 		})
 
 	const phone = phones + "/{phoneNumber}"
-	rest.Register(api, op("usersGetPhone", http.MethodGet, phone, 0, "Read a phone number",
-		"Answers the number with its verification status."),
-		func(ctx context.Context, in *PhonePath) (*output[model.PhoneNumber], error) {
-			var num string
-			return readOfUser(ctx, h, in.UserPath, func() (err error) { num, err = in.number(); return err }, "phone number",
-				func(tenant string, id int64) (model.PhoneNumber, error) {
-					p, err := store.GetPhone(ctx, h.d.DB, tenant, id, num)
-					return phoneOut(p), err
-				})
-		})
-
-	rest.Register(api, op("usersRemovePhone", http.MethodDelete, phone, http.StatusNoContent, "Remove a phone number",
-		"Removes the number with its verification state and pending code."),
-		func(ctx context.Context, in *PhonePath) (*struct{}, error) {
-			num, err := in.number()
-			if err != nil {
-				return nil, err
-			}
-			err = h.withUser(ctx, in.UserPath, func(tx *sqlx.Tx, tenant string, id int64) error {
-				return store.RemovePhone(ctx, tx, tenant, id, num)
-			})
-			return nil, h.fail(ctx, err, "phone number")
+	registerAddress[PhonePath](api, h,
+		op("usersGetPhone", http.MethodGet, phone, 0, "Read a phone number", "Answers the number with its verification status."),
+		op("usersRemovePhone", http.MethodDelete, phone, http.StatusNoContent, "Remove a phone number",
+			"Removes the number with its verification state and pending code."),
+		func(ctx context.Context, u directoryservice.User, num string) (model.PhoneNumber, error) {
+			p, err := store.GetPhone(ctx, h.d.DB, u.Tenant, u.ID, num)
+			return phoneOut(p), err
 		})
 }

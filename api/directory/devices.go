@@ -2,12 +2,13 @@ package directory
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
-	"github.com/jmoiron/sqlx"
 
+	"github.com/tocsin/tocsin/api/directory/directoryservice"
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
 	store "github.com/tocsin/tocsin/storage/directory"
@@ -31,14 +32,14 @@ func (h *handlers) registerDevices(api huma.API) {
 		func(ctx context.Context, in *struct {
 			UserPath
 			Body model.CreateDeviceCommand
-		}) (*output[model.ContactInformationDevice], error) {
+		}) (*rest.Output[model.ContactInformationDevice], error) {
 			token := strings.TrimSpace(in.Body.Token)
 			if token != in.Body.Token || strings.ContainsAny(token, "\r\n\t ") {
 				return nil, rest.Invalid("body", "token", "a push token has no spaces or line breaks", in.Body.Token)
 			}
 			return addToUser(ctx, h, in.UserPath, "the push token is registered already",
-				func(tx *sqlx.Tx, tenant string, id int64) (model.ContactInformationDevice, error) {
-					d, err := store.AddPushDevice(ctx, tx, tenant, id, in.Body.Platform, token)
+				func(u directoryservice.User) (model.ContactInformationDevice, error) {
+					d, err := h.users.AddPushDevice(ctx, u, in.Body.Platform, token)
 					return deviceOf(d), err
 				})
 		})
@@ -46,11 +47,11 @@ func (h *handlers) registerDevices(api huma.API) {
 	const device = devices + "/{deviceId}"
 	rest.Register(api, op("usersGetDevice", http.MethodGet, device, 0, "Read a device",
 		"Answers one of the user's devices, of app push or myalerts."),
-		func(ctx context.Context, in *DevicePath) (*output[model.ContactInformationDevice], error) {
+		func(ctx context.Context, in *DevicePath) (*rest.Output[model.ContactInformationDevice], error) {
 			var dev int64
 			return readOfUser(ctx, h, in.UserPath, childID(in.DeviceID, "device", &dev), "device",
-				func(tenant string, id int64) (model.ContactInformationDevice, error) {
-					d, err := store.GetDevice(ctx, h.d.DB, tenant, id, dev)
+				func(u directoryservice.User) (model.ContactInformationDevice, error) {
+					d, err := store.GetDevice(ctx, h.d.DB, u.Tenant, u.ID, dev)
 					return deviceOf(d), err
 				})
 		})
@@ -59,15 +60,12 @@ func (h *handlers) registerDevices(api huma.API) {
 		"Removes one of the user's push devices; alerts on push no longer notify it. "+
 			"A device of the alerts app is a 409: remove it from the user's mobileApps.", http.StatusConflict),
 		func(ctx context.Context, in *DevicePath) (*struct{}, error) {
-			return h.removeOfUser(ctx, in.UserPath, in.DeviceID, "device", func(tx *sqlx.Tx, tenant string, id, dev int64) error {
-				d, err := store.GetDevice(ctx, tx, tenant, id, dev)
-				if err != nil {
-					return err
-				}
-				if d.App != store.AppPush {
+			return h.removeOfUser(ctx, in.UserPath, in.DeviceID, "device", func(u directoryservice.User, dev int64) error {
+				err := h.users.RemovePushDevice(ctx, u, dev)
+				if errors.Is(err, directoryservice.ErrAppDevice) {
 					return rest.Conflict("the device belongs to the alerts app: remove it from the user's mobileApps")
 				}
-				return store.RemovePushDevice(ctx, tx, tenant, id, dev)
+				return err
 			})
 		})
 }

@@ -2,7 +2,6 @@ package directory
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
-	"github.com/jmoiron/sqlx"
 
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
@@ -52,11 +50,7 @@ func (h *handlers) registerGroups(api huma.API) {
 			if err != nil {
 				return nil, err
 			}
-			var g store.Group
-			err = h.d.DB.InTx(ctx, func(tx *sqlx.Tx) error {
-				g, err = store.CreateGroup(ctx, tx, rest.Tenant(ctx), name, strings.TrimSpace(in.Body.Description), parent, in.Body.IsPublic)
-				return err
-			})
+			g, err := h.users.CreateGroup(ctx, rest.Tenant(ctx), name, strings.TrimSpace(in.Body.Description), parent, in.Body.IsPublic)
 			switch {
 			case errors.Is(err, store.ErrParentNotFound):
 				return nil, rest.NotFound("parent group")
@@ -81,7 +75,7 @@ func (h *handlers) registerGroups(api huma.API) {
 			DirPath
 			rest.PageParams
 			UserID string `query:"userId" maxLength:"20" doc:"Only groups this user can join." example:"1042"`
-		}) (*output[model.GroupReferencePagedApiResponse], error) {
+		}) (*rest.Output[model.GroupReferencePagedApiResponse], error) {
 			dir, err := in.dir()
 			if err != nil {
 				return nil, err
@@ -102,10 +96,8 @@ func (h *handlers) registerGroups(api huma.API) {
 				if err != nil {
 					return nil, h.fail(ctx, err, "user")
 				}
-				ss := model.DefaultSelfService
-				_ = json.Unmarshal(u.SelfService, &ss)
-				if !ss.CanJoinGroups {
-					return &output[model.GroupReferencePagedApiResponse]{model.GroupReferencePagedApiResponse{Paging: rest.NewPaging(in.PageParams, 0), Items: []model.GroupReference{}}}, nil
+				if !h.users.SelfService(u).CanJoinGroups {
+					return rest.Answer(model.GroupReferencePagedApiResponse{Paging: rest.NewPaging(in.PageParams, 0), Items: []model.GroupReference{}}), nil
 				}
 				f.NotMemberOf = id
 			}
@@ -113,7 +105,7 @@ func (h *handlers) registerGroups(api huma.API) {
 			if err != nil {
 				return nil, h.fail(ctx, err, "group")
 			}
-			return &output[model.GroupReferencePagedApiResponse]{model.GroupReferencePagedApiResponse{Paging: rest.NewPaging(in.PageParams, total), Items: groupRefsOut(items)}}, nil
+			return rest.Answer(model.GroupReferencePagedApiResponse{Paging: rest.NewPaging(in.PageParams, total), Items: groupRefsOut(items)}), nil
 		})
 
 	rest.Register(api, op("groupsFindGroups", http.MethodPost, groups+"/find", 0, "Find groups",
@@ -122,7 +114,7 @@ func (h *handlers) registerGroups(api huma.API) {
 			DirPath
 			rest.PageParams
 			Body *model.FindGroupQuery
-		}) (*output[model.GroupSummaryPagedApiResponse], error) {
+		}) (*rest.Output[model.GroupSummaryPagedApiResponse], error) {
 			if _, err := in.dir(); err != nil {
 				return nil, err
 			}
@@ -149,7 +141,7 @@ func (h *handlers) registerGroups(api huma.API) {
 			if err != nil {
 				return nil, h.fail(ctx, err, "group")
 			}
-			return &output[model.GroupSummaryPagedApiResponse]{model.GroupSummaryPagedApiResponse{Paging: rest.NewPaging(in.PageParams, total), Items: rest.Items(items, groupOut)}}, nil
+			return rest.Answer(model.GroupSummaryPagedApiResponse{Paging: rest.NewPaging(in.PageParams, total), Items: rest.Items(items, groupOut)}), nil
 		})
 
 	rest.Register(api, op("groupsGetGroupMembership", http.MethodPost, groups+"/{groupId}/members", 0, "List a group's members",
@@ -159,7 +151,7 @@ func (h *handlers) registerGroups(api huma.API) {
 			DirPath
 			rest.PageParams
 			GroupID string `path:"groupId" maxLength:"20" doc:"The group's id." example:"42"`
-		}) (*output[model.UserProfileSummaryPagedApiResponse], error) {
+		}) (*rest.Output[model.UserProfileSummaryPagedApiResponse], error) {
 			dir, err := in.dir()
 			if err != nil {
 				return nil, err
@@ -180,7 +172,7 @@ func (h *handlers) registerGroups(api huma.API) {
 			if err != nil {
 				return nil, h.fail(ctx, err, "group")
 			}
-			return &output[model.UserProfileSummaryPagedApiResponse]{model.UserProfileSummaryPagedApiResponse{Paging: rest.NewPaging(in.PageParams, total), Items: userSummariesOut(items)}}, nil
+			return rest.Answer(model.UserProfileSummaryPagedApiResponse{Paging: rest.NewPaging(in.PageParams, total), Items: userSummariesOut(items)}), nil
 		})
 }
 
@@ -192,18 +184,18 @@ type TenantPath struct {
 func (h *handlers) registerMeta(api huma.API) {
 	rest.Register(api, op("metaGetLanguages", http.MethodGet, "/{tenantId}/directory/meta/languages", 0, "List languages",
 		"Languages for written and spoken translation, as BCP 47 codes with names; a user's preferred language is one of them."),
-		func(ctx context.Context, in *TenantPath) (*output[model.AvailableLanguagesResponse], error) {
-			return &output[model.AvailableLanguagesResponse]{model.AvailableLanguagesResponse{Languages: languages}}, nil
+		func(ctx context.Context, in *TenantPath) (*rest.Output[model.AvailableLanguagesResponse], error) {
+			return rest.Answer(model.AvailableLanguagesResponse{Languages: languages}), nil
 		})
 	rest.Register(api, op("metaGetTimeZones", http.MethodGet, "/{tenantId}/directory/meta/timezones", 0, "List time zones",
 		"The canonical IANA time zones (one per region of the time zone database, plus UTC) with their UTC offsets now, from the time zone data built into tocsin."),
-		func(ctx context.Context, in *TenantPath) (*output[model.AvailableTimeZonesResponse], error) {
+		func(ctx context.Context, in *TenantPath) (*rest.Output[model.AvailableTimeZonesResponse], error) {
 			now := time.Now().UTC().Truncate(time.Second)
-			return &output[model.AvailableTimeZonesResponse]{model.AvailableTimeZonesResponse{TimeZones: timeZones(now), AsOf: now}}, nil
+			return rest.Answer(model.AvailableTimeZonesResponse{TimeZones: timeZones(now), AsOf: now}), nil
 		})
 	rest.Register(api, op("metaGetWeatherCategories", http.MethodGet, "/{tenantId}/directory/meta/weather/categories", 0, "List weather categories",
 		"The weather categories users subscribe to, each grouping alert events of national weather services."),
-		func(ctx context.Context, in *TenantPath) (*output[model.WeatherCategoriesResponse], error) {
-			return &output[model.WeatherCategoriesResponse]{model.WeatherCategoriesResponse{Categories: weatherCategories}}, nil
+		func(ctx context.Context, in *TenantPath) (*rest.Output[model.WeatherCategoriesResponse], error) {
+			return rest.Answer(model.WeatherCategoriesResponse{Categories: weatherCategories}), nil
 		})
 }

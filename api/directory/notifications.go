@@ -2,7 +2,6 @@ package directory
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -10,8 +9,8 @@ import (
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
-	"github.com/jmoiron/sqlx"
 
+	"github.com/tocsin/tocsin/api/directory/directoryservice"
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
 	"github.com/tocsin/tocsin/storage"
@@ -49,9 +48,9 @@ func (h *handlers) registerNotifications(api huma.API) {
 	const base = "/{tenantId}/directory/{directoryId}/users/{userId}/notifications"
 	rest.Register(api, op("usersGetNotificationPreferencesById", http.MethodGet, base, 0, "Read a user's notification preferences",
 		"Answers the user's group memberships, locations and weather subscriptions together."),
-		func(ctx context.Context, in *UserPath) (*output[model.NotificationPreferencesSummary], error) {
-			return readOfUser(ctx, h, *in, nil, "user", func(tenant string, id int64) (model.NotificationPreferencesSummary, error) {
-				return h.preferences(ctx, tenant, id)
+		func(ctx context.Context, in *UserPath) (*rest.Output[model.NotificationPreferencesSummary], error) {
+			return readOfUser(ctx, h, *in, nil, "user", func(u directoryservice.User) (model.NotificationPreferencesSummary, error) {
+				return h.preferences(ctx, u.Tenant, u.ID)
 			})
 		})
 
@@ -67,29 +66,21 @@ func (h *handlers) registerNotifications(api huma.API) {
 			if err != nil || gid <= 0 {
 				return nil, rest.Invalid("body", "", "not a group id", string(in.Body))
 			}
-			err = h.withUser(ctx, in.UserPath, func(tx *sqlx.Tx, tenant string, id int64) error {
-				public, err := store.GroupIsPublic(ctx, tx, tenant, gid)
-				if err != nil {
-					return h.fail(ctx, err, "group")
-				}
-				u, err := store.GetUser(ctx, tx, tenant, mustDir(in.DirPath), id)
-				if err != nil {
-					return err
-				}
-				ss := model.DefaultSelfService
-				_ = json.Unmarshal(u.SelfService, &ss)
-				if !public {
-					return rest.Problem(http.StatusForbidden, "the group is not public: users cannot join it themselves")
-				}
-				if !ss.CanJoinGroups {
-					return rest.Problem(http.StatusForbidden, "the user's self-service settings do not allow joining groups")
-				}
-				added, err := store.AddMembership(ctx, tx, tenant, gid, id)
-				if err == nil && !added {
-					return rest.Conflict("the user is already a member of the group")
-				}
-				return err
-			})
+			u, err := in.user(ctx)
+			if err != nil {
+				return nil, err
+			}
+			err = h.users.JoinGroup(ctx, u, gid)
+			switch {
+			case errors.Is(err, directoryservice.ErrGroupNotFound):
+				return nil, rest.NotFound("group")
+			case errors.Is(err, directoryservice.ErrGroupNotPublic):
+				return nil, rest.Problem(http.StatusForbidden, "the group is not public: users cannot join it themselves")
+			case errors.Is(err, directoryservice.ErrJoinNotAllowed):
+				return nil, rest.Problem(http.StatusForbidden, "the user's self-service settings do not allow joining groups")
+			case errors.Is(err, directoryservice.ErrAlreadyMember):
+				return nil, rest.Conflict("the user is already a member of the group")
+			}
 			return nil, h.fail(ctx, err, "user")
 		})
 
@@ -99,8 +90,8 @@ func (h *handlers) registerNotifications(api huma.API) {
 			UserPath
 			GroupID string `path:"groupId" maxLength:"20" doc:"The group's id." example:"42"`
 		}) (*struct{}, error) {
-			return h.removeOfUser(ctx, in.UserPath, in.GroupID, "membership", func(tx *sqlx.Tx, tenant string, id, gid int64) error {
-				return store.RemoveMembership(ctx, tx, tenant, gid, id)
+			return h.removeOfUser(ctx, in.UserPath, in.GroupID, "membership", func(u directoryservice.User, gid int64) error {
+				return h.users.LeaveGroup(ctx, u, gid)
 			})
 		})
 
@@ -119,12 +110,11 @@ func (h *handlers) registerNotifications(api huma.API) {
 				return nil, rest.Invalid("body", "name", "must not be blank", in.Body.Name)
 			}
 			in.Body.Name = name
-			var lid int64
-			err := h.withUser(ctx, in.UserPath, func(tx *sqlx.Tx, tenant string, id int64) error {
-				var err error
-				lid, err = store.AddLocation(ctx, tx, tenant, id, locationIn(in.Body))
-				return err
-			})
+			u, err := in.user(ctx)
+			if err != nil {
+				return nil, err
+			}
+			lid, err := h.users.AddLocation(ctx, u, locationIn(in.Body))
 			if err != nil {
 				return nil, h.fail(ctx, err, "user")
 			}
@@ -138,11 +128,11 @@ func (h *handlers) registerNotifications(api huma.API) {
 		})
 
 	rest.Register(api, op("usersGetLocation", http.MethodGet, base+"/locations/{locationId}", 0, "Read a location", "Answers one of the user's locations."),
-		func(ctx context.Context, in *LocationPath) (*output[model.Location], error) {
+		func(ctx context.Context, in *LocationPath) (*rest.Output[model.Location], error) {
 			var lid int64
 			return readOfUser(ctx, h, in.UserPath, childID(in.LocationID, "location", &lid), "location",
-				func(tenant string, id int64) (model.Location, error) {
-					l, err := store.GetLocation(ctx, h.d.DB, tenant, id, lid)
+				func(u directoryservice.User) (model.Location, error) {
+					l, err := store.GetLocation(ctx, h.d.DB, u.Tenant, u.ID, lid)
 					return locationOut(l), err
 				})
 		})
@@ -150,8 +140,8 @@ func (h *handlers) registerNotifications(api huma.API) {
 	rest.Register(api, op("usersRemoveLocation", http.MethodDelete, base+"/locations/{locationId}", http.StatusNoContent, "Remove a location",
 		"Removes one of the user's locations with the weather subscriptions for it."),
 		func(ctx context.Context, in *LocationPath) (*struct{}, error) {
-			return h.removeOfUser(ctx, in.UserPath, in.LocationID, "location", func(tx *sqlx.Tx, tenant string, id, lid int64) error {
-				return store.RemoveLocation(ctx, tx, tenant, id, lid)
+			return h.removeOfUser(ctx, in.UserPath, in.LocationID, "location", func(u directoryservice.User, lid int64) error {
+				return h.users.RemoveLocation(ctx, u, lid)
 			})
 		})
 
@@ -161,21 +151,18 @@ func (h *handlers) registerNotifications(api huma.API) {
 			UserPath
 			Body model.AddWeatherNotificationsCommand
 		}) (*struct{}, error) {
-			err := h.withUser(ctx, in.UserPath, func(tx *sqlx.Tx, tenant string, id int64) error {
-				changes, err := weatherChanges(ctx, tx, tenant, id, in.Body.Notifications, true)
-				if err != nil {
-					return err
-				}
-				return store.AddWeather(ctx, tx, tenant, id, changes)
-			})
-			return nil, h.fail(ctx, err, "user")
+			u, err := in.user(ctx)
+			if err != nil {
+				return nil, err
+			}
+			return nil, h.fail(ctx, h.users.AddWeather(ctx, u, weatherChanges(in.Body.Notifications, true)), "user")
 		})
 
 	rest.Register(api, op("usersGetWeatherNotifications", http.MethodGet, base+"/weather", 0, "List weather notifications",
 		"Answers the user's weather subscriptions."),
-		func(ctx context.Context, in *UserPath) (*output[model.WeatherNotificationCollection], error) {
-			return readOfUser(ctx, h, *in, nil, "user", func(tenant string, id int64) (model.WeatherNotificationCollection, error) {
-				items, err := store.ListWeather(ctx, h.d.DB, tenant, id)
+		func(ctx context.Context, in *UserPath) (*rest.Output[model.WeatherNotificationCollection], error) {
+			return readOfUser(ctx, h, *in, nil, "user", func(u directoryservice.User) (model.WeatherNotificationCollection, error) {
+				items, err := store.ListWeather(ctx, h.d.DB, u.Tenant, u.ID)
 				return model.WeatherNotificationCollection{Items: weatherOut(items), Count: len(items)}, err
 			})
 		})
@@ -187,57 +174,47 @@ func (h *handlers) registerNotifications(api huma.API) {
 			UserPath
 			Body model.RemoveWeatherNotificationsCommand
 		}) (*struct{}, error) {
-			err := h.withUser(ctx, in.UserPath, func(tx *sqlx.Tx, tenant string, id int64) error {
-				changes, err := weatherChanges(ctx, tx, tenant, id, in.Body.Notifications, false)
-				if err != nil {
-					return err
-				}
-				n, err := store.RemoveWeather(ctx, tx, tenant, id, changes)
-				if err == nil && n == 0 {
-					return rest.NotFound("weather notification")
-				}
-				return err
-			})
+			u, err := in.user(ctx)
+			if err != nil {
+				return nil, err
+			}
+			err = h.users.RemoveWeather(ctx, u, weatherChanges(in.Body.Notifications, false))
+			if errors.Is(err, directoryservice.ErrNoWeather) {
+				return nil, rest.NotFound("weather notification")
+			}
 			return nil, h.fail(ctx, err, "user")
 		})
 }
 
-// weatherChanges checks the commands: known categories, channels for an
-// add, locations of the user.
-func weatherChanges(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, cmds []model.WeatherNotificationCommand, adding bool) ([]store.WeatherChange, error) {
-	out := make([]store.WeatherChange, 0, len(cmds))
-	for i, c := range cmds {
-		field := fmt.Sprintf("notifications[%d]", i)
-		if weatherCategoryName(c.Category) == "" {
-			return nil, rest.Invalid("body", field+".category", "not a category of metaGetWeatherCategories", c.Category)
-		}
-		if adding && len(c.Channels) == 0 {
-			return nil, rest.Invalid("body", field+".channels", "at least one channel is required", nil)
-		}
-		ch := store.WeatherChange{Category: c.Category}
-		for _, w := range c.Channels {
-			ch.Channels = append(ch.Channels, string(w))
-		}
-		if c.LocationID != "" {
-			lid, err := store.ParseID(c.LocationID)
-			if err == nil {
-				_, err = store.GetLocation(ctx, tx, tenant, person, lid)
+// weatherChanges checks the commands (known categories, channels for an
+// add, locations of the user) and makes them the changes.
+func weatherChanges(cmds []model.WeatherNotificationCommand, adding bool) directoryservice.WeatherChanges {
+	return func(locationOf directoryservice.LocationOf) ([]store.WeatherChange, error) {
+		out := make([]store.WeatherChange, 0, len(cmds))
+		for i, c := range cmds {
+			field := fmt.Sprintf("notifications[%d]", i)
+			if weatherCategoryName(c.Category) == "" {
+				return nil, rest.Invalid("body", field+".category", "not a category of metaGetWeatherCategories", c.Category)
 			}
-			if errors.Is(err, storage.ErrNotFound) {
-				return nil, rest.Invalid("body", field+".locationId", "not a location of the user", c.LocationID)
+			if adding && len(c.Channels) == 0 {
+				return nil, rest.Invalid("body", field+".channels", "at least one channel is required", nil)
 			}
-			if err != nil {
-				return nil, err
+			ch := store.WeatherChange{Category: c.Category}
+			for _, w := range c.Channels {
+				ch.Channels = append(ch.Channels, string(w))
 			}
-			ch.Location = lid
+			if c.LocationID != "" {
+				lid, err := locationOf(c.LocationID)
+				if errors.Is(err, storage.ErrNotFound) {
+					return nil, rest.Invalid("body", field+".locationId", "not a location of the user", c.LocationID)
+				}
+				if err != nil {
+					return nil, err
+				}
+				ch.Location = lid
+			}
+			out = append(out, ch)
 		}
-		out = append(out, ch)
+		return out, nil
 	}
-	return out, nil
-}
-
-// mustDir is the directory of a path whose ids were already checked.
-func mustDir(p DirPath) string {
-	d, _ := p.dir()
-	return d
 }

@@ -9,8 +9,8 @@ import (
 	"reflect"
 
 	"github.com/danielgtaylor/huma/v2"
-	"github.com/jmoiron/sqlx"
 
+	"github.com/tocsin/tocsin/api/directory/directoryservice"
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
 	"github.com/tocsin/tocsin/storage"
@@ -34,12 +34,16 @@ type UserPath struct {
 }
 
 type handlers struct {
-	d rest.Deps
+	d     rest.Deps
+	users *directoryservice.Service
 }
 
 // Register adds the directory operations to api.
 func Register(api huma.API, d rest.Deps) {
-	h := &handlers{d: d}
+	h := &handlers{d: d, users: &directoryservice.Service{
+		DB: d.DB, Temporal: d.Temporal, SecretsKey: d.Config.SecretsKey, CodeTTL: d.Config.VerificationCodeTTL,
+		DefaultSelfService: store.SelfService(model.DefaultSelfService), WakeStarts: d.WakeStarts, Logger: d.Logger,
+	}}
 	h.registerUsers(api)
 	h.registerContact(api)
 	h.registerDevices(api)
@@ -85,13 +89,23 @@ func (p UserPath) ids() (string, int64, error) {
 	return dir, id, nil
 }
 
-// output is an operation's answer that is only a body.
-type output[T any] struct {
-	Body T
+// userRef is a path that names a user.
+type userRef interface {
+	user(ctx context.Context) (directoryservice.User, error)
 }
 
-// childID is a parse for userOf: it parses the id of something the user
-// has into *child, an id that cannot be one being a 404 naming what.
+// user names the user of the path in the caller's tenant; an id that
+// cannot be a user is a 404.
+func (p UserPath) user(ctx context.Context) (directoryservice.User, error) {
+	dir, id, err := p.ids()
+	if err != nil {
+		return directoryservice.User{}, err
+	}
+	return directoryservice.User{Tenant: rest.Tenant(ctx), Directory: dir, ID: id}, nil
+}
+
+// childID is a parse for readOfUser: it parses the id of something the
+// user has into *child, an id that cannot be one being a 404 naming what.
 func childID(id, what string, child *int64) func() error {
 	return func() (err error) {
 		if *child, err = store.ParseID(id); err != nil {
@@ -101,71 +115,67 @@ func childID(id, what string, child *int64) func() error {
 	}
 }
 
-// userOf parses the user path, then the rest of the path with parse (nil
-// when there is none), and checks that the user exists in the tenant's
-// directory: it answers the tenant and the user's id.
-func (h *handlers) userOf(ctx context.Context, p UserPath, parse func() error) (tenant string, person int64, err error) {
-	dir, person, err := p.ids()
-	if err != nil {
-		return "", 0, err
-	}
-	if parse != nil {
-		if err := parse(); err != nil {
-			return "", 0, err
-		}
-	}
-	tenant = rest.Tenant(ctx)
-	if _, err := store.GetUser(ctx, h.d.DB, tenant, dir, person); err != nil {
-		return "", 0, h.fail(ctx, err, "user")
-	}
-	return tenant, person, nil
-}
-
-// readOfUser answers what read finds of an existing user (see userOf); a
-// failed read is mapped by fail, naming what.
-func readOfUser[T any](ctx context.Context, h *handlers, p UserPath, parse func() error, what string,
-	read func(tenant string, person int64) (T, error)) (*output[T], error) {
-	tenant, person, err := h.userOf(ctx, p, parse)
+// readOfUser parses the user path, then the rest of the path with parse
+// (nil when there is none), checks that the user exists and answers what
+// read finds of them; a failed read is mapped by fail, naming what.
+func readOfUser[T any](ctx context.Context, h *handlers, p userRef, parse func() error, what string,
+	read func(u directoryservice.User) (T, error)) (*rest.Output[T], error) {
+	u, err := p.user(ctx)
 	if err != nil {
 		return nil, err
 	}
-	v, err := read(tenant, person)
+	if parse != nil {
+		if err := parse(); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := store.GetUser(ctx, h.d.DB, u.Tenant, u.Directory, u.ID); err != nil {
+		return nil, h.fail(ctx, err, "user")
+	}
+	v, err := read(u)
 	if err != nil {
 		return nil, h.fail(ctx, err, what)
 	}
-	return &output[T]{v}, nil
+	return rest.Answer(v), nil
 }
 
-// addToUser runs add with the user's row locked (see withUser) and answers
-// what it added; a conflict is a 409 telling conflict.
-func addToUser[T any](ctx context.Context, h *handlers, p UserPath, conflict string,
-	add func(tx *sqlx.Tx, tenant string, person int64) (T, error)) (*output[T], error) {
-	var v T
-	err := h.withUser(ctx, p, func(tx *sqlx.Tx, tenant string, person int64) (err error) {
-		v, err = add(tx, tenant, person)
-		return err
-	})
-	if errors.Is(err, storage.ErrConflict) {
-		return nil, rest.Conflict(conflict)
-	}
+// addToUser answers what add adds to the user of the path; a conflict is a
+// 409 telling conflictDetail.
+func addToUser[T any](ctx context.Context, h *handlers, p UserPath, conflictDetail string,
+	add func(u directoryservice.User) (T, error)) (*rest.Output[T], error) {
+	u, err := p.user(ctx)
 	if err != nil {
-		return nil, h.fail(ctx, err, "user")
+		return nil, err
 	}
-	return &output[T]{v}, nil
+	v, err := add(u)
+	if err != nil {
+		return nil, h.fail(ctx, conflict(err, conflictDetail), "user")
+	}
+	return rest.Answer(v), nil
 }
 
 // removeOfUser parses the id of something the user has (named what in a
-// 404) and runs remove with the user's row locked (see withUser).
+// 404) and has remove remove it from the user of the path.
 func (h *handlers) removeOfUser(ctx context.Context, p UserPath, childID, what string,
-	remove func(tx *sqlx.Tx, tenant string, person, child int64) error) (*struct{}, error) {
+	remove func(u directoryservice.User, child int64) error) (*struct{}, error) {
 	child, err := store.ParseID(childID)
 	if err != nil {
 		return nil, rest.NotFound(what)
 	}
-	err = h.withUser(ctx, p, func(tx *sqlx.Tx, tenant string, person int64) error {
-		return remove(tx, tenant, person, child)
-	})
-	return nil, h.fail(ctx, err, what)
+	u, err := p.user(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return nil, h.fail(ctx, remove(u, child), what)
+}
+
+// conflict makes storage.ErrConflict the 409 telling detail and leaves
+// other errors as they are.
+func conflict(err error, detail string) error {
+	if errors.Is(err, storage.ErrConflict) {
+		return rest.Conflict(detail)
+	}
+	return err
 }
 
 // fail maps storage errors to problems: not found is a 404 naming what,
@@ -177,6 +187,8 @@ func (h *handlers) fail(ctx context.Context, err error, what string) error {
 		return nil
 	case errors.As(err, &pd):
 		return pd
+	case errors.Is(err, directoryservice.ErrUserNotFound):
+		return rest.NotFound("user")
 	case errors.Is(err, storage.ErrNotFound):
 		return rest.NotFound(what)
 	case errors.Is(err, storage.ErrConflict):

@@ -5,15 +5,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
-	"github.com/jmoiron/sqlx"
 
+	"github.com/tocsin/tocsin/api/directory/directoryservice"
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
-	"github.com/tocsin/tocsin/storage"
 	store "github.com/tocsin/tocsin/storage/directory"
 )
 
@@ -44,16 +44,9 @@ func (h *handlers) registerUsers(api huma.API) {
 				u.SelfService = store.SelfService(*in.Body.SelfService)
 			}
 			tenant := rest.Tenant(ctx)
-			var id int64
-			err = h.d.DB.InTx(ctx, func(tx *sqlx.Tx) error {
-				id, err = store.CreateUser(ctx, tx, tenant, dir, u)
-				return err
-			})
-			if err == storage.ErrConflict {
-				return nil, rest.Conflict("another user of the directory has this external id, or a push token is registered to another user")
-			}
+			id, err := h.users.CreateUser(ctx, tenant, dir, u)
 			if err != nil {
-				return nil, h.fail(ctx, err, "user")
+				return nil, h.fail(ctx, conflict(err, "another user of the directory has this external id, or a push token is registered to another user"), "user")
 			}
 			p, err := h.profile(ctx, tenant, dir, id)
 			if err != nil {
@@ -83,7 +76,7 @@ func (h *handlers) registerUsers(api huma.API) {
 			UserPath
 			Body model.UpdateUserProfileCommand
 		}) (*struct{}, error) {
-			dir, id, err := in.ids()
+			user, err := in.user(ctx)
 			if err != nil {
 				return nil, err
 			}
@@ -91,23 +84,11 @@ func (h *handlers) registerUsers(api huma.API) {
 			if err != nil {
 				return nil, err
 			}
-			tenant := rest.Tenant(ctx)
-			err = h.d.DB.InTx(ctx, func(tx *sqlx.Tx) error {
-				cur, err := store.LockUser(ctx, tx, tenant, dir, id)
-				if err != nil {
-					return err
-				}
-				u.SelfService = store.SelfService(model.DefaultSelfService)
-				_ = json.Unmarshal(cur.SelfService, &u.SelfService)
-				if in.Body.SelfService != nil {
-					u.SelfService = store.SelfService(*in.Body.SelfService)
-				}
-				return store.UpdateUser(ctx, tx, tenant, id, u, u.MobileApps, in.Body.MobileApps != nil)
-			})
-			if err == storage.ErrConflict {
-				return nil, rest.Conflict("a push token of the mobile apps is registered to another user")
+			if in.Body.SelfService != nil {
+				u.SelfService = store.SelfService(*in.Body.SelfService)
 			}
-			return nil, h.fail(ctx, err, "user")
+			err = h.users.UpdateUser(ctx, user, u, in.Body.SelfService != nil, in.Body.MobileApps != nil)
+			return nil, h.fail(ctx, conflict(err, "a push token of the mobile apps is registered to another user"), "user")
 		})
 
 	rest.Register(api, op("usersDelete", http.MethodDelete, user, http.StatusNoContent, "Delete a user",
@@ -126,7 +107,7 @@ func (h *handlers) registerUsers(api huma.API) {
 			DirPath
 			rest.PageParams
 			Body *model.FindUserQuery
-		}) (*output[model.UserProfileSummaryPagedApiResponse], error) {
+		}) (*rest.Output[model.UserProfileSummaryPagedApiResponse], error) {
 			dir, err := in.dir()
 			if err != nil {
 				return nil, err
@@ -156,7 +137,7 @@ func (h *handlers) registerUsers(api huma.API) {
 			if err != nil {
 				return nil, h.fail(ctx, err, "user")
 			}
-			return &output[model.UserProfileSummaryPagedApiResponse]{model.UserProfileSummaryPagedApiResponse{Paging: rest.NewPaging(in.PageParams, total), Items: userSummariesOut(items)}}, nil
+			return rest.Answer(model.UserProfileSummaryPagedApiResponse{Paging: rest.NewPaging(in.PageParams, total), Items: userSummariesOut(items)}), nil
 		})
 
 	rest.Register(api, op("usersCreateExternalId", http.MethodPost, user+"/externalId", http.StatusNoContent, "Associate an external id",
@@ -174,17 +155,14 @@ func (h *handlers) registerUsers(api huma.API) {
 				return nil, rest.Invalid("body", "externalId", "must not be blank", in.Body.ExternalID)
 			}
 			err = store.SetExternalID(ctx, h.d.DB, rest.Tenant(ctx), dir, id, ext)
-			if err == storage.ErrConflict {
-				return nil, rest.Conflict("another user of the directory has this external id")
-			}
-			return nil, h.fail(ctx, err, "user")
+			return nil, h.fail(ctx, conflict(err, "another user of the directory has this external id"), "user")
 		})
 
 	rest.Register(api, op("usersGetContactInformationById", http.MethodGet, user+"/contact", 0, "Read a user's contact information",
 		"Answers the user's emails and phones with their verification status, and their devices."),
-		func(ctx context.Context, in *UserPath) (*output[model.ContactInformation], error) {
-			return readOfUser(ctx, h, *in, nil, "user", func(tenant string, id int64) (model.ContactInformation, error) {
-				ci, err := store.ContactInformation(ctx, h.d.DB, tenant, id)
+		func(ctx context.Context, in *UserPath) (*rest.Output[model.ContactInformation], error) {
+			return readOfUser(ctx, h, *in, nil, "user", func(u directoryservice.User) (model.ContactInformation, error) {
+				ci, err := store.ContactInformation(ctx, h.d.DB, u.Tenant, u.ID)
 				return contactsOut(ci), err
 			})
 		})
@@ -237,10 +215,9 @@ func (h *handlers) profile(ctx context.Context, tenant, dir string, id int64) (m
 	p := model.UserProfile{
 		ID: strconv.FormatInt(u.ID, 10), DirectoryID: u.DirectoryID, ExternalID: u.ExternalID.String,
 		Name:              model.PersonName{First: u.FirstName, Middle: u.MiddleName, Last: u.LastName},
-		PreferredLanguage: u.Language, TimeZone: u.TimeZone, SelfService: model.DefaultSelfService,
+		PreferredLanguage: u.Language, TimeZone: u.TimeZone, SelfService: model.SelfServiceSettings(h.users.SelfService(u)),
 		MobileApps: []model.MobileApp{}, CreatedAt: u.CreatedAt, UpdatedAt: u.UpdatedAt,
 	}
-	_ = json.Unmarshal(u.SelfService, &p.SelfService)
 	_ = json.Unmarshal(u.MobileApps, &p.MobileApps)
 	if p.MobileApps == nil {
 		p.MobileApps = []model.MobileApp{}
@@ -262,19 +239,10 @@ func (h *handlers) profile(ctx context.Context, tenant, dir string, id int64) (m
 		np.LocationIDs = append(np.LocationIDs, l.ID)
 	}
 	for _, w := range sum.WeatherNotifications.Items {
-		if !contains(np.WeatherCategories, w.Category) {
+		if !slices.Contains(np.WeatherCategories, w.Category) {
 			np.WeatherCategories = append(np.WeatherCategories, w.Category)
 		}
 	}
 	p.NotificationPreferences = np
 	return p, nil
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
 }

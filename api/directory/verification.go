@@ -9,30 +9,12 @@ import (
 	"strconv"
 
 	"github.com/danielgtaylor/huma/v2"
-	"github.com/jmoiron/sqlx"
 
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
-	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/storage"
 	store "github.com/tocsin/tocsin/storage/directory"
-	"github.com/tocsin/tocsin/workflows"
 )
-
-type nonceOutput struct {
-	Body model.ResendVerificationToken
-}
-
-type verifyOutput struct {
-	Body model.VerificationResponse
-}
-
-func what(kind store.Kind) string {
-	if kind == store.KindPhone {
-		return "phone number"
-	}
-	return "email address"
-}
 
 func (h *handlers) registerVerification(api huma.API) {
 	nonceDoc := fmt.Sprintf("Reserves a client-generated nonce that one resend of the verification code then spends (within %s). "+
@@ -50,12 +32,8 @@ func (h *handlers) registerVerification(api huma.API) {
 		func(ctx context.Context, in *struct {
 			EmailPath
 			Body model.CreateVerificationNonceCommand
-		}) (*nonceOutput, error) {
-			addr, err := in.address()
-			if err != nil {
-				return nil, err
-			}
-			return h.nonce(ctx, in.UserPath, store.KindEmail, addr, in.Body.Nonce)
+		}) (*rest.Output[model.ResendVerificationToken], error) {
+			return h.nonce(ctx, in.EmailPath, in.Body.Nonce)
 		})
 	rest.Register(api, op("usersResendEmailVerification", http.MethodPost, email+"/resend", http.StatusAccepted,
 		"Send a new email verification code", fmt.Sprintf(resendDoc, "by email"), http.StatusConflict),
@@ -63,23 +41,15 @@ func (h *handlers) registerVerification(api huma.API) {
 			EmailPath
 			Body model.SendVerificationCommand
 		}) (*struct{}, error) {
-			addr, err := in.address()
-			if err != nil {
-				return nil, err
-			}
-			return nil, h.resend(ctx, in.UserPath, store.KindEmail, addr, in.Body.Nonce)
+			return nil, h.resend(ctx, in.EmailPath, in.Body.Nonce)
 		})
 	rest.Register(api, op("usersVerifyEmail", http.MethodPost, email+"/verify", 0,
 		"Verify an email address", fmt.Sprintf(verifyDoc, store.MaxAttempts), http.StatusConflict, http.StatusGone),
 		func(ctx context.Context, in *struct {
 			EmailPath
 			Body model.VerifyEmailCommand
-		}) (*verifyOutput, error) {
-			addr, err := in.address()
-			if err != nil {
-				return nil, err
-			}
-			return h.verify(ctx, in.UserPath, store.KindEmail, addr, in.Body.Code)
+		}) (*rest.Output[model.VerificationResponse], error) {
+			return h.verify(ctx, in.EmailPath, in.Body.Code)
 		})
 
 	const phone = "/{tenantId}/directory/{directoryId}/users/{userId}/contact/phones/{phoneNumber}/verification"
@@ -88,12 +58,8 @@ func (h *handlers) registerVerification(api huma.API) {
 		func(ctx context.Context, in *struct {
 			PhonePath
 			Body model.CreateVerificationNonceCommand
-		}) (*nonceOutput, error) {
-			num, err := in.number()
-			if err != nil {
-				return nil, err
-			}
-			return h.nonce(ctx, in.UserPath, store.KindPhone, num, in.Body.Nonce)
+		}) (*rest.Output[model.ResendVerificationToken], error) {
+			return h.nonce(ctx, in.PhonePath, in.Body.Nonce)
 		})
 	rest.Register(api, op("usersResendPhoneVerification", http.MethodPost, phone+"/resend", http.StatusAccepted,
 		"Send a new phone verification code", fmt.Sprintf(resendDoc, "by text message"), http.StatusConflict),
@@ -101,37 +67,29 @@ func (h *handlers) registerVerification(api huma.API) {
 			PhonePath
 			Body model.SendVerificationCommand
 		}) (*struct{}, error) {
-			num, err := in.number()
-			if err != nil {
-				return nil, err
-			}
-			return nil, h.resend(ctx, in.UserPath, store.KindPhone, num, in.Body.Nonce)
+			return nil, h.resend(ctx, in.PhonePath, in.Body.Nonce)
 		})
 	rest.Register(api, op("usersVerifyPhone", http.MethodPost, phone+"/verify", 0,
 		"Verify a phone number", fmt.Sprintf(verifyDoc, store.MaxAttempts), http.StatusConflict, http.StatusGone),
 		func(ctx context.Context, in *struct {
 			PhonePath
 			Body model.VerifyPhoneCommand
-		}) (*verifyOutput, error) {
-			num, err := in.number()
-			if err != nil {
-				return nil, err
-			}
-			return h.verify(ctx, in.UserPath, store.KindPhone, num, in.Body.Code)
+		}) (*rest.Output[model.VerificationResponse], error) {
+			return h.verify(ctx, in.PhonePath, in.Body.Code)
 		})
 
 	rest.Register(api, op("testGetPendingEmailVerifications", http.MethodGet, "/{tenantId}/testing/verifications/email", 0,
 		"List pending email verifications (testing)", testingDoc),
 		func(ctx context.Context, in *struct {
 			TenantID string `path:"tenantId" maxLength:"20" example:"1001"`
-		}) (*output[[]model.PendingVerificationAttempt], error) {
+		}) (*rest.Output[[]model.PendingVerificationAttempt], error) {
 			return h.pending(ctx, store.KindEmail)
 		})
 	rest.Register(api, op("testGetPendingPhoneVerifications", http.MethodGet, "/{tenantId}/testing/verifications/phone", 0,
 		"List pending phone verifications (testing)", testingDoc),
 		func(ctx context.Context, in *struct {
 			TenantID string `path:"tenantId" maxLength:"20" example:"1001"`
-		}) (*output[[]model.PendingVerificationAttempt], error) {
+		}) (*rest.Output[[]model.PendingVerificationAttempt], error) {
 			return h.pending(ctx, store.KindPhone)
 		})
 }
@@ -139,13 +97,13 @@ func (h *handlers) registerVerification(api huma.API) {
 const testingDoc = "Lists the tenant's live verification codes (address, user, sent, expiry and the code itself) so automated tests can complete verifications. " +
 	"Served only when the server runs with TOCSIN_TESTING_ENDPOINTS=true, and a 404 otherwise. Codes are kept in plain form only while the worker runs with that switch too, and are erased when the code ends."
 
-func (h *handlers) nonce(ctx context.Context, up UserPath, kind store.Kind, address, nonce string) (*nonceOutput, error) {
-	var r store.NonceReservation
-	err := h.withUser(ctx, up, func(tx *sqlx.Tx, tenant string, id int64) error {
-		var err error
-		r, err = store.ReserveNonce(ctx, tx, tenant, id, kind, address, nonce)
-		return err
-	})
+func (h *handlers) nonce(ctx context.Context, p addressPath, nonce string) (*rest.Output[model.ResendVerificationToken], error) {
+	u, address, err := addressOf(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	kind := p.kind()
+	r, err := h.users.ReserveNonce(ctx, u, kind, address, nonce)
 	var rl *store.RateLimitedError
 	switch {
 	case errors.As(err, &rl):
@@ -160,76 +118,43 @@ func (h *handlers) nonce(ctx context.Context, up UserPath, kind store.Kind, addr
 	case err != nil:
 		return nil, h.fail(ctx, err, what(kind))
 	}
-	return &nonceOutput{Body: model.ResendVerificationToken{
+	return rest.Answer(model.ResendVerificationToken{
 		Nonce: nonce, TargetType: model.ContactTargetType(kind.TargetType()), Address: address, ExpiresAt: r.ExpiresAt.UTC(), RemainingInWindow: r.Remaining,
-	}}, nil
+	}), nil
 }
 
-func (h *handlers) resend(ctx context.Context, up UserPath, kind store.Kind, address, nonce string) error {
-	// The resend and the request to signal-with-start the address's
-	// workflow commit together; the starter carries the request out right
-	// after (see dispatch.Starter), so a spent nonce always gets its code.
-	err := h.withUser(ctx, up, func(tx *sqlx.Tx, tenant string, id int64) error {
-		wfID, err := h.verificationID(tenant, id, address)
-		if err != nil {
-			return err
-		}
-		seq, err := store.BeginResend(ctx, tx, tenant, id, kind, address, nonce, wfID)
-		if err != nil {
-			return err
-		}
-		return storage.EnqueueStart(ctx, tx, storage.StartRequest{
-			TenantID: tenant, WorkflowID: wfID, Workflow: "Verification",
-			// The input asks for code seq too, so a start alone sends it.
-			Input:  workflows.VerificationInput{Tenant: tenant, Person: id, Kind: kind, Address: address, TTL: h.d.Config.VerificationCodeTTL, PendingSeq: seq},
-			Signal: workflows.SignalVerificationResend, SignalInput: workflows.VerificationResend{Seq: seq},
-			// A person is waiting for the code.
-			Priority: storage.PriorityUrgent,
-		})
-	})
+func (h *handlers) resend(ctx context.Context, p addressPath, nonce string) error {
+	u, address, err := addressOf(ctx, p)
+	if err != nil {
+		return err
+	}
+	kind := p.kind()
+	err = h.users.Resend(ctx, u, kind, address, nonce)
 	switch {
 	case errors.Is(err, store.ErrNonceInvalid):
 		return rest.Invalid("body", "nonce", "unknown, spent or expired nonce: reserve one with the nonce operation first", nonce)
 	case errors.Is(err, store.ErrAlreadyVerified):
 		return rest.Conflict("the " + what(kind) + " is already verified")
-	case err != nil:
-		return h.fail(ctx, err, what(kind))
 	}
-	h.d.WakeStarts()
-	return nil
+	return h.fail(ctx, err, what(kind))
 }
 
-func (h *handlers) verify(ctx context.Context, up UserPath, kind store.Kind, address, code string) (*verifyOutput, error) {
-	var res store.CheckResult
-	var tenant string
-	var id int64
-	err := h.withUser(ctx, up, func(tx *sqlx.Tx, t string, i int64) error {
-		tenant, id = t, i
-		var err error
-		res, err = store.CheckCode(ctx, tx, tenant, id, kind, address, code)
-		return err
-	})
+func (h *handlers) verify(ctx context.Context, p addressPath, code string) (*rest.Output[model.VerificationResponse], error) {
+	u, address, err := addressOf(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	kind := p.kind()
+	res, err := h.users.Verify(ctx, u, kind, address, code)
 	if err != nil {
 		return nil, h.fail(ctx, err, what(kind))
 	}
 	switch res.Outcome {
-	case store.CheckVerified, store.CheckExhausted, store.CheckExpired:
-		// The code ended: let its workflow finish now rather than at expiry.
-		wfID, err := h.verificationID(tenant, id, address)
-		if err == nil {
-			err = h.d.Temporal.SignalWorkflow(ctx, wfID, "", workflows.SignalVerificationSettled,
-				workflows.VerificationSettled{Seq: res.Seq, Status: string(res.Attempt.Status)})
-		}
-		if err != nil {
-			h.d.Logger.DebugContext(ctx, "verification workflow not signalled", "err", err)
-		}
-	}
-	switch res.Outcome {
 	case store.CheckVerified:
-		return &verifyOutput{Body: model.VerificationResponse{
+		return rest.Answer(model.VerificationResponse{
 			TargetType: model.ContactTargetType(kind.TargetType()), Address: address, Status: model.VerificationVerified, Verified: true,
 			VerifiedAt: res.VerifiedAt, Attempt: attemptOut(res.Attempt),
-		}}, nil
+		}), nil
 	case store.CheckWrong:
 		return nil, rest.Invalid("body", "code", fmt.Sprintf("the code does not match; %d attempts left", res.Remaining), nil)
 	case store.CheckExhausted:
@@ -245,7 +170,7 @@ func (h *handlers) verify(ctx context.Context, up UserPath, kind store.Kind, add
 	}
 }
 
-func (h *handlers) pending(ctx context.Context, kind store.Kind) (*output[[]model.PendingVerificationAttempt], error) {
+func (h *handlers) pending(ctx context.Context, kind store.Kind) (*rest.Output[[]model.PendingVerificationAttempt], error) {
 	if !h.d.Config.TestingEndpoints {
 		return nil, rest.NotFound("testing operation")
 	}
@@ -253,15 +178,5 @@ func (h *handlers) pending(ctx context.Context, kind store.Kind) (*output[[]mode
 	if err != nil {
 		return nil, h.fail(ctx, err, "verification")
 	}
-	return &output[[]model.PendingVerificationAttempt]{pendingOut(items)}, nil
-}
-
-// verificationID is the id of the verification workflow of an address; its
-// hash key derives from TOCSIN_SECRETS_KEY, so the id holds no address.
-func (h *handlers) verificationID(tenant string, person int64, address string) (string, error) {
-	key, err := secrets.Derive(h.d.Config.SecretsKey, "workflow ids")
-	if err != nil {
-		return "", fmt.Errorf("verification workflow id: %w", err)
-	}
-	return workflows.VerificationWorkflowID(key, tenant, person, address), nil
+	return rest.Answer(pendingOut(items)), nil
 }

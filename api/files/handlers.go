@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/tocsin/tocsin/api/files/fileservice"
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
 	"github.com/tocsin/tocsin/media"
@@ -80,7 +81,7 @@ func pathName(raw string) (string, error) {
 	if err != nil {
 		return "", rest.Invalid("path", "FileName", "bad URL encoding", raw)
 	}
-	if err := checkPath(full); err != nil {
+	if err := fileservice.CheckPath(full); err != nil {
 		return "", rest.Invalid("path", "FileName", err.Error(), full)
 	}
 	return full, nil
@@ -96,7 +97,7 @@ func notFound(err error) error {
 	return err
 }
 
-func (h *handlers) get(ctx context.Context, in *FilePath) (*fileOutput, error) {
+func (h *handlers) get(ctx context.Context, in *FilePath) (*rest.Output[model.FileModel], error) {
 	full, err := pathName(in.FileName)
 	if err != nil {
 		return nil, err
@@ -108,7 +109,7 @@ func (h *handlers) get(ctx context.Context, in *FilePath) (*fileOutput, error) {
 	if err := h.sign(ctx, &m, true); err != nil {
 		return nil, err
 	}
-	return &fileOutput{Body: m.FileModel}, nil
+	return rest.Answer(m.FileModel), nil
 }
 
 type listInput struct {
@@ -118,7 +119,7 @@ type listInput struct {
 	SearchTerm       string         `query:"SearchTerm" maxLength:"200" doc:"Only files whose full name contains this, case-insensitive." example:"siren"`
 }
 
-func (h *handlers) list(ctx context.Context, in *listInput) (*struct{ Body []model.FileModel }, error) {
+func (h *handlers) list(ctx context.Context, in *listInput) (*rest.Output[[]model.FileModel], error) {
 	tenant := rest.Tenant(ctx)
 	fs, err := h.files.List(ctx, tenant, string(in.Filter), in.SearchTerm)
 	if err != nil {
@@ -128,7 +129,7 @@ func (h *handlers) list(ctx context.Context, in *listInput) (*struct{ Body []mod
 	for i, f := range fs {
 		ms[i] = modelOf(f)
 	}
-	out := &struct{ Body []model.FileModel }{Body: make([]model.FileModel, len(ms))}
+	out := &rest.Output[[]model.FileModel]{Body: make([]model.FileModel, len(ms))}
 	for i := range ms {
 		if in.IncludeAudioUrls {
 			if err := h.sign(ctx, &ms[i], false); err != nil {
@@ -151,7 +152,7 @@ type updateInput struct {
 	Body        *DescriptionBody `required:"false"`
 }
 
-func (h *handlers) update(ctx context.Context, in *updateInput) (*struct{ Body model.FileModelResponse }, error) {
+func (h *handlers) update(ctx context.Context, in *updateInput) (*rest.Output[model.FileModelResponse], error) {
 	full, err := pathName(in.FileName)
 	if err != nil {
 		return nil, err
@@ -174,7 +175,7 @@ func (h *handlers) update(ctx context.Context, in *updateInput) (*struct{ Body m
 	if err := h.sign(ctx, &m, true); err != nil {
 		return nil, err
 	}
-	return &struct{ Body model.FileModelResponse }{Body: model.FileModelResponse{File: m.FileModel, Message: "description updated"}}, nil
+	return rest.Answer(model.FileModelResponse{File: m.FileModel, Message: "description updated"}), nil
 }
 
 func (h *handlers) delete(ctx context.Context, in *FilePath) (*struct{}, error) {

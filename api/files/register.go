@@ -8,30 +8,31 @@ import (
 
 	"github.com/danielgtaylor/huma/v2"
 
+	"github.com/tocsin/tocsin/api/files/fileservice"
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
 	store "github.com/tocsin/tocsin/storage/files"
 )
 
 type handlers struct {
-	d     rest.Deps
-	files fileStore
+	d       rest.Deps
+	files   fileStore
+	uploads *fileservice.Service
 }
 
 // fileStore keeps the files' metadata and removes their objects.
 type fileStore interface {
 	List(ctx context.Context, tenant, kind, term string) ([]store.File, error)
 	Get(ctx context.Context, tenant, fullName string) (store.File, error)
-	Exists(ctx context.Context, tenant, fullName string) (bool, error)
 	SetDescription(ctx context.Context, tenant, fullName, description string) error
-	Create(ctx context.Context, f store.NewFile) error
 	Delete(ctx context.Context, tenant, fullName string) error
 }
 
 var _ fileStore = (*store.Store)(nil)
 
 // uploadParts documents the multipart body of uploadFileV4; the handler
-// reads the parts itself, streaming HttpFile to the object store.
+// reads the parts itself and hands HttpFile to the file service, which
+// streams it to the object store.
 type uploadParts struct {
 	FileName            string `json:"FileName" maxLength:"1024" doc:"Name of the file; with FolderName it makes the full name folder/name. Names are case-sensitive; no .. or . segments, no leading /, no backslash, no control characters." example:"tornado.wav"`
 	ContentType         string `json:"ContentType" doc:"The file's content type; must agree with its bytes. Accepted: image/png, image/jpeg, image/gif, image/webp, image/bmp, audio/wav, audio/mpeg (common aliases such as image/jpg and audio/x-wav too)." example:"audio/wav"`
@@ -49,10 +50,6 @@ type uploadInput struct {
 	TenantID int64 `path:"tenantId" doc:"The tenant; must be the token's." example:"1001"`
 }
 
-type fileOutput struct {
-	Body model.FileModel
-}
-
 // FilePath is the tenant and the file's full name in the path.
 type FilePath struct {
 	TenantID int64  `path:"tenantId" doc:"The tenant; must be the token's." example:"1001"`
@@ -61,7 +58,11 @@ type FilePath struct {
 
 // Register adds the files operations to api.
 func Register(api huma.API, d rest.Deps) {
-	h := &handlers{d: d, files: store.New(d.DB, d.Objects)}
+	files := store.New(d.DB, d.Objects)
+	h := &handlers{d: d, files: files, uploads: &fileservice.Service{
+		DB: d.DB, Objects: d.Objects, Temporal: d.Temporal, Files: files, WakeStarts: d.WakeStarts,
+		Limit: d.Config.FileSizeLimit, Logger: d.Logger,
+	}}
 	tags := []string{"Files"}
 
 	op := rest.Op{ID: "uploadFileV4", Method: http.MethodPost, Path: "/v4/{tenantId}/files", Scope: "content", Tags: tags,

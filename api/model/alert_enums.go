@@ -16,9 +16,9 @@ const (
 
 // Schema implements huma.SchemaProvider.
 func (AlertType) Schema(r huma.Registry) *huma.Schema {
-	return EnumSchema(r, "AlertType",
+	return EnumSchema[AlertType](r,
 		"Default: a message. Poll: recipients answer the survey's questions through a personal link. Conference: the message invites recipients to a conference call.",
-		"Default", "Poll", "Conference")
+		AlertTypeDefault, AlertTypePoll, AlertTypeConference)
 }
 
 // AlertStatus is where an alert stands in its lifecycle.
@@ -35,13 +35,13 @@ const (
 
 // Schema implements huma.SchemaProvider.
 func (AlertStatus) Schema(r huma.Registry) *huma.Schema {
-	return EnumSchema(r, "AlertStatus",
+	return EnumSchema[AlertStatus](r,
 		"The alert's lifecycle. Scheduled: accepted, waiting for its send time. Queued: accepted, its workflow is about to resolve recipients. "+
 			"Processing: recipients resolved, deliveries in progress. Sent: every recipient has a final result on every channel of the first cycle and at least one delivery succeeded. "+
 			"Failed: nothing could be delivered (no recipients, every delivery failed, or the workflow failed). "+
 			"Transitions: Scheduled -> Queued -> Processing -> Sent | Failed; Queued -> Failed when recipients cannot be resolved. "+
 			"Later cycles (resends to recipients who have not confirmed) and receipts do not change Sent or Failed; completedAt marks the end of the alert's workflow.",
-		"Scheduled", "Queued", "Processing", "Sent", "Failed")
+		AlertScheduled, AlertQueued, AlertProcessing, AlertSent, AlertFailed)
 }
 
 // AlertSentStatus is the completion of a sent alert, as the alertCompletion
@@ -57,9 +57,9 @@ const (
 
 // Schema implements huma.SchemaProvider.
 func (AlertSentStatus) Schema(r huma.Registry) *huma.Schema {
-	return EnumSchema(r, "AlertSentStatus",
+	return EnumSchema[AlertSentStatus](r,
 		"Completion of an alert: Processing (Scheduled, Queued or Processing), Sent, or Failed.",
-		"Processing", "Sent", "Failed")
+		SentStatusProcessing, SentStatusSent, SentStatusFailed)
 }
 
 // SentStatusOf maps a lifecycle status to its completion.
@@ -85,9 +85,9 @@ const (
 
 // Schema implements huma.SchemaProvider.
 func (PriorityType) Schema(r huma.Registry) *huma.Schema {
-	return EnumSchema(r, "PriorityType",
+	return EnumSchema[PriorityType](r,
 		"Emergency alerts may override quiet settings (loud tone on devices); NonEmergency alerts do not.",
-		"Emergency", "NonEmergency")
+		PriorityEmergency, PriorityNonEmergency)
 }
 
 // ScheduleType says when an alert is sent.
@@ -101,7 +101,7 @@ const (
 
 // Schema implements huma.SchemaProvider.
 func (ScheduleType) Schema(r huma.Registry) *huma.Schema {
-	return EnumSchema(r, "ScheduleType", "Now: send when accepted. Later: send at ScheduleSettings.sendAt (a durable timer waits for it).", "Now", "Later")
+	return EnumSchema[ScheduleType](r, "Now: send when accepted. Later: send at ScheduleSettings.sendAt (a durable timer waits for it).", ScheduleNow, ScheduleLater)
 }
 
 // PriorityOrder says how the channels of an alert are used.
@@ -115,9 +115,9 @@ const (
 
 // Schema implements huma.SchemaProvider.
 func (PriorityOrder) Schema(r huma.Registry) *huma.Schema {
-	return EnumSchema(r, "PriorityOrder",
+	return EnumSchema[PriorityOrder](r,
 		"Simultaneous: every channel is delivered at once. Sequential: channels are used one after another in PipelineSettings.sequence order, and a recipient reached on an earlier channel is Skipped on the later ones.",
-		"Simultaneous", "Sequential")
+		OrderSimultaneous, OrderSequential)
 }
 
 // AlertSettingsVariableSource says where a custom message variable takes its value.
@@ -131,9 +131,9 @@ const (
 
 // Schema implements huma.SchemaProvider.
 func (AlertSettingsVariableSource) Schema(r huma.Registry) *huma.Schema {
-	return EnumSchema(r, "AlertSettingsVariableSource",
+	return EnumSchema[AlertSettingsVariableSource](r,
 		"Static: the variable's value is the same for every recipient. CustomField: the value is the recipient's custom field named by field (value is the fallback when the recipient has none).",
-		"Static", "CustomField")
+		VariableStatic, VariableCustomField)
 }
 
 // DeliveryChannel names a delivery channel.
@@ -141,7 +141,7 @@ type DeliveryChannel string
 
 // Schema implements huma.SchemaProvider.
 func (DeliveryChannel) Schema(r huma.Registry) *huma.Schema {
-	return EnumSchema(r, "DeliveryChannel", "A delivery channel.",
+	return EnumSchema[DeliveryChannel](r, "A delivery channel.",
 		"email", "text", "voice", "etn", "push", "myAlertsApp", "fax", "eas", "mobileBroadcast", "teamChat", "socialPostA", "socialPostB", "neighborhood")
 }
 
@@ -160,9 +160,9 @@ const (
 
 // Schema implements huma.SchemaProvider.
 func (DeliveryStatus) Schema(r huma.Registry) *huma.Schema {
-	return EnumSchema(r, "DeliveryStatus",
+	return EnumSchema[DeliveryStatus](r,
 		"Pending: not attempted yet. Retrying: a temporary provider error, another attempt follows. Sent: the provider accepted it. "+
 			"Delivered: the provider's receipt confirmed delivery. Failed: permanently refused, no address on the channel, or attempts used up. "+
 			"Skipped: not attempted because the recipient was reached on an earlier channel (Sequential order). Sent, Delivered, Failed and Skipped are final; a receipt may still turn Sent into Delivered or Failed.",
-		"Pending", "Retrying", "Sent", "Delivered", "Failed", "Skipped")
+		DeliveryPending, DeliveryRetrying, DeliverySent, DeliveryDelivered, DeliveryFailed, DeliverySkipped)
 }

@@ -2,8 +2,6 @@ package model
 
 import (
 	"time"
-
-	"github.com/tocsin/tocsin/api/rest"
 )
 
 // DeliverySummary counts deliveries by status.
@@ -72,24 +70,19 @@ type EmailResultSummary struct {
 }
 
 // EmailResultsSummaryResponse is a page of email deliveries.
-type EmailResultsSummaryResponse struct {
-	rest.Paging
-	Totals AggregatedChannelResult `json:"totals"`
-	Items  []EmailResultSummary    `json:"items"`
-}
+type EmailResultsSummaryResponse ChannelResultsPage[EmailResultSummary]
 
-// SmsResultSummary is one text-message delivery.
-type SmsResultSummary struct {
+// phoneResult is a delivery to a phone number.
+type phoneResult struct {
 	ChannelResultFields
 	Phone string `json:"phone" example:"+15551234567"`
 }
 
+// SmsResultSummary is one text-message delivery.
+type SmsResultSummary phoneResult
+
 // SmsResultsSummaryResponse is a page of text-message deliveries.
-type SmsResultsSummaryResponse struct {
-	rest.Paging
-	Totals AggregatedChannelResult `json:"totals"`
-	Items  []SmsResultSummary      `json:"items"`
-}
+type SmsResultsSummaryResponse ChannelResultsPage[SmsResultSummary]
 
 // VoiceResultSummary is one voice call.
 type VoiceResultSummary struct {
@@ -99,24 +92,13 @@ type VoiceResultSummary struct {
 }
 
 // VoiceResultsSummaryResponse is a page of voice calls.
-type VoiceResultsSummaryResponse struct {
-	rest.Paging
-	Totals AggregatedChannelResult `json:"totals"`
-	Items  []VoiceResultSummary    `json:"items"`
-}
+type VoiceResultsSummaryResponse ChannelResultsPage[VoiceResultSummary]
 
 // EtnResultSummary is one emergency telephone notification call.
-type EtnResultSummary struct {
-	ChannelResultFields
-	Phone string `json:"phone" example:"+15551234567"`
-}
+type EtnResultSummary phoneResult
 
 // EtnResultsSummaryResponse is a page of emergency telephone notification calls.
-type EtnResultsSummaryResponse struct {
-	rest.Paging
-	Totals AggregatedChannelResult `json:"totals"`
-	Items  []EtnResultSummary      `json:"items"`
-}
+type EtnResultsSummaryResponse ChannelResultsPage[EtnResultSummary]
 
 // MobileBroadcastResultSummary is the outcome of a wireless emergency alert broadcast.
 type MobileBroadcastResultSummary struct {
@@ -151,10 +133,7 @@ type NeighborhoodChannelStatus struct {
 }
 
 // PagedNeighborhoodChannelStatusResponse is a page of neighborhood posts.
-type PagedNeighborhoodChannelStatusResponse struct {
-	rest.Paging
-	Items []NeighborhoodChannelStatus `json:"items"`
-}
+type PagedNeighborhoodChannelStatusResponse Page[NeighborhoodChannelStatus]
 
 // Recipient is one recipient of an alert with where they stand.
 type Recipient struct {
@@ -182,10 +161,7 @@ type RecipientResponse struct {
 }
 
 // PagedRecipientResponse is a page of recipients.
-type PagedRecipientResponse struct {
-	rest.Paging
-	Items []Recipient `json:"items"`
-}
+type PagedRecipientResponse Page[Recipient]
 
 // SingleRecipientResponse is one recipient with every delivery on every channel.
 type SingleRecipientResponse struct {

@@ -91,10 +91,7 @@ type AlertSummary struct {
 }
 
 // PagedAlertSettingsResponse is a page of alerts.
-type PagedAlertSettingsResponse struct {
-	rest.Paging
-	Items []AlertSummary `json:"items"`
-}
+type PagedAlertSettingsResponse Page[AlertSummary]
 
 // AlertChannelMessage is the message one channel sends, rendered.
 type AlertChannelMessage struct {

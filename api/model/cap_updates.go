@@ -7,7 +7,7 @@ type CapMsgType string
 
 // Schema implements huma.SchemaProvider.
 func (CapMsgType) Schema(r huma.Registry) *huma.Schema {
-	return EnumSchema(r, "CapMsgType",
+	return EnumSchema[CapMsgType](r,
 		"Update: replaces the earlier messages' information. Cancel: withdraws them.",
 		"Update", "Cancel")
 }

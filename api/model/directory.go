@@ -4,8 +4,6 @@ import (
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
-
-	"github.com/tocsin/tocsin/api/rest"
 )
 
 // SelfServiceSettings say what a directory user may do on their own.
@@ -56,10 +54,7 @@ type UserProfileSummary struct {
 }
 
 // UserProfileSummaryPagedApiResponse is a page of users.
-type UserProfileSummaryPagedApiResponse struct {
-	Paging rest.Paging          `json:"paging"`
-	Items  []UserProfileSummary `json:"items"`
-}
+type UserProfileSummaryPagedApiResponse PagedItems[UserProfileSummary]
 
 // CreateUserProfileCommand creates a directory user.
 type CreateUserProfileCommand struct {
@@ -101,20 +96,14 @@ type ContactTargetType string
 
 // Schema implements huma.SchemaProvider.
 func (ContactTargetType) Schema(r huma.Registry) *huma.Schema {
-	return EnumSchema(r, "ContactTargetType", "What is being verified: an email address or a phone number.", "Email", "Phone")
+	return EnumSchema[ContactTargetType](r, "What is being verified: an email address or a phone number.", "Email", "Phone")
 }
 
 // EmailCollection lists email addresses.
-type EmailCollection struct {
-	Items []EmailAddress `json:"items"`
-	Count int            `json:"count" example:"1"`
-}
+type EmailCollection Collection[EmailAddress]
 
 // PhoneCollection lists phone numbers.
-type PhoneCollection struct {
-	Items []PhoneNumber `json:"items"`
-	Count int           `json:"count" example:"1"`
-}
+type PhoneCollection Collection[PhoneNumber]
 
 // CreateEmailCommand adds an email address to a user.
 type CreateEmailCommand struct {
@@ -185,7 +174,7 @@ type PendingDeviceType string
 
 // Schema implements huma.SchemaProvider.
 func (PendingDeviceType) Schema(r huma.Registry) *huma.Schema {
-	return EnumSchema(r, "PendingDeviceType", "How the code was sent: Email or Sms.", "Email", "Sms")
+	return EnumSchema[PendingDeviceType](r, "How the code was sent: Email or Sms.", "Email", "Sms")
 }
 
 // PendingVerificationAttempt is a live code, as the testing operations show it.
@@ -210,16 +199,10 @@ type GroupReference struct {
 }
 
 // GroupReferencePagedApiResponse is a page of group references.
-type GroupReferencePagedApiResponse struct {
-	Paging rest.Paging      `json:"paging"`
-	Items  []GroupReference `json:"items"`
-}
+type GroupReferencePagedApiResponse PagedItems[GroupReference]
 
 // GroupSummaryPagedApiResponse is a page of groups.
-type GroupSummaryPagedApiResponse struct {
-	Paging rest.Paging    `json:"paging"`
-	Items  []GroupSummary `json:"items"`
-}
+type GroupSummaryPagedApiResponse PagedItems[GroupSummary]
 
 // FindGroupQuery selects groups; every condition given must hold.
 type FindGroupQuery struct {
@@ -256,10 +239,7 @@ func (CreateGroupMembership) Schema(r huma.Registry) *huma.Schema {
 func ptr[T any](v T) *T { return &v }
 
 // GroupMemberships lists the groups a user is a direct member of.
-type GroupMemberships struct {
-	Items []GroupReference `json:"items"`
-	Count int              `json:"count" example:"1"`
-}
+type GroupMemberships Collection[GroupReference]
 
 // Location is a place a user wants notifications for.
 type Location struct {
@@ -271,16 +251,10 @@ type Location struct {
 }
 
 // LocationCollection lists a user's locations.
-type LocationCollection struct {
-	Items []Location `json:"items"`
-	Count int        `json:"count" example:"1"`
-}
+type LocationCollection Collection[Location]
 
 // LocationPagedApiResponse is a page of locations.
-type LocationPagedApiResponse struct {
-	Paging rest.Paging `json:"paging"`
-	Items  []Location  `json:"items"`
-}
+type LocationPagedApiResponse PagedItems[Location]
 
 // CreateLocationCommand adds a location to a user.
 type CreateLocationCommand struct {
@@ -294,7 +268,7 @@ type WeatherChannel string
 
 // Schema implements huma.SchemaProvider.
 func (WeatherChannel) Schema(r huma.Registry) *huma.Schema {
-	return EnumSchema(r, "WeatherChannel", "A channel for weather notifications: Email and Text go to the user's verified addresses and numbers, Voice calls them, MyAlertsApp notifies their registered app installations.",
+	return EnumSchema[WeatherChannel](r, "A channel for weather notifications: Email and Text go to the user's verified addresses and numbers, Voice calls them, MyAlertsApp notifies their registered app installations.",
 		"Email", "Text", "Voice", "MyAlertsApp")
 }
 
@@ -326,10 +300,7 @@ type WeatherNotification struct {
 }
 
 // WeatherNotificationCollection lists a user's weather subscriptions.
-type WeatherNotificationCollection struct {
-	Items []WeatherNotification `json:"items"`
-	Count int                   `json:"count" example:"1"`
-}
+type WeatherNotificationCollection Collection[WeatherNotification]
 
 // NotificationPreferences are a user's notification settings in brief, as
 // the profile carries them.

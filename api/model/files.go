@@ -11,7 +11,7 @@ type FileKind string
 
 // Schema implements huma.SchemaProvider.
 func (FileKind) Schema(r huma.Registry) *huma.Schema {
-	return EnumSchema(r, "FileKind", "image: PNG, JPEG, GIF, WebP or BMP. audio: WAV (integer PCM) or MP3.", "image", "audio")
+	return EnumSchema[FileKind](r, "image: PNG, JPEG, GIF, WebP or BMP. audio: WAV (integer PCM) or MP3.", "image", "audio")
 }
 
 // AssetKind names one stored version of a file.
@@ -19,7 +19,7 @@ type AssetKind string
 
 // Schema implements huma.SchemaProvider.
 func (AssetKind) Schema(r huma.Registry) *huma.Schema {
-	return EnumSchema(r, "AssetKind",
+	return EnumSchema[AssetKind](r,
 		"original: the uploaded bytes. resized: the image scaled down to MaxWidth (ResizeImage). voice: telephony audio, 8 kHz mono 16-bit PCM WAV (EncodeForVoiceAudio). eas: broadcast alerting audio, 22.05 kHz mono 16-bit PCM WAV of at most 2 minutes (EncodeForEasAudio).",
 		"original", "resized", "voice", "eas")
 }

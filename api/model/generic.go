@@ -13,7 +13,7 @@ type ResponseStatus string
 
 // Schema implements huma.SchemaProvider.
 func (ResponseStatus) Schema(r huma.Registry) *huma.Schema {
-	return EnumSchema(r, "ResponseStatus", "Success: everything was done. Warning: done, with messages worth reading. Error: not done.",
+	return EnumSchema[ResponseStatus](r, "Success: everything was done. Warning: done, with messages worth reading. Error: not done.",
 		"Success", "Warning", "Error")
 }
 
@@ -73,7 +73,7 @@ type FormType string
 
 // Schema implements huma.SchemaProvider.
 func (FormType) Schema(r huma.Registry) *huma.Schema {
-	return EnumSchema(r, "FormType", "The kind of value a field holds.", "Text", "Number", "Date", "Boolean", "Select")
+	return EnumSchema[FormType](r, "The kind of value a field holds.", "Text", "Number", "Date", "Boolean", "Select")
 }
 
 // Field is a named value with its kind, such as a contact's custom field.

@@ -30,9 +30,9 @@ const (
 
 // Schema implements huma.SchemaProvider.
 func (VerificationStatus) Schema(r huma.Registry) *huma.Schema {
-	return EnumSchema(r, "VerificationStatus",
+	return EnumSchema[VerificationStatus](r,
 		"Unverified: no code sent yet. Pending: a code was sent and is live. Verified: the last code matched. Expired: the last code expired unused. Failed: the last code's attempts were used up, or it could not be delivered. Unverified, Expired and Failed go to Pending with a resend; Pending goes to Verified, Expired or Failed.",
-		"Unverified", "Pending", "Verified", "Expired", "Failed")
+		VerificationUnverified, VerificationPending, VerificationVerified, VerificationExpired, VerificationFailed)
 }
 
 // PhoneType says what kind of line a phone number is.
@@ -40,7 +40,7 @@ type PhoneType string
 
 // Schema implements huma.SchemaProvider.
 func (PhoneType) Schema(r huma.Registry) *huma.Schema {
-	return EnumSchema(r, "PhoneType", "The kind of line. A Fax number is reached by the fax channel only (it takes no texts or calls).", "Mobile", "Home", "Work", "Other", "Fax")
+	return EnumSchema[PhoneType](r, "The kind of line. A Fax number is reached by the fax channel only (it takes no texts or calls).", "Mobile", "Home", "Work", "Other", "Fax")
 }
 
 // AddressType says what a postal address is.
@@ -48,7 +48,7 @@ type AddressType string
 
 // Schema implements huma.SchemaProvider.
 func (AddressType) Schema(r huma.Registry) *huma.Schema {
-	return EnumSchema(r, "AddressType", "What the address is.", "Home", "Work", "Other")
+	return EnumSchema[AddressType](r, "What the address is.", "Home", "Work", "Other")
 }
 
 // EmailAddress is one email address of a person.

@@ -13,7 +13,7 @@ type ChatPlatform string
 
 // Schema implements huma.SchemaProvider.
 func (ChatPlatform) Schema(r huma.Registry) *huma.Schema {
-	return EnumSchema(r, "ChatPlatform", "The team-chat platform an account is on.",
+	return EnumSchema[ChatPlatform](r, "The team-chat platform an account is on.",
 		"slack", "teams", "googlechat", "webex", "mattermost", "other")
 }
 
@@ -99,10 +99,7 @@ type ContactSummary struct {
 }
 
 // PagedContactResponse is one page of contacts.
-type PagedContactResponse struct {
-	Paging rest.Paging `json:"paging"`
-	Items  []Contact   `json:"items"`
-}
+type PagedContactResponse PagedItems[Contact]
 
 // FindContactRequest filters contacts; every given filter must match, and
 // an empty request matches every contact of the tenant.
@@ -130,10 +127,7 @@ type DistributionProfile struct {
 }
 
 // PagedDistributionProfileResponse is one page of distribution lists.
-type PagedDistributionProfileResponse struct {
-	Paging rest.Paging           `json:"paging"`
-	Items  []DistributionProfile `json:"items"`
-}
+type PagedDistributionProfileResponse PagedItems[DistributionProfile]
 
 // GetDistributionListRecipientsResponse is a distribution list with one page
 // of its recipients.
@@ -187,10 +181,7 @@ type GroupTreeNode struct {
 }
 
 // PagedGroupTreeNodeResponse is one page of the group tree.
-type PagedGroupTreeNodeResponse struct {
-	Paging rest.Paging     `json:"paging"`
-	Items  []GroupTreeNode `json:"items"`
-}
+type PagedGroupTreeNodeResponse PagedItems[GroupTreeNode]
 
 // CreateShortenedUrlRequest asks for a short link to a URL.
 type CreateShortenedUrlRequest struct {

@@ -14,7 +14,7 @@ type EventTypeName string
 
 // Schema implements huma.SchemaProvider.
 func (EventTypeName) Schema(r huma.Registry) *huma.Schema {
-	return EnumSchema(r, "EventTypeName", "The name of an event type; getEventTypes describes each.", hooks.EventNames()...)
+	return EnumSchema[EventTypeName](r, "The name of an event type; getEventTypes describes each.", valuesAs[EventTypeName](hooks.EventNames())...)
 }
 
 // HookDeliveryOutcome is what became of one hook delivery attempt.
@@ -26,9 +26,9 @@ func (HookDeliveryOutcome) Schema(r huma.Registry) *huma.Schema {
 	for i, o := range hooks.Outcomes {
 		names[i] = string(o)
 	}
-	return EnumSchema(r, "HookDeliveryOutcome",
+	return EnumSchema[HookDeliveryOutcome](r,
 		"Delivered: the target answered 2xx. Failed: no 2xx (network error, timeout, 3xx, 4xx, 5xx); retried while the schedule lasts. Gone: the target answered 410 and the subscription was disabled. Refused: the target's address is loopback, private, link-local or otherwise reserved and not allowed (SSRF protection); retried like a failure.",
-		names...)
+		valuesAs[HookDeliveryOutcome](hooks.Outcomes)...)
 }
 
 // Subscription is a hook: tocsin POSTs the tenant's events of the chosen

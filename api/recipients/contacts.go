@@ -41,11 +41,7 @@ type findContactsInput struct {
 	Body *model.FindContactRequest
 }
 
-type findContactsOutput struct {
-	Body model.PagedContactResponse
-}
-
-func (h *handlers) findContacts(ctx context.Context, in *findContactsInput) (*findContactsOutput, error) {
+func (h *handlers) findContacts(ctx context.Context, in *findContactsInput) (*rest.Output[model.PagedContactResponse], error) {
 	var f contacts.Filter
 	if b := in.Body; b != nil {
 		f = contacts.Filter{
@@ -74,7 +70,7 @@ func (h *handlers) findContacts(ctx context.Context, in *findContactsInput) (*fi
 	if err != nil {
 		return nil, h.failure(ctx, err)
 	}
-	return &findContactsOutput{Body: model.PagedContactResponse{Paging: rest.NewPaging(in.PageParams, total), Items: rest.Items(people, contactModel)}}, nil
+	return rest.Answer(model.PagedContactResponse{Paging: rest.NewPaging(in.PageParams, total), Items: rest.Items(people, contactModel)}), nil
 }
 
 func contactModel(p contacts.Person) model.Contact {

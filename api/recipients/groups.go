@@ -52,11 +52,7 @@ type groupTreeInput struct {
 	AncestorID optionalInt `query:"ancestorId" doc:"Only groups below this group, at any depth."`
 }
 
-type groupTreeOutput struct {
-	Body model.PagedGroupTreeNodeResponse
-}
-
-func (h *handlers) groupTree(ctx context.Context, in *groupTreeInput) (*groupTreeOutput, error) {
+func (h *handlers) groupTree(ctx context.Context, in *groupTreeInput) (*rest.Output[model.PagedGroupTreeNodeResponse], error) {
 	order, err := rest.OrderBy(in.Sort, contacts.TreeSortColumns, contacts.TreeDefaultOrder, contacts.TreeTieBreak)
 	if err != nil {
 		return nil, err
@@ -73,7 +69,7 @@ func (h *handlers) groupTree(ctx context.Context, in *groupTreeInput) (*groupTre
 	if err != nil {
 		return nil, h.failure(ctx, err)
 	}
-	out := &groupTreeOutput{Body: model.PagedGroupTreeNodeResponse{Paging: rest.NewPaging(in.PageParams, total), Items: make([]model.GroupTreeNode, len(nodes))}}
+	out := &rest.Output[model.PagedGroupTreeNodeResponse]{Body: model.PagedGroupTreeNodeResponse{Paging: rest.NewPaging(in.PageParams, total), Items: make([]model.GroupTreeNode, len(nodes))}}
 	for i, n := range nodes {
 		out.Body.Items[i] = model.GroupTreeNode{
 			ID: n.ID, Name: n.Name, Description: n.Description, ParentID: n.ParentID, Depth: n.Depth,

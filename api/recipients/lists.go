@@ -85,10 +85,6 @@ func (d *idleDeadline) Read(p []byte) (int, error) {
 // reader: large reads, so a big file takes few system calls.
 const bodyBuffer = 256 << 10
 
-type createFromFileOutput struct {
-	Body model.CreateDistributionListFromFileResponse
-}
-
 // uploadRequestBody documents the multipart body of createFromFile and has
 // the server hand the body over as a stream (rest.StreamBody), so a large
 // file never sits whole in memory.
@@ -177,7 +173,7 @@ func readField(p *multipart.Part, limit int) (string, error) {
 	return v, nil
 }
 
-func (h *handlers) createFromFile(ctx context.Context, in *createFromFileInput) (*createFromFileOutput, error) {
+func (h *handlers) createFromFile(ctx context.Context, in *createFromFileInput) (*rest.Output[model.CreateDistributionListFromFileResponse], error) {
 	mt, params, err := mime.ParseMediaType(in.contentType)
 	if err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
 		return nil, rest.Problem(http.StatusUnsupportedMediaType, "the body must be multipart/form-data with the parts file, name and description")
@@ -264,7 +260,7 @@ func (h *handlers) createFromFile(ctx context.Context, in *createFromFileInput) 
 	if err != nil {
 		return nil, h.failure(ctx, err)
 	}
-	out := &createFromFileOutput{Body: model.CreateDistributionListFromFileResponse{
+	out := &rest.Output[model.CreateDistributionListFromFileResponse]{Body: model.CreateDistributionListFromFileResponse{
 		DistributionList: listModel(res.List),
 		Rows:             res.Rows, Created: res.Created, Updated: res.Updated, Unchanged: res.Unchanged,
 		Skipped: res.Skipped, ErrorCount: res.ProblemCount,
@@ -296,11 +292,7 @@ type listListsInput struct {
 	Name string `query:"name" maxLength:"200" doc:"Only lists whose name starts with this (case-insensitive)."`
 }
 
-type listListsOutput struct {
-	Body model.PagedDistributionProfileResponse
-}
-
-func (h *handlers) listLists(ctx context.Context, in *listListsInput) (*listListsOutput, error) {
+func (h *handlers) listLists(ctx context.Context, in *listListsInput) (*rest.Output[model.PagedDistributionProfileResponse], error) {
 	order, err := rest.OrderBy(in.Sort, contacts.ListSortColumns, "lower(l.name)", "l.id")
 	if err != nil {
 		return nil, err
@@ -309,25 +301,21 @@ func (h *handlers) listLists(ctx context.Context, in *listListsInput) (*listList
 	if err != nil {
 		return nil, h.failure(ctx, err)
 	}
-	return &listListsOutput{Body: model.PagedDistributionProfileResponse{Paging: rest.NewPaging(in.PageParams, total), Items: rest.Items(lists, listModel)}}, nil
+	return rest.Answer(model.PagedDistributionProfileResponse{Paging: rest.NewPaging(in.PageParams, total), Items: rest.Items(lists, listModel)}), nil
 }
 
-type listInput struct {
+// ListPath is the tenant and the distribution list in the path.
+type ListPath struct {
 	TenantID int64 `path:"tenantId" doc:"The tenant; it must be the token's."`
 	ListID   int64 `path:"listId" doc:"The distribution list."`
 }
 
 type getListInput struct {
-	TenantID int64 `path:"tenantId" doc:"The tenant; it must be the token's."`
-	ListID   int64 `path:"listId" doc:"The distribution list."`
+	ListPath
 	rest.PageParams
 }
 
-type getListOutput struct {
-	Body model.GetDistributionListRecipientsResponse
-}
-
-func (h *handlers) getList(ctx context.Context, in *getListInput) (*getListOutput, error) {
+func (h *handlers) getList(ctx context.Context, in *getListInput) (*rest.Output[model.GetDistributionListRecipientsResponse], error) {
 	order, err := rest.OrderBy(in.Sort, contacts.MemberSortColumns, "m.person_id", "m.person_id")
 	if err != nil {
 		return nil, err
@@ -344,7 +332,7 @@ func (h *handlers) getList(ctx context.Context, in *getListInput) (*getListOutpu
 	if err != nil {
 		return nil, h.failure(ctx, err)
 	}
-	out := &getListOutput{Body: model.GetDistributionListRecipientsResponse{
+	out := &rest.Output[model.GetDistributionListRecipientsResponse]{Body: model.GetDistributionListRecipientsResponse{
 		DistributionList: listModel(l), Paging: rest.NewPaging(in.PageParams, total),
 		Recipients: make([]model.ContactSummary, len(members)),
 	}}
@@ -358,7 +346,7 @@ func (h *handlers) getList(ctx context.Context, in *getListInput) (*getListOutpu
 	return out, nil
 }
 
-func (h *handlers) deleteList(ctx context.Context, in *listInput) (*struct{}, error) {
+func (h *handlers) deleteList(ctx context.Context, in *ListPath) (*struct{}, error) {
 	err := contacts.DeleteList(ctx, h.d.DB, rest.Tenant(ctx), in.ListID)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, rest.NotFound("distribution list")

@@ -25,10 +25,6 @@ type createShortInput struct {
 	Body model.CreateShortenedUrlRequest
 }
 
-type createShortOutput struct {
-	Body model.ShortenedUrlResponse
-}
-
 func (h *handlers) shortURL(s shorturls.ShortURL) model.ShortenedUrl {
 	return model.ShortenedUrl{
 		Code: s.Code, ShortURL: strings.TrimRight(h.d.Config.PublicURL, "/") + "/s/" + s.Code,
@@ -36,7 +32,7 @@ func (h *handlers) shortURL(s shorturls.ShortURL) model.ShortenedUrl {
 	}
 }
 
-func (h *handlers) createShortenedURL(ctx context.Context, in *createShortInput) (*createShortOutput, error) {
+func (h *handlers) createShortenedURL(ctx context.Context, in *createShortInput) (*rest.Output[model.ShortenedUrlResponse], error) {
 	target := strings.TrimSpace(in.Body.URL)
 	if err := shorturls.CheckTarget(target); err != nil {
 		return nil, rest.Invalid("body", "url", err.Error(), in.Body.URL)
@@ -48,7 +44,7 @@ func (h *handlers) createShortenedURL(ctx context.Context, in *createShortInput)
 	if err != nil {
 		return nil, h.failure(ctx, err)
 	}
-	return &createShortOutput{Body: model.ShortenedUrlResponse{ShortenedUrl: h.shortURL(urls[0]), Reused: urls[0].Reused}}, nil
+	return rest.Answer(model.ShortenedUrlResponse{ShortenedUrl: h.shortURL(urls[0]), Reused: urls[0].Reused}), nil
 }
 
 type followInput struct {

@@ -25,6 +25,14 @@ const StreamBody = "streamBody"
 // TOCSIN_IMPORT_SIZE_LIMIT_BYTES rather than the file limit.
 const ImportBody = "importBody"
 
+// Output is the answer of an operation that is only a body.
+type Output[T any] struct {
+	Body T
+}
+
+// Answer is the Output whose body is v.
+func Answer[T any](v T) *Output[T] { return &Output[T]{Body: v} }
+
 // Op declares one operation of the API.
 type Op struct {
 	ID          string

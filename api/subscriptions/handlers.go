@@ -48,7 +48,7 @@ func settings(s model.Subscription) hooksubs.Settings {
 	return set
 }
 
-func (h *handlers) create(ctx context.Context, in *struct{ Body model.Subscription }) (*subscriptionOutput, error) {
+func (h *handlers) create(ctx context.Context, in *struct{ Body model.Subscription }) (*rest.Output[model.Subscription], error) {
 	if err := h.checkBody(ctx, &in.Body); err != nil {
 		return nil, err
 	}
@@ -68,7 +68,7 @@ func (h *handlers) create(ctx context.Context, in *struct{ Body model.Subscripti
 	if err != nil {
 		return nil, err
 	}
-	out := &subscriptionOutput{Body: subscriptionModel(r)}
+	out := &rest.Output[model.Subscription]{Body: subscriptionModel(r)}
 	out.Body.Secret = secret
 	return out, nil
 }
@@ -77,9 +77,7 @@ type listInput struct {
 	rest.PageParams
 }
 
-func (h *handlers) list(ctx context.Context, in *listInput) (*struct {
-	Body model.PagedSubscriptionResponse
-}, error) {
+func (h *handlers) list(ctx context.Context, in *listInput) (*rest.Output[model.PagedSubscriptionResponse], error) {
 	order, err := rest.SortBy(in.Sort, hooksubs.Sorting)
 	if err != nil {
 		return nil, err
@@ -88,23 +86,21 @@ func (h *handlers) list(ctx context.Context, in *listInput) (*struct {
 	if err != nil {
 		return nil, err
 	}
-	return &struct {
-		Body model.PagedSubscriptionResponse
-	}{model.PagedSubscriptionResponse{Paging: rest.NewPaging(in.PageParams, total), Items: rest.Items(rows, subscriptionModel)}}, nil
+	return rest.Answer(model.PagedSubscriptionResponse{Paging: rest.NewPaging(in.PageParams, total), Items: rest.Items(rows, subscriptionModel)}), nil
 }
 
-func (h *handlers) get(ctx context.Context, in *PathID) (*subscriptionOutput, error) {
+func (h *handlers) get(ctx context.Context, in *PathID) (*rest.Output[model.Subscription], error) {
 	r, err := h.subs.Get(ctx, rest.Tenant(ctx), in.ID)
 	if err != nil {
 		return nil, notFound(err)
 	}
-	return &subscriptionOutput{Body: subscriptionModel(r)}, nil
+	return rest.Answer(subscriptionModel(r)), nil
 }
 
 func (h *handlers) update(ctx context.Context, in *struct {
 	PathID
 	Body model.Subscription
-}) (*subscriptionOutput, error) {
+}) (*rest.Output[model.Subscription], error) {
 	if err := h.checkBody(ctx, &in.Body); err != nil {
 		return nil, err
 	}
@@ -112,7 +108,7 @@ func (h *handlers) update(ctx context.Context, in *struct {
 	if err != nil {
 		return nil, notFound(err)
 	}
-	return &subscriptionOutput{Body: subscriptionModel(r)}, nil
+	return rest.Answer(subscriptionModel(r)), nil
 }
 
 func (h *handlers) delete(ctx context.Context, in *PathID) (*struct{}, error) {
@@ -122,7 +118,7 @@ func (h *handlers) delete(ctx context.Context, in *PathID) (*struct{}, error) {
 	return nil, nil
 }
 
-func (h *handlers) eventTypes(ctx context.Context, in *listInput) (*struct{ Body model.PagedEventTypeResponse }, error) {
+func (h *handlers) eventTypes(ctx context.Context, in *listInput) (*rest.Output[model.PagedEventTypeResponse], error) {
 	order, err := rest.OrderBy(in.Sort, map[string]string{"name": "name"}, "name", "name")
 	if err != nil {
 		return nil, err
@@ -139,7 +135,7 @@ func (h *handlers) eventTypes(ctx context.Context, in *listInput) (*struct{ Body
 			all[i], all[j] = all[j], all[i]
 		}
 	}
-	out := &struct{ Body model.PagedEventTypeResponse }{}
+	out := &rest.Output[model.PagedEventTypeResponse]{}
 	out.Body.Paging = rest.NewPaging(in.PageParams, int64(len(all)))
 	from := min(in.Offset(), len(all))
 	to := min(from+in.Limit(), len(all))
@@ -170,9 +166,7 @@ func historyModel(r hooksubs.Attempt) model.SubscriptionHistory {
 func (h *handlers) history(ctx context.Context, in *struct {
 	PathID
 	rest.PageParams
-}) (*struct {
-	Body model.PagedSubscriptionHistoryResponse
-}, error) {
+}) (*rest.Output[model.PagedSubscriptionHistoryResponse], error) {
 	order, err := rest.SortBy(in.Sort, hooksubs.HistorySorting)
 	if err != nil {
 		return nil, err
@@ -185,12 +179,10 @@ func (h *handlers) history(ctx context.Context, in *struct {
 	if err != nil {
 		return nil, err
 	}
-	return &struct {
-		Body model.PagedSubscriptionHistoryResponse
-	}{model.PagedSubscriptionHistoryResponse{Paging: rest.NewPaging(in.PageParams, total), Items: rest.Items(rows, historyModel)}}, nil
+	return rest.Answer(model.PagedSubscriptionHistoryResponse{Paging: rest.NewPaging(in.PageParams, total), Items: rest.Items(rows, historyModel)}), nil
 }
 
-func (h *handlers) test(ctx context.Context, in *PathID) (*struct{ Body model.SubscriptionHistory }, error) {
+func (h *handlers) test(ctx context.Context, in *PathID) (*rest.Output[model.SubscriptionHistory], error) {
 	tenant := rest.Tenant(ctx)
 	if _, err := h.subs.Get(ctx, tenant, in.ID); err != nil {
 		return nil, notFound(err)
@@ -218,5 +210,5 @@ func (h *handlers) test(ctx context.Context, in *PathID) (*struct{ Body model.Su
 	if err != nil {
 		return nil, fmt.Errorf("read test attempt: %w", err)
 	}
-	return &struct{ Body model.SubscriptionHistory }{Body: historyModel(r)}, nil
+	return rest.Answer(historyModel(r)), nil
 }

@@ -44,10 +44,6 @@ type PathID struct {
 	ID int64 `path:"id" minimum:"1" doc:"Identifier of the subscription." example:"12"`
 }
 
-type subscriptionOutput struct {
-	Body model.Subscription
-}
-
 // Register adds the subscriptions operations to api.
 func Register(api huma.API, d rest.Deps) {
 	h := &handlers{d: d, secrets: d.Secrets, subs: hooksubs.New(d.DB)}

@@ -1,4 +1,4 @@
-package files
+package fileservice
 
 import (
 	"fmt"
@@ -14,11 +14,11 @@ const (
 	maxPathBytes    = 1024
 )
 
-// checkPath validates a file or folder path made of "/"-separated names:
+// CheckPath validates a file or folder path made of "/"-separated names:
 // no leading or trailing "/", no empty, "." or ".." segment, no backslash,
 // no control or invisible formatting characters, valid UTF-8, no leading or
 // trailing spaces in a segment, and within the length limits.
-func checkPath(p string) error {
+func CheckPath(p string) error {
 	if p == "" {
 		return fmt.Errorf("must not be empty")
 	}
@@ -57,16 +57,16 @@ func checkPath(p string) error {
 	return nil
 }
 
-// fullName joins a folder and a file name.
-func fullName(folder, name string) string {
+// FullName joins a folder and a file name.
+func FullName(folder, name string) string {
 	if folder == "" {
 		return name
 	}
 	return folder + "/" + name
 }
 
-// splitName returns the folder and the name of a full name.
-func splitName(full string) (folder, name string) {
+// SplitName returns the folder and the name of a full name.
+func SplitName(full string) (folder, name string) {
 	dir, base := path.Split(full)
 	return strings.TrimSuffix(dir, "/"), base
 }

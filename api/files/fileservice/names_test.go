@@ -1,4 +1,4 @@
-package files
+package fileservice
 
 import "testing"
 
@@ -9,19 +9,19 @@ func TestCheckPath(t *testing.T) {
 		"bell\a.png", "new\nline.png", "rtl\u202egnp.exe", "nul\x00.png", " lead.png", "trail.png ", "\xff.png",
 		string(make([]byte, 256)) + ".png"}
 	for _, p := range good {
-		if err := checkPath(p); err != nil {
+		if err := CheckPath(p); err != nil {
 			t.Errorf("%q refused: %v", p, err)
 		}
 	}
 	for _, p := range bad {
-		if err := checkPath(p); err == nil {
+		if err := CheckPath(p); err == nil {
 			t.Errorf("%q accepted", p)
 		}
 	}
-	if f, n := splitName("a/b/c.png"); f != "a/b" || n != "c.png" {
+	if f, n := SplitName("a/b/c.png"); f != "a/b" || n != "c.png" {
 		t.Errorf("split %q %q", f, n)
 	}
-	if f, n := splitName("c.png"); f != "" || n != "c.png" {
+	if f, n := SplitName("c.png"); f != "" || n != "c.png" {
 		t.Errorf("split %q %q", f, n)
 	}
 }

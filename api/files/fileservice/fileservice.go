@@ -1,0 +1,350 @@
+// Package fileservice uploads files to the per-tenant file store
+// (uploadFileV4), apart from HTTP: it streams a file's bytes to the object
+// store while the request arrives, checks them against what the form
+// declares, has the ProcessFile workflow check and encode them (started
+// through the start outbox) and waits for it, then records the file, its
+// versions and the file.uploaded event. When an upload fails, nothing of it
+// is left behind. The package also holds the rules of file names.
+//
+// Its errors say what failed in terms of the upload form: a FieldError names
+// the part, and ErrTooLarge, UnsupportedError, ExistsError and
+// UnavailableError are the other refusals; the handler maps them to
+// problems.
+package fileservice
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/minio/minio-go/v7"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/temporal"
+
+	"github.com/tocsin/tocsin/activities"
+	"github.com/tocsin/tocsin/media"
+	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/files"
+	"github.com/tocsin/tocsin/workflows"
+)
+
+// ProcessTimeout is how long an upload waits for its ProcessFile workflow.
+const ProcessTimeout = 55 * time.Second
+
+// Store keeps the files' metadata.
+type Store interface {
+	Exists(ctx context.Context, tenant, fullName string) (bool, error)
+	Create(ctx context.Context, f files.NewFile) error
+	Get(ctx context.Context, tenant, fullName string) (files.File, error)
+}
+
+var _ Store = (*files.Store)(nil)
+
+// Service uploads files.
+type Service struct {
+	// DB holds the start outbox that starts ProcessFile.
+	DB       *storage.DB
+	Objects  *storage.Objects
+	Temporal client.Client
+	Files    Store
+	// WakeStarts wakes the workflow starter of this process after a start
+	// is enqueued.
+	WakeStarts func()
+	// Limit is the size of the largest file accepted, in bytes.
+	Limit  int64
+	Logger *slog.Logger
+}
+
+// Form is what the parts of an upload declare. Given holds the names of the
+// parts given so far (HttpFile among them once the file's part came); the
+// fields of the others are zero.
+type Form struct {
+	FileName, FolderName, ContentType, Description string
+	ContentLength                                  int64
+	EncodeForEasAudio, EncodeForVoiceAudio         bool
+	ResizeImage                                    bool
+	MaxWidth                                       int
+	Given                                          map[string]bool
+}
+
+// FullName is the full name the form gives the file.
+func (f *Form) FullName() string { return FullName(f.FolderName, f.FileName) }
+
+// FieldError says that a part of the upload fails a check.
+type FieldError struct {
+	// Field names the part: FileName, ContentLength, HttpFile, …
+	Field   string
+	Message string
+	// Value is the value given, when it is worth showing.
+	Value any
+}
+
+func (e *FieldError) Error() string { return e.Field + " " + e.Message }
+
+func invalid(field, msg string, value any) *FieldError {
+	return &FieldError{Field: field, Message: msg, Value: value}
+}
+
+// ErrTooLarge means that the file, or the request body carrying it, is
+// larger than the limit.
+var ErrTooLarge = errors.New("larger than the file size limit")
+
+// UnsupportedError means that the file's type, declared or read from its
+// bytes, is not one the file store takes.
+type UnsupportedError struct{ Message string }
+
+func (e *UnsupportedError) Error() string { return e.Message }
+
+// ExistsError means that the tenant has a file of that full name: uploads
+// never replace one.
+type ExistsError struct{ FullName string }
+
+func (e *ExistsError) Error() string { return "a file named " + e.FullName + " exists" }
+
+// UnavailableError means that a dependency failed: "the object store", "the
+// database" or "the worker".
+type UnavailableError struct {
+	Dependency string
+	Err        error
+}
+
+func (e *UnavailableError) Error() string { return e.Dependency + ": " + e.Err.Error() }
+
+func (e *UnavailableError) Unwrap() error { return e.Err }
+
+// Receive streams the file's part of an upload (HttpFile) to the object
+// store; form holds the parts that came before it.
+type Receive func(file io.Reader, form *Form) error
+
+// LimitBody caps the request body that carries an upload a little above the
+// file size limit (the text parts and the multipart framing come with the
+// file): reading past it fails with ErrTooLarge.
+func (s *Service) LimitBody(r io.Reader) io.Reader {
+	return &cappedReader{r: r, left: s.Limit + 1<<20}
+}
+
+// Upload uploads one file of tenant. decode reads the upload's form: it
+// hands the file's part to receive as the part comes and returns the whole
+// form, with every part it requires given. Upload then checks the form
+// against the stored bytes, has them processed, records the file and
+// answers it as stored. When anything fails before the file is recorded,
+// the objects the upload stored are removed.
+func (s *Service) Upload(ctx context.Context, tenant string, decode func(receive Receive) (Form, error)) (files.File, error) {
+	u := &upload{s: s, tenant: tenant, id: uuid.NewString()}
+	u.prefix = storage.TenantKey(tenant, "files/"+u.id+"/")
+	f, err := u.run(ctx, decode)
+	if err != nil && u.file != nil && !u.recorded {
+		u.removeObjects()
+	}
+	return f, err
+}
+
+// stored is the original as it reached the object store.
+type stored struct {
+	key         string
+	size        int64
+	sha256      string
+	contentType string
+}
+
+// upload is one upload in progress.
+type upload struct {
+	s      *Service
+	tenant string
+	id     string // random; names the object prefix and the workflow
+	prefix string
+	// file is set once an object of the upload may exist.
+	file *stored
+	// typeChecked records that ContentType was checked while the file streamed.
+	typeChecked bool
+	// recorded is set once the file's metadata refers to its objects.
+	recorded bool
+}
+
+func (u *upload) run(ctx context.Context, decode func(Receive) (Form, error)) (files.File, error) {
+	form, err := decode(func(r io.Reader, f *Form) error { return u.receive(ctx, r, f) })
+	if err != nil {
+		return files.File{}, err
+	}
+	if u.file == nil {
+		return files.File{}, invalid("HttpFile", "required part is missing", nil)
+	}
+	if form.ContentLength != u.file.size {
+		return files.File{}, invalid("ContentLength", fmt.Sprintf("says %d bytes but HttpFile has %d", form.ContentLength, u.file.size), form.ContentLength)
+	}
+	if !u.typeChecked {
+		if err := u.checkType(&form, u.file.contentType); err != nil {
+			return files.File{}, err
+		}
+	}
+	if err := u.checkName(ctx, &form); err != nil {
+		return files.File{}, err
+	}
+	kind := media.Kind(u.file.contentType)
+	switch {
+	case form.ResizeImage && kind != media.Image:
+		return files.File{}, invalid("ResizeImage", "applies to images only", true)
+	case form.ResizeImage && form.MaxWidth == 0:
+		return files.File{}, invalid("MaxWidth", "is required with ResizeImage", nil)
+	case form.EncodeForVoiceAudio && kind != media.Audio:
+		return files.File{}, invalid("EncodeForVoiceAudio", "applies to audio only", true)
+	case form.EncodeForEasAudio && kind != media.Audio:
+		return files.File{}, invalid("EncodeForEasAudio", "applies to audio only", true)
+	}
+	in := activities.ProcessFileInput{
+		Tenant: u.tenant, Prefix: u.prefix, OriginalKey: u.file.key, ContentType: u.file.contentType,
+		Voice: form.EncodeForVoiceAudio, Eas: form.EncodeForEasAudio,
+	}
+	if form.ResizeImage {
+		in.MaxWidth = form.MaxWidth
+	}
+	res, err := u.process(ctx, in)
+	if err != nil {
+		return files.File{}, err
+	}
+	return u.record(ctx, &form, kind, res)
+}
+
+// checkType compares the declared ContentType with the type of the file's bytes.
+func (u *upload) checkType(f *Form, sniffed string) error {
+	declared := media.Normalize(f.ContentType)
+	if media.Kind(declared) == "" {
+		return &UnsupportedError{fmt.Sprintf("ContentType %q is not accepted; accepted are %s", f.ContentType, strings.Join(media.Supported, ", "))}
+	}
+	if declared != sniffed {
+		return invalid("ContentType", fmt.Sprintf("says %s but the file's bytes are %s", declared, sniffed), f.ContentType)
+	}
+	u.typeChecked = true
+	return nil
+}
+
+// checkName validates FileName and FolderName and that the name is free.
+func (u *upload) checkName(ctx context.Context, f *Form) error {
+	if err := CheckPath(f.FileName); err != nil {
+		return invalid("FileName", err.Error(), f.FileName)
+	}
+	if f.FolderName != "" {
+		if err := CheckPath(f.FolderName); err != nil {
+			return invalid("FolderName", err.Error(), f.FolderName)
+		}
+	}
+	full := f.FullName()
+	if err := CheckPath(full); err != nil {
+		return invalid("FileName", err.Error(), full)
+	}
+	exists, err := u.s.Files.Exists(ctx, u.tenant, full)
+	if err != nil {
+		return err
+	}
+	if exists {
+		return &ExistsError{full}
+	}
+	return nil
+}
+
+// process has the ProcessFile workflow started through the start outbox
+// and waits for its result.
+func (u *upload) process(ctx context.Context, in activities.ProcessFileInput) (activities.ProcessFileResult, error) {
+	var res activities.ProcessFileResult
+	ctx, cancel := context.WithTimeout(ctx, ProcessTimeout)
+	defer cancel()
+	id := workflows.ProcessFileID(u.tenant, u.id)
+	if err := storage.EnqueueStart(ctx, u.s.DB, storage.StartRequest{
+		TenantID: u.tenant, WorkflowID: id, Workflow: "ProcessFile", Input: in, Priority: storage.PriorityInteractive,
+	}); err != nil {
+		return res, &UnavailableError{"the database", err}
+	}
+	if u.s.WakeStarts != nil {
+		u.s.WakeStarts()
+	}
+	err := u.wait(ctx, id, &res)
+	var appErr *temporal.ApplicationError
+	switch {
+	case err == nil:
+		return res, nil
+	case errors.As(err, &appErr) && appErr.Type() == activities.ErrTypeUnsupportedMedia:
+		return res, &UnsupportedError{appErr.Message()}
+	case errors.As(err, &appErr) && appErr.Type() == activities.ErrTypeInvalidMedia:
+		return res, invalid("HttpFile", "is not a valid "+u.file.contentType+" file: "+appErr.Message(), nil)
+	case errors.As(err, &appErr) && appErr.Type() == activities.ErrTypeAudioTooLong:
+		return res, invalid("EncodeForEasAudio", "EAS audio is at most 2 minutes long: "+appErr.Message(), true)
+	}
+	if ctx.Err() != nil {
+		// Withdraw the start if it is still waiting (this waits for a
+		// starter that holds it), then cancel the workflow if it runs.
+		cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+		defer ccancel()
+		if withdrawn, err := storage.CancelStart(cctx, u.s.DB, u.tenant, id); err != nil || !withdrawn {
+			_ = u.s.Temporal.CancelWorkflow(cctx, id, "")
+		}
+		return res, &UnavailableError{"the worker", fmt.Errorf("processing did not finish within %s", ProcessTimeout)}
+	}
+	return res, &UnavailableError{"the worker", err}
+}
+
+// wait waits for the result of workflow id, which the starter may not have
+// started yet.
+func (u *upload) wait(ctx context.Context, id string, res *activities.ProcessFileResult) error {
+	for {
+		err := u.s.Temporal.GetWorkflow(ctx, id, "").Get(ctx, res)
+		var notFound *serviceerror.NotFound
+		if !errors.As(err, &notFound) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// record writes the metadata and the file.uploaded event in one
+// transaction and reads the file back.
+func (u *upload) record(ctx context.Context, f *Form, kind string, res activities.ProcessFileResult) (files.File, error) {
+	full := f.FullName()
+	folder, name := SplitName(full)
+	nf := files.NewFile{
+		Tenant: u.tenant, FullName: full, FolderName: folder, FileName: name, Kind: kind,
+		ContentType: u.file.contentType, SizeBytes: u.file.size, SHA256: u.file.sha256, Description: f.Description,
+		ObjectPrefix: u.prefix, Details: res.Details,
+		Assets: []files.NewAsset{{Kind: activities.AssetOriginal, Key: u.file.key, ContentType: u.file.contentType,
+			SizeBytes: u.file.size, SHA256: u.file.sha256, Details: res.Details}},
+	}
+	for _, a := range res.Assets {
+		nf.Assets = append(nf.Assets, files.NewAsset{Kind: a.Kind, Key: a.Key, ContentType: a.ContentType,
+			SizeBytes: a.SizeBytes, SHA256: a.SHA256, Details: a.Details})
+	}
+	err := u.s.Files.Create(ctx, nf)
+	if errors.Is(err, storage.ErrConflict) {
+		return files.File{}, &ExistsError{full}
+	}
+	if err != nil {
+		return files.File{}, err
+	}
+	u.recorded = true
+	return u.s.Files.Get(ctx, u.tenant, full)
+}
+
+// removeObjects deletes every object of the upload, in the background of a
+// failed request.
+func (u *upload) removeObjects() {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	o := u.s.Objects
+	for obj := range o.Client.ListObjects(ctx, o.Bucket, minio.ListObjectsOptions{Prefix: u.prefix, Recursive: true}) {
+		if obj.Err != nil {
+			u.s.Logger.Warn("list upload objects to remove", "err", obj.Err)
+			return
+		}
+		if err := o.Client.RemoveObject(ctx, o.Bucket, obj.Key, minio.RemoveObjectOptions{}); err != nil {
+			u.s.Logger.Warn("remove upload object", "err", err)
+		}
+	}
+}
