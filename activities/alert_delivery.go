@@ -144,7 +144,7 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 		default:
 			m := r.Message(in.Channel, &rec.RecipientRow, links[rec.Seq])
 			r.options(&m)
-			m.Metadata[channels.MetaRecipientID] = strconv.FormatInt(rec.Seq, 10)
+			m.RecipientID = rec.Seq
 			m.Key = alert.DeliveryKey(in.Tenant, in.AlertID, in.Channel, in.Cycle, rec.Seq)
 			m.To = addr
 			if !perDevice {

@@ -5,7 +5,6 @@ import (
 	"crypto/sha1" //nolint:gosec // CAP's digest
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -150,18 +149,17 @@ func TestEASAndMobileBroadcastDelivery(t *testing.T) {
 	audio := []byte("RIFF....WAVEfmt EAS header tones and message")
 	in := base()
 	in.Identifier, in.Sent, in.Expires, in.Description = "", time.Time{}, time.Now().Add(time.Hour), ""
-	raw, _ := json.Marshal(in)
 	long := strings.Repeat("The river is rising fast; move to higher ground. ", 12)
-	md := map[string]string{cap.MetaInput: string(raw), cap.MetaAudioKey: "tenants/x/eas.wav", channels.MetaAlertID: "42"}
+	opts := cap.Options{Input: in, AudioKey: "tenants/x/eas.wav"}
 
 	eas := cap.NewSender(cap.Config{URL: srv.URL + "/cap", Token: "cap-token", Channel: channels.Eas, Objects: objects{"tenants/x/eas.wav": audio}, Log: log})
 	wea := cap.NewSender(cap.Config{URL: srv.URL + "/cap", Token: "cap-token", Channel: channels.MobileBroadcast, Log: log})
 	for _, s := range []*cap.Sender{eas, wea} {
-		res, err := s.Send(ctx, []channels.Message{{Key: "alert-42", Tenant: tenant, Subject: "Flash flood", Text: long, Metadata: md}})
+		res, err := s.Send(ctx, []channels.Message{{Key: "alert-42", Tenant: tenant, Subject: "Flash flood", Text: long, AlertID: 42, Options: opts}})
 		if err != nil || res[0].Outcome != channels.Sent {
 			t.Fatalf("%+v %v", res, err)
 		}
-		md = map[string]string{cap.MetaInput: string(raw), channels.MetaAlertID: "42"}
+		opts = cap.Options{Input: in}
 	}
 	docs := srv.Documents()
 	if len(docs) != 2 || len(srv.Problems()) != 0 {

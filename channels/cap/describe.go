@@ -1,7 +1,6 @@
 package cap
 
 import (
-	"encoding/json"
 	"time"
 
 	"github.com/tocsin/tocsin/alert"
@@ -18,19 +17,16 @@ var (
 // Channels are the CAP channels, in the order updates go out on them.
 var Channels = []channels.Channel{channels.Eas, channels.MobileBroadcast}
 
-// Options adds the CAP document input of m (InputOf), the EAS audio file
-// and, for mobile broadcast, the block's own text (rendered by
-// alert.Renderer.BroadcastText) as the text sent.
-func Options(r *alert.Renderer, files alert.FileKeys, m *channels.Message) {
-	if b, err := json.Marshal(InputOf(r, m)); err == nil {
-		m.Metadata[MetaInput] = string(b)
-	}
+// FromAlert sets m's Options: the CAP document input of m (InputOf) and
+// the EAS audio file. For mobile broadcast, the block's own text (rendered
+// by alert.Renderer.BroadcastText) becomes the text sent.
+func FromAlert(r *alert.Renderer, files alert.FileKeys, m *channels.Message) {
+	o := Options{Input: InputOf(r, m)}
 	c := r.Settings.Channels
 	if m.Channel == channels.Eas && c.Eas != nil {
-		if k := files(alert.FileEas, c.Eas.AudioFileName); k != "" {
-			m.Metadata[MetaAudioKey] = k
-		}
+		o.AudioKey = files(alert.FileEas, c.Eas.AudioFileName)
 	}
+	m.Options = o
 	if m.Channel == channels.MobileBroadcast {
 		if t := r.BroadcastText(); t != "" {
 			m.Text = t

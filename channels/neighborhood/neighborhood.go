@@ -10,8 +10,6 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/tocsin/tocsin/channels"
@@ -20,12 +18,15 @@ import (
 	"github.com/tocsin/tocsin/storage/channelstate"
 )
 
-// MetaGroups is a comma-separated list of group ids to post to; all of the
-// account's configured groups when empty.
-const MetaGroups = "neighborhood.groups"
-
-// MetaUrgent: "true" marks the post urgent.
-const MetaUrgent = "neighborhood.urgent"
+// Options are the settings of a neighborhood post (its
+// channels.Message.Options).
+type Options struct {
+	// Groups are the ids of the groups to post to; all of the account's
+	// configured groups when empty.
+	Groups []string
+	// Urgent marks the post urgent.
+	Urgent bool
+}
 
 // Group statuses.
 const (
@@ -134,20 +135,17 @@ func (s *Sender) post(ctx context.Context, msg channels.Message) (channels.Resul
 	if !ok {
 		return providerhttp.Refused(msg.Key, fmt.Sprintf("no neighborhood account %q", msg.To)), nil
 	}
+	o := channels.OptionsOf[Options](msg)
 	groups := acct.Groups
-	if sel := strings.TrimSpace(msg.Metadata[MetaGroups]); sel != "" {
-		want := strings.Split(sel, ",")
+	if want := o.Groups; len(want) > 0 {
 		groups = slices.DeleteFunc(slices.Clone(groups), func(g Group) bool { return !slices.Contains(want, g.ID) })
 	}
 	if len(groups) == 0 {
 		return providerhttp.Refused(msg.Key, "the account has none of the groups asked for"), nil
 	}
-	var alertID *int64
-	if v, err := strconv.ParseInt(msg.Metadata[channels.MetaAlertID], 10, 64); err == nil {
-		alertID = &v
-	}
+	alertID := msg.Alert()
 	names := map[string]string{}
-	req := PostRequest{Subject: msg.Subject, Body: msg.Text, Urgent: msg.Metadata[MetaUrgent] == "true"}
+	req := PostRequest{Subject: msg.Subject, Body: msg.Text, Urgent: o.Urgent}
 	for _, g := range groups {
 		req.GroupIDs = append(req.GroupIDs, g.ID)
 		names[g.ID] = g.Name

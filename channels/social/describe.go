@@ -24,14 +24,14 @@ func includeLink(c *alert.Channels, ch channels.Channel) bool {
 	return false
 }
 
-// Options adds the alert's link when the block asks for it: network B
-// shows it with the post, network A's text ends with it.
-func Options(r *alert.Renderer, _ alert.FileKeys, m *channels.Message) {
+// FromAlert adds the alert's link when the block asks for it: network B
+// shows it with the post (Options), network A's text ends with it.
+func FromAlert(r *alert.Renderer, _ alert.FileKeys, m *channels.Message) {
 	s := r.Settings
 	if !includeLink(s.Channels, m.Channel) || s.Content == nil || s.Content.Link == "" {
 		return
 	}
-	m.Metadata[MetaLink] = s.Content.Link
+	m.Options = Options{Link: s.Content.Link}
 	if m.Channel == channels.SocialPostA {
 		m.Text += " " + s.Content.Link
 	}

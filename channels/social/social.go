@@ -58,8 +58,11 @@ type AnswerB struct {
 	ID string `json:"id"`
 }
 
-// MetaLink is a link network B shows with the post.
-const MetaLink = "social.link"
+// Options are the settings of a social post (its channels.Message.Options).
+type Options struct {
+	// Link is a link network B shows with the post.
+	Link string
+}
 
 // Config configures a Sender.
 type Config struct {
@@ -126,7 +129,7 @@ func (s *Sender) post(ctx context.Context, msg channels.Message) channels.Result
 		id = a.Data.ID
 	case NetworkB:
 		var b AnswerB
-		call.Request = providerhttp.Request{URL: s.c.URL + "/" + url.PathEscape(acct.ID) + "/feed", JSON: PostB{Message: Text(msg, LimitB), Link: msg.Metadata[MetaLink]}}
+		call.Request = providerhttp.Request{URL: s.c.URL + "/" + url.PathEscape(acct.ID) + "/feed", JSON: PostB{Message: Text(msg, LimitB), Link: channels.OptionsOf[Options](msg).Link}}
 		err = call.Send(ctx, s.c.Client, &b)
 		id = b.ID
 	default:

@@ -9,11 +9,9 @@ import (
 // target.
 var Descriptor = channels.Descriptor{Channel: channels.TeamChat, Addressing: channels.PerDestination}
 
-// Options marks emergency alerts' posts urgent.
-func Options(r *alert.Renderer, _ alert.FileKeys, m *channels.Message) {
-	if r.Settings.Emergency() {
-		m.Metadata[MetaPriority] = "Emergency"
-	}
+// FromAlert sets m's Options: emergency alerts' posts are urgent.
+func FromAlert(r *alert.Renderer, _ alert.FileKeys, m *channels.Message) {
+	m.Options = Options{Urgent: r.Settings.Emergency()}
 }
 
 // Select names the targets the alert's block asks for.
