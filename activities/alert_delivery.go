@@ -82,7 +82,7 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 	lastAttempt := in.MaxAttempts > 0 && attempt >= in.MaxAttempts
 	at := alert.Attempt{Last: lastAttempt, Max: in.MaxAttempts}
 	d := catalog.For(channels.Channel(in.Channel)).Descriptor
-	switch d.Addressing {
+	switch d.Addressing() {
 	case channels.PerDestination:
 		return a.deliverBroadcast(ctx, in, lastAttempt)
 	case channels.PerArea:
@@ -114,8 +114,8 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 		return out, err
 	}
 	var extra map[int64][]string
-	perDevice := d.Addressing == channels.PerDevice
-	if d.Addresses == channels.DeviceTokens || d.Addresses == channels.FaxNumber {
+	perDevice := d.Addressing() == channels.PerDevice
+	if d.Addresses() == channels.DeviceTokens || d.Addresses() == channels.FaxNumber {
 		if extra, err = a.extraAddresses(ctx, in.Tenant, d, recs); err != nil {
 			return out, err
 		}

@@ -89,7 +89,7 @@ func (a *Activities) PrepareAlert(ctx context.Context, ref AlertRef) (AlertPlan,
 		spec.RelatedAlertID = s.Related.AlertID
 	}
 	for _, ch := range al.Channels {
-		switch catalog.For(channels.Channel(ch)).Addresses {
+		switch catalog.For(channels.Channel(ch)).Addresses() {
 		case channels.RecipientEmail:
 			spec.NeedEmail = true
 		case channels.RecipientPhone:

@@ -10,8 +10,8 @@ import (
 // EasDescriptor and BroadcastDescriptor describe the CAP channels: one
 // document per alert to the tenant's CAP endpoint.
 var (
-	EasDescriptor       = channels.Descriptor{Channel: channels.Eas, Addressing: channels.PerDestination}
-	BroadcastDescriptor = channels.Descriptor{Channel: channels.MobileBroadcast, Addressing: channels.PerDestination}
+	EasDescriptor       = channels.Descriptor{Channel: channels.Eas}
+	BroadcastDescriptor = channels.Descriptor{Channel: channels.MobileBroadcast}
 )
 
 // Channels are the CAP channels, in the order updates go out on them.

@@ -10,7 +10,7 @@ import (
 
 // Descriptor describes the ETN channel: a call per number inside the
 // alert's areas (see Areas), or per recipient when it has none.
-var Descriptor = channels.Descriptor{Channel: channels.Etn, Addressing: channels.PerArea, Addresses: channels.RecipientVoicePhone, Calls: true}
+var Descriptor = channels.Descriptor{Channel: channels.Etn, Calls: true}
 
 // FromAlert sets m's Options (voice.Options) from the alert's ETN block:
 // repeat and the stored audio file.

@@ -7,7 +7,7 @@ import (
 
 // Descriptor describes the fax channel: a fax per recipient, to the
 // person's first fax number.
-var Descriptor = channels.Descriptor{Channel: channels.Fax, Addressing: channels.PerRecipient, Addresses: channels.FaxNumber}
+var Descriptor = channels.Descriptor{Channel: channels.Fax}
 
 // FromAlert sets m's Options from the alert's fax block: the cover page
 // and the stored document.

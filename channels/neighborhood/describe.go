@@ -7,7 +7,7 @@ import (
 
 // Descriptor describes the neighborhood channel: one post per configured
 // agency account.
-var Descriptor = channels.Descriptor{Channel: channels.Neighborhood, Addressing: channels.PerDestination}
+var Descriptor = channels.Descriptor{Channel: channels.Neighborhood}
 
 // FromAlert sets m's Options: the groups the alert's block names, and
 // emergency alerts' posts are urgent.

@@ -7,10 +7,10 @@ import (
 
 // Descriptor describes the push channel: a notification per device token
 // of the recipient's push app.
-var Descriptor = channels.Descriptor{Channel: channels.Push, Addressing: channels.PerDevice, Addresses: channels.DeviceTokens, App: AppPush}
+var Descriptor = channels.Descriptor{Channel: channels.Push, App: AppPush}
 
 // MyAlertsDescriptor describes the My Alerts app channel, addressed like push.
-var MyAlertsDescriptor = channels.Descriptor{Channel: channels.MyAlertsApp, Addressing: channels.PerDevice, Addresses: channels.DeviceTokens, App: AppMyAlerts}
+var MyAlertsDescriptor = channels.Descriptor{Channel: channels.MyAlertsApp, App: AppMyAlerts}
 
 // FromAlert marks emergency alerts' notifications Emergency, with the loud
 // tone when the channel block or the alert's priority asks for it. The

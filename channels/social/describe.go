@@ -8,8 +8,8 @@ import (
 // DescriptorA and DescriptorB describe the two networks' channels: one
 // post per configured account.
 var (
-	DescriptorA = channels.Descriptor{Channel: channels.SocialPostA, Addressing: channels.PerDestination}
-	DescriptorB = channels.Descriptor{Channel: channels.SocialPostB, Addressing: channels.PerDestination}
+	DescriptorA = channels.Descriptor{Channel: channels.SocialPostA}
+	DescriptorB = channels.Descriptor{Channel: channels.SocialPostB}
 )
 
 // includeLink reports whether the alert's block of network ch asks for

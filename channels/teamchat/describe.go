@@ -7,7 +7,7 @@ import (
 
 // Descriptor describes the team-chat channel: one post per configured
 // target.
-var Descriptor = channels.Descriptor{Channel: channels.TeamChat, Addressing: channels.PerDestination}
+var Descriptor = channels.Descriptor{Channel: channels.TeamChat}
 
 // FromAlert sets m's Options: emergency alerts' posts are urgent.
 func FromAlert(r *alert.Renderer, _ alert.FileKeys, m *channels.Message) {

@@ -6,7 +6,7 @@ import (
 )
 
 // Descriptor describes the voice channel: a call per recipient.
-var Descriptor = channels.Descriptor{Channel: channels.Voice, Addressing: channels.PerRecipient, Addresses: channels.RecipientVoicePhone, Calls: true}
+var Descriptor = channels.Descriptor{Channel: channels.Voice, Calls: true}
 
 // FromAlert sets m's Options from the alert's voice block: repeat,
 // language, answering-machine behaviour, press-1 confirmation, redials and
