@@ -10,11 +10,9 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"time"
 
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/channels/providerhttp"
-	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/channelstate"
 )
 
@@ -67,19 +65,7 @@ type PostResponse struct {
 }
 
 // Status is the outcome of one account and group.
-type Status struct {
-	Tenant      string    `db:"tenant_id"`
-	AlertID     *int64    `db:"alert_id"`
-	MessageKey  string    `db:"message_key"`
-	AccountID   string    `db:"account_id"`
-	AccountName string    `db:"account_name"`
-	GroupID     string    `db:"group_id"`
-	GroupName   string    `db:"group_name"`
-	Status      string    `db:"status"`
-	PostID      string    `db:"post_id"`
-	Error       string    `db:"error"`
-	UpdatedAt   time.Time `db:"updated_at"`
-}
+type Status = channelstate.NeighborhoodStatus
 
 // Recorder stores statuses.
 type Recorder interface {
@@ -194,31 +180,12 @@ func (s *Sender) post(ctx context.Context, msg channels.Message) (channels.Resul
 	return channels.Result{Key: msg.Key, Outcome: channels.Delivered, ProviderMessageID: fmt.Sprintf("%d/%d groups", posted, len(groups))}, st
 }
 
-// StatusStore keeps statuses (channelstate.NeighborhoodStatuses).
-type StatusStore interface {
-	Record(ctx context.Context, st []channelstate.NeighborhoodStatus) error
-	ForAlert(ctx context.Context, tenant string, alertID int64, order string, limit, offset int) ([]channelstate.NeighborhoodStatus, int, error)
-}
-
-var _ StatusStore = (*channelstate.NeighborhoodStatuses)(nil)
-
-// Statuses is the PostgreSQL store of statuses.
-type Statuses struct {
-	DB *storage.DB
-}
+// Statuses is the PostgreSQL store of statuses: Record writes a batch's
+// with one statement, ForAlert reads a page of an alert's in an order
+// built from SortColumns.
+type Statuses = channelstate.NeighborhoodStatuses
 
 var _ Recorder = (*Statuses)(nil)
-
-func (s *Statuses) store() StatusStore { return &channelstate.NeighborhoodStatuses{DB: s.DB} }
-
-// Record implements Recorder with one statement per batch.
-func (s *Statuses) Record(ctx context.Context, st []Status) error {
-	rows := make([]channelstate.NeighborhoodStatus, len(st))
-	for i, x := range st {
-		rows[i] = channelstate.NeighborhoodStatus(x)
-	}
-	return s.store().Record(ctx, rows)
-}
 
 // SortColumns are the sort properties of statuses and their columns.
 var SortColumns = map[string]string{
@@ -226,18 +193,4 @@ var SortColumns = map[string]string{
 	"groupname":   "lower(group_name)",
 	"status":      "status",
 	"updatedat":   "updated_at",
-}
-
-// ForAlert returns a page of the alert's statuses in order (an ORDER BY
-// list built from SortColumns) and the total count.
-func (s *Statuses) ForAlert(ctx context.Context, tenant string, alertID int64, order string, limit, offset int) ([]Status, int, error) {
-	rows, total, err := s.store().ForAlert(ctx, tenant, alertID, order, limit, offset)
-	if err != nil {
-		return nil, 0, err
-	}
-	var out []Status
-	for _, r := range rows {
-		out = append(out, Status(r))
-	}
-	return out, total, nil
 }

@@ -47,28 +47,7 @@ type Callback struct {
 }
 
 // Call is the recorded state of one voice or ETN call.
-type Call struct {
-	Tenant         string     `db:"tenant_id"`
-	Key            string     `db:"call_key"`
-	Channel        string     `db:"channel"`
-	AlertID        *int64     `db:"alert_id"`
-	Recipient      string     `db:"recipient"`
-	ProviderCallID string     `db:"provider_call_id"`
-	Status         string     `db:"status"`
-	AnsweredBy     string     `db:"answered_by"`
-	Digits         string     `db:"digits"`
-	ConfirmedAt    *time.Time `db:"confirmed_at"`
-	Attempts       int        `db:"attempts"`
-	MaxAttempts    int        `db:"max_attempts"`
-	NextAttemptAt  *time.Time `db:"next_attempt_at"`
-	Error          string     `db:"error"`
-	UpdatedAt      time.Time  `db:"updated_at"`
-}
-
-// Final reports whether nothing more will happen to the call.
-func (c Call) Final() bool {
-	return c.NextAttemptAt == nil && c.Status != StatusRequested && c.Status != StatusRedialing
-}
+type Call = channelstate.Call
 
 // Errors of Record.
 var (
@@ -204,15 +183,14 @@ func (c *Calls) Record(ctx context.Context, tenant string, ch channels.Channel, 
 		return u, nil
 	})
 	if errors.Is(err, storage.ErrNotFound) {
-		return Call(row), ErrUnknownCall
+		return row, ErrUnknownCall
 	}
-	return Call(row), err
+	return row, err
 }
 
 // Get returns the call of tenant with key.
 func (c *Calls) Get(ctx context.Context, tenant, key string) (Call, error) {
-	row, err := c.store().Get(ctx, tenant, key)
-	return Call(row), err
+	return c.store().Get(ctx, tenant, key)
 }
 
 // ClaimDue takes up to limit calls of the tenant's alert (alertID nil: calls

@@ -32,6 +32,12 @@ type Call struct {
 	UpdatedAt      time.Time  `db:"updated_at"`
 }
 
+// Final reports whether nothing more will happen to the call: no redial
+// waits and it is neither Requested nor Redialing.
+func (c Call) Final() bool {
+	return c.NextAttemptAt == nil && c.Status != "Requested" && c.Status != "Redialing"
+}
+
 // NewCall is an attempt of a call about to be requested.
 type NewCall struct {
 	Tenant    string
