@@ -20,13 +20,10 @@ func FromAlert(r *alert.Renderer, _ alert.FileKeys, m *channels.Message) {
 	if !s.Emergency() {
 		return
 	}
-	c := s.Channels
+	block := s.Channels.Push
+	if m.Channel == channels.MyAlertsApp {
+		block = s.Channels.MyAlertsApp
+	}
 	tone := s.Priority.LoudTone != nil && s.Priority.LoudTone.Enabled
-	if m.Channel == channels.Push && c.Push != nil {
-		tone = tone || c.Push.LoudTone
-	}
-	if m.Channel == channels.MyAlertsApp && c.MyAlertsApp != nil {
-		tone = tone || c.MyAlertsApp.LoudTone
-	}
-	m.Options = Options{Emergency: true, LoudTone: tone}
+	m.Options = Options{Emergency: true, LoudTone: tone || block != nil && block.LoudTone}
 }

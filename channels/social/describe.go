@@ -12,23 +12,19 @@ var (
 	DescriptorB = channels.Descriptor{Channel: channels.SocialPostB}
 )
 
-// includeLink reports whether the alert's block of network ch asks for
-// the link.
-func includeLink(c *alert.Channels, ch channels.Channel) bool {
-	if ch == channels.SocialPostA && c.SocialPostA != nil {
-		return c.SocialPostA.IncludeLink
+// block is the alert's block of network ch (nil when it has none).
+func block(c *alert.Channels, ch channels.Channel) *alert.SocialPostChannel {
+	if ch == channels.SocialPostA {
+		return c.SocialPostA
 	}
-	if ch == channels.SocialPostB && c.SocialPostB != nil {
-		return c.SocialPostB.IncludeLink
-	}
-	return false
+	return c.SocialPostB
 }
 
 // FromAlert adds the alert's link when the block asks for it: network B
 // shows it with the post (Options), network A's text ends with it.
 func FromAlert(r *alert.Renderer, _ alert.FileKeys, m *channels.Message) {
 	s := r.Settings
-	if !includeLink(s.Channels, m.Channel) || s.Content == nil || s.Content.Link == "" {
+	if b := block(s.Channels, m.Channel); b == nil || !b.IncludeLink || s.Content == nil || s.Content.Link == "" {
 		return
 	}
 	m.Options = Options{Link: s.Content.Link}
@@ -38,17 +34,14 @@ func FromAlert(r *alert.Renderer, _ alert.FileKeys, m *channels.Message) {
 }
 
 // SelectA names the network A accounts the alert's block asks for.
-func SelectA(c *alert.Channels) []string {
-	if c.SocialPostA == nil {
-		return nil
-	}
-	return c.SocialPostA.Accounts
-}
+func SelectA(c *alert.Channels) []string { return accounts(block(c, channels.SocialPostA)) }
 
 // SelectB names the network B accounts the alert's block asks for.
-func SelectB(c *alert.Channels) []string {
-	if c.SocialPostB == nil {
+func SelectB(c *alert.Channels) []string { return accounts(block(c, channels.SocialPostB)) }
+
+func accounts(b *alert.SocialPostChannel) []string {
+	if b == nil {
 		return nil
 	}
-	return c.SocialPostB.Accounts
+	return b.Accounts
 }
