@@ -173,14 +173,7 @@ func (a *Activities) recordBroadcasts(ctx context.Context, in BatchInput, rows [
 		return err
 	}
 	for _, r := range rows {
-		switch r.Status {
-		case storage.DeliverySent, storage.DeliveryDelivered:
-			out.Sent++
-		case storage.DeliveryFailed:
-			out.Failed++
-		case storage.DeliveryRetrying:
-			out.Retrying++
-		}
+		out.count(r.Status)
 	}
 	return nil
 }

@@ -64,6 +64,20 @@ type BatchOutcome struct {
 	Sent, Failed, Skipped, Retrying int
 }
 
+// count adds a delivery of status to o.
+func (o *BatchOutcome) count(status string) {
+	switch status {
+	case storage.DeliverySent, storage.DeliveryDelivered:
+		o.Sent++
+	case storage.DeliveryFailed:
+		o.Failed++
+	case storage.DeliverySkipped:
+		o.Skipped++
+	case storage.DeliveryRetrying:
+		o.Retrying++
+	}
+}
+
 // DeliverBatch delivers one batch: it reads the batch's recipients that have
 // no final result yet, renders their messages, sends them through the
 // channel's Sender (throttled per tenant and channel) with a stable
@@ -236,16 +250,7 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 	}
 	st := a.state()
 	for _, row := range rows {
-		switch row.Status {
-		case storage.DeliverySent, storage.DeliveryDelivered:
-			out.Sent++
-		case storage.DeliveryFailed:
-			out.Failed++
-		case storage.DeliverySkipped:
-			out.Skipped++
-		case storage.DeliveryRetrying:
-			out.Retrying++
-		}
+		out.count(row.Status)
 	}
 	c := st.deliveries
 	c.WithLabelValues(in.Channel, "sent").Add(float64(out.Sent))
