@@ -94,3 +94,13 @@ func (d Descriptor) Addressing() Addressing { return d.Channel.Addressing() }
 
 // Addresses is the channel's (Channel.Addresses).
 func (d Descriptor) Addresses() Addresses { return d.Channel.Addresses() }
+
+// ByName indexes the destinations of a PerDestination channel (accounts,
+// webhook targets) by the name a message's To gives them, which name reads.
+func ByName[D any](dests []D, name func(D) string) map[string]D {
+	out := make(map[string]D, len(dests))
+	for _, d := range dests {
+		out[name(d)] = d
+	}
+	return out
+}

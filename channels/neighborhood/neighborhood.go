@@ -91,11 +91,7 @@ var _ channels.Sender = (*Sender)(nil)
 // New returns a Sender for c.
 func New(c Config) *Sender {
 	c.Client = providerhttp.Client(c.Client, 0)
-	s := &Sender{c: c, accounts: map[string]Account{}}
-	for _, a := range c.Accounts {
-		s.accounts[a.ID] = a
-	}
-	return s
+	return &Sender{c: c, accounts: channels.ByName(c.Accounts, func(a Account) string { return a.ID })}
 }
 
 // Send implements channels.Sender: a message's To is an account id. The

@@ -102,11 +102,7 @@ var _ channels.Sender = (*Sender)(nil)
 
 // New returns a Sender for c.
 func New(c Config) *Sender {
-	s := &Sender{targets: map[string]Target{}, client: providerhttp.Client(c.Client, 0)}
-	for _, t := range c.Targets {
-		s.targets[t.Name] = t
-	}
-	return s
+	return &Sender{targets: channels.ByName(c.Targets, func(t Target) string { return t.Name }), client: providerhttp.Client(c.Client, 0)}
 }
 
 // Payload builds the webhook body of msg in style.
