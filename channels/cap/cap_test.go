@@ -22,11 +22,11 @@ func base() cap.Input {
 	return cap.Input{
 		Identifier: "tocsin-1001-42", Sender: "alerts@county.example", Sent: sent,
 		Status: "Actual", MsgType: "Alert", Scope: "Public",
-		Category: []string{"Met"}, Event: "Flash Flood Warning", Response: []string{"Evacuate"},
-		Urgency: "Immediate", Severity: "Severe", Certainty: "Observed", EventCode: "FFW",
-		Expires:  sent.Add(6 * time.Hour),
-		Headline: "Flash flood warning for the river valley", Description: "The river is rising fast.",
-		Instruction: "Move to higher ground now.",
+		Classification: cap.Classification{Category: []string{"Met"}, Event: "Flash Flood Warning", ResponseType: []string{"Evacuate"},
+			Urgency: "Immediate", Severity: "Severe", Certainty: "Observed"},
+		EventCode: "FFW", Expires: sent.Add(6 * time.Hour),
+		Wording: cap.Wording{Headline: "Flash flood warning for the river valley", Description: "The river is rising fast.",
+			Instruction: "Move to higher ground now."},
 		Areas: []cap.AreaInput{
 			{Description: "River valley", Polygon: []cap.Point{{45.1, -122.1}, {45.1, -122.0}, {45.2, -122.0}, {45.2, -122.1}}},
 			{Description: "Around the dam", Center: &cap.Point{Lat: 45.15, Lng: -122.05}, RadiusKm: 2.5},

@@ -47,9 +47,9 @@ func EasFile(c *alert.Channels) (use, name string) {
 // m of the alert r renders.
 func InputOf(r *alert.Renderer, m *channels.Message) Input {
 	s := r.Settings
-	in := Input{Status: "Actual", MsgType: "Alert", Scope: "Public", Category: []string{"Safety"},
-		Event: m.Subject, Urgency: "Expected", Severity: "Moderate", Certainty: "Likely",
-		Headline: m.Subject, Description: m.Text}
+	in := Input{Status: "Actual", MsgType: "Alert", Scope: "Public",
+		Classification: Classification{Category: []string{"Safety"}, Event: m.Subject, Urgency: "Expected", Severity: "Moderate", Certainty: "Likely"},
+		Wording:        Wording{Headline: m.Subject, Description: m.Text}}
 	if in.Event == "" {
 		in.Event = "Alert"
 	}

@@ -180,8 +180,8 @@ func TestEveryChannelThroughTheRegistry(t *testing.T) {
 	put(channels.SocialPostA, providers.Settings{Providers: []providers.Provider{{URL: soc.URL}}, Accounts: []providers.Account{{ID: "county", Name: "County", Token: "tok-a"}}})
 	put(channels.Neighborhood, providers.Settings{Providers: []providers.Provider{{URL: nb.URL}}, Accounts: []providers.Account{{ID: "pd", Name: "PD", Token: "tok-n", Groups: []providers.Group{{ID: "g1", Name: "North"}}}}})
 
-	capIn := cap.Input{Status: "Actual", MsgType: "Alert", Scope: "Public", Category: []string{"Safety"}, Event: "Evacuation",
-		Urgency: "Immediate", Severity: "Extreme", Certainty: "Observed", Areas: []cap.AreaInput{{Description: "County", SAME: []string{"041005"}}}}
+	capIn := cap.Input{Status: "Actual", MsgType: "Alert", Scope: "Public", Classification: cap.Classification{Category: []string{"Safety"}, Event: "Evacuation",
+		Urgency: "Immediate", Severity: "Extreme", Certainty: "Observed"}, Areas: []cap.AreaInput{{Description: "County", SAME: []string{"041005"}}}}
 	cases := []struct {
 		ch   channels.Channel
 		msg  channels.Message
