@@ -2,10 +2,7 @@ package activities
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-
-	"go.temporal.io/sdk/temporal"
 
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/channels/cap"
@@ -55,14 +52,7 @@ func (a *Activities) DeliverCapUpdate(ctx context.Context, in CapUpdateInput) (C
 		}
 		ci := cap.InputOf(r.Renderer, &m)
 		ci.MsgType, ci.References, ci.Note, ci.Instruction = in.MsgType, refs, in.Note, in.Instruction
-		b, err := json.Marshal(ci)
-		if err != nil {
-			return out, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadAlert, err)
-		}
-		if m.Metadata == nil {
-			m.Metadata = map[string]string{}
-		}
-		m.Metadata[cap.MetaInput] = string(b)
+		m.Options = cap.Options{Input: ci}
 		m.Key = fmt.Sprintf("alert-%s-%d:%s:cap-%s-%d", in.Tenant, in.AlertID, ch, in.MsgType, in.Seq)
 		m.To = string(ch)
 		res, err := a.send(ctx, BatchInput{AlertRef: in.AlertRef, Channel: string(ch)}, []channels.Message{m})

@@ -38,7 +38,7 @@ func (a *Activities) extraAddresses(ctx context.Context, tenant string, d channe
 	}
 	var rows []storage.PersonAddress
 	var err error
-	if d.Addresses == channels.DeviceTokens {
+	if d.Addresses() == channels.DeviceTokens {
 		rows, err = storage.DeviceTokens(ctx, a.DB, tenant, d.App, ids)
 	} else {
 		rows, err = storage.FaxNumbers(ctx, a.DB, tenant, ids)
@@ -47,7 +47,7 @@ func (a *Activities) extraAddresses(ctx context.Context, tenant string, d channe
 		return nil, fmt.Errorf("read %s addresses: %w", d.Channel, err)
 	}
 	for _, r := range rows {
-		if d.Addresses == channels.FaxNumber && len(out[r.PersonID]) > 0 {
+		if d.Addresses() == channels.FaxNumber && len(out[r.PersonID]) > 0 {
 			continue
 		}
 		out[r.PersonID] = append(out[r.PersonID], r.Address)
@@ -173,14 +173,7 @@ func (a *Activities) recordBroadcasts(ctx context.Context, in BatchInput, rows [
 		return err
 	}
 	for _, r := range rows {
-		switch r.Status {
-		case storage.DeliverySent, storage.DeliveryDelivered:
-			out.Sent++
-		case storage.DeliveryFailed:
-			out.Failed++
-		case storage.DeliveryRetrying:
-			out.Retrying++
-		}
+		out.count(r.Status)
 	}
 	return nil
 }

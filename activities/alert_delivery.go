@@ -64,6 +64,20 @@ type BatchOutcome struct {
 	Sent, Failed, Skipped, Retrying int
 }
 
+// count adds a delivery of status to o.
+func (o *BatchOutcome) count(status string) {
+	switch status {
+	case storage.DeliverySent, storage.DeliveryDelivered:
+		o.Sent++
+	case storage.DeliveryFailed:
+		o.Failed++
+	case storage.DeliverySkipped:
+		o.Skipped++
+	case storage.DeliveryRetrying:
+		o.Retrying++
+	}
+}
+
 // DeliverBatch delivers one batch: it reads the batch's recipients that have
 // no final result yet, renders their messages, sends them through the
 // channel's Sender (throttled per tenant and channel) with a stable
@@ -82,7 +96,7 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 	lastAttempt := in.MaxAttempts > 0 && attempt >= in.MaxAttempts
 	at := alert.Attempt{Last: lastAttempt, Max: in.MaxAttempts}
 	d := catalog.For(channels.Channel(in.Channel)).Descriptor
-	switch d.Addressing {
+	switch d.Addressing() {
 	case channels.PerDestination:
 		return a.deliverBroadcast(ctx, in, lastAttempt)
 	case channels.PerArea:
@@ -114,8 +128,8 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 		return out, err
 	}
 	var extra map[int64][]string
-	perDevice := d.Addressing == channels.PerDevice
-	if d.Addresses == channels.DeviceTokens || d.Addresses == channels.FaxNumber {
+	perDevice := d.Addressing() == channels.PerDevice
+	if d.Addresses() == channels.DeviceTokens || d.Addresses() == channels.FaxNumber {
 		if extra, err = a.extraAddresses(ctx, in.Tenant, d, recs); err != nil {
 			return out, err
 		}
@@ -144,7 +158,7 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 		default:
 			m := r.Message(in.Channel, &rec.RecipientRow, links[rec.Seq])
 			r.options(&m)
-			m.Metadata[channels.MetaRecipientID] = strconv.FormatInt(rec.Seq, 10)
+			m.RecipientID = rec.Seq
 			m.Key = alert.DeliveryKey(in.Tenant, in.AlertID, in.Channel, in.Cycle, rec.Seq)
 			m.To = addr
 			if !perDevice {
@@ -236,16 +250,7 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 	}
 	st := a.state()
 	for _, row := range rows {
-		switch row.Status {
-		case storage.DeliverySent, storage.DeliveryDelivered:
-			out.Sent++
-		case storage.DeliveryFailed:
-			out.Failed++
-		case storage.DeliverySkipped:
-			out.Skipped++
-		case storage.DeliveryRetrying:
-			out.Retrying++
-		}
+		out.count(row.Status)
 	}
 	c := st.deliveries
 	c.WithLabelValues(in.Channel, "sent").Add(float64(out.Sent))

@@ -89,7 +89,7 @@ func (a *Activities) PrepareAlert(ctx context.Context, ref AlertRef) (AlertPlan,
 		spec.RelatedAlertID = s.Related.AlertID
 	}
 	for _, ch := range al.Channels {
-		switch catalog.For(channels.Channel(ch)).Addresses {
+		switch catalog.For(channels.Channel(ch)).Addresses() {
 		case channels.RecipientEmail:
 			spec.NeedEmail = true
 		case channels.RecipientPhone:
@@ -249,13 +249,22 @@ func (a *Activities) StartCycle(ctx context.Context, in CycleInput) error {
 	return storage.StartCycle(ctx, a.DB, in.Tenant, in.AlertID, in.Cycle)
 }
 
-// totals sums the delivery counts of an alert's channels.
-func totals(cs []storage.ChannelCounts) alert.Totals {
+// totals sums the delivery counts of the alert's channels.
+func totals(ctx context.Context, tx *sqlx.Tx, ref AlertRef) (alert.Totals, error) {
+	cs, err := storage.AlertChannelCounts(ctx, tx, ref.Tenant, ref.AlertID)
+	if err != nil {
+		return alert.Totals{}, err
+	}
 	ts := make([]alert.Totals, len(cs))
 	for i, c := range cs {
 		ts[i] = c.Totals
 	}
-	return alert.Sum(ts...)
+	return alert.Sum(ts...), nil
+}
+
+// eventCounts are an alert's counts as its events report them.
+func eventCounts(al *storage.Alert, t alert.Totals) events.Counts {
+	return events.Counts{Recipients: al.RecipientCount, Sent: t.Sent, Delivered: t.Delivered, Failed: t.Failed, Skipped: t.Skipped}
 }
 
 // FinishFirstCycle moves the alert from Processing to Sent when at least one
@@ -267,11 +276,10 @@ func (a *Activities) FinishFirstCycle(ctx context.Context, ref AlertRef) (string
 	}
 	status := al.Status
 	err = a.DB.InTx(ctx, func(tx *sqlx.Tx) error {
-		cs, err := storage.AlertChannelCounts(ctx, tx, ref.Tenant, ref.AlertID)
+		t, err := totals(ctx, tx, ref)
 		if err != nil {
 			return err
 		}
-		t := totals(cs)
 		broadcasts, err := storage.CountBroadcastsReached(ctx, tx, ref.Tenant, ref.AlertID)
 		if err != nil {
 			return err
@@ -286,8 +294,7 @@ func (a *Activities) FinishFirstCycle(ctx context.Context, ref AlertRef) (string
 			return err
 		}
 		status = to
-		var ev any = events.AlertSent{Alert: events.AlertOf(al, to), Counts: events.Counts{
-			Recipients: al.RecipientCount, Sent: t.Sent, Delivered: t.Delivered, Failed: t.Failed, Skipped: t.Skipped}}
+		var ev any = events.AlertSent{Alert: events.AlertOf(al, to), Counts: eventCounts(al, t)}
 		if to == storage.AlertFailed {
 			ev = events.AlertFailed{Alert: events.AlertOf(al, to), Reason: detail}
 		}
@@ -312,11 +319,10 @@ func (a *Activities) CompleteAlert(ctx context.Context, ref AlertRef) error {
 		if err != nil || !first {
 			return err
 		}
-		cs, err := storage.AlertChannelCounts(ctx, tx, ref.Tenant, ref.AlertID)
+		t, err := totals(ctx, tx, ref)
 		if err != nil {
 			return err
 		}
-		t := totals(cs)
 		confirmed, err := storage.CountConfirmed(ctx, tx, ref.Tenant, ref.AlertID)
 		if err != nil {
 			return err
@@ -326,8 +332,7 @@ func (a *Activities) CompleteAlert(ctx context.Context, ref AlertRef) error {
 			return err
 		}
 		_, err = storage.EmitEvent(ctx, tx, ref.Tenant, storage.EventAlertCompleted, events.AlertCompleted{
-			Alert: events.AlertOf(al, status), Confirmed: confirmed, Counts: events.Counts{
-				Recipients: al.RecipientCount, Sent: t.Sent, Delivered: t.Delivered, Failed: t.Failed, Skipped: t.Skipped}})
+			Alert: events.AlertOf(al, status), Confirmed: confirmed, Counts: eventCounts(al, t)})
 		return err
 	})
 }

@@ -13,8 +13,9 @@ const (
 // file name an alert's channel block names ("" when name is "").
 type FileKeys func(use, name string) string
 
-// Options adds the settings of an alert's channel block to a message of
-// that channel rendered by r. Each channel's package exports its own.
+// Options sets the options of a message of a channel rendered by r
+// (channels.Message.Options) from the alert's block of that channel. Each
+// channel's package exports its own.
 type Options func(r *Renderer, files FileKeys, m *channels.Message)
 
 // StoredFile names the stored file an alert's channel block names and the

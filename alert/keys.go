@@ -8,14 +8,15 @@ import (
 	"github.com/tocsin/tocsin/channels"
 )
 
-// AddressOf is a recipient's address on a channel ("" when none).
+// AddressOf is a recipient's address on a channel, the one of its row
+// that channels.Channel.Addresses names ("" when none).
 func AddressOf(ch string, rec *Recipient) string {
-	switch ch {
-	case string(channels.Email):
+	switch channels.Channel(ch).Addresses() {
+	case channels.RecipientEmail:
 		return deref(rec.Email)
-	case string(channels.Text):
+	case channels.RecipientPhone:
 		return deref(rec.Phone)
-	case string(channels.Voice), string(channels.Etn):
+	case channels.RecipientVoicePhone:
 		return deref(rec.VoicePhone)
 	}
 	return ""
@@ -46,11 +47,7 @@ func ParseDeliveryKey(key string) (tenant string, alertID int64, ch string, cycl
 }
 
 // IsBroadcast reports whether ch is delivered once per alert and
-// destination rather than once per recipient.
+// destination rather than once per recipient (channels.PerDestination).
 func IsBroadcast(ch string) bool {
-	switch channels.Channel(ch) {
-	case channels.Eas, channels.MobileBroadcast, channels.TeamChat, channels.SocialPostA, channels.SocialPostB, channels.Neighborhood:
-		return true
-	}
-	return false
+	return channels.Channel(ch).Addressing() == channels.PerDestination
 }

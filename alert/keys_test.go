@@ -11,6 +11,16 @@ func TestIsBroadcast(t *testing.T) {
 	}
 }
 
+func TestAddressOf(t *testing.T) {
+	email, phone, voice := "a@example.com", "+15550000001", "+15550000002"
+	rec := &Recipient{Email: &email, Phone: &phone, VoicePhone: &voice}
+	for ch, want := range map[string]string{"email": email, "text": phone, "voice": voice, "etn": voice, "push": "", "fax": "", "eas": "", "pager": ""} {
+		if got := AddressOf(ch, rec); got != want {
+			t.Errorf("%s: %q, want %q", ch, got, want)
+		}
+	}
+}
+
 func TestDeliveryKeyRoundTrip(t *testing.T) {
 	for _, c := range []struct {
 		tenant  string

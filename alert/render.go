@@ -318,7 +318,7 @@ func (r *Renderer) Message(ch string, rec *Recipient, link string) channels.Mess
 			m.Text = r.render(tplBody, "", look) + extra
 		}
 	}
-	m.Metadata = r.metadata(ch)
+	m.AlertID = r.AlertID
 	return m
 }
 
@@ -374,32 +374,6 @@ func (r *Renderer) anyUses(name string) bool {
 		}
 	}
 	return false
-}
-
-func (r *Renderer) metadata(ch string) map[string]string {
-	s := r.Settings
-	md := map[string]string{"alertId": strconv.FormatInt(r.AlertID, 10)}
-	if s.Priority != nil {
-		md["priority"] = string(s.Priority.Priority)
-		if s.Priority.LoudTone != nil && s.Priority.LoudTone.Enabled {
-			md["loudTone"] = "true"
-		}
-	}
-	if s.Sender != nil {
-		if s.Sender.Name != "" {
-			md["senderName"] = s.Sender.Name
-		}
-		if s.Sender.ReplyTo != "" {
-			md["replyTo"] = s.Sender.ReplyTo
-		}
-		if s.Sender.CallerID != "" {
-			md["callerId"] = s.Sender.CallerID
-		}
-	}
-	if ch == string(channels.Email) && s.Channels != nil && s.Channels.Email != nil && s.Channels.Email.ReplyTo != "" {
-		md["replyTo"] = s.Channels.Email.ReplyTo
-	}
-	return md
 }
 
 func htmlEscape(s string) string {

@@ -373,7 +373,9 @@ type EtnChannel struct {
 	AddressPointLists []string `json:"addressPointLists,omitempty"`
 }
 
-// PushChannel sends a push notification to each recipient's registered push devices.
+// PushChannel sends a push notification to each recipient's registered
+// devices of the channel's app: the push app, or the tenant's alerts app
+// (MyAlertsAppChannel).
 type PushChannel struct {
 	Enabled  bool   `json:"enabled"`
 	Title    string `json:"title,omitempty"`
@@ -382,13 +384,8 @@ type PushChannel struct {
 }
 
 // MyAlertsAppChannel sends the alert to the tenant's alerts app on each
-// recipient's registered app devices.
-type MyAlertsAppChannel struct {
-	Enabled  bool   `json:"enabled"`
-	Title    string `json:"title,omitempty"`
-	Body     string `json:"body,omitempty"`
-	LoudTone bool   `json:"loudTone,omitempty"`
-}
+// recipient's registered app devices; its block is a push block.
+type MyAlertsAppChannel = PushChannel
 
 // FaxChannel faxes a stored document or the rendered message.
 type FaxChannel struct {
@@ -420,21 +417,21 @@ type TeamChatChannel struct {
 	Message string   `json:"message,omitempty"`
 }
 
-// SocialPostChannelA posts the alert to the tenant's accounts on the first social network.
-type SocialPostChannelA struct {
+// SocialPostChannel posts the alert to the tenant's accounts on a social
+// network.
+type SocialPostChannel struct {
 	Enabled     bool     `json:"enabled"`
 	Accounts    []string `json:"accounts,omitempty"`
 	Message     string   `json:"message,omitempty"`
 	IncludeLink bool     `json:"includeLink,omitempty"`
 }
 
-// SocialPostChannelB posts the alert to the tenant's accounts on the second social network.
-type SocialPostChannelB struct {
-	Enabled     bool     `json:"enabled"`
-	Accounts    []string `json:"accounts,omitempty"`
-	Message     string   `json:"message,omitempty"`
-	IncludeLink bool     `json:"includeLink,omitempty"`
-}
+// SocialPostChannelA and SocialPostChannelB are the blocks of the first
+// and the second social network.
+type (
+	SocialPostChannelA = SocialPostChannel
+	SocialPostChannelB = SocialPostChannel
+)
 
 // NeighborhoodChannel posts the alert to neighborhood-network groups through
 // the tenant's accounts.

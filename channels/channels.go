@@ -43,6 +43,12 @@ type Message struct {
 	Key     string
 	Tenant  string
 	Channel Channel
+	// AlertID is the id of the alert the message belongs to (0: none, as
+	// for a verification code).
+	AlertID int64
+	// RecipientID is the number (seq) of the alert's recipient the message
+	// goes to (0: none, as for a broadcast).
+	RecipientID int64
 	// To is the address on the channel: an email address, an E.164 number,
 	// a device token, a webhook URL.
 	To          string
@@ -50,9 +56,28 @@ type Message struct {
 	Text        string
 	HTML        string
 	Attachments []Attachment
-	// Metadata carries channel-specific settings (voice repeat count,
-	// loud tone, CAP document, ...).
-	Metadata map[string]string
+	// Options are the settings of the message's channel, a value of the
+	// options type its package declares (voice.Options, fax.Options, ...);
+	// nil leaves every option at its default. Senders read them with
+	// OptionsOf.
+	Options any
+}
+
+// OptionsOf returns the options of type O that msg carries, or the zero O
+// (every option at its default) when it carries none of that type.
+func OptionsOf[O any](msg Message) O {
+	o, _ := msg.Options.(O)
+	return o
+}
+
+// Alert is AlertID as a nullable column: nil when the message belongs to
+// no alert.
+func (m Message) Alert() *int64 {
+	if m.AlertID == 0 {
+		return nil
+	}
+	id := m.AlertID
+	return &id
 }
 
 // Outcome is what a provider said about one message.

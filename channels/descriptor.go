@@ -39,12 +39,46 @@ const (
 	FaxNumber
 )
 
+// Addressing says whom ch's messages of an alert go to. With Addresses it
+// is the one statement of how each channel is addressed, which the
+// descriptors (Descriptor.Addressing) and the alert package
+// (alert.AddressOf, alert.IsBroadcast) read. A channel tocsin does not
+// know is PerRecipient.
+func (ch Channel) Addressing() Addressing {
+	switch ch {
+	case Push, MyAlertsApp:
+		return PerDevice
+	case Etn:
+		return PerArea
+	case Eas, MobileBroadcast, TeamChat, SocialPostA, SocialPostB, Neighborhood:
+		return PerDestination
+	}
+	return PerRecipient
+}
+
+// Addresses says where a recipient's address on ch is read: NoAddresses
+// for the PerDestination channels and a channel tocsin does not know (its
+// recipients have no address).
+func (ch Channel) Addresses() Addresses {
+	switch ch {
+	case Email:
+		return RecipientEmail
+	case Text:
+		return RecipientPhone
+	case Voice, Etn:
+		return RecipientVoicePhone
+	case Push, MyAlertsApp:
+		return DeviceTokens
+	case Fax:
+		return FaxNumber
+	}
+	return NoAddresses
+}
+
 // Descriptor says how a channel is addressed and batched. Each channel's
 // package exports its own.
 type Descriptor struct {
-	Channel    Channel
-	Addressing Addressing
-	Addresses  Addresses
+	Channel Channel
 	// App is the device app (person_devices.app) of DeviceTokens.
 	App string
 	// Calls marks a channel that places calls: their status callbacks may
@@ -53,4 +87,20 @@ type Descriptor struct {
 	// WorkerRate marks a channel without per-tenant provider settings,
 	// throttled by the worker's configured delivery rate instead.
 	WorkerRate bool
+}
+
+// Addressing is the channel's (Channel.Addressing).
+func (d Descriptor) Addressing() Addressing { return d.Channel.Addressing() }
+
+// Addresses is the channel's (Channel.Addresses).
+func (d Descriptor) Addresses() Addresses { return d.Channel.Addresses() }
+
+// ByName indexes the destinations of a PerDestination channel (accounts,
+// webhook targets) by the name a message's To gives them, which name reads.
+func ByName[D any](dests []D, name func(D) string) map[string]D {
+	out := make(map[string]D, len(dests))
+	for _, d := range dests {
+		out[name(d)] = d
+	}
+	return out
 }

@@ -118,7 +118,7 @@ func TestCallStatusCallbacks(t *testing.T) {
 		CallbackURL: s.URL + providers.CallbackPath(channels.Voice, tenant), Calls: calls})
 	msgs := []channels.Message{
 		{Key: "c1", Tenant: tenant, To: "+15550000001", Text: "Test"},
-		{Key: "c2", Tenant: tenant, To: "+15550000002", Text: "Test", Metadata: map[string]string{voice.MetaConfirm: "true"}},
+		{Key: "c2", Tenant: tenant, To: "+15550000002", Text: "Test", Options: voice.Options{Confirm: true}},
 	}
 	if _, err := snd.Send(ctx, msgs); err != nil {
 		t.Fatal(err)

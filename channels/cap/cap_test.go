@@ -5,7 +5,6 @@ import (
 	"crypto/sha1" //nolint:gosec // CAP's digest
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -23,11 +22,11 @@ func base() cap.Input {
 	return cap.Input{
 		Identifier: "tocsin-1001-42", Sender: "alerts@county.example", Sent: sent,
 		Status: "Actual", MsgType: "Alert", Scope: "Public",
-		Category: []string{"Met"}, Event: "Flash Flood Warning", Response: []string{"Evacuate"},
-		Urgency: "Immediate", Severity: "Severe", Certainty: "Observed", EventCode: "FFW",
-		Expires:  sent.Add(6 * time.Hour),
-		Headline: "Flash flood warning for the river valley", Description: "The river is rising fast.",
-		Instruction: "Move to higher ground now.",
+		Classification: cap.Classification{Category: []string{"Met"}, Event: "Flash Flood Warning", ResponseType: []string{"Evacuate"},
+			Urgency: "Immediate", Severity: "Severe", Certainty: "Observed"},
+		EventCode: "FFW", Expires: sent.Add(6 * time.Hour),
+		Wording: cap.Wording{Headline: "Flash flood warning for the river valley", Description: "The river is rising fast.",
+			Instruction: "Move to higher ground now."},
 		Areas: []cap.AreaInput{
 			{Description: "River valley", Polygon: []cap.Point{{45.1, -122.1}, {45.1, -122.0}, {45.2, -122.0}, {45.2, -122.1}}},
 			{Description: "Around the dam", Center: &cap.Point{Lat: 45.15, Lng: -122.05}, RadiusKm: 2.5},
@@ -150,18 +149,17 @@ func TestEASAndMobileBroadcastDelivery(t *testing.T) {
 	audio := []byte("RIFF....WAVEfmt EAS header tones and message")
 	in := base()
 	in.Identifier, in.Sent, in.Expires, in.Description = "", time.Time{}, time.Now().Add(time.Hour), ""
-	raw, _ := json.Marshal(in)
 	long := strings.Repeat("The river is rising fast; move to higher ground. ", 12)
-	md := map[string]string{cap.MetaInput: string(raw), cap.MetaAudioKey: "tenants/x/eas.wav", channels.MetaAlertID: "42"}
+	opts := cap.Options{Input: in, AudioKey: "tenants/x/eas.wav"}
 
 	eas := cap.NewSender(cap.Config{URL: srv.URL + "/cap", Token: "cap-token", Channel: channels.Eas, Objects: objects{"tenants/x/eas.wav": audio}, Log: log})
 	wea := cap.NewSender(cap.Config{URL: srv.URL + "/cap", Token: "cap-token", Channel: channels.MobileBroadcast, Log: log})
 	for _, s := range []*cap.Sender{eas, wea} {
-		res, err := s.Send(ctx, []channels.Message{{Key: "alert-42", Tenant: tenant, Subject: "Flash flood", Text: long, Metadata: md}})
+		res, err := s.Send(ctx, []channels.Message{{Key: "alert-42", Tenant: tenant, Subject: "Flash flood", Text: long, AlertID: 42, Options: opts}})
 		if err != nil || res[0].Outcome != channels.Sent {
 			t.Fatalf("%+v %v", res, err)
 		}
-		md = map[string]string{cap.MetaInput: string(raw), channels.MetaAlertID: "42"}
+		opts = cap.Options{Input: in}
 	}
 	docs := srv.Documents()
 	if len(docs) != 2 || len(srv.Problems()) != 0 {

@@ -1,7 +1,6 @@
 package cap
 
 import (
-	"encoding/json"
 	"time"
 
 	"github.com/tocsin/tocsin/alert"
@@ -11,26 +10,23 @@ import (
 // EasDescriptor and BroadcastDescriptor describe the CAP channels: one
 // document per alert to the tenant's CAP endpoint.
 var (
-	EasDescriptor       = channels.Descriptor{Channel: channels.Eas, Addressing: channels.PerDestination}
-	BroadcastDescriptor = channels.Descriptor{Channel: channels.MobileBroadcast, Addressing: channels.PerDestination}
+	EasDescriptor       = channels.Descriptor{Channel: channels.Eas}
+	BroadcastDescriptor = channels.Descriptor{Channel: channels.MobileBroadcast}
 )
 
 // Channels are the CAP channels, in the order updates go out on them.
 var Channels = []channels.Channel{channels.Eas, channels.MobileBroadcast}
 
-// Options adds the CAP document input of m (InputOf), the EAS audio file
-// and, for mobile broadcast, the block's own text (rendered by
-// alert.Renderer.BroadcastText) as the text sent.
-func Options(r *alert.Renderer, files alert.FileKeys, m *channels.Message) {
-	if b, err := json.Marshal(InputOf(r, m)); err == nil {
-		m.Metadata[MetaInput] = string(b)
-	}
+// FromAlert sets m's Options: the CAP document input of m (InputOf) and
+// the EAS audio file. For mobile broadcast, the block's own text (rendered
+// by alert.Renderer.BroadcastText) becomes the text sent.
+func FromAlert(r *alert.Renderer, files alert.FileKeys, m *channels.Message) {
+	o := Options{Input: InputOf(r, m)}
 	c := r.Settings.Channels
 	if m.Channel == channels.Eas && c.Eas != nil {
-		if k := files(alert.FileEas, c.Eas.AudioFileName); k != "" {
-			m.Metadata[MetaAudioKey] = k
-		}
+		o.AudioKey = files(alert.FileEas, c.Eas.AudioFileName)
 	}
+	m.Options = o
 	if m.Channel == channels.MobileBroadcast {
 		if t := r.BroadcastText(); t != "" {
 			m.Text = t
@@ -51,9 +47,9 @@ func EasFile(c *alert.Channels) (use, name string) {
 // m of the alert r renders.
 func InputOf(r *alert.Renderer, m *channels.Message) Input {
 	s := r.Settings
-	in := Input{Status: "Actual", MsgType: "Alert", Scope: "Public", Category: []string{"Safety"},
-		Event: m.Subject, Urgency: "Expected", Severity: "Moderate", Certainty: "Likely",
-		Headline: m.Subject, Description: m.Text}
+	in := Input{Status: "Actual", MsgType: "Alert", Scope: "Public",
+		Classification: Classification{Category: []string{"Safety"}, Event: m.Subject, Urgency: "Expected", Severity: "Moderate", Certainty: "Likely"},
+		Wording:        Wording{Headline: m.Subject, Description: m.Text}}
 	if in.Event == "" {
 		in.Event = "Alert"
 	}

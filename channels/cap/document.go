@@ -40,29 +40,42 @@ type Alert struct {
 	Info        []Info   `xml:"info,omitempty"`
 }
 
-// Info is an <info> block.
+// Info is an <info> block. Its elements stand in the order of the schema;
+// the embedded groups are written in place.
 type Info struct {
-	Language     string       `xml:"language,omitempty"`
-	Category     []string     `xml:"category"`
-	Event        string       `xml:"event"`
-	ResponseType []string     `xml:"responseType,omitempty"`
-	Urgency      string       `xml:"urgency"`
-	Severity     string       `xml:"severity"`
-	Certainty    string       `xml:"certainty"`
-	Audience     string       `xml:"audience,omitempty"`
-	EventCode    []NamedValue `xml:"eventCode,omitempty"`
-	Effective    string       `xml:"effective,omitempty"`
-	Onset        string       `xml:"onset,omitempty"`
-	Expires      string       `xml:"expires,omitempty"`
-	SenderName   string       `xml:"senderName,omitempty"`
-	Headline     string       `xml:"headline,omitempty"`
-	Description  string       `xml:"description,omitempty"`
-	Instruction  string       `xml:"instruction,omitempty"`
-	Web          string       `xml:"web,omitempty"`
-	Contact      string       `xml:"contact,omitempty"`
-	Parameter    []NamedValue `xml:"parameter,omitempty"`
-	Resource     []Resource   `xml:"resource,omitempty"`
-	Area         []Area       `xml:"area,omitempty"`
+	Language string `xml:"language,omitempty"`
+	Classification
+	Audience  string       `xml:"audience,omitempty"`
+	EventCode []NamedValue `xml:"eventCode,omitempty"`
+	Effective string       `xml:"effective,omitempty"`
+	Onset     string       `xml:"onset,omitempty"`
+	Expires   string       `xml:"expires,omitempty"`
+	Wording
+	Contact   string       `xml:"contact,omitempty"`
+	Parameter []NamedValue `xml:"parameter,omitempty"`
+	Resource  []Resource   `xml:"resource,omitempty"`
+	Area      []Area       `xml:"area,omitempty"`
+}
+
+// Classification says what kind of alert an <info> block is about; Input
+// takes it as Info has it.
+type Classification struct {
+	Category     []string `xml:"category" json:"category"`
+	Event        string   `xml:"event" json:"event"`
+	ResponseType []string `xml:"responseType,omitempty" json:"responseType,omitempty"`
+	Urgency      string   `xml:"urgency" json:"urgency"`
+	Severity     string   `xml:"severity" json:"severity"`
+	Certainty    string   `xml:"certainty" json:"certainty"`
+}
+
+// Wording is what an <info> block says and who says it; Input takes it as
+// Info has it.
+type Wording struct {
+	SenderName  string `xml:"senderName,omitempty" json:"senderName,omitempty"`
+	Headline    string `xml:"headline,omitempty" json:"headline,omitempty"`
+	Description string `xml:"description,omitempty" json:"description,omitempty"`
+	Instruction string `xml:"instruction,omitempty" json:"instruction,omitempty"`
+	Web         string `xml:"web,omitempty" json:"web,omitempty"`
 }
 
 // NamedValue is an eventCode, parameter or geocode pair.
@@ -144,23 +157,14 @@ type Input struct {
 	References []Ref     `json:"references,omitempty"`
 	Note       string    `json:"note,omitempty"`
 	Language   string    `json:"language,omitempty"`
-	Category   []string  `json:"category"`
-	Event      string    `json:"event"`
-	Response   []string  `json:"responseType,omitempty"`
-	Urgency    string    `json:"urgency"`
-	Severity   string    `json:"severity"`
-	Certainty  string    `json:"certainty"`
+	Classification
 	// EventCode is the three-letter SAME event code (e.g. CEM, EVI, SPW).
-	EventCode   string       `json:"eventCode,omitempty"`
-	Expires     time.Time    `json:"expires,omitzero"`
-	SenderName  string       `json:"senderName,omitempty"`
-	Headline    string       `json:"headline,omitempty"`
-	Description string       `json:"description,omitempty"`
-	Instruction string       `json:"instruction,omitempty"`
-	Web         string       `json:"web,omitempty"`
-	Parameters  []NamedValue `json:"parameters,omitempty"`
-	Resources   []Resource   `json:"resources,omitempty"`
-	Areas       []AreaInput  `json:"areas"`
+	EventCode string    `json:"eventCode,omitempty"`
+	Expires   time.Time `json:"expires,omitzero"`
+	Wording
+	Parameters []NamedValue `json:"parameters,omitempty"`
+	Resources  []Resource   `json:"resources,omitempty"`
+	Areas      []AreaInput  `json:"areas"`
 }
 
 var (
@@ -200,7 +204,7 @@ func Build(in Input) (*Alert, error) {
 	for _, c := range in.Category {
 		oneOf("category", c, Categories)
 	}
-	for _, r := range in.Response {
+	for _, r := range in.ResponseType {
 		oneOf("responseType", r, ResponseType)
 	}
 	if strings.TrimSpace(in.Event) == "" {
@@ -231,12 +235,8 @@ func Build(in Input) (*Alert, error) {
 		refs = append(refs, r.String())
 	}
 	a.References = strings.Join(refs, " ")
-	info := Info{
-		Language: in.Language, Category: in.Category, Event: in.Event, ResponseType: in.Response,
-		Urgency: in.Urgency, Severity: in.Severity, Certainty: in.Certainty, SenderName: in.SenderName,
-		Headline: in.Headline, Description: in.Description, Instruction: in.Instruction, Web: in.Web,
-		Parameter: in.Parameters, Resource: in.Resources,
-	}
+	info := Info{Language: in.Language, Classification: in.Classification, Wording: in.Wording,
+		Parameter: in.Parameters, Resource: in.Resources}
 	if info.Language == "" {
 		info.Language = "en-US"
 	}

@@ -11,27 +11,12 @@ import (
 )
 
 // Message is a CAP document tocsin sent.
-type Message struct {
-	Tenant     string    `db:"tenant_id"`
-	Identifier string    `db:"identifier"`
-	AlertID    *int64    `db:"alert_id"`
-	Channel    string    `db:"channel"`
-	Sender     string    `db:"sender"`
-	Sent       time.Time `db:"sent"`
-	MsgType    string    `db:"msg_type"`
-	Refs       string    `db:"refs"`
-	Document   string    `db:"document"`
-	Status     string    `db:"status"`
-	Error      string    `db:"error"`
-}
-
-// Ref returns the reference to m.
-func (m Message) Ref() Ref { return Ref{Sender: m.Sender, Identifier: m.Identifier, Sent: m.Sent} }
+type Message = channelstate.CAPMessage
 
 // MessageStore keeps CAP messages (channelstate.CAPMessages).
 type MessageStore interface {
-	Record(ctx context.Context, m channelstate.CAPMessage) error
-	ForAlert(ctx context.Context, tenant string, alertID int64, channel string) ([]channelstate.CAPMessage, error)
+	Record(ctx context.Context, m Message) error
+	ForAlert(ctx context.Context, tenant string, alertID int64, channel string) ([]Message, error)
 }
 
 var _ MessageStore = (*channelstate.CAPMessages)(nil)
@@ -55,21 +40,13 @@ func (m *Messages) Record(ctx context.Context, tenant string, alertID *int64, ch
 	if sendErr != nil {
 		status, msg = "Failed", sendErr.Error()
 	}
-	return m.store().Record(ctx, channelstate.CAPMessage{Tenant: tenant, Identifier: a.Identifier, AlertID: alertID, Channel: string(ch),
+	return m.store().Record(ctx, Message{Tenant: tenant, Identifier: a.Identifier, AlertID: alertID, Channel: string(ch),
 		Sender: a.Sender, Sent: sent, MsgType: a.MsgType, Refs: a.References, Document: string(doc), Status: status, Error: msg})
 }
 
 // ForAlert returns the CAP messages of the tenant's alert on ch, oldest first.
 func (m *Messages) ForAlert(ctx context.Context, tenant string, alertID int64, ch channels.Channel) ([]Message, error) {
-	rows, err := m.store().ForAlert(ctx, tenant, alertID, string(ch))
-	if err != nil {
-		return nil, err
-	}
-	var out []Message
-	for _, r := range rows {
-		out = append(out, Message(r))
-	}
-	return out, nil
+	return m.store().ForAlert(ctx, tenant, alertID, string(ch))
 }
 
 // References returns the references an Update or Cancel of the alert's
@@ -82,7 +59,7 @@ func (m *Messages) References(ctx context.Context, tenant string, alertID int64,
 	var refs []Ref
 	for _, msg := range msgs {
 		if msg.Status == "Sent" {
-			refs = append(refs, msg.Ref())
+			refs = append(refs, Ref{Sender: msg.Sender, Identifier: msg.Identifier, Sent: msg.Sent})
 		}
 	}
 	return refs, nil

@@ -5,11 +5,10 @@ import (
 	"crypto/sha1" //nolint:gosec // CAP 1.2 defines the resource digest as SHA-1.
 	"encoding/base64"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"regexp"
-	"strconv"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -18,17 +17,18 @@ import (
 	"github.com/tocsin/tocsin/channels/providerhttp"
 )
 
-// Metadata keys of an EAS or mobile-broadcast message.
-const (
-	// MetaInput is the JSON of an Input; the message's Subject and Text fill
+// Options are the settings of an EAS or mobile-broadcast message (its
+// channels.Message.Options).
+type Options struct {
+	// Input is the document's input; the message's Subject and Text fill
 	// its headline and description when those are empty.
-	MetaInput = "cap.input"
-	// MetaAudioKey is the object key of the EAS-encoded audio file, embedded
+	Input Input
+	// AudioKey is the object key of the EAS-encoded audio file, embedded
 	// in the document as a resource (derefUri, size and SHA-1 digest).
-	MetaAudioKey = "eas.audioKey"
-	// MetaAudioURL is a URL of the EAS-encoded audio, used when there is no key.
-	MetaAudioURL = "eas.audioUrl"
-)
+	AudioKey string
+	// AudioURL is a URL of the EAS-encoded audio, used when there is no key.
+	AudioURL string
+}
 
 // Wireless emergency alert text limits, in characters: WEA 3.0 handsets
 // show up to 360 (the CMAMlongtext parameter), older ones 90 (CMAMtext).
@@ -96,12 +96,10 @@ var notID = regexp.MustCompile(`[\s,<&]+`)
 
 // Document builds the CAP document of msg for the Sender's channel.
 func (s *Sender) Document(ctx context.Context, msg channels.Message) (*Alert, error) {
-	var in Input
-	if raw := msg.Metadata[MetaInput]; raw != "" {
-		if err := json.Unmarshal([]byte(raw), &in); err != nil {
-			return nil, fmt.Errorf("cap.input: %w", err)
-		}
-	}
+	// The message's input is shared with its copies: what is added here
+	// goes to slices of the document's own.
+	in := channels.OptionsOf[Options](msg).Input
+	in.Parameters, in.Resources = slices.Clone(in.Parameters), slices.Clone(in.Resources)
 	if in.Identifier == "" {
 		in.Identifier = "tocsin-" + msg.Tenant + "-" + string(s.c.Channel) + "-" + notID.ReplaceAllString(msg.Key, "_")
 	}
@@ -148,7 +146,8 @@ func (s *Sender) Document(ctx context.Context, msg channels.Message) (*Alert, er
 }
 
 func (s *Sender) audio(ctx context.Context, msg channels.Message) (*Resource, error) {
-	if key := msg.Metadata[MetaAudioKey]; key != "" {
+	o := channels.OptionsOf[Options](msg)
+	if key := o.AudioKey; key != "" {
 		if s.c.Objects == nil {
 			return nil, fmt.Errorf("no object store to read the EAS audio from")
 		}
@@ -163,7 +162,7 @@ func (s *Sender) audio(ctx context.Context, msg channels.Message) (*Resource, er
 		return &Resource{ResourceDesc: "EAS Broadcast Content", MimeType: ct, Size: int64(len(data)),
 			DerefURI: base64.StdEncoding.EncodeToString(data), Digest: hex.EncodeToString(sum[:])}, nil
 	}
-	if u := msg.Metadata[MetaAudioURL]; u != "" {
+	if u := o.AudioURL; u != "" {
 		return &Resource{ResourceDesc: "EAS Broadcast Content", MimeType: "audio/x-wav", URI: u}, nil
 	}
 	return nil, nil
@@ -191,11 +190,7 @@ func (s *Sender) send(ctx context.Context, msg channels.Message) channels.Result
 		Header: http.Header{"Accept": {"application/xml, application/json"}}}, Token: s.c.Token, IdempotencyKey: a.Identifier}
 	sendErr := call.Send(ctx, s.c.Client, nil)
 	if s.c.Log != nil {
-		var alertID *int64
-		if v, err := strconv.ParseInt(msg.Metadata[channels.MetaAlertID], 10, 64); err == nil {
-			alertID = &v
-		}
-		if err := s.c.Log.Record(ctx, msg.Tenant, alertID, s.c.Channel, a, doc, sendErr); err != nil && sendErr == nil {
+		if err := s.c.Log.Record(ctx, msg.Tenant, msg.Alert(), s.c.Channel, a, doc, sendErr); err != nil && sendErr == nil {
 			sendErr = err
 		}
 	}

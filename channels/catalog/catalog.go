@@ -22,7 +22,7 @@ import (
 // Entry describes one channel.
 type Entry struct {
 	channels.Descriptor
-	// Options adds the channel block's settings to a message (nil: none).
+	// Options sets a message's options from the channel block (nil: none).
 	Options alert.Options
 	// Select names the destinations a PerDestination channel's block asks
 	// for (nil: all of them).
@@ -36,17 +36,17 @@ type Entry struct {
 var entries = []Entry{
 	{Descriptor: email.Descriptor},
 	{Descriptor: sms.Descriptor},
-	{Descriptor: voice.Descriptor, Options: voice.Options, File: voice.File},
-	{Descriptor: etn.Descriptor, Options: etn.Options, File: etn.File},
-	{Descriptor: push.Descriptor, Options: push.Options},
-	{Descriptor: push.MyAlertsDescriptor, Options: push.Options},
-	{Descriptor: fax.Descriptor, Options: fax.Options, File: fax.File},
-	{Descriptor: cap.EasDescriptor, Options: cap.Options, File: cap.EasFile},
-	{Descriptor: cap.BroadcastDescriptor, Options: cap.Options},
-	{Descriptor: teamchat.Descriptor, Options: teamchat.Options, Select: teamchat.Select},
-	{Descriptor: social.DescriptorA, Options: social.Options, Select: social.SelectA},
-	{Descriptor: social.DescriptorB, Options: social.Options, Select: social.SelectB},
-	{Descriptor: neighborhood.Descriptor, Options: neighborhood.Options, Select: neighborhood.Select},
+	{Descriptor: voice.Descriptor, Options: voice.FromAlert, File: voice.File},
+	{Descriptor: etn.Descriptor, Options: etn.FromAlert, File: etn.File},
+	{Descriptor: push.Descriptor, Options: push.FromAlert},
+	{Descriptor: push.MyAlertsDescriptor, Options: push.FromAlert},
+	{Descriptor: fax.Descriptor, Options: fax.FromAlert, File: fax.File},
+	{Descriptor: cap.EasDescriptor, Options: cap.FromAlert, File: cap.EasFile},
+	{Descriptor: cap.BroadcastDescriptor, Options: cap.FromAlert},
+	{Descriptor: teamchat.Descriptor, Options: teamchat.FromAlert, Select: teamchat.Select},
+	{Descriptor: social.DescriptorA, Options: social.FromAlert, Select: social.SelectA},
+	{Descriptor: social.DescriptorB, Options: social.FromAlert, Select: social.SelectB},
+	{Descriptor: neighborhood.Descriptor, Options: neighborhood.FromAlert, Select: neighborhood.Select},
 }
 
 var table = index(entries)
@@ -69,12 +69,9 @@ func For(ch channels.Channel) Entry {
 	return Entry{Descriptor: channels.Descriptor{Channel: ch}}
 }
 
-// Apply adds the options of m's channel, read from the alert r renders, to
-// m. An alert without channel blocks adds none.
+// Apply sets the options of m's channel, read from the alert r renders,
+// on m. An alert without channel blocks sets none.
 func (e Entry) Apply(r *alert.Renderer, files alert.FileKeys, m *channels.Message) {
-	if m.Metadata == nil {
-		m.Metadata = map[string]string{}
-	}
 	if r.Settings.Channels == nil || e.Options == nil {
 		return
 	}

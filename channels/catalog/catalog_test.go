@@ -1,11 +1,17 @@
 package catalog
 
 import (
+	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/channels"
+	"github.com/tocsin/tocsin/channels/neighborhood"
+	"github.com/tocsin/tocsin/channels/push"
+	"github.com/tocsin/tocsin/channels/social"
+	"github.com/tocsin/tocsin/channels/teamchat"
+	"github.com/tocsin/tocsin/channels/voice"
 )
 
 var all = []channels.Channel{channels.Email, channels.Text, channels.Voice, channels.Etn, channels.Push, channels.MyAlertsApp,
@@ -25,25 +31,18 @@ func TestEveryChannelIsDescribed(t *testing.T) {
 	}
 }
 
-// TestDescriptorsAgreeWithAlert: the alert package's own answers (what the
-// API reads deliveries with) agree with the descriptors.
-func TestDescriptorsAgreeWithAlert(t *testing.T) {
-	email, phone, voice := "a@example.com", "+15550000001", "+15550000002"
-	rec := &alert.Recipient{Email: &email, Phone: &phone, VoicePhone: &voice}
-	want := map[channels.Addresses]string{channels.RecipientEmail: email, channels.RecipientPhone: phone, channels.RecipientVoicePhone: voice}
+// TestAddressing: every channel is addressed in a way its descriptor can
+// deliver (a channel missing from channels' table would be PerRecipient
+// without addresses). alert.AddressOf and alert.IsBroadcast read the same
+// table, so they agree with the descriptors.
+func TestAddressing(t *testing.T) {
 	for _, ch := range all {
 		d := For(ch)
-		if got := alert.IsBroadcast(string(ch)); got != (d.Addressing == channels.PerDestination) {
-			t.Errorf("%s: IsBroadcast %v, addressing %d", ch, got, d.Addressing)
-		}
-		if got := alert.AddressOf(string(ch), rec); got != want[d.Addresses] {
-			t.Errorf("%s: AddressOf %q, descriptor says %q", ch, got, want[d.Addresses])
-		}
-		if (d.Addressing == channels.PerDevice) != (d.Addresses == channels.DeviceTokens && d.App != "") {
+		if (d.Addressing() == channels.PerDevice) != (d.Addresses() == channels.DeviceTokens && d.App != "") {
 			t.Errorf("%s: PerDevice needs device tokens of an app: %+v", ch, d)
 		}
-		if (d.Addressing == channels.PerDestination) != (d.Addresses == channels.NoAddresses) {
-			t.Errorf("%s: only destinations have no addresses: %+v", ch, d)
+		if (d.Addressing() == channels.PerDestination) != (d.Addresses() == channels.NoAddresses) {
+			t.Errorf("%s: only destinations have no addresses: %d, %d", ch, d.Addressing(), d.Addresses())
 		}
 	}
 }
@@ -74,23 +73,24 @@ func TestOptions(t *testing.T) {
 	}
 	for _, c := range []struct {
 		ch   channels.Channel
-		want map[string]string
+		want any
 		text string
 	}{
-		{channels.Voice, map[string]string{"voice.repeat": "3", "voice.confirm": "true", "voice.audioKey": "t/7/voice/siren.wav"}, ""},
-		{channels.Push, map[string]string{"push.priority": "Emergency", "push.loudTone": "true"}, ""},
-		{channels.MyAlertsApp, map[string]string{"push.priority": "Emergency"}, ""},
-		{channels.TeamChat, map[string]string{"teamChat.priority": "Emergency"}, ""},
-		{channels.SocialPostA, map[string]string{"social.link": "https://example.com/storm"}, " https://example.com/storm"},
-		{channels.Neighborhood, map[string]string{"neighborhood.groups": "g1,g2", "neighborhood.urgent": "true"}, ""},
+		{channels.Voice, voice.Options{Repeat: 3, Confirm: true, AudioKey: "t/7/voice/siren.wav"}, ""},
+		{channels.Push, push.Options{Emergency: true, LoudTone: true}, ""},
+		{channels.MyAlertsApp, push.Options{Emergency: true}, ""},
+		{channels.TeamChat, teamchat.Options{Urgent: true}, ""},
+		{channels.SocialPostA, social.Options{Link: "https://example.com/storm"}, " https://example.com/storm"},
+		{channels.Neighborhood, neighborhood.Options{Groups: []string{"g1", "g2"}, Urgent: true}, ""},
 	} {
 		m := r.Message(string(c.ch), &alert.Recipient{}, "")
 		text := m.Text
 		For(c.ch).Apply(r, files, &m)
-		for k, v := range c.want {
-			if m.Metadata[k] != v {
-				t.Errorf("%s: %s = %q, want %q", c.ch, k, m.Metadata[k], v)
-			}
+		if !reflect.DeepEqual(m.Options, c.want) {
+			t.Errorf("%s: options %+v, want %+v", c.ch, m.Options, c.want)
+		}
+		if m.AlertID != 42 {
+			t.Errorf("%s: alert id %d", c.ch, m.AlertID)
 		}
 		if m.Text != text+c.text {
 			t.Errorf("%s: text %q", c.ch, m.Text)
@@ -102,8 +102,8 @@ func TestOptions(t *testing.T) {
 	}
 	m := bare.Message(string(channels.Push), &alert.Recipient{}, "")
 	For(channels.Push).Apply(bare, files, &m)
-	if m.Metadata["push.priority"] != "" {
-		t.Errorf("an alert without channel blocks got push options: %v", m.Metadata)
+	if m.Options != nil {
+		t.Errorf("an alert without channel blocks got push options: %+v", m.Options)
 	}
 }
 

@@ -70,15 +70,7 @@ func (a Area) Row() channelstate.Area {
 }
 
 // Target is a phone number inside an area.
-type Target struct {
-	Phone string `db:"phone"`
-	// Source is "contact" or "addressPoint".
-	Source    string  `db:"source"`
-	PersonID  *int64  `db:"person_id"`
-	Name      string  `db:"name"`
-	Latitude  float64 `db:"latitude"`
-	Longitude float64 `db:"longitude"`
-}
+type Target = channelstate.ETNTarget
 
 // Targets returns up to limit targets of the area whose phone sorts after
 // after, for paging through large areas.
@@ -86,13 +78,5 @@ func Targets(ctx context.Context, db *storage.DB, tenant string, a Area, lists [
 	if err := a.Validate(); err != nil {
 		return nil, err
 	}
-	rows, err := (&channelstate.ETNTargets{DB: db}).Page(ctx, tenant, a.Row(), lists, after, limit)
-	if err != nil {
-		return nil, err
-	}
-	var out []Target
-	for _, r := range rows {
-		out = append(out, Target(r))
-	}
-	return out, nil
+	return (&channelstate.ETNTargets{DB: db}).Page(ctx, tenant, a.Row(), lists, after, limit)
 }

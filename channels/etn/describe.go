@@ -10,18 +10,13 @@ import (
 
 // Descriptor describes the ETN channel: a call per number inside the
 // alert's areas (see Areas), or per recipient when it has none.
-var Descriptor = channels.Descriptor{Channel: channels.Etn, Addressing: channels.PerArea, Addresses: channels.RecipientVoicePhone, Calls: true}
+var Descriptor = channels.Descriptor{Channel: channels.Etn, Calls: true}
 
-// Options adds the alert's ETN block to m: repeat, the stored audio file
-// and the caller id.
-func Options(r *alert.Renderer, files alert.FileKeys, m *channels.Message) {
-	v := r.Settings.Channels.Etn
-	if v == nil {
-		return
-	}
-	voice.Played(m.Metadata, v.Repeat, v.AudioFileName, files)
-	if v.CallerID != "" {
-		m.Metadata["callerId"] = v.CallerID
+// FromAlert sets m's Options (voice.Options) from the alert's ETN block:
+// repeat and the stored audio file.
+func FromAlert(r *alert.Renderer, files alert.FileKeys, m *channels.Message) {
+	if v := r.Settings.Channels.Etn; v != nil {
+		m.Options = voice.Played(v.Repeat, v.AudioFileName, files)
 	}
 }
 

@@ -1,7 +1,6 @@
 package etn
 
 import (
-	"context"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -9,9 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-	"time"
 
-	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/channelstate"
 )
 
@@ -19,14 +16,7 @@ import (
 const MaxPointsPerList = 200_000
 
 // Point is one address point: a phone number at a place.
-type Point struct {
-	ExternalID string  `db:"external_id"`
-	Name       string  `db:"name"`
-	Address    string  `db:"address"`
-	Phone      string  `db:"phone"`
-	Latitude   float64 `db:"latitude"`
-	Longitude  float64 `db:"longitude"`
-}
+type Point = channelstate.AddressPoint
 
 // RowError is a CSV row that could not be imported.
 type RowError struct {
@@ -104,51 +94,9 @@ func ParseCSV(r io.Reader) ([]Point, []RowError, error) {
 }
 
 // PointList describes an imported list.
-type PointList struct {
-	Name       string    `db:"list_name"`
-	Points     int       `db:"points"`
-	ImportedAt time.Time `db:"imported_at"`
-}
+type PointList = channelstate.AddressPointList
 
-// PointStore keeps address-point lists (channelstate.AddressPoints).
-type PointStore interface {
-	Replace(ctx context.Context, tenant, name string, pts []channelstate.AddressPoint) error
-	Lists(ctx context.Context, tenant string) ([]channelstate.AddressPointList, error)
-	Delete(ctx context.Context, tenant, name string) error
-}
-
-var _ PointStore = (*channelstate.AddressPoints)(nil)
-
-// Points stores address-point lists.
-type Points struct {
-	DB *storage.DB
-}
-
-func (p *Points) store() PointStore { return &channelstate.AddressPoints{DB: p.DB} }
-
-// Replace makes pts the content of the tenant's list name, in one transaction.
-func (p *Points) Replace(ctx context.Context, tenant, name string, pts []Point) error {
-	rows := make([]channelstate.AddressPoint, len(pts))
-	for i, pt := range pts {
-		rows[i] = channelstate.AddressPoint(pt)
-	}
-	return p.store().Replace(ctx, tenant, name, rows)
-}
-
-// Lists returns the tenant's lists by name.
-func (p *Points) Lists(ctx context.Context, tenant string) ([]PointList, error) {
-	rows, err := p.store().Lists(ctx, tenant)
-	if err != nil {
-		return nil, err
-	}
-	var out []PointList
-	for _, r := range rows {
-		out = append(out, PointList(r))
-	}
-	return out, nil
-}
-
-// Delete removes a list; storage.ErrNotFound when it has no points.
-func (p *Points) Delete(ctx context.Context, tenant, name string) error {
-	return p.store().Delete(ctx, tenant, name)
-}
+// Points stores address-point lists: Replace makes points the content of
+// a tenant's list in one transaction, Lists lists them by name, Delete
+// removes one (storage.ErrNotFound when it has no points).
+type Points = channelstate.AddressPoints

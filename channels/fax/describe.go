@@ -7,20 +7,13 @@ import (
 
 // Descriptor describes the fax channel: a fax per recipient, to the
 // person's first fax number.
-var Descriptor = channels.Descriptor{Channel: channels.Fax, Addressing: channels.PerRecipient, Addresses: channels.FaxNumber}
+var Descriptor = channels.Descriptor{Channel: channels.Fax}
 
-// Options adds the alert's fax block to m: the cover page and the stored
-// document.
-func Options(r *alert.Renderer, files alert.FileKeys, m *channels.Message) {
-	f := r.Settings.Channels.Fax
-	if f == nil {
-		return
-	}
-	if f.CoverPage {
-		m.Metadata[MetaCoverPage] = "true"
-	}
-	if k := files(alert.FileDocument, f.FileName); k != "" {
-		m.Metadata[MetaDocumentKey] = k
+// FromAlert sets m's Options from the alert's fax block: the cover page
+// and the stored document.
+func FromAlert(r *alert.Renderer, files alert.FileKeys, m *channels.Message) {
+	if f := r.Settings.Channels.Fax; f != nil {
+		m.Options = Options{CoverPage: f.CoverPage, DocumentKey: files(alert.FileDocument, f.FileName)}
 	}
 }
 

@@ -18,14 +18,14 @@ import (
 	"github.com/tocsin/tocsin/channels/providerhttp"
 )
 
-// Metadata keys of a fax message.
-const (
-	// MetaDocumentKey is the object key of a stored document to fax instead
+// Options are the settings of a fax message (its channels.Message.Options).
+type Options struct {
+	// DocumentKey is the object key of a stored document to fax instead
 	// of the rendered message.
-	MetaDocumentKey = "fax.documentKey"
-	// MetaCoverPage: "true" asks the provider for a cover page.
-	MetaCoverPage = "fax.coverPage"
-)
+	DocumentKey string
+	// CoverPage asks the provider for a cover page.
+	CoverPage bool
+}
 
 // Accepted document types.
 var Accepted = []string{"application/pdf", "image/tiff", "text/plain", "text/html"}
@@ -75,7 +75,7 @@ func New(c Config) *Sender {
 // message names one, else the message rendered as HTML (when it has HTML)
 // or plain text.
 func (s *Sender) Document(ctx context.Context, msg channels.Message) (name, contentType string, data []byte, err error) {
-	if key := msg.Metadata[MetaDocumentKey]; key != "" {
+	if key := channels.OptionsOf[Options](msg).DocumentKey; key != "" {
 		if s.c.Objects == nil {
 			return "", "", nil, fmt.Errorf("no object store to read the document from")
 		}
@@ -132,7 +132,7 @@ func (s *Sender) send(ctx context.Context, msg channels.Message) channels.Result
 	_ = mw.WriteField("to", msg.To)
 	_ = mw.WriteField("from", s.c.From)
 	_ = mw.WriteField("reference", msg.Key)
-	if msg.Metadata[MetaCoverPage] == "true" {
+	if channels.OptionsOf[Options](msg).CoverPage {
 		_ = mw.WriteField("coverPage", "true")
 		_ = mw.WriteField("subject", msg.Subject)
 	}

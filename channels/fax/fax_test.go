@@ -33,10 +33,10 @@ func TestFaxDocumentsEndToEnd(t *testing.T) {
 	snd := fax.New(fax.Config{URL: srv.URL, Token: "fax-token", From: "+15550001111", Objects: store})
 	msgs := []channels.Message{
 		{Key: "f1", To: "+15550000001", Subject: "Boil water", Text: "Boil tap water before drinking."},
-		{Key: "f2", To: "+15550000002", Subject: "Evacuation", Text: "See map", Metadata: map[string]string{fax.MetaDocumentKey: "tenants/1/evac.pdf", fax.MetaCoverPage: "true"}},
+		{Key: "f2", To: "+15550000002", Subject: "Evacuation", Text: "See map", Options: fax.Options{DocumentKey: "tenants/1/evac.pdf", CoverPage: true}},
 		{Key: "f3", To: "+15550000003", Subject: "Notice", HTML: "<p>Roads <b>closed</b></p>"},
-		{Key: "f4", To: "+15550000004", Metadata: map[string]string{fax.MetaDocumentKey: "tenants/1/logo.png"}},
-		{Key: "f5", To: "+15550000005", Metadata: map[string]string{fax.MetaDocumentKey: "tenants/1/missing.pdf"}},
+		{Key: "f4", To: "+15550000004", Options: fax.Options{DocumentKey: "tenants/1/logo.png"}},
+		{Key: "f5", To: "+15550000005", Options: fax.Options{DocumentKey: "tenants/1/missing.pdf"}},
 		{Key: "f6", To: "not-a-number", Text: "x"},
 	}
 	res, err := snd.Send(context.Background(), msgs)

@@ -1,25 +1,22 @@
 package neighborhood
 
 import (
-	"strings"
-
 	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/channels"
 )
 
 // Descriptor describes the neighborhood channel: one post per configured
 // agency account.
-var Descriptor = channels.Descriptor{Channel: channels.Neighborhood, Addressing: channels.PerDestination}
+var Descriptor = channels.Descriptor{Channel: channels.Neighborhood}
 
-// Options adds the groups the alert's block names and marks emergency
-// alerts' posts urgent.
-func Options(r *alert.Renderer, _ alert.FileKeys, m *channels.Message) {
-	if n := r.Settings.Channels.Neighborhood; n != nil && len(n.Groups) > 0 {
-		m.Metadata[MetaGroups] = strings.Join(n.Groups, ",")
+// FromAlert sets m's Options: the groups the alert's block names, and
+// emergency alerts' posts are urgent.
+func FromAlert(r *alert.Renderer, _ alert.FileKeys, m *channels.Message) {
+	o := Options{Urgent: r.Settings.Emergency()}
+	if n := r.Settings.Channels.Neighborhood; n != nil {
+		o.Groups = n.Groups
 	}
-	if r.Settings.Emergency() {
-		m.Metadata[MetaUrgent] = "true"
-	}
+	m.Options = o
 }
 
 // Select names the accounts the alert's block asks for.

@@ -10,22 +10,21 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
-	"strconv"
-	"strings"
-	"time"
 
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/channels/providerhttp"
-	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/channelstate"
 )
 
-// MetaGroups is a comma-separated list of group ids to post to; all of the
-// account's configured groups when empty.
-const MetaGroups = "neighborhood.groups"
-
-// MetaUrgent: "true" marks the post urgent.
-const MetaUrgent = "neighborhood.urgent"
+// Options are the settings of a neighborhood post (its
+// channels.Message.Options).
+type Options struct {
+	// Groups are the ids of the groups to post to; all of the account's
+	// configured groups when empty.
+	Groups []string
+	// Urgent marks the post urgent.
+	Urgent bool
+}
 
 // Group statuses.
 const (
@@ -66,19 +65,7 @@ type PostResponse struct {
 }
 
 // Status is the outcome of one account and group.
-type Status struct {
-	Tenant      string    `db:"tenant_id"`
-	AlertID     *int64    `db:"alert_id"`
-	MessageKey  string    `db:"message_key"`
-	AccountID   string    `db:"account_id"`
-	AccountName string    `db:"account_name"`
-	GroupID     string    `db:"group_id"`
-	GroupName   string    `db:"group_name"`
-	Status      string    `db:"status"`
-	PostID      string    `db:"post_id"`
-	Error       string    `db:"error"`
-	UpdatedAt   time.Time `db:"updated_at"`
-}
+type Status = channelstate.NeighborhoodStatus
 
 // Recorder stores statuses.
 type Recorder interface {
@@ -104,11 +91,7 @@ var _ channels.Sender = (*Sender)(nil)
 // New returns a Sender for c.
 func New(c Config) *Sender {
 	c.Client = providerhttp.Client(c.Client, 0)
-	s := &Sender{c: c, accounts: map[string]Account{}}
-	for _, a := range c.Accounts {
-		s.accounts[a.ID] = a
-	}
-	return s
+	return &Sender{c: c, accounts: channels.ByName(c.Accounts, func(a Account) string { return a.ID })}
 }
 
 // Send implements channels.Sender: a message's To is an account id. The
@@ -134,20 +117,17 @@ func (s *Sender) post(ctx context.Context, msg channels.Message) (channels.Resul
 	if !ok {
 		return providerhttp.Refused(msg.Key, fmt.Sprintf("no neighborhood account %q", msg.To)), nil
 	}
+	o := channels.OptionsOf[Options](msg)
 	groups := acct.Groups
-	if sel := strings.TrimSpace(msg.Metadata[MetaGroups]); sel != "" {
-		want := strings.Split(sel, ",")
+	if want := o.Groups; len(want) > 0 {
 		groups = slices.DeleteFunc(slices.Clone(groups), func(g Group) bool { return !slices.Contains(want, g.ID) })
 	}
 	if len(groups) == 0 {
 		return providerhttp.Refused(msg.Key, "the account has none of the groups asked for"), nil
 	}
-	var alertID *int64
-	if v, err := strconv.ParseInt(msg.Metadata[channels.MetaAlertID], 10, 64); err == nil {
-		alertID = &v
-	}
+	alertID := msg.Alert()
 	names := map[string]string{}
-	req := PostRequest{Subject: msg.Subject, Body: msg.Text, Urgent: msg.Metadata[MetaUrgent] == "true"}
+	req := PostRequest{Subject: msg.Subject, Body: msg.Text, Urgent: o.Urgent}
 	for _, g := range groups {
 		req.GroupIDs = append(req.GroupIDs, g.ID)
 		names[g.ID] = g.Name
@@ -196,31 +176,12 @@ func (s *Sender) post(ctx context.Context, msg channels.Message) (channels.Resul
 	return channels.Result{Key: msg.Key, Outcome: channels.Delivered, ProviderMessageID: fmt.Sprintf("%d/%d groups", posted, len(groups))}, st
 }
 
-// StatusStore keeps statuses (channelstate.NeighborhoodStatuses).
-type StatusStore interface {
-	Record(ctx context.Context, st []channelstate.NeighborhoodStatus) error
-	ForAlert(ctx context.Context, tenant string, alertID int64, order string, limit, offset int) ([]channelstate.NeighborhoodStatus, int, error)
-}
-
-var _ StatusStore = (*channelstate.NeighborhoodStatuses)(nil)
-
-// Statuses is the PostgreSQL store of statuses.
-type Statuses struct {
-	DB *storage.DB
-}
+// Statuses is the PostgreSQL store of statuses: Record writes a batch's
+// with one statement, ForAlert reads a page of an alert's in an order
+// built from SortColumns.
+type Statuses = channelstate.NeighborhoodStatuses
 
 var _ Recorder = (*Statuses)(nil)
-
-func (s *Statuses) store() StatusStore { return &channelstate.NeighborhoodStatuses{DB: s.DB} }
-
-// Record implements Recorder with one statement per batch.
-func (s *Statuses) Record(ctx context.Context, st []Status) error {
-	rows := make([]channelstate.NeighborhoodStatus, len(st))
-	for i, x := range st {
-		rows[i] = channelstate.NeighborhoodStatus(x)
-	}
-	return s.store().Record(ctx, rows)
-}
 
 // SortColumns are the sort properties of statuses and their columns.
 var SortColumns = map[string]string{
@@ -228,18 +189,4 @@ var SortColumns = map[string]string{
 	"groupname":   "lower(group_name)",
 	"status":      "status",
 	"updatedat":   "updated_at",
-}
-
-// ForAlert returns a page of the alert's statuses in order (an ORDER BY
-// list built from SortColumns) and the total count.
-func (s *Statuses) ForAlert(ctx context.Context, tenant string, alertID int64, order string, limit, offset int) ([]Status, int, error) {
-	rows, total, err := s.store().ForAlert(ctx, tenant, alertID, order, limit, offset)
-	if err != nil {
-		return nil, 0, err
-	}
-	var out []Status
-	for _, r := range rows {
-		out = append(out, Status(r))
-	}
-	return out, total, nil
 }

@@ -25,11 +25,11 @@ func TestPostsAndStatusesPerAccountAndGroup(t *testing.T) {
 		{ID: "fire", Name: "Fire District", Token: "tok-f", Groups: []neighborhood.Group{{"g9", "Hillcrest"}}},
 		{ID: "parks", Name: "Aaa Parks", Token: "revoked", Groups: []neighborhood.Group{{"g5", "Lakeside"}}},
 	}})
-	md := map[string]string{channels.MetaAlertID: "77", neighborhood.MetaUrgent: "true"}
+	urgent := neighborhood.Options{Urgent: true}
 	res, err := snd.Send(ctx, []channels.Message{
-		{Key: "n1", Tenant: tenant, To: "police", Subject: "Missing child", Text: "Call 911 with information.", Metadata: md},
-		{Key: "n2", Tenant: tenant, To: "fire", Subject: "Missing child", Text: "Call 911 with information.", Metadata: md},
-		{Key: "n3", Tenant: tenant, To: "parks", Subject: "Missing child", Text: "Call 911 with information.", Metadata: md},
+		{Key: "n1", Tenant: tenant, To: "police", Subject: "Missing child", Text: "Call 911 with information.", AlertID: 77, Options: urgent},
+		{Key: "n2", Tenant: tenant, To: "fire", Subject: "Missing child", Text: "Call 911 with information.", AlertID: 77, Options: urgent},
+		{Key: "n3", Tenant: tenant, To: "parks", Subject: "Missing child", Text: "Call 911 with information.", AlertID: 77, Options: urgent},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -56,7 +56,7 @@ func TestPostsAndStatusesPerAccountAndGroup(t *testing.T) {
 		t.Fatalf("statuses (%d)\n%s\nwant\n%s", total, got, want)
 	}
 	// A retried batch updates the rows instead of adding new ones.
-	if _, err := snd.Send(ctx, []channels.Message{{Key: "n2", Tenant: tenant, To: "fire", Text: "again", Metadata: md}}); err != nil {
+	if _, err := snd.Send(ctx, []channels.Message{{Key: "n2", Tenant: tenant, To: "fire", Text: "again", AlertID: 77, Options: urgent}}); err != nil {
 		t.Fatal(err)
 	}
 	if _, total, _ := store.ForAlert(ctx, tenant, 77, "lower(account_name)", 25, 0); total != 5 {

@@ -54,11 +54,27 @@ func (e *StatusError) Error() string {
 	return fmt.Sprintf("provider answered %d", e.Status)
 }
 
+// Rules say how a provider's answers are read. The zero Rules are those of
+// most providers, which the package's Permanent, Failed and Answer apply;
+// a provider whose answers mean something else sets its own.
+type Rules struct {
+	// TimeoutIsPermanent makes a 408 answer permanent like the other 4xx
+	// answers; by default it is temporary.
+	TimeoutIsPermanent bool
+	// AcceptUnreadable makes a 2xx answer that cannot be decoded an
+	// accepted message without the provider's id; by default it is a
+	// temporary failure.
+	AcceptUnreadable bool
+}
+
 // Permanent reports whether err is a failure a retry will not fix: a 4xx
 // answer other than 408 (timeout) and 429 (rate limit), or an address the
 // outbound policy refuses. Other network errors and 5xx answers are
 // temporary.
-func Permanent(err error) bool {
+func Permanent(err error) bool { return Rules{}.Permanent(err) }
+
+// Permanent is the package's Permanent under r.
+func (r Rules) Permanent(err error) bool {
 	if errors.Is(err, errRefused) {
 		// The policy will refuse the address again.
 		return true
@@ -67,7 +83,8 @@ func Permanent(err error) bool {
 	if !errors.As(err, &se) {
 		return false
 	}
-	return se.Status >= 400 && se.Status < 500 && se.Status != http.StatusRequestTimeout && se.Status != http.StatusTooManyRequests
+	timeout := se.Status == http.StatusRequestTimeout && !r.TimeoutIsPermanent
+	return se.Status >= 400 && se.Status < 500 && !timeout && se.Status != http.StatusTooManyRequests
 }
 
 // Unreachable reports whether err means the provider could not be reached
@@ -154,10 +171,10 @@ func DoJSON(ctx context.Context, cl *http.Client, r Request, out any) error {
 	// What is decoded may be stored (provider ids, statuses): PostgreSQL
 	// text holds neither NUL characters nor invalid UTF-8.
 	if !utf8.Valid(b) || bytes.Contains(b, []byte(`\u0000`)) {
-		return errors.New("decode answer: not valid UTF-8 text")
+		return fmt.Errorf("%w: not valid UTF-8 text", errUnreadable)
 	}
 	if err := json.Unmarshal(b, out); err != nil {
-		return fmt.Errorf("decode answer: %w", err)
+		return fmt.Errorf("%w: %w", errUnreadable, err)
 	}
 	return nil
 }
@@ -176,6 +193,8 @@ var (
 	errRefused     = errors.New("the address is not allowed (loopback, private or reserved)")
 	errTimeout     = errors.New("timed out")
 	errUnreachable = errors.New("could not connect")
+	// errUnreadable: a 2xx answer that could not be decoded.
+	errUnreadable = errors.New("decode answer")
 )
 
 // reason reduces a transport error to a short, fixed reason, keeping the
@@ -252,8 +271,11 @@ func (c Call) Send(ctx context.Context, cl *http.Client, out any) error {
 
 // Failed is the result of the message with key whose call failed with err:
 // permanent and unreachable as err says.
-func Failed(key string, err error) channels.Result {
-	return channels.Result{Key: key, Outcome: channels.Failed, Permanent: Permanent(err), Unreachable: Unreachable(err), Error: err.Error()}
+func Failed(key string, err error) channels.Result { return Rules{}.Failed(key, err) }
+
+// Failed is the package's Failed under r.
+func (r Rules) Failed(key string, err error) channels.Result {
+	return channels.Result{Key: key, Outcome: channels.Failed, Permanent: r.Permanent(err), Unreachable: Unreachable(err), Error: err.Error()}
 }
 
 // Refused is the result of the message with key that cannot be sent as it
@@ -267,13 +289,32 @@ func Refused(key, reason string) channels.Result {
 // err says otherwise. When noID is set, an answer without an id is a
 // failure with that reason.
 func Answer(key string, err error, outcome channels.Outcome, id, noID string) channels.Result {
+	return Rules{}.Answer(key, err, outcome, id, noID)
+}
+
+// Answer is the package's Answer under r.
+func (r Rules) Answer(key string, err error, outcome channels.Outcome, id, noID string) channels.Result {
+	if r.AcceptUnreadable && errors.Is(err, errUnreadable) {
+		err, id = nil, ""
+	}
 	if err == nil && id == "" && noID != "" {
 		err = errors.New(noID)
 	}
 	if err != nil {
-		return Failed(key, err)
+		return r.Failed(key, err)
 	}
 	return channels.Result{Key: key, Outcome: outcome, ProviderMessageID: id}
+}
+
+// NoneReached reports whether no message of a batch reached the provider:
+// there are results and every one is Unreachable.
+func NoneReached(res []channels.Result) bool {
+	for _, r := range res {
+		if !r.Unreachable {
+			return false
+		}
+	}
+	return len(res) > 0
 }
 
 // Client returns cl, or a new pooled client with the given timeout when cl

@@ -180,19 +180,20 @@ func TestEveryChannelThroughTheRegistry(t *testing.T) {
 	put(channels.SocialPostA, providers.Settings{Providers: []providers.Provider{{URL: soc.URL}}, Accounts: []providers.Account{{ID: "county", Name: "County", Token: "tok-a"}}})
 	put(channels.Neighborhood, providers.Settings{Providers: []providers.Provider{{URL: nb.URL}}, Accounts: []providers.Account{{ID: "pd", Name: "PD", Token: "tok-n", Groups: []providers.Group{{ID: "g1", Name: "North"}}}}})
 
-	capIn := `{"status":"Actual","msgType":"Alert","scope":"Public","category":["Safety"],"event":"Evacuation","urgency":"Immediate","severity":"Extreme","certainty":"Observed","areas":[{"description":"County","same":["041005"]}]}`
+	capIn := cap.Input{Status: "Actual", MsgType: "Alert", Scope: "Public", Classification: cap.Classification{Category: []string{"Safety"}, Event: "Evacuation",
+		Urgency: "Immediate", Severity: "Extreme", Certainty: "Observed"}, Areas: []cap.AreaInput{{Description: "County", SAME: []string{"041005"}}}}
 	cases := []struct {
 		ch   channels.Channel
 		msg  channels.Message
 		want channels.Outcome
 	}{
-		{channels.Voice, channels.Message{To: "+15550000001", Text: "Evacuate", Metadata: map[string]string{voice.MetaAudioKey: audioKey}}, channels.Sent},
-		{channels.Voice, channels.Message{To: "+15550000001", Text: "Evacuate", Metadata: map[string]string{voice.MetaAudioKey: foreignKey}}, channels.Failed},
+		{channels.Voice, channels.Message{To: "+15550000001", Text: "Evacuate", Options: voice.Options{AudioKey: audioKey}}, channels.Sent},
+		{channels.Voice, channels.Message{To: "+15550000001", Text: "Evacuate", Options: voice.Options{AudioKey: foreignKey}}, channels.Failed},
 		{channels.Etn, channels.Message{To: "+15550000002", Text: "Evacuate"}, channels.Sent},
 		{channels.Push, channels.Message{To: "device-1", Text: "Evacuate"}, channels.Sent},
-		{channels.Fax, channels.Message{To: "+15550000003", Metadata: map[string]string{fax.MetaDocumentKey: docKey}}, channels.Sent},
-		{channels.Fax, channels.Message{To: "+15550000003", Metadata: map[string]string{fax.MetaDocumentKey: foreignKey}}, channels.Failed},
-		{channels.Eas, channels.Message{Subject: "Evacuate", Text: "Leave now", Metadata: map[string]string{cap.MetaInput: capIn}}, channels.Sent},
+		{channels.Fax, channels.Message{To: "+15550000003", Options: fax.Options{DocumentKey: docKey}}, channels.Sent},
+		{channels.Fax, channels.Message{To: "+15550000003", Options: fax.Options{DocumentKey: foreignKey}}, channels.Failed},
+		{channels.Eas, channels.Message{Subject: "Evacuate", Text: "Leave now", Options: cap.Options{Input: capIn}}, channels.Sent},
 		{channels.TeamChat, channels.Message{To: "ops", Subject: "Evacuate", Text: "Leave now"}, channels.Delivered},
 		{channels.SocialPostA, channels.Message{To: "county", Text: "Evacuate"}, channels.Delivered},
 		{channels.Neighborhood, channels.Message{To: "pd", Text: "Evacuate"}, channels.Delivered},

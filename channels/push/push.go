@@ -17,21 +17,29 @@ import (
 	"github.com/tocsin/tocsin/storage/channelstate"
 )
 
-// Metadata keys of a push message.
-const (
-	// MetaLoudTone: "true" plays the loud tone (critical alert sound) and
-	// breaks through do-not-disturb.
-	MetaLoudTone = "push.loudTone"
-	// MetaPriority: Emergency or NonEmergency (default).
-	MetaPriority = "push.priority"
-	// MetaSound: the sound file of the loud tone (default loud_tone.caf).
-	MetaSound = "push.sound"
-)
+// Options are the settings of a push or app notification (its
+// channels.Message.Options).
+type Options struct {
+	// Emergency makes the notification high priority and time-sensitive.
+	Emergency bool
+	// LoudTone plays the loud tone (critical alert sound) and breaks
+	// through do-not-disturb.
+	LoudTone bool
+	// Sound is the sound file of the loud tone (default loud_tone.caf).
+	Sound string
+}
 
 // Apps a device token belongs to (person_devices.app).
 const (
 	AppPush     = "push"
 	AppMyAlerts = "myalerts"
+)
+
+// Keys of a notification's Data: the ids of its alert and recipient, by
+// which the app fetches the alert and answers it.
+const (
+	DataAlertID     = "alertId"
+	DataRecipientID = "recipientId"
 )
 
 // MaxBatch is the most notifications one request carries.
@@ -121,16 +129,18 @@ func New(c Config) *Sender {
 func Notify(msg channels.Message) Notification {
 	n := Notification{To: msg.To, Title: msg.Subject, Body: msg.Text, Priority: "normal", Sound: "default",
 		ChannelID: "alerts", InterruptionLevel: "active", Data: map[string]string{}}
-	for _, k := range []string{channels.MetaAlertID, channels.MetaRecipientID} {
-		if v := msg.Metadata[k]; v != "" {
-			n.Data[k] = v
-		}
+	if msg.AlertID != 0 {
+		n.Data[DataAlertID] = strconv.FormatInt(msg.AlertID, 10)
 	}
-	if msg.Metadata[MetaPriority] == "Emergency" {
+	if msg.RecipientID != 0 {
+		n.Data[DataRecipientID] = strconv.FormatInt(msg.RecipientID, 10)
+	}
+	o := channels.OptionsOf[Options](msg)
+	if o.Emergency {
 		n.Priority, n.InterruptionLevel = "high", "time-sensitive"
 	}
-	if msg.Metadata[MetaLoudTone] == "true" {
-		name := msg.Metadata[MetaSound]
+	if o.LoudTone {
+		name := o.Sound
 		if name == "" {
 			name = "loud_tone.caf"
 		}

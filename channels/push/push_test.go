@@ -18,16 +18,16 @@ import (
 func TestNotifyLoudTone(t *testing.T) {
 	cases := []struct {
 		name                     string
-		md                       map[string]string
+		opts                     push.Options
 		priority, level, channel string
 		critical                 bool
 	}{
-		{"plain", nil, "normal", "active", "alerts", false},
-		{"emergency", map[string]string{push.MetaPriority: "Emergency"}, "high", "time-sensitive", "alerts", false},
-		{"loud tone", map[string]string{push.MetaLoudTone: "true"}, "high", "critical", "emergency", true},
+		{"plain", push.Options{}, "normal", "active", "alerts", false},
+		{"emergency", push.Options{Emergency: true}, "high", "time-sensitive", "alerts", false},
+		{"loud tone", push.Options{LoudTone: true}, "high", "critical", "emergency", true},
 	}
 	for _, c := range cases {
-		n := push.Notify(channels.Message{To: "tok", Text: "x", Metadata: c.md})
+		n := push.Notify(channels.Message{To: "tok", Text: "x", Options: c.opts})
 		_, crit := n.Sound.(push.CriticalSound)
 		if n.Priority != c.priority || n.InterruptionLevel != c.level || n.ChannelID != c.channel || crit != c.critical {
 			t.Errorf("%s: %+v", c.name, n)
@@ -47,7 +47,7 @@ func TestBatchesTicketsAndInvalidTokens(t *testing.T) {
 		tok := fmt.Sprintf("device-%03d", i)
 		apps = append(apps, directory.MobileApp{InstallationID: tok, Platform: "ios", PushToken: tok})
 		msgs = append(msgs, channels.Message{Key: fmt.Sprintf("k%d", i), Tenant: tenant, To: tok, Subject: "Flood", Text: "Move to higher ground",
-			Metadata: map[string]string{push.MetaLoudTone: "true", channels.MetaAlertID: "7"}})
+			AlertID: 7, Options: push.Options{LoudTone: true}})
 	}
 	var person int64
 	if err := db.InTx(ctx, func(tx *sqlx.Tx) (err error) {
@@ -81,7 +81,7 @@ func TestBatchesTicketsAndInvalidTokens(t *testing.T) {
 		}
 	}
 	got := srv.Received()
-	if len(got) != n-2 || got[0].InterruptionLevel != "critical" || got[0].Data[channels.MetaAlertID] != "7" {
+	if len(got) != n-2 || got[0].InterruptionLevel != "critical" || got[0].Data[push.DataAlertID] != "7" {
 		t.Fatalf("received %d, first %+v", len(got), got[0])
 	}
 	devs, err := directory.ListDevices(ctx, db, tenant, person)

@@ -4,4 +4,4 @@ import "github.com/tocsin/tocsin/channels"
 
 // Descriptor describes the text channel: a message per recipient, to the
 // number the recipient row holds, throttled by the worker's delivery rate.
-var Descriptor = channels.Descriptor{Channel: channels.Text, Addressing: channels.PerRecipient, Addresses: channels.RecipientPhone, WorkerRate: true}
+var Descriptor = channels.Descriptor{Channel: channels.Text, WorkerRate: true}

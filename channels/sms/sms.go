@@ -2,25 +2,25 @@
 // message it posts JSON {"to","body","idempotencyKey","tenant"} to the
 // provider's URL with "Authorization: Bearer <token>" and an
 // "Idempotency-Key" header; the provider answers 2xx with {"id": "..."}.
-// A 4xx answer (except 429) is a permanent failure of that message; 429, 5xx
-// and network errors are temporary. Requests of a batch run concurrently up
-// to a bound over one pooled keep-alive client.
+// Requests go through providerhttp with the provider's own rules: every
+// 4xx answer but 429 (408 included) is a permanent failure of that
+// message, 429, 5xx and network errors are temporary, an accepted message
+// whose answer cannot be read is sent without an id, and a batch none of
+// whose messages reached the provider is an error of the whole batch.
+// Requests of a batch run concurrently up to a bound over one pooled
+// keep-alive client.
 package sms
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/tocsin/tocsin/channels"
+	"github.com/tocsin/tocsin/channels/providerhttp"
 )
 
 // Config says how to reach the provider.
@@ -43,6 +43,9 @@ type Sender struct {
 
 var _ channels.Sender = (*Sender)(nil)
 
+// rules are how the provider's answers are read (see the package comment).
+var rules = providerhttp.Rules{TimeoutIsPermanent: true, AcceptUnreadable: true}
+
 // New checks cfg and returns a Sender with its own pooled HTTP client.
 func New(cfg Config) (*Sender, error) {
 	u, err := url.Parse(cfg.URL)
@@ -52,15 +55,7 @@ func New(cfg Config) (*Sender, error) {
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 16
 	}
-	if cfg.Timeout <= 0 {
-		cfg.Timeout = 15 * time.Second
-	}
-	tr := http.DefaultTransport.(*http.Transport).Clone()
-	tr.MaxIdleConns = cfg.Concurrency * 2
-	tr.MaxIdleConnsPerHost = cfg.Concurrency
-	tr.MaxConnsPerHost = cfg.Concurrency
-	tr.IdleConnTimeout = 90 * time.Second
-	return &Sender{cfg: cfg, client: &http.Client{Transport: tr, Timeout: cfg.Timeout}}, nil
+	return &Sender{cfg: cfg, client: providerhttp.NewClient(cfg.Timeout)}, nil
 }
 
 // Request is the JSON body posted for one message.
@@ -80,103 +75,28 @@ type Response struct {
 // returns an error only when no message reached the provider at all because
 // of network errors (the provider is down), or when ctx ended.
 func (s *Sender) Send(ctx context.Context, msgs []channels.Message) ([]channels.Result, error) {
-	results := make([]channels.Result, len(msgs))
-	netErrs := make([]error, len(msgs))
-	sem := make(chan struct{}, s.cfg.Concurrency)
-	var wg sync.WaitGroup
-	for i := range msgs {
-		select {
-		case sem <- struct{}{}:
-		case <-ctx.Done():
-			return nil, fmt.Errorf("send texts: %w", ctx.Err())
-		}
-		wg.Add(1)
-		go func(i int) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			results[i], netErrs[i] = s.post(ctx, msgs[i])
-		}(i)
-	}
-	wg.Wait()
+	res := channels.SendEach(ctx, msgs, s.cfg.Concurrency, s.post)
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("send texts: %w", err)
 	}
-	if len(msgs) > 0 {
-		all := true
-		for _, e := range netErrs {
-			if e == nil {
-				all = false
-				break
-			}
-		}
-		if all {
-			return nil, fmt.Errorf("sms provider unreachable: %w", netErrs[0])
-		}
+	if providerhttp.NoneReached(res) {
+		return nil, fmt.Errorf("sms provider unreachable: %s", res[0].Error)
 	}
-	return results, nil
+	return res, nil
 }
 
-// post sends one message. The second result is the network error when the
-// provider could not be reached.
-func (s *Sender) post(ctx context.Context, m channels.Message) (channels.Result, error) {
-	res := channels.Result{Key: m.Key, Outcome: channels.Failed}
+// post sends one message.
+func (s *Sender) post(ctx context.Context, m channels.Message) channels.Result {
 	body := m.Text
 	if body == "" {
 		body = m.Subject
 	}
 	if strings.TrimSpace(m.To) == "" || body == "" {
-		res.Permanent, res.Error = true, "a text message needs a number and a body"
-		return res, nil
+		return providerhttp.Refused(m.Key, "a text message needs a number and a body")
 	}
-	b, err := json.Marshal(Request{To: m.To, Body: body, IdempotencyKey: m.Key, Tenant: m.Tenant})
-	if err != nil {
-		res.Permanent, res.Error = true, "encode: "+err.Error()
-		return res, nil
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.cfg.URL, bytes.NewReader(b))
-	if err != nil {
-		res.Permanent, res.Error = true, err.Error()
-		return res, nil
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
-	if s.cfg.Token != "" {
-		req.Header.Set("Authorization", "Bearer "+s.cfg.Token)
-	}
-	if m.Key != "" {
-		req.Header.Set("Idempotency-Key", m.Key)
-	}
-	resp, err := s.client.Do(req)
-	if err != nil {
-		err = redact(err)
-		res.Error = "request: " + err.Error()
-		return res, err
-	}
-	defer resp.Body.Close()
-	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
-	switch {
-	case resp.StatusCode >= 200 && resp.StatusCode < 300:
-		var r Response
-		if err := json.Unmarshal(raw, &r); err != nil || r.ID == "" {
-			// Accepted, but without an id we can quote: still sent.
-			res.Outcome = channels.Sent
-			return res, nil
-		}
-		res.Outcome, res.ProviderMessageID = channels.Sent, r.ID
-	case resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode >= 500:
-		res.Error = fmt.Sprintf("provider answered %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
-	default:
-		res.Permanent = true
-		res.Error = fmt.Sprintf("provider refused the message with %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
-	}
-	return res, nil
-}
-
-// redact drops the URL from a client error: it may carry credentials.
-func redact(err error) error {
-	var ue *url.Error
-	if errors.As(err, &ue) {
-		return ue.Err
-	}
-	return err
+	var r Response
+	call := providerhttp.Call{Request: providerhttp.Request{URL: s.cfg.URL, JSON: Request{To: m.To, Body: body, IdempotencyKey: m.Key, Tenant: m.Tenant}},
+		Token: s.cfg.Token, IdempotencyKey: m.Key}
+	err := call.Send(ctx, s.client, &r)
+	return rules.Answer(m.Key, err, channels.Sent, r.ID, "")
 }

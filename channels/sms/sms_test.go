@@ -25,6 +25,7 @@ func TestBatchThroughTheSandboxEndpoint(t *testing.T) {
 	srv.Respond("+15550000400", http.StatusBadRequest)
 	srv.Respond("+15550000429", http.StatusTooManyRequests)
 	srv.Respond("+15550000500", http.StatusInternalServerError)
+	srv.Respond("+15550000408", http.StatusRequestTimeout)
 
 	s, err := sms.New(sms.Config{URL: srv.URL(), Token: "s3cret", Concurrency: 4})
 	if err != nil {
@@ -37,6 +38,7 @@ func TestBatchThroughTheSandboxEndpoint(t *testing.T) {
 		{Key: "k4", Tenant: "1001", To: "+15550000500", Text: "x"},
 		{Key: "k5", Tenant: "1001", To: "", Text: "x"},
 		{Key: "k6", Tenant: "1002", To: "+15551230002", Subject: "only a subject"},
+		{Key: "k7", Tenant: "1001", To: "+15550000408", Text: "x"},
 	}
 	res, err := s.Send(context.Background(), msgs)
 	if err != nil {
@@ -45,7 +47,7 @@ func TestBatchThroughTheSandboxEndpoint(t *testing.T) {
 	want := []struct {
 		outcome   channels.Outcome
 		permanent bool
-	}{{channels.Sent, false}, {channels.Failed, true}, {channels.Failed, false}, {channels.Failed, false}, {channels.Failed, true}, {channels.Sent, false}}
+	}{{channels.Sent, false}, {channels.Failed, true}, {channels.Failed, false}, {channels.Failed, false}, {channels.Failed, true}, {channels.Sent, false}, {channels.Failed, true}}
 	for i, w := range want {
 		if res[i].Key != msgs[i].Key || res[i].Outcome != w.outcome || res[i].Permanent != w.permanent {
 			t.Errorf("message %d: %+v, want %v permanent=%v", i, res[i], w.outcome, w.permanent)
@@ -124,6 +126,24 @@ func TestProtocolAndBoundedConcurrency(t *testing.T) {
 	}
 	if len(seen) != 12 {
 		t.Fatalf("provider saw %d keys", len(seen))
+	}
+}
+
+// TestUnreadableAnswerIsSent: a message the provider accepted is sent even
+// when its answer cannot be read; it has no provider id then.
+func TestUnreadableAnswerIsSent(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusAccepted)
+		_, _ = w.Write([]byte("queued"))
+	}))
+	defer srv.Close()
+	s, err := sms.New(sms.Config{URL: srv.URL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Send(context.Background(), []channels.Message{{Key: "k", To: "+15551230000", Text: "x"}})
+	if err != nil || res[0].Outcome != channels.Sent || res[0].ProviderMessageID != "" {
+		t.Fatalf("%+v %v", res, err)
 	}
 }
 

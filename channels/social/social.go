@@ -58,8 +58,11 @@ type AnswerB struct {
 	ID string `json:"id"`
 }
 
-// MetaLink is a link network B shows with the post.
-const MetaLink = "social.link"
+// Options are the settings of a social post (its channels.Message.Options).
+type Options struct {
+	// Link is a link network B shows with the post.
+	Link string
+}
 
 // Config configures a Sender.
 type Config struct {
@@ -81,11 +84,7 @@ var _ channels.Sender = (*Sender)(nil)
 // New returns a Sender for c.
 func New(c Config) *Sender {
 	c.Client = providerhttp.Client(c.Client, 0)
-	s := &Sender{c: c, accounts: map[string]Account{}}
-	for _, a := range c.Accounts {
-		s.accounts[a.ID] = a
-	}
-	return s
+	return &Sender{c: c, accounts: channels.ByName(c.Accounts, func(a Account) string { return a.ID })}
 }
 
 // Text is the text posted for msg, cut to limit characters at a word boundary.
@@ -126,7 +125,7 @@ func (s *Sender) post(ctx context.Context, msg channels.Message) channels.Result
 		id = a.Data.ID
 	case NetworkB:
 		var b AnswerB
-		call.Request = providerhttp.Request{URL: s.c.URL + "/" + url.PathEscape(acct.ID) + "/feed", JSON: PostB{Message: Text(msg, LimitB), Link: msg.Metadata[MetaLink]}}
+		call.Request = providerhttp.Request{URL: s.c.URL + "/" + url.PathEscape(acct.ID) + "/feed", JSON: PostB{Message: Text(msg, LimitB), Link: channels.OptionsOf[Options](msg).Link}}
 		err = call.Send(ctx, s.c.Client, &b)
 		id = b.ID
 	default:

@@ -27,7 +27,7 @@ func TestPostsOnBothNetworks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resB, err := b.Send(context.Background(), []channels.Message{{Key: "b1", To: "page-9", Subject: "Chemical spill", Text: long, Metadata: map[string]string{social.MetaLink: "https://county.example/spill"}}})
+	resB, err := b.Send(context.Background(), []channels.Message{{Key: "b1", To: "page-9", Subject: "Chemical spill", Text: long, Options: social.Options{Link: "https://county.example/spill"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,13 +7,11 @@ import (
 
 // Descriptor describes the team-chat channel: one post per configured
 // target.
-var Descriptor = channels.Descriptor{Channel: channels.TeamChat, Addressing: channels.PerDestination}
+var Descriptor = channels.Descriptor{Channel: channels.TeamChat}
 
-// Options marks emergency alerts' posts urgent.
-func Options(r *alert.Renderer, _ alert.FileKeys, m *channels.Message) {
-	if r.Settings.Emergency() {
-		m.Metadata[MetaPriority] = "Emergency"
-	}
+// FromAlert sets m's Options: emergency alerts' posts are urgent.
+func FromAlert(r *alert.Renderer, _ alert.FileKeys, m *channels.Message) {
+	m.Options = Options{Urgent: r.Settings.Emergency()}
 }
 
 // Select names the targets the alert's block asks for.

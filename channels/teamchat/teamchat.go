@@ -21,9 +21,12 @@ const (
 	StyleTeams = "teams"
 )
 
-// MetaPriority: Emergency marks the post as urgent (a red header or the
-// attention colour).
-const MetaPriority = "teamChat.priority"
+// Options are the settings of a team-chat message (its
+// channels.Message.Options).
+type Options struct {
+	// Urgent marks the post (a siren in the header or the attention colour).
+	Urgent bool
+}
 
 // Target is one incoming webhook.
 type Target struct {
@@ -99,11 +102,7 @@ var _ channels.Sender = (*Sender)(nil)
 
 // New returns a Sender for c.
 func New(c Config) *Sender {
-	s := &Sender{targets: map[string]Target{}, client: providerhttp.Client(c.Client, 0)}
-	for _, t := range c.Targets {
-		s.targets[t.Name] = t
-	}
-	return s
+	return &Sender{targets: channels.ByName(c.Targets, func(t Target) string { return t.Name }), client: providerhttp.Client(c.Client, 0)}
 }
 
 // Payload builds the webhook body of msg in style.
@@ -113,7 +112,7 @@ func Payload(style string, msg channels.Message) (any, error) {
 	if text == "" && title == "" {
 		return nil, fmt.Errorf("a team-chat post needs a subject or text")
 	}
-	urgent := msg.Metadata[MetaPriority] == "Emergency"
+	urgent := channels.OptionsOf[Options](msg).Urgent
 	switch style {
 	case StyleSlack, "":
 		p := SlackPayload{Text: strings.TrimSpace(title + "\n" + text)}

@@ -17,10 +17,10 @@ func TestWebhooksEndToEnd(t *testing.T) {
 		{Name: "old", URL: srv.Webhook("slack", "gone"), Style: teamchat.StyleSlack},
 	}})
 	srv.Archive("gone")
-	md := map[string]string{teamchat.MetaPriority: "Emergency"}
+	urgent := teamchat.Options{Urgent: true}
 	msgs := []channels.Message{
-		{Key: "1", To: "ops", Subject: "Gas leak", Text: "Avoid *Main St*", Metadata: md},
-		{Key: "2", To: "council", Subject: "Gas leak", Text: "Avoid Main St", Metadata: md},
+		{Key: "1", To: "ops", Subject: "Gas leak", Text: "Avoid *Main St*", Options: urgent},
+		{Key: "2", To: "council", Subject: "Gas leak", Text: "Avoid Main St", Options: urgent},
 		{Key: "3", To: "old", Subject: "Gas leak", Text: "x"},
 		{Key: "4", To: "nobody", Subject: "Gas leak", Text: "x"},
 	}

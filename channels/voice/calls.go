@@ -47,28 +47,7 @@ type Callback struct {
 }
 
 // Call is the recorded state of one voice or ETN call.
-type Call struct {
-	Tenant         string     `db:"tenant_id"`
-	Key            string     `db:"call_key"`
-	Channel        string     `db:"channel"`
-	AlertID        *int64     `db:"alert_id"`
-	Recipient      string     `db:"recipient"`
-	ProviderCallID string     `db:"provider_call_id"`
-	Status         string     `db:"status"`
-	AnsweredBy     string     `db:"answered_by"`
-	Digits         string     `db:"digits"`
-	ConfirmedAt    *time.Time `db:"confirmed_at"`
-	Attempts       int        `db:"attempts"`
-	MaxAttempts    int        `db:"max_attempts"`
-	NextAttemptAt  *time.Time `db:"next_attempt_at"`
-	Error          string     `db:"error"`
-	UpdatedAt      time.Time  `db:"updated_at"`
-}
-
-// Final reports whether nothing more will happen to the call.
-func (c Call) Final() bool {
-	return c.NextAttemptAt == nil && c.Status != StatusRequested && c.Status != StatusRedialing
-}
+type Call = channelstate.Call
 
 // Errors of Record.
 var (
@@ -111,14 +90,51 @@ func (c *Calls) Prepare(ctx context.Context, msg channels.Message, ch channels.C
 	if err != nil {
 		return fmt.Errorf("encode call: %w", err)
 	}
-	var alertID *int64
-	if v, err := strconv.ParseInt(msg.Metadata[channels.MetaAlertID], 10, 64); err == nil {
-		alertID = &v
+	o := channels.OptionsOf[Options](msg)
+	return c.store().Prepare(ctx, channelstate.NewCall{Tenant: msg.Tenant, Key: msg.Key, Channel: string(ch), AlertID: msg.Alert(),
+		Recipient: msg.To, Message: body, Attempt: attempt, MaxAttempts: o.maxAttempts(), RetryIntervalSeconds: o.retryInterval()})
+}
+
+// storedMessage is a message as the call log keeps it (JSON of a
+// channels.Message with voice Options). Rows written before messages had
+// typed options hold a Metadata map of strings instead.
+type storedMessage struct {
+	channels.Message
+	Options  Options
+	Metadata map[string]string
+}
+
+// decodeMessage reads a message the call log keeps, in either shape.
+func decodeMessage(b []byte) (channels.Message, error) {
+	var s storedMessage
+	if err := json.Unmarshal(b, &s); err != nil {
+		return channels.Message{}, fmt.Errorf("decode call: %w", err)
 	}
-	return c.store().Prepare(ctx, channelstate.NewCall{Tenant: msg.Tenant, Key: msg.Key, Channel: string(ch), AlertID: alertID,
-		Recipient: msg.To, Message: body, Attempt: attempt,
-		MaxAttempts:          intMeta(msg.Metadata, MetaMaxAttempts, 1, 1, 10),
-		RetryIntervalSeconds: intMeta(msg.Metadata, MetaRetryIntervalSeconds, 300, 30, 3600)})
+	m := s.Message
+	m.Options = s.Options
+	if md := s.Metadata; md != nil {
+		m.AlertID, _ = strconv.ParseInt(md["alertId"], 10, 64)
+		m.RecipientID, _ = strconv.ParseInt(md["recipientId"], 10, 64)
+		m.Options = legacyOptions(md)
+	}
+	return m, nil
+}
+
+// legacyOptions reads the options of a message stored with Metadata, by
+// the keys of that shape. A stored audio link was made from the key for
+// one attempt and is not kept: the key is linked again.
+func legacyOptions(md map[string]string) Options {
+	num := func(k string) int {
+		n, _ := strconv.Atoi(md[k])
+		return n
+	}
+	o := Options{AudioKey: md["voice.audioKey"], Repeat: num("voice.repeat"), AnsweringMachine: md["voice.answeringMachine"],
+		Confirm: md["voice.confirm"] == "true", Language: md["voice.language"], MaxAttempts: num("voice.maxAttempts"),
+		RetryIntervalSeconds: num("voice.retryIntervalSeconds"), Attempt: num("voice.attempt")}
+	if o.AudioKey == "" {
+		o.AudioURL = md["voice.audioUrl"]
+	}
+	return o
 }
 
 // Placed records the provider's id of the call's current attempt.
@@ -150,7 +166,12 @@ func (c *Calls) Record(ctx context.Context, tenant string, ch channels.Channel, 
 		default:
 			return channelstate.CallUpdate{}, ErrBadCallback
 		}
-		confirmed := cur.Confirm && cb.Status == CallbackAnswered && len(cb.Digits) > 0 && cb.Digits[0] == '1'
+		msg, err := decodeMessage(cur.Message)
+		if err != nil {
+			return channelstate.CallUpdate{}, err
+		}
+		confirm := channels.OptionsOf[Options](msg).Confirm
+		confirmed := confirm && cb.Status == CallbackAnswered && len(cb.Digits) > 0 && cb.Digits[0] == '1'
 		if confirmed {
 			status = StatusConfirmed
 		}
@@ -162,15 +183,14 @@ func (c *Calls) Record(ctx context.Context, tenant string, ch channels.Channel, 
 		return u, nil
 	})
 	if errors.Is(err, storage.ErrNotFound) {
-		return Call(row), ErrUnknownCall
+		return row, ErrUnknownCall
 	}
-	return Call(row), err
+	return row, err
 }
 
 // Get returns the call of tenant with key.
 func (c *Calls) Get(ctx context.Context, tenant, key string) (Call, error) {
-	row, err := c.store().Get(ctx, tenant, key)
-	return Call(row), err
+	return c.store().Get(ctx, tenant, key)
 }
 
 // ClaimDue takes up to limit calls of the tenant's alert (alertID nil: calls
@@ -183,14 +203,13 @@ func (c *Calls) ClaimDue(ctx context.Context, tenant string, alertID *int64, lim
 	}
 	out := make([]channels.Message, 0, len(rows))
 	for _, r := range rows {
-		var m channels.Message
-		if err := json.Unmarshal(r.Message, &m); err != nil {
-			return nil, fmt.Errorf("decode call: %w", err)
+		m, err := decodeMessage(r.Message)
+		if err != nil {
+			return nil, err
 		}
-		if m.Metadata == nil {
-			m.Metadata = map[string]string{}
-		}
-		m.Metadata[MetaAttempt] = strconv.Itoa(r.Attempts + 1)
+		o := channels.OptionsOf[Options](m)
+		o.Attempt = r.Attempts + 1
+		m.Options = o
 		out = append(out, m)
 	}
 	return out, nil

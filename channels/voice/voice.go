@@ -19,28 +19,49 @@ import (
 	"github.com/tocsin/tocsin/channels/providerhttp"
 )
 
-// Metadata keys of a voice or ETN message.
-const (
-	// MetaAudioURL: a URL the provider fetches and plays instead of speaking Text.
-	MetaAudioURL = "voice.audioUrl"
-	// MetaAudioKey: the object key of a stored voice-encoded audio file; the
-	// provider gets a short-lived link to it.
-	MetaAudioKey = "voice.audioKey"
-	// MetaRepeat: how often the message is played in one call (1-10, default 1).
-	MetaRepeat = "voice.repeat"
-	// MetaAnsweringMachine: LeaveMessage (default), HangUp or PlayImmediately.
-	MetaAnsweringMachine = "voice.answeringMachine"
-	// MetaConfirm: "true" asks the callee to press 1 to confirm.
-	MetaConfirm = "voice.confirm"
-	// MetaLanguage: the text-to-speech language (default en-US).
-	MetaLanguage = "voice.language"
-	// MetaMaxAttempts: calls in total when the line is busy or nobody answers (1-10, default 1).
-	MetaMaxAttempts = "voice.maxAttempts"
-	// MetaRetryIntervalSeconds: wait before dialling again (30-3600, default 300).
-	MetaRetryIntervalSeconds = "voice.retryIntervalSeconds"
-	// MetaAttempt: which attempt this is; set when a call is dialled again.
-	MetaAttempt = "voice.attempt"
-)
+// Options are the settings of a voice or ETN message (its
+// channels.Message.Options); the zero value of each is its default.
+type Options struct {
+	// AudioKey is the object key of a stored voice-encoded audio file: the
+	// provider gets a short-lived link to it, made for each attempt.
+	AudioKey string
+	// AudioURL is a URL the provider fetches and plays instead of speaking
+	// the text, when there is no AudioKey.
+	AudioURL string
+	// Repeat is how often the message is played in one call (1-10, default 1).
+	Repeat int
+	// AnsweringMachine is LeaveMessage (default), HangUp or PlayImmediately.
+	AnsweringMachine string
+	// Confirm asks the callee to press 1 to confirm.
+	Confirm bool
+	// Language is the text-to-speech language (default en-US).
+	Language string
+	// MaxAttempts is how many calls are made in total when the line is busy
+	// or nobody answers (1-10, default 1).
+	MaxAttempts int
+	// RetryIntervalSeconds is the wait before dialling again (30-3600,
+	// default 300).
+	RetryIntervalSeconds int
+	// Attempt is which attempt this is (default 1); set when a call is
+	// dialled again.
+	Attempt int
+}
+
+// bounded is an option's value held within lo..hi, def when it is not set
+// (zero or less).
+func bounded(v, def, lo, hi int) int {
+	if v <= 0 {
+		return def
+	}
+	return max(lo, min(hi, v))
+}
+
+func (o Options) repeat() int      { return bounded(o.Repeat, 1, 1, 10) }
+func (o Options) attempt() int     { return bounded(o.Attempt, 1, 1, 100) }
+func (o Options) maxAttempts() int { return bounded(o.MaxAttempts, 1, 1, 10) }
+func (o Options) retryInterval() int {
+	return bounded(o.RetryIntervalSeconds, 300, 30, 3600)
+}
 
 // Answering-machine behaviours.
 const (
@@ -163,14 +184,15 @@ func (s *Sender) Send(ctx context.Context, msgs []channels.Message) ([]channels.
 	return channels.SendEach(ctx, msgs, s.c.Concurrency, s.call), nil
 }
 
-// Request builds the provider request of msg.
+// Request builds the provider request of msg: it plays the options'
+// AudioURL (a stored AudioKey is linked by Send) or speaks the text.
 func (s *Sender) Request(msg channels.Message) (CallRequest, error) {
-	md := msg.Metadata
+	o := channels.OptionsOf[Options](msg)
 	req := CallRequest{
 		To: msg.To, From: s.c.From, StatusCallback: s.c.CallbackURL, Reference: msg.Key,
-		Repeat: intMeta(md, MetaRepeat, 1, 1, 10), MachineDetection: LeaveMessage,
+		Repeat: o.repeat(), MachineDetection: LeaveMessage,
 	}
-	if v := md[MetaAnsweringMachine]; v != "" {
+	if v := o.AnsweringMachine; v != "" {
 		switch v {
 		case LeaveMessage, HangUp, PlayImmediately:
 			req.MachineDetection = v
@@ -178,10 +200,10 @@ func (s *Sender) Request(msg channels.Message) (CallRequest, error) {
 			return req, fmt.Errorf("unknown answering-machine behaviour %q", v)
 		}
 	}
-	if u := md[MetaAudioURL]; u != "" {
+	if u := o.AudioURL; u != "" {
 		req.Play = &Play{URL: u}
 	} else if msg.Text != "" {
-		lang := md[MetaLanguage]
+		lang := o.Language
 		if lang == "" {
 			lang = "en-US"
 		}
@@ -189,7 +211,7 @@ func (s *Sender) Request(msg channels.Message) (CallRequest, error) {
 	} else {
 		return req, fmt.Errorf("a voice message needs text or an audio file")
 	}
-	if md[MetaConfirm] == "true" {
+	if o.Confirm {
 		req.Gather = &Gather{Digits: 1, Prompt: ConfirmPrompt}
 	}
 	return req, nil
@@ -197,29 +219,29 @@ func (s *Sender) Request(msg channels.Message) (CallRequest, error) {
 
 func (s *Sender) call(ctx context.Context, msg channels.Message) channels.Result {
 	res := channels.Result{Key: msg.Key, Outcome: channels.Failed}
-	if key := msg.Metadata[MetaAudioKey]; key != "" && msg.Metadata[MetaAudioURL] == "" {
+	o := channels.OptionsOf[Options](msg)
+	linked := msg
+	if o.AudioKey != "" {
+		// The link is made for this attempt only: the call log keeps the
+		// key, so a redial hours later gets a fresh link.
 		if s.c.Audio == nil {
 			res.Permanent, res.Error = true, "no object store to link the audio file from"
 			return res
 		}
-		u, err := s.c.Audio.AudioURL(ctx, key)
+		u, err := s.c.Audio.AudioURL(ctx, o.AudioKey)
 		if err != nil {
 			res.Permanent, res.Error = true, "audio file: "+err.Error()
 			return res
 		}
-		md := make(map[string]string, len(msg.Metadata)+1)
-		for k, v := range msg.Metadata {
-			md[k] = v
-		}
-		md[MetaAudioURL] = u
-		msg.Metadata = md
+		o.AudioURL = u
+		linked.Options = o
 	}
-	req, err := s.Request(msg)
+	req, err := s.Request(linked)
 	if err != nil {
 		res.Permanent, res.Error = true, err.Error()
 		return res
 	}
-	attempt := intMeta(msg.Metadata, MetaAttempt, 1, 1, 100)
+	attempt := o.attempt()
 	if s.c.Throttle != nil {
 		wait := s.c.SlotWait
 		if wait <= 0 {
@@ -271,12 +293,4 @@ func (s *Sender) release(ctx context.Context, msg channels.Message) {
 	if s.c.Throttle != nil {
 		_ = s.c.Throttle.Release(context.WithoutCancel(ctx), msg.Tenant, msg.Key)
 	}
-}
-
-func intMeta(md map[string]string, key string, def, lo, hi int) int {
-	v, err := strconv.Atoi(md[key])
-	if err != nil {
-		return def
-	}
-	return max(lo, min(hi, v))
 }

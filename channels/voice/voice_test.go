@@ -62,15 +62,15 @@ func TestRequestShape(t *testing.T) {
 			func(r voice.CallRequest) bool {
 				return r.Say != nil && r.Say.Text == "Evacuate" && r.Play == nil && r.Repeat == 1 && r.MachineDetection == voice.LeaveMessage && r.Gather == nil
 			}, false},
-		{"audio, repeat, confirm", channels.Message{Key: "k", To: "+15551234567", Text: "x", Metadata: map[string]string{
-			voice.MetaAudioURL: "https://files/a.wav", voice.MetaRepeat: "3", voice.MetaConfirm: "true", voice.MetaAnsweringMachine: voice.HangUp}},
+		{"audio, repeat, confirm", channels.Message{Key: "k", To: "+15551234567", Text: "x", Options: voice.Options{
+			AudioURL: "https://files/a.wav", Repeat: 3, Confirm: true, AnsweringMachine: voice.HangUp}},
 			func(r voice.CallRequest) bool {
 				return r.Play != nil && r.Say == nil && r.Repeat == 3 && r.Gather != nil && r.MachineDetection == voice.HangUp
 			}, false},
-		{"repeat clamped", channels.Message{Key: "k", To: "+1", Text: "x", Metadata: map[string]string{voice.MetaRepeat: "99"}},
+		{"repeat clamped", channels.Message{Key: "k", To: "+1", Text: "x", Options: voice.Options{Repeat: 99}},
 			func(r voice.CallRequest) bool { return r.Repeat == 10 }, false},
 		{"nothing to say", channels.Message{Key: "k", To: "+1"}, nil, true},
-		{"bad machine behaviour", channels.Message{Key: "k", To: "+1", Text: "x", Metadata: map[string]string{voice.MetaAnsweringMachine: "Dance"}}, nil, true},
+		{"bad machine behaviour", channels.Message{Key: "k", To: "+1", Text: "x", Options: voice.Options{AnsweringMachine: "Dance"}}, nil, true},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -120,20 +120,16 @@ func TestCallsCallbacksAndRedial(t *testing.T) {
 	prov.Script("+15550000003", voicetest.Outcome{Status: voice.CallbackAnswered, AnsweredBy: "human", Digits: "1"})
 	prov.Script("+15550000004", voicetest.Outcome{Status: voice.CallbackNoAnswer})
 	prov.Script("+15550000005", voicetest.Outcome{Status: voice.CallbackFailed})
-	md := func(extra ...string) map[string]string {
-		m := map[string]string{voice.MetaMaxAttempts: "2", voice.MetaRetryIntervalSeconds: "30"}
-		for i := 0; i+1 < len(extra); i += 2 {
-			m[extra[i]] = extra[i+1]
-		}
-		return m
-	}
+	redial := voice.Options{MaxAttempts: 2, RetryIntervalSeconds: 30}
+	confirm, once := redial, redial
+	confirm.Confirm, once.MaxAttempts = true, 1
 	msgs := []channels.Message{
-		{Key: "a1", Tenant: tenant, To: "+15550000001", Text: "Shelter in place", Metadata: md()},
-		{Key: "a2", Tenant: tenant, To: "+15550000002", Text: "Shelter in place", Metadata: md()},
-		{Key: "a3", Tenant: tenant, To: "+15550000003", Text: "Shelter in place", Metadata: md(voice.MetaConfirm, "true")},
-		{Key: "a4", Tenant: tenant, To: "+15550000004", Text: "Shelter in place", Metadata: md(voice.MetaMaxAttempts, "1")},
-		{Key: "a5", Tenant: tenant, To: "+15550000005", Text: "Shelter in place", Metadata: md()},
-		{Key: "a6", Tenant: tenant, To: "555", Text: "Shelter in place", Metadata: md()},
+		{Key: "a1", Tenant: tenant, To: "+15550000001", Text: "Shelter in place", Options: redial},
+		{Key: "a2", Tenant: tenant, To: "+15550000002", Text: "Shelter in place", Options: redial},
+		{Key: "a3", Tenant: tenant, To: "+15550000003", Text: "Shelter in place", Options: confirm},
+		{Key: "a4", Tenant: tenant, To: "+15550000004", Text: "Shelter in place", Options: once},
+		{Key: "a5", Tenant: tenant, To: "+15550000005", Text: "Shelter in place", Options: redial},
+		{Key: "a6", Tenant: tenant, To: "555", Text: "Shelter in place", Options: redial},
 	}
 	res, err := snd.Send(ctx, msgs)
 	if err != nil {
@@ -220,6 +216,67 @@ func TestCallsCallbacksAndRedial(t *testing.T) {
 	}
 	if len(prov.Calls()) != before {
 		t.Fatal("a retried request with the same key placed a new call")
+	}
+}
+
+// TestCallsStoredWithMetadata: calls recorded before messages had typed
+// options keep those options in a Metadata map of strings; a callback
+// still finds whether the call asks for a confirmation, and a redial sends
+// the message with its options, alert and recipient.
+func TestCallsStoredWithMetadata(t *testing.T) {
+	t.Parallel()
+	db := stacktest.DB(t)
+	ctx := context.Background()
+	tenant := stacktest.NewTenant()
+	store := &channelstate.Calls{DB: db}
+	calls := &voice.Calls{DB: db}
+	alertID := int64(42)
+	old := func(key, to string) {
+		t.Helper()
+		msg := `{"Key":"` + key + `","Tenant":"` + tenant + `","Channel":"voice","To":"` + to + `","Subject":"","Text":"Shelter in place",
+			"HTML":"","Attachments":null,"Metadata":{"alertId":"42","recipientId":"3","priority":"Emergency","callerId":"+15550001000",
+			"voice.repeat":"3","voice.confirm":"true","voice.language":"es-US","voice.answeringMachine":"HangUp",
+			"voice.maxAttempts":"2","voice.retryIntervalSeconds":"30",
+			"voice.audioKey":"tenants/x/a.wav","voice.audioUrl":"https://objects.example/a.wav?X-Amz-Expires=7200"}}`
+		err := store.Prepare(ctx, channelstate.NewCall{Tenant: tenant, Key: key, Channel: "voice", AlertID: &alertID, Recipient: to,
+			Message: []byte(msg), Attempt: 1, MaxAttempts: 2, RetryIntervalSeconds: 30})
+		if err == nil {
+			err = store.Placed(ctx, tenant, key, "p-"+key)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	old("old1", "+15550000001")
+	old("old2", "+15550000002")
+
+	c, err := calls.Record(ctx, tenant, channels.Voice, voice.Callback{CallID: "p-old1", Reference: "old1", Status: voice.CallbackAnswered, AnsweredBy: "human", Digits: "1"})
+	if err != nil || c.Status != voice.StatusConfirmed || c.ConfirmedAt == nil {
+		t.Fatalf("press 1 on a call stored with metadata: %+v %v", c, err)
+	}
+	if c, err = calls.Record(ctx, tenant, channels.Voice, voice.Callback{CallID: "p-old2", Reference: "old2", Status: voice.CallbackBusy}); err != nil || c.NextAttemptAt == nil {
+		t.Fatalf("busy: %+v %v", c, err)
+	}
+	if _, err := store.Update(ctx, tenant, "voice", "old2", func(cur channelstate.CurrentCall) (channelstate.CallUpdate, error) {
+		return channelstate.CallUpdate{Status: cur.Status, ProviderCallID: cur.ProviderCallID, RetryAfterSeconds: 1}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	due, err := calls.ClaimDue(ctx, tenant, &alertID, 10)
+	if err != nil || len(due) != 1 {
+		t.Fatalf("due %+v %v", due, err)
+	}
+	m := due[0]
+	if m.Key != "old2" || m.Tenant != tenant || m.To != "+15550000002" || m.Text != "Shelter in place" || m.AlertID != 42 || m.RecipientID != 3 {
+		t.Fatalf("redialled message %+v", m)
+	}
+	// The audio link stored with the first attempt has expired by now: the
+	// key is linked again.
+	want := voice.Options{AudioKey: "tenants/x/a.wav", Repeat: 3, AnsweringMachine: voice.HangUp, Confirm: true, Language: "es-US",
+		MaxAttempts: 2, RetryIntervalSeconds: 30, Attempt: 2}
+	if m.Options != want {
+		t.Fatalf("options %+v, want %+v", m.Options, want)
 	}
 }
 

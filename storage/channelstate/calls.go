@@ -32,6 +32,12 @@ type Call struct {
 	UpdatedAt      time.Time  `db:"updated_at"`
 }
 
+// Final reports whether nothing more will happen to the call: no redial
+// waits and it is neither Requested nor Redialing.
+func (c Call) Final() bool {
+	return c.NextAttemptAt == nil && c.Status != "Requested" && c.Status != "Redialing"
+}
+
 // NewCall is an attempt of a call about to be requested.
 type NewCall struct {
 	Tenant    string
@@ -49,8 +55,8 @@ type NewCall struct {
 // CurrentCall is a call as a status callback finds it.
 type CurrentCall struct {
 	Call
-	// Confirm: the call asks the callee to confirm with a key press.
-	Confirm bool `db:"confirm"`
+	// Message is the call's message as JSON (see NewCall).
+	Message []byte `db:"message"`
 	// RetryIntervalSeconds is how long a busy or unanswered call waits.
 	RetryIntervalSeconds int            `db:"retry_interval_s"`
 	EarlierCallIDs       pq.StringArray `db:"earlier_call_ids"`
@@ -122,8 +128,7 @@ func (s *Calls) Update(ctx context.Context, tenant, channel, key string, decide 
 	var call Call
 	err := s.DB.InTx(ctx, func(tx *sqlx.Tx) error {
 		var cur CurrentCall
-		err := tx.GetContext(ctx, &cur, `SELECT `+callColumns+`, retry_interval_s, earlier_call_ids,
-				coalesce(message->'Metadata'->>'voice.confirm', '') = 'true' AS confirm
+		err := tx.GetContext(ctx, &cur, `SELECT `+callColumns+`, retry_interval_s, earlier_call_ids, message
 			FROM voice_calls WHERE tenant_id = $1 AND channel = $2 AND call_key = $3 FOR UPDATE`,
 			tenant, channel, key)
 		if errors.Is(err, sql.ErrNoRows) {

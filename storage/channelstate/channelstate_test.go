@@ -53,7 +53,7 @@ func TestCallsFollowAttemptsAndStayWithTheirTenant(t *testing.T) {
 	calls := &channelstate.Calls{DB: db}
 	alert := int64(7)
 	c := channelstate.NewCall{Tenant: tenant, Key: "k1", Channel: "voice", AlertID: &alert, Recipient: "+15550001111",
-		Message: []byte(`{"Metadata":{"voice.confirm":"true"}}`), Attempt: 1, MaxAttempts: 2, RetryIntervalSeconds: 30}
+		Message: []byte(`{"Options":{"Confirm":true}}`), Attempt: 1, MaxAttempts: 2, RetryIntervalSeconds: 30}
 	if err := calls.Prepare(ctx, c); err != nil {
 		t.Fatal(err)
 	}
@@ -70,7 +70,7 @@ func TestCallsFollowAttemptsAndStayWithTheirTenant(t *testing.T) {
 		t.Fatalf("pending %d", n)
 	}
 	got, err := calls.Update(ctx, tenant, "voice", "k1", func(cur channelstate.CurrentCall) (channelstate.CallUpdate, error) {
-		if !cur.Confirm || cur.ProviderCallID != "p1" || cur.RetryIntervalSeconds != 30 || cur.Attempts != 1 {
+		if string(cur.Message) != `{"Options": {"Confirm": true}}` || cur.ProviderCallID != "p1" || cur.RetryIntervalSeconds != 30 || cur.Attempts != 1 {
 			t.Errorf("current call %+v", cur)
 		}
 		return channelstate.CallUpdate{Status: "Busy", ProviderCallID: "p1", RetryAfterSeconds: 1}, nil

@@ -170,14 +170,7 @@ func (s *AddressPoints) Lists(ctx context.Context, tenant string) ([]AddressPoin
 
 // Delete removes a list; storage.ErrNotFound when it has no points.
 func (s *AddressPoints) Delete(ctx context.Context, tenant, name string) error {
-	r, err := s.DB.ExecContext(ctx, `DELETE FROM etn_address_points WHERE tenant_id = $1 AND list_name = $2`, tenant, name)
-	if err != nil {
-		return fmt.Errorf("delete address points: %w", err)
-	}
-	if n, _ := r.RowsAffected(); n == 0 {
-		return storage.ErrNotFound
-	}
-	return nil
+	return deleteSome(ctx, s.DB, "address points", `DELETE FROM etn_address_points WHERE tenant_id = $1 AND list_name = $2`, tenant, name)
 }
 
 // CallSlots are a tenant's ETN call slots (etn_call_slots): a call holds

@@ -65,12 +65,5 @@ func (s *Providers) Put(ctx context.Context, tenant, channel string, sealed []by
 
 // Delete removes the tenant's settings of channel; storage.ErrNotFound when none.
 func (s *Providers) Delete(ctx context.Context, tenant, channel string) error {
-	res, err := s.DB.ExecContext(ctx, `DELETE FROM channel_providers WHERE tenant_id = $1 AND channel = $2`, tenant, channel)
-	if err != nil {
-		return fmt.Errorf("delete channel settings: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return storage.ErrNotFound
-	}
-	return nil
+	return deleteSome(ctx, s.DB, "channel settings", `DELETE FROM channel_providers WHERE tenant_id = $1 AND channel = $2`, tenant, channel)
 }

@@ -10,13 +10,11 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/tocsin/tocsin/channels/cap"
@@ -25,37 +23,26 @@ import (
 
 // Server is the loopback CAP endpoint.
 type Server struct {
-	*httptest.Server
-	loopback.Recorder
+	loopback.Server[[]byte]
 	Token string
-
-	mu   sync.Mutex
-	docs [][]byte
-	seen map[string]bool
 }
 
 // New starts a loopback CAP endpoint that wants token as bearer.
 func New(t testing.TB, token string) *Server {
-	s := &Server{Token: token, seen: map[string]bool{}}
-	s.Server = httptest.NewServer(http.HandlerFunc(s.handle))
-	t.Cleanup(s.Server.Close)
+	s := &Server{Token: token}
+	s.Serve(t, s.handle)
 	return s
 }
 
 // Documents returns the documents accepted, in order.
-func (s *Server) Documents() [][]byte {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([][]byte(nil), s.docs...)
-}
+func (s *Server) Documents() [][]byte { return s.All() }
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodPost {
 		s.Problem(w, http.StatusMethodNotAllowed, "method %s", r.Method)
 		return
 	}
-	if r.Header.Get("Authorization") != "Bearer "+s.Token {
-		s.Problem(w, http.StatusUnauthorized, "bad Authorization header")
+	if !s.Authorized(w, r, s.Token) {
 		return
 	}
 	if ct := r.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/xml") && !strings.HasPrefix(ct, "application/cap+xml") {
@@ -79,18 +66,10 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		s.Problem(w, http.StatusBadRequest, "Idempotency-Key %q is not the identifier", r.Header.Get("Idempotency-Key"))
 		return
 	}
-	s.mu.Lock()
-	fail := s.Failure()
-	dup := s.seen[a.Identifier]
-	if fail == 0 && !dup {
-		s.seen[a.Identifier] = true
-		s.docs = append(s.docs, body)
-	}
-	s.mu.Unlock()
-	if fail != 0 {
-		http.Error(w, "scripted failure", fail)
+	if s.Failing(w) {
 		return
 	}
+	s.Add(a.Identifier, func(int) []byte { return body })
 	w.Header().Set("Content-Type", "application/xml")
 	fmt.Fprintf(w, `<?xml version="1.0" encoding="UTF-8"?><ack><identifier>%s</identifier><status>accepted</status></ack>`, a.Identifier)
 }

@@ -4,14 +4,11 @@
 package faxtest
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"regexp"
 	"slices"
-	"sync"
 	"testing"
 
 	"github.com/tocsin/tocsin/channels/fax"
@@ -28,39 +25,24 @@ type Fax struct {
 
 // Server is the loopback fax provider.
 type Server struct {
-	*httptest.Server
-	loopback.Recorder
+	loopback.Server[Fax]
 	Token string
-
-	mu    sync.Mutex
-	faxes []Fax
-	byKey map[string]string
 }
 
 var e164 = regexp.MustCompile(`^\+[1-9][0-9]{6,14}$`)
 
 // New starts a loopback fax provider that wants token as bearer.
 func New(t testing.TB, token string) *Server {
-	s := &Server{Token: token, byKey: map[string]string{}}
-	s.Server = httptest.NewServer(http.HandlerFunc(s.handle))
-	t.Cleanup(s.Server.Close)
+	s := &Server{Token: token}
+	s.Serve(t, s.handle)
 	return s
 }
 
 // Faxes returns the faxes accepted.
-func (s *Server) Faxes() []Fax {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Fax(nil), s.faxes...)
-}
+func (s *Server) Faxes() []Fax { return s.All() }
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.URL.Path != "/faxes" {
-		s.Problem(w, http.StatusNotFound, "unexpected %s %s", r.Method, r.URL.Path)
-		return
-	}
-	if r.Header.Get("Authorization") != "Bearer "+s.Token {
-		s.Problem(w, http.StatusUnauthorized, "bad Authorization header")
+	if !s.Post(w, r, "/faxes") || !s.Authorized(w, r, s.Token) {
 		return
 	}
 	if err := r.ParseMultipartForm(32 << 20); err != nil {
@@ -91,22 +73,9 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		s.Problem(w, http.StatusUnsupportedMediaType, "document %q of type %q, %d bytes", f.Filename, f.ContentType, len(f.Document))
 		return
 	}
-	s.mu.Lock()
-	if s.Failure() != 0 {
-		st := s.Failure()
-		s.mu.Unlock()
-		http.Error(w, "scripted failure", st)
+	if s.Failing(w) {
 		return
 	}
-	id, dup := s.byKey[f.Reference]
-	if !dup {
-		id = fmt.Sprintf("fax-%d", len(s.faxes)+1)
-		f.ID = id
-		s.byKey[f.Reference] = id
-		s.faxes = append(s.faxes, f)
-	}
-	s.mu.Unlock()
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusAccepted)
-	_ = json.NewEncoder(w).Encode(fax.Response{FaxID: id, Status: "queued"})
+	f, _ = s.Add(f.Reference, func(n int) Fax { f.ID = fmt.Sprintf("fax-%d", n); return f })
+	loopback.WriteJSON(w, http.StatusAccepted, fax.Response{FaxID: f.ID, Status: "queued"})
 }

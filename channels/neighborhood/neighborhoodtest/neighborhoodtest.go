@@ -4,12 +4,10 @@
 package neighborhoodtest
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
+	"slices"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/tocsin/tocsin/channels/loopback"
@@ -32,28 +30,19 @@ type Post struct {
 
 // Server is the loopback network.
 type Server struct {
-	*httptest.Server
-	loopback.Recorder
-
-	mu       sync.Mutex
+	loopback.Server[Post]
 	accounts map[string]Account
-	posts    []Post
 }
 
 // New starts the network with its accounts by id.
 func New(t testing.TB, accounts map[string]Account) *Server {
 	s := &Server{accounts: accounts}
-	s.Server = httptest.NewServer(http.HandlerFunc(s.handle))
-	t.Cleanup(s.Server.Close)
+	s.Serve(t, s.handle)
 	return s
 }
 
 // Posts returns the accepted posts.
-func (s *Server) Posts() []Post {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Post(nil), s.posts...)
-}
+func (s *Server) Posts() []Post { return s.All() }
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	id, ok := strings.CutPrefix(r.URL.Path, "/v1/accounts/")
@@ -63,44 +52,36 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	case r.Method != http.MethodPost || !ok || !ok2:
 		s.Problem(w, http.StatusNotFound, "unexpected %s %s", r.Method, r.URL.Path)
 		return
-	case !known || r.Header.Get("Authorization") != "Bearer "+acct.Token:
-		s.Problem(w, http.StatusUnauthorized, "bad token for account %q", id)
+	case !known:
+		s.Problem(w, http.StatusUnauthorized, "no account %q", id)
+		return
+	case !s.Authorized(w, r, acct.Token):
 		return
 	case r.Header.Get("Idempotency-Key") == "":
 		s.Problem(w, http.StatusBadRequest, "no Idempotency-Key")
 		return
 	}
 	var req neighborhood.PostRequest
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil || req.Body == "" || len(req.GroupIDs) == 0 {
-		s.Problem(w, http.StatusBadRequest, "post: %v", err)
+	if !s.DecodeJSON(w, r, &req) {
+		return
+	}
+	if req.Body == "" || len(req.GroupIDs) == 0 {
+		s.Problem(w, http.StatusBadRequest, "a post needs a body and groups")
 		return
 	}
 	var res neighborhood.PostResponse
-	s.mu.Lock()
 	for _, g := range req.GroupIDs {
 		switch {
-		case !contains(acct.Groups, g):
+		case !slices.Contains(acct.Groups, g):
 			res.Results = append(res.Results, neighborhood.GroupResult{GroupID: g, Status: "failed", Error: "not a group of the account"})
-		case contains(acct.Closed, g):
+		case slices.Contains(acct.Closed, g):
 			res.Results = append(res.Results, neighborhood.GroupResult{GroupID: g, Status: "failed", Error: "the group does not take posts"})
 		default:
-			pid := fmt.Sprintf("post-%d", len(s.posts)+1)
-			s.posts = append(s.posts, Post{Account: id, Group: g, ID: pid, Subject: req.Subject, Body: req.Body, Urgent: req.Urgent})
-			res.Results = append(res.Results, neighborhood.GroupResult{GroupID: g, Status: "posted", PostID: pid})
+			p, _ := s.Add("", func(n int) Post {
+				return Post{Account: id, Group: g, ID: fmt.Sprintf("post-%d", n), Subject: req.Subject, Body: req.Body, Urgent: req.Urgent}
+			})
+			res.Results = append(res.Results, neighborhood.GroupResult{GroupID: g, Status: "posted", PostID: p.ID})
 		}
 	}
-	s.mu.Unlock()
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(res)
-}
-
-func contains(s []string, v string) bool {
-	for _, x := range s {
-		if x == v {
-			return true
-		}
-	}
-	return false
+	loopback.WriteJSON(w, http.StatusOK, res)
 }

@@ -8,8 +8,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
-	"strings"
 	"sync"
 	"testing"
 
@@ -19,21 +17,18 @@ import (
 
 // Server is the loopback push service.
 type Server struct {
-	*httptest.Server
-	loopback.Recorder
+	loopback.Server[push.Notification]
 	Token string
 
 	mu           sync.Mutex
 	unregistered map[string]bool
-	received     []push.Notification
 	batches      int
 }
 
 // New starts a loopback push service that wants token as bearer.
 func New(t testing.TB, token string) *Server {
 	s := &Server{Token: token, unregistered: map[string]bool{}}
-	s.Server = httptest.NewServer(http.HandlerFunc(s.handle))
-	t.Cleanup(s.Server.Close)
+	s.Serve(t, s.handle)
 	return s
 }
 
@@ -47,11 +42,7 @@ func (s *Server) Unregister(tokens ...string) {
 }
 
 // Received returns the notifications accepted.
-func (s *Server) Received() []push.Notification {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]push.Notification(nil), s.received...)
-}
+func (s *Server) Received() []push.Notification { return s.All() }
 
 // Batches counts the requests answered with tickets.
 func (s *Server) Batches() int {
@@ -67,34 +58,15 @@ type raw struct {
 }
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.URL.Path != "/push/send" {
-		s.Problem(w, http.StatusNotFound, "unexpected %s %s", r.Method, r.URL.Path)
-		return
-	}
-	if r.Header.Get("Authorization") != "Bearer "+s.Token {
-		s.Problem(w, http.StatusUnauthorized, "bad Authorization header")
-		return
-	}
-	if !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
-		s.Problem(w, http.StatusUnsupportedMediaType, "content type %q", r.Header.Get("Content-Type"))
-		return
-	}
 	var batch []raw
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&batch); err != nil {
-		s.Problem(w, http.StatusBadRequest, "body is not an array of notifications: %v", err)
+	if !s.Post(w, r, "/push/send") || !s.Authorized(w, r, s.Token) || !s.DecodeJSON(w, r, &batch) {
 		return
 	}
 	if len(batch) == 0 || len(batch) > push.MaxBatch {
 		s.Problem(w, http.StatusBadRequest, "a batch holds 1 to %d notifications, not %d", push.MaxBatch, len(batch))
 		return
 	}
-	s.mu.Lock()
-	fail := s.Failure()
-	s.mu.Unlock()
-	if fail != 0 {
-		http.Error(w, "scripted failure", fail)
+	if s.Failing(w) {
 		return
 	}
 	tickets := make([]push.Ticket, len(batch))
@@ -105,10 +77,6 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		}
 		s.mu.Lock()
 		gone := s.unregistered[n.To]
-		if !gone {
-			s.received = append(s.received, n.Notification)
-		}
-		id := fmt.Sprintf("ticket-%d", len(s.received))
 		s.mu.Unlock()
 		if gone {
 			t := push.Ticket{Status: "error", Message: "the device token is not registered"}
@@ -118,13 +86,14 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 			tickets[i] = t
 			continue
 		}
+		var id string
+		s.Add("", func(k int) push.Notification { id = fmt.Sprintf("ticket-%d", k); return n.Notification })
 		tickets[i] = push.Ticket{Status: "ok", ID: id}
 	}
 	s.mu.Lock()
 	s.batches++
 	s.mu.Unlock()
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(push.Response{Data: tickets})
+	loopback.WriteJSON(w, http.StatusOK, push.Response{Data: tickets})
 }
 
 func check(n *raw) string {

@@ -4,12 +4,9 @@
 package socialtest
 
 import (
-	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"unicode/utf8"
 
@@ -24,55 +21,44 @@ type Post struct {
 
 // Server is the loopback network pair.
 type Server struct {
-	*httptest.Server
-	loopback.Recorder
-
-	mu     sync.Mutex
-	tokens map[string]string // token -> account
-	posts  []Post
-	byKey  map[string]string
+	loopback.Server[Post]
+	tokens map[string]string // token -> account; only read once started
 }
 
 // New starts the loopback; tokens maps each account id to its token.
 func New(t testing.TB, tokens map[string]string) *Server {
-	s := &Server{tokens: map[string]string{}, byKey: map[string]string{}}
+	s := &Server{tokens: map[string]string{}}
 	for acct, tok := range tokens {
 		s.tokens[tok] = acct
 	}
-	s.Server = httptest.NewServer(http.HandlerFunc(s.handle))
-	t.Cleanup(s.Server.Close)
+	s.Serve(t, s.handle)
 	return s
 }
 
 // Posts returns the accepted posts.
-func (s *Server) Posts() []Post {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Post(nil), s.posts...)
-}
+func (s *Server) Posts() []Post { return s.All() }
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	tok, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	s.mu.Lock()
 	acct, known := s.tokens[tok]
-	s.mu.Unlock()
 	if !known {
 		s.Problem(w, http.StatusUnauthorized, "unknown access token")
 		return
 	}
 	key := r.Header.Get("Idempotency-Key")
-	if r.Method != http.MethodPost || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") || key == "" {
-		s.Problem(w, http.StatusBadRequest, "want a JSON POST with an Idempotency-Key")
+	if r.Method != http.MethodPost || key == "" {
+		s.Problem(w, http.StatusBadRequest, "want a POST with an Idempotency-Key")
 		return
 	}
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
 	p := Post{Account: acct}
 	switch {
 	case r.URL.Path == "/2/posts":
 		var b social.PostA
-		if err := dec.Decode(&b); err != nil || b.Text == "" || utf8.RuneCountInString(b.Text) > social.LimitA {
-			s.Problem(w, http.StatusBadRequest, "network A post: %v (%d characters)", err, utf8.RuneCountInString(b.Text))
+		if !s.DecodeJSON(w, r, &b) {
+			return
+		}
+		if b.Text == "" || utf8.RuneCountInString(b.Text) > social.LimitA {
+			s.Problem(w, http.StatusBadRequest, "network A post of %d characters", utf8.RuneCountInString(b.Text))
 			return
 		}
 		p.Network, p.Text = social.NetworkA, b.Text
@@ -83,8 +69,11 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		var b social.PostB
-		if err := dec.Decode(&b); err != nil || b.Message == "" {
-			s.Problem(w, http.StatusBadRequest, "network B post: %v", err)
+		if !s.DecodeJSON(w, r, &b) {
+			return
+		}
+		if b.Message == "" {
+			s.Problem(w, http.StatusBadRequest, "network B post without a message")
 			return
 		}
 		p.Network, p.Text, p.Link = social.NetworkB, b.Message, b.Link
@@ -92,21 +81,12 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		s.Problem(w, http.StatusNotFound, "unexpected path %s", r.URL.Path)
 		return
 	}
-	s.mu.Lock()
-	id, dup := s.byKey[p.Network+key]
-	if !dup {
-		id = fmt.Sprintf("%s_%d", acct, len(s.posts)+1)
-		p.ID = id
-		s.byKey[p.Network+key] = id
-		s.posts = append(s.posts, p)
-	}
-	s.mu.Unlock()
-	w.Header().Set("Content-Type", "application/json")
+	p, _ = s.Add(p.Network+key, func(n int) Post { p.ID = fmt.Sprintf("%s_%d", acct, n); return p })
 	if p.Network == social.NetworkA {
 		var a social.AnswerA
-		a.Data.ID, a.Data.Text = id, p.Text
-		_ = json.NewEncoder(w).Encode(a)
+		a.Data.ID, a.Data.Text = p.ID, p.Text
+		loopback.WriteJSON(w, http.StatusOK, a)
 		return
 	}
-	_ = json.NewEncoder(w).Encode(social.AnswerB{ID: id})
+	loopback.WriteJSON(w, http.StatusOK, social.AnswerB{ID: p.ID})
 }

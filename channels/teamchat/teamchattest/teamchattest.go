@@ -4,10 +4,11 @@
 package teamchattest
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync"
 	"testing"
@@ -25,19 +26,16 @@ type Post struct {
 
 // Server is the loopback team-chat service.
 type Server struct {
-	*httptest.Server
-	loopback.Recorder
+	loopback.Server[Post]
 
 	mu       sync.Mutex
-	posts    []Post
 	archived map[string]bool
 }
 
 // New starts the service.
 func New(t testing.TB) *Server {
 	s := &Server{archived: map[string]bool{}}
-	s.Server = httptest.NewServer(http.HandlerFunc(s.handle))
-	t.Cleanup(s.Server.Close)
+	s.Serve(t, s.handle)
 	return s
 }
 
@@ -52,11 +50,7 @@ func (s *Server) Archive(secret string) {
 }
 
 // Posts returns the accepted posts.
-func (s *Server) Posts() []Post {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Post(nil), s.posts...)
-}
+func (s *Server) Posts() []Post { return s.All() }
 
 func (s *Server) problem(w http.ResponseWriter, format string, args ...any) {
 	s.Note(format, args...)
@@ -83,49 +77,59 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	}
 	body, _ := io.ReadAll(r.Body)
 	p := Post{Style: style, Secret: secret}
+	var bad string
 	switch style {
 	case teamchat.StyleSlack:
-		var sp teamchat.SlackPayload
-		if err := strict(body, &sp); err != nil || sp.Text == "" || len(sp.Blocks) == 0 {
-			s.problem(w, "slack payload: %v %s", err, body)
-			return
-		}
-		for _, b := range sp.Blocks {
-			if (b.Type != "header" && b.Type != "section") || b.Text == nil || b.Text.Text == "" ||
-				(b.Type == "header" && b.Text.Type != "plain_text") || len(b.Text.Text) > 3000 {
-				s.problem(w, "slack block %+v", b)
-				return
-			}
-		}
-		p.Slack = &sp
-		s.mu.Lock()
-		s.posts = append(s.posts, p)
-		s.mu.Unlock()
-		w.Header().Set("Content-Type", "text/plain")
-		_, _ = io.WriteString(w, "ok")
+		p.Slack, bad = slack(body)
 	case teamchat.StyleTeams:
-		var tp teamchat.TeamsPayload
-		if err := strict(body, &tp); err != nil || tp.Type != "message" || len(tp.Attachments) != 1 {
-			s.problem(w, "teams payload: %v %s", err, body)
-			return
-		}
-		a := tp.Attachments[0]
-		if a.ContentType != teamchat.AdaptiveCardType || a.Content.Type != "AdaptiveCard" || a.Content.Version == "" || len(a.Content.Body) == 0 {
-			s.problem(w, "teams attachment %+v", a)
-			return
-		}
-		p.Teams = &tp
-		s.mu.Lock()
-		s.posts = append(s.posts, p)
-		s.mu.Unlock()
-		w.WriteHeader(http.StatusAccepted)
+		p.Teams, bad = teams(body)
 	default:
 		http.Error(w, "no_service", http.StatusNotFound)
+		return
 	}
+	if bad != "" {
+		s.problem(w, "%s", bad)
+		return
+	}
+	s.Add("", func(int) Post { return p })
+	if style == teamchat.StyleTeams {
+		w.WriteHeader(http.StatusAccepted)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain")
+	_, _ = io.WriteString(w, "ok")
+}
+
+// slack decodes a Slack-style payload and says what is wrong with it.
+func slack(body []byte) (*teamchat.SlackPayload, string) {
+	var sp teamchat.SlackPayload
+	if err := strict(body, &sp); err != nil || sp.Text == "" || len(sp.Blocks) == 0 {
+		return nil, fmt.Sprintf("slack payload: %v %s", err, body)
+	}
+	for _, b := range sp.Blocks {
+		if (b.Type != "header" && b.Type != "section") || b.Text == nil || b.Text.Text == "" ||
+			(b.Type == "header" && b.Text.Type != "plain_text") || len(b.Text.Text) > 3000 {
+			return nil, fmt.Sprintf("slack block %+v", b)
+		}
+	}
+	return &sp, ""
+}
+
+// teams decodes a Teams-style payload and says what is wrong with it.
+func teams(body []byte) (*teamchat.TeamsPayload, string) {
+	var tp teamchat.TeamsPayload
+	if err := strict(body, &tp); err != nil || tp.Type != "message" || len(tp.Attachments) != 1 {
+		return nil, fmt.Sprintf("teams payload: %v %s", err, body)
+	}
+	a := tp.Attachments[0]
+	if a.ContentType != teamchat.AdaptiveCardType || a.Content.Type != "AdaptiveCard" || a.Content.Version == "" || len(a.Content.Body) == 0 {
+		return nil, fmt.Sprintf("teams attachment %+v", a)
+	}
+	return &tp, ""
 }
 
 func strict(b []byte, v any) error {
-	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	return dec.Decode(v)
 }

@@ -10,10 +10,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"net/http/httptest"
 	"net/url"
 	"regexp"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -42,16 +40,13 @@ type Call struct {
 
 // Server is the loopback provider.
 type Server struct {
-	*httptest.Server
-	loopback.Recorder
+	loopback.Server[Call]
 	Token, SigningSecret string
 
 	mu sync.Mutex
 	// Script maps a number to the outcomes of its attempts in order; the
 	// last one repeats. Numbers without a script are answered by a human.
 	script    map[string][]Outcome
-	calls     []Call
-	byKey     map[string]string
 	attempts  map[string]int
 	active    int
 	maxActive int
@@ -65,13 +60,11 @@ var e164 = regexp.MustCompile(`^\+[1-9][0-9]{6,14}$`)
 // New starts a loopback provider that wants token as bearer and signs
 // callbacks with signingSecret.
 func New(t testing.TB, token, signingSecret string) *Server {
-	s := &Server{Token: token, SigningSecret: signingSecret, script: map[string][]Outcome{},
-		byKey: map[string]string{}, attempts: map[string]int{}}
-	s.Server = httptest.NewServer(http.HandlerFunc(s.handle))
-	t.Cleanup(func() {
-		s.wg.Wait()
-		s.Server.Close()
-	})
+	s := &Server{Token: token, SigningSecret: signingSecret, script: map[string][]Outcome{}, attempts: map[string]int{}}
+	s.Serve(t, s.handle)
+	// Cleanups run last first: the callbacks in flight end before the
+	// server closes.
+	t.Cleanup(s.wg.Wait)
 	return s
 }
 
@@ -83,11 +76,7 @@ func (s *Server) Script(number string, outcomes ...Outcome) {
 }
 
 // Calls returns the accepted call requests.
-func (s *Server) Calls() []Call {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return append([]Call(nil), s.calls...)
-}
+func (s *Server) Calls() []Call { return s.All() }
 
 // MaxActive is the most calls that were in progress at once: accepted and
 // not yet ended by their final callback.
@@ -106,49 +95,33 @@ func (s *Server) Callbacks() (int, []string) {
 }
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
-	if r.Method != http.MethodPost || r.URL.Path != "/calls" {
-		s.Problem(w, http.StatusNotFound, "unexpected %s %s", r.Method, r.URL.Path)
-		return
-	}
-	if r.Header.Get("Authorization") != "Bearer "+s.Token {
-		s.Problem(w, http.StatusUnauthorized, "bad Authorization header %q", r.Header.Get("Authorization"))
-		return
-	}
-	if !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
-		s.Problem(w, http.StatusUnsupportedMediaType, "content type %q", r.Header.Get("Content-Type"))
+	if !s.Post(w, r, "/calls") || !s.Authorized(w, r, s.Token) {
 		return
 	}
 	key := r.Header.Get("Idempotency-Key")
-	if key == "" {
-		s.Problem(w, http.StatusBadRequest, "no Idempotency-Key")
+	var req voice.CallRequest
+	if !s.DecodeJSON(w, r, &req) {
 		return
 	}
-	var req voice.CallRequest
-	dec := json.NewDecoder(r.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		s.Problem(w, http.StatusBadRequest, "body: %v", err)
+	if key == "" {
+		s.Problem(w, http.StatusBadRequest, "no Idempotency-Key")
 		return
 	}
 	if msg := check(req); msg != "" {
 		s.Problem(w, http.StatusBadRequest, "%s", msg)
 		return
 	}
+	if s.Failing(w) {
+		return
+	}
+	c, dup := s.Add(key, func(n int) Call {
+		return Call{ID: fmt.Sprintf("call-%d", n), IdempotencyKey: key, Request: req, Received: time.Now()}
+	})
+	if dup {
+		loopback.WriteJSON(w, http.StatusOK, voice.CallResponse{CallID: c.ID, Status: "queued"})
+		return
+	}
 	s.mu.Lock()
-	if s.Failure() != 0 {
-		status := s.Failure()
-		s.mu.Unlock()
-		http.Error(w, "scripted failure", status)
-		return
-	}
-	if id, ok := s.byKey[key]; ok {
-		s.mu.Unlock()
-		writeJSON(w, http.StatusOK, voice.CallResponse{CallID: id, Status: "queued"})
-		return
-	}
-	id := fmt.Sprintf("call-%d", len(s.calls)+1)
-	s.byKey[key] = id
-	s.calls = append(s.calls, Call{ID: id, IdempotencyKey: key, Request: req, Received: time.Now()})
 	n := s.attempts[req.To]
 	s.attempts[req.To] = n + 1
 	out := Outcome{Status: voice.CallbackAnswered, AnsweredBy: "human"}
@@ -159,8 +132,8 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	s.maxActive = max(s.maxActive, s.active)
 	s.wg.Add(1)
 	s.mu.Unlock()
-	go s.finish(id, req, out)
-	writeJSON(w, http.StatusCreated, voice.CallResponse{CallID: id, Status: "queued"})
+	go s.finish(c.ID, req, out)
+	loopback.WriteJSON(w, http.StatusCreated, voice.CallResponse{CallID: c.ID, Status: "queued"})
 }
 
 func check(req voice.CallRequest) string {
@@ -233,10 +206,4 @@ func (s *Server) finish(id string, req voice.CallRequest, out Outcome) {
 	s.mu.Lock()
 	s.cbErrors = append(s.cbErrors, last)
 	s.mu.Unlock()
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(v)
 }
