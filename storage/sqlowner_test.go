@@ -14,9 +14,59 @@ import (
 	"testing"
 )
 
-// sqlStatement matches the statements tocsin writes, with keywords in
+// sqlInCapitals matches the statements tocsin writes, with keywords in
 // capitals as the code writes them, so prose in strings does not trigger it.
-var sqlStatement = regexp.MustCompile(`\bSELECT\b[\s\S]*\bFROM\b|\bINSERT INTO\b|\bUPDATE\b[\s\S]*\bSET\b|\bDELETE FROM\b`)
+var sqlInCapitals = regexp.MustCompile(`\bSELECT\b[\s\S]*\bFROM\b|\bINSERT INTO\b|\bUPDATE\b[\s\S]*\bSET\b|\bDELETE FROM\b`)
+
+// sqlAnyCase matches statements whatever the case of their keywords. A
+// pair of keywords is not enough here ("select a file from the list",
+// "update the settings, then set …", "delete from store: %w" are prose),
+// so each form needs the structure only SQL has: a select list with SQL
+// punctuation or several columns, a where clause that compares, a join
+// with on, a column list before values, a set column with an equals sign,
+// or a string that ends with a space after the opening keywords, as code
+// writes a statement to append a table name to.
+var sqlAnyCase = regexp.MustCompile(`(?i)` + sqlSelectList + `|` + sqlSelectClause + `|` + sqlInsert + `|` + sqlUpdate + `|` + sqlDelete + `|` + sqlOpening)
+
+// The parts of sqlAnyCase.
+const (
+	sqlIdent = `[a-z_]\w*(?:\.[a-z_]\w*)?`
+	sqlParam = `(?:%[sdv]|\?|\$\d+)`
+	sqlCall  = `(?:\((?:[^()]|\([^()]*\))*\))`
+	sqlCast  = `(?:::[a-z_]+(?:\[\])?)`
+	sqlAs    = `(?:\s+as\s+[a-z_]\w*)`
+	sqlAlias = `(?:\s+(?:as\s+)?[a-z_]\w*)?`
+	sqlTable = `(?:` + sqlIdent + sqlCall + `?|` + sqlParam + `)`
+	// sqlColumn is a column of a select list that prose does not write: a
+	// star, a qualified name, a call, a number, a quoted string, a
+	// parameter or a cast.
+	sqlColumn = `(?:(?:\*|[a-z_]\w*\.(?:\*|[a-z_]\w*)|` + sqlIdent + sqlCall + `|\d+|'[^']*'|` + sqlParam + `)` + sqlCast + `?|` + sqlIdent + sqlCast + `)` + sqlAs + `?`
+	// sqlList is a select list: two columns or more, or one sqlColumn.
+	sqlList = `(?:distinct\s+)?(?:(?:` + sqlColumn + `|` + sqlIdent + sqlAs + `?)(?:\s*,\s*(?:` + sqlColumn + `|` + sqlIdent + sqlAs + `?))+|` + sqlColumn + `)`
+	// sqlWhere is where with a comparison: where a = …, where x in (…),
+	// where $4, where exists (…).
+	sqlWhere = `where\s+(?:not\s+)?(?:` + sqlIdent + sqlCall + `?\s*(?:=|<>|!=|<=|>=|<|>|@>|<@|&&|\bin\s*\(|\bis\s|\bi?like\b)|` + sqlParam + `|exists\s*\()`
+	sqlJoin  = `(?:(?:natural\s+)?(?:inner|(?:left|right|full)(?:\s+outer)?|cross)\s+)?join\s+(?:lateral\s+)?` + sqlTable + sqlAlias + `\s+(?:on|using|where)\b`
+	// sqlSelectList: select count(*) from events; select a, b from t
+	// where …; select 1 from (…); "select * from " + table.
+	sqlSelectList = `\bselect\s+` + sqlList + `\s+from\s*(?:\(|$|` + sqlTable + `(?:\s*(?:;|\)|$)|` + sqlAlias + `\s+(?:where|join|inner|left|right|full|cross|natural|group\s+by|order\s+by|limit|returning|for\s+update|union)\b))`
+	// sqlSelectClause: any select list, then a table and a clause only SQL
+	// writes: select id from alerts where tenant_id = $1.
+	sqlSelectClause = `\bselect\s[^;]*?\bfrom\s+` + sqlTable + sqlAlias + `\s+(?:` + sqlWhere + `|` + sqlJoin + `|group\s+by|order\s+by|limit\s+(?:\d|` + sqlParam + `)|returning|for\s+update)`
+	sqlInsert       = `\binsert\s+into\s+` + sqlTable + sqlAs + `?\s*(?:\(\s*` + sqlIdent + `(?:\s*,\s*` + sqlIdent + `)*\s*\)\s*)?(?:values|select|with|default\s+values)\b`
+	sqlUpdate       = `\bupdate\s+` + sqlTable + sqlAlias + `\s+set\s*(?:$|` + sqlIdent + `\s*=)`
+	sqlDelete       = `\bdelete\s+from\s+` + sqlTable + sqlAlias + `\s+(?:` + sqlWhere + `|using\s+` + sqlTable + sqlAlias + `\s+` + sqlWhere + `|returning\b)`
+	// sqlOpening: "select count(*) from " + table, "delete from " + table.
+	sqlOpening = `\b(?:select\s+(?:distinct\s+)?(?:` + sqlColumn + `|` + sqlIdent + sqlAs + `?)(?:\s*,\s*(?:` + sqlColumn + `|` + sqlIdent + sqlAs + `?))*\s+from|delete\s+from|insert\s+into)\s$`
+)
+
+// findSQL returns the part of s that is an SQL statement, or "".
+func findSQL(s string) string {
+	if m := sqlInCapitals.FindString(s); m != "" {
+		return m
+	}
+	return sqlAnyCase.FindString(s)
+}
 
 // TestSQLLivesInStorage fails when a Go file outside storage/ has a string
 // literal holding an SQL statement. Tests are included: they seed through
@@ -67,20 +117,81 @@ func TestSQLDetectorFindsStoragesSQL(t *testing.T) {
 	}
 }
 
+// TestSQLDetectorFindsStoragesSQLInAnyCase checks the detector's
+// case-blind part on every statement storage/ writes: lower-cased, each
+// must still be found.
+func TestSQLDetectorFindsStoragesSQLInAnyCase(t *testing.T) {
+	t.Parallel()
+	dir, err := filepath.Abs(".")
+	if err != nil {
+		t.Fatal(err)
+	}
+	statements := 0
+	_, err = stringLiterals(dir, func(string) bool { return false }, func(rel string, line int, s string) {
+		if !sqlInCapitals.MatchString(s) {
+			return
+		}
+		statements++
+		if sqlAnyCase.FindString(strings.ToLower(s)) == "" {
+			t.Errorf("storage/%s:%d: not found in lower case: %s", rel, line, firstLine(s))
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if statements < 100 {
+		t.Fatalf("only %d statements found in storage/", statements)
+	}
+}
+
 func TestSQLStatementPattern(t *testing.T) {
 	t.Parallel()
 	for s, want := range map[string]bool{
-		"SELECT id FROM alerts WHERE tenant_id = $1": true,
-		"SELECT count(*)\n\t\tFROM events":           true,
-		"INSERT INTO people (tenant_id) VALUES ($1)": true,
-		"UPDATE events SET dispatched_at = NULL":     true,
-		"DELETE FROM hook_attempts WHERE id = $1":    true,
-		"Select a file from the list":                false,
-		"update the settings, then set the channel":  false,
-		"the FROM address of an email":               false,
-		"Deleting a list keeps its contacts.":        false,
+		"SELECT id FROM alerts WHERE tenant_id = $1":                     true,
+		"SELECT count(*)\n\t\tFROM events":                               true,
+		"INSERT INTO people (tenant_id) VALUES ($1)":                     true,
+		"UPDATE events SET dispatched_at = NULL":                         true,
+		"DELETE FROM hook_attempts WHERE id = $1":                        true,
+		"select id from alerts where tenant_id = $1":                     true,
+		"Select id, name From people Where tenant_id = $1":               true,
+		"select count(*) from events":                                    true,
+		"select * from alerts":                                           true,
+		"select a.id from alerts a join people p on p.id = a.person_id":  true,
+		"select id from alerts order by id":                              true,
+		"select count(*) from people p where ":                           true,
+		"select 1 from (":                                                true,
+		"insert into people (tenant_id, name) values ($1, $2)":           true,
+		"Insert Into t Values (1)":                                       true,
+		"insert into contact_new (line, person_id)\n\tselect line, id":   true,
+		"update events set dispatched_at = null":                         true,
+		"Update alerts a Set status = $2 where id = $1":                  true,
+		"update alerts set ":                                             true,
+		"select verification_status from ":                               true,
+		"delete from ":                                                   true,
+		"delete from hook_attempts where id = $1":                        true,
+		"Delete From people p using groups g where g.id = p.group_id":    true,
+		"Select a file from the list":                                    false,
+		"select one from below":                                          false,
+		"Select one from":                                                false,
+		"Select one from the menu where it says Save":                    false,
+		"Select one from the list left of the button":                    false,
+		"Select the recipients from a group, then update their settings": false,
+		"choose which fields to select from the form where required":     false,
+		"select from alerts: %w":                                         false,
+		"update the settings, then set the channel":                      false,
+		"Update the list and set a name = yours":                         false,
+		"update alerts: set status: %w":                                  false,
+		"update by query %+v":                                            false,
+		"insert into outbox: %w":                                         false,
+		"Insert into the list (see below) values":                        false,
+		"insert into lists (names) later":                                false,
+		"delete from store: %w":                                          false,
+		"Delete from the list where you find it":                         false,
+		"a file named %s exists; delete it first to replace it":          false,
+		"the FROM address of an email":                                   false,
+		"Deleting a list keeps its contacts.":                            false,
 	} {
-		if got := sqlStatement.MatchString(s); got != want {
+		if got := findSQL(s) != ""; got != want {
 			t.Errorf("%q: matched %v, want %v", s, got, want)
 		}
 	}
@@ -92,6 +203,19 @@ func TestSQLStatementPattern(t *testing.T) {
 // many files it parsed.
 func sqlLiterals(root string, skip func(rel string) bool) (map[string][]string, int, error) {
 	found := map[string][]string{}
+	scanned, err := stringLiterals(root, skip, func(rel string, line int, s string) {
+		if m := findSQL(s); m != "" {
+			found[rel] = append(found[rel], strconv.Itoa(line)+": "+firstLine(m))
+		}
+	})
+	return found, scanned, err
+}
+
+// stringLiterals parses every Go file under root, except the folders skip
+// names (by path relative to root) and hidden, build and vendor folders,
+// calls visit with each string literal, and returns how many files it
+// parsed.
+func stringLiterals(root string, skip func(rel string) bool, visit func(rel string, line int, s string)) (int, error) {
 	scanned := 0
 	fset := token.NewFileSet()
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
@@ -127,15 +251,12 @@ func sqlLiterals(root string, skip func(rel string) bool) (map[string][]string, 
 			if err != nil {
 				s = lit.Value
 			}
-			if m := sqlStatement.FindString(s); m != "" {
-				pos := fset.Position(lit.Pos())
-				found[rel] = append(found[rel], strconv.Itoa(pos.Line)+": "+firstLine(m))
-			}
+			visit(rel, fset.Position(lit.Pos()).Line, s)
 			return true
 		})
 		return nil
 	})
-	return found, scanned, err
+	return scanned, err
 }
 
 func firstLine(s string) string {
