@@ -120,6 +120,19 @@ func NotFound(err error) error {
 	return err
 }
 
+// ExecOne runs a statement that must change a row: when it changes none,
+// ErrNotFound. what names the statement in errors ("delete list: …").
+func ExecOne(ctx context.Context, q sqlx.ExecerContext, what, query string, args ...any) error {
+	res, err := q.ExecContext(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return ErrNotFound
+	}
+	return nil
+}
+
 // IsUniqueViolation reports whether err is a PostgreSQL unique-constraint violation,
 // optionally of the named constraint.
 func IsUniqueViolation(err error, constraint string) bool {

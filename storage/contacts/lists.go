@@ -109,14 +109,7 @@ func Members(ctx context.Context, db *sqlx.DB, tenant string, listID int64, orde
 // DeleteList deletes a distribution list and its memberships (not the
 // contacts), or returns storage.ErrNotFound.
 func DeleteList(ctx context.Context, db sqlx.ExecerContext, tenant string, id int64) error {
-	res, err := db.ExecContext(ctx, `DELETE FROM distribution_lists WHERE tenant_id = $1 AND id = $2`, tenant, id)
-	if err != nil {
-		return fmt.Errorf("delete list: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return storage.ErrNotFound
-	}
-	return nil
+	return storage.ExecOne(ctx, db, "delete list", `DELETE FROM distribution_lists WHERE tenant_id = $1 AND id = $2`, tenant, id)
 }
 
 // ListNameTaken reports whether the tenant has a distribution list named name.

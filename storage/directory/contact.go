@@ -40,7 +40,7 @@ func ListEmails(ctx context.Context, q Querier, tenant string, person int64) ([]
 
 // RemoveEmail removes an address with its verification state.
 func RemoveEmail(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, address string) error {
-	if err := execOne(ctx, tx, "delete email", `DELETE FROM person_emails WHERE tenant_id = $1 AND person_id = $2 AND address = $3`,
+	if err := storage.ExecOne(ctx, tx, "delete email", `DELETE FROM person_emails WHERE tenant_id = $1 AND person_id = $2 AND address = $3`,
 		tenant, person, address); err != nil {
 		return err
 	}
@@ -78,7 +78,7 @@ func ListPhones(ctx context.Context, q Querier, tenant string, person int64) ([]
 
 // RemovePhone removes a number with its verification state.
 func RemovePhone(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, number string) error {
-	if err := execOne(ctx, tx, "delete phone", `DELETE FROM person_phones WHERE tenant_id = $1 AND person_id = $2 AND number = $3`,
+	if err := storage.ExecOne(ctx, tx, "delete phone", `DELETE FROM person_phones WHERE tenant_id = $1 AND person_id = $2 AND number = $3`,
 		tenant, person, number); err != nil {
 		return err
 	}
@@ -118,19 +118,6 @@ func insertNew(ctx context.Context, tx *sqlx.Tx, dest any, what, query string, a
 	}
 	if err != nil {
 		return fmt.Errorf("insert %s: %w", what, err)
-	}
-	return nil
-}
-
-// execOne runs a statement that must change a row: none is
-// storage.ErrNotFound. what names the statement in errors.
-func execOne(ctx context.Context, q sqlx.ExecerContext, what, query string, args ...any) error {
-	res, err := q.ExecContext(ctx, query, args...)
-	if err != nil {
-		return fmt.Errorf("%s: %w", what, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return storage.ErrNotFound
 	}
 	return nil
 }

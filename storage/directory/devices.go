@@ -36,6 +36,6 @@ func GetDevice(ctx context.Context, q Querier, tenant string, person, id int64) 
 // RemovePushDevice removes one push device of the user; ErrNotFound when
 // the user has no push device with that id.
 func RemovePushDevice(ctx context.Context, q Querier, tenant string, person, id int64) error {
-	return execOne(ctx, q, "delete device", `DELETE FROM person_devices WHERE tenant_id = $1 AND person_id = $2 AND id = $3 AND app = $4`,
+	return storage.ExecOne(ctx, q, "delete device", `DELETE FROM person_devices WHERE tenant_id = $1 AND person_id = $2 AND id = $3 AND app = $4`,
 		tenant, person, id, AppPush)
 }

@@ -185,7 +185,7 @@ func AddMembership(ctx context.Context, q Querier, tenant string, group, person 
 
 // RemoveMembership ends a direct membership; ErrNotFound when there was none.
 func RemoveMembership(ctx context.Context, q Querier, tenant string, group, person int64) error {
-	return execOne(ctx, q, "delete membership", `DELETE FROM group_memberships WHERE tenant_id = $1 AND group_id = $2 AND person_id = $3`, tenant, group, person)
+	return storage.ExecOne(ctx, q, "delete membership", `DELETE FROM group_memberships WHERE tenant_id = $1 AND group_id = $2 AND person_id = $3`, tenant, group, person)
 }
 
 // Memberships lists the groups the person is a direct member of, by path.

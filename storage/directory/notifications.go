@@ -49,7 +49,7 @@ func ListLocations(ctx context.Context, q Querier, tenant string, person int64) 
 
 // RemoveLocation removes a location (and the weather subscriptions for it).
 func RemoveLocation(ctx context.Context, q Querier, tenant string, person, id int64) error {
-	return execOne(ctx, q, "delete location", `DELETE FROM person_locations WHERE tenant_id = $1 AND person_id = $2 AND id = $3`, tenant, person, id)
+	return storage.ExecOne(ctx, q, "delete location", `DELETE FROM person_locations WHERE tenant_id = $1 AND person_id = $2 AND id = $3`, tenant, person, id)
 }
 
 // WeatherChange is one category's channels to add or remove, optionally for one location.

@@ -141,13 +141,13 @@ func UpdateUser(ctx context.Context, tx *sqlx.Tx, tenant string, id int64, u New
 
 // DeleteUser removes a user and, by cascade, everything that hangs off it.
 func DeleteUser(ctx context.Context, q Querier, tenant, dir string, id int64) error {
-	return execOne(ctx, q, "delete user", `DELETE FROM people WHERE tenant_id = $1 AND directory_id = $2 AND id = $3`, tenant, dir, id)
+	return storage.ExecOne(ctx, q, "delete user", `DELETE FROM people WHERE tenant_id = $1 AND directory_id = $2 AND id = $3`, tenant, dir, id)
 }
 
 // SetExternalID associates externalID with the user; another user of the
 // directory with it is ErrConflict.
 func SetExternalID(ctx context.Context, q Querier, tenant, dir string, id int64, externalID string) error {
-	err := execOne(ctx, q, "set external id", `UPDATE people SET external_id = $4, updated_at = now() WHERE tenant_id = $1 AND directory_id = $2 AND id = $3`,
+	err := storage.ExecOne(ctx, q, "set external id", `UPDATE people SET external_id = $4, updated_at = now() WHERE tenant_id = $1 AND directory_id = $2 AND id = $3`,
 		tenant, dir, id, externalID)
 	if storage.IsUniqueViolation(err, "people_tenant_directory_external") {
 		return storage.ErrConflict

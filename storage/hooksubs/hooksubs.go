@@ -119,14 +119,7 @@ func (s *Store) Update(ctx context.Context, tenant string, id int64, set Setting
 
 // Delete removes the tenant's subscription id, storage.ErrNotFound when it has none.
 func (s *Store) Delete(ctx context.Context, tenant string, id int64) error {
-	res, err := s.DB.ExecContext(ctx, `DELETE FROM hook_subscriptions WHERE id = $1 AND tenant_id = $2`, id, tenant)
-	if err != nil {
-		return fmt.Errorf("delete subscription: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return storage.ErrNotFound
-	}
-	return nil
+	return storage.ExecOne(ctx, s.DB, "delete subscription", `DELETE FROM hook_subscriptions WHERE id = $1 AND tenant_id = $2`, id, tenant)
 }
 
 // Attempt is one delivery attempt of an event to a subscription.
