@@ -112,13 +112,9 @@ func RecordBroadcast(ctx context.Context, q sqlx.ExecerContext, r BroadcastRecor
 // FinishedBroadcasts returns the destinations of the alert's channel whose
 // broadcast in cycle is final (Sent, Delivered or Failed).
 func FinishedBroadcasts(ctx context.Context, q sqlx.QueryerContext, tenant string, alertID int64, channel string, cycle int) ([]string, error) {
-	var done []string
-	if err := sqlx.SelectContext(ctx, q, &done, `SELECT destination FROM alert_broadcasts
+	return SelectAll[string](ctx, q, "read broadcasts", `SELECT destination FROM alert_broadcasts
 		WHERE tenant_id = $1 AND alert_id = $2 AND channel = $3 AND cycle = $4 AND status IN ('Sent', 'Delivered', 'Failed')`,
-		tenant, alertID, channel, cycle); err != nil {
-		return nil, fmt.Errorf("read broadcasts: %w", err)
-	}
-	return done, nil
+		tenant, alertID, channel, cycle)
 }
 
 // ApplyEarlyCallStatuses applies to the batch's Sent deliveries the final
@@ -155,23 +151,15 @@ type PersonAddress struct {
 // DeviceTokens returns the tokens of the people's devices of app, by person
 // and in the order they were added.
 func DeviceTokens(ctx context.Context, q sqlx.QueryerContext, tenant, app string, people []int64) ([]PersonAddress, error) {
-	var rows []PersonAddress
-	if err := sqlx.SelectContext(ctx, q, &rows, `SELECT person_id, token AS address FROM person_devices
-		WHERE tenant_id = $1 AND app = $2 AND person_id = ANY($3) ORDER BY person_id, id`, tenant, app, pq.Int64Array(people)); err != nil {
-		return nil, fmt.Errorf("read devices: %w", err)
-	}
-	return rows, nil
+	return SelectAll[PersonAddress](ctx, q, "read devices", `SELECT person_id, token AS address FROM person_devices
+		WHERE tenant_id = $1 AND app = $2 AND person_id = ANY($3) ORDER BY person_id, id`, tenant, app, pq.Int64Array(people))
 }
 
 // FaxNumbers returns the people's fax numbers, by person and in the order
 // they were added.
 func FaxNumbers(ctx context.Context, q sqlx.QueryerContext, tenant string, people []int64) ([]PersonAddress, error) {
-	var rows []PersonAddress
-	if err := sqlx.SelectContext(ctx, q, &rows, `SELECT person_id, number AS address FROM person_phones
-		WHERE tenant_id = $1 AND phone_type = 'Fax' AND person_id = ANY($2) ORDER BY person_id, id`, tenant, pq.Int64Array(people)); err != nil {
-		return nil, fmt.Errorf("read fax numbers: %w", err)
-	}
-	return rows, nil
+	return SelectAll[PersonAddress](ctx, q, "read fax numbers", `SELECT person_id, number AS address FROM person_phones
+		WHERE tenant_id = $1 AND phone_type = 'Fax' AND person_id = ANY($2) ORDER BY person_id, id`, tenant, pq.Int64Array(people))
 }
 
 // FileAsset is a stored form of a file of the library.
@@ -186,11 +174,7 @@ type FileAsset struct {
 // FileAssetsNamed returns the stored forms of the tenant's files whose full
 // name or file name is one of names.
 func FileAssetsNamed(ctx context.Context, q sqlx.QueryerContext, tenant string, names []string) ([]FileAsset, error) {
-	var rows []FileAsset
-	if err := sqlx.SelectContext(ctx, q, &rows, `SELECT f.full_name, f.file_name, f.id AS file_id, a.kind, a.object_key
+	return SelectAll[FileAsset](ctx, q, "resolve stored files", `SELECT f.full_name, f.file_name, f.id AS file_id, a.kind, a.object_key
 		FROM files f JOIN file_assets a ON a.file_id = f.id AND a.tenant_id = f.tenant_id
-		WHERE f.tenant_id = $1 AND (f.full_name = ANY($2) OR f.file_name = ANY($2))`, tenant, pq.StringArray(names)); err != nil {
-		return nil, fmt.Errorf("resolve stored files: %w", err)
-	}
-	return rows, nil
+		WHERE f.tenant_id = $1 AND (f.full_name = ANY($2) OR f.file_name = ANY($2))`, tenant, pq.StringArray(names))
 }

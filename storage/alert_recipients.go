@@ -317,11 +317,7 @@ func MissingIDs(ctx context.Context, q sqlx.QueryerContext, tenant, table string
 // MissingDirectoryUsers returns the ids among ids that are not users of the
 // tenant's directory, in order.
 func MissingDirectoryUsers(ctx context.Context, q sqlx.QueryerContext, tenant, directoryID string, ids []int64) ([]int64, error) {
-	var missing []int64
-	if err := sqlx.SelectContext(ctx, q, &missing, `SELECT i FROM unnest($3::bigint[]) AS i
+	return SelectAll[int64](ctx, q, "check directory user ids", `SELECT i FROM unnest($3::bigint[]) AS i
 		WHERE NOT EXISTS (SELECT 1 FROM people p WHERE p.tenant_id = $1 AND p.directory_id = $2 AND p.id = i) ORDER BY i`,
-		tenant, directoryID, pq.Int64Array(ids)); err != nil {
-		return nil, fmt.Errorf("check directory user ids: %w", err)
-	}
-	return missing, nil
+		tenant, directoryID, pq.Int64Array(ids))
 }

@@ -133,6 +133,16 @@ func ExecOne(ctx context.Context, q sqlx.ExecerContext, what, query string, args
 	return nil
 }
 
+// SelectAll reads every row query answers into a slice of T (nil when there
+// are none). what names the rows in errors ("read answers: …").
+func SelectAll[T any](ctx context.Context, q sqlx.QueryerContext, what, query string, args ...any) ([]T, error) {
+	var out []T
+	if err := sqlx.SelectContext(ctx, q, &out, query, args...); err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return out, nil
+}
+
 // IsUniqueViolation reports whether err is a PostgreSQL unique-constraint violation,
 // optionally of the named constraint.
 func IsUniqueViolation(err error, constraint string) bool {

@@ -99,16 +99,12 @@ func ClaimStarts(ctx context.Context, tx *sqlx.Tx, limit int, urgent bool) ([]Wo
 	if urgent {
 		lane = "priority <= $2" // IsUrgent
 	}
-	var out []WorkflowStart
-	if err := tx.SelectContext(ctx, &out, `
+	return SelectAll[WorkflowStart](ctx, tx, "claim workflow starts", `
 		SELECT id, tenant_id, workflow_id, workflow_type, input, COALESCE(signal_name, '') AS signal_name,
 			COALESCE(signal_input, 'null') AS signal_input, priority, attempts
 		FROM workflow_starts WHERE available_at <= now() AND `+lane+`
 		ORDER BY priority, id LIMIT $1
-		FOR UPDATE SKIP LOCKED`, limit, PriorityUrgent); err != nil {
-		return nil, fmt.Errorf("claim workflow starts: %w", err)
-	}
-	return out, nil
+		FOR UPDATE SKIP LOCKED`, limit, PriorityUrgent)
 }
 
 // DeleteStarts removes start requests that were carried out.

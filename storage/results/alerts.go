@@ -171,22 +171,14 @@ type StatusChange struct {
 
 // StatusHistory returns an alert's status changes in order.
 func (s *Store) StatusHistory(ctx context.Context, tenant string, alertID int64) ([]StatusChange, error) {
-	var out []StatusChange
-	if err := s.DB.SelectContext(ctx, &out, `SELECT status, at, detail FROM alert_status_changes WHERE alert_id = $1 AND tenant_id = $2 ORDER BY id`,
-		alertID, tenant); err != nil {
-		return nil, fmt.Errorf("read status history: %w", err)
-	}
-	return out, nil
+	return storage.SelectAll[StatusChange](ctx, s.DB, "read status history", `SELECT status, at, detail FROM alert_status_changes WHERE alert_id = $1 AND tenant_id = $2 ORDER BY id`,
+		alertID, tenant)
 }
 
 // CapChannels returns the channels on which the alert has a sent CAP message.
 func (s *Store) CapChannels(ctx context.Context, tenant string, alertID int64) ([]string, error) {
-	var chans []string
-	if err := s.DB.SelectContext(ctx, &chans, `SELECT DISTINCT channel FROM cap_messages
-		WHERE tenant_id = $1 AND alert_id = $2 AND status = 'Sent' ORDER BY channel`, tenant, alertID); err != nil {
-		return nil, fmt.Errorf("read cap channels: %w", err)
-	}
-	return chans, nil
+	return storage.SelectAll[string](ctx, s.DB, "read cap channels", `SELECT DISTINCT channel FROM cap_messages
+		WHERE tenant_id = $1 AND alert_id = $2 AND status = 'Sent' ORDER BY channel`, tenant, alertID)
 }
 
 // NumberCapUpdate records a CAP update (msgType Update or Cancel) of the

@@ -104,12 +104,8 @@ func (s *Store) RecipientsBySeq(ctx context.Context, tenant string, alertID int6
 	if len(seqs) == 0 {
 		return nil, nil
 	}
-	var rows []Recipient
-	if err := s.DB.SelectContext(ctx, &rows, `SELECT `+recipientColumns+` FROM alert_recipients r WHERE r.alert_id = $1 AND r.tenant_id = $2 AND r.seq = ANY($3)`,
-		alertID, tenant, pq.Int64Array(seqs)); err != nil {
-		return nil, fmt.Errorf("read recipients: %w", err)
-	}
-	return rows, nil
+	return storage.SelectAll[Recipient](ctx, s.DB, "read recipients", `SELECT `+recipientColumns+` FROM alert_recipients r WHERE r.alert_id = $1 AND r.tenant_id = $2 AND r.seq = ANY($3)`,
+		alertID, tenant, pq.Int64Array(seqs))
 }
 
 // RecipientCounts counts an alert's recipients and those with each kind of address.
@@ -141,12 +137,8 @@ type OptionCount struct {
 
 // OptionCounts counts the answers of an alert's poll per question and option.
 func (s *Store) OptionCounts(ctx context.Context, tenant string, alertID int64) ([]OptionCount, error) {
-	var out []OptionCount
-	if err := s.DB.SelectContext(ctx, &out, `SELECT question_id, option_id, count(*) AS n FROM alert_responses
-		WHERE alert_id = $1 AND tenant_id = $2 GROUP BY question_id, option_id`, alertID, tenant); err != nil {
-		return nil, fmt.Errorf("count answers: %w", err)
-	}
-	return out, nil
+	return storage.SelectAll[OptionCount](ctx, s.DB, "count answers", `SELECT question_id, option_id, count(*) AS n FROM alert_responses
+		WHERE alert_id = $1 AND tenant_id = $2 GROUP BY question_id, option_id`, alertID, tenant)
 }
 
 // Answer is a recipient's answer to a poll question.
@@ -161,13 +153,9 @@ type Answer struct {
 // Answers returns the poll answers of these recipients of an alert, by
 // recipient and question.
 func (s *Store) Answers(ctx context.Context, tenant string, alertID int64, seqs []int64) ([]Answer, error) {
-	var out []Answer
-	if err := s.DB.SelectContext(ctx, &out, `SELECT seq, question_id, option_id, via, responded_at FROM alert_responses
+	return storage.SelectAll[Answer](ctx, s.DB, "read answers", `SELECT seq, question_id, option_id, via, responded_at FROM alert_responses
 		WHERE alert_id = $1 AND tenant_id = $2 AND seq = ANY($3) AND question_id > 0 ORDER BY seq, question_id`,
-		alertID, tenant, pq.Int64Array(seqs)); err != nil {
-		return nil, fmt.Errorf("read answers: %w", err)
-	}
-	return out, nil
+		alertID, tenant, pq.Int64Array(seqs))
 }
 
 // SeqStatus is the status of a recipient's delivery on one channel in its
@@ -180,13 +168,9 @@ type SeqStatus struct {
 // LatestStatuses returns, for these recipients of an alert, the status of
 // each channel's delivery in its latest cycle.
 func (s *Store) LatestStatuses(ctx context.Context, tenant string, alertID int64, seqs []int64) ([]SeqStatus, error) {
-	var out []SeqStatus
-	if err := s.DB.SelectContext(ctx, &out, `SELECT DISTINCT ON (seq, channel) seq, status FROM alert_deliveries
+	return storage.SelectAll[SeqStatus](ctx, s.DB, "read delivery statuses", `SELECT DISTINCT ON (seq, channel) seq, status FROM alert_deliveries
 		WHERE alert_id = $1 AND tenant_id = $2 AND seq = ANY($3) ORDER BY seq, channel, cycle DESC`,
-		alertID, tenant, pq.Int64Array(seqs)); err != nil {
-		return nil, fmt.Errorf("read delivery statuses: %w", err)
-	}
-	return out, nil
+		alertID, tenant, pq.Int64Array(seqs))
 }
 
 // Delivery is a delivery of an alert, to one recipient or destination on
@@ -214,12 +198,8 @@ const deliveryColumns = `channel, cycle, seq, address, status, attempts, provide
 // RecipientDeliveries returns the deliveries to one recipient of an alert,
 // by channel and cycle.
 func (s *Store) RecipientDeliveries(ctx context.Context, tenant string, alertID, seq int64) ([]Delivery, error) {
-	var out []Delivery
-	if err := s.DB.SelectContext(ctx, &out, `SELECT `+deliveryColumns+` FROM alert_deliveries
-		WHERE alert_id = $1 AND tenant_id = $2 AND seq = $3 ORDER BY channel, cycle`, alertID, tenant, seq); err != nil {
-		return nil, fmt.Errorf("read deliveries: %w", err)
-	}
-	return out, nil
+	return storage.SelectAll[Delivery](ctx, s.DB, "read deliveries", `SELECT `+deliveryColumns+` FROM alert_deliveries
+		WHERE alert_id = $1 AND tenant_id = $2 AND seq = $3 ORDER BY channel, cycle`, alertID, tenant, seq)
 }
 
 // ChannelDeliveries returns a page of an alert's deliveries on one channel,
@@ -244,8 +224,7 @@ func (s *Store) ChannelDeliveries(ctx context.Context, tenant string, alertID in
 // destination) and, with etnArea, the ETN calls to the person's numbers
 // among the targets inside the alert's areas. They come by channel and address.
 func (s *Store) SharedDeliveries(ctx context.Context, tenant string, alertID int64, broadcast []string, etnArea bool, personID *int64) ([]Delivery, error) {
-	var out []Delivery
-	if err := s.DB.SelectContext(ctx, &out, `
+	return storage.SelectAll[Delivery](ctx, s.DB, "read shared deliveries", `
 		SELECT channel, cycle, 0::bigint AS seq, coalesce(nullif(destination_name, ''), destination) AS address, status, attempts,
 			provider_message_id, error, permanent, idempotency_key AS key, sent_at, NULL::timestamptz AS delivered_at, updated_at
 		FROM alert_broadcasts WHERE tenant_id = $1 AND alert_id = $2 AND channel = ANY($3)
@@ -253,10 +232,7 @@ func (s *Store) SharedDeliveries(ctx context.Context, tenant string, alertID int
 		SELECT 'etn', 1, 0, phone, status, attempts, provider_message_id, error, false,
 			'alert-' || tenant_id || '-' || alert_id || ':etn:1:' || seq, sent_at, delivered_at, updated_at
 		FROM alert_etn_targets WHERE $4 AND tenant_id = $1 AND alert_id = $2 AND person_id = $5
-		ORDER BY 1, 4`, tenant, alertID, pq.StringArray(broadcast), etnArea, personID); err != nil {
-		return nil, fmt.Errorf("read shared deliveries: %w", err)
-	}
-	return out, nil
+		ORDER BY 1, 4`, tenant, alertID, pq.StringArray(broadcast), etnArea, personID)
 }
 
 // Counts are the deliveries of a channel by status, for channels whose
@@ -270,17 +246,13 @@ type Counts struct {
 // own: the broadcast-style channels (one row per destination) and ETN with
 // areas (one row per number called).
 func (s *Store) OwnRowCounts(ctx context.Context, tenant string, alertID int64) ([]Counts, error) {
-	var out []Counts
-	if err := s.DB.SelectContext(ctx, &out, `SELECT channel, count(*) AS total,
+	return storage.SelectAll[Counts](ctx, s.DB, "count own deliveries", `SELECT channel, count(*) AS total,
 			count(*) FILTER (WHERE status = 'Pending') AS pending, count(*) FILTER (WHERE status = 'Retrying') AS retrying,
 			count(*) FILTER (WHERE status = 'Sent') AS sent, count(*) FILTER (WHERE status = 'Delivered') AS delivered,
 			count(*) FILTER (WHERE status = 'Failed') AS failed
 		FROM (SELECT channel, status FROM alert_broadcasts WHERE tenant_id = $1 AND alert_id = $2
 			UNION ALL SELECT 'etn', status FROM alert_etn_targets WHERE tenant_id = $1 AND alert_id = $2) x
-		GROUP BY channel`, tenant, alertID); err != nil {
-		return nil, fmt.Errorf("count own deliveries: %w", err)
-	}
-	return out, nil
+		GROUP BY channel`, tenant, alertID)
 }
 
 // EtnTargetCounts counts the ETN targets of an alert by status.
@@ -313,12 +285,8 @@ type EtnTarget struct {
 
 // EtnTargets returns a page of an alert's ETN targets in order.
 func (s *Store) EtnTargets(ctx context.Context, tenant string, alertID int64, limit, offset int) ([]EtnTarget, error) {
-	var out []EtnTarget
-	if err := s.DB.SelectContext(ctx, &out, `SELECT seq, phone, person_id, name, status, attempts, provider_message_id, error,
+	return storage.SelectAll[EtnTarget](ctx, s.DB, "read etn targets", `SELECT seq, phone, person_id, name, status, attempts, provider_message_id, error,
 			sent_at, delivered_at, updated_at
 		FROM alert_etn_targets WHERE tenant_id = $1 AND alert_id = $2 ORDER BY seq LIMIT $3 OFFSET $4`,
-		tenant, alertID, limit, offset); err != nil {
-		return nil, fmt.Errorf("read etn targets: %w", err)
-	}
-	return out, nil
+		tenant, alertID, limit, offset)
 }

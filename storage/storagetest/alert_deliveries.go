@@ -2,10 +2,10 @@ package storagetest
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/results"
 )
 
@@ -19,10 +19,6 @@ const deliveryColumns = `channel, cycle, seq, address, status, attempts, provide
 // pages show them a channel or a recipient at a time; tests read them
 // whole to check that each recipient got one row per channel.
 func AlertDeliveries(ctx context.Context, q sqlx.QueryerContext, tenant string, alertID int64) ([]results.Delivery, error) {
-	var out []results.Delivery
-	if err := sqlx.SelectContext(ctx, q, &out, `SELECT `+deliveryColumns+` FROM alert_deliveries
-		WHERE alert_id = $1 AND tenant_id = $2 ORDER BY channel, seq, cycle`, alertID, tenant); err != nil {
-		return nil, fmt.Errorf("read deliveries: %w", err)
-	}
-	return out, nil
+	return storage.SelectAll[results.Delivery](ctx, q, "read deliveries", `SELECT `+deliveryColumns+` FROM alert_deliveries
+		WHERE alert_id = $1 AND tenant_id = $2 ORDER BY channel, seq, cycle`, alertID, tenant)
 }

@@ -2,7 +2,6 @@ package storagetest
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/jmoiron/sqlx"
 
@@ -22,11 +21,7 @@ type BatchResult struct {
 
 // BatchResults reads the stored deliveries of the batch k, by seq.
 func BatchResults(ctx context.Context, q sqlx.QueryerContext, k storage.BatchKey) ([]BatchResult, error) {
-	var out []BatchResult
-	if err := sqlx.SelectContext(ctx, q, &out, `SELECT seq, address, status, attempts, provider_message_id, error, permanent
+	return storage.SelectAll[BatchResult](ctx, q, "read batch results", `SELECT seq, address, status, attempts, provider_message_id, error, permanent
 		FROM alert_deliveries WHERE tenant_id = $1 AND alert_id = $2 AND channel = $3 AND cycle = $4 AND seq > $5 AND seq <= $6
-		ORDER BY seq`, k.Tenant, k.AlertID, k.Channel, k.Cycle, k.Lo, k.Hi); err != nil {
-		return nil, fmt.Errorf("read batch results: %w", err)
-	}
-	return out, nil
+		ORDER BY seq`, k.Tenant, k.AlertID, k.Channel, k.Cycle, k.Lo, k.Hi)
 }

@@ -22,13 +22,9 @@ type RecordedEvent struct {
 // (then by type). The API shows events only through webhooks; tests read
 // them here to check what was recorded.
 func TenantEvents(ctx context.Context, q sqlx.QueryerContext, tenant string) ([]RecordedEvent, error) {
-	var out []RecordedEvent
-	if err := sqlx.SelectContext(ctx, q, &out, `
+	return storage.SelectAll[RecordedEvent](ctx, q, "read events", `
 		SELECT type, payload, dispatched_at IS NOT NULL AS dispatched
-		FROM events WHERE tenant_id = $1 ORDER BY created_at, type`, tenant); err != nil {
-		return nil, fmt.Errorf("read events: %w", err)
-	}
-	return out, nil
+		FROM events WHERE tenant_id = $1 ORDER BY created_at, type`, tenant)
 }
 
 // UndoDispatch marks the tenant's event as not dispatched again, as
