@@ -9,7 +9,61 @@ import (
 	"github.com/tocsin/tocsin/storage"
 )
 
-const emailCols = `address, label, verification_status, verified_at, created_at`
+// personTable is a table of rows a person has (addresses, numbers,
+// devices); key is the column that names one row of the person.
+type personTable struct{ table, key string }
+
+// match is the condition that finds one row of a person: $1 is the tenant,
+// $2 the person and $3 the key.
+func (t personTable) match() string {
+	return `tenant_id = $1 AND person_id = $2 AND ` + t.key + ` = $3`
+}
+
+// personRows reads a person's rows of a personTable into T: cols are the
+// columns read, what names the rows in errors.
+type personRows[T any] struct {
+	personTable
+	cols, what string
+}
+
+var (
+	emails  = personRows[Email]{personTable{"person_emails", "address"}, `address, label, verification_status, verified_at, created_at`, "emails"}
+	phones  = personRows[Phone]{personTable{"person_phones", "number"}, `number, phone_type, can_text, can_call, verification_status, verified_at, created_at`, "phones"}
+	devices = personRows[Device]{personTable{"person_devices", "id"}, `id, app, platform, token, created_at`, "devices"}
+)
+
+// get reads the person's row named key; none is storage.ErrNotFound.
+func (r personRows[T]) get(ctx context.Context, q Querier, tenant string, person int64, key any) (T, error) {
+	var out T
+	err := q.GetContext(ctx, &out, `SELECT `+r.cols+` FROM `+r.table+` WHERE `+r.match(), tenant, person, key)
+	return out, storage.NotFound(err)
+}
+
+// list reads every row of the person in the order they were added.
+func (r personRows[T]) list(ctx context.Context, q Querier, tenant string, person int64) ([]T, error) {
+	out := []T{}
+	if err := q.SelectContext(ctx, &out, `SELECT `+r.cols+` FROM `+r.table+` WHERE tenant_id = $1 AND person_id = $2 ORDER BY id`, tenant, person); err != nil {
+		return nil, fmt.Errorf("list %s: %w", r.what, err)
+	}
+	return out, nil
+}
+
+// addresses is the table of the addresses of kind k.
+func (k Kind) addresses() personTable {
+	if k == KindPhone {
+		return phones.personTable
+	}
+	return emails.personTable
+}
+
+// removeAddress removes an address of kind k with its verification state.
+func removeAddress(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, k Kind, address string) error {
+	t := k.addresses()
+	if err := storage.ExecOne(ctx, tx, "delete "+string(k), `DELETE FROM `+t.table+` WHERE `+t.match(), tenant, person, address); err != nil {
+		return err
+	}
+	return forgetVerification(ctx, tx, tenant, person, k, address)
+}
 
 // AddEmail adds a normalised address to the user; an existing one is ErrConflict.
 func AddEmail(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, address, label string) (Email, error) {
@@ -17,37 +71,24 @@ func AddEmail(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, add
 	err := insertNew(ctx, tx, &e, "email", `
 		INSERT INTO person_emails (tenant_id, person_id, address, label) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (person_id, address) DO NOTHING
-		RETURNING `+emailCols, tenant, person, address, label)
+		RETURNING `+emails.cols, tenant, person, address, label)
 	return e, err
 }
 
 // GetEmail reads one address of the user.
 func GetEmail(ctx context.Context, q Querier, tenant string, person int64, address string) (Email, error) {
-	var e Email
-	err := q.GetContext(ctx, &e, `SELECT `+emailCols+` FROM person_emails WHERE tenant_id = $1 AND person_id = $2 AND address = $3`,
-		tenant, person, address)
-	return e, storage.NotFound(err)
+	return emails.get(ctx, q, tenant, person, address)
 }
 
 // ListEmails reads every address of the user.
 func ListEmails(ctx context.Context, q Querier, tenant string, person int64) ([]Email, error) {
-	out := []Email{}
-	if err := q.SelectContext(ctx, &out, `SELECT `+emailCols+` FROM person_emails WHERE tenant_id = $1 AND person_id = $2 ORDER BY id`, tenant, person); err != nil {
-		return nil, fmt.Errorf("list emails: %w", err)
-	}
-	return out, nil
+	return emails.list(ctx, q, tenant, person)
 }
 
 // RemoveEmail removes an address with its verification state.
 func RemoveEmail(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, address string) error {
-	if err := storage.ExecOne(ctx, tx, "delete email", `DELETE FROM person_emails WHERE tenant_id = $1 AND person_id = $2 AND address = $3`,
-		tenant, person, address); err != nil {
-		return err
-	}
-	return forgetVerification(ctx, tx, tenant, person, KindEmail, address)
+	return removeAddress(ctx, tx, tenant, person, KindEmail, address)
 }
-
-const phoneCols = `number, phone_type, can_text, can_call, verification_status, verified_at, created_at`
 
 // AddPhone adds an E.164 number to the user; an existing one is ErrConflict.
 func AddPhone(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, p Phone) (Phone, error) {
@@ -55,43 +96,28 @@ func AddPhone(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, p P
 	err := insertNew(ctx, tx, &out, "phone", `
 		INSERT INTO person_phones (tenant_id, person_id, number, phone_type, can_text, can_call) VALUES ($1, $2, $3, $4, $5, $6)
 		ON CONFLICT (person_id, number) DO NOTHING
-		RETURNING `+phoneCols, tenant, person, p.Number, p.Type, p.CanText, p.CanCall)
+		RETURNING `+phones.cols, tenant, person, p.Number, p.Type, p.CanText, p.CanCall)
 	return out, err
 }
 
 // GetPhone reads one number of the user.
 func GetPhone(ctx context.Context, q Querier, tenant string, person int64, number string) (Phone, error) {
-	var p Phone
-	err := q.GetContext(ctx, &p, `SELECT `+phoneCols+` FROM person_phones WHERE tenant_id = $1 AND person_id = $2 AND number = $3`,
-		tenant, person, number)
-	return p, storage.NotFound(err)
+	return phones.get(ctx, q, tenant, person, number)
 }
 
 // ListPhones reads every number of the user.
 func ListPhones(ctx context.Context, q Querier, tenant string, person int64) ([]Phone, error) {
-	out := []Phone{}
-	if err := q.SelectContext(ctx, &out, `SELECT `+phoneCols+` FROM person_phones WHERE tenant_id = $1 AND person_id = $2 ORDER BY id`, tenant, person); err != nil {
-		return nil, fmt.Errorf("list phones: %w", err)
-	}
-	return out, nil
+	return phones.list(ctx, q, tenant, person)
 }
 
 // RemovePhone removes a number with its verification state.
 func RemovePhone(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, number string) error {
-	if err := storage.ExecOne(ctx, tx, "delete phone", `DELETE FROM person_phones WHERE tenant_id = $1 AND person_id = $2 AND number = $3`,
-		tenant, person, number); err != nil {
-		return err
-	}
-	return forgetVerification(ctx, tx, tenant, person, KindPhone, number)
+	return removeAddress(ctx, tx, tenant, person, KindPhone, number)
 }
 
 // ListDevices reads the user's push and app devices.
 func ListDevices(ctx context.Context, q Querier, tenant string, person int64) ([]Device, error) {
-	out := []Device{}
-	if err := q.SelectContext(ctx, &out, `SELECT `+deviceCols+` FROM person_devices WHERE tenant_id = $1 AND person_id = $2 ORDER BY id`, tenant, person); err != nil {
-		return nil, fmt.Errorf("list devices: %w", err)
-	}
-	return out, nil
+	return devices.list(ctx, q, tenant, person)
 }
 
 // ContactInformation reads the user's emails, phones and devices.

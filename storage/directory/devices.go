@@ -11,8 +11,6 @@ import (
 // AppPush is the person_devices app of devices the push channel reaches.
 const AppPush = "push"
 
-const deviceCols = `id, app, platform, token, created_at`
-
 // AddPushDevice registers a push device token to the user. A token already
 // registered for push in the tenant (to this user or another) is
 // ErrConflict.
@@ -21,16 +19,13 @@ func AddPushDevice(ctx context.Context, tx *sqlx.Tx, tenant string, person int64
 	err := insertNew(ctx, tx, &d, "device", `
 		INSERT INTO person_devices (tenant_id, person_id, app, platform, token) VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (tenant_id, app, token) DO NOTHING
-		RETURNING `+deviceCols, tenant, person, AppPush, platform, token)
+		RETURNING `+devices.cols, tenant, person, AppPush, platform, token)
 	return d, err
 }
 
 // GetDevice reads one device of the user, whatever its app.
 func GetDevice(ctx context.Context, q Querier, tenant string, person, id int64) (Device, error) {
-	var d Device
-	err := q.GetContext(ctx, &d, `SELECT `+deviceCols+` FROM person_devices WHERE tenant_id = $1 AND person_id = $2 AND id = $3`,
-		tenant, person, id)
-	return d, storage.NotFound(err)
+	return devices.get(ctx, q, tenant, person, id)
 }
 
 // RemovePushDevice removes one push device of the user; ErrNotFound when

@@ -95,22 +95,15 @@ func NewSalt() ([]byte, error) {
 // ContactStatus reads the verification status of the person's address.
 func ContactStatus(ctx context.Context, q Querier, tenant string, person int64, kind Kind, address string) (Status, error) {
 	var st Status
-	query := `SELECT verification_status FROM person_emails WHERE tenant_id = $1 AND person_id = $2 AND address = $3`
-	if kind == KindPhone {
-		query = `SELECT verification_status FROM person_phones WHERE tenant_id = $1 AND person_id = $2 AND number = $3`
-	}
-	err := q.GetContext(ctx, &st, query, tenant, person, address)
+	t := kind.addresses()
+	err := q.GetContext(ctx, &st, `SELECT verification_status FROM `+t.table+` WHERE `+t.match(), tenant, person, address)
 	return st, storage.NotFound(err)
 }
 
 func setContactStatus(ctx context.Context, q Querier, tenant string, person int64, kind Kind, address string, st Status) error {
-	query := `UPDATE person_emails SET verification_status = $4,
-		verified_at = CASE WHEN $4 = 'Verified' THEN now() ELSE NULL END WHERE tenant_id = $1 AND person_id = $2 AND address = $3`
-	if kind == KindPhone {
-		query = `UPDATE person_phones SET verification_status = $4,
-			verified_at = CASE WHEN $4 = 'Verified' THEN now() ELSE NULL END WHERE tenant_id = $1 AND person_id = $2 AND number = $3`
-	}
-	if _, err := q.ExecContext(ctx, query, tenant, person, address, string(st)); err != nil {
+	t := kind.addresses()
+	if _, err := q.ExecContext(ctx, `UPDATE `+t.table+` SET verification_status = $4,
+		verified_at = CASE WHEN $4 = 'Verified' THEN now() ELSE NULL END WHERE `+t.match(), tenant, person, address, string(st)); err != nil {
 		return fmt.Errorf("set verification status: %w", err)
 	}
 	return nil
