@@ -22,3 +22,14 @@ func AlertDeliveries(ctx context.Context, q sqlx.QueryerContext, tenant string, 
 	return storage.SelectAll[results.Delivery](ctx, q, "read deliveries", `SELECT `+deliveryColumns+` FROM alert_deliveries
 		WHERE alert_id = $1 AND tenant_id = $2 ORDER BY channel, seq, cycle`, alertID, tenant)
 }
+
+// BatchResult is a delivery of a batch as stored, read as the result pages
+// read a delivery.
+type BatchResult = results.Delivery
+
+// BatchResults reads the stored deliveries of the batch k, by seq.
+func BatchResults(ctx context.Context, q sqlx.QueryerContext, k storage.BatchKey) ([]BatchResult, error) {
+	return storage.SelectAll[BatchResult](ctx, q, "read batch results", `SELECT `+deliveryColumns+`
+		FROM alert_deliveries WHERE tenant_id = $1 AND alert_id = $2 AND channel = $3 AND cycle = $4 AND seq > $5 AND seq <= $6
+		ORDER BY seq`, k.Tenant, k.AlertID, k.Channel, k.Cycle, k.Lo, k.Hi)
+}
