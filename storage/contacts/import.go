@@ -209,6 +209,20 @@ func (im *Import) Stage(ctx context.Context, r io.Reader) error {
 	return nil
 }
 
+// matchByAddress matches each row that names no contact yet to the contact
+// of the tenant holding the first of the row's addresses in list (its
+// emails or phones) that one holds: column of table (person_emails.address
+// or person_phones.number). A statement of Finish, $1 the tenant.
+func matchByAddress(list, table, column string) string {
+	return `UPDATE contact_import i SET person_id = m.person_id
+		FROM (SELECT DISTINCT ON (c.line) c.line, a.person_id
+		      FROM contact_import c CROSS JOIN LATERAL unnest(c.` + list + `) WITH ORDINALITY AS x(value, n)
+		      JOIN ` + table + ` a ON a.tenant_id = $1 AND a.` + column + ` = x.value
+		      WHERE c.person_id IS NULL
+		      ORDER BY c.line, x.n, a.person_id) m
+		WHERE i.line = m.line`
+}
+
 // The statements of Finish, in order. $1 is always the tenant.
 const (
 	matchByID = `UPDATE contact_import i SET person_id = p.id
@@ -220,20 +234,6 @@ const (
 		            (SELECT external_id FROM contact_import WHERE person_id IS NULL AND external_id IS NOT NULL)
 		      ORDER BY p.external_id, p.directory_id IS NOT NULL, p.id) m
 		WHERE i.person_id IS NULL AND i.external_id = m.external_id`
-	matchByEmail = `UPDATE contact_import i SET person_id = m.person_id
-		FROM (SELECT DISTINCT ON (c.line) c.line, e.person_id
-		      FROM contact_import c CROSS JOIN LATERAL unnest(c.emails) WITH ORDINALITY AS x(address, n)
-		      JOIN person_emails e ON e.tenant_id = $1 AND e.address = x.address
-		      WHERE c.person_id IS NULL
-		      ORDER BY c.line, x.n, e.person_id) m
-		WHERE i.line = m.line`
-	matchByPhone = `UPDATE contact_import i SET person_id = m.person_id
-		FROM (SELECT DISTINCT ON (c.line) c.line, ph.person_id
-		      FROM contact_import c CROSS JOIN LATERAL unnest(c.phones) WITH ORDINALITY AS x(number, n)
-		      JOIN person_phones ph ON ph.tenant_id = $1 AND ph.number = x.number
-		      WHERE c.person_id IS NULL
-		      ORDER BY c.line, x.n, ph.person_id) m
-		WHERE i.line = m.line`
 	// A row that creates a contact needs a name; one that updates does not.
 	missingName = `UPDATE contact_import SET skip = true, problem_column = 'lastName',
 		    problem = 'a new contact needs a first or a last name'
@@ -371,7 +371,8 @@ func (im *Import) Finish(ctx context.Context, name, description string) (ImportR
 	}
 	for _, s := range []struct{ what, q string }{
 		{"match by id", matchByID}, {"match by external id", matchByExternalID},
-		{"match by email", matchByEmail}, {"match by phone", matchByPhone},
+		{"match by email", matchByAddress("emails", "person_emails", "address")},
+		{"match by phone", matchByAddress("phones", "person_phones", "number")},
 	} {
 		if _, err := exec(s.what, s.q, t); err != nil {
 			return res, err
