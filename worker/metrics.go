@@ -84,41 +84,39 @@ func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
 	return c
 }
 
-func (t *taggedMetrics) Counter(name string) client.MetricsCounter {
-	t.m.mu.Lock()
-	defer t.m.mu.Unlock()
-	v, ok := t.m.counters[name]
+// vec returns the vector of the metric name in vecs, made with newVec and
+// registered the first time the SDK asks for it.
+func vec[V prometheus.Collector](m *promMetrics, vecs map[string]V, name string, newVec func() V) V {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	v, ok := vecs[name]
 	if !ok {
-		v = register(t.m.reg, prometheus.NewCounterVec(prometheus.CounterOpts{Name: metricName(name), Help: "Temporal SDK counter " + name + "."}, temporalLabels))
-		t.m.counters[name] = v
+		v = register(m.reg, newVec())
+		vecs[name] = v
 	}
-	c := v.With(t.values())
+	return v
+}
+
+func (t *taggedMetrics) Counter(name string) client.MetricsCounter {
+	c := vec(t.m, t.m.counters, name, func() *prometheus.CounterVec {
+		return prometheus.NewCounterVec(prometheus.CounterOpts{Name: metricName(name), Help: "Temporal SDK counter " + name + "."}, temporalLabels)
+	}).With(t.values())
 	return counterFunc(func(d int64) { c.Add(float64(d)) })
 }
 
 func (t *taggedMetrics) Gauge(name string) client.MetricsGauge {
-	t.m.mu.Lock()
-	defer t.m.mu.Unlock()
-	v, ok := t.m.gauges[name]
-	if !ok {
-		v = register(t.m.reg, prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: metricName(name), Help: "Temporal SDK gauge " + name + "."}, temporalLabels))
-		t.m.gauges[name] = v
-	}
-	return gaugeFunc(v.With(t.values()).Set)
+	return gaugeFunc(vec(t.m, t.m.gauges, name, func() *prometheus.GaugeVec {
+		return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: metricName(name), Help: "Temporal SDK gauge " + name + "."}, temporalLabels)
+	}).With(t.values()).Set)
 }
 
 func (t *taggedMetrics) Timer(name string) client.MetricsTimer {
-	t.m.mu.Lock()
-	defer t.m.mu.Unlock()
-	v, ok := t.m.histograms[name]
-	if !ok {
-		v = register(t.m.reg, prometheus.NewHistogramVec(prometheus.HistogramOpts{
+	h := vec(t.m, t.m.histograms, name, func() *prometheus.HistogramVec {
+		return prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: metricName(name) + "_seconds", Help: "Temporal SDK timer " + name + ".",
 			Buckets: []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30, 60},
-		}, temporalLabels))
-		t.m.histograms[name] = v
-	}
-	h := v.With(t.values())
+		}, temporalLabels)
+	}).With(t.values())
 	return timerFunc(func(d time.Duration) { h.Observe(d.Seconds()) })
 }
 
