@@ -42,37 +42,15 @@ type Dispatcher struct {
 	Logger *slog.Logger
 }
 
-// Run dispatches until ctx ends.
+// Run dispatches until ctx ends: a batch every Interval, and batch after
+// batch while they come back full.
 func (d *Dispatcher) Run(ctx context.Context) {
 	interval := d.Interval
 	if interval <= 0 {
 		interval = time.Second
 	}
-	t := time.NewTimer(0)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		n, err := d.DispatchOnce(ctx)
-		if err != nil && ctx.Err() == nil {
-			d.Logger.Warn("dispatch hook events", "err", err)
-		}
-		if n > 0 && n >= d.batch() {
-			t.Reset(0)
-		} else {
-			t.Reset(interval)
-		}
-	}
-}
-
-func (d *Dispatcher) batch() int {
-	if d.Batch <= 0 {
-		return 100
-	}
-	return d.Batch
+	poll(ctx, interval, nil, nil, lane{batch: batchSize(d.Batch), once: d.DispatchOnce,
+		warn: func(err error) { d.Logger.Warn("dispatch hook events", "err", err) }})
 }
 
 // EventOutbox is the events outbox the Dispatcher carries out
@@ -88,7 +66,7 @@ var _ EventOutbox = (*storage.EventOutbox)(nil)
 // undispatched and is tried again.
 func (d *Dispatcher) DispatchOnce(ctx context.Context) (int, error) {
 	var outbox EventOutbox = &storage.EventOutbox{DB: d.DB}
-	return outbox.Dispatch(ctx, d.batch(), func(e storage.PendingEvent, subs []int64) error {
+	return outbox.Dispatch(ctx, batchSize(d.Batch), func(e storage.PendingEvent, subs []int64) error {
 		for _, sub := range subs {
 			if err := d.start(ctx, sub, e); err != nil {
 				return err

@@ -87,54 +87,12 @@ func (s *Starter) Run(ctx context.Context) {
 	if interval <= 0 {
 		interval = 5 * time.Second
 	}
-	notified := s.listen(ctx)
-	urgent, other := make(chan struct{}, 1), make(chan struct{}, 1)
-	var loops sync.WaitGroup
-	loops.Go(func() { s.drain(ctx, urgent, true) })
-	loops.Go(func() { s.drain(ctx, other, false) })
-	defer loops.Wait()
-	t := time.NewTimer(0)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-s.Wake.ch():
-		case <-notified:
-		}
-		for _, c := range []chan struct{}{urgent, other} {
-			select {
-			case c <- struct{}{}:
-			default:
-			}
-		}
-		t.Reset(interval)
+	laneOf := func(urgent bool) lane {
+		return lane{batch: batchSize(s.Batch),
+			once: func(ctx context.Context) (int, error) { return s.DispatchOnce(ctx, urgent) },
+			warn: func(err error) { s.Logger.Warn("start workflows", "urgent", urgent, "err", err) }}
 	}
-}
-
-// drain carries out the requests of one lane, batch after batch, each time
-// kick receives, until ctx ends.
-func (s *Starter) drain(ctx context.Context, kick <-chan struct{}, urgent bool) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-kick:
-		}
-		for ctx.Err() == nil {
-			n, err := s.DispatchOnce(ctx, urgent)
-			if err != nil {
-				if ctx.Err() == nil {
-					s.Logger.Warn("start workflows", "urgent", urgent, "err", err)
-				}
-				break
-			}
-			if n < s.batch() {
-				break
-			}
-		}
-	}
+	poll(ctx, interval, s.Wake.ch(), s.listen(ctx), laneOf(true), laneOf(false))
 }
 
 // listen returns a channel that receives when another process commits a
@@ -171,20 +129,13 @@ func (s *Starter) listen(ctx context.Context) <-chan struct{} {
 	return out
 }
 
-func (s *Starter) batch() int {
-	if s.Batch <= 0 {
-		return 100
-	}
-	return s.Batch
-}
-
 // DispatchOnce carries out one batch of due start requests, the urgent ones
 // or the others, and returns how many it claimed. A request whose start
 // fails stays, due again after a back-off; the others are deleted.
 func (s *Starter) DispatchOnce(ctx context.Context, urgent bool) (int, error) {
 	var n int
 	err := s.DB.InTx(ctx, func(tx *sqlx.Tx) error {
-		reqs, err := storage.ClaimStarts(ctx, tx, s.batch(), urgent)
+		reqs, err := storage.ClaimStarts(ctx, tx, batchSize(s.Batch), urgent)
 		if err != nil || len(reqs) == 0 {
 			return err
 		}
