@@ -33,13 +33,9 @@ import (
 )
 
 type options struct {
+	services
 	recipients  int
 	samples     int
-	tocsin      string
-	out         string
-	dbURL       string
-	temporal    string
-	minio       string
 	batch       int
 	parallelism int
 	concurrency int
@@ -89,11 +85,7 @@ func runAlert(args []string, crash bool) error {
 	defRecipients := 100000
 	fs.IntVar(&o.recipients, "recipients", defRecipients, "contacts to seed and alert")
 	fs.IntVar(&o.samples, "samples", 100, "small alerts sent first to measure accept latency")
-	fs.StringVar(&o.tocsin, "tocsin", "bin/tocsin", "the tocsin binary, run as the worker process")
-	fs.StringVar(&o.out, "out", ".bench", "folder for the JSON and Markdown results")
-	fs.StringVar(&o.dbURL, "database", envOr("TOCSIN_BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/tocsin_bench?sslmode=disable"), "PostgreSQL database (a schema of its own is created per run)")
-	fs.StringVar(&o.temporal, "temporal", envOr("TOCSIN_BENCH_TEMPORAL_ADDRESS", "127.0.0.1:17233"), "Temporal frontend")
-	fs.StringVar(&o.minio, "minio", envOr("TOCSIN_BENCH_MINIO_ENDPOINT", "127.0.0.1:19000"), "MinIO endpoint")
+	o.flags(fs, "the tocsin binary, run as the worker process", "folder for the JSON and Markdown results")
 	fs.IntVar(&o.batch, "batch-size", envInt("TOCSIN_DELIVERY_BATCH_SIZE", 1000), "TOCSIN_DELIVERY_BATCH_SIZE of the worker")
 	fs.IntVar(&o.parallelism, "parallelism", envInt("TOCSIN_DELIVERY_PARALLELISM", 8), "TOCSIN_DELIVERY_PARALLELISM of the worker")
 	fs.IntVar(&o.concurrency, "provider-concurrency", envInt("TOCSIN_PROVIDER_CONCURRENCY", 64), "TOCSIN_PROVIDER_CONCURRENCY of the worker")
@@ -153,15 +145,10 @@ func runAlert(args []string, crash bool) error {
 
 	// The worker: a separate process, so its memory is its own.
 	queue := "bench-" + randomSuffix()
-	env := append(os.Environ(),
-		"TOCSIN_DATABASE_URL="+dsn, "TOCSIN_TEMPORAL_ADDRESS="+o.temporal, "TOCSIN_TEMPORAL_TASK_QUEUE="+queue,
-		"TOCSIN_MINIO_ENDPOINT="+o.minio, "TOCSIN_MINIO_BUCKET=bench", "TOCSIN_SMS_URL="+lb.url, "TOCSIN_SMS_TOKEN=",
-		"TOCSIN_WORKER_METRICS_ADDR=127.0.0.1:0", "TOCSIN_LOG_LEVEL="+envOr("TOCSIN_BENCH_WORKER_LOG_LEVEL", "warn"),
+	env := o.workerEnv(dsn, queue, lb.url,
 		"TOCSIN_DELIVERY_BATCH_SIZE="+strconv.Itoa(o.batch), "TOCSIN_DELIVERY_PARALLELISM="+strconv.Itoa(o.parallelism),
-		"TOCSIN_PROVIDER_CONCURRENCY="+strconv.Itoa(o.concurrency), "TOCSIN_DB_MAX_OPEN_CONNS=20")
-	logDir := filepath.Join(o.out, "logs")
-	_ = os.MkdirAll(logDir, 0o755)
-	w, err := startWorker(o.tocsin, env, filepath.Join(logDir, name+"-worker.log"))
+		"TOCSIN_PROVIDER_CONCURRENCY="+strconv.Itoa(o.concurrency))
+	w, err := o.start(name+"-worker", env, "worker")
 	if err != nil {
 		return err
 	}
@@ -236,7 +223,7 @@ func runAlert(args []string, crash bool) error {
 			}
 			logf("SIGKILL the worker (pid %d) at %d final results", w.cmd.Process.Pid, st.Deliveries.Final)
 			w.kill()
-			w, err = startWorker(o.tocsin, env, filepath.Join(logDir, name+"-worker-2.log"))
+			w, err = o.start(name+"-worker-2", env, "worker")
 			if err != nil {
 				return err
 			}
@@ -358,35 +345,21 @@ func rawThroughput(ctx context.Context, lb *loopback, concurrency, parallel, n i
 	if err != nil {
 		return 0, err
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	errs := make(chan error, parallel)
+	var failed sync.Once
+	var sendErr error
 	start := time.Now()
-	for range max(parallel, 1) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				from := int(next.Add(1000)) - 1000
-				if from >= n {
-					return
-				}
-				k := min(1000, n-from)
-				msgs := make([]channels.Message, k)
-				for i := range msgs {
-					msgs[i] = channels.Message{Key: fmt.Sprintf("raw-%d", from+i), To: "+15550000000", Text: "Hello First1, this is a test of the alert system.", Channel: channels.Text}
-				}
-				if _, err := snd.Send(ctx, msgs); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
-		return 0, err
+	clients(ctx, (n+999)/1000, max(parallel, 1), func(batch int) {
+		from := (batch - 1) * 1000
+		msgs := make([]channels.Message, min(1000, n-from))
+		for i := range msgs {
+			msgs[i] = channels.Message{Key: fmt.Sprintf("raw-%d", from+i), To: "+15550000000", Text: "Hello First1, this is a test of the alert system.", Channel: channels.Text}
+		}
+		if _, err := snd.Send(ctx, msgs); err != nil {
+			failed.Do(func() { sendErr = err })
+		}
+	})
+	if sendErr != nil {
+		return 0, sendErr
 	}
 	return float64(n) / time.Since(start).Seconds(), nil
 }
@@ -394,21 +367,6 @@ func rawThroughput(ctx context.Context, lb *loopback, concurrency, parallel, n i
 type workerProc struct {
 	cmd  *exec.Cmd
 	done chan struct{}
-}
-
-func startWorker(bin string, env []string, logPath string) (*workerProc, error) {
-	f, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(bin, "worker")
-	cmd.Env, cmd.Stdout, cmd.Stderr = env, f, f
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start worker %s: %w", bin, err)
-	}
-	w := &workerProc{cmd: cmd, done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); _ = f.Close(); close(w.done) }()
-	return w, nil
 }
 
 // peakRSS is the process's peak resident set (VmHWM) in MB.

@@ -12,13 +12,10 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/prometheus/common/expfmt"
@@ -26,8 +23,6 @@ import (
 
 	"github.com/tocsin/tocsin/internal/auth"
 	"github.com/tocsin/tocsin/internal/config"
-	"github.com/tocsin/tocsin/storage"
-	"github.com/tocsin/tocsin/storage/benchdata"
 )
 
 // fuzzOp is one operation of the API's document.
@@ -51,50 +46,34 @@ type hostile struct {
 // on any 5xx, on a broken /metrics, or on a peak RSS over the limit.
 func runFuzz(args []string) error {
 	fs := flag.NewFlagSet("fuzz", flag.ContinueOnError)
-	bin := fs.String("tocsin", "bin/tocsin", "the tocsin binary, run as `tocsin dev`")
+	var svc services
+	svc.flags(fs, "the tocsin binary, run as `tocsin dev`", "folder for the API's log")
 	n := fs.Int("requests", 12000, "hostile requests to send")
 	conc := fs.Int("concurrency", 8, "requests in flight")
 	rssLimit := fs.Float64("rss-limit-mb", 512, "fail when the API's peak RSS exceeds this")
-	dbURL := fs.String("database", envOr("TOCSIN_BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/tocsin_bench?sslmode=disable"), "PostgreSQL database (a schema of its own is created per run)")
-	temporal := fs.String("temporal", envOr("TOCSIN_BENCH_TEMPORAL_ADDRESS", "127.0.0.1:17233"), "Temporal frontend")
-	minio := fs.String("minio", envOr("TOCSIN_BENCH_MINIO_ENDPOINT", "127.0.0.1:19000"), "MinIO endpoint")
-	out := fs.String("out", ".bench", "folder for the API's log")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Minute)
 	defer cancel()
 
-	if err := storage.EnsureDatabase(ctx, *dbURL); err != nil {
-		return err
-	}
-	admin, err := storage.Open(ctx, *dbURL, 2)
+	_, dsn, drop, err := runSchema(ctx, svc.dbURL, false)
 	if err != nil {
 		return err
 	}
-	defer admin.Close()
-	schema := "fuzz_" + randomSuffix()
-	if err := benchdata.CreateSchema(ctx, admin, schema); err != nil {
-		return err
-	}
-	defer benchdata.DropSchema(context.Background(), admin, schema)
+	defer drop()
 
 	apiAddr, metricsAddr := freeAddr(), freeAddr()
-	env := append(os.Environ(),
+	proc, err := svc.start("fuzz-api", svc.env(dsn, "fuzz-"+randomSuffix(), "fuzz",
 		"TOCSIN_ENV=development", "TOCSIN_HTTP_ADDR="+apiAddr, "TOCSIN_PUBLIC_URL=http://"+apiAddr,
-		"TOCSIN_WORKER_METRICS_ADDR="+metricsAddr, "TOCSIN_DATABASE_URL="+schemaDSN(*dbURL, schema),
-		"TOCSIN_TEMPORAL_ADDRESS="+*temporal, "TOCSIN_TEMPORAL_TASK_QUEUE=fuzz-"+randomSuffix(),
-		"TOCSIN_MINIO_ENDPOINT="+*minio, "TOCSIN_MINIO_BUCKET=fuzz", "TOCSIN_LOG_LEVEL=warn")
-	_ = os.MkdirAll(filepath.Join(*out, "logs"), 0o755)
-	logPath := filepath.Join(*out, "logs", "fuzz-api.log")
-	proc, err := startProcess(*bin, []string{"dev"}, env, logPath)
+		"TOCSIN_WORKER_METRICS_ADDR="+metricsAddr, "TOCSIN_LOG_LEVEL=warn"), "dev")
 	if err != nil {
 		return err
 	}
 	defer proc.stop()
 	base := "http://" + apiAddr
 	if err := waitHealthy(ctx, base, proc); err != nil {
-		return fmt.Errorf("%w (see %s)", err, logPath)
+		return fmt.Errorf("%w (see %s)", err, svc.logPath("fuzz-api"))
 	}
 
 	tenant := strconv.FormatInt(time.Now().UnixNano()%1_000_000_000+1_000_000_000, 10)
@@ -113,34 +92,21 @@ func runFuzz(args []string) error {
 		mu     sync.Mutex
 		counts = map[string]map[int]int{}
 		fails  []string
-		next   atomic.Int64
-		wg     sync.WaitGroup
 	)
 	start := time.Now()
-	for w := 0; w < *conc; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1)) - 1
-				if i >= *n || ctx.Err() != nil {
-					return
-				}
-				h := reqs[i%len(reqs)]
-				status, body, err := exchange(apiAddr, h)
-				mu.Lock()
-				if counts[h.op] == nil {
-					counts[h.op] = map[int]int{}
-				}
-				counts[h.op][status]++
-				if status >= 500 || (err != nil && status == 0) {
-					fails = append(fails, fmt.Sprintf("%s %s: %d %v %s", h.op, h.kind, status, err, clipText(body, 300)))
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
+	clients(ctx, *n, *conc, func(i int) {
+		h := reqs[(i-1)%len(reqs)]
+		status, body, err := exchange(apiAddr, h)
+		mu.Lock()
+		defer mu.Unlock()
+		if counts[h.op] == nil {
+			counts[h.op] = map[int]int{}
+		}
+		counts[h.op][status]++
+		if status >= 500 || (err != nil && status == 0) {
+			fails = append(fails, fmt.Sprintf("%s %s: %d %v %s", h.op, h.kind, status, err, clipText(body, 300)))
+		}
+	})
 	elapsed := time.Since(start)
 
 	// Both metrics endpoints still parse.
@@ -206,21 +172,6 @@ func freeAddr() string {
 	}
 	defer ln.Close()
 	return ln.Addr().String()
-}
-
-func startProcess(bin string, args, env []string, logPath string) (*workerProc, error) {
-	f, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(bin, args...)
-	cmd.Env, cmd.Stdout, cmd.Stderr = env, f, f
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("start %s: %w", bin, err)
-	}
-	w := &workerProc{cmd: cmd, done: make(chan struct{})}
-	go func() { _ = cmd.Wait(); _ = f.Close(); close(w.done) }()
-	return w, nil
 }
 
 func waitHealthy(ctx context.Context, base string, p *workerProc) error {

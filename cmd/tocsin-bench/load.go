@@ -43,12 +43,8 @@ type loadOptions struct {
 	flood         int
 	emergency     int
 	verifications int
-	tocsin        string
-	out           string
-	dbURL         string
-	temporal      string
-	minio         string
 	timeout       time.Duration
+	services
 }
 
 // Latency is a latency distribution in milliseconds.
@@ -195,11 +191,7 @@ type loadRun struct {
 func runLoad(args []string) error {
 	o := loadDefaults()
 	fs := flag.NewFlagSet("load", flag.ContinueOnError)
-	fs.StringVar(&o.tocsin, "tocsin", "bin/tocsin", "the tocsin binary, run as the worker process")
-	fs.StringVar(&o.out, "out", ".bench", "folder for the JSON and Markdown results")
-	fs.StringVar(&o.dbURL, "database", envOr("TOCSIN_BENCH_DATABASE_URL", "postgres://postgres@127.0.0.1:5432/tocsin_bench?sslmode=disable"), "PostgreSQL database (a schema of its own is created per run)")
-	fs.StringVar(&o.temporal, "temporal", envOr("TOCSIN_BENCH_TEMPORAL_ADDRESS", "127.0.0.1:17233"), "Temporal frontend")
-	fs.StringVar(&o.minio, "minio", envOr("TOCSIN_BENCH_MINIO_ENDPOINT", "127.0.0.1:19000"), "MinIO endpoint")
+	o.flags(fs, "the tocsin binary, run as the worker process", "folder for the JSON and Markdown results")
 	fs.DurationVar(&o.timeout, "timeout", 60*time.Minute, "give up after this long")
 	fs.Usage = func() {
 		fmt.Fprintln(fs.Output(), `usage: tocsin-bench load [flags]
@@ -266,14 +258,7 @@ BENCH_LOAD_EMERGENCY, BENCH_LOAD_VERIFICATIONS.`)
 	r.logf("seeded 4 tenants (%d contacts for the big alert) in schema %s", o.big, schema)
 
 	queue := "bench-load-" + randomSuffix()
-	env := append(os.Environ(),
-		"TOCSIN_DATABASE_URL="+dsn, "TOCSIN_TEMPORAL_ADDRESS="+o.temporal, "TOCSIN_TEMPORAL_TASK_QUEUE="+queue,
-		"TOCSIN_MINIO_ENDPOINT="+o.minio, "TOCSIN_MINIO_BUCKET=bench", "TOCSIN_SMS_URL="+lb.url, "TOCSIN_SMS_TOKEN=",
-		"TOCSIN_WORKER_METRICS_ADDR=127.0.0.1:0", "TOCSIN_LOG_LEVEL="+envOr("TOCSIN_BENCH_WORKER_LOG_LEVEL", "warn"),
-		"TOCSIN_DB_MAX_OPEN_CONNS=20")
-	logDir := filepath.Join(o.out, "logs")
-	_ = os.MkdirAll(logDir, 0o755)
-	w, err := startWorker(o.tocsin, env, filepath.Join(logDir, "load-worker.log"))
+	w, err := o.start("load-worker", o.workerEnv(dsn, queue, lb.url), "worker")
 	if err != nil {
 		return err
 	}
@@ -437,41 +422,27 @@ func (r *loadRun) alertsUntilFinal(ctx context.Context, tenant string, contact i
 	res := BurstResult{Alerts: n, Clients: c}
 	var mu sync.Mutex
 	var accept []float64
-	var ids []int64
-	var next atomic.Int64
-	var wg sync.WaitGroup
 	start := time.Now()
-	for range c {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := next.Add(1)
-				if i > int64(n) || ctx.Err() != nil {
-					return
-				}
-				body := smallAlert(fmt.Sprintf("Burst %d", i), contact, "")
-				for attempt := 0; ; attempt++ {
-					ms, st, err := r.sendAlert(ctx, tenant, body)
-					mu.Lock()
-					if err == nil {
-						accept = append(accept, ms)
-					} else if (st == 429 || st == 503) && attempt < 20 {
-						res.Retried++
-						mu.Unlock()
-						_ = sleep(ctx, 500*time.Millisecond)
-						continue
-					} else {
-						res.Errors++
-					}
-					mu.Unlock()
-					break
-				}
+	clients(ctx, n, c, func(i int) {
+		body := smallAlert(fmt.Sprintf("Burst %d", i), contact, "")
+		for attempt := 0; ; attempt++ {
+			ms, st, err := r.sendAlert(ctx, tenant, body)
+			mu.Lock()
+			if err == nil {
+				accept = append(accept, ms)
+			} else if (st == 429 || st == 503) && attempt < 20 {
+				res.Retried++
+				mu.Unlock()
+				_ = sleep(ctx, 500*time.Millisecond)
+				continue
+			} else {
+				res.Errors++
 			}
-		}()
-	}
-	wg.Wait()
-	ids = r.finals.since(start)
+			mu.Unlock()
+			break
+		}
+	})
+	ids := r.finals.since(start)
 	done, notFinal := r.finals.wait(ctx, ids, r.o.drain)
 	res.NotFinal = notFinal
 	var a2f []float64
@@ -488,6 +459,26 @@ func (r *loadRun) alertsUntilFinal(ctx context.Context, tenant string, contact i
 		res.FinalPerSec = float64(len(done)) / res.Seconds
 	}
 	return res, nil
+}
+
+// clients runs do(i) for i from 1 to n on c goroutines, the clients: each
+// takes the next i when it is done with the last, until every i is taken or
+// ctx ends. It returns when they are all done.
+func clients(ctx context.Context, n, c int, do func(i int)) {
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range c {
+		wg.Go(func() {
+			for {
+				i := int(next.Add(1))
+				if i > n || ctx.Err() != nil {
+					return
+				}
+				do(i)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 func (r *loadRun) burst(ctx context.Context, tenant string, contact int64) (BurstResult, error) {
@@ -621,23 +612,15 @@ func (r *loadRun) priority(ctx context.Context, tenants map[string]string, conta
 	// The flood, from the usual number of clients, as fast as they can.
 	floodStart := time.Now()
 	var floodErrs atomic.Int64
-	var next atomic.Int64
-	var fwg sync.WaitGroup
-	for range o.clients {
-		fwg.Add(1)
-		go func() {
-			defer fwg.Done()
-			for {
-				i := next.Add(1)
-				if i > int64(o.flood) || ctx.Err() != nil {
-					return
-				}
-				if _, _, err := r.sendAlert(ctx, tenants["c"], smallAlert(fmt.Sprintf("Flood %d", i), contact["c"], "NonEmergency")); err != nil {
-					floodErrs.Add(1)
-				}
+	flooded := make(chan struct{})
+	go func() {
+		defer close(flooded)
+		clients(ctx, o.flood, o.clients, func(i int) {
+			if _, _, err := r.sendAlert(ctx, tenants["c"], smallAlert(fmt.Sprintf("Flood %d", i), contact["c"], "NonEmergency")); err != nil {
+				floodErrs.Add(1)
 			}
-		}()
-	}
+		})
+	}()
 	// Let the backlog build up, then the urgent work of tenant d, spread out.
 	_ = sleep(ctx, time.Second)
 	emStart := time.Now()
@@ -676,7 +659,7 @@ func (r *loadRun) priority(ctx context.Context, tenants map[string]string, conta
 		_ = sleep(ctx, 250*time.Millisecond)
 	}
 	uwg.Wait()
-	fwg.Wait()
+	<-flooded
 	res.FloodErrors, res.EmergencyErrors, res.CodeErrors = int(floodErrs.Load()), int(emErrs.Load()), int(codeErrs.Load())
 
 	// Emergency alerts: tenant d's alerts since emStart.
@@ -809,50 +792,36 @@ func (r *loadRun) emptyWorkflows(ctx context.Context) (BurstResult, error) {
 	var mu sync.Mutex
 	var accept, a2f []float64
 	var last time.Time
-	var next atomic.Int64
-	var wg, waits sync.WaitGroup
+	var waits sync.WaitGroup
 	start := time.Now()
 	prefix := "bench-empty-" + randomSuffix()
-	for range c {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := next.Add(1)
-				if i > int64(n) || ctx.Err() != nil {
-					return
-				}
-				t0 := time.Now()
-				run, err := r.tc.ExecuteWorkflow(ctx, tclient.StartWorkflowOptions{ID: fmt.Sprintf("%s-%d", prefix, i), TaskQueue: queue}, "BenchEmpty")
-				accepted := time.Now()
-				mu.Lock()
-				if err != nil {
-					res.Errors++
-					mu.Unlock()
-					continue
-				}
-				accept = append(accept, float64(accepted.Sub(t0).Microseconds())/1000)
-				mu.Unlock()
-				waits.Add(1)
-				go func() {
-					defer waits.Done()
-					err := run.Get(ctx, nil)
-					done := time.Now()
-					mu.Lock()
-					defer mu.Unlock()
-					if err != nil {
-						res.NotFinal++
-						return
-					}
-					a2f = append(a2f, float64(done.Sub(accepted).Microseconds())/1000)
-					if done.After(last) {
-						last = done
-					}
-				}()
+	clients(ctx, n, c, func(i int) {
+		t0 := time.Now()
+		run, err := r.tc.ExecuteWorkflow(ctx, tclient.StartWorkflowOptions{ID: fmt.Sprintf("%s-%d", prefix, i), TaskQueue: queue}, "BenchEmpty")
+		accepted := time.Now()
+		mu.Lock()
+		if err != nil {
+			res.Errors++
+			mu.Unlock()
+			return
+		}
+		accept = append(accept, float64(accepted.Sub(t0).Microseconds())/1000)
+		mu.Unlock()
+		waits.Go(func() {
+			err := run.Get(ctx, nil)
+			done := time.Now()
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				res.NotFinal++
+				return
 			}
-		}()
-	}
-	wg.Wait()
+			a2f = append(a2f, float64(done.Sub(accepted).Microseconds())/1000)
+			if done.After(last) {
+				last = done
+			}
+		})
+	})
 	waits.Wait()
 	res.Accept, res.AcceptToFinal = latencyOf(accept), latencyOf(a2f)
 	if !last.IsZero() {
