@@ -268,35 +268,36 @@ func benchImport(ctx context.Context, rows int, outDir string, skipHTTP, keep bo
 	defer os.Remove(path)
 	tenant := "900000001"
 
-	add := func(p Phase, err error) error {
+	// phase settles on (unless nil) and measures f as a phase named name.
+	phase := func(on *storage.DB, name string, f func() (int64, string, error)) error {
+		if on != nil {
+			if err := settle(ctx, admin, on); err != nil {
+				return err
+			}
+		}
+		p, err := measure(name, f)
 		res.Phases = append(res.Phases, p)
 		return err
 	}
-	if err := settle(ctx, admin, db); err != nil {
-		return err
-	}
-	if err := add(measure("import (new contacts)", func() (int64, string, error) {
+	if err := phase(db, "import (new contacts)", func() (int64, string, error) {
 		r, err := importFile(ctx, db, tenant, path, "first")
 		return r.Rows, summary(r), err
-	})); err != nil {
-		return err
-	}
-	if err := settle(ctx, admin, db); err != nil {
+	}); err != nil {
 		return err
 	}
 	if !skipHTTP {
+		if err := settle(ctx, admin, db); err != nil {
+			return err
+		}
 		// Into empty tables of a schema of its own, as the direct import
 		// above, so that the two compare the paths and not the tables.
 		hdb, hdrop, err := benchSchema(ctx, admin, cfg.DatabaseURL)
 		if err != nil {
 			return err
 		}
-		if err := settle(ctx, admin, hdb); err != nil {
-			return err
-		}
-		err = add(measure("import over HTTP (new contacts, default limits)", func() (int64, string, error) {
+		err = phase(hdb, "import over HTTP (new contacts, default limits)", func() (int64, string, error) {
 			return importHTTP(ctx, cfg, hdb, path, res.FileBytes, tenant)
-		}))
+		})
 		hdb.Close()
 		hdrop()
 		if err != nil {
@@ -305,17 +306,14 @@ func benchImport(ctx context.Context, rows int, outDir string, skipHTTP, keep bo
 		if direct := res.Phases[0].RowsPerSec; direct > 0 {
 			res.HTTPRatio = float64(int64(res.Phases[1].RowsPerSec/direct*100+0.5)) / 100
 		}
-		if err := settle(ctx, admin, db); err != nil {
-			return err
-		}
 	}
-	if err := add(measure("import again (all matched)", func() (int64, string, error) {
+	if err := phase(db, "import again (all matched)", func() (int64, string, error) {
 		r, err := importFile(ctx, db, tenant, path, "second")
 		return r.Rows, summary(r), err
-	})); err != nil {
+	}); err != nil {
 		return err
 	}
-	if err := add(measure("export", func() (int64, string, error) {
+	if err := phase(nil, "export", func() (int64, string, error) {
 		exp, err := contacts.BeginExport(ctx, db, tenant)
 		if err != nil {
 			return 0, "", err
@@ -323,7 +321,7 @@ func benchImport(ctx context.Context, rows int, outDir string, skipHTTP, keep bo
 		cw := &countingWriter{}
 		n, err := exp.WriteCSV(ctx, cw, nil)
 		return n, fmt.Sprintf("(%.1f MiB of CSV)", float64(cw.n)/(1<<20)), err
-	})); err != nil {
+	}); err != nil {
 		return err
 	}
 	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
