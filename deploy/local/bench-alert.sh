@@ -9,10 +9,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 cmd=${1:-alert}
-export TOCSIN_BENCH_DATABASE_URL=${TOCSIN_BENCH_DATABASE_URL:-${DATABASE_URL:+${DATABASE_URL%/*}/tocsin_bench?sslmode=disable}}
-export TOCSIN_BENCH_DATABASE_URL=${TOCSIN_BENCH_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/tocsin_bench?sslmode=disable}
-
-trap 'deploy/local/stack.sh down test' EXIT
-deploy/local/stack.sh up test
+. deploy/local/test-services.sh
+use_test_services TOCSIN_BENCH_DATABASE_URL tocsin_bench
 # shellcheck disable=SC2086
 bin/tocsin-bench "$cmd" --recipients "${BENCH_RECIPIENTS:-100000}" ${BENCH_FLAGS:-}

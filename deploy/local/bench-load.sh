@@ -8,11 +8,8 @@
 # bin/tocsin-bench load -h lists the other BENCH_LOAD_* settings.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-export TOCSIN_BENCH_DATABASE_URL=${TOCSIN_BENCH_DATABASE_URL:-${DATABASE_URL:+${DATABASE_URL%/*}/tocsin_bench?sslmode=disable}}
-export TOCSIN_BENCH_DATABASE_URL=${TOCSIN_BENCH_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/tocsin_bench?sslmode=disable}
-
-trap 'deploy/local/stack.sh down test' EXIT
-deploy/local/stack.sh up test
+. deploy/local/test-services.sh
+use_test_services TOCSIN_BENCH_DATABASE_URL tocsin_bench
 echo "load average (uptime): $(uptime)"
 # shellcheck disable=SC2086
 bin/tocsin-bench load ${BENCH_FLAGS:-}

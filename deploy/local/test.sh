@@ -5,11 +5,8 @@
 # (naming every skip), lints openapi.json, and stops the services it started.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-export TOCSIN_TEST_DATABASE_URL=${TOCSIN_TEST_DATABASE_URL:-${DATABASE_URL:+${DATABASE_URL%/*}/tocsin_test?sslmode=disable}}
-export TOCSIN_TEST_DATABASE_URL=${TOCSIN_TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/tocsin_test?sslmode=disable}
-
-trap 'deploy/local/stack.sh down test' EXIT
-deploy/local/stack.sh up test
+. deploy/local/test-services.sh
+use_test_services TOCSIN_TEST_DATABASE_URL tocsin_test
 
 go test -json -count=1 -timeout "${TEST_TIMEOUT:-25m}" ${TEST_FLAGS:-} ./... 2>&1 | go run ./deploy/local/testsummary
 bin/node/node_modules/.bin/redocly lint openapi.json --format=summary 2>&1 | grep -v -e '^\s*[║╔╚]' -e '^$'
