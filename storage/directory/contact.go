@@ -80,11 +80,6 @@ func GetEmail(ctx context.Context, q Querier, tenant string, person int64, addre
 	return emails.get(ctx, q, tenant, person, address)
 }
 
-// ListEmails reads every address of the user.
-func ListEmails(ctx context.Context, q Querier, tenant string, person int64) ([]Email, error) {
-	return emails.list(ctx, q, tenant, person)
-}
-
 // RemoveEmail removes an address with its verification state.
 func RemoveEmail(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, address string) error {
 	return removeAddress(ctx, tx, tenant, person, KindEmail, address)
@@ -105,11 +100,6 @@ func GetPhone(ctx context.Context, q Querier, tenant string, person int64, numbe
 	return phones.get(ctx, q, tenant, person, number)
 }
 
-// ListPhones reads every number of the user.
-func ListPhones(ctx context.Context, q Querier, tenant string, person int64) ([]Phone, error) {
-	return phones.list(ctx, q, tenant, person)
-}
-
 // RemovePhone removes a number with its verification state.
 func RemovePhone(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, number string) error {
 	return removeAddress(ctx, tx, tenant, person, KindPhone, number)
@@ -124,13 +114,13 @@ func ListDevices(ctx context.Context, q Querier, tenant string, person int64) ([
 func ContactInformation(ctx context.Context, q Querier, tenant string, person int64) (Contacts, error) {
 	var ci Contacts
 	var err error
-	if ci.Emails, err = ListEmails(ctx, q, tenant, person); err != nil {
+	if ci.Emails, err = emails.list(ctx, q, tenant, person); err != nil {
 		return ci, err
 	}
-	if ci.Phones, err = ListPhones(ctx, q, tenant, person); err != nil {
+	if ci.Phones, err = phones.list(ctx, q, tenant, person); err != nil {
 		return ci, err
 	}
-	ci.Devices, err = ListDevices(ctx, q, tenant, person)
+	ci.Devices, err = devices.list(ctx, q, tenant, person)
 	return ci, err
 }
 
