@@ -60,13 +60,9 @@ func BeginExport(ctx context.Context, db *storage.DB, tenant string) (*Export, e
 func (e *Export) CustomKeys() []string { return e.keys }
 
 type exportRow struct {
-	ID           int64          `db:"id"`
-	ExternalID   string         `db:"external_id"`
-	FirstName    string         `db:"first_name"`
-	MiddleName   string         `db:"middle_name"`
-	LastName     string         `db:"last_name"`
-	Language     string         `db:"language"`
-	TimeZone     string         `db:"time_zone"`
+	ID         int64  `db:"id"`
+	ExternalID string `db:"external_id"`
+	storage.Profile
 	Emails       pq.StringArray `db:"emails"`
 	PhoneNumbers pq.StringArray `db:"phone_numbers"`
 	PhoneTypes   pq.StringArray `db:"phone_types"`

@@ -16,18 +16,16 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
+
+	"github.com/tocsin/tocsin/storage"
 )
 
 // Person is one contact with everything that reaches it.
 type Person struct {
-	ID           int64          `db:"id"`
-	DirectoryID  sql.NullString `db:"directory_id"`
-	ExternalID   sql.NullString `db:"external_id"`
-	FirstName    string         `db:"first_name"`
-	MiddleName   string         `db:"middle_name"`
-	LastName     string         `db:"last_name"`
-	Language     string         `db:"language"`
-	TimeZone     string         `db:"time_zone"`
+	ID          int64          `db:"id"`
+	DirectoryID sql.NullString `db:"directory_id"`
+	ExternalID  sql.NullString `db:"external_id"`
+	storage.Profile
 	Roles        pq.StringArray `db:"roles"`
 	ChatUsersRaw []byte         `db:"chat_users"`
 	CustomRaw    []byte         `db:"custom_fields"`

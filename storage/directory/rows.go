@@ -3,6 +3,8 @@ package directory
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/tocsin/tocsin/storage"
 )
 
 // The rows this package reads and writes. The API maps them to its own
@@ -88,11 +90,9 @@ type MobileApp struct {
 	RegisteredAt   time.Time `json:"registeredAt,omitempty"`
 }
 
-// Profile is a user's names, language and time zone.
-type Profile struct {
-	FirstName, MiddleName, LastName string
-	Language, TimeZone              string
-}
+// Profile is a user's names, language and time zone (the columns of
+// people that contacts reads too).
+type Profile = storage.Profile
 
 // UserSummary is a user as listed: profile, addresses and numbers.
 type UserSummary struct {

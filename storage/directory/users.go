@@ -28,14 +28,10 @@ type Querier interface {
 
 // User is the stored base information of a directory user.
 type User struct {
-	ID          int64           `db:"id"`
-	DirectoryID string          `db:"directory_id"`
-	ExternalID  sql.NullString  `db:"external_id"`
-	FirstName   string          `db:"first_name"`
-	MiddleName  string          `db:"middle_name"`
-	LastName    string          `db:"last_name"`
-	Language    string          `db:"language"`
-	TimeZone    string          `db:"time_zone"`
+	ID          int64          `db:"id"`
+	DirectoryID string         `db:"directory_id"`
+	ExternalID  sql.NullString `db:"external_id"`
+	Profile
 	SelfService json.RawMessage `db:"self_service"`
 	MobileApps  json.RawMessage `db:"mobile_apps"`
 	CreatedAt   time.Time       `db:"created_at"`
@@ -228,7 +224,7 @@ func pageUsers(ctx context.Context, q Querier, where string, args []any, order s
 	for _, r := range rows {
 		out = append(out, UserSummary{
 			ID: r.ID, ExternalID: r.ExternalID.String,
-			Profile: Profile{FirstName: r.FirstName, MiddleName: r.MiddleName, LastName: r.LastName, Language: r.Language, TimeZone: r.TimeZone},
+			Profile: r.Profile,
 			Emails:  nonNil([]string(r.Emails)), Phones: nonNil([]string(r.Phones)), CreatedAt: r.CreatedAt,
 		})
 	}
