@@ -54,3 +54,37 @@ func TestSelectAllReadsEveryRow(t *testing.T) {
 		t.Fatalf("a failing query: %v", err)
 	}
 }
+
+func TestPageCountsAndReadsOnePage(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := stacktest.DB(t)
+	tenant := stacktest.NewTenant()
+	for _, w := range []string{"c", "a", "b"} {
+		if _, err := db.ExecContext(ctx, `INSERT INTO smoke_runs (tenant_id, workflow_id) VALUES ($1, $2)`, tenant, w); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const count = `SELECT count(*) FROM smoke_runs WHERE tenant_id = $1`
+	const list = `SELECT workflow_id FROM smoke_runs WHERE tenant_id = $1 ORDER BY workflow_id`
+	args := make([]any, 1, 4)
+	args[0] = tenant
+	rows, total, err := storage.Page[string](ctx, db, "runs", count, list, args, 2, 1)
+	if err != nil || total != 3 || !slices.Equal(rows, []string{"b", "c"}) {
+		t.Fatalf("page %v of %d, %v", rows, total, err)
+	}
+	if spare := args[:cap(args)]; spare[1] != nil {
+		t.Fatalf("the limit was written into the caller's arguments: %v", spare)
+	}
+	// Past the last row the list statement does not run (this one would fail).
+	rows, total, err = storage.Page[string](ctx, db, "runs", count, `SELECT no_such_column FROM smoke_runs WHERE tenant_id = $1`, args, 2, 3)
+	if err != nil || total != 3 || rows == nil || len(rows) != 0 {
+		t.Fatalf("past the end: %v of %d, %v", rows, total, err)
+	}
+	if _, _, err := storage.Page[string](ctx, db, "runs", `SELECT count(*) FROM no_such_table`, list, args, 2, 0); err == nil || !strings.HasPrefix(err.Error(), "count runs: ") {
+		t.Fatalf("a failing count: %v", err)
+	}
+	if _, _, err := storage.Page[string](ctx, db, "runs", count, `SELECT no_such_column FROM smoke_runs WHERE tenant_id = $1`, args, 2, 0); err == nil || !strings.HasPrefix(err.Error(), "list runs: ") {
+		t.Fatalf("a failing list: %v", err)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"strconv"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -118,6 +119,28 @@ func NotFound(err error) error {
 		return ErrNotFound
 	}
 	return err
+}
+
+// Page reads one page of rows and how many rows there are in all: count
+// counts them and list (ending with its ORDER BY) reads them, both with
+// args; limit and offset are bound to list as the next two parameters.
+// When no row is left from offset on, list is not run. what names the rows
+// in errors ("count what: …", "list what: …").
+func Page[T any](ctx context.Context, q sqlx.QueryerContext, what, count, list string, args []any, limit, offset int) ([]T, int64, error) {
+	var total int64
+	if err := sqlx.GetContext(ctx, q, &total, count, args...); err != nil {
+		return nil, 0, fmt.Errorf("count %s: %w", what, err)
+	}
+	if total == 0 || int64(offset) >= total {
+		return []T{}, total, nil
+	}
+	n := len(args)
+	rows, err := SelectAll[T](ctx, q, "list "+what, list+` LIMIT $`+strconv.Itoa(n+1)+` OFFSET $`+strconv.Itoa(n+2),
+		append(args[:n:n], limit, offset)...)
+	if err != nil {
+		return nil, 0, err
+	}
+	return rows, total, nil
 }
 
 // ExecOne runs a statement that must change a row: when it changes none,

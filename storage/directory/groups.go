@@ -139,18 +139,8 @@ func groupWhere(tenant string, f GroupFilter) (string, []any) {
 
 func findGroups(ctx context.Context, q Querier, tenant string, f GroupFilter, order string, limit, offset int) ([]groupRow, int64, error) {
 	where, args := groupWhere(tenant, f)
-	var total int64
-	if err := q.GetContext(ctx, &total, `SELECT count(*) FROM groups g WHERE `+where, args...); err != nil {
-		return nil, 0, fmt.Errorf("count groups: %w", err)
-	}
-	n := len(args)
-	var rows []groupRow
-	err := q.SelectContext(ctx, &rows, `SELECT * FROM (`+groupSelect+` WHERE `+where+`) g ORDER BY `+
-		strings.ReplaceAll(order, "g.", "")+fmt.Sprintf(` LIMIT $%d OFFSET $%d`, n+1, n+2), append(args, limit, offset)...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list groups: %w", err)
-	}
-	return rows, total, nil
+	return storage.Page[groupRow](ctx, q, "groups", `SELECT count(*) FROM groups g WHERE `+where,
+		`SELECT * FROM (`+groupSelect+` WHERE `+where+`) g ORDER BY `+strings.ReplaceAll(order, "g.", ""), args, limit, offset)
 }
 
 // FindGroups returns a page of the tenant's groups matching f.

@@ -200,25 +200,18 @@ func GroupMembers(ctx context.Context, q Querier, tenant, dir string, group int6
 }
 
 func pageUsers(ctx context.Context, q Querier, where string, args []any, order string, limit, offset int) ([]UserSummary, int64, error) {
-	var total int64
-	if err := q.GetContext(ctx, &total, `SELECT count(*) FROM people p WHERE `+where, args...); err != nil {
-		return nil, 0, fmt.Errorf("count users: %w", err)
-	}
-	n := len(args)
-	var rows []struct {
+	rows, total, err := storage.Page[struct {
 		User
 		Emails pq.StringArray `db:"emails"`
 		Phones pq.StringArray `db:"phones"`
-	}
-	err := q.SelectContext(ctx, &rows, `
+	}](ctx, q, "users", `SELECT count(*) FROM people p WHERE `+where, `
 		SELECT p.id, p.directory_id, p.external_id, p.first_name, p.middle_name, p.last_name, p.language, p.time_zone,
 			p.self_service, p.mobile_apps, p.created_at, p.updated_at,
 			ARRAY(SELECT e.address FROM person_emails e WHERE e.tenant_id = p.tenant_id AND e.person_id = p.id ORDER BY e.id) AS emails,
 			ARRAY(SELECT ph.number FROM person_phones ph WHERE ph.tenant_id = p.tenant_id AND ph.person_id = p.id ORDER BY ph.id) AS phones
-		FROM people p WHERE `+where+` ORDER BY `+order+fmt.Sprintf(` LIMIT $%d OFFSET $%d`, n+1, n+2),
-		append(args, limit, offset)...)
+		FROM people p WHERE `+where+` ORDER BY `+order, args, limit, offset)
 	if err != nil {
-		return nil, 0, fmt.Errorf("list users: %w", err)
+		return nil, 0, err
 	}
 	out := make([]UserSummary, 0, len(rows))
 	for _, r := range rows {

@@ -85,16 +85,8 @@ func (s *Store) Create(ctx context.Context, tenant string, set Settings, sealedS
 // List returns a page of the tenant's subscriptions in order (an ORDER BY
 // list built from Sorting) and how many it has.
 func (s *Store) List(ctx context.Context, tenant, order string, limit, offset int) ([]Subscription, int64, error) {
-	var total int64
-	if err := s.DB.GetContext(ctx, &total, `SELECT count(*) FROM hook_subscriptions WHERE tenant_id = $1`, tenant); err != nil {
-		return nil, 0, fmt.Errorf("count subscriptions: %w", err)
-	}
-	var rows []Subscription
-	if err := s.DB.SelectContext(ctx, &rows, `SELECT `+columns+` FROM hook_subscriptions WHERE tenant_id = $1
-		ORDER BY `+order+` LIMIT $2 OFFSET $3`, tenant, limit, offset); err != nil {
-		return nil, 0, fmt.Errorf("list subscriptions: %w", err)
-	}
-	return rows, total, nil
+	return storage.Page[Subscription](ctx, s.DB, "subscriptions", `SELECT count(*) FROM hook_subscriptions WHERE tenant_id = $1`,
+		`SELECT `+columns+` FROM hook_subscriptions WHERE tenant_id = $1 ORDER BY `+order, []any{tenant}, limit, offset)
 }
 
 // Update replaces the settings of the tenant's subscription id; making it
@@ -153,16 +145,8 @@ var HistorySorting = storage.Sorting{
 // HistorySorting), and how many there are.
 func (s *Store) History(ctx context.Context, tenant string, id int64, order string, limit, offset int) ([]Attempt, int64, error) {
 	const where = `tenant_id = $1 AND subscription_id = $2 AND requested_at >= now() - interval '30 days'`
-	var total int64
-	if err := s.DB.GetContext(ctx, &total, `SELECT count(*) FROM hook_attempts WHERE `+where, tenant, id); err != nil {
-		return nil, 0, fmt.Errorf("count history: %w", err)
-	}
-	var rows []Attempt
-	if err := s.DB.SelectContext(ctx, &rows, `SELECT `+attemptColumns+` FROM hook_attempts WHERE `+where+`
-		ORDER BY `+order+` LIMIT $3 OFFSET $4`, tenant, id, limit, offset); err != nil {
-		return nil, 0, fmt.Errorf("list history: %w", err)
-	}
-	return rows, total, nil
+	return storage.Page[Attempt](ctx, s.DB, "history", `SELECT count(*) FROM hook_attempts WHERE `+where,
+		`SELECT `+attemptColumns+` FROM hook_attempts WHERE `+where+` ORDER BY `+order, []any{tenant, id}, limit, offset)
 }
 
 // Attempt returns the tenant's delivery attempt id.

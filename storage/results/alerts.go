@@ -71,12 +71,6 @@ func (w *where) add(cond string, v any) {
 
 func (w *where) String() string { return strings.Join(w.conds, " AND ") }
 
-// page appends LIMIT and OFFSET to the arguments and returns their clause.
-func (w *where) page(limit, offset int) (string, []any) {
-	args := append(append([]any{}, w.args...), limit, offset)
-	return ` LIMIT $` + strconv.Itoa(len(args)-1) + ` OFFSET $` + strconv.Itoa(len(args)), args
-}
-
 // LikeEscape escapes the LIKE wildcards of s.
 func LikeEscape(s string) string {
 	return strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`).Replace(s)
@@ -124,16 +118,8 @@ func (s *Store) FindAlerts(ctx context.Context, f AlertFilter, order string, lim
 	if f.Before != nil {
 		w.add(dateColumn+" < ?", *f.Before)
 	}
-	var total int64
-	if err := s.DB.GetContext(ctx, &total, `SELECT count(*) FROM alerts WHERE `+w.String(), w.args...); err != nil {
-		return nil, 0, fmt.Errorf("count alerts: %w", err)
-	}
-	var rows []storage.Alert
-	lim, args := w.page(limit, offset)
-	if err := s.DB.SelectContext(ctx, &rows, `SELECT `+storage.AlertColumns+` FROM alerts WHERE `+w.String()+` ORDER BY `+order+lim, args...); err != nil {
-		return nil, 0, fmt.Errorf("find alerts: %w", err)
-	}
-	return rows, total, nil
+	return storage.Page[storage.Alert](ctx, s.DB, "alerts", `SELECT count(*) FROM alerts WHERE `+w.String(),
+		`SELECT `+storage.AlertColumns+` FROM alerts WHERE `+w.String()+` ORDER BY `+order, w.args, limit, offset)
 }
 
 // Defaults returns the tenant's stored defaults for new alerts and when

@@ -64,17 +64,8 @@ func (s *Store) Recipients(ctx context.Context, f RecipientFilter, order string,
 	if f.Email != "" {
 		w.add("r.email ILIKE ?", "%"+LikeEscape(f.Email)+"%")
 	}
-	var total int64
-	if err := s.DB.GetContext(ctx, &total, `SELECT count(*) FROM alert_recipients r WHERE `+w.String(), w.args...); err != nil {
-		return nil, 0, fmt.Errorf("count recipients: %w", err)
-	}
-	var rows []Recipient
-	lim, args := w.page(limit, offset)
-	if err := s.DB.SelectContext(ctx, &rows, `SELECT `+recipientColumns+` FROM alert_recipients r WHERE `+w.String()+
-		` ORDER BY `+order+lim, args...); err != nil {
-		return nil, 0, fmt.Errorf("list recipients: %w", err)
-	}
-	return rows, total, nil
+	return storage.Page[Recipient](ctx, s.DB, "recipients", `SELECT count(*) FROM alert_recipients r WHERE `+w.String(),
+		`SELECT `+recipientColumns+` FROM alert_recipients r WHERE `+w.String()+` ORDER BY `+order, w.args, limit, offset)
 }
 
 // Recipient returns recipient seq of an alert, storage.ErrNotFound when the
@@ -205,18 +196,9 @@ func (s *Store) RecipientDeliveries(ctx context.Context, tenant string, alertID,
 // ChannelDeliveries returns a page of an alert's deliveries on one channel,
 // by recipient and cycle, and how many there are in all.
 func (s *Store) ChannelDeliveries(ctx context.Context, tenant string, alertID int64, channel string, limit, offset int) ([]Delivery, int64, error) {
-	var total int64
-	if err := s.DB.GetContext(ctx, &total, `SELECT count(*) FROM alert_deliveries WHERE alert_id = $1 AND tenant_id = $2 AND channel = $3`,
-		alertID, tenant, channel); err != nil {
-		return nil, 0, fmt.Errorf("count deliveries: %w", err)
-	}
-	var out []Delivery
-	if err := s.DB.SelectContext(ctx, &out, `SELECT `+deliveryColumns+` FROM alert_deliveries
-		WHERE alert_id = $1 AND tenant_id = $2 AND channel = $3 ORDER BY seq, cycle LIMIT $4 OFFSET $5`,
-		alertID, tenant, channel, limit, offset); err != nil {
-		return nil, 0, fmt.Errorf("read deliveries: %w", err)
-	}
-	return out, total, nil
+	const where = `alert_id = $1 AND tenant_id = $2 AND channel = $3`
+	return storage.Page[Delivery](ctx, s.DB, "deliveries", `SELECT count(*) FROM alert_deliveries WHERE `+where,
+		`SELECT `+deliveryColumns+` FROM alert_deliveries WHERE `+where+` ORDER BY seq, cycle`, []any{alertID, tenant, channel}, limit, offset)
 }
 
 // SharedDeliveries returns the deliveries shared by a whole alert that
