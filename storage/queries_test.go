@@ -88,3 +88,24 @@ func TestPageCountsAndReadsOnePage(t *testing.T) {
 		t.Fatalf("a failing list: %v", err)
 	}
 }
+
+func TestGetOneReadsOneRow(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := stacktest.DB(t)
+	tenant := stacktest.NewTenant()
+	if _, err := db.ExecContext(ctx, `INSERT INTO smoke_runs (tenant_id, workflow_id) VALUES ($1, 'smoke-1')`, tenant); err != nil {
+		t.Fatal(err)
+	}
+	const q = `SELECT workflow_id FROM smoke_runs WHERE tenant_id = $1`
+	if got, err := storage.GetOne[string](ctx, db, "read run", q, tenant); err != nil || got != "smoke-1" {
+		t.Fatalf("row %q, %v", got, err)
+	}
+	if _, err := storage.GetOne[string](ctx, db, "read run", q, stacktest.NewTenant()); err != storage.ErrNotFound {
+		t.Fatalf("another tenant's row: %v, want ErrNotFound", err)
+	}
+	_, err := storage.GetOne[string](ctx, db, "read run", `SELECT workflow_id FROM no_such_table WHERE tenant_id = $1`, tenant)
+	if err == nil || errors.Is(err, storage.ErrNotFound) || !strings.HasPrefix(err.Error(), "read run: ") {
+		t.Fatalf("a failing query: %v", err)
+	}
+}

@@ -156,6 +156,20 @@ func ExecOne(ctx context.Context, q sqlx.ExecerContext, what, query string, args
 	return nil
 }
 
+// GetOne reads the one row query answers into a T: no row is ErrNotFound,
+// and what names the row in other errors ("load subscription: …").
+func GetOne[T any](ctx context.Context, q sqlx.QueryerContext, what, query string, args ...any) (T, error) {
+	var out T
+	err := sqlx.GetContext(ctx, q, &out, query, args...)
+	if errors.Is(err, sql.ErrNoRows) {
+		return out, ErrNotFound
+	}
+	if err != nil {
+		return out, fmt.Errorf("%s: %w", what, err)
+	}
+	return out, nil
+}
+
 // SelectAll reads every row query answers into a slice of T (nil when there
 // are none). what names the rows in errors ("read answers: …").
 func SelectAll[T any](ctx context.Context, q sqlx.QueryerContext, what, query string, args ...any) ([]T, error) {

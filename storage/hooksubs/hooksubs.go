@@ -6,7 +6,6 @@ package hooksubs
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -59,15 +58,7 @@ var Sorting = storage.Sorting{
 
 // Get returns the tenant's subscription id, storage.ErrNotFound when it has none.
 func (s *Store) Get(ctx context.Context, tenant string, id int64) (Subscription, error) {
-	var r Subscription
-	err := s.DB.GetContext(ctx, &r, `SELECT `+columns+` FROM hook_subscriptions WHERE id = $1 AND tenant_id = $2`, id, tenant)
-	if errors.Is(storage.NotFound(err), storage.ErrNotFound) {
-		return r, storage.ErrNotFound
-	}
-	if err != nil {
-		return r, fmt.Errorf("load subscription: %w", err)
-	}
-	return r, nil
+	return storage.GetOne[Subscription](ctx, s.DB, "load subscription", `SELECT `+columns+` FROM hook_subscriptions WHERE id = $1 AND tenant_id = $2`, id, tenant)
 }
 
 // Create stores a new subscription of the tenant with its sealed signing secret.
@@ -92,21 +83,13 @@ func (s *Store) List(ctx context.Context, tenant, order string, limit, offset in
 // Update replaces the settings of the tenant's subscription id; making it
 // active clears why it was disabled. storage.ErrNotFound when it has none.
 func (s *Store) Update(ctx context.Context, tenant string, id int64, set Settings) (Subscription, error) {
-	var r Subscription
-	err := s.DB.GetContext(ctx, &r, `
+	return storage.GetOne[Subscription](ctx, s.DB, "update subscription", `
 		UPDATE hook_subscriptions SET url = $3, event_types = $4, active = $5, description = $6, headers = $7,
 			disabled_reason = CASE WHEN $5 THEN '' ELSE disabled_reason END,
 			disabled_at = CASE WHEN $5 THEN NULL ELSE disabled_at END,
 			updated_at = now()
 		WHERE id = $1 AND tenant_id = $2 RETURNING `+columns,
 		id, tenant, set.URL, pq.StringArray(set.EventTypes), set.Active, set.Description, []byte(set.Headers))
-	if errors.Is(storage.NotFound(err), storage.ErrNotFound) {
-		return r, storage.ErrNotFound
-	}
-	if err != nil {
-		return r, fmt.Errorf("update subscription: %w", err)
-	}
-	return r, nil
 }
 
 // Delete removes the tenant's subscription id, storage.ErrNotFound when it has none.
