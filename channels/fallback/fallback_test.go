@@ -7,6 +7,7 @@ import (
 
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/channels/fallback"
+	"github.com/tocsin/tocsin/channels/providerhttp"
 	"github.com/tocsin/tocsin/channels/push"
 	"github.com/tocsin/tocsin/channels/push/pushtest"
 	"github.com/tocsin/tocsin/channels/voice"
@@ -33,8 +34,8 @@ func TestFallbackProvider(t *testing.T) {
 			c.prepare(first)
 			moved := 0
 			s := &fallback.Sender{
-				Primary:    push.New(push.Config{URL: first.URL, Token: "one"}),
-				Secondary:  push.New(push.Config{URL: second.URL, Token: "two"}),
+				Primary:    push.New(push.Config{Endpoint: providerhttp.Endpoint{URL: first.URL, Token: "one"}}),
+				Secondary:  push.New(push.Config{Endpoint: providerhttp.Endpoint{URL: second.URL, Token: "two"}}),
 				OnFallback: func(n int) { moved += n },
 			}
 			res, err := s.Send(context.Background(), msgs)
@@ -60,7 +61,7 @@ func TestBothDown(t *testing.T) {
 	first, second := pushtest.New(t, "one"), pushtest.New(t, "two")
 	first.FailWith(503)
 	second.FailWith(502)
-	s := fallback.New(push.New(push.Config{URL: first.URL, Token: "one"}), push.New(push.Config{URL: second.URL, Token: "two"}))
+	s := fallback.New(push.New(push.Config{Endpoint: providerhttp.Endpoint{URL: first.URL, Token: "one"}}), push.New(push.Config{Endpoint: providerhttp.Endpoint{URL: second.URL, Token: "two"}}))
 	if _, err := s.Send(context.Background(), []channels.Message{{Key: "a", To: "t", Text: "x"}}); err == nil {
 		t.Fatal("both providers down is a batch error")
 	}
@@ -87,8 +88,8 @@ func TestFallbackWhenThePrimaryIsUnreachable(t *testing.T) {
 		second := pushtest.New(t, "two")
 		moved := 0
 		s := &fallback.Sender{
-			Primary:    push.New(push.Config{URL: closedURL(t), Token: "one"}),
-			Secondary:  push.New(push.Config{URL: second.URL, Token: "two"}),
+			Primary:    push.New(push.Config{Endpoint: providerhttp.Endpoint{URL: closedURL(t), Token: "one"}}),
+			Secondary:  push.New(push.Config{Endpoint: providerhttp.Endpoint{URL: second.URL, Token: "two"}}),
 			OnFallback: func(n int) { moved += n },
 		}
 		res, err := s.Send(context.Background(), msgs)

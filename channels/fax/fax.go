@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"html"
 	"mime/multipart"
-	"net/http"
 	"net/textproto"
 	"path"
 	"strings"
@@ -46,13 +45,11 @@ type Response struct {
 
 // Config configures a Sender.
 type Config struct {
-	// URL is the provider's base URL; faxes go to URL + "/faxes".
-	URL         string
-	Token       string
-	From        string
-	Concurrency int
-	Client      *http.Client
-	Objects     ObjectReader
+	// Endpoint is the provider's API; faxes go to URL + "/faxes"
+	// (Concurrency defaults to 8).
+	providerhttp.Endpoint
+	From    string
+	Objects ObjectReader
 }
 
 // Sender sends faxes.
@@ -64,10 +61,7 @@ var _ channels.Sender = (*Sender)(nil)
 
 // New returns a Sender for c.
 func New(c Config) *Sender {
-	c.Client = providerhttp.Client(c.Client, 0)
-	if c.Concurrency <= 0 {
-		c.Concurrency = 8
-	}
+	c.Endpoint = c.Endpoint.WithDefaults(8)
 	return &Sender{c: c}
 }
 
@@ -143,8 +137,6 @@ func (s *Sender) send(ctx context.Context, msg channels.Message) channels.Result
 	_, _ = pw.Write(data)
 	_ = mw.Close()
 	var fr Response
-	call := providerhttp.Call{Request: providerhttp.Request{URL: s.c.URL + "/faxes", Body: body.Bytes(), ContentType: mw.FormDataContentType()},
-		Token: s.c.Token, IdempotencyKey: msg.Key}
-	err = call.Send(ctx, s.c.Client, &fr)
+	err = s.c.Post(ctx, "/faxes", providerhttp.Request{Body: body.Bytes(), ContentType: mw.FormDataContentType()}, msg.Key, &fr)
 	return providerhttp.Answer(msg.Key, err, channels.Sent, fr.FaxID, "the provider returned no fax id")
 }

@@ -7,7 +7,6 @@ package neighborhood
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"net/url"
 	"slices"
 
@@ -74,9 +73,11 @@ type Recorder interface {
 
 // Config configures a Sender.
 type Config struct {
-	URL      string
+	// Endpoint is the network's API; a post carries its account's token
+	// instead of Endpoint.Token, and the messages of a batch are posted
+	// one after the other.
+	providerhttp.Endpoint
 	Accounts []Account
-	Client   *http.Client
 	Statuses Recorder
 }
 
@@ -90,7 +91,7 @@ var _ channels.Sender = (*Sender)(nil)
 
 // New returns a Sender for c.
 func New(c Config) *Sender {
-	c.Client = providerhttp.Client(c.Client, 0)
+	c.Endpoint = c.Endpoint.WithDefaults(1)
 	return &Sender{c: c, accounts: channels.ByName(c.Accounts, func(a Account) string { return a.ID })}
 }
 
@@ -137,9 +138,9 @@ func (s *Sender) post(ctx context.Context, msg channels.Message) (channels.Resul
 			GroupID: gid, GroupName: names[gid], Status: st, PostID: post, Error: errText}
 	}
 	var pr PostResponse
-	call := providerhttp.Call{Request: providerhttp.Request{URL: s.c.URL + "/v1/accounts/" + url.PathEscape(acct.ID) + "/posts", JSON: req},
-		Token: acct.Token, IdempotencyKey: msg.Key}
-	if err := call.Send(ctx, s.c.Client, &pr); err != nil {
+	api := s.c.Endpoint
+	api.Token = acct.Token
+	if err := api.Post(ctx, "/v1/accounts/"+url.PathEscape(acct.ID)+"/posts", providerhttp.Request{JSON: req}, msg.Key, &pr); err != nil {
 		var st []Status
 		for _, g := range groups {
 			st = append(st, status(g.ID, StatusFailed, "", err.Error()))

@@ -325,3 +325,30 @@ func Client(cl *http.Client, timeout time.Duration) *http.Client {
 	}
 	return NewClient(timeout)
 }
+
+// Endpoint is a provider's HTTP API as a channel's configuration names it:
+// the base URL requests go to, the bearer token they carry, how many
+// requests a batch has in flight and the client that sends them.
+type Endpoint struct {
+	URL         string
+	Token       string
+	Concurrency int
+	Client      *http.Client
+}
+
+// WithDefaults returns e with a pooled client when it has none (see
+// Client) and concurrency requests in flight when Concurrency is not set.
+func (e Endpoint) WithDefaults(concurrency int) Endpoint {
+	e.Client = Client(e.Client, 0)
+	if e.Concurrency <= 0 {
+		e.Concurrency = concurrency
+	}
+	return e
+}
+
+// Post sends r to e.URL + path with e.Token and idempotencyKey (see Call)
+// and decodes a 2xx answer into out (when not nil).
+func (e Endpoint) Post(ctx context.Context, path string, r Request, idempotencyKey string, out any) error {
+	r.URL = e.URL + path
+	return Call{Request: r, Token: e.Token, IdempotencyKey: idempotencyKey}.Send(ctx, e.Client, out)
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/tocsin/tocsin/channels/fallback"
 	"github.com/tocsin/tocsin/channels/fax"
 	"github.com/tocsin/tocsin/channels/neighborhood"
+	"github.com/tocsin/tocsin/channels/providerhttp"
 	"github.com/tocsin/tocsin/channels/push"
 	"github.com/tocsin/tocsin/channels/ratelimit"
 	"github.com/tocsin/tocsin/channels/social"
@@ -177,13 +178,15 @@ func (r *Registry) Build(tenant string, ch channels.Channel, s Settings) (channe
 }
 
 func (r *Registry) one(tenant string, ch channels.Channel, s Settings, p Provider) channels.Sender {
-	cl := r.httpClient()
+	api := providerhttp.Endpoint{URL: strings.TrimRight(p.URL, "/"), Token: p.Token, Concurrency: r.Concurrency, Client: r.httpClient()}
+	// The networks' posts carry each account's token, at their own concurrency.
+	network := providerhttp.Endpoint{URL: api.URL, Client: api.Client}
 	objs := &tenantObjects{objects: r.Objects, tenant: tenant}
 	switch ch {
 	case channels.Voice, channels.Etn:
-		vc := voice.Config{URL: strings.TrimRight(p.URL, "/"), Token: p.Token, From: p.From, Channel: ch,
+		vc := voice.Config{URL: api.URL, Token: api.Token, From: p.From, Channel: ch,
 			CallbackURL: strings.TrimRight(r.PublicURL, "/") + CallbackPath(ch, tenant),
-			Concurrency: r.Concurrency, Client: cl, Calls: &voice.Calls{DB: r.DB}, Audio: objs}
+			Concurrency: api.Concurrency, Client: api.Client, Calls: &voice.Calls{DB: r.DB}, Audio: objs}
 		if ch == channels.Etn {
 			return etn.New(vc, &etn.Slots{DB: r.DB, Limit: s.MaxConcurrentCalls})
 		}
@@ -193,21 +196,21 @@ func (r *Registry) one(tenant string, ch channels.Channel, s Settings, p Provide
 		if ch == channels.MyAlertsApp {
 			app = push.AppMyAlerts
 		}
-		return push.New(push.Config{URL: strings.TrimRight(p.URL, "/"), Token: p.Token, App: app, Client: cl, Concurrency: r.Concurrency, Tokens: &channelstate.Devices{DB: r.DB}})
+		return push.New(push.Config{Endpoint: api, App: app, Tokens: &channelstate.Devices{DB: r.DB}})
 	case channels.Fax:
-		return fax.New(fax.Config{URL: strings.TrimRight(p.URL, "/"), Token: p.Token, From: p.From, Client: cl, Concurrency: r.Concurrency, Objects: objs})
+		return fax.New(fax.Config{Endpoint: api, From: p.From, Objects: objs})
 	case channels.Eas, channels.MobileBroadcast:
 		return cap.NewSender(cap.Config{URL: p.URL, Token: p.Token, Channel: ch, SenderID: p.SenderID, Objects: objs, Log: &cap.Messages{DB: r.DB}, Client: r.capHTTPClient()})
 	case channels.SocialPostA, channels.SocialPostB:
-		network := social.NetworkA
+		name := social.NetworkA
 		if ch == channels.SocialPostB {
-			network = social.NetworkB
+			name = social.NetworkB
 		}
 		var as []social.Account
 		for _, a := range s.Accounts {
 			as = append(as, social.Account{ID: a.ID, Name: a.Name, Token: a.Token})
 		}
-		return social.New(social.Config{Network: network, URL: strings.TrimRight(p.URL, "/"), Accounts: as, Client: cl})
+		return social.New(social.Config{Network: name, Endpoint: network, Accounts: as})
 	case channels.Neighborhood:
 		var as []neighborhood.Account
 		for _, a := range s.Accounts {
@@ -217,7 +220,7 @@ func (r *Registry) one(tenant string, ch channels.Channel, s Settings, p Provide
 			}
 			as = append(as, na)
 		}
-		return neighborhood.New(neighborhood.Config{URL: strings.TrimRight(p.URL, "/"), Accounts: as, Client: cl, Statuses: &neighborhood.Statuses{DB: r.DB}})
+		return neighborhood.New(neighborhood.Config{Endpoint: network, Accounts: as, Statuses: &neighborhood.Statuses{DB: r.DB}})
 	}
 	return nil
 }

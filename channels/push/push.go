@@ -8,7 +8,6 @@ package push
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"strconv"
 	"sync"
 
@@ -96,14 +95,12 @@ var _ TokenStore = (*channelstate.Devices)(nil)
 
 // Config configures a Sender.
 type Config struct {
-	// URL is the service's base URL; batches go to URL + "/push/send".
-	URL   string
-	Token string
+	// Endpoint is the service's API; batches go to URL + "/push/send"
+	// (Concurrency defaults to 8).
+	providerhttp.Endpoint
 	// App is AppPush or AppMyAlerts.
-	App         string
-	Concurrency int
-	Client      *http.Client
-	Tokens      TokenStore
+	App    string
+	Tokens TokenStore
 }
 
 // Sender delivers push notifications.
@@ -115,10 +112,7 @@ var _ channels.Sender = (*Sender)(nil)
 
 // New returns a Sender for c.
 func New(c Config) *Sender {
-	c.Client = providerhttp.Client(c.Client, 0)
-	if c.Concurrency <= 0 {
-		c.Concurrency = 8
-	}
+	c.Endpoint = c.Endpoint.WithDefaults(8)
 	if c.App == "" {
 		c.App = AppPush
 	}
@@ -205,9 +199,7 @@ func (s *Sender) batch(ctx context.Context, msgs []channels.Message, out []chann
 		body[i] = Notify(m)
 	}
 	var res Response
-	call := providerhttp.Call{Request: providerhttp.Request{URL: s.c.URL + "/push/send", JSON: body},
-		Token: s.c.Token, IdempotencyKey: msgs[0].Key + "+" + strconv.Itoa(len(msgs))}
-	if err := call.Send(ctx, s.c.Client, &res); err != nil {
+	if err := s.c.Post(ctx, "/push/send", providerhttp.Request{JSON: body}, msgs[0].Key+"+"+strconv.Itoa(len(msgs)), &res); err != nil {
 		return err
 	}
 	if len(res.Data) != len(msgs) {

@@ -8,7 +8,6 @@ package social
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"net/url"
 	"strings"
 	"unicode/utf8"
@@ -67,10 +66,11 @@ type Options struct {
 // Config configures a Sender.
 type Config struct {
 	// Network is NetworkA or NetworkB.
-	Network  string
-	URL      string
+	Network string
+	// Endpoint is the network's API (Concurrency defaults to 4); a post
+	// carries its account's token instead of Endpoint.Token.
+	providerhttp.Endpoint
 	Accounts []Account
-	Client   *http.Client
 }
 
 // Sender posts to one network.
@@ -83,7 +83,7 @@ var _ channels.Sender = (*Sender)(nil)
 
 // New returns a Sender for c.
 func New(c Config) *Sender {
-	c.Client = providerhttp.Client(c.Client, 0)
+	c.Endpoint = c.Endpoint.WithDefaults(4)
 	return &Sender{c: c, accounts: channels.ByName(c.Accounts, func(a Account) string { return a.ID })}
 }
 
@@ -106,7 +106,7 @@ func Text(msg channels.Message, limit int) string {
 
 // Send implements channels.Sender.
 func (s *Sender) Send(ctx context.Context, msgs []channels.Message) ([]channels.Result, error) {
-	return channels.SendEach(ctx, msgs, 4, s.post), nil
+	return channels.SendEach(ctx, msgs, s.c.Concurrency, s.post), nil
 }
 
 func (s *Sender) post(ctx context.Context, msg channels.Message) channels.Result {
@@ -114,19 +114,19 @@ func (s *Sender) post(ctx context.Context, msg channels.Message) channels.Result
 	if !ok {
 		return providerhttp.Refused(msg.Key, fmt.Sprintf("no %s account %q", s.c.Network, msg.To))
 	}
-	call := providerhttp.Call{Token: acct.Token, IdempotencyKey: msg.Key}
+	api := s.c.Endpoint
+	api.Token = acct.Token
 	var id string
 	var err error
 	switch s.c.Network {
 	case NetworkA:
 		var a AnswerA
-		call.Request = providerhttp.Request{URL: s.c.URL + "/2/posts", JSON: PostA{Text: Text(msg, LimitA)}}
-		err = call.Send(ctx, s.c.Client, &a)
+		err = api.Post(ctx, "/2/posts", providerhttp.Request{JSON: PostA{Text: Text(msg, LimitA)}}, msg.Key, &a)
 		id = a.Data.ID
 	case NetworkB:
 		var b AnswerB
-		call.Request = providerhttp.Request{URL: s.c.URL + "/" + url.PathEscape(acct.ID) + "/feed", JSON: PostB{Message: Text(msg, LimitB), Link: channels.OptionsOf[Options](msg).Link}}
-		err = call.Send(ctx, s.c.Client, &b)
+		post := PostB{Message: Text(msg, LimitB), Link: channels.OptionsOf[Options](msg).Link}
+		err = api.Post(ctx, "/"+url.PathEscape(acct.ID)+"/feed", providerhttp.Request{JSON: post}, msg.Key, &b)
 		id = b.ID
 	default:
 		err = fmt.Errorf("unknown network %q", s.c.Network)

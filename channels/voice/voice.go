@@ -163,25 +163,24 @@ const DefaultSlotWait = 20 * time.Second
 // Sender places calls through the HTTP provider.
 type Sender struct {
 	c Config
+	// api is the provider's API as c names it, with its defaults.
+	api providerhttp.Endpoint
 }
 
 var _ channels.Sender = (*Sender)(nil)
 
 // New returns a Sender for c.
 func New(c Config) *Sender {
-	c.Client = providerhttp.Client(c.Client, 0)
-	if c.Concurrency <= 0 {
-		c.Concurrency = 16
-	}
 	if c.Channel == "" {
 		c.Channel = channels.Voice
 	}
-	return &Sender{c: c}
+	api := providerhttp.Endpoint{URL: c.URL, Token: c.Token, Concurrency: c.Concurrency, Client: c.Client}
+	return &Sender{c: c, api: api.WithDefaults(16)}
 }
 
 // Send implements channels.Sender: it requests one call per message.
 func (s *Sender) Send(ctx context.Context, msgs []channels.Message) ([]channels.Result, error) {
-	return channels.SendEach(ctx, msgs, s.c.Concurrency, s.call), nil
+	return channels.SendEach(ctx, msgs, s.api.Concurrency, s.call), nil
 }
 
 // Request builds the provider request of msg: it plays the options'
@@ -270,8 +269,7 @@ func (s *Sender) call(ctx context.Context, msg channels.Message) channels.Result
 		idem += "/" + strconv.Itoa(attempt)
 	}
 	var cr CallResponse
-	call := providerhttp.Call{Request: providerhttp.Request{URL: s.c.URL + "/calls", JSON: req}, Token: s.c.Token, IdempotencyKey: idem}
-	err = call.Send(ctx, s.c.Client, &cr)
+	err = s.api.Post(ctx, "/calls", providerhttp.Request{JSON: req}, idem, &cr)
 	if res := providerhttp.Answer(msg.Key, err, channels.Sent, cr.CallID, "the provider returned no call id"); res.Outcome == channels.Failed {
 		s.release(ctx, msg)
 		if s.c.Calls != nil {
