@@ -146,38 +146,24 @@ func (s Settings) Validate(ch channels.Channel) error {
 		return bad("maxConcurrentCalls", "must be within 1..1000")
 	}
 	if ch == channels.TeamChat {
-		if len(s.Targets) == 0 {
-			return bad("targets", "at least one webhook target is required")
-		}
-		seen := map[string]bool{}
-		for i, t := range s.Targets {
-			f := fmt.Sprintf("targets[%d]", i)
-			if !nameRe.MatchString(t.Name) || seen[t.Name] {
-				return bad(f+".name", "must be a unique name of letters, digits and . _ @ : -")
-			}
-			seen[t.Name] = true
+		err := keyed("targets", "webhook target", "name", s.Targets, func(t Target) string { return t.Name }, func(f string, t Target) error {
 			if !httpURL(t.URL) {
 				return bad(f+".url", "must be an absolute http(s) webhook URL")
 			}
 			if t.Style != "slack" && t.Style != "teams" {
 				return bad(f+".style", "must be slack or teams")
 			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 	} else if len(s.Targets) > 0 {
 		return bad("targets", "only team chat has webhook targets")
 	}
 	social := ch == channels.SocialPostA || ch == channels.SocialPostB || ch == channels.Neighborhood
 	if social {
-		if len(s.Accounts) == 0 {
-			return bad("accounts", "at least one account is required")
-		}
-		seen := map[string]bool{}
-		for i, a := range s.Accounts {
-			f := fmt.Sprintf("accounts[%d]", i)
-			if !nameRe.MatchString(a.ID) || seen[a.ID] {
-				return bad(f+".id", "must be a unique id of letters, digits and . _ @ : -")
-			}
-			seen[a.ID] = true
+		err := keyed("accounts", "account", "id", s.Accounts, func(a Account) string { return a.ID }, func(f string, a Account) error {
 			if strings.TrimSpace(a.Name) == "" || a.Token == "" {
 				return bad(f, "name and token are required")
 			}
@@ -192,9 +178,36 @@ func (s Settings) Validate(ch channels.Channel) error {
 					return bad(fmt.Sprintf("%s.groups[%d]", f, j), "id and name are required")
 				}
 			}
+			return nil
+		})
+		if err != nil {
+			return err
 		}
 	} else if len(s.Accounts) > 0 {
 		return bad("accounts", "only social and neighborhood channels have accounts")
+	}
+	return nil
+}
+
+// keyed checks the entries of the list field that messages name by key
+// (keyField of each entry): at least one entry, each key a unique name of
+// letters, digits and . _ @ : -, and check for the rest of each entry,
+// given its field path.
+func keyed[T any](field, entry, keyField string, list []T, key func(T) string, check func(f string, x T) error) error {
+	if len(list) == 0 {
+		return &FieldError{Field: field, Message: "at least one " + entry + " is required"}
+	}
+	seen := map[string]bool{}
+	for i, x := range list {
+		f := fmt.Sprintf("%s[%d]", field, i)
+		k := key(x)
+		if !nameRe.MatchString(k) || seen[k] {
+			return &FieldError{Field: f + "." + keyField, Message: "must be a unique " + keyField + " of letters, digits and . _ @ : -"}
+		}
+		seen[k] = true
+		if err := check(f, x); err != nil {
+			return err
+		}
 	}
 	return nil
 }
