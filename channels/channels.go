@@ -132,18 +132,24 @@ func (s Senders) For(ch Channel) (Sender, error) {
 // and returns the results in message order. Senders whose provider takes one
 // message per request build their Send on it.
 func SendEach(ctx context.Context, msgs []Message, limit int, send func(context.Context, Message) Result) []Result {
-	out := make([]Result, len(msgs))
+	return Each(msgs, limit, func(m Message) Result { return send(ctx, m) })
+}
+
+// Each runs f for every item with at most limit (at least one) in flight at
+// once and returns its answers in item order.
+func Each[T, R any](items []T, limit int, f func(T) R) []R {
+	out := make([]R, len(items))
 	if limit < 1 {
 		limit = 1
 	}
 	sem := make(chan struct{}, limit)
 	var wg sync.WaitGroup
-	for i := range msgs {
+	for i := range items {
 		sem <- struct{}{}
 		wg.Add(1)
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			out[i] = send(ctx, msgs[i])
+			out[i] = f(items[i])
 		}()
 	}
 	wg.Wait()

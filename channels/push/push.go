@@ -9,7 +9,6 @@ import (
 	"context"
 	"fmt"
 	"strconv"
-	"sync"
 
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/channels/providerhttp"
@@ -152,18 +151,9 @@ func (s *Sender) Send(ctx context.Context, msgs []channels.Message) ([]channels.
 	for lo := 0; lo < len(msgs); lo += MaxBatch {
 		chunks = append(chunks, chunk{lo, min(len(msgs), lo+MaxBatch)})
 	}
-	errs := make([]error, len(chunks))
-	sem := make(chan struct{}, s.c.Concurrency)
-	var wg sync.WaitGroup
-	for i, c := range chunks {
-		sem <- struct{}{}
-		wg.Add(1)
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			errs[i] = s.batch(ctx, msgs[c.lo:c.hi], out[c.lo:c.hi])
-		}()
-	}
-	wg.Wait()
+	errs := channels.Each(chunks, s.c.Concurrency, func(c chunk) error {
+		return s.batch(ctx, msgs[c.lo:c.hi], out[c.lo:c.hi])
+	})
 	failed := 0
 	for i, err := range errs {
 		if err == nil {
