@@ -64,14 +64,13 @@ type Log interface {
 
 // Config configures a Sender.
 type Config struct {
-	// URL is the CAP endpoint documents are POSTed to.
-	URL   string
-	Token string
+	// Endpoint's URL is the CAP endpoint documents are POSTed to, one
+	// after the other; the client waits 30s for an answer by default.
+	providerhttp.Endpoint
 	// Channel is Eas or MobileBroadcast.
 	Channel channels.Channel
 	// SenderID is the CAP sender when the input names none.
 	SenderID string
-	Client   *http.Client
 	Objects  ObjectReader
 	Log      Log
 }
@@ -186,9 +185,8 @@ func (s *Sender) send(ctx context.Context, msg channels.Message) channels.Result
 	if err != nil {
 		return providerhttp.Refused(msg.Key, err.Error())
 	}
-	call := providerhttp.Call{Request: providerhttp.Request{URL: s.c.URL, Body: doc, ContentType: "application/xml",
-		Header: http.Header{"Accept": {"application/xml, application/json"}}}, Token: s.c.Token, IdempotencyKey: a.Identifier}
-	sendErr := call.Send(ctx, s.c.Client, nil)
+	sendErr := s.c.Post(ctx, "", providerhttp.Request{Body: doc, ContentType: "application/xml",
+		Header: http.Header{"Accept": {"application/xml, application/json"}}}, a.Identifier, nil)
 	if s.c.Log != nil {
 		if err := s.c.Log.Record(ctx, msg.Tenant, msg.Alert(), s.c.Channel, a, doc, sendErr); err != nil && sendErr == nil {
 			sendErr = err

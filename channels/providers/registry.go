@@ -200,7 +200,7 @@ func (r *Registry) one(tenant string, ch channels.Channel, s Settings, p Provide
 	case channels.Fax:
 		return fax.New(fax.Config{Endpoint: api, From: p.From, Objects: objs})
 	case channels.Eas, channels.MobileBroadcast:
-		return cap.NewSender(cap.Config{URL: p.URL, Token: p.Token, Channel: ch, SenderID: p.SenderID, Objects: objs, Log: &cap.Messages{DB: r.DB}, Client: r.capHTTPClient()})
+		return cap.NewSender(cap.Config{Endpoint: providerhttp.Endpoint{URL: p.URL, Token: p.Token, Client: r.capHTTPClient()}, Channel: ch, SenderID: p.SenderID, Objects: objs, Log: &cap.Messages{DB: r.DB}})
 	case channels.SocialPostA, channels.SocialPostB:
 		name := social.NetworkA
 		if ch == channels.SocialPostB {
