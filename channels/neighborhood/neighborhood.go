@@ -138,9 +138,7 @@ func (s *Sender) post(ctx context.Context, msg channels.Message) (channels.Resul
 			GroupID: gid, GroupName: names[gid], Status: st, PostID: post, Error: errText}
 	}
 	var pr PostResponse
-	api := s.c.Endpoint
-	api.Token = acct.Token
-	if err := api.Post(ctx, "/v1/accounts/"+url.PathEscape(acct.ID)+"/posts", providerhttp.Request{JSON: req}, msg.Key, &pr); err != nil {
+	if err := s.c.As(acct.Token).Post(ctx, "/v1/accounts/"+url.PathEscape(acct.ID)+"/posts", providerhttp.Request{JSON: req}, msg.Key, &pr); err != nil {
 		var st []Status
 		for _, g := range groups {
 			st = append(st, status(g.ID, StatusFailed, "", err.Error()))

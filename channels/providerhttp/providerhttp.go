@@ -346,6 +346,13 @@ func (e Endpoint) WithDefaults(concurrency int) Endpoint {
 	return e
 }
 
+// As returns e carrying token instead of e.Token: the API as one of a
+// tenant's accounts calls it.
+func (e Endpoint) As(token string) Endpoint {
+	e.Token = token
+	return e
+}
+
 // Post sends r to e.URL + path with e.Token and idempotencyKey (see Call)
 // and decodes a 2xx answer into out (when not nil).
 func (e Endpoint) Post(ctx context.Context, path string, r Request, idempotencyKey string, out any) error {

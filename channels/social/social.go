@@ -114,8 +114,7 @@ func (s *Sender) post(ctx context.Context, msg channels.Message) channels.Result
 	if !ok {
 		return providerhttp.Refused(msg.Key, fmt.Sprintf("no %s account %q", s.c.Network, msg.To))
 	}
-	api := s.c.Endpoint
-	api.Token = acct.Token
+	api := s.c.As(acct.Token)
 	var id string
 	var err error
 	switch s.c.Network {
