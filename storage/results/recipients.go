@@ -71,23 +71,15 @@ func (s *Store) Recipients(ctx context.Context, f RecipientFilter, order string,
 // Recipient returns recipient seq of an alert, storage.ErrNotFound when the
 // alert has none.
 func (s *Store) Recipient(ctx context.Context, tenant string, alertID, seq int64) (Recipient, error) {
-	var r Recipient
-	if err := s.DB.GetContext(ctx, &r, `SELECT `+recipientColumns+` FROM alert_recipients r WHERE r.alert_id = $1 AND r.tenant_id = $2 AND r.seq = $3`,
-		alertID, tenant, seq); err != nil {
-		return r, storage.NotFound(err)
-	}
-	return r, nil
+	return storage.GetOne[Recipient](ctx, s.DB, "read recipient", `SELECT `+recipientColumns+` FROM alert_recipients r WHERE r.alert_id = $1 AND r.tenant_id = $2 AND r.seq = $3`,
+		alertID, tenant, seq)
 }
 
 // FirstRecipient returns an alert's first recipient, storage.ErrNotFound
 // when it has none.
 func (s *Store) FirstRecipient(ctx context.Context, tenant string, alertID int64) (Recipient, error) {
-	var r Recipient
-	if err := s.DB.GetContext(ctx, &r, `SELECT `+recipientColumns+` FROM alert_recipients r WHERE r.alert_id = $1 AND r.tenant_id = $2
-		ORDER BY r.seq LIMIT 1`, alertID, tenant); err != nil {
-		return r, storage.NotFound(err)
-	}
-	return r, nil
+	return storage.GetOne[Recipient](ctx, s.DB, "read first recipient", `SELECT `+recipientColumns+` FROM alert_recipients r WHERE r.alert_id = $1 AND r.tenant_id = $2
+		ORDER BY r.seq LIMIT 1`, alertID, tenant)
 }
 
 // RecipientsBySeq returns the recipients of an alert with these numbers.
