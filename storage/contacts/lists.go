@@ -87,9 +87,5 @@ func DeleteList(ctx context.Context, db sqlx.ExecerContext, tenant string, id in
 
 // ListNameTaken reports whether the tenant has a distribution list named name.
 func ListNameTaken(ctx context.Context, db sqlx.QueryerContext, tenant, name string) (bool, error) {
-	var taken bool
-	if err := sqlx.GetContext(ctx, db, &taken, `SELECT EXISTS (SELECT 1 FROM distribution_lists WHERE tenant_id = $1 AND name = $2)`, tenant, name); err != nil {
-		return false, fmt.Errorf("look up list name: %w", err)
-	}
-	return taken, nil
+	return storage.GetOne[bool](ctx, db, "look up list name", `SELECT EXISTS (SELECT 1 FROM distribution_lists WHERE tenant_id = $1 AND name = $2)`, tenant, name)
 }
