@@ -159,20 +159,27 @@ func (s *Store) LatestStatuses(ctx context.Context, tenant string, alertID int64
 // Delivery is a delivery of an alert, to one recipient or destination on
 // one channel in one cycle.
 type Delivery struct {
-	Channel           string `db:"channel"`
-	Cycle             int    `db:"cycle"`
-	Seq               int64  `db:"seq"`
-	Address           string `db:"address"`
-	Status            string `db:"status"`
-	Attempts          int    `db:"attempts"`
-	ProviderMessageID string `db:"provider_message_id"`
-	Error             string `db:"error"`
-	Permanent         bool   `db:"permanent"`
+	Channel   string `db:"channel"`
+	Cycle     int    `db:"cycle"`
+	Seq       int64  `db:"seq"`
+	Address   string `db:"address"`
+	Permanent bool   `db:"permanent"`
 	// Key is the idempotency key, read only for shared deliveries.
-	Key         string     `db:"key"`
-	SentAt      *time.Time `db:"sent_at"`
-	DeliveredAt *time.Time `db:"delivered_at"`
-	UpdatedAt   time.Time  `db:"updated_at"`
+	Key string `db:"key"`
+	Outcome
+}
+
+// Outcome is where a delivery to one address stands: its status, the
+// attempts made, the provider's message id or the last error, and when it
+// was sent, delivered and last changed.
+type Outcome struct {
+	Status            string     `db:"status"`
+	Attempts          int        `db:"attempts"`
+	ProviderMessageID string     `db:"provider_message_id"`
+	Error             string     `db:"error"`
+	SentAt            *time.Time `db:"sent_at"`
+	DeliveredAt       *time.Time `db:"delivered_at"`
+	UpdatedAt         time.Time  `db:"updated_at"`
 }
 
 const deliveryColumns = `channel, cycle, seq, address, status, attempts, provider_message_id, error, permanent,
@@ -244,17 +251,11 @@ func (s *Store) EtnTargetCounts(ctx context.Context, tenant string, alertID int6
 
 // EtnTarget is a number an ETN alert with areas called.
 type EtnTarget struct {
-	Seq               int64      `db:"seq"`
-	Phone             string     `db:"phone"`
-	PersonID          *int64     `db:"person_id"`
-	Name              string     `db:"name"`
-	Status            string     `db:"status"`
-	Attempts          int        `db:"attempts"`
-	ProviderMessageID string     `db:"provider_message_id"`
-	Error             string     `db:"error"`
-	SentAt            *time.Time `db:"sent_at"`
-	DeliveredAt       *time.Time `db:"delivered_at"`
-	UpdatedAt         time.Time  `db:"updated_at"`
+	Seq      int64  `db:"seq"`
+	Phone    string `db:"phone"`
+	PersonID *int64 `db:"person_id"`
+	Name     string `db:"name"`
+	Outcome
 }
 
 // EtnTargets returns a page of an alert's ETN targets in order.
