@@ -9,6 +9,7 @@ import (
 
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/storagetest"
 )
 
 func TestExecOneWantsARow(t *testing.T) {
@@ -97,9 +98,7 @@ func withRuns(t *testing.T, workflows ...string) (context.Context, *storage.DB, 
 	db := stacktest.DB(t)
 	tenant := stacktest.NewTenant()
 	for _, w := range workflows {
-		if _, err := db.ExecContext(ctx, `INSERT INTO smoke_runs (tenant_id, workflow_id) VALUES ($1, $2)`, tenant, w); err != nil {
-			t.Fatal(err)
-		}
+		storagetest.NewSmokeRun(t, db, tenant, w)
 	}
 	return ctx, db, tenant
 }
