@@ -42,12 +42,18 @@ func poll(ctx context.Context, interval time.Duration, wake, notified <-chan str
 		case <-notified:
 		}
 		for _, k := range kicks {
-			select {
-			case k <- struct{}{}:
-			default:
-			}
+			nudge(k)
 		}
 		t.Reset(interval)
+	}
+}
+
+// nudge sends on c unless it already holds a signal (c has room for one):
+// a receiver that has not yet taken the pending signal will act on both.
+func nudge(c chan<- struct{}) {
+	select {
+	case c <- struct{}{}:
+	default:
 	}
 }
 

@@ -33,10 +33,7 @@ func (w *Waker) Wake() {
 	if w == nil {
 		return
 	}
-	select {
-	case w.c <- struct{}{}:
-	default:
-	}
+	nudge(w.c)
 }
 
 func (w *Waker) ch() <-chan struct{} {
@@ -120,10 +117,7 @@ func (s *Starter) listen(ctx context.Context) <-chan struct{} {
 				return
 			case <-l.Notify:
 			}
-			select {
-			case out <- struct{}{}:
-			default:
-			}
+			nudge(out)
 		}
 	}()
 	return out

@@ -66,10 +66,10 @@ type Alert struct {
 
 // AttachmentRef is an attachment of an alert, stored in the object store.
 type AttachmentRef struct {
-	Name        string `json:"name"`
-	ContentType string `json:"contentType"`
-	Size        int64  `json:"size"`
-	Key         string `json:"key"`
+	Name        string `json:"name" db:"name"`
+	ContentType string `json:"contentType" db:"content_type"`
+	Size        int64  `json:"size" db:"size"`
+	Key         string `json:"key" db:"key"`
 }
 
 const alertColumns = `id, tenant_id, created_by, client_key, alert_type, priority, subject, sender_name,

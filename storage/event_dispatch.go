@@ -32,24 +32,21 @@ type EventOutbox struct {
 func (o *EventOutbox) Dispatch(ctx context.Context, limit int, deliver func(e PendingEvent, subscriptions []int64) error) (int, error) {
 	var n int
 	err := o.DB.InTx(ctx, func(tx *sqlx.Tx) error {
-		var events []PendingEvent
-		if err := tx.SelectContext(ctx, &events, `
+		events, err := SelectAll[PendingEvent](ctx, tx, "claim events", `
 			SELECT id, tenant_id, type, payload, created_at FROM events
 			WHERE dispatched_at IS NULL ORDER BY created_at LIMIT $1
-			FOR UPDATE SKIP LOCKED`, limit); err != nil {
-			return fmt.Errorf("claim events: %w", err)
-		}
-		if len(events) == 0 {
-			return nil
+			FOR UPDATE SKIP LOCKED`, limit)
+		if err != nil || len(events) == 0 {
+			return err
 		}
 		ids := make([]string, len(events))
 		for i, e := range events {
 			ids[i] = e.ID
-			var subs []int64
-			if err := tx.SelectContext(ctx, &subs, `
+			subs, err := SelectAll[int64](ctx, tx, "match subscriptions", `
 				SELECT id FROM hook_subscriptions
-				WHERE tenant_id = $1 AND active AND $2 = ANY(event_types) ORDER BY id`, e.Tenant, e.Type); err != nil {
-				return fmt.Errorf("match subscriptions: %w", err)
+				WHERE tenant_id = $1 AND active AND $2 = ANY(event_types) ORDER BY id`, e.Tenant, e.Type)
+			if err != nil {
+				return err
 			}
 			if err := deliver(e, subs); err != nil {
 				return err

@@ -2,7 +2,6 @@ package storage
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"time"
@@ -45,17 +44,9 @@ type HookAttempts struct {
 
 // Target returns the tenant's subscription id, ErrNotFound when it has none.
 func (s *HookAttempts) Target(ctx context.Context, tenant string, id int64) (HookTarget, error) {
-	var t HookTarget
-	err := s.DB.GetContext(ctx, &t, `
+	return GetOne[HookTarget](ctx, s.DB, "load subscription", `
 		SELECT url, headers, secret_encrypted, active FROM hook_subscriptions
 		WHERE id = $1 AND tenant_id = $2`, id, tenant)
-	if errors.Is(err, sql.ErrNoRows) {
-		return t, ErrNotFound
-	}
-	if err != nil {
-		return t, fmt.Errorf("load subscription: %w", err)
-	}
-	return t, nil
 }
 
 // Record stores the attempt (a retried attempt replaces its row) and

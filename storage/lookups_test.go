@@ -7,6 +7,7 @@ import (
 
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/storagetest"
 )
 
 func TestMissingDirectoryUsersAreTenantScoped(t *testing.T) {
@@ -36,10 +37,7 @@ func TestSmokeRunsAreTenantScoped(t *testing.T) {
 	ctx := context.Background()
 	db := stacktest.DB(t)
 	tenant := stacktest.NewTenant()
-	var id int64
-	if err := db.GetContext(ctx, &id, `INSERT INTO smoke_runs (tenant_id, workflow_id) VALUES ($1, 'smoke-1') RETURNING id`, tenant); err != nil {
-		t.Fatal(err)
-	}
+	id := storagetest.NewSmokeRun(t, db, tenant, "smoke-1")
 	if at, err := storage.SmokeRunCreatedAt(ctx, db, tenant, id); err != nil || at.IsZero() {
 		t.Fatalf("created at %v, %v", at, err)
 	}

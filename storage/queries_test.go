@@ -9,16 +9,12 @@ import (
 
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/storagetest"
 )
 
 func TestExecOneWantsARow(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db := stacktest.DB(t)
-	tenant := stacktest.NewTenant()
-	if _, err := db.ExecContext(ctx, `INSERT INTO smoke_runs (tenant_id, workflow_id) VALUES ($1, 'smoke-1')`, tenant); err != nil {
-		t.Fatal(err)
-	}
+	ctx, db, tenant := withRuns(t, "smoke-1")
 	const del = `DELETE FROM smoke_runs WHERE tenant_id = $1`
 	if err := storage.ExecOne(ctx, db, "delete run", del, tenant); err != nil {
 		t.Fatalf("first delete: %v", err)
@@ -34,14 +30,7 @@ func TestExecOneWantsARow(t *testing.T) {
 
 func TestSelectAllReadsEveryRow(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db := stacktest.DB(t)
-	tenant := stacktest.NewTenant()
-	for _, w := range []string{"smoke-b", "smoke-a"} {
-		if _, err := db.ExecContext(ctx, `INSERT INTO smoke_runs (tenant_id, workflow_id) VALUES ($1, $2)`, tenant, w); err != nil {
-			t.Fatal(err)
-		}
-	}
+	ctx, db, tenant := withRuns(t, "smoke-b", "smoke-a")
 	const q = `SELECT workflow_id FROM smoke_runs WHERE tenant_id = $1 ORDER BY workflow_id`
 	got, err := storage.SelectAll[string](ctx, db, "read runs", q, tenant)
 	if err != nil || !slices.Equal(got, []string{"smoke-a", "smoke-b"}) {
@@ -57,14 +46,7 @@ func TestSelectAllReadsEveryRow(t *testing.T) {
 
 func TestPageCountsAndReadsOnePage(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db := stacktest.DB(t)
-	tenant := stacktest.NewTenant()
-	for _, w := range []string{"c", "a", "b"} {
-		if _, err := db.ExecContext(ctx, `INSERT INTO smoke_runs (tenant_id, workflow_id) VALUES ($1, $2)`, tenant, w); err != nil {
-			t.Fatal(err)
-		}
-	}
+	ctx, db, tenant := withRuns(t, "c", "a", "b")
 	const count = `SELECT count(*) FROM smoke_runs WHERE tenant_id = $1`
 	const list = `SELECT workflow_id FROM smoke_runs WHERE tenant_id = $1 ORDER BY workflow_id`
 	args := make([]any, 1, 4)
@@ -75,6 +57,9 @@ func TestPageCountsAndReadsOnePage(t *testing.T) {
 	}
 	if spare := args[:cap(args)]; spare[1] != nil {
 		t.Fatalf("the limit was written into the caller's arguments: %v", spare)
+	}
+	if q, a := storage.PageQuery(list, args, 2, 1); q != list+" LIMIT $2 OFFSET $3" || !slices.Equal(a, []any{tenant, 2, 1}) {
+		t.Fatalf("page query %q %v", q, a)
 	}
 	// Past the last row the list statement does not run (this one would fail).
 	rows, total, err = storage.Page[string](ctx, db, "runs", count, `SELECT no_such_column FROM smoke_runs WHERE tenant_id = $1`, args, 2, 3)
@@ -91,12 +76,7 @@ func TestPageCountsAndReadsOnePage(t *testing.T) {
 
 func TestGetOneReadsOneRow(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db := stacktest.DB(t)
-	tenant := stacktest.NewTenant()
-	if _, err := db.ExecContext(ctx, `INSERT INTO smoke_runs (tenant_id, workflow_id) VALUES ($1, 'smoke-1')`, tenant); err != nil {
-		t.Fatal(err)
-	}
+	ctx, db, tenant := withRuns(t, "smoke-1")
 	const q = `SELECT workflow_id FROM smoke_runs WHERE tenant_id = $1`
 	if got, err := storage.GetOne[string](ctx, db, "read run", q, tenant); err != nil || got != "smoke-1" {
 		t.Fatalf("row %q, %v", got, err)
@@ -108,4 +88,17 @@ func TestGetOneReadsOneRow(t *testing.T) {
 	if err == nil || errors.Is(err, storage.ErrNotFound) || !strings.HasPrefix(err.Error(), "read run: ") {
 		t.Fatalf("a failing query: %v", err)
 	}
+}
+
+// withRuns returns a test database and a new tenant that has a smoke run
+// of each of workflows.
+func withRuns(t *testing.T, workflows ...string) (context.Context, *storage.DB, string) {
+	t.Helper()
+	ctx := context.Background()
+	db := stacktest.DB(t)
+	tenant := stacktest.NewTenant()
+	for _, w := range workflows {
+		storagetest.NewSmokeRun(t, db, tenant, w)
+	}
+	return ctx, db, tenant
 }

@@ -134,13 +134,20 @@ func Page[T any](ctx context.Context, q sqlx.QueryerContext, what, count, list s
 	if total == 0 || int64(offset) >= total {
 		return []T{}, total, nil
 	}
-	n := len(args)
-	rows, err := SelectAll[T](ctx, q, "list "+what, list+` LIMIT $`+strconv.Itoa(n+1)+` OFFSET $`+strconv.Itoa(n+2),
-		append(args[:n:n], limit, offset)...)
+	query, pageArgs := PageQuery(list, args, limit, offset)
+	rows, err := SelectAll[T](ctx, q, "list "+what, query, pageArgs...)
 	if err != nil {
 		return nil, 0, err
 	}
 	return rows, total, nil
+}
+
+// PageQuery is the statement and arguments Page reads a page with: list
+// with limit and offset bound as the parameters after args (args itself
+// is left as it is).
+func PageQuery(list string, args []any, limit, offset int) (string, []any) {
+	n := len(args)
+	return list + ` LIMIT $` + strconv.Itoa(n+1) + ` OFFSET $` + strconv.Itoa(n+2), append(args[:n:n], limit, offset)
 }
 
 // ExecOne runs a statement that must change a row: when it changes none,

@@ -3,13 +3,13 @@ package benchdata_test
 import (
 	"context"
 	"testing"
-	"time"
 
 	"github.com/jmoiron/sqlx"
 
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/benchdata"
+	"github.com/tocsin/tocsin/storage/storagetest"
 )
 
 func TestSeedAndReadBack(t *testing.T) {
@@ -30,17 +30,7 @@ func TestSeedAndReadBack(t *testing.T) {
 		t.Fatalf("%d members with phones (%v)", members, err)
 	}
 
-	var id int64
-	err = db.InTx(ctx, func(tx *sqlx.Tx) error {
-		if id, err = storage.NextAlertID(ctx, tx); err != nil {
-			return err
-		}
-		return storage.InsertAlert(ctx, tx, &storage.Alert{ID: id, TenantID: tenant, Type: "Notification", Priority: "Normal",
-			Subject: "s", Settings: []byte(`{}`), Status: storage.AlertProcessing, WorkflowID: "wf", CreatedAt: time.Now()})
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	id := storagetest.NewAlert(t, db, tenant)
 	if _, err := db.ExecContext(ctx, `INSERT INTO alert_recipients (tenant_id, alert_id, seq) SELECT $1, $2, g FROM generate_series(1, 3) g`, tenant, id); err != nil {
 		t.Fatal(err)
 	}

@@ -251,39 +251,45 @@ type Query struct {
 	Args []any
 }
 
-// FindQueries returns the page and count statements of a search, so that
-// tests and the benchmark can EXPLAIN exactly what Find runs. ok is false
-// when the filter cannot match anything (an unknown group).
-func FindQueries(ctx context.Context, db sqlx.QueryerContext, tenant string, f Filter, orderBy string, limit, offset int) (page, count Query, ok bool, err error) {
+// FindQueries returns the statements of a search: list reads every match
+// in orderBy order (Find reads a page of it with storage.Page) and count
+// counts them, so that tests and the benchmark can EXPLAIN exactly what Find
+// runs. ok is false when the filter cannot match anything (an unknown group).
+func FindQueries(ctx context.Context, db sqlx.QueryerContext, tenant string, f Filter, orderBy string) (list, count Query, ok bool, err error) {
 	groupPath := ""
 	if f.GroupID != 0 && f.IncludeSubgroups {
-		err := sqlx.GetContext(ctx, db, &groupPath, `SELECT path FROM groups WHERE tenant_id = $1 AND id = $2`, tenant, f.GroupID)
-		if errors.Is(err, sql.ErrNoRows) || (err == nil && groupPath == "") {
-			return Query{}, Query{}, false, nil
-		}
-		if err != nil {
-			return Query{}, Query{}, false, fmt.Errorf("look up group: %w", err)
+		if groupPath, ok, err = lookUpPath(ctx, db, tenant, f.GroupID); err != nil || !ok {
+			return Query{}, Query{}, false, err
 		}
 	}
 	w, args := where(tenant, f, groupPath)
-	page = Query{
-		SQL: fmt.Sprintf("SELECT %s\nFROM people p\nWHERE %s\nORDER BY %s\nLIMIT %d OFFSET %d",
-			personColumns, w, orderBy, limit, offset),
-		Args: args,
-	}
+	list = Query{SQL: fmt.Sprintf("SELECT %s\nFROM people p\nWHERE %s\nORDER BY %s", personColumns, w, orderBy), Args: args}
 	count = Query{SQL: "SELECT count(*) FROM people p WHERE " + w, Args: args}
-	return page, count, true, nil
+	return list, count, true, nil
+}
+
+// lookUpPath returns the path of the tenant's group id; ok is false when
+// there is no such group (or it has no path yet).
+func lookUpPath(ctx context.Context, db sqlx.QueryerContext, tenant string, id int64) (path string, ok bool, err error) {
+	err = sqlx.GetContext(ctx, db, &path, `SELECT path FROM groups WHERE tenant_id = $1 AND id = $2`, tenant, id)
+	if errors.Is(err, sql.ErrNoRows) || (err == nil && path == "") {
+		return "", false, nil
+	}
+	if err != nil {
+		return "", false, fmt.Errorf("look up group: %w", err)
+	}
+	return path, true, nil
 }
 
 // Find returns one page of the contacts matching f, in orderBy order (an
 // ORDER BY list built with rest.OrderBy over SortColumns), with their
 // contact information, groups and lists, and the number of all matches.
 func Find(ctx context.Context, db *sqlx.DB, tenant string, f Filter, orderBy string, limit, offset int) ([]Person, int64, error) {
-	page, count, ok, err := FindQueries(ctx, db, tenant, f, orderBy, limit, offset)
+	list, count, ok, err := FindQueries(ctx, db, tenant, f, orderBy)
 	if err != nil || !ok {
 		return nil, 0, err
 	}
-	people, total, err := countedPage[Person](ctx, db, "contacts", offset, count.SQL, page.SQL, page.Args...)
+	people, total, err := storage.Page[Person](ctx, db, "contacts", count.SQL, list.SQL, list.Args, limit, offset)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -307,43 +313,31 @@ func loadDetails(ctx context.Context, db sqlx.QueryerContext, tenant string, peo
 		people[i].Emails, people[i].Phones, people[i].Devices = []Email{}, []Phone{}, []Device{}
 		people[i].Locations, people[i].Groups, people[i].Lists = []Location{}, []Group{}, []ListRef{}
 	}
-	var emails []Email
-	if err := sqlx.SelectContext(ctx, db, &emails, `SELECT person_id, address, label, verification_status, verified_at, created_at
-		FROM person_emails WHERE tenant_id = $1 AND person_id = ANY($2) ORDER BY person_id, id`, tenant, ids); err != nil {
-		return fmt.Errorf("load emails: %w", err)
+	if err := attach(ctx, db, "load emails", `SELECT person_id, address, label, verification_status, verified_at, created_at
+		FROM person_emails WHERE tenant_id = $1 AND person_id = ANY($2) ORDER BY person_id, id`, tenant, ids,
+		func(e Email) { at[e.PersonID].Emails = append(at[e.PersonID].Emails, e) }); err != nil {
+		return err
 	}
-	for _, e := range emails {
-		at[e.PersonID].Emails = append(at[e.PersonID].Emails, e)
+	if err := attach(ctx, db, "load phones", `SELECT person_id, number, phone_type, can_text, can_call, verification_status, verified_at, created_at
+		FROM person_phones WHERE tenant_id = $1 AND person_id = ANY($2) ORDER BY person_id, id`, tenant, ids,
+		func(ph Phone) { at[ph.PersonID].Phones = append(at[ph.PersonID].Phones, ph) }); err != nil {
+		return err
 	}
-	var phones []Phone
-	if err := sqlx.SelectContext(ctx, db, &phones, `SELECT person_id, number, phone_type, can_text, can_call, verification_status, verified_at, created_at
-		FROM person_phones WHERE tenant_id = $1 AND person_id = ANY($2) ORDER BY person_id, id`, tenant, ids); err != nil {
-		return fmt.Errorf("load phones: %w", err)
+	if err := attach(ctx, db, "load devices", `SELECT id, person_id, app, platform, token, created_at
+		FROM person_devices WHERE tenant_id = $1 AND person_id = ANY($2) ORDER BY person_id, id`, tenant, ids,
+		func(d Device) { at[d.PersonID].Devices = append(at[d.PersonID].Devices, d) }); err != nil {
+		return err
 	}
-	for _, ph := range phones {
-		at[ph.PersonID].Phones = append(at[ph.PersonID].Phones, ph)
+	if err := attach(ctx, db, "load locations", `SELECT id, person_id, name, address, latitude, longitude, created_at
+		FROM person_locations WHERE tenant_id = $1 AND person_id = ANY($2) ORDER BY person_id, id`, tenant, ids,
+		func(l Location) { at[l.PersonID].Locations = append(at[l.PersonID].Locations, l) }); err != nil {
+		return err
 	}
-	var devices []Device
-	if err := sqlx.SelectContext(ctx, db, &devices, `SELECT id, person_id, app, platform, token, created_at
-		FROM person_devices WHERE tenant_id = $1 AND person_id = ANY($2) ORDER BY person_id, id`, tenant, ids); err != nil {
-		return fmt.Errorf("load devices: %w", err)
-	}
-	for _, d := range devices {
-		at[d.PersonID].Devices = append(at[d.PersonID].Devices, d)
-	}
-	var locations []Location
-	if err := sqlx.SelectContext(ctx, db, &locations, `SELECT id, person_id, name, address, latitude, longitude, created_at
-		FROM person_locations WHERE tenant_id = $1 AND person_id = ANY($2) ORDER BY person_id, id`, tenant, ids); err != nil {
-		return fmt.Errorf("load locations: %w", err)
-	}
-	for _, l := range locations {
-		at[l.PersonID].Locations = append(at[l.PersonID].Locations, l)
-	}
-	var groups []Group
-	if err := sqlx.SelectContext(ctx, db, &groups, `SELECT gm.person_id, g.id, g.name, g.parent_id, g.depth, g.path, gm.created_at AS since
+	groups, err := storage.SelectAll[Group](ctx, db, "load groups", `SELECT gm.person_id, g.id, g.name, g.parent_id, g.depth, g.path, gm.created_at AS since
 		FROM group_memberships gm JOIN groups g ON g.id = gm.group_id
-		WHERE gm.tenant_id = $1 AND g.tenant_id = $1 AND gm.person_id = ANY($2) ORDER BY gm.person_id, g.path`, tenant, ids); err != nil {
-		return fmt.Errorf("load groups: %w", err)
+		WHERE gm.tenant_id = $1 AND g.tenant_id = $1 AND gm.person_id = ANY($2) ORDER BY gm.person_id, g.path`, tenant, ids)
+	if err != nil {
+		return err
 	}
 	paths := make([]string, len(groups))
 	for i, g := range groups {
@@ -360,14 +354,22 @@ func loadDetails(ctx context.Context, db sqlx.QueryerContext, tenant string, peo
 		}
 		at[g.PersonID].Groups = append(at[g.PersonID].Groups, g)
 	}
-	var lists []ListRef
-	if err := sqlx.SelectContext(ctx, db, &lists, `SELECT m.person_id, l.id, l.name
+	return attach(ctx, db, "load lists", `SELECT m.person_id, l.id, l.name
 		FROM distribution_list_members m JOIN distribution_lists l ON l.id = m.list_id
-		WHERE m.tenant_id = $1 AND l.tenant_id = $1 AND m.person_id = ANY($2) ORDER BY m.person_id, l.name, l.id`, tenant, ids); err != nil {
-		return fmt.Errorf("load lists: %w", err)
+		WHERE m.tenant_id = $1 AND l.tenant_id = $1 AND m.person_id = ANY($2) ORDER BY m.person_id, l.name, l.id`, tenant, ids,
+		func(l ListRef) { at[l.PersonID].Lists = append(at[l.PersonID].Lists, l) })
+}
+
+// attach reads the rows query answers for a page of people (tenant and
+// their ids as $1 and $2) and passes each, in order, to add. what names the
+// rows in errors.
+func attach[T any](ctx context.Context, db sqlx.QueryerContext, what, query, tenant string, ids pq.Int64Array, add func(T)) error {
+	rows, err := storage.SelectAll[T](ctx, db, what, query, tenant, ids)
+	if err != nil {
+		return err
 	}
-	for _, l := range lists {
-		at[l.PersonID].Lists = append(at[l.PersonID].Lists, l)
+	for _, r := range rows {
+		add(r)
 	}
 	return nil
 }
@@ -378,10 +380,12 @@ func lowerTrim(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
 // count statements Find runs for f with the default order, so tests and the
 // benchmark can show which indexes serve each filter.
 func Explain(ctx context.Context, db *sqlx.DB, tenant string, f Filter, limit int) (page, count string, err error) {
-	pageQ, countQ, ok, err := FindQueries(ctx, db, tenant, f, DefaultOrder+", "+TieBreak, limit, 0)
+	listQ, countQ, ok, err := FindQueries(ctx, db, tenant, f, DefaultOrder+", "+TieBreak)
 	if err != nil || !ok {
 		return "", "", err
 	}
+	pageQ := Query{}
+	pageQ.SQL, pageQ.Args = storage.PageQuery(listQ.SQL, listQ.Args, limit, 0)
 	explain := func(q Query) (string, error) {
 		var lines []string
 		if err := db.SelectContext(ctx, &lines, "EXPLAIN "+q.SQL, q.Args...); err != nil {

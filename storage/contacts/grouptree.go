@@ -2,14 +2,14 @@ package contacts
 
 import (
 	"context"
-	"database/sql"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
+
+	"github.com/tocsin/tocsin/storage"
 )
 
 // TreeNode is one group of the tenant's group tree with its counts.
@@ -67,13 +67,12 @@ func Tree(ctx context.Context, db *sqlx.DB, tenant string, f TreeFilter, orderBy
 		conds = append(conds, "g.depth = "+arg(*f.Depth))
 	}
 	if f.AncestorID != nil {
-		var path string
-		err := db.GetContext(ctx, &path, `SELECT path FROM groups WHERE tenant_id = $1 AND id = $2`, tenant, *f.AncestorID)
-		if errors.Is(err, sql.ErrNoRows) || (err == nil && path == "") {
-			return []TreeNode{}, 0, nil // an unknown ancestor has nothing below it
-		}
+		path, ok, err := lookUpPath(ctx, db, tenant, *f.AncestorID)
 		if err != nil {
-			return nil, 0, fmt.Errorf("look up group: %w", err)
+			return nil, 0, err
+		}
+		if !ok {
+			return []TreeNode{}, 0, nil // an unknown ancestor has nothing below it
 		}
 		conds = append(conds, "g.path LIKE "+arg(likePrefix(path)), "g.id <> "+arg(*f.AncestorID))
 	}
@@ -81,8 +80,8 @@ func Tree(ctx context.Context, db *sqlx.DB, tenant string, f TreeFilter, orderBy
 	q := fmt.Sprintf(`SELECT g.id, g.name, g.description, g.parent_id, g.depth, g.path, g.is_public,
 		(SELECT count(*) FROM groups c WHERE c.tenant_id = g.tenant_id AND c.parent_id = g.id) AS child_count,
 		(SELECT count(*) FROM group_memberships m WHERE m.group_id = g.id) AS member_count
-		FROM groups g WHERE %s ORDER BY %s LIMIT %d OFFSET %d`, w, orderBy, limit, offset)
-	nodes, total, err := countedPage[TreeNode](ctx, db, "groups", offset, "SELECT count(*) FROM groups g WHERE "+w, q, args...)
+		FROM groups g WHERE %s ORDER BY %s`, w, orderBy)
+	nodes, total, err := storage.Page[TreeNode](ctx, db, "groups", "SELECT count(*) FROM groups g WHERE "+w, q, args, limit, offset)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -3,7 +3,6 @@ package contacts
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 	"time"
 
@@ -59,39 +58,13 @@ const listColumns = `l.id, l.name, l.description, l.created_at, l.updated_at,
 func Lists(ctx context.Context, db *sqlx.DB, tenant, namePrefix, orderBy string, limit, offset int) ([]List, int64, error) {
 	w := "l.tenant_id = $1 AND lower(l.name) LIKE $2"
 	args := []any{tenant, likePrefix(lowerTrim(namePrefix))}
-	return countedPage[List](ctx, db, "lists", offset, "SELECT count(*) FROM distribution_lists l WHERE "+w,
-		fmt.Sprintf("SELECT %s FROM distribution_lists l WHERE %s ORDER BY %s LIMIT %d OFFSET %d", listColumns, w, orderBy, limit, offset), args...)
-}
-
-// countedPage counts the matches with count and, unless there are none from
-// offset on, reads the page with query; both take args. what names the rows
-// in errors.
-func countedPage[T any](ctx context.Context, db *sqlx.DB, what string, offset int, count, query string, args ...any) ([]T, int64, error) {
-	var total int64
-	if err := db.GetContext(ctx, &total, count, args...); err != nil {
-		return nil, 0, fmt.Errorf("count %s: %w", what, err)
-	}
-	out := []T{}
-	if total == 0 || offset >= int(total) {
-		return out, total, nil
-	}
-	if err := db.SelectContext(ctx, &out, query, args...); err != nil {
-		return nil, 0, fmt.Errorf("list %s: %w", what, err)
-	}
-	return out, total, nil
+	return storage.Page[List](ctx, db, "lists", "SELECT count(*) FROM distribution_lists l WHERE "+w,
+		fmt.Sprintf("SELECT %s FROM distribution_lists l WHERE %s ORDER BY %s", listColumns, w, orderBy), args, limit, offset)
 }
 
 // GetList returns one distribution list, or storage.ErrNotFound.
 func GetList(ctx context.Context, db sqlx.QueryerContext, tenant string, id int64) (List, error) {
-	var l List
-	err := sqlx.GetContext(ctx, db, &l, "SELECT "+listColumns+" FROM distribution_lists l WHERE l.tenant_id = $1 AND l.id = $2", tenant, id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return List{}, storage.ErrNotFound
-	}
-	if err != nil {
-		return List{}, fmt.Errorf("get list: %w", err)
-	}
-	return l, nil
+	return storage.GetOne[List](ctx, db, "get list", "SELECT "+listColumns+" FROM distribution_lists l WHERE l.tenant_id = $1 AND l.id = $2", tenant, id)
 }
 
 // Members returns one page of a list's members as summaries, and their number.
@@ -101,9 +74,9 @@ func Members(ctx context.Context, db *sqlx.DB, tenant string, listID int64, orde
 		(SELECT ph.number FROM person_phones ph WHERE ph.person_id = p.id ORDER BY ph.id LIMIT 1) AS primary_phone
 		FROM distribution_list_members m JOIN people p ON p.id = m.person_id
 		WHERE m.tenant_id = $1 AND m.list_id = $2 AND p.tenant_id = $1
-		ORDER BY %s LIMIT %d OFFSET %d`, orderBy, limit, offset)
-	return countedPage[Summary](ctx, db, "members", offset,
-		`SELECT count(*) FROM distribution_list_members m WHERE m.tenant_id = $1 AND m.list_id = $2`, q, tenant, listID)
+		ORDER BY %s`, orderBy)
+	return storage.Page[Summary](ctx, db, "members",
+		`SELECT count(*) FROM distribution_list_members m WHERE m.tenant_id = $1 AND m.list_id = $2`, q, []any{tenant, listID}, limit, offset)
 }
 
 // DeleteList deletes a distribution list and its memberships (not the
@@ -114,9 +87,5 @@ func DeleteList(ctx context.Context, db sqlx.ExecerContext, tenant string, id in
 
 // ListNameTaken reports whether the tenant has a distribution list named name.
 func ListNameTaken(ctx context.Context, db sqlx.QueryerContext, tenant, name string) (bool, error) {
-	var taken bool
-	if err := sqlx.GetContext(ctx, db, &taken, `SELECT EXISTS (SELECT 1 FROM distribution_lists WHERE tenant_id = $1 AND name = $2)`, tenant, name); err != nil {
-		return false, fmt.Errorf("look up list name: %w", err)
-	}
-	return taken, nil
+	return storage.GetOne[bool](ctx, db, "look up list name", `SELECT EXISTS (SELECT 1 FROM distribution_lists WHERE tenant_id = $1 AND name = $2)`, tenant, name)
 }

@@ -34,9 +34,7 @@ var (
 
 // get reads the person's row named key; none is storage.ErrNotFound.
 func (r personRows[T]) get(ctx context.Context, q Querier, tenant string, person int64, key any) (T, error) {
-	var out T
-	err := q.GetContext(ctx, &out, `SELECT `+r.cols+` FROM `+r.table+` WHERE `+r.match(), tenant, person, key)
-	return out, storage.NotFound(err)
+	return storage.GetOne[T](ctx, q, "read "+r.what, `SELECT `+r.cols+` FROM `+r.table+` WHERE `+r.match(), tenant, person, key)
 }
 
 // list reads every row of the person in the order they were added.

@@ -84,9 +84,8 @@ func CreateGroup(ctx context.Context, tx *sqlx.Tx, tenant, name, description str
 
 // GetGroup reads one group of the tenant.
 func GetGroup(ctx context.Context, q Querier, tenant string, id int64) (Group, error) {
-	var r groupRow
-	err := q.GetContext(ctx, &r, groupSelect+` WHERE g.tenant_id = $1 AND g.id = $2`, tenant, id)
-	return r.group(), storage.NotFound(err)
+	r, err := storage.GetOne[groupRow](ctx, q, "read group", groupSelect+` WHERE g.tenant_id = $1 AND g.id = $2`, tenant, id)
+	return r.group(), err
 }
 
 // GroupSorts maps the sortable properties of groups to SQL.
@@ -156,9 +155,7 @@ func FindGroups(ctx context.Context, q Querier, tenant string, f GroupFilter, or
 // GroupIsPublic reports whether the tenant's group exists (ErrNotFound
 // otherwise) and is public.
 func GroupIsPublic(ctx context.Context, q Querier, tenant string, id int64) (bool, error) {
-	var public bool
-	err := q.GetContext(ctx, &public, `SELECT is_public FROM groups WHERE tenant_id = $1 AND id = $2`, tenant, id)
-	return public, storage.NotFound(err)
+	return storage.GetOne[bool](ctx, q, "read group", `SELECT is_public FROM groups WHERE tenant_id = $1 AND id = $2`, tenant, id)
 }
 
 // AddMembership makes the person a direct member of the group; it reports

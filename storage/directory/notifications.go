@@ -31,10 +31,8 @@ func AddLocation(ctx context.Context, q Querier, tenant string, person int64, c 
 
 // GetLocation reads one location of the person.
 func GetLocation(ctx context.Context, q Querier, tenant string, person, id int64) (Location, error) {
-	var r Location
-	err := q.GetContext(ctx, &r, `SELECT id, name, address, latitude, longitude, created_at FROM person_locations
+	return storage.GetOne[Location](ctx, q, "read location", `SELECT id, name, address, latitude, longitude, created_at FROM person_locations
 		WHERE tenant_id = $1 AND person_id = $2 AND id = $3`, tenant, person, id)
-	return r, storage.NotFound(err)
 }
 
 // ListLocations reads the person's locations.

@@ -104,16 +104,12 @@ func syncAppDevices(ctx context.Context, tx *sqlx.Tx, tenant string, person int6
 
 // GetUser reads a user of the directory; ErrNotFound when there is none.
 func GetUser(ctx context.Context, q Querier, tenant, dir string, id int64) (User, error) {
-	var u User
-	err := q.GetContext(ctx, &u, `SELECT `+userCols+` FROM people WHERE tenant_id = $1 AND directory_id = $2 AND id = $3`, tenant, dir, id)
-	return u, storage.NotFound(err)
+	return storage.GetOne[User](ctx, q, "read user", `SELECT `+userCols+` FROM people WHERE tenant_id = $1 AND directory_id = $2 AND id = $3`, tenant, dir, id)
 }
 
 // LockUser checks the user exists and locks its row for the transaction.
 func LockUser(ctx context.Context, tx *sqlx.Tx, tenant, dir string, id int64) (User, error) {
-	var u User
-	err := tx.GetContext(ctx, &u, `SELECT `+userCols+` FROM people WHERE tenant_id = $1 AND directory_id = $2 AND id = $3 FOR UPDATE`, tenant, dir, id)
-	return u, storage.NotFound(err)
+	return storage.GetOne[User](ctx, tx, "lock user", `SELECT `+userCols+` FROM people WHERE tenant_id = $1 AND directory_id = $2 AND id = $3 FOR UPDATE`, tenant, dir, id)
 }
 
 // UpdateUser replaces the base information. apps nil leaves the mobile apps as they are.

@@ -94,10 +94,8 @@ func NewSalt() ([]byte, error) {
 
 // ContactStatus reads the verification status of the person's address.
 func ContactStatus(ctx context.Context, q Querier, tenant string, person int64, kind Kind, address string) (Status, error) {
-	var st Status
 	t := kind.addresses()
-	err := q.GetContext(ctx, &st, `SELECT verification_status FROM `+t.table+` WHERE `+t.match(), tenant, person, address)
-	return st, storage.NotFound(err)
+	return storage.GetOne[Status](ctx, q, "read verification status", `SELECT verification_status FROM `+t.table+` WHERE `+t.match(), tenant, person, address)
 }
 
 func setContactStatus(ctx context.Context, q Querier, tenant string, person int64, kind Kind, address string, st Status) error {
@@ -286,14 +284,12 @@ func (r verificationRow) attempt() Attempt {
 }
 
 func lockVerification(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, kind Kind, address string) (verificationRow, error) {
-	var r verificationRow
-	err := tx.GetContext(ctx, &r, `
+	return storage.GetOne[verificationRow](ctx, tx, "lock verification", `
 		SELECT v.id, p.directory_id, v.status, v.seq, v.code_salt, v.code_hash, v.attempts, v.max_attempts, v.sent_at, v.expires_at,
 			coalesce(v.expires_at <= now(), false) AS expired
 		FROM directory_verifications v JOIN people p ON p.id = v.person_id
 		WHERE v.tenant_id = $1 AND v.person_id = $2 AND v.kind = $3 AND v.address = $4
 		FOR UPDATE OF v`, tenant, person, kind, address)
-	return r, storage.NotFound(err)
 }
 
 // settle moves the verification to a final status, with the contact's status and the event.

@@ -70,11 +70,11 @@ func (s *Store) withAssets(ctx context.Context, tenant string, files []File) ([]
 	for i, f := range files {
 		ids[i] = f.ID
 	}
-	var assets []Asset
-	if err := s.DB.SelectContext(ctx, &assets, `SELECT file_id, kind, object_key, content_type, size_bytes, sha256, details FROM file_assets
+	assets, err := storage.SelectAll[Asset](ctx, s.DB, "load file assets", `SELECT file_id, kind, object_key, content_type, size_bytes, sha256, details FROM file_assets
 		WHERE tenant_id = $1 AND file_id = ANY($2)
-		ORDER BY file_id, array_position(ARRAY['original','resized','voice','eas'], kind)`, tenant, ids); err != nil {
-		return nil, fmt.Errorf("load file assets: %w", err)
+		ORDER BY file_id, array_position(ARRAY['original','resized','voice','eas'], kind)`, tenant, ids)
+	if err != nil {
+		return nil, err
 	}
 	byFile := map[int64][]Asset{}
 	for _, a := range assets {
@@ -90,11 +90,11 @@ func (s *Store) withAssets(ctx context.Context, tenant string, files []File) ([]
 // is not empty and only those whose full name contains term
 // (case-insensitive) when it is not empty.
 func (s *Store) List(ctx context.Context, tenant, kind, term string) ([]File, error) {
-	var rows []File
-	if err := s.DB.SelectContext(ctx, &rows, `SELECT `+fileColumns+` FROM files
+	rows, err := storage.SelectAll[File](ctx, s.DB, "list files", `SELECT `+fileColumns+` FROM files
 		WHERE tenant_id = $1 AND ($2 = '' OR kind = $2) AND ($3 = '' OR strpos(lower(full_name), lower($3)) > 0)
-		ORDER BY full_name`, tenant, kind, term); err != nil {
-		return nil, fmt.Errorf("list files: %w", err)
+		ORDER BY full_name`, tenant, kind, term)
+	if err != nil {
+		return nil, err
 	}
 	return s.withAssets(ctx, tenant, rows)
 }
@@ -102,13 +102,9 @@ func (s *Store) List(ctx context.Context, tenant, kind, term string) ([]File, er
 // Get returns the tenant's file by full name, storage.ErrNotFound when it
 // has none.
 func (s *Store) Get(ctx context.Context, tenant, fullName string) (File, error) {
-	var f File
-	err := s.DB.GetContext(ctx, &f, `SELECT `+fileColumns+` FROM files WHERE tenant_id = $1 AND full_name = $2`, tenant, fullName)
-	if errors.Is(storage.NotFound(err), storage.ErrNotFound) {
-		return f, storage.ErrNotFound
-	}
+	f, err := storage.GetOne[File](ctx, s.DB, "load file", `SELECT `+fileColumns+` FROM files WHERE tenant_id = $1 AND full_name = $2`, tenant, fullName)
 	if err != nil {
-		return f, fmt.Errorf("load file: %w", err)
+		return f, err
 	}
 	fs, err := s.withAssets(ctx, tenant, []File{f})
 	if err != nil {
@@ -119,41 +115,23 @@ func (s *Store) Get(ctx context.Context, tenant, fullName string) (File, error) 
 
 // Exists reports whether the tenant has a file of that full name.
 func (s *Store) Exists(ctx context.Context, tenant, fullName string) (bool, error) {
-	var exists bool
-	if err := s.DB.GetContext(ctx, &exists, `SELECT EXISTS (SELECT 1 FROM files WHERE tenant_id = $1 AND full_name = $2)`, tenant, fullName); err != nil {
-		return false, fmt.Errorf("look up file: %w", err)
-	}
-	return exists, nil
+	return storage.GetOne[bool](ctx, s.DB, "look up file", `SELECT EXISTS (SELECT 1 FROM files WHERE tenant_id = $1 AND full_name = $2)`, tenant, fullName)
 }
 
 // Original returns the original version of the tenant's file by full name
 // as an alert attachment, storage.ErrNotFound when there is none.
 func (s *Store) Original(ctx context.Context, tenant, fullName string) (storage.AttachmentRef, error) {
-	var ref storage.AttachmentRef
-	err := s.DB.QueryRowxContext(ctx, `SELECT f.file_name, a.content_type, a.size_bytes, a.object_key
+	return storage.GetOne[storage.AttachmentRef](ctx, s.DB, "look up attachment", `SELECT f.file_name AS name, a.content_type,
+			a.size_bytes AS size, a.object_key AS key
 		FROM files f JOIN file_assets a ON a.file_id = f.id AND a.tenant_id = f.tenant_id AND a.kind = 'original'
-		WHERE f.tenant_id = $1 AND f.full_name = $2`, tenant, fullName).Scan(&ref.Name, &ref.ContentType, &ref.Size, &ref.Key)
-	if errors.Is(storage.NotFound(err), storage.ErrNotFound) {
-		return ref, storage.ErrNotFound
-	}
-	if err != nil {
-		return ref, fmt.Errorf("look up attachment: %w", err)
-	}
-	return ref, nil
+		WHERE f.tenant_id = $1 AND f.full_name = $2`, tenant, fullName)
 }
 
 // SetDescription changes the description of the tenant's file by full
 // name, storage.ErrNotFound when it has none.
 func (s *Store) SetDescription(ctx context.Context, tenant, fullName, description string) error {
-	res, err := s.DB.ExecContext(ctx, `UPDATE files SET description = $3, updated_at = now() WHERE tenant_id = $1 AND full_name = $2`,
+	return storage.ExecOne(ctx, s.DB, "update description", `UPDATE files SET description = $3, updated_at = now() WHERE tenant_id = $1 AND full_name = $2`,
 		tenant, fullName, description)
-	if err != nil {
-		return fmt.Errorf("update description: %w", err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return storage.ErrNotFound
-	}
-	return nil
 }
 
 // NewFile is a file whose objects are stored, to be recorded.
@@ -231,26 +209,25 @@ func (s *Store) Create(ctx context.Context, f NewFile) error {
 	return nil
 }
 
+// lockedFile is the id and kind of a file being deleted.
+type lockedFile struct {
+	ID   int64  `db:"id"`
+	Kind string `db:"kind"`
+}
+
 // Delete removes the tenant's file by full name: its objects first (if the
 // object store fails, the metadata stays as it was and the error wraps
 // ErrObjectStore), then its metadata with the file.deleted event.
 // storage.ErrNotFound when the tenant has no such file.
 func (s *Store) Delete(ctx context.Context, tenant, fullName string) error {
 	return s.DB.InTx(ctx, func(tx *sqlx.Tx) error {
-		var f struct {
-			ID   int64  `db:"id"`
-			Kind string `db:"kind"`
-		}
-		err := tx.GetContext(ctx, &f, `SELECT id, kind FROM files WHERE tenant_id = $1 AND full_name = $2 FOR UPDATE`, tenant, fullName)
-		if errors.Is(storage.NotFound(err), storage.ErrNotFound) {
-			return storage.ErrNotFound
-		}
+		f, err := storage.GetOne[lockedFile](ctx, tx, "lock file", `SELECT id, kind FROM files WHERE tenant_id = $1 AND full_name = $2 FOR UPDATE`, tenant, fullName)
 		if err != nil {
-			return fmt.Errorf("lock file: %w", err)
+			return err
 		}
-		var keys []string
-		if err := tx.SelectContext(ctx, &keys, `SELECT object_key FROM file_assets WHERE tenant_id = $1 AND file_id = $2`, tenant, f.ID); err != nil {
-			return fmt.Errorf("file assets: %w", err)
+		keys, err := storage.SelectAll[string](ctx, tx, "file assets", `SELECT object_key FROM file_assets WHERE tenant_id = $1 AND file_id = $2`, tenant, f.ID)
+		if err != nil {
+			return err
 		}
 		for _, k := range keys {
 			if err := s.Objects.Client.RemoveObject(ctx, s.Objects.Bucket, k, minio.RemoveObjectOptions{}); err != nil {

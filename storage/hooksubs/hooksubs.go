@@ -134,9 +134,5 @@ func (s *Store) History(ctx context.Context, tenant string, id int64, order stri
 
 // Attempt returns the tenant's delivery attempt id.
 func (s *Store) Attempt(ctx context.Context, tenant string, id int64) (Attempt, error) {
-	var r Attempt
-	if err := s.DB.GetContext(ctx, &r, `SELECT `+attemptColumns+` FROM hook_attempts WHERE id = $1 AND tenant_id = $2`, id, tenant); err != nil {
-		return r, fmt.Errorf("read attempt: %w", storage.NotFound(err))
-	}
-	return r, nil
+	return storage.GetOne[Attempt](ctx, s.DB, "read attempt", `SELECT `+attemptColumns+` FROM hook_attempts WHERE id = $1 AND tenant_id = $2`, id, tenant)
 }

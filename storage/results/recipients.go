@@ -71,23 +71,15 @@ func (s *Store) Recipients(ctx context.Context, f RecipientFilter, order string,
 // Recipient returns recipient seq of an alert, storage.ErrNotFound when the
 // alert has none.
 func (s *Store) Recipient(ctx context.Context, tenant string, alertID, seq int64) (Recipient, error) {
-	var r Recipient
-	if err := s.DB.GetContext(ctx, &r, `SELECT `+recipientColumns+` FROM alert_recipients r WHERE r.alert_id = $1 AND r.tenant_id = $2 AND r.seq = $3`,
-		alertID, tenant, seq); err != nil {
-		return r, storage.NotFound(err)
-	}
-	return r, nil
+	return storage.GetOne[Recipient](ctx, s.DB, "read recipient", `SELECT `+recipientColumns+` FROM alert_recipients r WHERE r.alert_id = $1 AND r.tenant_id = $2 AND r.seq = $3`,
+		alertID, tenant, seq)
 }
 
 // FirstRecipient returns an alert's first recipient, storage.ErrNotFound
 // when it has none.
 func (s *Store) FirstRecipient(ctx context.Context, tenant string, alertID int64) (Recipient, error) {
-	var r Recipient
-	if err := s.DB.GetContext(ctx, &r, `SELECT `+recipientColumns+` FROM alert_recipients r WHERE r.alert_id = $1 AND r.tenant_id = $2
-		ORDER BY r.seq LIMIT 1`, alertID, tenant); err != nil {
-		return r, storage.NotFound(err)
-	}
-	return r, nil
+	return storage.GetOne[Recipient](ctx, s.DB, "read first recipient", `SELECT `+recipientColumns+` FROM alert_recipients r WHERE r.alert_id = $1 AND r.tenant_id = $2
+		ORDER BY r.seq LIMIT 1`, alertID, tenant)
 }
 
 // RecipientsBySeq returns the recipients of an alert with these numbers.
@@ -167,20 +159,27 @@ func (s *Store) LatestStatuses(ctx context.Context, tenant string, alertID int64
 // Delivery is a delivery of an alert, to one recipient or destination on
 // one channel in one cycle.
 type Delivery struct {
-	Channel           string `db:"channel"`
-	Cycle             int    `db:"cycle"`
-	Seq               int64  `db:"seq"`
-	Address           string `db:"address"`
-	Status            string `db:"status"`
-	Attempts          int    `db:"attempts"`
-	ProviderMessageID string `db:"provider_message_id"`
-	Error             string `db:"error"`
-	Permanent         bool   `db:"permanent"`
+	Channel   string `db:"channel"`
+	Cycle     int    `db:"cycle"`
+	Seq       int64  `db:"seq"`
+	Address   string `db:"address"`
+	Permanent bool   `db:"permanent"`
 	// Key is the idempotency key, read only for shared deliveries.
-	Key         string     `db:"key"`
-	SentAt      *time.Time `db:"sent_at"`
-	DeliveredAt *time.Time `db:"delivered_at"`
-	UpdatedAt   time.Time  `db:"updated_at"`
+	Key string `db:"key"`
+	Outcome
+}
+
+// Outcome is where a delivery to one address stands: its status, the
+// attempts made, the provider's message id or the last error, and when it
+// was sent, delivered and last changed.
+type Outcome struct {
+	Status            string     `db:"status"`
+	Attempts          int        `db:"attempts"`
+	ProviderMessageID string     `db:"provider_message_id"`
+	Error             string     `db:"error"`
+	SentAt            *time.Time `db:"sent_at"`
+	DeliveredAt       *time.Time `db:"delivered_at"`
+	UpdatedAt         time.Time  `db:"updated_at"`
 }
 
 const deliveryColumns = `channel, cycle, seq, address, status, attempts, provider_message_id, error, permanent,
@@ -252,17 +251,11 @@ func (s *Store) EtnTargetCounts(ctx context.Context, tenant string, alertID int6
 
 // EtnTarget is a number an ETN alert with areas called.
 type EtnTarget struct {
-	Seq               int64      `db:"seq"`
-	Phone             string     `db:"phone"`
-	PersonID          *int64     `db:"person_id"`
-	Name              string     `db:"name"`
-	Status            string     `db:"status"`
-	Attempts          int        `db:"attempts"`
-	ProviderMessageID string     `db:"provider_message_id"`
-	Error             string     `db:"error"`
-	SentAt            *time.Time `db:"sent_at"`
-	DeliveredAt       *time.Time `db:"delivered_at"`
-	UpdatedAt         time.Time  `db:"updated_at"`
+	Seq      int64  `db:"seq"`
+	Phone    string `db:"phone"`
+	PersonID *int64 `db:"person_id"`
+	Name     string `db:"name"`
+	Outcome
 }
 
 // EtnTargets returns a page of an alert's ETN targets in order.

@@ -47,6 +47,17 @@ func newAlert(t *testing.T, db *storage.DB, tenant string, a storage.Alert) *sto
 	return &a
 }
 
+// respondedEvents counts the tenant's recipient.responded events.
+func respondedEvents(t *testing.T, db *storage.DB, tenant string) int {
+	t.Helper()
+	var n int
+	if err := db.GetContext(context.Background(), &n, `SELECT count(*) FROM events WHERE tenant_id = $1 AND type = $2`,
+		tenant, storage.EventRecipientResponded); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
 func TestFindAlertsFiltersAndScopes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -222,9 +233,8 @@ func TestRecipientsDeliveriesAndAnswers(t *testing.T) {
 	if _, total, _ := s.ChannelDeliveries(ctx, other, al.ID, "email", 10, 0); total != 0 {
 		t.Fatal("another tenant reads the deliveries")
 	}
-	var n int
-	if err := db.GetContext(ctx, &n, `SELECT count(*) FROM events WHERE tenant_id = $1 AND type = $2`, tenant, storage.EventRecipientResponded); err != nil || n != 2 {
-		t.Fatalf("%d responded events, %v", n, err)
+	if n := respondedEvents(t, db, tenant); n != 2 {
+		t.Fatalf("%d responded events", n)
 	}
 }
 
@@ -283,9 +293,8 @@ func TestReceiptsAndCallsRecountTheirBatch(t *testing.T) {
 	if r, _ := s.Recipient(ctx, tenant, al.ID, 3); r.ConfirmedAt == nil {
 		t.Fatal("the call's confirmation did not confirm the recipient")
 	}
-	var n int
-	if err := db.GetContext(ctx, &n, `SELECT count(*) FROM events WHERE tenant_id = $1 AND type = $2`, tenant, storage.EventRecipientResponded); err != nil || n != 1 {
-		t.Fatalf("%d responded events for two confirmations, %v", n, err)
+	if n := respondedEvents(t, db, tenant); n != 1 {
+		t.Fatalf("%d responded events for two confirmations", n)
 	}
 }
 

@@ -2,9 +2,11 @@ package storagetest_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/tocsin/tocsin/internal/stacktest"
+	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/storagetest"
 )
 
@@ -13,14 +15,11 @@ func TestSmokeRunWorkflowIsTheTenants(t *testing.T) {
 	ctx := context.Background()
 	db := stacktest.DB(t)
 	tenant := stacktest.NewTenant()
-	var id int64
-	if err := db.GetContext(ctx, &id, `INSERT INTO smoke_runs (tenant_id, workflow_id) VALUES ($1, 'smoke-1') RETURNING id`, tenant); err != nil {
-		t.Fatal(err)
-	}
+	id := storagetest.NewSmokeRun(t, db, tenant, "smoke-1")
 	if wf, err := storagetest.SmokeRunWorkflow(ctx, db, tenant, id); err != nil || wf != "smoke-1" {
 		t.Fatalf("workflow %q, %v", wf, err)
 	}
-	if _, err := storagetest.SmokeRunWorkflow(ctx, db, stacktest.NewTenant(), id); err == nil {
+	if _, err := storagetest.SmokeRunWorkflow(ctx, db, stacktest.NewTenant(), id); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatal("another tenant's smoke run has a workflow")
 	}
 }
