@@ -17,10 +17,6 @@ import (
 	store "github.com/tocsin/tocsin/storage/directory"
 )
 
-const scope = "directory:public"
-
-var tags = []string{"Directory"}
-
 // DirPath are the path parameters of every directory operation.
 type DirPath struct {
 	TenantID    string `path:"tenantId" maxLength:"20" doc:"The tenant; must be the token's." example:"1001"`
@@ -61,10 +57,7 @@ func Register(api huma.API, d rest.Deps) {
 }
 
 // op declares a directory operation.
-func op(id, method, path string, status int, summary, description string, errs ...int) rest.Op {
-	return rest.Op{ID: id, Method: method, Path: path, Scope: scope, Tags: tags, Status: status,
-		Summary: summary, Description: description, Errors: errs}
-}
+var op = rest.Area{Scope: "directory:public", Tags: []string{"Directory"}}.Op
 
 // dir returns the unescaped directory id.
 func (p DirPath) dir() (string, error) {
