@@ -133,12 +133,6 @@ func (h *handlers) removeAddress(ctx context.Context, p addressPath) (*struct{},
 	return nil, h.fail(ctx, h.users.RemoveAddress(ctx, u, p.kind(), addr), what(p.kind()))
 }
 
-// userWith is the input of an operation on a user with a body B.
-type userWith[B any] struct {
-	UserPath
-	Body B
-}
-
 // registerAddress adds the operations on a user's addresses of the kind of
 // the path P, collected at path: create, whose body check answers the
 // function that adds the address to a user, and get (with read) and remove

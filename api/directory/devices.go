@@ -29,10 +29,7 @@ func (h *handlers) registerDevices(api huma.API) {
 		"Registers a device token for the push channel (app push): alerts on push then notify it. "+
 			"The token is unique among the tenant's push devices: one registered already (to this user or another) is a 409. "+
 			"Devices of the alerts app (app myalerts) are registered through the user's mobileApps instead.", http.StatusConflict),
-		func(ctx context.Context, in *struct {
-			UserPath
-			Body model.CreateDeviceCommand
-		}) (*rest.Output[model.ContactInformationDevice], error) {
+		func(ctx context.Context, in *userWith[model.CreateDeviceCommand]) (*rest.Output[model.ContactInformationDevice], error) {
 			token := strings.TrimSpace(in.Body.Token)
 			if token != in.Body.Token || strings.ContainsAny(token, "\r\n\t ") {
 				return nil, rest.Invalid("body", "token", "a push token has no spaces or line breaks", in.Body.Token)

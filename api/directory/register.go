@@ -29,6 +29,12 @@ type UserPath struct {
 	UserID string `path:"userId" maxLength:"20" doc:"The user's id." example:"1042"`
 }
 
+// userWith is the input of an operation on a user with a body B.
+type userWith[B any] struct {
+	UserPath
+	Body B
+}
+
 type handlers struct {
 	d     rest.Deps
 	users *directoryservice.Service
