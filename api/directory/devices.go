@@ -45,12 +45,10 @@ func (h *handlers) registerDevices(api huma.API) {
 	rest.Register(api, op("usersGetDevice", http.MethodGet, device, 0, "Read a device",
 		"Answers one of the user's devices, of app push or myalerts."),
 		func(ctx context.Context, in *DevicePath) (*rest.Output[model.ContactInformationDevice], error) {
-			var dev int64
-			return readOfUser(ctx, h, in.UserPath, childID(in.DeviceID, "device", &dev), "device",
-				func(u directoryservice.User) (model.ContactInformationDevice, error) {
-					d, err := store.GetDevice(ctx, h.d.DB, u.Tenant, u.ID, dev)
-					return deviceOf(d), err
-				})
+			return readChild(ctx, h, in.UserPath, in.DeviceID, "device", func(u directoryservice.User, dev int64) (model.ContactInformationDevice, error) {
+				d, err := store.GetDevice(ctx, h.d.DB, u.Tenant, u.ID, dev)
+				return deviceOf(d), err
+			})
 		})
 
 	rest.Register(api, op("usersRemoveDevice", http.MethodDelete, device, http.StatusNoContent, "Remove a push device",

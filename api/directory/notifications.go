@@ -123,12 +123,10 @@ func (h *handlers) registerNotifications(api huma.API) {
 
 	rest.Register(api, op("usersGetLocation", http.MethodGet, base+"/locations/{locationId}", 0, "Read a location", "Answers one of the user's locations."),
 		func(ctx context.Context, in *LocationPath) (*rest.Output[model.Location], error) {
-			var lid int64
-			return readOfUser(ctx, h, in.UserPath, childID(in.LocationID, "location", &lid), "location",
-				func(u directoryservice.User) (model.Location, error) {
-					l, err := store.GetLocation(ctx, h.d.DB, u.Tenant, u.ID, lid)
-					return locationOut(l), err
-				})
+			return readChild(ctx, h, in.UserPath, in.LocationID, "location", func(u directoryservice.User, lid int64) (model.Location, error) {
+				l, err := store.GetLocation(ctx, h.d.DB, u.Tenant, u.ID, lid)
+				return locationOut(l), err
+			})
 		})
 
 	rest.Register(api, op("usersRemoveLocation", http.MethodDelete, base+"/locations/{locationId}", http.StatusNoContent, "Remove a location",

@@ -103,15 +103,19 @@ func (p UserPath) user(ctx context.Context) (directoryservice.User, error) {
 	return directoryservice.User{Tenant: rest.Tenant(ctx), Directory: dir, ID: id}, nil
 }
 
-// childID is a parse for readOfUser: it parses the id of something the
-// user has into *child, an id that cannot be one being a 404 naming what.
-func childID(id, what string, child *int64) func() error {
-	return func() (err error) {
-		if *child, err = store.ParseID(id); err != nil {
+// readChild parses the id of something the user of the path has (an id
+// that cannot be one is a 404 naming what), checks that the user exists and
+// answers what read finds of it.
+func readChild[T any](ctx context.Context, h *handlers, p UserPath, id, what string,
+	read func(u directoryservice.User, child int64) (T, error)) (*rest.Output[T], error) {
+	var child int64
+	parse := func() (err error) {
+		if child, err = store.ParseID(id); err != nil {
 			return rest.NotFound(what)
 		}
 		return nil
 	}
+	return readOfUser(ctx, h, p, parse, what, func(u directoryservice.User) (T, error) { return read(u, child) })
 }
 
 // readOfUser parses the user path, then the rest of the path with parse
