@@ -142,25 +142,25 @@ func registerAddress[P addressPath, B, M any](api huma.API, h *handlers, path, k
 	check func(ctx context.Context, body B) (func(u directoryservice.User) (M, error), error),
 	read func(ctx context.Context, u directoryservice.User, address string) (M, error)) {
 	var zero P
-	what := what(zero.kind())
-	rest.Register(api, op("usersCreateNew"+kind, http.MethodPost, path, http.StatusCreated, "Add "+an(what), createDoc, http.StatusConflict),
+	name := what(zero.kind())
+	rest.Register(api, op("usersCreateNew"+kind, http.MethodPost, path, http.StatusCreated, "Add "+an(name), createDoc, http.StatusConflict),
 		func(ctx context.Context, in *userWith[B]) (*rest.Output[M], error) {
 			add, err := check(ctx, in.Body)
 			if err != nil {
 				return nil, err
 			}
-			return addToUser(ctx, h, in.UserPath, "the user already has this "+what, add)
+			return addToUser(ctx, h, in.UserPath, "the user already has this "+name, add)
 		})
 
 	one := path + "/{" + zero.param() + "}"
-	rest.Register(api, op("usersGet"+kind, http.MethodGet, one, 0, "Read "+an(what), "Answers the "+word+" with its verification status."),
+	rest.Register(api, op("usersGet"+kind, http.MethodGet, one, 0, "Read "+an(name), "Answers the "+word+" with its verification status."),
 		func(ctx context.Context, in *P) (*rest.Output[M], error) {
 			p := *in
 			var addr string
-			return readOfUser(ctx, h, p, func() (err error) { addr, err = p.address(); return err }, what,
+			return readOfUser(ctx, h, p, func() (err error) { addr, err = p.address(); return err }, name,
 				func(u directoryservice.User) (M, error) { return read(ctx, u, addr) })
 		})
-	rest.Register(api, op("usersRemove"+kind, http.MethodDelete, one, http.StatusNoContent, "Remove "+an(what),
+	rest.Register(api, op("usersRemove"+kind, http.MethodDelete, one, http.StatusNoContent, "Remove "+an(name),
 		"Removes the "+word+" with its verification state and pending code."),
 		func(ctx context.Context, in *P) (*struct{}, error) { return h.removeAddress(ctx, *in) })
 }
