@@ -46,48 +46,42 @@ func Register(api huma.API, d rest.Deps) {
 	}
 	h := &handlers{d: d, store: &providers.Store{DB: d.DB, Box: d.Secrets, Guard: guard}, calls: &voice.Calls{DB: d.DB}, pts: &etn.Points{DB: d.DB},
 		results: results.New(d.DB)}
-	tags := []string{"Channel settings"}
+	settingsArea := rest.Area{Scope: "tamarack", Tags: []string{"Channel settings"}}
 
-	rest.Register(api, rest.Op{ID: "listChannelProviderSettings", Method: http.MethodGet, Path: "/v2/settings/channels", Scope: "tamarack", Tags: tags,
-		Summary: "List the tenant's configured channel providers", Description: "Every channel the tenant configured, with secrets masked."}, h.list)
-	rest.Register(api, rest.Op{ID: "getChannelProviderSettings", Method: http.MethodGet, Path: "/v2/settings/channels/{channel}", Scope: "tamarack", Tags: tags,
-		Summary: "Read a channel's provider settings", Description: "Secrets come back masked: \"****\" and at most their last four characters."}, h.get)
-	rest.Register(api, rest.Op{ID: "putChannelProviderSettings", Method: http.MethodPut, Path: "/v2/settings/channels/{channel}", Scope: "tamarack", Tags: tags,
-		Summary: "Configure a channel's providers",
-		Description: "Replaces the channel's settings. Credentials are stored encrypted (AES-256-GCM) and never returned in full; " +
-			"a masked value sent back unchanged keeps the stored secret. The first provider is the primary, the second the fallback."}, h.put)
-	rest.Register(api, rest.Op{ID: "deleteChannelProviderSettings", Method: http.MethodDelete, Path: "/v2/settings/channels/{channel}", Scope: "tamarack", Tags: tags,
-		Status: http.StatusNoContent, Summary: "Remove a channel's provider settings", Description: "Alerts on the channel then fail for the tenant's recipients with \"no provider\"."}, h.delete)
+	rest.Register(api, settingsArea.Op("listChannelProviderSettings", http.MethodGet, "/v2/settings/channels", 0, "List the tenant's configured channel providers",
+		"Every channel the tenant configured, with secrets masked."), h.list)
+	rest.Register(api, settingsArea.Op("getChannelProviderSettings", http.MethodGet, "/v2/settings/channels/{channel}", 0, "Read a channel's provider settings",
+		"Secrets come back masked: \"****\" and at most their last four characters."), h.get)
+	rest.Register(api, settingsArea.Op("putChannelProviderSettings", http.MethodPut, "/v2/settings/channels/{channel}", 0, "Configure a channel's providers",
+		"Replaces the channel's settings. Credentials are stored encrypted (AES-256-GCM) and never returned in full; "+
+			"a masked value sent back unchanged keeps the stored secret. The first provider is the primary, the second the fallback."), h.put)
+	rest.Register(api, settingsArea.Op("deleteChannelProviderSettings", http.MethodDelete, "/v2/settings/channels/{channel}", http.StatusNoContent, "Remove a channel's provider settings",
+		"Alerts on the channel then fail for the tenant's recipients with \"no provider\"."), h.delete)
 
-	rest.Register(api, rest.Op{ID: "receiveCallStatus", Method: http.MethodPost, Path: "/v2/callbacks/{channel}/{tenantId}", Public: true, Tags: []string{"Provider callbacks"},
-		Status: http.StatusNoContent, Errors: []int{http.StatusUnauthorized},
-		Summary: "A voice or ETN provider reports a call's outcome",
-		Description: "Voice and ETN providers post each call's status here (the statusCallback of the call request). The request must carry " +
-			"`X-Tocsin-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<raw body>\" keyed with the provider's signingSecret>`; " +
-			"a missing or wrong signature, or a timestamp more than five minutes away, is a 401. Busy and unanswered calls with attempts left are dialled again after the retry interval; " +
-			"a callback about an earlier attempt is acknowledged and ignored."}, h.callback)
+	rest.Register(api, rest.Area{Public: true, Tags: []string{"Provider callbacks"}}.Op("receiveCallStatus", http.MethodPost, "/v2/callbacks/{channel}/{tenantId}", http.StatusNoContent, "A voice or ETN provider reports a call's outcome",
+		"Voice and ETN providers post each call's status here (the statusCallback of the call request). The request must carry "+
+			"`X-Tocsin-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<raw body>\" keyed with the provider's signingSecret>`; "+
+			"a missing or wrong signature, or a timestamp more than five minutes away, is a 401. Busy and unanswered calls with attempts left are dialled again after the retry interval; "+
+			"a callback about an earlier attempt is acknowledged and ignored.", http.StatusUnauthorized), h.callback)
 	// RawBody (the signed bytes) adds an octet-stream body to the document
 	// beside the JSON one; the provider sends JSON.
 	if op := api.OpenAPI().Paths["/v2/callbacks/{channel}/{tenantId}"]; op != nil && op.Post != nil && op.Post.RequestBody != nil {
 		delete(op.Post.RequestBody.Content, "application/octet-stream")
 	}
 
-	rest.Register(api, rest.Op{ID: "createAlertCapUpdate", Method: http.MethodPost, Path: "/v2/alerts/{alertId}/capUpdates", Scope: "tamarack", Tags: []string{"Alerts"},
-		Status: http.StatusAccepted, Errors: []int{http.StatusConflict},
-		Summary: "Update or cancel an alert's CAP messages",
-		Description: "Sends a CAP 1.2 Update or Cancel on each CAP channel (eas, mobileBroadcast) the alert was delivered on, " +
-			"referencing every message of the alert delivered there (sender,identifier,sent). A workflow delivers it; " +
-			"the documents are kept with the alert's other CAP messages. 409 when the alert has no delivered CAP message."}, h.capUpdate)
+	rest.Register(api, rest.Area{Scope: "tamarack", Tags: []string{"Alerts"}}.Op("createAlertCapUpdate", http.MethodPost, "/v2/alerts/{alertId}/capUpdates", http.StatusAccepted, "Update or cancel an alert's CAP messages",
+		"Sends a CAP 1.2 Update or Cancel on each CAP channel (eas, mobileBroadcast) the alert was delivered on, "+
+			"referencing every message of the alert delivered there (sender,identifier,sent). A workflow delivers it; "+
+			"the documents are kept with the alert's other CAP messages. 409 when the alert has no delivered CAP message.", http.StatusConflict), h.capUpdate)
 
-	etnTags := []string{"ETN address points"}
-	rest.Register(api, rest.Op{ID: "importEtnAddressPoints", Method: http.MethodPut, Path: "/v2/settings/etn/addressPointLists/{listName}", Scope: "tamarack", Tags: etnTags,
-		MaxBodyBytes: 32 << 20, Summary: "Import an ETN address-point list",
-		Description: "Replaces the named list with the CSV body (text/csv). The header row names the columns, in any order: phone (E.164), latitude, longitude (required), " +
-			"name, address, externalId (optional). Rows with errors are left out and reported; at most 200,000 points per list. ETN alerts call the list's numbers inside their area."}, h.importPoints)
-	rest.Register(api, rest.Op{ID: "listEtnAddressPointLists", Method: http.MethodGet, Path: "/v2/settings/etn/addressPointLists", Scope: "tamarack", Tags: etnTags,
-		Summary: "List the tenant's ETN address-point lists"}, h.listPoints)
-	rest.Register(api, rest.Op{ID: "deleteEtnAddressPointList", Method: http.MethodDelete, Path: "/v2/settings/etn/addressPointLists/{listName}", Scope: "tamarack", Tags: etnTags,
-		Status: http.StatusNoContent, Summary: "Delete an ETN address-point list"}, h.deletePoints)
+	etnArea := rest.Area{Scope: "tamarack", Tags: []string{"ETN address points"}}
+	importPoints := etnArea.Op("importEtnAddressPoints", http.MethodPut, "/v2/settings/etn/addressPointLists/{listName}", 0, "Import an ETN address-point list",
+		"Replaces the named list with the CSV body (text/csv). The header row names the columns, in any order: phone (E.164), latitude, longitude (required), "+
+			"name, address, externalId (optional). Rows with errors are left out and reported; at most 200,000 points per list. ETN alerts call the list's numbers inside their area.")
+	importPoints.MaxBodyBytes = 32 << 20
+	rest.Register(api, importPoints, h.importPoints)
+	rest.Register(api, etnArea.Op("listEtnAddressPointLists", http.MethodGet, "/v2/settings/etn/addressPointLists", 0, "List the tenant's ETN address-point lists", ""), h.listPoints)
+	rest.Register(api, etnArea.Op("deleteEtnAddressPointList", http.MethodDelete, "/v2/settings/etn/addressPointLists/{listName}", http.StatusNoContent, "Delete an ETN address-point list", ""), h.deletePoints)
 }
 
 type channelPath struct {

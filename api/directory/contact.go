@@ -61,15 +61,7 @@ type EmailPath struct {
 }
 
 func (p EmailPath) address() (string, error) {
-	raw, err := url.PathUnescape(p.EmailAddress)
-	if err != nil {
-		return "", rest.Invalid("path", "emailAddress", "not a valid path segment", p.EmailAddress)
-	}
-	a, err := normalizeEmail(raw)
-	if err != nil {
-		return "", rest.Invalid("path", "emailAddress", err.Error(), raw)
-	}
-	return a, nil
+	return pathAddress(p.param(), p.EmailAddress, normalizeEmail)
 }
 
 // PhonePath adds a phone number to the user path.
@@ -79,26 +71,37 @@ type PhonePath struct {
 }
 
 func (p PhonePath) address() (string, error) {
-	raw, err := url.PathUnescape(p.PhoneNumber)
+	return pathAddress(p.param(), p.PhoneNumber, func(s string) (string, error) { return normalizePhone(s, "") })
+}
+
+// pathAddress unescapes segment, the path parameter param, and normalizes
+// it; either failing is a 400 naming the parameter.
+func pathAddress(param, segment string, normalize func(string) (string, error)) (string, error) {
+	raw, err := url.PathUnescape(segment)
 	if err != nil {
-		return "", rest.Invalid("path", "phoneNumber", "not a valid path segment", p.PhoneNumber)
+		return "", rest.Invalid("path", param, "not a valid path segment", segment)
 	}
-	n, err := normalizePhone(raw, "")
+	a, err := normalize(raw)
 	if err != nil {
-		return "", rest.Invalid("path", "phoneNumber", err.Error(), raw)
+		return "", rest.Invalid("path", param, err.Error(), raw)
 	}
-	return n, nil
+	return a, nil
 }
 
 // Kinds of the address paths.
 func (EmailPath) kind() store.Kind { return store.KindEmail }
 func (PhonePath) kind() store.Kind { return store.KindPhone }
 
+// Names of the address parameters of the paths.
+func (EmailPath) param() string { return "emailAddress" }
+func (PhonePath) param() string { return "phoneNumber" }
+
 // addressPath is the path of one of a user's email addresses or phone
 // numbers.
 type addressPath interface {
 	userRef
 	kind() store.Kind
+	param() string
 	address() (string, error)
 }
 
@@ -130,98 +133,105 @@ func (h *handlers) removeAddress(ctx context.Context, p addressPath) (*struct{},
 	return nil, h.fail(ctx, h.users.RemoveAddress(ctx, u, p.kind(), addr), what(p.kind()))
 }
 
-// registerAddress adds the operations get and remove on one of a user's
-// addresses, of the kind of the path P; get answers what read finds.
-func registerAddress[P addressPath, M any](api huma.API, h *handlers, get, remove rest.Op,
+// registerAddress adds the operations on a user's addresses of the kind of
+// the path P, collected at path: create, whose body check answers the
+// function that adds the address to a user, and get (with read) and remove
+// on one address. Operation ids name the kind ("Email"), descriptions
+// call an address word.
+func registerAddress[P addressPath, B, M any](api huma.API, h *handlers, path, kind, word, createDoc string,
+	check func(ctx context.Context, body B) (func(u directoryservice.User) (M, error), error),
 	read func(ctx context.Context, u directoryservice.User, address string) (M, error)) {
-	rest.Register(api, get, func(ctx context.Context, in *P) (*rest.Output[M], error) {
-		p := *in
-		var addr string
-		return readOfUser(ctx, h, p, func() (err error) { addr, err = p.address(); return err }, what(p.kind()),
-			func(u directoryservice.User) (M, error) { return read(ctx, u, addr) })
-	})
-	rest.Register(api, remove, func(ctx context.Context, in *P) (*struct{}, error) { return h.removeAddress(ctx, *in) })
+	var zero P
+	name := what(zero.kind())
+	rest.Register(api, op("usersCreateNew"+kind, http.MethodPost, path, http.StatusCreated, "Add "+an(name), createDoc, http.StatusConflict),
+		func(ctx context.Context, in *userWith[B]) (*rest.Output[M], error) {
+			add, err := check(ctx, in.Body)
+			if err != nil {
+				return nil, err
+			}
+			return addToUser(ctx, h, in.UserPath, "the user already has this "+name, add)
+		})
+
+	one := path + "/{" + zero.param() + "}"
+	rest.Register(api, op("usersGet"+kind, http.MethodGet, one, 0, "Read "+an(name), "Answers the "+word+" with its verification status."),
+		func(ctx context.Context, in *P) (*rest.Output[M], error) {
+			p := *in
+			var addr string
+			return readOfUser(ctx, h, p, func() (err error) { addr, err = p.address(); return err }, name,
+				func(u directoryservice.User) (M, error) { return read(ctx, u, addr) })
+		})
+	rest.Register(api, op("usersRemove"+kind, http.MethodDelete, one, http.StatusNoContent, "Remove "+an(name),
+		"Removes the "+word+" with its verification state and pending code."),
+		func(ctx context.Context, in *P) (*struct{}, error) { return h.removeAddress(ctx, *in) })
 }
 
 func (h *handlers) registerContact(api huma.API) {
-	const emails = "/{tenantId}/directory/{directoryId}/users/{userId}/contact/emails"
-	rest.Register(api, op("usersCreateNewEmail", http.MethodPost, emails, http.StatusCreated, "Add an email address",
-		"Adds an address (RFC 5322, stored in lower case) to the user, Unverified. An address the user already has is a 409.", http.StatusConflict),
-		func(ctx context.Context, in *struct {
-			UserPath
-			Body model.CreateEmailCommand
-		}) (*rest.Output[model.EmailAddress], error) {
-			addr, err := normalizeEmail(in.Body.Address)
+	registerAddress[EmailPath](api, h, "/{tenantId}/directory/{directoryId}/users/{userId}/contact/emails", "Email", "address",
+		"Adds an address (RFC 5322, stored in lower case) to the user, Unverified. An address the user already has is a 409.",
+		func(ctx context.Context, body model.CreateEmailCommand) (func(directoryservice.User) (model.EmailAddress, error), error) {
+			addr, err := normalizeEmail(body.Address)
 			if err != nil {
-				return nil, rest.Invalid("body", "address", err.Error(), in.Body.Address)
+				return nil, rest.Invalid("body", "address", err.Error(), body.Address)
 			}
-			label := in.Body.Label
+			label := body.Label
 			if label == "" {
 				label = "work"
 			}
-			return addToUser(ctx, h, in.UserPath, "the user already has this email address",
-				func(u directoryservice.User) (model.EmailAddress, error) {
-					e, err := h.users.AddEmail(ctx, u, addr, label)
-					return emailOut(e), err
-				})
-		})
-
-	const email = emails + "/{emailAddress}"
-	registerAddress[EmailPath](api, h,
-		op("usersGetEmail", http.MethodGet, email, 0, "Read an email address", "Answers the address with its verification status."),
-		op("usersRemoveEmail", http.MethodDelete, email, http.StatusNoContent, "Remove an email address",
-			"Removes the address with its verification state and pending code."),
+			return func(u directoryservice.User) (model.EmailAddress, error) {
+				e, err := h.users.AddEmail(ctx, u, addr, label)
+				return emailOut(e), err
+			}, nil
+		},
 		func(ctx context.Context, u directoryservice.User, addr string) (model.EmailAddress, error) {
 			e, err := store.GetEmail(ctx, h.d.DB, u.Tenant, u.ID, addr)
 			return emailOut(e), err
 		})
 
-	const phones = "/{tenantId}/directory/{directoryId}/users/{userId}/contact/phones"
-	rest.Register(api, op("usersCreateNewPhone", http.MethodPost, phones, http.StatusCreated, "Add a phone number",
+	registerAddress[PhonePath](api, h, "/{tenantId}/directory/{directoryId}/users/{userId}/contact/phones", "Phone", "number",
 		"Adds a number to the user, stored in E.164, Unverified. A number of type Fax is reached by the fax channel only (canText and canCall false). "+
-			"A number that cannot be parsed is a 400 naming the field; one the user already has is a 409.", http.StatusConflict),
-		func(ctx context.Context, in *struct {
-			UserPath
-			Body model.CreatePhoneCommand
-		}) (*rest.Output[model.PhoneNumber], error) {
-			num, err := normalizePhone(in.Body.Number, in.Body.Country)
+			"A number that cannot be parsed is a 400 naming the field; one the user already has is a 409.",
+		func(ctx context.Context, body model.CreatePhoneCommand) (func(directoryservice.User) (model.PhoneNumber, error), error) {
+			p, err := newPhone(body)
 			if err != nil {
-				return nil, rest.Invalid("body", "number", err.Error(), in.Body.Number)
+				return nil, err
 			}
-			p := model.PhoneNumber{Number: num, Type: in.Body.Type, CanText: true, CanCall: true}
-			if p.Type == "" {
-				p.Type = "Mobile"
-			}
-			if p.Type == "Fax" {
-				// A fax line takes faxes only.
-				p.CanText, p.CanCall = false, false
-				if in.Body.CanText != nil && *in.Body.CanText {
-					return nil, rest.Invalid("body", "canText", "a Fax number cannot take text messages", true)
-				}
-				if in.Body.CanCall != nil && *in.Body.CanCall {
-					return nil, rest.Invalid("body", "canCall", "a Fax number cannot take voice calls", true)
-				}
-			}
-			if in.Body.CanText != nil {
-				p.CanText = *in.Body.CanText
-			}
-			if in.Body.CanCall != nil {
-				p.CanCall = *in.Body.CanCall
-			}
-			return addToUser(ctx, h, in.UserPath, "the user already has this phone number",
-				func(u directoryservice.User) (model.PhoneNumber, error) {
-					added, err := h.users.AddPhone(ctx, u, phoneIn(p))
-					return phoneOut(added), err
-				})
-		})
-
-	const phone = phones + "/{phoneNumber}"
-	registerAddress[PhonePath](api, h,
-		op("usersGetPhone", http.MethodGet, phone, 0, "Read a phone number", "Answers the number with its verification status."),
-		op("usersRemovePhone", http.MethodDelete, phone, http.StatusNoContent, "Remove a phone number",
-			"Removes the number with its verification state and pending code."),
+			return func(u directoryservice.User) (model.PhoneNumber, error) {
+				added, err := h.users.AddPhone(ctx, u, phoneIn(p))
+				return phoneOut(added), err
+			}, nil
+		},
 		func(ctx context.Context, u directoryservice.User, num string) (model.PhoneNumber, error) {
 			p, err := store.GetPhone(ctx, h.d.DB, u.Tenant, u.ID, num)
 			return phoneOut(p), err
 		})
+}
+
+// newPhone checks the body of a new phone number: the number parses, and a
+// Fax line takes neither text messages nor calls.
+func newPhone(body model.CreatePhoneCommand) (model.PhoneNumber, error) {
+	num, err := normalizePhone(body.Number, body.Country)
+	if err != nil {
+		return model.PhoneNumber{}, rest.Invalid("body", "number", err.Error(), body.Number)
+	}
+	p := model.PhoneNumber{Number: num, Type: body.Type, CanText: true, CanCall: true}
+	if p.Type == "" {
+		p.Type = "Mobile"
+	}
+	if p.Type == "Fax" {
+		// A fax line takes faxes only.
+		p.CanText, p.CanCall = false, false
+		if body.CanText != nil && *body.CanText {
+			return model.PhoneNumber{}, rest.Invalid("body", "canText", "a Fax number cannot take text messages", true)
+		}
+		if body.CanCall != nil && *body.CanCall {
+			return model.PhoneNumber{}, rest.Invalid("body", "canCall", "a Fax number cannot take voice calls", true)
+		}
+	}
+	if body.CanText != nil {
+		p.CanText = *body.CanText
+	}
+	if body.CanCall != nil {
+		p.CanCall = *body.CanCall
+	}
+	return p, nil
 }

@@ -29,10 +29,7 @@ func (h *handlers) registerDevices(api huma.API) {
 		"Registers a device token for the push channel (app push): alerts on push then notify it. "+
 			"The token is unique among the tenant's push devices: one registered already (to this user or another) is a 409. "+
 			"Devices of the alerts app (app myalerts) are registered through the user's mobileApps instead.", http.StatusConflict),
-		func(ctx context.Context, in *struct {
-			UserPath
-			Body model.CreateDeviceCommand
-		}) (*rest.Output[model.ContactInformationDevice], error) {
+		func(ctx context.Context, in *userWith[model.CreateDeviceCommand]) (*rest.Output[model.ContactInformationDevice], error) {
 			token := strings.TrimSpace(in.Body.Token)
 			if token != in.Body.Token || strings.ContainsAny(token, "\r\n\t ") {
 				return nil, rest.Invalid("body", "token", "a push token has no spaces or line breaks", in.Body.Token)
@@ -48,12 +45,10 @@ func (h *handlers) registerDevices(api huma.API) {
 	rest.Register(api, op("usersGetDevice", http.MethodGet, device, 0, "Read a device",
 		"Answers one of the user's devices, of app push or myalerts."),
 		func(ctx context.Context, in *DevicePath) (*rest.Output[model.ContactInformationDevice], error) {
-			var dev int64
-			return readOfUser(ctx, h, in.UserPath, childID(in.DeviceID, "device", &dev), "device",
-				func(u directoryservice.User) (model.ContactInformationDevice, error) {
-					d, err := store.GetDevice(ctx, h.d.DB, u.Tenant, u.ID, dev)
-					return deviceOf(d), err
-				})
+			return readChild(ctx, h, in.UserPath, in.DeviceID, "device", func(u directoryservice.User, dev int64) (model.ContactInformationDevice, error) {
+				d, err := store.GetDevice(ctx, h.d.DB, u.Tenant, u.ID, dev)
+				return deviceOf(d), err
+			})
 		})
 
 	rest.Register(api, op("usersRemoveDevice", http.MethodDelete, device, http.StatusNoContent, "Remove a push device",

@@ -58,10 +58,7 @@ func (h *handlers) registerNotifications(api huma.API) {
 		"Makes the user a direct member of the group whose id is the body (a JSON string), so the user receives notifications sent to it. "+
 			"The group must exist (404) and be joinable: public, with the user's self-service settings allowing joins (403 otherwise). Already a member is a 409.",
 		http.StatusConflict),
-		func(ctx context.Context, in *struct {
-			UserPath
-			Body model.CreateGroupMembership
-		}) (*struct{}, error) {
+		func(ctx context.Context, in *userWith[model.CreateGroupMembership]) (*struct{}, error) {
 			gid, err := strconv.ParseInt(strings.TrimSpace(string(in.Body)), 10, 64)
 			if err != nil || gid <= 0 {
 				return nil, rest.Invalid("body", "", "not a group id", string(in.Body))
@@ -98,10 +95,7 @@ func (h *handlers) registerNotifications(api huma.API) {
 	rest.Register(api, op("usersCreateNewLocation", http.MethodPost, base+"/locations", http.StatusCreated, "Add a location",
 		"Adds a place the user wants notifications for; geo-targeted alerts match against it. The answer's Location header names the new location "+
 			"(and X-Location-Id its id). Coordinates out of range are a 400."),
-		func(ctx context.Context, in *struct {
-			UserPath
-			Body model.CreateLocationCommand
-		}) (*struct {
+		func(ctx context.Context, in *userWith[model.CreateLocationCommand]) (*struct {
 			Location   string `header:"Location" doc:"The new location's address."`
 			LocationID string `header:"X-Location-Id" doc:"The new location's id."`
 		}, error) {
@@ -129,12 +123,10 @@ func (h *handlers) registerNotifications(api huma.API) {
 
 	rest.Register(api, op("usersGetLocation", http.MethodGet, base+"/locations/{locationId}", 0, "Read a location", "Answers one of the user's locations."),
 		func(ctx context.Context, in *LocationPath) (*rest.Output[model.Location], error) {
-			var lid int64
-			return readOfUser(ctx, h, in.UserPath, childID(in.LocationID, "location", &lid), "location",
-				func(u directoryservice.User) (model.Location, error) {
-					l, err := store.GetLocation(ctx, h.d.DB, u.Tenant, u.ID, lid)
-					return locationOut(l), err
-				})
+			return readChild(ctx, h, in.UserPath, in.LocationID, "location", func(u directoryservice.User, lid int64) (model.Location, error) {
+				l, err := store.GetLocation(ctx, h.d.DB, u.Tenant, u.ID, lid)
+				return locationOut(l), err
+			})
 		})
 
 	rest.Register(api, op("usersRemoveLocation", http.MethodDelete, base+"/locations/{locationId}", http.StatusNoContent, "Remove a location",
@@ -147,15 +139,8 @@ func (h *handlers) registerNotifications(api huma.API) {
 
 	rest.Register(api, op("usersAddWeatherNotifications", http.MethodPost, base+"/weather", http.StatusNoContent, "Subscribe to weather notifications",
 		"Adds channels for weather categories (ids from metaGetWeatherCategories), for all the user's locations or one of them; channels already there stay."),
-		func(ctx context.Context, in *struct {
-			UserPath
-			Body model.AddWeatherNotificationsCommand
-		}) (*struct{}, error) {
-			u, err := in.user(ctx)
-			if err != nil {
-				return nil, err
-			}
-			return nil, h.fail(ctx, h.users.AddWeather(ctx, u, weatherChanges(in.Body.Notifications, true)), "user")
+		func(ctx context.Context, in *userWith[model.AddWeatherNotificationsCommand]) (*struct{}, error) {
+			return nil, h.changeWeather(ctx, in.UserPath, in.Body.Notifications, true)
 		})
 
 	rest.Register(api, op("usersGetWeatherNotifications", http.MethodGet, base+"/weather", 0, "List weather notifications",
@@ -170,20 +155,28 @@ func (h *handlers) registerNotifications(api huma.API) {
 	rest.Register(api, op("usersRemoveWeatherNotifications", http.MethodDelete, base+"/weather", http.StatusNoContent, "Unsubscribe from weather notifications",
 		"Removes the channels given for each category (the whole category when no channels are given); a subscription left without channels ends. "+
 			"A 404 when none of the subscriptions named exists."),
-		func(ctx context.Context, in *struct {
-			UserPath
-			Body model.RemoveWeatherNotificationsCommand
-		}) (*struct{}, error) {
-			u, err := in.user(ctx)
-			if err != nil {
-				return nil, err
-			}
-			err = h.users.RemoveWeather(ctx, u, weatherChanges(in.Body.Notifications, false))
-			if errors.Is(err, directoryservice.ErrNoWeather) {
-				return nil, rest.NotFound("weather notification")
-			}
-			return nil, h.fail(ctx, err, "user")
+		func(ctx context.Context, in *userWith[model.RemoveWeatherNotificationsCommand]) (*struct{}, error) {
+			return nil, h.changeWeather(ctx, in.UserPath, in.Body.Notifications, false)
 		})
+}
+
+// changeWeather adds the channels of the commands to the weather
+// subscriptions of the user of the path, or removes them; removing none is
+// a 404.
+func (h *handlers) changeWeather(ctx context.Context, p UserPath, cmds []model.WeatherNotificationCommand, add bool) error {
+	u, err := p.user(ctx)
+	if err != nil {
+		return err
+	}
+	change := h.users.RemoveWeather
+	if add {
+		change = h.users.AddWeather
+	}
+	err = change(ctx, u, weatherChanges(cmds, add))
+	if errors.Is(err, directoryservice.ErrNoWeather) {
+		return rest.NotFound("weather notification")
+	}
+	return h.fail(ctx, err, "user")
 }
 
 // weatherChanges checks the commands (known categories, channels for an

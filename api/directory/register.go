@@ -17,10 +17,6 @@ import (
 	store "github.com/tocsin/tocsin/storage/directory"
 )
 
-const scope = "directory:public"
-
-var tags = []string{"Directory"}
-
 // DirPath are the path parameters of every directory operation.
 type DirPath struct {
 	TenantID    string `path:"tenantId" maxLength:"20" doc:"The tenant; must be the token's." example:"1001"`
@@ -31,6 +27,12 @@ type DirPath struct {
 type UserPath struct {
 	DirPath
 	UserID string `path:"userId" maxLength:"20" doc:"The user's id." example:"1042"`
+}
+
+// userWith is the input of an operation on a user with a body B.
+type userWith[B any] struct {
+	UserPath
+	Body B
 }
 
 type handlers struct {
@@ -61,10 +63,7 @@ func Register(api huma.API, d rest.Deps) {
 }
 
 // op declares a directory operation.
-func op(id, method, path string, status int, summary, description string, errs ...int) rest.Op {
-	return rest.Op{ID: id, Method: method, Path: path, Scope: scope, Tags: tags, Status: status,
-		Summary: summary, Description: description, Errors: errs}
-}
+var op = rest.Area{Scope: "directory:public", Tags: []string{"Directory"}}.Op
 
 // dir returns the unescaped directory id.
 func (p DirPath) dir() (string, error) {
@@ -104,15 +103,19 @@ func (p UserPath) user(ctx context.Context) (directoryservice.User, error) {
 	return directoryservice.User{Tenant: rest.Tenant(ctx), Directory: dir, ID: id}, nil
 }
 
-// childID is a parse for readOfUser: it parses the id of something the
-// user has into *child, an id that cannot be one being a 404 naming what.
-func childID(id, what string, child *int64) func() error {
-	return func() (err error) {
-		if *child, err = store.ParseID(id); err != nil {
+// readChild parses the id of something the user of the path has (an id
+// that cannot be one is a 404 naming what), checks that the user exists and
+// answers what read finds of it.
+func readChild[T any](ctx context.Context, h *handlers, p UserPath, id, what string,
+	read func(u directoryservice.User, child int64) (T, error)) (*rest.Output[T], error) {
+	var child int64
+	parse := func() (err error) {
+		if child, err = store.ParseID(id); err != nil {
 			return rest.NotFound(what)
 		}
 		return nil
 	}
+	return readOfUser(ctx, h, p, parse, what, func(u directoryservice.User) (T, error) { return read(u, child) })
 }
 
 // readOfUser parses the user path, then the rest of the path with parse

@@ -72,10 +72,7 @@ func (h *handlers) registerUsers(api huma.API) {
 
 	rest.Register(api, op("usersUpdate", http.MethodPut, user, http.StatusNoContent, "Update a user's base information",
 		"Replaces the name, preferred language and time zone; the self-service settings and mobile apps when given.", http.StatusConflict),
-		func(ctx context.Context, in *struct {
-			UserPath
-			Body model.UpdateUserProfileCommand
-		}) (*struct{}, error) {
+		func(ctx context.Context, in *userWith[model.UpdateUserProfileCommand]) (*struct{}, error) {
 			user, err := in.user(ctx)
 			if err != nil {
 				return nil, err
@@ -142,10 +139,7 @@ func (h *handlers) registerUsers(api huma.API) {
 
 	rest.Register(api, op("usersCreateExternalId", http.MethodPost, user+"/externalId", http.StatusNoContent, "Associate an external id",
 		"Sets the id the tenant's own systems use for the user, replacing any earlier one. Another user of the directory with it is a 409.", http.StatusConflict),
-		func(ctx context.Context, in *struct {
-			UserPath
-			Body model.CreateExternalIdCommand
-		}) (*struct{}, error) {
+		func(ctx context.Context, in *userWith[model.CreateExternalIdCommand]) (*struct{}, error) {
 			dir, id, err := in.ids()
 			if err != nil {
 				return nil, err

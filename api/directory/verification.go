@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"strconv"
+	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -17,6 +18,46 @@ import (
 )
 
 func (h *handlers) registerVerification(api huma.API) {
+	registerVerification[emailWith[model.CreateVerificationNonceCommand], emailWith[model.SendVerificationCommand], emailWith[model.VerifyEmailCommand]](api, h,
+		"/{tenantId}/directory/{directoryId}/users/{userId}/contact/emails/{emailAddress}/verification", "Email", "by email")
+	registerVerification[phoneWith[model.CreateVerificationNonceCommand], phoneWith[model.SendVerificationCommand], phoneWith[model.VerifyPhoneCommand]](api, h,
+		"/{tenantId}/directory/{directoryId}/users/{userId}/contact/phones/{phoneNumber}/verification", "Phone", "by text message")
+}
+
+// emailWith and phoneWith are the inputs of an operation on one of a user's
+// email addresses or phone numbers with a body B.
+type (
+	emailWith[B any] struct {
+		EmailPath
+		Body B
+	}
+	phoneWith[B any] struct {
+		PhonePath
+		Body B
+	}
+)
+
+func (in emailWith[B]) body() B { return in.Body }
+func (in phoneWith[B]) body() B { return in.Body }
+
+// addressIn is the input of an operation on an address with a body B.
+type addressIn[B any] interface {
+	addressPath
+	body() B
+}
+
+// verifyCommand is the body of a verify operation: the code, documented
+// for the kind of address.
+type verifyCommand interface {
+	model.VerifyEmailCommand | model.VerifyPhoneCommand
+}
+
+// registerVerification adds the nonce, resend and verify operations below
+// path on the addresses of one kind, which kind names in operation ids
+// ("Email"), and the testing operation that lists their pending codes; by
+// tells how the code is sent.
+func registerVerification[N addressIn[model.CreateVerificationNonceCommand], R addressIn[model.SendVerificationCommand], V addressIn[C], C verifyCommand](
+	api huma.API, h *handlers, path, kind, by string) {
 	nonceDoc := fmt.Sprintf("Reserves a client-generated nonce that one resend of the verification code then spends (within %s). "+
 		"At most %d nonces per address (across the tenant's users) within %s; more are a 429 with Retry-After. "+
 		"A nonce already reserved for the address, or an address already verified, is a 409.",
@@ -26,72 +67,38 @@ func (h *handlers) registerVerification(api huma.API) {
 	verifyDoc := "Compares the code with the most recently sent one. A match verifies the address (200). A wrong code is a 400 telling the attempts left; " +
 		"the %dth wrong code kills the code. An expired or dead code is a 410 (resend to get a new one); no code sent, or an address already verified, is a 409."
 
-	const email = "/{tenantId}/directory/{directoryId}/users/{userId}/contact/emails/{emailAddress}/verification"
-	rest.Register(api, op("usersCreateEmailVerificationNonce", http.MethodPost, email+"/nonce", http.StatusCreated,
-		"Reserve a nonce for an email verification", nonceDoc, http.StatusConflict, http.StatusTooManyRequests),
-		func(ctx context.Context, in *struct {
-			EmailPath
-			Body model.CreateVerificationNonceCommand
-		}) (*rest.Output[model.ResendVerificationToken], error) {
-			return h.nonce(ctx, in.EmailPath, in.Body.Nonce)
+	noun := strings.ToLower(kind)
+	var zero V
+	rest.Register(api, op("usersCreate"+kind+"VerificationNonce", http.MethodPost, path+"/nonce", http.StatusCreated,
+		"Reserve a nonce for "+an(noun)+" verification", nonceDoc, http.StatusConflict, http.StatusTooManyRequests),
+		func(ctx context.Context, in *N) (*rest.Output[model.ResendVerificationToken], error) {
+			return h.nonce(ctx, *in, (*in).body().Nonce)
 		})
-	rest.Register(api, op("usersResendEmailVerification", http.MethodPost, email+"/resend", http.StatusAccepted,
-		"Send a new email verification code", fmt.Sprintf(resendDoc, "by email"), http.StatusConflict),
-		func(ctx context.Context, in *struct {
-			EmailPath
-			Body model.SendVerificationCommand
-		}) (*struct{}, error) {
-			return nil, h.resend(ctx, in.EmailPath, in.Body.Nonce)
+	rest.Register(api, op("usersResend"+kind+"Verification", http.MethodPost, path+"/resend", http.StatusAccepted,
+		"Send a new "+noun+" verification code", fmt.Sprintf(resendDoc, by), http.StatusConflict),
+		func(ctx context.Context, in *R) (*struct{}, error) {
+			return nil, h.resend(ctx, *in, (*in).body().Nonce)
 		})
-	rest.Register(api, op("usersVerifyEmail", http.MethodPost, email+"/verify", 0,
-		"Verify an email address", fmt.Sprintf(verifyDoc, store.MaxAttempts), http.StatusConflict, http.StatusGone),
-		func(ctx context.Context, in *struct {
-			EmailPath
-			Body model.VerifyEmailCommand
-		}) (*rest.Output[model.VerificationResponse], error) {
-			return h.verify(ctx, in.EmailPath, in.Body.Code)
+	rest.Register(api, op("usersVerify"+kind, http.MethodPost, path+"/verify", 0,
+		"Verify "+an(what(zero.kind())), fmt.Sprintf(verifyDoc, store.MaxAttempts), http.StatusConflict, http.StatusGone),
+		func(ctx context.Context, in *V) (*rest.Output[model.VerificationResponse], error) {
+			return h.verify(ctx, *in, struct{ Code string }((*in).body()).Code)
 		})
-
-	const phone = "/{tenantId}/directory/{directoryId}/users/{userId}/contact/phones/{phoneNumber}/verification"
-	rest.Register(api, op("usersCreatePhoneVerificationNonce", http.MethodPost, phone+"/nonce", http.StatusCreated,
-		"Reserve a nonce for a phone verification", nonceDoc, http.StatusConflict, http.StatusTooManyRequests),
-		func(ctx context.Context, in *struct {
-			PhonePath
-			Body model.CreateVerificationNonceCommand
-		}) (*rest.Output[model.ResendVerificationToken], error) {
-			return h.nonce(ctx, in.PhonePath, in.Body.Nonce)
-		})
-	rest.Register(api, op("usersResendPhoneVerification", http.MethodPost, phone+"/resend", http.StatusAccepted,
-		"Send a new phone verification code", fmt.Sprintf(resendDoc, "by text message"), http.StatusConflict),
-		func(ctx context.Context, in *struct {
-			PhonePath
-			Body model.SendVerificationCommand
-		}) (*struct{}, error) {
-			return nil, h.resend(ctx, in.PhonePath, in.Body.Nonce)
-		})
-	rest.Register(api, op("usersVerifyPhone", http.MethodPost, phone+"/verify", 0,
-		"Verify a phone number", fmt.Sprintf(verifyDoc, store.MaxAttempts), http.StatusConflict, http.StatusGone),
-		func(ctx context.Context, in *struct {
-			PhonePath
-			Body model.VerifyPhoneCommand
-		}) (*rest.Output[model.VerificationResponse], error) {
-			return h.verify(ctx, in.PhonePath, in.Body.Code)
-		})
-
-	rest.Register(api, op("testGetPendingEmailVerifications", http.MethodGet, "/{tenantId}/testing/verifications/email", 0,
-		"List pending email verifications (testing)", testingDoc),
+	rest.Register(api, op("testGetPending"+kind+"Verifications", http.MethodGet, "/{tenantId}/testing/verifications/"+noun, 0,
+		"List pending "+noun+" verifications (testing)", testingDoc),
 		func(ctx context.Context, in *struct {
 			TenantID string `path:"tenantId" maxLength:"20" example:"1001"`
 		}) (*rest.Output[[]model.PendingVerificationAttempt], error) {
-			return h.pending(ctx, store.KindEmail)
+			return h.pending(ctx, zero.kind())
 		})
-	rest.Register(api, op("testGetPendingPhoneVerifications", http.MethodGet, "/{tenantId}/testing/verifications/phone", 0,
-		"List pending phone verifications (testing)", testingDoc),
-		func(ctx context.Context, in *struct {
-			TenantID string `path:"tenantId" maxLength:"20" example:"1001"`
-		}) (*rest.Output[[]model.PendingVerificationAttempt], error) {
-			return h.pending(ctx, store.KindPhone)
-		})
+}
+
+// an puts the indefinite article before s.
+func an(s string) string {
+	if strings.ContainsRune("aeiou", rune(s[0])) {
+		return "an " + s
+	}
+	return "a " + s
 }
 
 const testingDoc = "Lists the tenant's live verification codes (address, user, sent, expiry and the code itself) so automated tests can complete verifications. " +

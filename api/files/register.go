@@ -63,16 +63,14 @@ func Register(api huma.API, d rest.Deps) {
 		DB: d.DB, Objects: d.Objects, Temporal: d.Temporal, Files: files, WakeStarts: d.WakeStarts,
 		Limit: d.Config.FileSizeLimit, Logger: d.Logger,
 	}}
-	tags := []string{"Files"}
+	area := rest.Area{Scope: "content", Tags: []string{"Files"}}
 
-	op := rest.Op{ID: "uploadFileV4", Method: http.MethodPost, Path: "/v4/{tenantId}/files", Scope: "content", Tags: tags,
-		Status: http.StatusCreated, Errors: []int{http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType},
-		Summary: "Upload a file (image or audio)",
-		Description: "Stores an image or audio file under the tenant, with the versions asked for. The parts may come in any order; " +
-			"HttpFile is streamed to the object store, never held whole in memory. The declared ContentType must agree with the " +
-			"file's bytes (sniffed) and ContentLength with its size. A name that exists is a 409: uploads never replace; delete first. " +
+	op := area.Op("uploadFileV4", http.MethodPost, "/v4/{tenantId}/files", http.StatusCreated, "Upload a file (image or audio)",
+		"Stores an image or audio file under the tenant, with the versions asked for. The parts may come in any order; "+
+			"HttpFile is streamed to the object store, never held whole in memory. The declared ContentType must agree with the "+
+			"file's bytes (sniffed) and ContentLength with its size. A name that exists is a 409: uploads never replace; delete first. "+
 			"The file is checked and encoded by the ProcessFile workflow on the worker, which the request waits for (up to 55 s).",
-	}.Operation()
+		http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType).Operation()
 	op.Metadata[rest.StreamBody] = true
 	op.Middlewares = huma.Middlewares{streamBody}
 	huma.Register(api, op, h.upload)
@@ -87,23 +85,19 @@ func Register(api huma.API, d rest.Deps) {
 		}},
 	}
 
-	rest.Register(api, rest.Op{ID: "getAllFilesV4", Method: http.MethodGet, Path: "/v4/{tenantId}/files", Scope: "content", Tags: tags,
-		Summary: "List files",
-		Description: "Every file of the tenant, ordered by full name, optionally only images or audio and only names containing " +
-			"SearchTerm (case-insensitive). With IncludeAudioUrls=true, the versions of audio files carry presigned download URLs.",
-	}, h.list)
-	rest.Register(api, rest.Op{ID: "getFileV4", Method: http.MethodGet, Path: "/v4/{tenantId}/files/{FileName}", Scope: "content", Tags: tags,
-		Summary: "Get a file", Description: "The file with its versions, each with a presigned download URL valid for 15 minutes.",
-	}, h.get)
-	rest.Register(api, rest.Op{ID: "updateFileDescriptionV4", Method: http.MethodPut, Path: "/v4/{tenantId}/files/{FileName}", Scope: "content", Tags: tags,
-		Summary: "Change a file's description",
-		Description: "Sets the description from the Description query parameter or from a JSON body {\"description\": \"...\"} " +
-			"(one of the two, not both); with neither, the description is cleared.",
-	}, h.update)
-	rest.Register(api, rest.Op{ID: "deleteFileV4", Method: http.MethodDelete, Path: "/v4/{tenantId}/files/{FileName}", Scope: "content", Tags: tags,
-		Status: http.StatusNoContent, Summary: "Delete a file",
-		Description: "Deletes the file's objects (the original and every version) and its metadata. A second delete is a 404.",
-	}, h.delete)
+	const file = "/v4/{tenantId}/files/{FileName}"
+	rest.Register(api, area.Op("getAllFilesV4", http.MethodGet, "/v4/{tenantId}/files", 0, "List files",
+		"Every file of the tenant, ordered by full name, optionally only images or audio and only names containing "+
+			"SearchTerm (case-insensitive). With IncludeAudioUrls=true, the versions of audio files carry presigned download URLs."),
+		h.list)
+	rest.Register(api, area.Op("getFileV4", http.MethodGet, file, 0, "Get a file",
+		"The file with its versions, each with a presigned download URL valid for 15 minutes."), h.get)
+	rest.Register(api, area.Op("updateFileDescriptionV4", http.MethodPut, file, 0, "Change a file's description",
+		"Sets the description from the Description query parameter or from a JSON body {\"description\": \"...\"} "+
+			"(one of the two, not both); with neither, the description is cleared."),
+		h.update)
+	rest.Register(api, area.Op("deleteFileV4", http.MethodDelete, file, http.StatusNoContent, "Delete a file",
+		"Deletes the file's objects (the original and every version) and its metadata. A second delete is a 404."), h.delete)
 
 	reg := api.OpenAPI().Components.Schemas
 	for _, t := range []any{model.FileDetails{}, model.AssetInformation{}, model.FileModelResponse{}} {

@@ -75,33 +75,6 @@ type ChannelSettings struct {
 	Neighborhood    *NeighborhoodChannel    `json:"neighborhood,omitempty"`
 }
 
-// Enabled lists the enabled channels in a fixed order.
-func (c *ChannelSettings) Enabled() []string {
-	if c == nil {
-		return nil
-	}
-	var out []string
-	add := func(on bool, name string) {
-		if on {
-			out = append(out, name)
-		}
-	}
-	add(c.Email != nil && c.Email.Enabled, "email")
-	add(c.Text != nil && c.Text.Enabled, "text")
-	add(c.Voice != nil && c.Voice.Enabled, "voice")
-	add(c.Etn != nil && c.Etn.Enabled, "etn")
-	add(c.Push != nil && c.Push.Enabled, "push")
-	add(c.MyAlertsApp != nil && c.MyAlertsApp.Enabled, "myAlertsApp")
-	add(c.Fax != nil && c.Fax.Enabled, "fax")
-	add(c.Eas != nil && c.Eas.Enabled, "eas")
-	add(c.MobileBroadcast != nil && c.MobileBroadcast.Enabled, "mobileBroadcast")
-	add(c.TeamChat != nil && c.TeamChat.Enabled, "teamChat")
-	add(c.SocialPostA != nil && c.SocialPostA.Enabled, "socialPostA")
-	add(c.SocialPostB != nil && c.SocialPostB.Enabled, "socialPostB")
-	add(c.Neighborhood != nil && c.Neighborhood.Enabled, "neighborhood")
-	return out
-}
-
 // RecipientSettings says who receives the alert. Every source adds people;
 // a person reached through several sources receives the alert once.
 type RecipientSettings struct {

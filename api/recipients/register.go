@@ -13,7 +13,7 @@ import (
 	"github.com/tocsin/tocsin/api/rest"
 )
 
-var tags = []string{"Recipients"}
+var area = rest.Area{Scope: "tamarack", Tags: []string{"Recipients"}}
 
 // handlers holds what the operations use.
 type handlers struct {
@@ -23,49 +23,26 @@ type handlers struct {
 // Register adds the recipients operations to api.
 func Register(api huma.API, d rest.Deps) {
 	h := &handlers{d: d}
-	rest.Register(api, rest.Op{ID: "findContacts", Method: http.MethodPost, Path: "/v2/contacts/find", Scope: "tamarack", Tags: tags,
-		Summary:     "Find contacts",
-		Description: findContactsDescription,
-	}, h.findContacts)
-	register(api, rest.Op{ID: "exportContacts", Method: http.MethodGet, Path: "/v2/contacts/export", Scope: "tamarack", Tags: tags,
-		Summary:     "Export every contact as CSV",
-		Description: exportDescription,
-	}, csvResponse, h.exportContacts)
+	rest.Register(api, area.Op("findContacts", http.MethodPost, "/v2/contacts/find", 0, "Find contacts",
+		findContactsDescription), h.findContacts)
+	register(api, area.Op("exportContacts", http.MethodGet, "/v2/contacts/export", 0, "Export every contact as CSV",
+		exportDescription), csvResponse, h.exportContacts)
 
-	register(api, rest.Op{ID: "createFromFile", Method: http.MethodPost, Path: "/v4/{tenantId}/distributionLists/createFromFile", Scope: "tamarack", Tags: tags,
-		Summary:     "Create a distribution list from a CSV file",
-		Description: createFromFileDescription,
-		Status:      http.StatusCreated,
-		Errors:      []int{http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType},
-	}, uploadRequestBody(api), h.createFromFile)
-	rest.Register(api, rest.Op{ID: "getDistributionLists", Method: http.MethodGet, Path: "/v4/{tenantId}/distributionLists", Scope: "tamarack", Tags: tags,
-		Summary: "List distribution lists",
-	}, h.listLists)
-	rest.Register(api, rest.Op{ID: "getDistributionListRecipients", Method: http.MethodGet, Path: "/v4/{tenantId}/distributionLists/{listId}", Scope: "tamarack", Tags: tags,
-		Summary:     "Get a distribution list with a page of its recipients",
-		Description: "Sort properties: id (the default, which stays fast for lists of a million), lastName, firstName.",
-	}, h.getList)
-	rest.Register(api, rest.Op{ID: "deleteDistributionList", Method: http.MethodDelete, Path: "/v4/{tenantId}/distributionLists/{listId}", Scope: "tamarack", Tags: tags,
-		Summary:     "Delete a distribution list",
-		Description: "Deletes the list and its memberships; the contacts stay.",
-		Status:      http.StatusNoContent,
-	}, h.deleteList)
+	register(api, area.Op("createFromFile", http.MethodPost, "/v4/{tenantId}/distributionLists/createFromFile", http.StatusCreated, "Create a distribution list from a CSV file",
+		createFromFileDescription, http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType), uploadRequestBody(api), h.createFromFile)
+	rest.Register(api, area.Op("getDistributionLists", http.MethodGet, "/v4/{tenantId}/distributionLists", 0, "List distribution lists", ""), h.listLists)
+	rest.Register(api, area.Op("getDistributionListRecipients", http.MethodGet, "/v4/{tenantId}/distributionLists/{listId}", 0, "Get a distribution list with a page of its recipients",
+		"Sort properties: id (the default, which stays fast for lists of a million), lastName, firstName."), h.getList)
+	rest.Register(api, area.Op("deleteDistributionList", http.MethodDelete, "/v4/{tenantId}/distributionLists/{listId}", http.StatusNoContent, "Delete a distribution list",
+		"Deletes the list and its memberships; the contacts stay."), h.deleteList)
 
-	rest.Register(api, rest.Op{ID: "getGroupTreeNodes", Method: http.MethodGet, Path: "/v2.1/groups/tree", Scope: "elm", Tags: tags,
-		Summary:     "Page through the group tree",
-		Description: groupTreeDescription,
-	}, h.groupTree)
+	rest.Register(api, rest.Area{Scope: "elm", Tags: area.Tags}.Op("getGroupTreeNodes", http.MethodGet, "/v2.1/groups/tree", 0, "Page through the group tree",
+		groupTreeDescription), h.groupTree)
 
-	rest.Register(api, rest.Op{ID: "createShortenedUrl", Method: http.MethodPost, Path: "/v2/public/shortenedUrl", Scope: "tamarack", Tags: tags,
-		Summary:     "Shorten a URL",
-		Description: shortenDescription,
-	}, h.createShortenedURL)
-	rest.Register(api, rest.Op{ID: "followShortenedUrl", Method: http.MethodGet, Path: "/s/{code}", Public: true, Tags: tags,
-		Summary:     "Follow a short link",
-		Description: "Public: needs no token. Answers 302 to the target and counts the click; 404 for an unknown code, 410 for an expired one.",
-		Status:      http.StatusFound,
-		Errors:      []int{http.StatusGone},
-	}, h.followShortenedURL)
+	rest.Register(api, area.Op("createShortenedUrl", http.MethodPost, "/v2/public/shortenedUrl", 0, "Shorten a URL",
+		shortenDescription), h.createShortenedURL)
+	rest.Register(api, rest.Area{Public: true, Tags: area.Tags}.Op("followShortenedUrl", http.MethodGet, "/s/{code}", http.StatusFound, "Follow a short link",
+		"Public: needs no token. Answers 302 to the target and counts the click; 404 for an unknown code, 410 for an expired one.", http.StatusGone), h.followShortenedURL)
 }
 
 // register is rest.Register for operations whose request or response is not

@@ -57,6 +57,21 @@ type Op struct {
 	Hidden bool
 }
 
+// Area is what the operations of one area of the API share: the scope a
+// token needs for them (see Op.Scope and Op.Public) and their tags.
+type Area struct {
+	Scope  string
+	Public bool
+	Tags   []string
+}
+
+// Op declares an operation of the area answering status (200 when zero)
+// and, besides the errors every operation may answer, errs.
+func (a Area) Op(id, method, path string, status int, summary, description string, errs ...int) Op {
+	return Op{ID: id, Method: method, Path: path, Scope: a.Scope, Public: a.Public, Tags: a.Tags, Status: status,
+		Summary: summary, Description: description, Errors: errs}
+}
+
 // Operation turns o into a huma.Operation.
 func (o Op) Operation() huma.Operation {
 	errs := []int{http.StatusBadRequest, http.StatusInternalServerError, http.StatusServiceUnavailable}

@@ -52,47 +52,39 @@ func Register(api huma.API, d rest.Deps) {
 		d.Logger.Error("hook policy; allowing no extra hosts", "err", err)
 		h.policy, _ = hooks.NewPolicy(nil, d.Config.HookAllowHTTP)
 	}
-	tags := []string{"Subscriptions"}
+	area := rest.Area{Scope: "tamarack", Tags: []string{"Subscriptions"}}
 
-	rest.Register(api, rest.Op{ID: "createSubscription", Method: http.MethodPost, Path: "/v2/settings/subscriptions", Scope: "tamarack", Tags: tags,
-		Status: http.StatusCreated, Errors: []int{http.StatusConflict},
-		Summary: "Create a hook subscription",
-		Description: "Creates a Subscription of the caller's tenant. The target URL is checked against the SSRF policy (https; " +
-			"a host resolving only to public addresses, unless the operator allows more). The answer carries the signing secret, " +
+	const subs, sub = "/v2/settings/subscriptions", "/v2/settings/subscriptions/{id}"
+	rest.Register(api, area.Op("createSubscription", http.MethodPost, subs, http.StatusCreated, "Create a hook subscription",
+		"Creates a Subscription of the caller's tenant. The target URL is checked against the SSRF policy (https; "+
+			"a host resolving only to public addresses, unless the operator allows more). The answer carries the signing secret, "+
 			"the only time it is shown. Each event is POSTed with the Standard Webhooks headers webhook-id, webhook-timestamp and webhook-signature.",
-	}, h.create)
-	rest.Register(api, rest.Op{ID: "getSubscriptions", Method: http.MethodGet, Path: "/v2/settings/subscriptions", Scope: "tamarack", Tags: tags,
-		Summary: "List hook subscriptions", Description: "A page of the tenant's subscriptions. Sort properties: id, url, active, createdAt, updatedAt (default id).",
-	}, h.list)
+		http.StatusConflict),
+		h.create)
+	rest.Register(api, area.Op("getSubscriptions", http.MethodGet, subs, 0, "List hook subscriptions",
+		"A page of the tenant's subscriptions. Sort properties: id, url, active, createdAt, updatedAt (default id)."), h.list)
 	// Before {id}, which would otherwise take the literal segment.
-	rest.Register(api, rest.Op{ID: "getEventTypes", Method: http.MethodGet, Path: "/v2/settings/subscriptions/eventTypes", Scope: "tamarack", Tags: tags,
-		Summary: "List event types", Description: "A page of the event types tocsin emits, with an example payload each: the delivered " +
-			"body, {type, timestamp, data}. The data of each type is the schema of the same name in the components, such as " +
-			"AlertCreated for alert.created and RecipientResponded for alert.recipient.responded; every key is always present " +
-			"(null when it does not apply). Sort property: name (default).",
-	}, h.eventTypes)
-	rest.Register(api, rest.Op{ID: "getSubscription", Method: http.MethodGet, Path: "/v2/settings/subscriptions/{id}", Scope: "tamarack", Tags: tags,
-		Summary: "Get a hook subscription",
-	}, h.get)
-	rest.Register(api, rest.Op{ID: "updateSubscription", Method: http.MethodPut, Path: "/v2/settings/subscriptions/{id}", Scope: "tamarack", Tags: tags,
-		Summary: "Replace a hook subscription",
-		Description: "Replaces url, eventTypes, active, description and headers; the signing secret stays. Setting active to true " +
-			"re-enables a subscription that a 410 answer disabled.",
-	}, h.update)
-	rest.Register(api, rest.Op{ID: "deleteSubscription", Method: http.MethodDelete, Path: "/v2/settings/subscriptions/{id}", Scope: "tamarack", Tags: tags,
-		Status: http.StatusNoContent, Summary: "Delete a hook subscription",
-		Description: "Deletes the subscription and its history; deliveries in progress stop before their next attempt.",
-	}, h.delete)
-	rest.Register(api, rest.Op{ID: "getSubscriptionHistory", Method: http.MethodGet, Path: "/v2/settings/subscriptions/{id}/history", Scope: "tamarack", Tags: tags,
-		Summary: "Delivery history of a subscription",
-		Description: "A page of the delivery attempts of the last 30 days, newest first. Sort properties: requestedAt, attempt, " +
-			"eventType, responseStatus, outcome (default -requestedAt).",
-	}, h.history)
-	rest.Register(api, rest.Op{ID: "getSubscriptionTest", Method: http.MethodGet, Path: "/v2/settings/subscriptions/{id}/test", Scope: "tamarack", Tags: tags,
-		Summary: "Send a test event now",
-		Description: "Sends one signed subscription.test event to the subscription (active or not) right away, without retries, " +
-			"and answers with the attempt as recorded in the history.",
-	}, h.test)
+	rest.Register(api, area.Op("getEventTypes", http.MethodGet, subs+"/eventTypes", 0, "List event types",
+		"A page of the event types tocsin emits, with an example payload each: the delivered "+
+			"body, {type, timestamp, data}. The data of each type is the schema of the same name in the components, such as "+
+			"AlertCreated for alert.created and RecipientResponded for alert.recipient.responded; every key is always present "+
+			"(null when it does not apply). Sort property: name (default)."),
+		h.eventTypes)
+	rest.Register(api, area.Op("getSubscription", http.MethodGet, sub, 0, "Get a hook subscription", ""), h.get)
+	rest.Register(api, area.Op("updateSubscription", http.MethodPut, sub, 0, "Replace a hook subscription",
+		"Replaces url, eventTypes, active, description and headers; the signing secret stays. Setting active to true "+
+			"re-enables a subscription that a 410 answer disabled."),
+		h.update)
+	rest.Register(api, area.Op("deleteSubscription", http.MethodDelete, sub, http.StatusNoContent, "Delete a hook subscription",
+		"Deletes the subscription and its history; deliveries in progress stop before their next attempt."), h.delete)
+	rest.Register(api, area.Op("getSubscriptionHistory", http.MethodGet, sub+"/history", 0, "Delivery history of a subscription",
+		"A page of the delivery attempts of the last 30 days, newest first. Sort properties: requestedAt, attempt, "+
+			"eventType, responseStatus, outcome (default -requestedAt)."),
+		h.history)
+	rest.Register(api, area.Op("getSubscriptionTest", http.MethodGet, sub+"/test", 0, "Send a test event now",
+		"Sends one signed subscription.test event to the subscription (active or not) right away, without retries, "+
+			"and answers with the attempt as recorded in the history."),
+		h.test)
 
 	api.OpenAPI().Components.Schemas.Schema(reflect.TypeOf(model.SubscriptionHistory{}), true, "")
 	// The data of each event type, from the types the emitters use.

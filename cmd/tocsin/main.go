@@ -77,27 +77,15 @@ func run(args []string, stdout, stderr io.Writer) error {
 
 	switch args[0] {
 	case "migrate":
-		fs := flag.NewFlagSet("migrate", flag.ContinueOnError)
-		create := fs.Bool("create-db", false, "create the database first when it does not exist")
-		if err := fs.Parse(args[1:]); err != nil {
+		if err := optionalStep(args, "create-db", "create the database first when it does not exist",
+			func() error { return storage.EnsureDatabase(ctx, cfg.DatabaseURL) }); err != nil {
 			return err
-		}
-		if *create {
-			if err := storage.EnsureDatabase(ctx, cfg.DatabaseURL); err != nil {
-				return err
-			}
 		}
 		return migrate(ctx, cfg, logger)
 	case "serve":
-		fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-		doMigrate := fs.Bool("migrate", false, "apply migrations before serving")
-		if err := fs.Parse(args[1:]); err != nil {
+		if err := optionalStep(args, "migrate", "apply migrations before serving",
+			func() error { return migrate(ctx, cfg, logger) }); err != nil {
 			return err
-		}
-		if *doMigrate {
-			if err := migrate(ctx, cfg, logger); err != nil {
-				return err
-			}
 		}
 		return withApp(ctx, cfg, logger, func(a *app.App) error { return a.Serve(ctx, cfg.HTTPAddr) })
 	case "worker":
@@ -118,6 +106,21 @@ func run(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprint(stderr, usage)
 		return fmt.Errorf("unknown command %q", args[0])
 	}
+}
+
+// optionalStep parses the flags of the command args[0], whose one flag,
+// the switch name, asks for step before the command's work, and runs step
+// when it is set.
+func optionalStep(args []string, name, usage string, step func() error) error {
+	fs := flag.NewFlagSet(args[0], flag.ContinueOnError)
+	on := fs.Bool(name, false, usage)
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if !*on {
+		return nil
+	}
+	return step()
 }
 
 // withApp opens the app, runs fn with it and closes it.
