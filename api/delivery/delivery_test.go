@@ -12,6 +12,7 @@ import (
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/channels/etn"
+	"github.com/tocsin/tocsin/channels/providerhttp"
 	"github.com/tocsin/tocsin/channels/providers"
 	"github.com/tocsin/tocsin/channels/voice"
 	"github.com/tocsin/tocsin/channels/voice/voicetest"
@@ -114,7 +115,7 @@ func TestCallStatusCallbacks(t *testing.T) {
 	}
 	prov.Script("+15550000002", voicetest.Outcome{Status: voice.CallbackAnswered, AnsweredBy: "human", Digits: "1"})
 	calls := &voice.Calls{DB: s.DB}
-	snd := voice.New(voice.Config{URL: prov.URL, Token: "voice-api-token-123456", From: "+15550001000",
+	snd := voice.New(voice.Config{Endpoint: providerhttp.Endpoint{URL: prov.URL, Token: "voice-api-token-123456"}, From: "+15550001000",
 		CallbackURL: s.URL + providers.CallbackPath(channels.Voice, tenant), Calls: calls})
 	msgs := []channels.Message{
 		{Key: "c1", Tenant: tenant, To: "+15550000001", Text: "Test"},

@@ -109,11 +109,11 @@ func TestFallbackWhenThePrimaryIsUnreachable(t *testing.T) {
 		second := voicetest.New(t, "two", "secret")
 		moved := 0
 		s := &fallback.Sender{
-			Primary:    voice.New(voice.Config{URL: closedURL(t), Token: "one", From: "+15550009999", CallbackURL: "http://127.0.0.1:1/cb"}),
-			Secondary:  voice.New(voice.Config{URL: second.URL, Token: "two", From: "+15550009999", CallbackURL: "http://127.0.0.1:1/cb"}),
+			Primary:    voice.New(voice.Config{Endpoint: providerhttp.Endpoint{URL: closedURL(t), Token: "one"}, From: "+15550009999", CallbackURL: "http://127.0.0.1:1/cb"}),
+			Secondary:  voice.New(voice.Config{Endpoint: providerhttp.Endpoint{URL: second.URL, Token: "two"}, From: "+15550009999", CallbackURL: "http://127.0.0.1:1/cb"}),
 			OnFallback: func(n int) { moved += n },
 		}
-		primaryOnly := voice.New(voice.Config{URL: closedURL(t), Token: "one", From: "+15550009999", CallbackURL: "http://127.0.0.1:1/cb"})
+		primaryOnly := voice.New(voice.Config{Endpoint: providerhttp.Endpoint{URL: closedURL(t), Token: "one"}, From: "+15550009999", CallbackURL: "http://127.0.0.1:1/cb"})
 		alone, err := primaryOnly.Send(context.Background(), msgs[:1])
 		if err != nil || alone[0].Outcome != channels.Failed || !alone[0].Unreachable || alone[0].Permanent {
 			t.Fatalf("a closed port is an unreachable, temporary failure: %+v %v", alone, err)

@@ -184,9 +184,9 @@ func (r *Registry) one(tenant string, ch channels.Channel, s Settings, p Provide
 	objs := &tenantObjects{objects: r.Objects, tenant: tenant}
 	switch ch {
 	case channels.Voice, channels.Etn:
-		vc := voice.Config{URL: api.URL, Token: api.Token, From: p.From, Channel: ch,
+		vc := voice.Config{Endpoint: api, From: p.From, Channel: ch,
 			CallbackURL: strings.TrimRight(r.PublicURL, "/") + CallbackPath(ch, tenant),
-			Concurrency: api.Concurrency, Client: api.Client, Calls: &voice.Calls{DB: r.DB}, Audio: objs}
+			Calls:       &voice.Calls{DB: r.DB}, Audio: objs}
 		if ch == channels.Etn {
 			return etn.New(vc, &etn.Slots{DB: r.DB, Limit: s.MaxConcurrentCalls})
 		}

@@ -11,7 +11,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net/http"
 	"strconv"
 	"time"
 
@@ -133,22 +132,18 @@ type AudioLinker interface {
 
 // Config configures a Sender.
 type Config struct {
-	// URL is the provider's base URL; calls are POSTed to URL + "/calls".
-	URL string
-	// Token is sent as Authorization: Bearer.
-	Token string
+	// Endpoint is the provider's API; calls are POSTed to URL + "/calls"
+	// (Concurrency defaults to 16).
+	providerhttp.Endpoint
 	// From is the caller id.
 	From string
 	// CallbackURL is our status-callback operation for this tenant and channel.
 	CallbackURL string
 	// Channel is Voice or Etn (recorded with each call).
-	Channel channels.Channel
-	// Concurrency bounds requests in flight within a batch (default 16).
-	Concurrency int
-	Client      *http.Client
-	Calls       CallLog
-	Throttle    Throttle
-	Audio       AudioLinker
+	Channel  channels.Channel
+	Calls    CallLog
+	Throttle Throttle
+	Audio    AudioLinker
 	// SlotWait bounds how long a call waits for a Throttle slot (default
 	// 20s). A call that gets none fails temporarily and is retried with its
 	// batch, so a tenant whose slots are all held (by calls whose final
@@ -163,8 +158,6 @@ const DefaultSlotWait = 20 * time.Second
 // Sender places calls through the HTTP provider.
 type Sender struct {
 	c Config
-	// api is the provider's API as c names it, with its defaults.
-	api providerhttp.Endpoint
 }
 
 var _ channels.Sender = (*Sender)(nil)
@@ -174,13 +167,13 @@ func New(c Config) *Sender {
 	if c.Channel == "" {
 		c.Channel = channels.Voice
 	}
-	api := providerhttp.Endpoint{URL: c.URL, Token: c.Token, Concurrency: c.Concurrency, Client: c.Client}
-	return &Sender{c: c, api: api.WithDefaults(16)}
+	c.Endpoint = c.Endpoint.WithDefaults(16)
+	return &Sender{c: c}
 }
 
 // Send implements channels.Sender: it requests one call per message.
 func (s *Sender) Send(ctx context.Context, msgs []channels.Message) ([]channels.Result, error) {
-	return channels.SendEach(ctx, msgs, s.api.Concurrency, s.call), nil
+	return channels.SendEach(ctx, msgs, s.c.Concurrency, s.call), nil
 }
 
 // Request builds the provider request of msg: it plays the options'
@@ -269,7 +262,7 @@ func (s *Sender) call(ctx context.Context, msg channels.Message) channels.Result
 		idem += "/" + strconv.Itoa(attempt)
 	}
 	var cr CallResponse
-	err = s.api.Post(ctx, "/calls", providerhttp.Request{JSON: req}, idem, &cr)
+	err = s.c.Post(ctx, "/calls", providerhttp.Request{JSON: req}, idem, &cr)
 	if res := providerhttp.Answer(msg.Key, err, channels.Sent, cr.CallID, "the provider returned no call id"); res.Outcome == channels.Failed {
 		s.release(ctx, msg)
 		if s.c.Calls != nil {
