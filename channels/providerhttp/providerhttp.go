@@ -115,7 +115,9 @@ type Request struct {
 }
 
 // Do sends r and returns the answer's body when the status is 2xx; other
-// statuses are a *StatusError. Answers are read up to 4 MiB.
+// statuses are a *StatusError, whether or not their body could be read. A
+// 2xx answer whose body breaks off is unreadable (see
+// Rules.AcceptUnreadable). Answers are read up to 4 MiB.
 func Do(ctx context.Context, cl *http.Client, r Request) ([]byte, error) {
 	body, ct := r.Body, r.ContentType
 	if r.JSON != nil {
@@ -150,11 +152,14 @@ func Do(ctx context.Context, cl *http.Client, r Request) ([]byte, error) {
 	}
 	defer res.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(res.Body, 4<<20))
-	if err != nil {
-		return nil, fmt.Errorf("read answer: %w", err)
-	}
 	if res.StatusCode < 200 || res.StatusCode > 299 {
+		// The status decides; a body cut short changes nothing.
 		return b, &StatusError{Status: res.StatusCode}
+	}
+	if err != nil {
+		// The provider answered 2xx: it has the message, whatever
+		// happened to the rest of its answer.
+		return nil, fmt.Errorf("%w: %w", errUnreadable, err)
 	}
 	return b, nil
 }

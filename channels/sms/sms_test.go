@@ -147,6 +147,38 @@ func TestUnreadableAnswerIsSent(t *testing.T) {
 	}
 }
 
+// TestAnswerCutShort: an answer whose body breaks off is read by its
+// status. A 2xx means the provider has the text, so it is sent and not
+// sent again by a retry; a 4xx is still a permanent failure.
+func TestAnswerCutShort(t *testing.T) {
+	for _, c := range []struct {
+		status    int
+		outcome   channels.Outcome
+		permanent bool
+	}{{http.StatusAccepted, channels.Sent, false}, {http.StatusBadRequest, channels.Failed, true}} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			// Promise 100 bytes, send 10, then drop the connection.
+			w.Header().Set("Content-Length", "100")
+			w.WriteHeader(c.status)
+			_, _ = w.Write([]byte(`{"id":"sm`))
+			w.(http.Flusher).Flush()
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				_ = conn.Close()
+			}
+		}))
+		s, err := sms.New(sms.Config{URL: srv.URL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		res, err := s.Send(context.Background(), []channels.Message{{Key: "k", To: "+15551230000", Text: "x"}})
+		srv.Close()
+		if err != nil || len(res) != 1 || res[0].Outcome != c.outcome || res[0].Permanent != c.permanent {
+			t.Fatalf("status %d: %+v %v", c.status, res, err)
+		}
+	}
+}
+
 func TestUnreachableProviderIsABatchError(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
