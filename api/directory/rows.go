@@ -6,24 +6,25 @@ import (
 
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/storage"
 	store "github.com/tocsin/tocsin/storage/directory"
 )
 
-// The mapping between the storage rows (storage/directory) and the API's
+// The mapping between the storage rows (storage and storage/directory) and the API's
 // response and command types.
 
-func emailOut(e store.Email) model.EmailAddress {
+func emailOut(e storage.Email) model.EmailAddress {
 	return model.EmailAddress{Address: e.Address, Label: e.Label, VerificationStatus: model.VerificationStatus(e.Status),
 		VerifiedAt: e.VerifiedAt, CreatedAt: e.CreatedAt}
 }
 
-func phoneOut(p store.Phone) model.PhoneNumber {
+func phoneOut(p storage.Phone) model.PhoneNumber {
 	return model.PhoneNumber{Number: p.Number, Type: model.PhoneType(p.Type), CanText: p.CanText, CanCall: p.CanCall,
 		VerificationStatus: model.VerificationStatus(p.Status), VerifiedAt: p.VerifiedAt, CreatedAt: p.CreatedAt}
 }
 
-func phoneIn(p model.PhoneNumber) store.Phone {
-	return store.Phone{Number: p.Number, Type: string(p.Type), CanText: p.CanText, CanCall: p.CanCall}
+func phoneIn(p model.PhoneNumber) storage.Phone {
+	return storage.Phone{Number: p.Number, Type: string(p.Type), CanText: p.CanText, CanCall: p.CanCall}
 }
 
 func contactsOut(c store.Contacts) model.ContactInformation {
@@ -121,6 +122,6 @@ func pendingOut(ps []store.PendingCode) []model.PendingVerificationAttempt {
 }
 
 // deviceOf maps a stored device to its response model.
-func deviceOf(d store.Device) model.ContactInformationDevice {
+func deviceOf(d storage.Device) model.ContactInformationDevice {
 	return model.ContactInformationDevice{ID: d.ID, App: d.App, Platform: d.Platform, Token: d.Token, CreatedAt: d.CreatedAt}
 }

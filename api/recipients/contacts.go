@@ -84,19 +84,12 @@ func contactModel(p contacts.Person) model.Contact {
 		CustomFields: p.CustomFields(), CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
 	}
 	for _, e := range p.Emails {
-		m := model.ContactInformationEmailAddress{Address: e.Address, Label: e.Label, VerificationStatus: model.VerificationStatus(e.VerificationStatus)}
-		if e.VerifiedAt.Valid {
-			m.VerifiedAt = &e.VerifiedAt.Time
-		}
-		c.Emails = append(c.Emails, m)
+		c.Emails = append(c.Emails, model.ContactInformationEmailAddress{Address: e.Address, Label: e.Label,
+			VerificationStatus: model.VerificationStatus(e.Status), VerifiedAt: e.VerifiedAt})
 	}
 	for _, ph := range p.Phones {
-		m := model.ContactInformationPhone{Number: ph.Number, Type: model.PhoneType(ph.Type), CanText: ph.CanText, CanCall: ph.CanCall,
-			VerificationStatus: model.VerificationStatus(ph.VerificationStatus)}
-		if ph.VerifiedAt.Valid {
-			m.VerifiedAt = &ph.VerifiedAt.Time
-		}
-		c.Phones = append(c.Phones, m)
+		c.Phones = append(c.Phones, model.ContactInformationPhone{Number: ph.Number, Type: model.PhoneType(ph.Type), CanText: ph.CanText, CanCall: ph.CanCall,
+			VerificationStatus: model.VerificationStatus(ph.Status), VerifiedAt: ph.VerifiedAt})
 	}
 	for _, d := range p.Devices {
 		c.Devices = append(c.Devices, model.ContactInformationDevice{ID: d.ID, App: d.App, Platform: d.Platform, Token: d.Token, CreatedAt: d.CreatedAt})

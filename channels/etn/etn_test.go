@@ -75,7 +75,7 @@ func addPerson(t *testing.T, db *storage.DB, tenant, phone string, lat, lng floa
 		if err != nil {
 			return err
 		}
-		if _, err := directory.AddPhone(ctx, tx, tenant, id, directory.Phone{Number: phone, Type: "mobile", CanCall: canCall}); err != nil {
+		if _, err := directory.AddPhone(ctx, tx, tenant, id, storage.Phone{Number: phone, Type: "mobile", CanCall: canCall}); err != nil {
 			return err
 		}
 		_, err = directory.AddLocation(ctx, tx, tenant, id, directory.NewLocation{Name: "home", Latitude: lat, Longitude: lng})

@@ -30,7 +30,7 @@ func person(t *testing.T, db *storage.DB, tenant, name, phone string, lat, lng f
 			return err
 		}
 		if phone != "" {
-			if _, err := directory.AddPhone(ctx, tx, tenant, id, directory.Phone{Number: phone, Type: "mobile", CanCall: true}); err != nil {
+			if _, err := directory.AddPhone(ctx, tx, tenant, id, storage.Phone{Number: phone, Type: "mobile", CanCall: true}); err != nil {
 				return err
 			}
 			if _, err := directory.AddLocation(ctx, tx, tenant, id, directory.NewLocation{Name: "home", Latitude: lat, Longitude: lng}); err != nil {

@@ -32,9 +32,9 @@ type Person struct {
 	CreatedAt    time.Time      `db:"created_at"`
 	UpdatedAt    time.Time      `db:"updated_at"`
 
-	Emails    []Email
-	Phones    []Phone
-	Devices   []Device
+	Emails    []storage.Email
+	Phones    []storage.Phone
+	Devices   []storage.Device
 	Locations []Location
 	Groups    []Group
 	Lists     []ListRef
@@ -71,38 +71,6 @@ func (p Person) CustomFields() map[string]string {
 		}
 	}
 	return out
-}
-
-// Email is one email address of a person.
-type Email struct {
-	PersonID           int64        `db:"person_id"`
-	Address            string       `db:"address"`
-	Label              string       `db:"label"`
-	VerificationStatus string       `db:"verification_status"`
-	VerifiedAt         sql.NullTime `db:"verified_at"`
-	CreatedAt          time.Time    `db:"created_at"`
-}
-
-// Phone is one phone number of a person.
-type Phone struct {
-	PersonID           int64        `db:"person_id"`
-	Number             string       `db:"number"`
-	Type               string       `db:"phone_type"`
-	CanText            bool         `db:"can_text"`
-	CanCall            bool         `db:"can_call"`
-	VerificationStatus string       `db:"verification_status"`
-	VerifiedAt         sql.NullTime `db:"verified_at"`
-	CreatedAt          time.Time    `db:"created_at"`
-}
-
-// Device is a push or app device of a person.
-type Device struct {
-	ID        int64     `db:"id"`
-	PersonID  int64     `db:"person_id"`
-	App       string    `db:"app"`
-	Platform  string    `db:"platform"`
-	Token     string    `db:"token"`
-	CreatedAt time.Time `db:"created_at"`
 }
 
 // Location is a place a person wants notifications for.
@@ -310,22 +278,22 @@ func loadDetails(ctx context.Context, db sqlx.QueryerContext, tenant string, peo
 	for i := range people {
 		ids[i] = people[i].ID
 		at[people[i].ID] = &people[i]
-		people[i].Emails, people[i].Phones, people[i].Devices = []Email{}, []Phone{}, []Device{}
+		people[i].Emails, people[i].Phones, people[i].Devices = []storage.Email{}, []storage.Phone{}, []storage.Device{}
 		people[i].Locations, people[i].Groups, people[i].Lists = []Location{}, []Group{}, []ListRef{}
 	}
-	if err := attach(ctx, db, "load emails", `SELECT person_id, address, label, verification_status, verified_at, created_at
+	if err := attach(ctx, db, "load emails", `SELECT `+storage.EmailColumns+`
 		FROM person_emails WHERE tenant_id = $1 AND person_id = ANY($2) ORDER BY person_id, id`, tenant, ids,
-		func(e Email) { at[e.PersonID].Emails = append(at[e.PersonID].Emails, e) }); err != nil {
+		func(e storage.Email) { at[e.PersonID].Emails = append(at[e.PersonID].Emails, e) }); err != nil {
 		return err
 	}
-	if err := attach(ctx, db, "load phones", `SELECT person_id, number, phone_type, can_text, can_call, verification_status, verified_at, created_at
+	if err := attach(ctx, db, "load phones", `SELECT `+storage.PhoneColumns+`
 		FROM person_phones WHERE tenant_id = $1 AND person_id = ANY($2) ORDER BY person_id, id`, tenant, ids,
-		func(ph Phone) { at[ph.PersonID].Phones = append(at[ph.PersonID].Phones, ph) }); err != nil {
+		func(ph storage.Phone) { at[ph.PersonID].Phones = append(at[ph.PersonID].Phones, ph) }); err != nil {
 		return err
 	}
-	if err := attach(ctx, db, "load devices", `SELECT id, person_id, app, platform, token, created_at
+	if err := attach(ctx, db, "load devices", `SELECT `+storage.DeviceColumns+`
 		FROM person_devices WHERE tenant_id = $1 AND person_id = ANY($2) ORDER BY person_id, id`, tenant, ids,
-		func(d Device) { at[d.PersonID].Devices = append(at[d.PersonID].Devices, d) }); err != nil {
+		func(d storage.Device) { at[d.PersonID].Devices = append(at[d.PersonID].Devices, d) }); err != nil {
 		return err
 	}
 	if err := attach(ctx, db, "load locations", `SELECT id, person_id, name, address, latitude, longitude, created_at

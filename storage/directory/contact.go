@@ -27,9 +27,9 @@ type personRows[T any] struct {
 }
 
 var (
-	emails  = personRows[Email]{personTable{"person_emails", "address"}, `address, label, verification_status, verified_at, created_at`, "emails"}
-	phones  = personRows[Phone]{personTable{"person_phones", "number"}, `number, phone_type, can_text, can_call, verification_status, verified_at, created_at`, "phones"}
-	devices = personRows[Device]{personTable{"person_devices", "id"}, `id, app, platform, token, created_at`, "devices"}
+	emails  = personRows[storage.Email]{personTable{"person_emails", "address"}, storage.EmailColumns, "emails"}
+	phones  = personRows[storage.Phone]{personTable{"person_phones", "number"}, storage.PhoneColumns, "phones"}
+	devices = personRows[storage.Device]{personTable{"person_devices", "id"}, storage.DeviceColumns, "devices"}
 )
 
 // get reads the person's row named key; none is storage.ErrNotFound.
@@ -64,8 +64,8 @@ func removeAddress(ctx context.Context, tx *sqlx.Tx, tenant string, person int64
 }
 
 // AddEmail adds a normalised address to the user; an existing one is ErrConflict.
-func AddEmail(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, address, label string) (Email, error) {
-	var e Email
+func AddEmail(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, address, label string) (storage.Email, error) {
+	var e storage.Email
 	err := insertNew(ctx, tx, &e, "email", `
 		INSERT INTO person_emails (tenant_id, person_id, address, label) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (person_id, address) DO NOTHING
@@ -74,7 +74,7 @@ func AddEmail(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, add
 }
 
 // GetEmail reads one address of the user.
-func GetEmail(ctx context.Context, q Querier, tenant string, person int64, address string) (Email, error) {
+func GetEmail(ctx context.Context, q Querier, tenant string, person int64, address string) (storage.Email, error) {
 	return emails.get(ctx, q, tenant, person, address)
 }
 
@@ -84,8 +84,8 @@ func RemoveEmail(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, 
 }
 
 // AddPhone adds an E.164 number to the user; an existing one is ErrConflict.
-func AddPhone(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, p Phone) (Phone, error) {
-	var out Phone
+func AddPhone(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, p storage.Phone) (storage.Phone, error) {
+	var out storage.Phone
 	err := insertNew(ctx, tx, &out, "phone", `
 		INSERT INTO person_phones (tenant_id, person_id, number, phone_type, can_text, can_call) VALUES ($1, $2, $3, $4, $5, $6)
 		ON CONFLICT (person_id, number) DO NOTHING
@@ -94,7 +94,7 @@ func AddPhone(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, p P
 }
 
 // GetPhone reads one number of the user.
-func GetPhone(ctx context.Context, q Querier, tenant string, person int64, number string) (Phone, error) {
+func GetPhone(ctx context.Context, q Querier, tenant string, person int64, number string) (storage.Phone, error) {
 	return phones.get(ctx, q, tenant, person, number)
 }
 
@@ -104,7 +104,7 @@ func RemovePhone(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, 
 }
 
 // ListDevices reads the user's push and app devices.
-func ListDevices(ctx context.Context, q Querier, tenant string, person int64) ([]Device, error) {
+func ListDevices(ctx context.Context, q Querier, tenant string, person int64) ([]storage.Device, error) {
 	return devices.list(ctx, q, tenant, person)
 }
 

@@ -14,8 +14,8 @@ const AppPush = "push"
 // AddPushDevice registers a push device token to the user. A token already
 // registered for push in the tenant (to this user or another) is
 // ErrConflict.
-func AddPushDevice(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, platform, token string) (Device, error) {
-	var d Device
+func AddPushDevice(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, platform, token string) (storage.Device, error) {
+	var d storage.Device
 	err := insertNew(ctx, tx, &d, "device", `
 		INSERT INTO person_devices (tenant_id, person_id, app, platform, token) VALUES ($1, $2, $3, $4, $5)
 		ON CONFLICT (tenant_id, app, token) DO NOTHING
@@ -24,7 +24,7 @@ func AddPushDevice(ctx context.Context, tx *sqlx.Tx, tenant string, person int64
 }
 
 // GetDevice reads one device of the user, whatever its app.
-func GetDevice(ctx context.Context, q Querier, tenant string, person, id int64) (Device, error) {
+func GetDevice(ctx context.Context, q Querier, tenant string, person, id int64) (storage.Device, error) {
 	return devices.get(ctx, q, tenant, person, id)
 }
 

@@ -10,54 +10,11 @@ import (
 // The rows this package reads and writes. The API maps them to its own
 // response and command types (api/directory); storage knows nothing of those.
 
-// Status is the verification state of an address.
-type Status string
-
-// The verification states: Unverified (no code yet), Pending (a live code),
-// Verified, Expired (the last code expired unused) and Failed (its attempts
-// were used up, or it could not be delivered).
-const (
-	StatusUnverified Status = "Unverified"
-	StatusPending    Status = "Pending"
-	StatusVerified   Status = "Verified"
-	StatusExpired    Status = "Expired"
-	StatusFailed     Status = "Failed"
-)
-
-// Email is an email address of a person.
-type Email struct {
-	Address    string     `db:"address"`
-	Label      string     `db:"label"`
-	Status     Status     `db:"verification_status"`
-	VerifiedAt *time.Time `db:"verified_at"`
-	CreatedAt  time.Time  `db:"created_at"`
-}
-
-// Phone is a phone number (E.164) of a person.
-type Phone struct {
-	Number     string     `db:"number"`
-	Type       string     `db:"phone_type"`
-	CanText    bool       `db:"can_text"`
-	CanCall    bool       `db:"can_call"`
-	Status     Status     `db:"verification_status"`
-	VerifiedAt *time.Time `db:"verified_at"`
-	CreatedAt  time.Time  `db:"created_at"`
-}
-
-// Device is a push or app device of a person.
-type Device struct {
-	ID        int64     `db:"id"`
-	App       string    `db:"app"`
-	Platform  string    `db:"platform"`
-	Token     string    `db:"token"`
-	CreatedAt time.Time `db:"created_at"`
-}
-
 // Contacts are a person's emails, phones and devices.
 type Contacts struct {
-	Emails  []Email
-	Phones  []Phone
-	Devices []Device
+	Emails  []storage.Email
+	Phones  []storage.Phone
+	Devices []storage.Device
 }
 
 // Group is a group of the tenant's tree with its names path (root first,
@@ -138,7 +95,7 @@ type Attempt struct {
 	ExpiresAt    *time.Time
 	AttemptsUsed int
 	MaxAttempts  int
-	Status       Status
+	Status       storage.VerificationStatus
 }
 
 // PendingCode is a live code with its plain text (kept only for the testing

@@ -93,12 +93,12 @@ func NewSalt() ([]byte, error) {
 }
 
 // ContactStatus reads the verification status of the person's address.
-func ContactStatus(ctx context.Context, q Querier, tenant string, person int64, kind Kind, address string) (Status, error) {
+func ContactStatus(ctx context.Context, q Querier, tenant string, person int64, kind Kind, address string) (storage.VerificationStatus, error) {
 	t := kind.addresses()
-	return storage.GetOne[Status](ctx, q, "read verification status", `SELECT verification_status FROM `+t.table+` WHERE `+t.match(), tenant, person, address)
+	return storage.GetOne[storage.VerificationStatus](ctx, q, "read verification status", `SELECT verification_status FROM `+t.table+` WHERE `+t.match(), tenant, person, address)
 }
 
-func setContactStatus(ctx context.Context, q Querier, tenant string, person int64, kind Kind, address string, st Status) error {
+func setContactStatus(ctx context.Context, q Querier, tenant string, person int64, kind Kind, address string, st storage.VerificationStatus) error {
 	t := kind.addresses()
 	if _, err := q.ExecContext(ctx, `UPDATE `+t.table+` SET verification_status = $4,
 		verified_at = CASE WHEN $4 = 'Verified' THEN now() ELSE NULL END WHERE `+t.match(), tenant, person, address, string(st)); err != nil {
@@ -122,7 +122,7 @@ func ReserveNonce(ctx context.Context, tx *sqlx.Tx, tenant string, person int64,
 	if err != nil {
 		return NonceReservation{}, err
 	}
-	if st == StatusVerified {
+	if st == storage.VerificationVerified {
 		return NonceReservation{}, ErrAlreadyVerified
 	}
 	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 7))`,
@@ -172,7 +172,7 @@ func BeginResend(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, 
 	if err != nil {
 		return 0, err
 	}
-	if st == StatusVerified {
+	if st == storage.VerificationVerified {
 		return 0, ErrAlreadyVerified
 	}
 	res, err := tx.ExecContext(ctx, `UPDATE directory_verification_nonces SET used_at = now()
@@ -253,7 +253,7 @@ func StoreCode(ctx context.Context, db *storage.DB, c Code) (StoredCode, error) 
 			return fmt.Errorf("store code: %w", err)
 		}
 		out = StoredCode{Stored: true, ExpiresAt: row.ExpiresAt, Language: row.Language}
-		return setContactStatus(ctx, tx, c.Tenant, c.Person, c.Kind, c.Address, StatusPending)
+		return setContactStatus(ctx, tx, c.Tenant, c.Person, c.Kind, c.Address, storage.VerificationPending)
 	})
 	return out, err
 }
@@ -273,7 +273,7 @@ type verificationRow struct {
 }
 
 func (r verificationRow) attempt() Attempt {
-	a := Attempt{AttemptsUsed: r.Attempts, MaxAttempts: r.MaxAttempts, Status: Status(r.Status)}
+	a := Attempt{AttemptsUsed: r.Attempts, MaxAttempts: r.MaxAttempts, Status: storage.VerificationStatus(r.Status)}
 	if r.SentAt.Valid {
 		a.SentAt = &r.SentAt.Time
 	}
@@ -293,7 +293,7 @@ func lockVerification(ctx context.Context, tx *sqlx.Tx, tenant string, person in
 }
 
 // settle moves the verification to a final status, with the contact's status and the event.
-func settle(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, kind Kind, address string, r *verificationRow, st Status, reason string) error {
+func settle(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, kind Kind, address string, r *verificationRow, st storage.VerificationStatus, reason string) error {
 	if _, err := tx.ExecContext(ctx, `UPDATE directory_verifications SET status = $2, failure = $3, testing_code = NULL, updated_at = now() WHERE id = $1`,
 		r.ID, st, reason); err != nil {
 		return fmt.Errorf("settle verification: %w", err)
@@ -304,7 +304,7 @@ func settle(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, kind 
 	}
 	v := events.Verification{UserID: strconv.FormatInt(person, 10), DirectoryID: r.DirectoryID.String,
 		TargetType: string(kind.TargetType()), Address: address, Status: string(st)}
-	if st == StatusVerified {
+	if st == storage.VerificationVerified {
 		_, err := storage.EmitEvent(ctx, tx, tenant, storage.EventVerificationDone, events.VerificationCompleted{Verification: v})
 		return err
 	}
@@ -354,7 +354,7 @@ func CheckCode(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, ki
 	}
 	r, err := lockVerification(ctx, tx, tenant, person, kind, address)
 	if errors.Is(err, storage.ErrNotFound) {
-		if st == StatusVerified {
+		if st == storage.VerificationVerified {
 			return CheckResult{Outcome: CheckAlreadyVerified}, nil
 		}
 		return CheckResult{Outcome: CheckNoCode}, nil
@@ -364,21 +364,21 @@ func CheckCode(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, ki
 	}
 	res := CheckResult{Seq: r.Seq}
 	switch {
-	case r.Status == string(StatusVerified):
+	case r.Status == string(storage.VerificationVerified):
 		res.Outcome = CheckAlreadyVerified
-	case r.Status == string(StatusExpired):
+	case r.Status == string(storage.VerificationExpired):
 		res.Outcome = CheckExpired
-	case r.Status == string(StatusFailed):
+	case r.Status == string(storage.VerificationFailed):
 		res.Outcome = CheckDead
-	case r.Status != string(StatusPending) || r.Hash == nil:
+	case r.Status != string(storage.VerificationPending) || r.Hash == nil:
 		res.Outcome = CheckNoCode
 	case r.Expired:
-		if err := settle(ctx, tx, tenant, person, kind, address, &r, StatusExpired, "expired"); err != nil {
+		if err := settle(ctx, tx, tenant, person, kind, address, &r, storage.VerificationExpired, "expired"); err != nil {
 			return res, err
 		}
 		res.Outcome = CheckExpired
 	case subtle.ConstantTimeCompare(HashCode(r.Salt, code), r.Hash) == 1:
-		if err := settle(ctx, tx, tenant, person, kind, address, &r, StatusVerified, ""); err != nil {
+		if err := settle(ctx, tx, tenant, person, kind, address, &r, storage.VerificationVerified, ""); err != nil {
 			return res, err
 		}
 		res.Outcome = CheckVerified
@@ -393,7 +393,7 @@ func CheckCode(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, ki
 		if res.Remaining <= 0 {
 			res.Remaining = 0
 			res.Outcome = CheckExhausted
-			if err := settle(ctx, tx, tenant, person, kind, address, &r, StatusFailed, "wrong-code-attempts"); err != nil {
+			if err := settle(ctx, tx, tenant, person, kind, address, &r, storage.VerificationFailed, "wrong-code-attempts"); err != nil {
 				return res, err
 			}
 		}
@@ -405,8 +405,8 @@ func CheckCode(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, ki
 // ExpireCode marks the code of resend seq Expired when it is still pending
 // and past its expiry, and returns the verification's status afterwards
 // ("" when the verification is gone).
-func ExpireCode(ctx context.Context, db *storage.DB, tenant string, person int64, kind Kind, address string, seq int) (Status, error) {
-	var st Status
+func ExpireCode(ctx context.Context, db *storage.DB, tenant string, person int64, kind Kind, address string, seq int) (storage.VerificationStatus, error) {
+	var st storage.VerificationStatus
 	err := db.InTx(ctx, func(tx *sqlx.Tx) error {
 		r, err := lockVerification(ctx, tx, tenant, person, kind, address)
 		if errors.Is(err, storage.ErrNotFound) {
@@ -415,12 +415,12 @@ func ExpireCode(ctx context.Context, db *storage.DB, tenant string, person int64
 		if err != nil {
 			return err
 		}
-		if r.Seq == seq && r.Status == string(StatusPending) && r.Expired {
-			if err := settle(ctx, tx, tenant, person, kind, address, &r, StatusExpired, "expired"); err != nil {
+		if r.Seq == seq && r.Status == string(storage.VerificationPending) && r.Expired {
+			if err := settle(ctx, tx, tenant, person, kind, address, &r, storage.VerificationExpired, "expired"); err != nil {
 				return err
 			}
 		}
-		st = Status(r.Status)
+		st = storage.VerificationStatus(r.Status)
 		return nil
 	})
 	return st, err
@@ -437,14 +437,14 @@ func FailCode(ctx context.Context, db *storage.DB, tenant string, person int64, 
 		if err != nil {
 			return err
 		}
-		switch Status(r.Status) {
-		case StatusVerified, StatusExpired, StatusFailed:
+		switch storage.VerificationStatus(r.Status) {
+		case storage.VerificationVerified, storage.VerificationExpired, storage.VerificationFailed:
 			return nil
 		}
 		if r.Seq != seq {
 			return nil
 		}
-		return settle(ctx, tx, tenant, person, kind, address, &r, StatusFailed, reason)
+		return settle(ctx, tx, tenant, person, kind, address, &r, storage.VerificationFailed, reason)
 	})
 }
 

@@ -132,16 +132,16 @@ func (s *Service) UpdateUser(ctx context.Context, u User, nu store.NewUser, setS
 
 // AddEmail adds an address to the user, unverified; storage.ErrConflict
 // when the user has it.
-func (s *Service) AddEmail(ctx context.Context, u User, address, label string) (store.Email, error) {
-	return change(ctx, s, u, func(tx *sqlx.Tx, _ store.User) (store.Email, error) {
+func (s *Service) AddEmail(ctx context.Context, u User, address, label string) (storage.Email, error) {
+	return change(ctx, s, u, func(tx *sqlx.Tx, _ store.User) (storage.Email, error) {
 		return store.AddEmail(ctx, tx, u.Tenant, u.ID, address, label)
 	})
 }
 
 // AddPhone adds a number to the user, unverified; storage.ErrConflict when
 // the user has it.
-func (s *Service) AddPhone(ctx context.Context, u User, p store.Phone) (store.Phone, error) {
-	return change(ctx, s, u, func(tx *sqlx.Tx, _ store.User) (store.Phone, error) {
+func (s *Service) AddPhone(ctx context.Context, u User, p storage.Phone) (storage.Phone, error) {
+	return change(ctx, s, u, func(tx *sqlx.Tx, _ store.User) (storage.Phone, error) {
 		return store.AddPhone(ctx, tx, u.Tenant, u.ID, p)
 	})
 }
@@ -159,8 +159,8 @@ func (s *Service) RemoveAddress(ctx context.Context, u User, kind store.Kind, ad
 
 // AddPushDevice registers a device token of the push channel to the user;
 // storage.ErrConflict when the token is registered already.
-func (s *Service) AddPushDevice(ctx context.Context, u User, platform, token string) (store.Device, error) {
-	return change(ctx, s, u, func(tx *sqlx.Tx, _ store.User) (store.Device, error) {
+func (s *Service) AddPushDevice(ctx context.Context, u User, platform, token string) (storage.Device, error) {
+	return change(ctx, s, u, func(tx *sqlx.Tx, _ store.User) (storage.Device, error) {
 		return store.AddPushDevice(ctx, tx, u.Tenant, u.ID, platform, token)
 	})
 }
