@@ -124,8 +124,14 @@ func decodeMessage(b []byte) (channels.Message, error) {
 // the keys of that shape. A stored audio link was made from the key for
 // one attempt and is not kept: the key is linked again.
 func legacyOptions(md map[string]string) Options {
+	// A number the old shape held was clamped to its option's bounds, even
+	// when it was zero or less; Options reads those as unset, so they become
+	// 1 here and clamp to the lower bound as before.
 	num := func(k string) int {
-		n, _ := strconv.Atoi(md[k])
+		n, err := strconv.Atoi(md[k])
+		if err == nil && n <= 0 {
+			return 1
+		}
 		return n
 	}
 	o := Options{AudioKey: md["voice.audioKey"], Repeat: num("voice.repeat"), AnsweringMachine: md["voice.answeringMachine"],
