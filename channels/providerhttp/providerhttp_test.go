@@ -429,6 +429,8 @@ func TestUnreachable(t *testing.T) {
 func TestErrorsDoNotRevealTheURLsSecrets(t *testing.T) {
 	stall := stalling(t)
 	closed := strings.TrimPrefix(closedURL(t), "http://")
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
 	secret := func(host string) string { return "http://user:secret@" + host + "/hook/s3cr3tpath?token=abc#frag" }
 	cases := []struct {
 		name string
@@ -438,6 +440,8 @@ func TestErrorsDoNotRevealTheURLsSecrets(t *testing.T) {
 	}{
 		{"closed port", context.Background(), providerhttp.NewClient(5 * time.Second), secret(closed)},
 		{"timeout", context.Background(), providerhttp.NewClient(100 * time.Millisecond), secret(strings.TrimPrefix(stall.URL, "http://"))},
+		{"cancelled", cancelled, providerhttp.NewClient(5 * time.Second), secret(strings.TrimPrefix(stall.URL, "http://"))},
+		{"malformed", context.Background(), providerhttp.NewClient(5 * time.Second), "http://user:secret@" + closed + "/hook/s3cr3tpath%zz?token=abc"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
