@@ -133,6 +133,12 @@ func Do(ctx context.Context, cl *http.Client, r Request) ([]byte, error) {
 	}
 	req, err := http.NewRequestWithContext(ctx, method, r.URL, bytes.NewReader(body))
 	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			// The parser's error quotes the whole URL, credentials
+			// included.
+			err = &url.Error{Op: ue.Op, URL: redact(r.URL), Err: errors.New("invalid URL")}
+		}
 		return nil, fmt.Errorf("build request: %w", err)
 	}
 	for k, vs := range r.Header {
@@ -208,7 +214,8 @@ func reason(err error) error {
 	var ne net.Error
 	switch {
 	case errors.Is(err, context.Canceled):
-		return err
+		// Not err: the client's error quotes the whole URL.
+		return context.Canceled
 	case errors.Is(err, ssrf.ErrProhibitedIP) || errors.Is(err, ssrf.ErrProhibitedNetwork) || errors.Is(err, ssrf.ErrProhibitedPort):
 		return errRefused
 	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()):
