@@ -22,8 +22,12 @@ import (
 )
 
 // NewClient returns a pooled keep-alive HTTP client for one provider with
-// the given request timeout (15s when zero).
-func NewClient(timeout time.Duration) *http.Client {
+// the given request timeout (15s when zero). When conns is positive, at most
+// conns connections to the provider are open at once and as many are kept
+// idle: requests beyond it wait for a connection instead of opening (and
+// then closing) more, which is what a sender whose concurrency bounds its
+// requests wants when several batches share it.
+func NewClient(timeout time.Duration, conns int) *http.Client {
 	if timeout <= 0 {
 		timeout = 15 * time.Second
 	}
@@ -35,6 +39,9 @@ func NewClient(timeout time.Duration) *http.Client {
 		IdleConnTimeout:     90 * time.Second,
 		TLSHandshakeTimeout: 5 * time.Second,
 		ForceAttemptHTTP2:   true,
+	}
+	if conns > 0 {
+		tr.MaxConnsPerHost, tr.MaxIdleConnsPerHost, tr.MaxIdleConns = conns, conns, 2*conns
 	}
 	return &http.Client{Timeout: timeout, Transport: tr}
 }
@@ -335,7 +342,7 @@ func Client(cl *http.Client, timeout time.Duration) *http.Client {
 	if cl != nil {
 		return cl
 	}
-	return NewClient(timeout)
+	return NewClient(timeout, 0)
 }
 
 // Endpoint is a provider's HTTP API as a channel's configuration names it:

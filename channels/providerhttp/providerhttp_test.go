@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -86,7 +87,7 @@ func stalling(t *testing.T) *httptest.Server {
 }
 
 func TestRequestsCarryBodyAndHeaders(t *testing.T) {
-	cl := providerhttp.NewClient(5 * time.Second)
+	cl := providerhttp.NewClient(5*time.Second, 0)
 	cases := []struct {
 		name   string
 		send   func(ctx context.Context, url string) error
@@ -200,7 +201,7 @@ func TestStatusDecidesWhenTheBodyBreaksOff(t *testing.T) {
 		t.Run(fmt.Sprint(status), func(t *testing.T) {
 			srv := brokenAnswer(t, status)
 			var out struct{ ID string }
-			err := providerhttp.DoJSON(context.Background(), providerhttp.NewClient(5*time.Second), providerhttp.Request{URL: srv.URL}, &out)
+			err := providerhttp.DoJSON(context.Background(), providerhttp.NewClient(5*time.Second, 0), providerhttp.Request{URL: srv.URL}, &out)
 			var se *providerhttp.StatusError
 			if !errors.As(err, &se) || se.Status != status {
 				t.Fatalf("err = %v, want *StatusError %d", err, status)
@@ -258,7 +259,7 @@ func unreadable(t *testing.T, err error) {
 func TestSuccessAnswerThatBreaksOffIsUnreadable(t *testing.T) {
 	srv := brokenAnswer(t, http.StatusOK)
 	var out struct{ ID string }
-	err := providerhttp.DoJSON(context.Background(), providerhttp.NewClient(5*time.Second), providerhttp.Request{URL: srv.URL}, &out)
+	err := providerhttp.DoJSON(context.Background(), providerhttp.NewClient(5*time.Second, 0), providerhttp.Request{URL: srv.URL}, &out)
 	unreadable(t, err)
 	if providerhttp.Unreachable(err) {
 		t.Error("a 2xx answer is Unreachable")
@@ -371,7 +372,7 @@ func TestRefusedAddressIsPermanent(t *testing.T) {
 }
 
 func TestUnreachable(t *testing.T) {
-	cl := providerhttp.NewClient(5 * time.Second)
+	cl := providerhttp.NewClient(5*time.Second, 0)
 	cancelled, cancel := context.WithCancel(context.Background())
 	cancel()
 	status, _ := recorder(t, http.StatusServiceUnavailable, "")
@@ -386,7 +387,7 @@ func TestUnreachable(t *testing.T) {
 			return err
 		}, true},
 		{"client timeout", func() error {
-			_, err := providerhttp.Do(context.Background(), providerhttp.NewClient(100*time.Millisecond), providerhttp.Request{URL: stall.URL})
+			_, err := providerhttp.Do(context.Background(), providerhttp.NewClient(100*time.Millisecond, 0), providerhttp.Request{URL: stall.URL})
 			if !errors.Is(err, context.DeadlineExceeded) {
 				t.Errorf("a timeout %v is not DeadlineExceeded", err)
 			}
@@ -438,10 +439,10 @@ func TestErrorsDoNotRevealTheURLsSecrets(t *testing.T) {
 		cl   *http.Client
 		url  string
 	}{
-		{"closed port", context.Background(), providerhttp.NewClient(5 * time.Second), secret(closed)},
-		{"timeout", context.Background(), providerhttp.NewClient(100 * time.Millisecond), secret(strings.TrimPrefix(stall.URL, "http://"))},
-		{"cancelled", cancelled, providerhttp.NewClient(5 * time.Second), secret(strings.TrimPrefix(stall.URL, "http://"))},
-		{"malformed", context.Background(), providerhttp.NewClient(5 * time.Second), "http://user:secret@" + closed + "/hook/s3cr3tpath%zz?token=abc"},
+		{"closed port", context.Background(), providerhttp.NewClient(5*time.Second, 0), secret(closed)},
+		{"timeout", context.Background(), providerhttp.NewClient(100*time.Millisecond, 0), secret(strings.TrimPrefix(stall.URL, "http://"))},
+		{"cancelled", cancelled, providerhttp.NewClient(5*time.Second, 0), secret(strings.TrimPrefix(stall.URL, "http://"))},
+		{"malformed", context.Background(), providerhttp.NewClient(5*time.Second, 0), "http://user:secret@" + closed + "/hook/s3cr3tpath%zz?token=abc"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -579,5 +580,39 @@ func TestIsCode(t *testing.T) {
 		if got := providerhttp.IsCode(s); got != want {
 			t.Errorf("IsCode(%q) = %v, want %v", s, got, want)
 		}
+	}
+}
+
+// TestClientBoundsItsConnections: a client made for conns connections never
+// opens more to one provider, however many requests wait; requests beyond
+// it queue for a connection and all succeed.
+func TestClientBoundsItsConnections(t *testing.T) {
+	var opened atomic.Int32
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(20 * time.Millisecond)
+		_, _ = w.Write([]byte(`{}`))
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			opened.Add(1)
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	cl := providerhttp.NewClient(5*time.Second, 4)
+	errs := make(chan error, 40)
+	for range 40 {
+		go func() {
+			_, err := providerhttp.Do(context.Background(), cl, providerhttp.Request{URL: srv.URL})
+			errs <- err
+		}()
+	}
+	for range 40 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := opened.Load(); n > 4 || n == 0 {
+		t.Fatalf("%d connections opened, want 1 to 4", n)
 	}
 }

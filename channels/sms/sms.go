@@ -55,7 +55,7 @@ func New(cfg Config) (*Sender, error) {
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 16
 	}
-	return &Sender{cfg: cfg, client: providerhttp.NewClient(cfg.Timeout)}, nil
+	return &Sender{cfg: cfg, client: providerhttp.NewClient(cfg.Timeout, cfg.Concurrency)}, nil
 }
 
 // Request is the JSON body posted for one message.
