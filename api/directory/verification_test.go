@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+
 	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/internal/stacktest"
@@ -73,7 +75,7 @@ func TestEmailVerificationEndToEnd(t *testing.T) {
 	wantProblem(t, e.do(t, "POST", addr+"/verification/nonce", map[string]any{"nonce": "another-nonce-1"}), 409, "")
 	wantProblem(t, e.do(t, "POST", addr+"/verification/verify", map[string]any{"code": code}), 409, "")
 
-	// The workflow under its business id ends once the code is used.
+	// The code's workflow runs under a business id that holds no address.
 	uid, _ := strconv.ParseInt(id, 10, 64)
 	idKey, err := secrets.Derive(e.s.Config.SecretsKey, "workflow ids")
 	if err != nil {
@@ -90,6 +92,22 @@ func TestEmailVerificationEndToEnd(t *testing.T) {
 	}
 	if desc.WorkflowExecutionInfo.Type.Name != "Verification" {
 		t.Fatalf("workflow type %s", desc.WorkflowExecutionInfo.Type.Name)
+	}
+	// The used code is settled in the workflow at once (it stops waiting
+	// for the code's expiry, and the run stays only to take a resend for
+	// up to workflows.VerificationIdle).
+	settled := false
+	for it := e.s.Temporal.GetWorkflowHistory(context.Background(), wfID, "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT); it.HasNext(); {
+		ev, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := ev.GetWorkflowExecutionSignaledEventAttributes(); a != nil && a.SignalName == workflows.SignalVerificationSettled {
+			settled = true
+		}
+	}
+	if !settled {
+		t.Fatalf("workflow %s was not told the code was used", wfID)
 	}
 }
 
