@@ -12,7 +12,6 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -172,7 +171,8 @@ func Do(ctx context.Context, cl *http.Client, r Request) ([]byte, error) {
 	if err != nil {
 		// The provider answered 2xx: it has the message, whatever
 		// happened to the rest of its answer.
-		return nil, fmt.Errorf("%w: %w", errUnreadable, err)
+		// The read error names addresses of both ends; the reason is enough.
+		return nil, fmt.Errorf("%w: the answer broke off", errUnreadable)
 	}
 	return b, nil
 }
@@ -232,21 +232,16 @@ func reason(err error) error {
 	}
 }
 
-// redact keeps the scheme, host and path of u: query strings and user info
-// may hold credentials, and webhook paths are secrets themselves.
-func redact(u string) string {
-	if i := strings.IndexAny(u, "?#"); i >= 0 {
-		u = u[:i]
+// redact keeps the scheme and host of raw: query strings and user info may
+// hold credentials, and webhook paths are secrets themselves.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		// Where a URL that does not parse has its host is a guess, and a
+		// wrong guess shows its credentials: name none of it.
+		return "provider URL"
 	}
-	scheme, rest, ok := strings.Cut(u, "://")
-	if !ok {
-		return "provider"
-	}
-	if at := strings.LastIndex(strings.SplitN(rest, "/", 2)[0], "@"); at >= 0 {
-		rest = rest[at+1:]
-	}
-	host := strings.SplitN(rest, "/", 2)[0]
-	return scheme + "://" + host
+	return u.Scheme + "://" + u.Host
 }
 
 // IsCode reports whether s looks like a provider's error code (at most 64
