@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -22,10 +23,13 @@ import (
 
 // NewClient returns a pooled keep-alive HTTP client for one provider with
 // the given request timeout (15s when zero). When conns is positive, at most
-// conns connections to the provider are open at once and as many are kept
-// idle: requests beyond it wait for a connection instead of opening (and
-// then closing) more, which is what a sender whose concurrency bounds its
-// requests wants when several batches share it.
+// conns requests are in flight at once, over at most as many connections to
+// the provider, kept idle between them: requests beyond it wait for a slot
+// instead of opening (and then closing) more connections, which is what a
+// sender whose concurrency bounds its requests wants when several batches
+// share it. The timeout starts once a request has its slot: it bounds the
+// provider's answer (headers and body), not the wait for a turn, which
+// ends only with the request's context.
 func NewClient(timeout time.Duration, conns int) *http.Client {
 	if timeout <= 0 {
 		timeout = 15 * time.Second
@@ -39,10 +43,64 @@ func NewClient(timeout time.Duration, conns int) *http.Client {
 		TLSHandshakeTimeout: 5 * time.Second,
 		ForceAttemptHTTP2:   true,
 	}
+	st := &slotted{next: tr, timeout: timeout}
 	if conns > 0 {
 		tr.MaxConnsPerHost, tr.MaxIdleConnsPerHost, tr.MaxIdleConns = conns, conns, 2*conns
+		st.slots = make(chan struct{}, conns)
 	}
-	return &http.Client{Timeout: timeout, Transport: tr}
+	// No Client.Timeout: it would also count the wait for a slot.
+	return &http.Client{Transport: st}
+}
+
+// slotted sends a request once it holds one of slots (any time when slots
+// is nil) and gives it timeout from then until its answer's body is
+// closed, when the slot is given back.
+type slotted struct {
+	next    http.RoundTripper
+	slots   chan struct{}
+	timeout time.Duration
+}
+
+// RoundTrip implements http.RoundTripper.
+func (s *slotted) RoundTrip(req *http.Request) (*http.Response, error) {
+	if s.slots != nil {
+		select {
+		case s.slots <- struct{}{}:
+		case <-req.Context().Done():
+			if req.Body != nil {
+				_ = req.Body.Close()
+			}
+			return nil, req.Context().Err()
+		}
+	}
+	ctx, cancel := context.WithTimeout(req.Context(), s.timeout)
+	done := func() {
+		cancel()
+		if s.slots != nil {
+			<-s.slots
+		}
+	}
+	res, err := s.next.RoundTrip(req.WithContext(ctx))
+	if err != nil {
+		done()
+		return nil, err
+	}
+	res.Body = &slotBody{ReadCloser: res.Body, done: sync.OnceFunc(done)}
+	return res, nil
+}
+
+// slotBody is an answer's body that ends its request's timeout and gives
+// its slot back when closed.
+type slotBody struct {
+	io.ReadCloser
+	done func()
+}
+
+// Close implements io.Closer.
+func (b *slotBody) Close() error {
+	err := b.ReadCloser.Close()
+	b.done()
+	return err
 }
 
 // StatusError is a provider's non-2xx answer.

@@ -486,8 +486,8 @@ func TestEndpointWithDefaults(t *testing.T) {
 			switch {
 			case c.wantClient != nil && got.Client != c.wantClient:
 				t.Error("the endpoint's own client was replaced")
-			case c.wantClient == nil && (got.Client == nil || got.Client.Timeout != 15*time.Second || got.Client.Transport == nil):
-				t.Errorf("default client %+v, want a pooled client with a 15s timeout", got.Client)
+			case c.wantClient == nil && (got.Client == nil || got.Client.Transport == nil):
+				t.Errorf("default client %+v, want a pooled client", got.Client)
 			}
 			if got.URL != c.in.URL || got.Token != c.in.Token {
 				t.Errorf("URL or token changed: %+v", got)
@@ -501,8 +501,12 @@ func TestEndpointWithDefaults(t *testing.T) {
 	if a.Client == b.Client {
 		t.Error("two endpoints share one default client")
 	}
-	if cl := providerhttp.Client(nil, time.Second); cl == nil || cl.Timeout != time.Second {
-		t.Errorf("Client(nil, 1s) = %+v", cl)
+	// The new client gives up after its timeout.
+	stall := stalling(t)
+	start := time.Now()
+	_, err := providerhttp.Do(context.Background(), providerhttp.Client(nil, 100*time.Millisecond), providerhttp.Request{URL: stall.URL})
+	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 2*time.Second {
+		t.Errorf("Client(nil, 100ms) against a provider that does not answer: %v after %v", err, time.Since(start))
 	}
 }
 
@@ -617,5 +621,87 @@ func TestClientBoundsItsConnections(t *testing.T) {
 	}
 	if n := opened.Load(); n > 4 || n == 0 {
 		t.Fatalf("%d connections opened, want 1 to 4", n)
+	}
+}
+
+// holding starts a provider that holds each request for hold (or until the
+// request ends) before answering {}, and returns the most requests it held
+// at once.
+func holding(t *testing.T, hold time.Duration) (*httptest.Server, *atomic.Int32) {
+	t.Helper()
+	var inFlight, peak atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+		}
+		select {
+		case <-time.After(hold):
+			_, _ = w.Write([]byte(`{}`))
+		case <-r.Context().Done():
+		}
+	}))
+	t.Cleanup(srv.Close)
+	return srv, &peak
+}
+
+// TestTimeoutStartsWhenTheRequestHasAConnection: requests waiting for one
+// of a client's conns connections are not timed; each gets the whole
+// timeout for the provider's answer, so many more requests than
+// connections to a provider that answers just within the timeout all
+// succeed, and the provider never holds more than conns at once.
+func TestTimeoutStartsWhenTheRequestHasAConnection(t *testing.T) {
+	srv, peak := holding(t, 300*time.Millisecond)
+	cl := providerhttp.NewClient(500*time.Millisecond, 4)
+	errs := make(chan error, 16)
+	for range 16 {
+		go func() {
+			_, err := providerhttp.Do(context.Background(), cl, providerhttp.Request{URL: srv.URL})
+			errs <- err
+		}()
+	}
+	failed := 0
+	for range 16 {
+		if err := <-errs; err != nil {
+			failed++
+			t.Log(err)
+		}
+	}
+	if failed > 0 {
+		t.Errorf("%d of 16 requests failed waiting for one of 4 connections", failed)
+	}
+	if p := peak.Load(); p > 4 {
+		t.Errorf("the provider held %d requests at once, bound is 4", p)
+	}
+}
+
+// TestSlowProviderTimesOutWithBoundedConnections: a provider slower than
+// the timeout still times out, as an unreachable provider, and a request
+// waiting for a connection ends when its context does.
+func TestSlowProviderTimesOutWithBoundedConnections(t *testing.T) {
+	srv, _ := holding(t, 5*time.Second)
+	cl := providerhttp.NewClient(200*time.Millisecond, 1)
+	start := time.Now()
+	_, err := providerhttp.Do(context.Background(), cl, providerhttp.Request{URL: srv.URL})
+	if !errors.Is(err, context.DeadlineExceeded) || !providerhttp.Unreachable(err) {
+		t.Fatalf("slow provider: %v, want an unreachable timeout", err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("the timeout took %v", d)
+	}
+
+	// One request holds the only connection; a second one waits for it
+	// until its context is cancelled, not until the first one ends.
+	cl = providerhttp.NewClient(3*time.Second, 1)
+	holder, stop := context.WithCancel(context.Background())
+	defer stop()
+	go func() { _, _ = providerhttp.Do(holder, cl, providerhttp.Request{URL: srv.URL}) }()
+	time.Sleep(50 * time.Millisecond)
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	start = time.Now()
+	_, err = providerhttp.Do(ctx, cl, providerhttp.Request{URL: srv.URL})
+	if d := time.Since(start); !errors.Is(err, context.Canceled) || providerhttp.Unreachable(err) || d > time.Second {
+		t.Fatalf("cancelled while waiting: %v after %v, want Canceled at once", err, d)
 	}
 }

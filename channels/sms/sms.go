@@ -29,9 +29,13 @@ type Config struct {
 	URL string
 	// Token is sent as a bearer token when not empty.
 	Token string
-	// Concurrency bounds the requests of one batch in flight at once (16 when zero).
+	// Concurrency bounds the requests in flight at once (16 when zero), of
+	// one batch and of all batches sent side by side through the Sender,
+	// and its connections to the provider.
 	Concurrency int
-	// Timeout bounds one request (15 seconds when zero).
+	// Timeout bounds the provider's answer to one request (15 seconds when
+	// zero). It starts once the request has its turn among Concurrency: a
+	// text waiting for one is not timed.
 	Timeout time.Duration
 }
 

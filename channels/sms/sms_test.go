@@ -3,9 +3,12 @@ package sms_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -201,5 +204,77 @@ func TestConfigIsChecked(t *testing.T) {
 		if _, err := sms.New(sms.Config{URL: u}); err == nil {
 			t.Errorf("accepted %q", u)
 		}
+	}
+}
+
+// TestParallelBatchesDoNotTimeOutWaitingForAConnection: batches sent side
+// by side share the sender's Concurrency connections; a text waiting for
+// one is not timed, so against a provider that answers within the timeout
+// every text of every batch is sent, however long it waited.
+func TestParallelBatchesDoNotTimeOutWaitingForAConnection(t *testing.T) {
+	var inFlight, peak atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		n := inFlight.Add(1)
+		defer inFlight.Add(-1)
+		for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+		}
+		var in sms.Request
+		_ = json.NewDecoder(r.Body).Decode(&in)
+		// Just within the timeout.
+		time.Sleep(300 * time.Millisecond)
+		_ = json.NewEncoder(w).Encode(sms.Response{ID: "id-" + in.IdempotencyKey})
+	}))
+	defer srv.Close()
+	s, err := sms.New(sms.Config{URL: srv.URL, Concurrency: 4, Timeout: 500 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	results := make([][]channels.Result, 4)
+	for b := range results {
+		msgs := make([]channels.Message, 4)
+		for i := range msgs {
+			msgs[i] = channels.Message{Key: fmt.Sprintf("b%d-%d", b, i), To: "+15551230000", Text: "hi"}
+		}
+		wg.Go(func() {
+			res, err := s.Send(context.Background(), msgs)
+			if err != nil {
+				t.Errorf("batch %d: %v", b, err)
+			}
+			results[b] = res
+		})
+	}
+	wg.Wait()
+	for b, res := range results {
+		for _, r := range res {
+			if r.Outcome != channels.Sent || r.ProviderMessageID != "id-"+r.Key {
+				t.Errorf("batch %d: %+v", b, r)
+			}
+		}
+	}
+	if p := peak.Load(); p > 4 {
+		t.Errorf("%d requests in flight, bound is 4", p)
+	}
+}
+
+// TestSlowProviderTimesOut: a provider that does not answer within the
+// timeout has not taken the texts; the batch is an error to retry.
+func TestSlowProviderTimesOut(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// Read to the end, so the server notices when the client leaves.
+		_, _ = io.Copy(io.Discard, r.Body)
+		select {
+		case <-time.After(5 * time.Second):
+		case <-r.Context().Done():
+		}
+	}))
+	defer srv.Close()
+	s, err := sms.New(sms.Config{URL: srv.URL, Concurrency: 1, Timeout: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.Send(context.Background(), []channels.Message{{Key: "a", To: "+15551230000", Text: "x"}, {Key: "b", To: "+15551230000", Text: "x"}})
+	if err == nil || !strings.Contains(err.Error(), "timed out") || res != nil {
+		t.Fatalf("%+v %v, want a batch error that says it timed out", res, err)
 	}
 }
