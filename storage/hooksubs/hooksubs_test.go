@@ -1,7 +1,6 @@
 package hooksubs_test
 
 import (
-	"context"
 	"errors"
 	"testing"
 
@@ -12,9 +11,8 @@ import (
 
 func TestSubscriptionsAreTenantScoped(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	s := hooksubs.New(stacktest.DB(t))
-	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
+	ctx, db, tenant, other := stacktest.DBTenants(t)
+	s := hooksubs.New(db)
 	set := hooksubs.Settings{URL: "https://example.com/a", EventTypes: []string{"alert.sent"}, Active: true, Headers: []byte(`{"X-A":"1"}`)}
 	a, err := s.Create(ctx, tenant, set, []byte("sealed"))
 	if err != nil {
@@ -70,9 +68,8 @@ func TestSubscriptionsAreTenantScoped(t *testing.T) {
 
 func TestHistoryKeepsThirtyDays(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	s := hooksubs.New(stacktest.DB(t))
-	tenant := stacktest.NewTenant()
+	ctx, db, tenant, _ := stacktest.DBTenants(t)
+	s := hooksubs.New(db)
 	sub, err := s.Create(ctx, tenant, hooksubs.Settings{URL: "https://example.com", EventTypes: []string{"alert.sent"}, Active: true, Headers: []byte(`{}`)}, []byte("x"))
 	if err != nil {
 		t.Fatal(err)

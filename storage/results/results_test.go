@@ -60,10 +60,8 @@ func respondedEvents(t *testing.T, db *storage.DB, tenant string) int {
 
 func TestFindAlertsFiltersAndScopes(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db := stacktest.DB(t)
+	ctx, db, tenant, _ := stacktest.DBTenants(t)
 	s := results.New(db)
-	tenant := stacktest.NewTenant()
 	a := newAlert(t, db, tenant, storage.Alert{Subject: "Fire 100% drill", CreatedBy: "me"})
 	b := newAlert(t, db, tenant, storage.Alert{Subject: "Flood", CreatedBy: "you", FacilityNames: pq.StringArray{"North Plant"}})
 	newAlert(t, db, tenant, storage.Alert{Subject: "Secret", CreatedBy: "you", Restricted: true})
@@ -116,9 +114,8 @@ func TestFindAlertsFiltersAndScopes(t *testing.T) {
 
 func TestDefaultsPerTenant(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	s := results.New(stacktest.DB(t))
-	tenant := stacktest.NewTenant()
+	ctx, db, tenant, _ := stacktest.DBTenants(t)
+	s := results.New(db)
 	if d, at, err := s.Defaults(ctx, tenant); err != nil || d != nil || at != nil {
 		t.Fatalf("no defaults: %s %v %v", d, at, err)
 	}
@@ -137,10 +134,8 @@ func TestDefaultsPerTenant(t *testing.T) {
 
 func TestRecipientsDeliveriesAndAnswers(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db := stacktest.DB(t)
+	ctx, db, tenant, other := stacktest.DBTenants(t)
 	s := results.New(db)
-	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
 	al := newAlert(t, db, tenant, storage.Alert{Subject: "Poll"})
 	newAlert(t, db, other, storage.Alert{Subject: "Other"})
 	k := storage.BatchKey{Tenant: tenant, AlertID: al.ID, Channel: "email", Cycle: 1, Lo: 0, Hi: 2}
@@ -240,10 +235,8 @@ func TestRecipientsDeliveriesAndAnswers(t *testing.T) {
 
 func TestReceiptsAndCallsRecountTheirBatch(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db := stacktest.DB(t)
+	ctx, db, tenant, _ := stacktest.DBTenants(t)
 	s := results.New(db)
-	tenant := stacktest.NewTenant()
 	al := newAlert(t, db, tenant, storage.Alert{Subject: "Calls"})
 	for _, ch := range []string{"email", "voice"} {
 		k := storage.BatchKey{Tenant: tenant, AlertID: al.ID, Channel: ch, Cycle: 1, Lo: 2, Hi: 4}
@@ -300,10 +293,8 @@ func TestReceiptsAndCallsRecountTheirBatch(t *testing.T) {
 
 func TestSharedDeliveriesAndEtnTargets(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db := stacktest.DB(t)
+	ctx, db, tenant, _ := stacktest.DBTenants(t)
 	s := results.New(db)
-	tenant := stacktest.NewTenant()
 	al := newAlert(t, db, tenant, storage.Alert{Subject: "Areas", Channels: pq.StringArray{"etn", "social"}})
 	if _, err := db.ExecContext(ctx, `INSERT INTO alert_broadcasts (tenant_id, alert_id, channel, cycle, destination, destination_name, status, idempotency_key)
 		VALUES ($1, $2, 'social', 1, 'acct-1', 'Town page', 'Delivered', 'k1'), ($1, $2, 'social', 1, 'acct-2', '', 'Failed', 'k2')`, tenant, al.ID); err != nil {
@@ -352,10 +343,8 @@ func TestSharedDeliveriesAndEtnTargets(t *testing.T) {
 
 func TestCapUpdatesAreNumberedPerAlert(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db := stacktest.DB(t)
+	ctx, db, tenant, _ := stacktest.DBTenants(t)
 	s := results.New(db)
-	tenant := stacktest.NewTenant()
 	al := newAlert(t, db, tenant, storage.Alert{Subject: "CAP"})
 	if _, err := db.ExecContext(ctx, `INSERT INTO cap_messages (tenant_id, identifier, alert_id, channel, sender, sent, msg_type, document, status)
 		VALUES ($1, 'a', $2, 'eas', 's', now(), 'Alert', '<alert/>', 'Sent'), ($1, 'b', $2, 'mobileBroadcast', 's', now(), 'Alert', '<alert/>', 'Failed')`,
