@@ -31,12 +31,12 @@ func TestMissingDirectoryUsersAreTenantScoped(t *testing.T) {
 
 func TestSmokeRunsAreTenantScoped(t *testing.T) {
 	t.Parallel()
-	ctx, db, tenant, _ := stacktest.DBTenants(t)
+	ctx, db, tenant, other := stacktest.DBTenants(t)
 	id := storagetest.NewSmokeRun(t, db, tenant, "smoke-1")
 	if at, err := storage.SmokeRunCreatedAt(ctx, db, tenant, id); err != nil || at.IsZero() {
 		t.Fatalf("created at %v, %v", at, err)
 	}
-	if _, err := storage.SmokeRunCreatedAt(ctx, db, stacktest.NewTenant(), id); err == nil {
+	if _, err := storage.SmokeRunCreatedAt(ctx, db, other, id); err == nil {
 		t.Fatalf("another tenant's smoke run: %v", err)
 	}
 }

@@ -111,7 +111,7 @@ func TestFilesAreRecordedWithAssetsAndEvents(t *testing.T) {
 
 func TestDeleteRemovesObjectsThenMetadata(t *testing.T) {
 	t.Parallel()
-	ctx, db, tenant, _ := stacktest.DBTenants(t)
+	ctx, db, tenant, other := stacktest.DBTenants(t)
 	objects := stacktest.Objects(t)
 	s := files.New(db, objects)
 	nf := newFile(tenant, "sirens", "tornado.wav", "audio")
@@ -123,7 +123,7 @@ func TestDeleteRemovesObjectsThenMetadata(t *testing.T) {
 	if err := s.Create(ctx, nf); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Delete(ctx, stacktest.NewTenant(), nf.FullName); !errors.Is(err, storage.ErrNotFound) {
+	if err := s.Delete(ctx, other, nf.FullName); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("another tenant deletes the file: %v", err)
 	}
 	if err := s.Delete(ctx, tenant, nf.FullName); err != nil {
