@@ -21,9 +21,7 @@ func exec(t *testing.T, db *storage.DB, q string, args ...any) {
 
 func TestAlertProgressIsKeptPerTenant(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db := stacktest.DB(t)
-	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
+	ctx, db, tenant, other := stacktest.DBTenants(t)
 	id := storagetest.NewAlert(t, db, tenant)
 
 	for _, size := range []int{50, 80} { // the first size stays
@@ -102,9 +100,7 @@ func TestAlertProgressIsKeptPerTenant(t *testing.T) {
 
 func TestEarlyCallStatusesSettleSentDeliveries(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db := stacktest.DB(t)
-	tenant := stacktest.NewTenant()
+	ctx, db, tenant, other := stacktest.DBTenants(t)
 	id := storagetest.NewAlert(t, db, tenant)
 	k := storage.BatchKey{Tenant: tenant, AlertID: id, Channel: "voice", Cycle: 1, Lo: 0, Hi: 3}
 	key := func(seq string) string { return "alert-" + tenant + "-x:voice:1:" + seq }
@@ -119,7 +115,7 @@ func TestEarlyCallStatusesSettleSentDeliveries(t *testing.T) {
 	exec(t, db, `INSERT INTO voice_calls (tenant_id, call_key, channel, alert_id, recipient, message, status, next_attempt_at)
 		VALUES ($1, $2, 'voice', $5, '+1', '{}', 'Answered', NULL), ($1, $3, 'voice', $5, '+2', '{}', 'Busy', NULL),
 			($1, $4, 'voice', $5, '+3', '{}', 'Busy', now() + interval '1 hour')`, tenant, key("1"), key("2"), key("3"), id)
-	n, err := storage.ApplyEarlyCallStatuses(ctx, db, storage.BatchKey{Tenant: stacktest.NewTenant(), AlertID: id, Channel: "voice", Cycle: 1}, []string{key("1")})
+	n, err := storage.ApplyEarlyCallStatuses(ctx, db, storage.BatchKey{Tenant: other, AlertID: id, Channel: "voice", Cycle: 1}, []string{key("1")})
 	if err != nil || n != 0 {
 		t.Fatalf("another tenant's calls applied: %d %v", n, err)
 	}
@@ -138,9 +134,7 @@ func TestEarlyCallStatusesSettleSentDeliveries(t *testing.T) {
 
 func TestAddressesAndFilesAreTheTenants(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db := stacktest.DB(t)
-	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
+	ctx, db, tenant, other := stacktest.DBTenants(t)
 	var p int64
 	if err := db.GetContext(ctx, &p, `INSERT INTO people (tenant_id) VALUES ($1) RETURNING id`, tenant); err != nil {
 		t.Fatal(err)

@@ -1,7 +1,6 @@
 package storage_test
 
 import (
-	"context"
 	"errors"
 	"testing"
 
@@ -11,9 +10,7 @@ import (
 
 func TestEventOutboxDispatchesToTheTenantsSubscriptions(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db := stacktest.DB(t)
-	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
+	ctx, db, tenant, other := stacktest.DBTenants(t)
 	sub := func(tn, types string, active bool) int64 {
 		var id int64
 		if err := db.GetContext(ctx, &id, `INSERT INTO hook_subscriptions (tenant_id, url, event_types, active, secret_encrypted)

@@ -1,7 +1,6 @@
 package storage_test
 
 import (
-	"context"
 	"errors"
 	"testing"
 	"time"
@@ -12,9 +11,7 @@ import (
 
 func TestSmokeRunIsWrittenOncePerWorkflow(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db := stacktest.DB(t)
-	tenant := stacktest.NewTenant()
+	ctx, db, tenant, _ := stacktest.DBTenants(t)
 	a, err := storage.RecordSmokeRun(ctx, db, tenant, "wf-1")
 	if err != nil {
 		t.Fatal(err)
@@ -27,9 +24,7 @@ func TestSmokeRunIsWrittenOncePerWorkflow(t *testing.T) {
 
 func TestHookAttemptsRecordDisableAndPurge(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db := stacktest.DB(t)
-	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
+	ctx, db, tenant, other := stacktest.DBTenants(t)
 	var sub int64
 	if err := db.GetContext(ctx, &sub, `INSERT INTO hook_subscriptions (tenant_id, url, event_types, headers, secret_encrypted)
 		VALUES ($1, 'https://h.example/x', '{alert.sent}', '{"X-A":"1"}', 'sealed') RETURNING id`, tenant); err != nil {

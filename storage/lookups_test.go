@@ -1,7 +1,6 @@
 package storage_test
 
 import (
-	"context"
 	"slices"
 	"testing"
 
@@ -12,9 +11,7 @@ import (
 
 func TestMissingDirectoryUsersAreTenantScoped(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db := stacktest.DB(t)
-	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
+	ctx, db, tenant, other := stacktest.DBTenants(t)
 	var ids []int64
 	for _, p := range []struct{ tenant, dir string }{{tenant, "staff"}, {tenant, "guests"}, {other, "staff"}} {
 		var id int64
@@ -34,14 +31,12 @@ func TestMissingDirectoryUsersAreTenantScoped(t *testing.T) {
 
 func TestSmokeRunsAreTenantScoped(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db := stacktest.DB(t)
-	tenant := stacktest.NewTenant()
+	ctx, db, tenant, other := stacktest.DBTenants(t)
 	id := storagetest.NewSmokeRun(t, db, tenant, "smoke-1")
 	if at, err := storage.SmokeRunCreatedAt(ctx, db, tenant, id); err != nil || at.IsZero() {
 		t.Fatalf("created at %v, %v", at, err)
 	}
-	if _, err := storage.SmokeRunCreatedAt(ctx, db, stacktest.NewTenant(), id); err == nil {
+	if _, err := storage.SmokeRunCreatedAt(ctx, db, other, id); err == nil {
 		t.Fatalf("another tenant's smoke run: %v", err)
 	}
 }

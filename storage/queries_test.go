@@ -94,9 +94,7 @@ func TestGetOneReadsOneRow(t *testing.T) {
 // of each of workflows.
 func withRuns(t *testing.T, workflows ...string) (context.Context, *storage.DB, string) {
 	t.Helper()
-	ctx := context.Background()
-	db := stacktest.DB(t)
-	tenant := stacktest.NewTenant()
+	ctx, db, tenant, _ := stacktest.DBTenants(t)
 	for _, w := range workflows {
 		storagetest.NewSmokeRun(t, db, tenant, w)
 	}

@@ -34,10 +34,7 @@ func TestHookDelivery(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			var s testsuite.WorkflowTestSuite
-			env := s.NewTestWorkflowEnvironment()
-			var a *activities.Activities
-			env.RegisterActivity(a)
+			env, a := activityEnv()
 			var seen []activities.HookAttempt
 			env.OnActivity(a.AttemptHook, mockAny, mockAny).Return(func(_ context.Context, in activities.HookAttempt) (activities.HookAttemptResult, error) {
 				seen = append(seen, in)
@@ -77,10 +74,7 @@ func TestHookDelivery(t *testing.T) {
 
 func TestHookDeliveryStopsOnABadSecret(t *testing.T) {
 	t.Parallel()
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
-	var a *activities.Activities
-	env.RegisterActivity(a)
+	env, a := activityEnv()
 	calls := 0
 	env.OnActivity(a.AttemptHook, mockAny, mockAny).Return(func(context.Context, activities.HookAttempt) (activities.HookAttemptResult, error) {
 		calls++
@@ -94,10 +88,7 @@ func TestHookDeliveryStopsOnABadSecret(t *testing.T) {
 
 func TestProcessFileDoesNotRetryBadMedia(t *testing.T) {
 	t.Parallel()
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
-	var a *activities.Activities
-	env.RegisterActivity(a)
+	env, a := activityEnv()
 	calls := 0
 	env.OnActivity(a.ProcessFile, mockAny, mockAny).Return(func(context.Context, activities.ProcessFileInput) (activities.ProcessFileResult, error) {
 		calls++
@@ -108,6 +99,16 @@ func TestProcessFileDoesNotRetryBadMedia(t *testing.T) {
 	if err := env.GetWorkflowError(); err == nil || calls != 1 || !asApp(err, &appErr) || appErr.Type() != activities.ErrTypeAudioTooLong {
 		t.Fatalf("error %v after %d calls", err, calls)
 	}
+}
+
+// activityEnv returns a workflow test environment with the activities
+// registered, and the nil *Activities to mock them through.
+func activityEnv() (*testsuite.TestWorkflowEnvironment, *activities.Activities) {
+	var s testsuite.WorkflowTestSuite
+	env := s.NewTestWorkflowEnvironment()
+	var a *activities.Activities
+	env.RegisterActivity(a)
+	return env, a
 }
 
 var mockAny = mock.Anything

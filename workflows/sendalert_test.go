@@ -186,16 +186,24 @@ func (s *steps) listen(env *testsuite.TestWorkflowEnvironment) {
 	})
 }
 
-func TestSendAlertDeliversASingleBatchAlertInOneWorkflowTask(t *testing.T) {
-	log := &batchLog{}
-	plan := activities.AlertPlan{Recipients: 1, Channels: []string{"email"}, BatchSize: 1000, Parallelism: 8, MaxAttempts: 5, Cycles: 1}
-	env := newEnv(fixed(plan), log, true)
+// sendAlertSteps runs SendAlert for alert 7 in env, fails the test unless
+// the workflow completes, and returns the steps it took.
+func sendAlertSteps(t *testing.T, env *testsuite.TestWorkflowEnvironment) *steps {
+	t.Helper()
 	var s steps
 	s.listen(env)
 	env.ExecuteWorkflow(SendAlert, SendAlertInput{Tenant: "1", AlertID: 7})
 	if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {
 		t.Fatalf("workflow: %v", env.GetWorkflowError())
 	}
+	return &s
+}
+
+func TestSendAlertDeliversASingleBatchAlertInOneWorkflowTask(t *testing.T) {
+	log := &batchLog{}
+	plan := activities.AlertPlan{Recipients: 1, Channels: []string{"email"}, BatchSize: 1000, Parallelism: 8, MaxAttempts: 5, Cycles: 1}
+	env := newEnv(fixed(plan), log, true)
+	s := sendAlertSteps(t, env)
 	if len(s.children) != 0 {
 		t.Fatalf("a single-batch alert started children %v", s.children)
 	}
@@ -215,12 +223,7 @@ func TestSendAlertFansABigAlertOutThroughChildren(t *testing.T) {
 	log := &batchLog{}
 	plan := activities.AlertPlan{Recipients: 100000, Channels: []string{"text"}, BatchSize: 1000, Parallelism: 8, MaxAttempts: 5, Cycles: 1}
 	env := newEnv(fixed(plan), log, true)
-	var s steps
-	s.listen(env)
-	env.ExecuteWorkflow(SendAlert, SendAlertInput{Tenant: "1", AlertID: 7})
-	if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {
-		t.Fatalf("workflow: %v", env.GetWorkflowError())
-	}
+	s := sendAlertSteps(t, env)
 	if len(s.children) != 1 || s.children[0] != "DeliverChunk" {
 		t.Fatalf("children %v, want one DeliverChunk", s.children)
 	}
@@ -234,12 +237,7 @@ func TestSendAlertReplaysTheEarlierShape(t *testing.T) {
 	plan := activities.AlertPlan{Recipients: 1, Channels: []string{"email"}, BatchSize: 1000, Parallelism: 8, MaxAttempts: 5, Cycles: 1}
 	env := newEnv(fixed(plan), log, true)
 	env.OnGetVersion(FewRoundTripsChange, workflow.DefaultVersion, 2).Return(workflow.DefaultVersion)
-	var s steps
-	s.listen(env)
-	env.ExecuteWorkflow(SendAlert, SendAlertInput{Tenant: "1", AlertID: 7})
-	if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {
-		t.Fatalf("workflow: %v", env.GetWorkflowError())
-	}
+	s := sendAlertSteps(t, env)
 	if len(s.local) != 0 || len(s.children) != 1 {
 		t.Fatalf("earlier shape ran local activities %v and children %v", s.local, s.children)
 	}
@@ -253,12 +251,7 @@ func TestSendAlertReplaysTheShapeBeforeOneTask(t *testing.T) {
 	plan := activities.AlertPlan{Recipients: 1, Channels: []string{"email"}, BatchSize: 1000, Parallelism: 8, MaxAttempts: 5, Cycles: 1}
 	env := newEnv(fixed(plan), log, true)
 	env.OnGetVersion(FewRoundTripsChange, workflow.DefaultVersion, 2).Return(workflow.Version(1))
-	var s steps
-	s.listen(env)
-	env.ExecuteWorkflow(SendAlert, SendAlertInput{Tenant: "1", AlertID: 7})
-	if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {
-		t.Fatalf("workflow: %v", env.GetWorkflowError())
-	}
+	s := sendAlertSteps(t, env)
 	if got := fmt.Sprint(s.remote); got != "[DeliverBatch]" {
 		t.Fatalf("activities %s, want the batch as an activity", got)
 	}

@@ -4,7 +4,6 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/mock"
-	"go.temporal.io/sdk/testsuite"
 
 	"github.com/tocsin/tocsin/activities"
 	"github.com/tocsin/tocsin/workflows"
@@ -12,10 +11,7 @@ import (
 
 func TestSmokeRecordsTheRunUnderItsWorkflowID(t *testing.T) {
 	t.Parallel()
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
-	var a *activities.Activities
-	env.RegisterActivity(a)
+	env, a := activityEnv()
 	env.OnActivity(a.RecordSmoke, mock.Anything, mock.MatchedBy(func(r activities.SmokeRecord) bool {
 		return r.Tenant == "1001" && r.WorkflowID != ""
 	})).Return(int64(7), nil)

@@ -24,11 +24,8 @@ const ttl = 10 * time.Minute
 
 func verificationEnv(t *testing.T) (*testsuite.TestWorkflowEnvironment, *activities.Activities) {
 	t.Helper()
-	var s testsuite.WorkflowTestSuite
-	env := s.NewTestWorkflowEnvironment()
+	env, a := activityEnv()
 	env.SetStartWorkflowOptions(testsuiteStartOptions())
-	var a *activities.Activities
-	env.RegisterActivity(a)
 	return env, a
 }
 

@@ -32,21 +32,8 @@ func TestFallbackProvider(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			first, second := pushtest.New(t, "one"), pushtest.New(t, "two")
 			c.prepare(first)
-			moved := 0
-			s := &fallback.Sender{
-				Primary:    push.New(push.Config{Endpoint: providerhttp.Endpoint{URL: first.URL, Token: "one"}}),
-				Secondary:  push.New(push.Config{Endpoint: providerhttp.Endpoint{URL: second.URL, Token: "two"}}),
-				OnFallback: func(n int) { moved += n },
-			}
-			res, err := s.Send(context.Background(), msgs)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, r := range res {
-				if r.Outcome != channels.Sent {
-					t.Fatalf("%+v", r)
-				}
-			}
+			moved := sendAll(t, push.New(push.Config{Endpoint: providerhttp.Endpoint{URL: first.URL, Token: "one"}}),
+				push.New(push.Config{Endpoint: providerhttp.Endpoint{URL: second.URL, Token: "two"}}), msgs)
 			if got := len(second.Received()); got != c.secondGot || moved != c.secondGot {
 				t.Fatalf("second provider got %d (moved %d), want %d", got, moved, c.secondGot)
 			}
@@ -65,6 +52,24 @@ func TestBothDown(t *testing.T) {
 	if _, err := s.Send(context.Background(), []channels.Message{{Key: "a", To: "t", Text: "x"}}); err == nil {
 		t.Fatal("both providers down is a batch error")
 	}
+}
+
+// sendAll sends msgs through primary with secondary as its fallback, fails
+// the test unless every message is sent, and returns how many messages the
+// fallback reported moving to secondary.
+func sendAll(t *testing.T, primary, secondary channels.Sender, msgs []channels.Message) (moved int) {
+	t.Helper()
+	s := &fallback.Sender{Primary: primary, Secondary: secondary, OnFallback: func(n int) { moved += n }}
+	res, err := s.Send(context.Background(), msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		if r.Outcome != channels.Sent {
+			t.Fatalf("%+v", r)
+		}
+	}
+	return moved
 }
 
 // closedURL is the address of a port nothing listens on any more.
@@ -86,47 +91,21 @@ func TestFallbackWhenThePrimaryIsUnreachable(t *testing.T) {
 	msgs := []channels.Message{{Key: "a", Tenant: "1", To: "+15550000001", Text: "x"}, {Key: "b", Tenant: "1", To: "+15550000002", Text: "x"}}
 	t.Run("push", func(t *testing.T) {
 		second := pushtest.New(t, "two")
-		moved := 0
-		s := &fallback.Sender{
-			Primary:    push.New(push.Config{Endpoint: providerhttp.Endpoint{URL: closedURL(t), Token: "one"}}),
-			Secondary:  push.New(push.Config{Endpoint: providerhttp.Endpoint{URL: second.URL, Token: "two"}}),
-			OnFallback: func(n int) { moved += n },
-		}
-		res, err := s.Send(context.Background(), msgs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range res {
-			if r.Outcome != channels.Sent {
-				t.Fatalf("%+v", r)
-			}
-		}
+		moved := sendAll(t, push.New(push.Config{Endpoint: providerhttp.Endpoint{URL: closedURL(t), Token: "one"}}),
+			push.New(push.Config{Endpoint: providerhttp.Endpoint{URL: second.URL, Token: "two"}}), msgs)
 		if len(second.Received()) != 2 || moved != 2 {
 			t.Fatalf("fallback got %d (moved %d)", len(second.Received()), moved)
 		}
 	})
 	t.Run("voice", func(t *testing.T) {
 		second := voicetest.New(t, "two", "secret")
-		moved := 0
-		s := &fallback.Sender{
-			Primary:    voice.New(voice.Config{Endpoint: providerhttp.Endpoint{URL: closedURL(t), Token: "one"}, From: "+15550009999", CallbackURL: "http://127.0.0.1:1/cb"}),
-			Secondary:  voice.New(voice.Config{Endpoint: providerhttp.Endpoint{URL: second.URL, Token: "two"}, From: "+15550009999", CallbackURL: "http://127.0.0.1:1/cb"}),
-			OnFallback: func(n int) { moved += n },
-		}
 		primaryOnly := voice.New(voice.Config{Endpoint: providerhttp.Endpoint{URL: closedURL(t), Token: "one"}, From: "+15550009999", CallbackURL: "http://127.0.0.1:1/cb"})
 		alone, err := primaryOnly.Send(context.Background(), msgs[:1])
 		if err != nil || alone[0].Outcome != channels.Failed || !alone[0].Unreachable || alone[0].Permanent {
 			t.Fatalf("a closed port is an unreachable, temporary failure: %+v %v", alone, err)
 		}
-		res, err := s.Send(context.Background(), msgs)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, r := range res {
-			if r.Outcome != channels.Sent {
-				t.Fatalf("%+v", r)
-			}
-		}
+		moved := sendAll(t, voice.New(voice.Config{Endpoint: providerhttp.Endpoint{URL: closedURL(t), Token: "one"}, From: "+15550009999", CallbackURL: "http://127.0.0.1:1/cb"}),
+			voice.New(voice.Config{Endpoint: providerhttp.Endpoint{URL: second.URL, Token: "two"}, From: "+15550009999", CallbackURL: "http://127.0.0.1:1/cb"}), msgs)
 		if len(second.Calls()) != 2 || moved != 2 {
 			t.Fatalf("fallback placed %d calls (moved %d)", len(second.Calls()), moved)
 		}

@@ -109,9 +109,7 @@ func callbackServer(t *testing.T, calls *voice.Calls, secret, tenant string, ch 
 
 func TestCallsCallbacksAndRedial(t *testing.T) {
 	t.Parallel()
-	db := stacktest.DB(t)
-	ctx := context.Background()
-	tenant := stacktest.NewTenant()
+	ctx, db, tenant, _ := stacktest.DBTenants(t)
 	calls := &voice.Calls{DB: db}
 	prov := voicetest.New(t, "tok-voice", "sign-secret")
 	cb := callbackServer(t, calls, "sign-secret", tenant, channels.Voice)
@@ -226,9 +224,7 @@ func TestCallsCallbacksAndRedial(t *testing.T) {
 // the message with its options, alert and recipient.
 func TestCallsStoredWithMetadata(t *testing.T) {
 	t.Parallel()
-	db := stacktest.DB(t)
-	ctx := context.Background()
-	tenant := stacktest.NewTenant()
+	ctx, db, tenant, _ := stacktest.DBTenants(t)
 	store := &channelstate.Calls{DB: db}
 	calls := &voice.Calls{DB: db}
 	alertID := int64(42)
@@ -283,9 +279,7 @@ func TestCallsStoredWithMetadata(t *testing.T) {
 
 func TestForgedCallbackIsRefused(t *testing.T) {
 	t.Parallel()
-	db := stacktest.DB(t)
-	ctx := context.Background()
-	tenant := stacktest.NewTenant()
+	ctx, db, tenant, _ := stacktest.DBTenants(t)
 	calls := &voice.Calls{DB: db}
 	// The provider signs with a secret the tenant does not have.
 	prov := voicetest.New(t, "tok", "not-the-tenant-secret")

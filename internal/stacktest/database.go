@@ -25,6 +25,14 @@ func DB(t testing.TB) *storage.DB {
 	return db
 }
 
+// DBTenants returns what a storage test starts with: the test's context, a
+// database of its own (DB) and two fresh tenant ids (NewTenant), the second
+// for checking that the first tenant's rows stay its own.
+func DBTenants(t testing.TB) (ctx context.Context, db *storage.DB, tenant, other string) {
+	t.Helper()
+	return t.Context(), DB(t), NewTenant(), NewTenant()
+}
+
 // newDatabase creates a database from the migrated template and returns it
 // with the function that drops it.
 func newDatabase(ctx context.Context) (*storage.DB, func(), error) {

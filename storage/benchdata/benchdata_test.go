@@ -1,7 +1,6 @@
 package benchdata_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/jmoiron/sqlx"
@@ -14,9 +13,7 @@ import (
 
 func TestSeedAndReadBack(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db := stacktest.DB(t)
-	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
+	ctx, db, tenant, other := stacktest.DBTenants(t)
 	if _, _, err := benchdata.SeedContacts(ctx, db, other, 2); err != nil {
 		t.Fatal(err)
 	}

@@ -47,9 +47,7 @@ func person(t *testing.T, db *storage.DB, tenant, name, phone string, lat, lng f
 
 func TestCallsFollowAttemptsAndStayWithTheirTenant(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db := stacktest.DB(t)
-	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
+	ctx, db, tenant, other := stacktest.DBTenants(t)
 	calls := &channelstate.Calls{DB: db}
 	alert := int64(7)
 	c := channelstate.NewCall{Tenant: tenant, Key: "k1", Channel: "voice", AlertID: &alert, Recipient: "+15550001111",
@@ -121,9 +119,7 @@ func TestCallsFollowAttemptsAndStayWithTheirTenant(t *testing.T) {
 
 func TestCAPMessagesAreReplacedByIdentifier(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db := stacktest.DB(t)
-	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
+	ctx, db, tenant, other := stacktest.DBTenants(t)
 	msgs := &channelstate.CAPMessages{DB: db}
 	alert := int64(3)
 	m := channelstate.CAPMessage{Tenant: tenant, Identifier: "id-1", AlertID: &alert, Channel: "eas", Sender: "s@x",
@@ -146,9 +142,7 @@ func TestCAPMessagesAreReplacedByIdentifier(t *testing.T) {
 
 func TestDevicesRemoveOnlyTheTenantsTokens(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db := stacktest.DB(t)
-	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
+	ctx, db, tenant, other := stacktest.DBTenants(t)
 	ada := person(t, db, tenant, "Ada", "", 0, 0, "tok-1")
 	bea := person(t, db, other, "Bea", "", 0, 0, "tok-2")
 	devs := &channelstate.Devices{DB: db}
@@ -178,9 +172,7 @@ func TestDevicesRemoveOnlyTheTenantsTokens(t *testing.T) {
 
 func TestNeighborhoodStatusesPageByAlert(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db := stacktest.DB(t)
-	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
+	ctx, db, tenant, other := stacktest.DBTenants(t)
 	st := &channelstate.NeighborhoodStatuses{DB: db}
 	alert := int64(9)
 	rows := []channelstate.NeighborhoodStatus{
@@ -210,9 +202,7 @@ func TestNeighborhoodStatusesPageByAlert(t *testing.T) {
 
 func TestProvidersKeepSealedSettingsPerTenant(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db := stacktest.DB(t)
-	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
+	ctx, db, tenant, other := stacktest.DBTenants(t)
 	p := &channelstate.Providers{DB: db}
 	r, created, err := p.Put(ctx, tenant, "push", []byte("one"))
 	if err != nil || !created || r.Channel != "push" {
@@ -250,9 +240,7 @@ func TestProvidersKeepSealedSettingsPerTenant(t *testing.T) {
 
 func TestCallSlotsLimitHolders(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db := stacktest.DB(t)
-	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
+	ctx, db, tenant, other := stacktest.DBTenants(t)
 	s := &channelstate.CallSlots{DB: db}
 	for _, tn := range []string{tenant, other} {
 		if err := s.Ensure(ctx, tn, 1); err != nil {
@@ -290,9 +278,7 @@ func TestCallSlotsLimitHolders(t *testing.T) {
 
 func TestETNTargetsFromContactsAndAddressPoints(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db := stacktest.DB(t)
-	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
+	ctx, db, tenant, other := stacktest.DBTenants(t)
 	person(t, db, tenant, "Pat", "+15550000001", 45, -122, "")
 	person(t, db, tenant, "Far", "+15550000009", 10, 10, "")
 	person(t, db, other, "Oth", "+15550000002", 45, -122, "")

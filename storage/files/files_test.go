@@ -45,10 +45,8 @@ func events(t *testing.T, db *storage.DB, tenant, typ string) int {
 
 func TestFilesAreRecordedWithAssetsAndEvents(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db := stacktest.DB(t)
+	ctx, db, tenant, other := stacktest.DBTenants(t)
 	s := files.New(db, nil)
-	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
 	for _, f := range []files.NewFile{newFile(tenant, "sirens", "tornado.wav", "audio"), newFile(tenant, "", "logo.png", "image"),
 		newFile(other, "sirens", "tornado.wav", "audio")} {
 		if err := s.Create(ctx, f); err != nil {
@@ -113,10 +111,9 @@ func TestFilesAreRecordedWithAssetsAndEvents(t *testing.T) {
 
 func TestDeleteRemovesObjectsThenMetadata(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db, objects := stacktest.DB(t), stacktest.Objects(t)
+	ctx, db, tenant, other := stacktest.DBTenants(t)
+	objects := stacktest.Objects(t)
 	s := files.New(db, objects)
-	tenant := stacktest.NewTenant()
 	nf := newFile(tenant, "sirens", "tornado.wav", "audio")
 	for _, a := range nf.Assets {
 		if _, err := objects.Client.PutObject(ctx, objects.Bucket, a.Key, bytes.NewReader([]byte("data")), 4, minio.PutObjectOptions{}); err != nil {
@@ -126,7 +123,7 @@ func TestDeleteRemovesObjectsThenMetadata(t *testing.T) {
 	if err := s.Create(ctx, nf); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Delete(ctx, stacktest.NewTenant(), nf.FullName); !errors.Is(err, storage.ErrNotFound) {
+	if err := s.Delete(ctx, other, nf.FullName); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("another tenant deletes the file: %v", err)
 	}
 	if err := s.Delete(ctx, tenant, nf.FullName); err != nil {

@@ -1,7 +1,6 @@
 package hooksubs_test
 
 import (
-	"context"
 	"errors"
 	"testing"
 
@@ -12,9 +11,8 @@ import (
 
 func TestSubscriptionsAreTenantScoped(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	s := hooksubs.New(stacktest.DB(t))
-	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
+	ctx, db, tenant, other := stacktest.DBTenants(t)
+	s := hooksubs.New(db)
 	set := hooksubs.Settings{URL: "https://example.com/a", EventTypes: []string{"alert.sent"}, Active: true, Headers: []byte(`{"X-A":"1"}`)}
 	a, err := s.Create(ctx, tenant, set, []byte("sealed"))
 	if err != nil {
@@ -70,9 +68,8 @@ func TestSubscriptionsAreTenantScoped(t *testing.T) {
 
 func TestHistoryKeepsThirtyDays(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	s := hooksubs.New(stacktest.DB(t))
-	tenant := stacktest.NewTenant()
+	ctx, db, tenant, other := stacktest.DBTenants(t)
+	s := hooksubs.New(db)
 	sub, err := s.Create(ctx, tenant, hooksubs.Settings{URL: "https://example.com", EventTypes: []string{"alert.sent"}, Active: true, Headers: []byte(`{}`)}, []byte("x"))
 	if err != nil {
 		t.Fatal(err)
@@ -94,14 +91,14 @@ func TestHistoryKeepsThirtyDays(t *testing.T) {
 	if total != 2 || len(rows) != 2 || rows[0].ID != ids[0] || rows[1].ID != ids[1] {
 		t.Fatalf("history: total %d, %+v", total, rows)
 	}
-	if rows, total, _ := s.History(ctx, stacktest.NewTenant(), sub.ID, order, 10, 0); total != 0 || len(rows) != 0 {
+	if rows, total, _ := s.History(ctx, other, sub.ID, order, 10, 0); total != 0 || len(rows) != 0 {
 		t.Fatal("another tenant reads the history")
 	}
 	a, err := s.Attempt(ctx, tenant, ids[2])
 	if err != nil || a.Attempt != 3 || a.ResponseStatus == nil || *a.ResponseStatus != 200 {
 		t.Fatalf("attempt %+v, %v", a, err)
 	}
-	if _, err := s.Attempt(ctx, stacktest.NewTenant(), ids[2]); !errors.Is(err, storage.ErrNotFound) {
+	if _, err := s.Attempt(ctx, other, ids[2]); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("another tenant reads the attempt: %v", err)
 	}
 }

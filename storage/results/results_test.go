@@ -60,15 +60,13 @@ func respondedEvents(t *testing.T, db *storage.DB, tenant string) int {
 
 func TestFindAlertsFiltersAndScopes(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db := stacktest.DB(t)
+	ctx, db, tenant, other := stacktest.DBTenants(t)
 	s := results.New(db)
-	tenant := stacktest.NewTenant()
 	a := newAlert(t, db, tenant, storage.Alert{Subject: "Fire 100% drill", CreatedBy: "me"})
 	b := newAlert(t, db, tenant, storage.Alert{Subject: "Flood", CreatedBy: "you", FacilityNames: pq.StringArray{"North Plant"}})
 	newAlert(t, db, tenant, storage.Alert{Subject: "Secret", CreatedBy: "you", Restricted: true})
 	newAlert(t, db, tenant, storage.Alert{Subject: "Hidden", CreatedBy: "me", Hidden: true})
-	newAlert(t, db, stacktest.NewTenant(), storage.Alert{Subject: "Fire", CreatedBy: "me"})
+	newAlert(t, db, other, storage.Alert{Subject: "Fire", CreatedBy: "me"})
 	order := results.AlertSorting.Default + ", " + results.AlertSorting.TieBreak
 
 	find := func(f results.AlertFilter) []int64 {
@@ -116,9 +114,8 @@ func TestFindAlertsFiltersAndScopes(t *testing.T) {
 
 func TestDefaultsPerTenant(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	s := results.New(stacktest.DB(t))
-	tenant := stacktest.NewTenant()
+	ctx, db, tenant, other := stacktest.DBTenants(t)
+	s := results.New(db)
 	if d, at, err := s.Defaults(ctx, tenant); err != nil || d != nil || at != nil {
 		t.Fatalf("no defaults: %s %v %v", d, at, err)
 	}
@@ -130,17 +127,15 @@ func TestDefaultsPerTenant(t *testing.T) {
 	if d, at, err := s.Defaults(ctx, tenant); err != nil || string(d) != `{"type": "Default"}` || at == nil {
 		t.Fatalf("defaults: %s %v %v", d, at, err)
 	}
-	if d, _, _ := s.Defaults(ctx, stacktest.NewTenant()); d != nil {
+	if d, _, _ := s.Defaults(ctx, other); d != nil {
 		t.Fatal("another tenant reads the defaults")
 	}
 }
 
 func TestRecipientsDeliveriesAndAnswers(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db := stacktest.DB(t)
+	ctx, db, tenant, other := stacktest.DBTenants(t)
 	s := results.New(db)
-	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
 	al := newAlert(t, db, tenant, storage.Alert{Subject: "Poll"})
 	newAlert(t, db, other, storage.Alert{Subject: "Other"})
 	k := storage.BatchKey{Tenant: tenant, AlertID: al.ID, Channel: "email", Cycle: 1, Lo: 0, Hi: 2}
@@ -240,10 +235,8 @@ func TestRecipientsDeliveriesAndAnswers(t *testing.T) {
 
 func TestReceiptsAndCallsRecountTheirBatch(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db := stacktest.DB(t)
+	ctx, db, tenant, other := stacktest.DBTenants(t)
 	s := results.New(db)
-	tenant := stacktest.NewTenant()
 	al := newAlert(t, db, tenant, storage.Alert{Subject: "Calls"})
 	for _, ch := range []string{"email", "voice"} {
 		k := storage.BatchKey{Tenant: tenant, AlertID: al.ID, Channel: ch, Cycle: 1, Lo: 2, Hi: 4}
@@ -273,7 +266,7 @@ func TestReceiptsAndCallsRecountTheirBatch(t *testing.T) {
 	if c := counts("email"); c.Delivered != 1 || c.Sent != 0 {
 		t.Fatalf("email counts %+v", c)
 	}
-	if ok, _ := s.ApplyReceipt(ctx, results.DeliveryRef{Tenant: stacktest.NewTenant(), AlertID: al.ID, Channel: "email", Cycle: 1, Seq: 3},
+	if ok, _ := s.ApplyReceipt(ctx, results.DeliveryRef{Tenant: other, AlertID: al.ID, Channel: "email", Cycle: 1, Seq: 3},
 		results.Receipt{Error: "x"}); ok {
 		t.Fatal("another tenant's receipt applied")
 	}
@@ -300,10 +293,8 @@ func TestReceiptsAndCallsRecountTheirBatch(t *testing.T) {
 
 func TestSharedDeliveriesAndEtnTargets(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db := stacktest.DB(t)
+	ctx, db, tenant, other := stacktest.DBTenants(t)
 	s := results.New(db)
-	tenant := stacktest.NewTenant()
 	al := newAlert(t, db, tenant, storage.Alert{Subject: "Areas", Channels: pq.StringArray{"etn", "social"}})
 	if _, err := db.ExecContext(ctx, `INSERT INTO alert_broadcasts (tenant_id, alert_id, channel, cycle, destination, destination_name, status, idempotency_key)
 		VALUES ($1, $2, 'social', 1, 'acct-1', 'Town page', 'Delivered', 'k1'), ($1, $2, 'social', 1, 'acct-2', '', 'Failed', 'k2')`, tenant, al.ID); err != nil {
@@ -334,7 +325,7 @@ func TestSharedDeliveriesAndEtnTargets(t *testing.T) {
 	if c, err := s.EtnTargetCounts(ctx, tenant, al.ID); err != nil || c.Total != 2 || c.Pending != 1 {
 		t.Fatalf("etn counts %+v %v", c, err)
 	}
-	if c, _ := s.EtnTargetCounts(ctx, stacktest.NewTenant(), al.ID); c.Total != 0 {
+	if c, _ := s.EtnTargetCounts(ctx, other, al.ID); c.Total != 0 {
 		t.Fatal("another tenant counts the targets")
 	}
 	if ts, err := s.EtnTargets(ctx, tenant, al.ID, 1, 1); err != nil || len(ts) != 1 || ts[0].Name != "Well" {
@@ -352,10 +343,8 @@ func TestSharedDeliveriesAndEtnTargets(t *testing.T) {
 
 func TestCapUpdatesAreNumberedPerAlert(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db := stacktest.DB(t)
+	ctx, db, tenant, other := stacktest.DBTenants(t)
 	s := results.New(db)
-	tenant := stacktest.NewTenant()
 	al := newAlert(t, db, tenant, storage.Alert{Subject: "CAP"})
 	if _, err := db.ExecContext(ctx, `INSERT INTO cap_messages (tenant_id, identifier, alert_id, channel, sender, sent, msg_type, document, status)
 		VALUES ($1, 'a', $2, 'eas', 's', now(), 'Alert', '<alert/>', 'Sent'), ($1, 'b', $2, 'mobileBroadcast', 's', now(), 'Alert', '<alert/>', 'Failed')`,
@@ -365,7 +354,7 @@ func TestCapUpdatesAreNumberedPerAlert(t *testing.T) {
 	if chans, err := s.CapChannels(ctx, tenant, al.ID); err != nil || len(chans) != 1 || chans[0] != "eas" {
 		t.Fatalf("cap channels %v %v", chans, err)
 	}
-	if chans, _ := s.CapChannels(ctx, stacktest.NewTenant(), al.ID); len(chans) != 0 {
+	if chans, _ := s.CapChannels(ctx, other, al.ID); len(chans) != 0 {
 		t.Fatal("another tenant reads the cap channels")
 	}
 	for want := 1; want <= 2; want++ {

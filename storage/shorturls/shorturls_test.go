@@ -1,7 +1,6 @@
 package shorturls_test
 
 import (
-	"context"
 	"fmt"
 	"strings"
 	"testing"
@@ -13,9 +12,7 @@ import (
 
 func TestCreateShortURLsInBatches(t *testing.T) {
 	t.Parallel()
-	db := stacktest.DB(t)
-	ctx := context.Background()
-	tenant := stacktest.NewTenant()
+	ctx, db, tenant, _ := stacktest.DBTenants(t)
 	targets := make([]string, 2000)
 	for i := range targets {
 		targets[i] = fmt.Sprintf("https://alerts.example.com/poll/42?r=%d", i/2) // every target twice

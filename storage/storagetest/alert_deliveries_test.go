@@ -1,7 +1,6 @@
 package storagetest_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/jmoiron/sqlx"
@@ -13,9 +12,7 @@ import (
 
 func TestAlertDeliveriesAreTheAlertsOnEveryChannel(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db := stacktest.DB(t)
-	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
+	ctx, db, tenant, other := stacktest.DBTenants(t)
 	al := storagetest.NewAlert(t, db, tenant)
 	theirs := storagetest.NewAlert(t, db, other)
 	record := func(k storage.BatchKey, rows ...storage.DeliveryRow) {

@@ -1,7 +1,6 @@
 package storagetest_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/jmoiron/sqlx"
@@ -13,9 +12,7 @@ import (
 
 func TestBatchResultsReadTheBatchOfTheTenant(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db := stacktest.DB(t)
-	tenant := stacktest.NewTenant()
+	ctx, db, tenant, _ := stacktest.DBTenants(t)
 	id := storagetest.NewAlert(t, db, tenant)
 	k := storage.BatchKey{Tenant: tenant, AlertID: id, Channel: "text", Cycle: 1, Lo: 0, Hi: 2}
 	err := db.InTx(ctx, func(tx *sqlx.Tx) error {

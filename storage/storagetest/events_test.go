@@ -1,7 +1,6 @@
 package storagetest_test
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"testing"
@@ -13,9 +12,7 @@ import (
 
 func TestTenantEventsAreTheTenantsInOrder(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db := stacktest.DB(t)
-	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
+	ctx, db, tenant, other := stacktest.DBTenants(t)
 	var first string
 	for i, e := range []struct{ tenant, typ string }{{tenant, storage.EventAlertCreated}, {other, storage.EventAlertSent}, {tenant, storage.EventAlertSent}} {
 		id, err := storage.EmitEvent(ctx, db, e.tenant, e.typ, map[string]string{"of": e.tenant})

@@ -1,7 +1,6 @@
 package storagetest_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/tocsin/tocsin/internal/stacktest"
@@ -11,9 +10,7 @@ import (
 
 func TestPersonRowsAndStoredCodesAreCountedPerTenant(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db := stacktest.DB(t)
-	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
+	ctx, db, tenant, other := stacktest.DBTenants(t)
 	person := func(tn string) int64 {
 		var id int64
 		if err := db.GetContext(ctx, &id, `INSERT INTO people (tenant_id, directory_id, first_name) VALUES ($1, 'staff', 'P') RETURNING id`, tn); err != nil {

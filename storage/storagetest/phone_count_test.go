@@ -1,7 +1,6 @@
 package storagetest_test
 
 import (
-	"context"
 	"testing"
 
 	"github.com/tocsin/tocsin/internal/stacktest"
@@ -10,9 +9,7 @@ import (
 
 func TestPhoneCountIsTheTenants(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db := stacktest.DB(t)
-	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
+	ctx, db, tenant, other := stacktest.DBTenants(t)
 	for tn, phones := range map[string]int{tenant: 3, other: 1} {
 		var id int64
 		if err := db.GetContext(ctx, &id, `INSERT INTO people (tenant_id, first_name) VALUES ($1, 'P') RETURNING id`, tn); err != nil {

@@ -1,7 +1,6 @@
 package storagetest_test
 
 import (
-	"context"
 	"errors"
 	"testing"
 
@@ -12,14 +11,12 @@ import (
 
 func TestSmokeRunWorkflowIsTheTenants(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	db := stacktest.DB(t)
-	tenant := stacktest.NewTenant()
+	ctx, db, tenant, other := stacktest.DBTenants(t)
 	id := storagetest.NewSmokeRun(t, db, tenant, "smoke-1")
 	if wf, err := storagetest.SmokeRunWorkflow(ctx, db, tenant, id); err != nil || wf != "smoke-1" {
 		t.Fatalf("workflow %q, %v", wf, err)
 	}
-	if _, err := storagetest.SmokeRunWorkflow(ctx, db, stacktest.NewTenant(), id); !errors.Is(err, storage.ErrNotFound) {
+	if _, err := storagetest.SmokeRunWorkflow(ctx, db, other, id); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatal("another tenant's smoke run has a workflow")
 	}
 }
