@@ -57,11 +57,17 @@ type Registry struct {
 	// lane); nil gives each built Sender a bucket of its own.
 	Limiters *ratelimit.Limiters
 
-	client    *http.Client
-	capClient *http.Client
-	mu        sync.Mutex
-	cache     map[cacheKey]*cached
+	mu      sync.Mutex
+	clients map[time.Duration]*http.Client
+	cache   map[cacheKey]*cached
 }
+
+// The answer timeouts of the registry's provider clients: CAP feeds may
+// answer slowly.
+const (
+	providerTimeout = 15 * time.Second
+	capTimeout      = 30 * time.Second
+)
 
 type cacheKey struct {
 	tenant string
@@ -123,23 +129,20 @@ func (r *Registry) Sender(ctx context.Context, tenant string, ch channels.Channe
 	return snd, nil
 }
 
-func (r *Registry) httpClient() *http.Client {
+// httpClient returns the registry's guarded provider client with timeout,
+// made on first use and shared by every Sender it builds after.
+func (r *Registry) httpClient(timeout time.Duration) *http.Client {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.client == nil {
-		r.client = r.guard().ProviderClient(15 * time.Second)
+	if c := r.clients[timeout]; c != nil {
+		return c
 	}
-	return r.client
-}
-
-// capHTTPClient is the client of CAP feeds, which may answer slowly.
-func (r *Registry) capHTTPClient() *http.Client {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.capClient == nil {
-		r.capClient = r.guard().ProviderClient(30 * time.Second)
+	if r.clients == nil {
+		r.clients = map[time.Duration]*http.Client{}
 	}
-	return r.capClient
+	c := r.guard().ProviderClient(timeout)
+	r.clients[timeout] = c
+	return c
 }
 
 func (r *Registry) guard() URLGuard {
@@ -163,7 +166,7 @@ func (r *Registry) Build(tenant string, ch channels.Channel, s Settings) (channe
 		for _, t := range s.Targets {
 			ts = append(ts, teamchat.Target{Name: t.Name, URL: t.URL, Style: t.Style})
 		}
-		snd = teamchat.New(teamchat.Config{Targets: ts, Client: r.httpClient()})
+		snd = teamchat.New(teamchat.Config{Targets: ts, Client: r.httpClient(providerTimeout)})
 	default:
 		var built []channels.Sender
 		for _, p := range s.Providers {
@@ -178,7 +181,7 @@ func (r *Registry) Build(tenant string, ch channels.Channel, s Settings) (channe
 }
 
 func (r *Registry) one(tenant string, ch channels.Channel, s Settings, p Provider) channels.Sender {
-	api := providerhttp.Endpoint{URL: strings.TrimRight(p.URL, "/"), Token: p.Token, Concurrency: r.Concurrency, Client: r.httpClient()}
+	api := providerhttp.Endpoint{URL: strings.TrimRight(p.URL, "/"), Token: p.Token, Concurrency: r.Concurrency, Client: r.httpClient(providerTimeout)}
 	// The networks' posts carry each account's token, at their own concurrency.
 	network := providerhttp.Endpoint{URL: api.URL, Client: api.Client}
 	objs := &tenantObjects{objects: r.Objects, tenant: tenant}
@@ -200,7 +203,7 @@ func (r *Registry) one(tenant string, ch channels.Channel, s Settings, p Provide
 	case channels.Fax:
 		return fax.New(fax.Config{Endpoint: api, From: p.From, Objects: objs})
 	case channels.Eas, channels.MobileBroadcast:
-		return cap.NewSender(cap.Config{Endpoint: providerhttp.Endpoint{URL: p.URL, Token: p.Token, Client: r.capHTTPClient()}, Channel: ch, SenderID: p.SenderID, Objects: objs, Log: &cap.Messages{DB: r.DB}})
+		return cap.NewSender(cap.Config{Endpoint: providerhttp.Endpoint{URL: p.URL, Token: p.Token, Client: r.httpClient(capTimeout)}, Channel: ch, SenderID: p.SenderID, Objects: objs, Log: &cap.Messages{DB: r.DB}})
 	case channels.SocialPostA, channels.SocialPostB:
 		name := social.NetworkA
 		if ch == channels.SocialPostB {
