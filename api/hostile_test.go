@@ -58,8 +58,7 @@ func TestThousandsOfUnknownKeysAnswerASmallProblem(t *testing.T) {
 func TestNULAndInvalidUTF8AreRefusedNamingTheField(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Start(t)
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	nulSub, err := auth.Mint(s.Config.JWTSecret, auth.Principal{Subject: "u\x00", Tenant: tenant, Scopes: auth.AllScopes}, time.Hour)
 	if err != nil {
 		t.Fatal(err)
@@ -137,8 +136,7 @@ func rawExchange(t *testing.T, s *stacktest.Stack, head string) (*http.Response,
 func TestDeclaredOversizeIsAnsweredAtOnce(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Start(t)
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	cases := map[string]string{
 		"5 GiB to a JSON operation":        "POST /v2/alerts/find HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 5368709120\r\n",
 		"2 MiB to a JSON operation":        "POST /v2/alerts/find HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 2097152\r\n",
@@ -187,8 +185,7 @@ func TestTruncatedMultipartImportIsABadRequest(t *testing.T) {
 func TestEveryProblemCarriesItsInstance(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Start(t)
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	groups := "/" + tenant + "/directory/main/groups"
 	group := map[string]any{"name": "dup"}
 	if r := s.Do(t, http.MethodPost, groups, tok, group); r.Status >= 300 {
@@ -257,8 +254,7 @@ func TestProviderURLRefusedAtSave(t *testing.T) {
 func TestMetricsSurviveVariedTraffic(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Start(t)
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	doc := s.Do(t, http.MethodGet, "/openapi.json", "", nil)
 	var spec struct {
 		Paths map[string]map[string]any `json:"paths"`

@@ -53,8 +53,7 @@ func TestAlertAcceptedWhileTheWorkerIsDownIsDeliveredWhenItComesBack(t *testing.
 	sb, withSandbox := stacktest.Sandbox(t)
 	s := stacktest.StartAPI(t, withSandbox)
 	s.StartStarter(t) // the API's process starts workflows; no worker polls
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	c := &contact{First: "Wren", Last: "Worker", Phone: "+15550101001"}
 	seed(t, s, tenant, c)
 
@@ -87,8 +86,7 @@ func TestAlertCommittedButNotStartedWhenItsProcessDiedIsDeliveredOnce(t *testing
 	sb, withSandbox := stacktest.Sandbox(t)
 	// Only the API runs: its process "dies" between commit and start.
 	s := stacktest.StartAPI(t, withSandbox)
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	a := &contact{First: "Ann", Last: "Never", Phone: "+15550102001"}
 	b := &contact{First: "Ben", Last: "Twice", Phone: "+15550102002"}
 	seed(t, s, tenant, a, b)
@@ -255,8 +253,7 @@ func TestSingleBatchAlertWhoseWorkerStopsMidDeliveryIsDeliveredByAnother(t *test
 	s := stacktest.StartAPI(t, func(c *config.Config) {
 		c.HookAllowHosts, c.HookAllowHTTP = []string{"127.0.0.1"}, true
 	})
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	set := providers.Settings{Targets: []providers.Target{{Name: "ops", URL: hook.URL + "/hook", Style: "slack"}}}
 	if r := s.Do(t, http.MethodPut, "/v2/settings/channels/teamChat", tok, set); r.Status != http.StatusOK {
 		t.Fatalf("configure team chat: %d %s", r.Status, r.Body)

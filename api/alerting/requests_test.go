@@ -15,8 +15,7 @@ import (
 func TestBadInputIsA4xxNamingTheField(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Start(t)
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	c := &contact{First: "V", Last: "V", Email: "v@example.com", Phone: "+15553330001"}
 	seed(t, s, tenant, c)
 	other := stacktest.NewTenant()
@@ -114,8 +113,7 @@ func TestBadInputIsA4xxNamingTheField(t *testing.T) {
 func TestAnotherTenantSeesNothing(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Start(t)
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	c := &contact{First: "T", Last: "T", Email: "t@example.com"}
 	seed(t, s, tenant, c)
 	res := send(t, s, tok, map[string]any{"settings": map[string]any{
@@ -150,8 +148,7 @@ func TestAnotherTenantSeesNothing(t *testing.T) {
 func TestBulkSendOneBadAlertDoesNotSinkTheOthers(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Start(t)
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	c := &contact{First: "B", Last: "B", Email: "b@example.com"}
 	seed(t, s, tenant, c)
 	good := map[string]any{"settings": map[string]any{"message": map[string]any{"subject": "Good", "body": "ok"},
@@ -192,8 +189,7 @@ func TestFindSentAndDefaults(t *testing.T) {
 	t.Parallel()
 	_, withSandbox := stacktest.Sandbox(t)
 	s := stacktest.Start(t, withSandbox)
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	c := &contact{First: "F", Last: "F", Email: "f@example.com", Phone: "+15554440001"}
 	seed(t, s, tenant, c)
 

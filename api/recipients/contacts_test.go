@@ -125,8 +125,7 @@ func TestFindContactsFilters(t *testing.T) {
 func TestFindContactsPagingAndSorting(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Shared(t)
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	var csv strings.Builder
 	csv.WriteString("externalId,firstName,lastName\n")
 	for i := range 23 {
@@ -188,8 +187,7 @@ func TestFindContactsPagingAndSorting(t *testing.T) {
 func TestDirectoryUsersAreContacts(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Shared(t)
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	directoryUser(t, s, tenant, "U1", "Dora", "Directory")
 	res := find(t, s, tok, "", map[string]any{"name": "dora"})
 	if len(res.Items) != 1 || res.Items[0].DirectoryID != "staff" {

@@ -107,8 +107,7 @@ func TestExportOfAnEmptyTenantIsAHeader(t *testing.T) {
 func TestExportStreamsManyBatches(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Shared(t)
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	var file strings.Builder
 	file.WriteString("externalId,firstName,lastName\n")
 	for i := 1; i <= 2500; i++ {
