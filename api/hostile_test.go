@@ -35,7 +35,7 @@ func noDriverText(t *testing.T, what string, r stacktest.Response) {
 func TestThousandsOfUnknownKeysAnswerASmallProblem(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Start(t)
-	tok := s.Token(t, stacktest.NewTenant())
+	_, tok := s.NewTenant(t)
 	var b strings.Builder
 	b.WriteString("{")
 	for i := 0; i < 20000; i++ {
@@ -169,11 +169,11 @@ func TestDeclaredOversizeIsAnsweredAtOnce(t *testing.T) {
 func TestTruncatedMultipartImportIsABadRequest(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Start(t)
-	tenant := stacktest.NewTenant()
+	tenant, tok := s.NewTenant(t)
 	body := "--b\r\nContent-Disposition: form-data; name=\"name\"\r\n\r\nlist\r\n" +
 		"--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"c.csv\"\r\nContent-Type: text/csv\r\n\r\n" +
 		"firstName,lastName,emails\r\nAda,Lovelace,ada@example.com\r\n"
-	r := s.Do(t, http.MethodPost, "/v4/"+tenant+"/distributionLists/createFromFile", s.Token(t, tenant), strings.NewReader(body),
+	r := s.Do(t, http.MethodPost, "/v4/"+tenant+"/distributionLists/createFromFile", tok, strings.NewReader(body),
 		"Content-Type", "multipart/form-data; boundary=b")
 	noDriverText(t, "truncated import", r)
 	if r.Status != 400 {
@@ -234,7 +234,7 @@ func TestClientRequestIDsAreKeptOnlyWhenPlain(t *testing.T) {
 func TestProviderURLRefusedAtSave(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Start(t)
-	tok := s.Token(t, stacktest.NewTenant())
+	_, tok := s.NewTenant(t)
 	for _, u := range []string{"http://127.0.0.1:9/x", "https://127.0.0.1/x", "https://10.0.0.8/", "https://[::1]/", "https://169.254.169.254/latest/meta-data"} {
 		r := s.Do(t, http.MethodPut, "/v2/settings/channels/voice", tok, map[string]any{
 			"providers": []map[string]any{{"url": u, "token": "t", "from": "+15550001000", "signingSecret": "0123456789abcdef"}},

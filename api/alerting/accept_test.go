@@ -202,8 +202,8 @@ func TestEmergencyAlertIsDeliveredWhileNonEmergencyWorkHoldsEverySlot(t *testing
 		// The stalling webhook is a loopback server speaking plain http.
 		c.HookAllowHosts, c.HookAllowHTTP = []string{"127.0.0.1"}, true
 	})
-	busy, other := stacktest.NewTenant(), stacktest.NewTenant()
-	bTok, oTok := s.Token(t, busy), s.Token(t, other)
+	busy, bTok := s.NewTenant(t)
+	other, oTok := s.NewTenant(t)
 	set := providers.Settings{Targets: []providers.Target{{Name: "ops", URL: hook.URL + "/hook", Style: "slack"}}}
 	if r := s.Do(t, http.MethodPut, "/v2/settings/channels/teamChat", bTok, set); r.Status != http.StatusOK {
 		t.Fatalf("configure team chat: %d %s", r.Status, r.Body)
@@ -285,8 +285,8 @@ func TestBackPressureRefusesNonEmergencyAlertsWithRetryAfterButAcceptsEmergency(
 	s := stacktest.StartAPI(t, func(c *config.Config) {
 		c.BacklogTenantLimit, c.BacklogLimit, c.BacklogRetryAfter = 2, 3, 7*time.Second
 	})
-	busy, other := stacktest.NewTenant(), stacktest.NewTenant()
-	busyTok, otherTok := s.Token(t, busy), s.Token(t, other)
+	busy, busyTok := s.NewTenant(t)
+	other, otherTok := s.NewTenant(t)
 	cb := &contact{First: "Bo", Last: "Busy", Phone: "+15550104001"}
 	seed(t, s, busy, cb)
 	co := &contact{First: "Olu", Last: "Other", Phone: "+15550104002"}
@@ -335,8 +335,8 @@ func TestOneTenantsFloodDoesNotMakeAnotherTenantWait(t *testing.T) {
 	_, withSandbox := stacktest.Sandbox(t)
 	s := stacktest.StartAPI(t, withSandbox)
 	s.StartStarter(t)
-	flooder, quiet := stacktest.NewTenant(), stacktest.NewTenant()
-	fTok, qTok := s.Token(t, flooder), s.Token(t, quiet)
+	flooder, fTok := s.NewTenant(t)
+	quiet, qTok := s.NewTenant(t)
 	fc := &contact{First: "Flo", Last: "Flood", Phone: "+15550105001"}
 	seed(t, s, flooder, fc)
 	qc := &contact{First: "Quin", Last: "Quiet", Phone: "+15550105002"}

@@ -309,7 +309,7 @@ func TestEmailCarriesAStoredFile(t *testing.T) {
 		t.Fatalf("attachments %+v", got.Attachments)
 	}
 	// Another tenant's file name is unknown here.
-	other := s.Token(t, stacktest.NewTenant())
+	_, other := s.NewTenant(t)
 	r := s.Do(t, http.MethodPost, "/v2/alerts/preview", other, map[string]any{"settings": map[string]any{
 		"message":    map[string]any{"subject": "Map", "body": "See the map."},
 		"recipients": map[string]any{"adHoc": []map[string]any{{"email": "x@example.com"}}},

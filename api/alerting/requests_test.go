@@ -120,7 +120,7 @@ func TestAnotherTenantSeesNothing(t *testing.T) {
 		"message": map[string]any{"subject": "Mine", "body": "Mine"}, "recipients": map[string]any{"contactIds": []int64{c.ID}},
 	}})
 	waitDone(t, s, tok, res.AlertID)
-	other := s.Token(t, stacktest.NewTenant())
+	_, other := s.NewTenant(t)
 	for _, p := range []string{"", "/status", "/results", "/results/recipients", "/results/recipients/1", "/results/channels/aggregatedSummary",
 		"/results/channels/email", "/results/channels/text", "/results/channels/voice", "/results/channels/etn", "/results/channels/social/neighborhood"} {
 		r := s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d%s", res.AlertID, p), other, nil)
@@ -295,7 +295,7 @@ func TestFindSentAndDefaults(t *testing.T) {
 func TestMultipartAlertIsValidatedLikeJSON(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Start(t)
-	tok := s.Token(t, stacktest.NewTenant())
+	_, tok := s.NewTenant(t)
 	post := func(alert string) stacktest.Response {
 		var buf bytes.Buffer
 		mw := multipart.NewWriter(&buf)

@@ -201,7 +201,7 @@ func TestEtnAddressPointLists(t *testing.T) {
 	if err != nil || len(got) != 1 || got[0].Phone != "+15550000001" {
 		t.Fatalf("%+v %v", got, err)
 	}
-	other := s.Token(t, stacktest.NewTenant())
+	_, other := s.NewTenant(t)
 	if r := s.Do(t, http.MethodDelete, "/v2/settings/etn/addressPointLists/wells%202026", other, nil); r.Status != 404 {
 		t.Fatalf("another tenant deleted: %d", r.Status)
 	}

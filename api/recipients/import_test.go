@@ -216,8 +216,8 @@ func TestCreateFromFile100kRows(t *testing.T) {
 func TestImportNeverTouchesAnotherTenant(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Shared(t)
-	a, b := stacktest.NewTenant(), stacktest.NewTenant()
-	tokA, tokB := s.Token(t, a), s.Token(t, b)
+	a, tokA := s.NewTenant(t)
+	b, tokB := s.NewTenant(t)
 	mustUpload(t, s, a, tokA, "a", "externalId,firstName,lastName,emails,mobilePhones\n"+
 		"K1,Kim,Alpha,kim@example.com,+15554000001\n"+
 		"K2,Lee,Alpha,lee@example.com,+15554000002\n"+

@@ -132,8 +132,8 @@ func history(t *testing.T, s *stacktest.Stack, token string, id int64, query str
 func TestSubscriptionCRUDAndValidation(t *testing.T) {
 	t.Parallel()
 	s := start(t)
-	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
-	token, otherToken := s.Token(t, tenant), s.Token(t, other)
+	tenant, token := s.NewTenant(t)
+	_, otherToken := s.NewTenant(t)
 	rcv := newReceiver(t, 200)
 
 	sub := create(t, s, token, rcv.URL+"/hook", "file.uploaded", "alert.created")
@@ -232,7 +232,7 @@ func TestSubscriptionCRUDAndValidation(t *testing.T) {
 func TestEventTypes(t *testing.T) {
 	t.Parallel()
 	s := start(t)
-	token := s.Token(t, stacktest.NewTenant())
+	_, token := s.NewTenant(t)
 	r := s.Do(t, http.MethodGet, base+"/eventTypes?pageSize=100", token, nil)
 	var page model.PagedEventTypeResponse
 	r.JSON(t, &page)
@@ -391,7 +391,7 @@ func TestGoneDisablesTheSubscription(t *testing.T) {
 func TestSubscriptionTestSendsNow(t *testing.T) {
 	t.Parallel()
 	s := start(t)
-	token := s.Token(t, stacktest.NewTenant())
+	_, token := s.NewTenant(t)
 	rcv := newReceiver(t, 204)
 	sub := create(t, s, token, rcv.URL, "alert.completed")
 	r := s.Do(t, http.MethodGet, fmt.Sprintf("%s/%d/test", base, sub.ID), token, nil)
