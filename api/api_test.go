@@ -33,8 +33,7 @@ func problem(t *testing.T, r stacktest.Response) rest.ProblemDetails {
 func TestAuthTenantAndScope(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Shared(t)
-	tenant := stacktest.NewTenant()
-	good := s.Token(t, tenant)
+	tenant, good := s.NewTenant(t)
 	expired, err := auth.Mint(s.Config.JWTSecret, auth.Principal{Subject: "u", Tenant: tenant, Scopes: auth.AllScopes}, -time.Hour)
 	if err != nil {
 		t.Fatal(err)

@@ -35,7 +35,7 @@ func noDriverText(t *testing.T, what string, r stacktest.Response) {
 func TestThousandsOfUnknownKeysAnswerASmallProblem(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Start(t)
-	tok := s.Token(t, stacktest.NewTenant())
+	_, tok := s.NewTenant(t)
 	var b strings.Builder
 	b.WriteString("{")
 	for i := 0; i < 20000; i++ {
@@ -58,8 +58,7 @@ func TestThousandsOfUnknownKeysAnswerASmallProblem(t *testing.T) {
 func TestNULAndInvalidUTF8AreRefusedNamingTheField(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Start(t)
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	nulSub, err := auth.Mint(s.Config.JWTSecret, auth.Principal{Subject: "u\x00", Tenant: tenant, Scopes: auth.AllScopes}, time.Hour)
 	if err != nil {
 		t.Fatal(err)
@@ -137,8 +136,7 @@ func rawExchange(t *testing.T, s *stacktest.Stack, head string) (*http.Response,
 func TestDeclaredOversizeIsAnsweredAtOnce(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Start(t)
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	cases := map[string]string{
 		"5 GiB to a JSON operation":        "POST /v2/alerts/find HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 5368709120\r\n",
 		"2 MiB to a JSON operation":        "POST /v2/alerts/find HTTP/1.1\r\nContent-Type: application/json\r\nContent-Length: 2097152\r\n",
@@ -171,11 +169,11 @@ func TestDeclaredOversizeIsAnsweredAtOnce(t *testing.T) {
 func TestTruncatedMultipartImportIsABadRequest(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Start(t)
-	tenant := stacktest.NewTenant()
+	tenant, tok := s.NewTenant(t)
 	body := "--b\r\nContent-Disposition: form-data; name=\"name\"\r\n\r\nlist\r\n" +
 		"--b\r\nContent-Disposition: form-data; name=\"file\"; filename=\"c.csv\"\r\nContent-Type: text/csv\r\n\r\n" +
 		"firstName,lastName,emails\r\nAda,Lovelace,ada@example.com\r\n"
-	r := s.Do(t, http.MethodPost, "/v4/"+tenant+"/distributionLists/createFromFile", s.Token(t, tenant), strings.NewReader(body),
+	r := s.Do(t, http.MethodPost, "/v4/"+tenant+"/distributionLists/createFromFile", tok, strings.NewReader(body),
 		"Content-Type", "multipart/form-data; boundary=b")
 	noDriverText(t, "truncated import", r)
 	if r.Status != 400 {
@@ -187,8 +185,7 @@ func TestTruncatedMultipartImportIsABadRequest(t *testing.T) {
 func TestEveryProblemCarriesItsInstance(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Start(t)
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	groups := "/" + tenant + "/directory/main/groups"
 	group := map[string]any{"name": "dup"}
 	if r := s.Do(t, http.MethodPost, groups, tok, group); r.Status >= 300 {
@@ -237,7 +234,7 @@ func TestClientRequestIDsAreKeptOnlyWhenPlain(t *testing.T) {
 func TestProviderURLRefusedAtSave(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Start(t)
-	tok := s.Token(t, stacktest.NewTenant())
+	_, tok := s.NewTenant(t)
 	for _, u := range []string{"http://127.0.0.1:9/x", "https://127.0.0.1/x", "https://10.0.0.8/", "https://[::1]/", "https://169.254.169.254/latest/meta-data"} {
 		r := s.Do(t, http.MethodPut, "/v2/settings/channels/voice", tok, map[string]any{
 			"providers": []map[string]any{{"url": u, "token": "t", "from": "+15550001000", "signingSecret": "0123456789abcdef"}},
@@ -257,8 +254,7 @@ func TestProviderURLRefusedAtSave(t *testing.T) {
 func TestMetricsSurviveVariedTraffic(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Start(t)
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	doc := s.Do(t, http.MethodGet, "/openapi.json", "", nil)
 	var spec struct {
 		Paths map[string]map[string]any `json:"paths"`

@@ -53,8 +53,7 @@ func TestAlertAcceptedWhileTheWorkerIsDownIsDeliveredWhenItComesBack(t *testing.
 	sb, withSandbox := stacktest.Sandbox(t)
 	s := stacktest.StartAPI(t, withSandbox)
 	s.StartStarter(t) // the API's process starts workflows; no worker polls
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	c := &contact{First: "Wren", Last: "Worker", Phone: "+15550101001"}
 	seed(t, s, tenant, c)
 
@@ -87,8 +86,7 @@ func TestAlertCommittedButNotStartedWhenItsProcessDiedIsDeliveredOnce(t *testing
 	sb, withSandbox := stacktest.Sandbox(t)
 	// Only the API runs: its process "dies" between commit and start.
 	s := stacktest.StartAPI(t, withSandbox)
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	a := &contact{First: "Ann", Last: "Never", Phone: "+15550102001"}
 	b := &contact{First: "Ben", Last: "Twice", Phone: "+15550102002"}
 	seed(t, s, tenant, a, b)
@@ -204,8 +202,8 @@ func TestEmergencyAlertIsDeliveredWhileNonEmergencyWorkHoldsEverySlot(t *testing
 		// The stalling webhook is a loopback server speaking plain http.
 		c.HookAllowHosts, c.HookAllowHTTP = []string{"127.0.0.1"}, true
 	})
-	busy, other := stacktest.NewTenant(), stacktest.NewTenant()
-	bTok, oTok := s.Token(t, busy), s.Token(t, other)
+	busy, bTok := s.NewTenant(t)
+	other, oTok := s.NewTenant(t)
 	set := providers.Settings{Targets: []providers.Target{{Name: "ops", URL: hook.URL + "/hook", Style: "slack"}}}
 	if r := s.Do(t, http.MethodPut, "/v2/settings/channels/teamChat", bTok, set); r.Status != http.StatusOK {
 		t.Fatalf("configure team chat: %d %s", r.Status, r.Body)
@@ -255,8 +253,7 @@ func TestSingleBatchAlertWhoseWorkerStopsMidDeliveryIsDeliveredByAnother(t *test
 	s := stacktest.StartAPI(t, func(c *config.Config) {
 		c.HookAllowHosts, c.HookAllowHTTP = []string{"127.0.0.1"}, true
 	})
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	set := providers.Settings{Targets: []providers.Target{{Name: "ops", URL: hook.URL + "/hook", Style: "slack"}}}
 	if r := s.Do(t, http.MethodPut, "/v2/settings/channels/teamChat", tok, set); r.Status != http.StatusOK {
 		t.Fatalf("configure team chat: %d %s", r.Status, r.Body)
@@ -288,8 +285,8 @@ func TestBackPressureRefusesNonEmergencyAlertsWithRetryAfterButAcceptsEmergency(
 	s := stacktest.StartAPI(t, func(c *config.Config) {
 		c.BacklogTenantLimit, c.BacklogLimit, c.BacklogRetryAfter = 2, 3, 7*time.Second
 	})
-	busy, other := stacktest.NewTenant(), stacktest.NewTenant()
-	busyTok, otherTok := s.Token(t, busy), s.Token(t, other)
+	busy, busyTok := s.NewTenant(t)
+	other, otherTok := s.NewTenant(t)
 	cb := &contact{First: "Bo", Last: "Busy", Phone: "+15550104001"}
 	seed(t, s, busy, cb)
 	co := &contact{First: "Olu", Last: "Other", Phone: "+15550104002"}
@@ -338,8 +335,8 @@ func TestOneTenantsFloodDoesNotMakeAnotherTenantWait(t *testing.T) {
 	_, withSandbox := stacktest.Sandbox(t)
 	s := stacktest.StartAPI(t, withSandbox)
 	s.StartStarter(t)
-	flooder, quiet := stacktest.NewTenant(), stacktest.NewTenant()
-	fTok, qTok := s.Token(t, flooder), s.Token(t, quiet)
+	flooder, fTok := s.NewTenant(t)
+	quiet, qTok := s.NewTenant(t)
 	fc := &contact{First: "Flo", Last: "Flood", Phone: "+15550105001"}
 	seed(t, s, flooder, fc)
 	qc := &contact{First: "Quin", Last: "Quiet", Phone: "+15550105002"}

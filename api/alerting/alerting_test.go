@@ -19,8 +19,7 @@ func TestGeoTargetingPicksExactlyTheContactsInside(t *testing.T) {
 	t.Parallel()
 	sb, withSandbox := stacktest.Sandbox(t)
 	s := stacktest.Start(t, withSandbox)
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	// A square around downtown with a hole; contacts inside, inside the
 	// hole, just outside, and far away; one without a location.
 	in1 := &contact{First: "In", Last: "One", Phone: "+15550000001", Lat: 41.85, Lng: -87.65, HasLocation: true}
@@ -93,8 +92,7 @@ func TestPollAnswerThroughTheLinkShowsInResults(t *testing.T) {
 	t.Parallel()
 	sb, withSandbox := stacktest.Sandbox(t)
 	s := stacktest.Start(t, withSandbox)
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	a := &contact{First: "Ann", Last: "A", Phone: "+15551110001"}
 	b := &contact{First: "Bob", Last: "B", Phone: "+15551110002"}
 	seed(t, s, tenant, a, b)
@@ -203,8 +201,7 @@ func TestScheduledAlertWaitsForItsTime(t *testing.T) {
 	t.Parallel()
 	sb, withSandbox := stacktest.Sandbox(t)
 	s := stacktest.Start(t, withSandbox)
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	c := &contact{First: "Sam", Last: "S", Phone: "+15552220001"}
 	seed(t, s, tenant, c)
 	later := textAlert("Drill tomorrow.", map[string]any{"contactIds": []int64{c.ID}})
@@ -249,8 +246,7 @@ func TestScheduledAlertWaitsForItsTime(t *testing.T) {
 func TestIdempotentRetryReturnsTheFirstAlert(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Start(t)
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	c := &contact{First: "I", Last: "D", Email: "id@example.com"}
 	seed(t, s, tenant, c)
 	body := map[string]any{"settings": map[string]any{
@@ -302,8 +298,7 @@ func TestRecipientSourcesListsDirectoryFilterAndRelated(t *testing.T) {
 	t.Parallel()
 	_, withSandbox := stacktest.Sandbox(t)
 	s := stacktest.Start(t, withSandbox)
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	listed := &contact{First: "Lis", Last: "Ted", Email: "listed@example.com", Custom: `{"building":"B12"}`}
 	listed2 := &contact{First: "Lis", Last: "Two", Email: "listed2@example.com", Custom: `{"building":"A1"}`}
 	dirUser := &contact{First: "Dir", Last: "User", Email: "dir@example.com", Custom: `{"building":"B12"}`, Directory: "main"}

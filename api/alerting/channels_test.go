@@ -223,8 +223,7 @@ func TestOneAlertOnAllThirteenChannels(t *testing.T) {
 	t.Parallel()
 	sb, withSandbox := stacktest.Sandbox(t)
 	s := startWithPublicURL(t, withSandbox)
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	refusing := pushtest.New(t, "push-token")
 	refusing.FailWith(http.StatusForbidden)
 	l := configureThroughAPI(t, s, tok, refusing)
@@ -497,8 +496,7 @@ func TestOneAlertOnAllThirteenChannels(t *testing.T) {
 func TestEtnCallsEveryNumberInsideTheArea(t *testing.T) {
 	t.Parallel()
 	s := startWithPublicURL(t)
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	l := configureLoopbacks(t, s, tenant)
 	inside := &contact{First: "In", Last: "Side", Phone: "+15550200001", HasLocation: true, Lat: 41.8781, Lng: -87.6298}
 	outside := &contact{First: "Out", Last: "Side", Phone: "+15550200002", HasLocation: true, Lat: 40.0, Lng: -80.0}
@@ -549,8 +547,7 @@ func TestEtnCallsEveryNumberInsideTheArea(t *testing.T) {
 func TestCapCancelReferencesTheAlertsMessages(t *testing.T) {
 	t.Parallel()
 	s := startWithPublicURL(t)
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	l := configureLoopbacks(t, s, tenant)
 	ada := &contact{First: "Ada", Last: "Lovelace", Phone: "+15550100001"}
 	seed(t, s, tenant, ada)
@@ -645,8 +642,7 @@ func TestCapCancelReferencesTheAlertsMessages(t *testing.T) {
 func TestBusyCallIsRedialled(t *testing.T) {
 	t.Parallel()
 	s := startWithPublicURL(t)
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	l := configureLoopbacks(t, s, tenant)
 	alan := &contact{First: "Alan", Last: "Turing", Phone: "+15550100002"}
 	seed(t, s, tenant, alan)
@@ -676,8 +672,7 @@ func TestBusyCallIsRedialled(t *testing.T) {
 func TestEtnWithoutAreasCallsEveryTime(t *testing.T) {
 	t.Parallel()
 	s := startWithPublicURL(t)
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	l := configureThroughAPI(t, s, tok, pushtest.New(t, "push-token"))
 	ada := &apiPerson{First: "Ada", Phone: "+12025550111", Email: "ada-" + tenant + "@example.com"}
 	alan := &apiPerson{First: "Alan", Phone: "+12025550112", Email: "alan-" + tenant + "@example.com"}
@@ -765,8 +760,7 @@ func wavTone(t *testing.T) []byte {
 func TestAudioFileByFullOrShortName(t *testing.T) {
 	t.Parallel()
 	s := startWithPublicURL(t)
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	l := configureThroughAPI(t, s, tok, pushtest.New(t, "push-token"))
 	ada := &apiPerson{First: "Ada", Phone: "+12025550121", Email: "ada-" + tenant + "@example.com"}
 	directoryUser(t, s, tenant, tok, ada, nil)

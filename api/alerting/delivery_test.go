@@ -21,8 +21,7 @@ func TestEmailAlertWithAttachmentArrivesWithVariablesFilled(t *testing.T) {
 	t.Parallel()
 	sb, withSandbox := stacktest.Sandbox(t)
 	s := stacktest.Start(t, withSandbox)
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	ada := &contact{First: "Ada", Last: "Lovelace", Email: "ada-" + tenant + "@example.com", Custom: `{"building":"B12"}`}
 	alan := &contact{First: "Alan", Last: "Turing", Email: "alan-" + tenant + "@example.com"}
 	seed(t, s, tenant, ada, alan)
@@ -129,8 +128,7 @@ func TestTextAlertReachesTheSMSEndpoint(t *testing.T) {
 	t.Parallel()
 	sb, withSandbox := stacktest.Sandbox(t)
 	s := stacktest.Start(t, withSandbox, func(c *config.Config) { c.ReceiptsToken = "receipts-secret" })
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	var cs []*contact
 	for i := range 5 {
 		cs = append(cs, &contact{First: fmt.Sprintf("P%d", i), Last: "Tester", Phone: fmt.Sprintf("+1555%07d", 1000+i)})
@@ -275,8 +273,7 @@ func TestEmailCarriesAStoredFile(t *testing.T) {
 	t.Parallel()
 	sb, withSandbox := stacktest.Sandbox(t)
 	s := stacktest.Start(t, withSandbox)
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	c := &contact{First: "Fi", Last: "Le", Email: "file-" + tenant + "@example.com"}
 	seed(t, s, tenant, c)
 	ctx := context.Background()
@@ -312,7 +309,7 @@ func TestEmailCarriesAStoredFile(t *testing.T) {
 		t.Fatalf("attachments %+v", got.Attachments)
 	}
 	// Another tenant's file name is unknown here.
-	other := s.Token(t, stacktest.NewTenant())
+	_, other := s.NewTenant(t)
 	r := s.Do(t, http.MethodPost, "/v2/alerts/preview", other, map[string]any{"settings": map[string]any{
 		"message":    map[string]any{"subject": "Map", "body": "See the map."},
 		"recipients": map[string]any{"adHoc": []map[string]any{{"email": "x@example.com"}}},

@@ -15,8 +15,7 @@ import (
 func TestBadInputIsA4xxNamingTheField(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Start(t)
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	c := &contact{First: "V", Last: "V", Email: "v@example.com", Phone: "+15553330001"}
 	seed(t, s, tenant, c)
 	other := stacktest.NewTenant()
@@ -114,15 +113,14 @@ func TestBadInputIsA4xxNamingTheField(t *testing.T) {
 func TestAnotherTenantSeesNothing(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Start(t)
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	c := &contact{First: "T", Last: "T", Email: "t@example.com"}
 	seed(t, s, tenant, c)
 	res := send(t, s, tok, map[string]any{"settings": map[string]any{
 		"message": map[string]any{"subject": "Mine", "body": "Mine"}, "recipients": map[string]any{"contactIds": []int64{c.ID}},
 	}})
 	waitDone(t, s, tok, res.AlertID)
-	other := s.Token(t, stacktest.NewTenant())
+	_, other := s.NewTenant(t)
 	for _, p := range []string{"", "/status", "/results", "/results/recipients", "/results/recipients/1", "/results/channels/aggregatedSummary",
 		"/results/channels/email", "/results/channels/text", "/results/channels/voice", "/results/channels/etn", "/results/channels/social/neighborhood"} {
 		r := s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d%s", res.AlertID, p), other, nil)
@@ -150,8 +148,7 @@ func TestAnotherTenantSeesNothing(t *testing.T) {
 func TestBulkSendOneBadAlertDoesNotSinkTheOthers(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Start(t)
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	c := &contact{First: "B", Last: "B", Email: "b@example.com"}
 	seed(t, s, tenant, c)
 	good := map[string]any{"settings": map[string]any{"message": map[string]any{"subject": "Good", "body": "ok"},
@@ -192,8 +189,7 @@ func TestFindSentAndDefaults(t *testing.T) {
 	t.Parallel()
 	_, withSandbox := stacktest.Sandbox(t)
 	s := stacktest.Start(t, withSandbox)
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	c := &contact{First: "F", Last: "F", Email: "f@example.com", Phone: "+15554440001"}
 	seed(t, s, tenant, c)
 
@@ -299,7 +295,7 @@ func TestFindSentAndDefaults(t *testing.T) {
 func TestMultipartAlertIsValidatedLikeJSON(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Start(t)
-	tok := s.Token(t, stacktest.NewTenant())
+	_, tok := s.NewTenant(t)
 	post := func(alert string) stacktest.Response {
 		var buf bytes.Buffer
 		mw := multipart.NewWriter(&buf)

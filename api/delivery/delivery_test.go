@@ -35,8 +35,7 @@ func voiceSettings(url string) map[string]any {
 func TestChannelSettingsOperations(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Shared(t)
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	r := s.Do(t, http.MethodPut, "/v2/settings/channels/voice", tok, voiceSettings("https://voice.example/v1"))
 	if r.Status != 200 {
 		t.Fatalf("put %d %s", r.Status, r.Body)
@@ -107,8 +106,7 @@ func TestCallStatusCallbacks(t *testing.T) {
 	// outbound policy, as an operator would allow a private provider.
 	s := stacktest.Start(t, func(c *config.Config) { c.HookAllowHosts, c.HookAllowHTTP = []string{"127.0.0.1"}, true })
 	ctx := context.Background()
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	prov := voicetest.New(t, "voice-api-token-123456", "callback-signing-secret")
 	if r := s.Do(t, http.MethodPut, "/v2/settings/channels/voice", tok, voiceSettings(prov.URL)); r.Status != 200 {
 		t.Fatalf("put %d %s", r.Status, r.Body)
@@ -180,8 +178,7 @@ func TestCallStatusCallbacks(t *testing.T) {
 func TestEtnAddressPointLists(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Shared(t)
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	csv := "phone,latitude,longitude,name,address\n+15550000001,45.0,-122.0,Well 1,1 Main St\nbad,45,-122,,\n+15550000002,45.1,-122.1,Well 2,\n"
 	r := s.Do(t, http.MethodPut, "/v2/settings/etn/addressPointLists/wells%202026", tok, strings.NewReader(csv), "Content-Type", "text/csv")
 	if r.Status != 200 {
@@ -204,7 +201,7 @@ func TestEtnAddressPointLists(t *testing.T) {
 	if err != nil || len(got) != 1 || got[0].Phone != "+15550000001" {
 		t.Fatalf("%+v %v", got, err)
 	}
-	other := s.Token(t, stacktest.NewTenant())
+	_, other := s.NewTenant(t)
 	if r := s.Do(t, http.MethodDelete, "/v2/settings/etn/addressPointLists/wells%202026", other, nil); r.Status != 404 {
 		t.Fatalf("another tenant deleted: %d", r.Status)
 	}

@@ -23,8 +23,8 @@ const people = "externalId,firstName,lastName,emails,mobilePhones,workPhones,rol
 func TestFindContactsFilters(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Shared(t)
-	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
+	other, otherTok := s.NewTenant(t)
 	// E1, E2 and E3 are directory users, so that they can join groups;
 	// the import fills in the rest of them.
 	e1 := directoryUser(t, s, tenant, "E1", "Ada", "Lovelace")
@@ -39,7 +39,7 @@ func TestFindContactsFilters(t *testing.T) {
 		t.Fatalf("second import %+v", listB)
 	}
 	// Another tenant with the same people must never show up.
-	mustUpload(t, s, other, s.Token(t, other), "everyone", people)
+	mustUpload(t, s, other, otherTok, "everyone", people)
 
 	campus := directoryGroup(t, s, tenant, 0, "Campus")
 	facilities := directoryGroup(t, s, tenant, campus, "Facilities")
@@ -125,8 +125,7 @@ func TestFindContactsFilters(t *testing.T) {
 func TestFindContactsPagingAndSorting(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Shared(t)
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	var csv strings.Builder
 	csv.WriteString("externalId,firstName,lastName\n")
 	for i := range 23 {
@@ -188,8 +187,7 @@ func TestFindContactsPagingAndSorting(t *testing.T) {
 func TestDirectoryUsersAreContacts(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Shared(t)
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	directoryUser(t, s, tenant, "U1", "Dora", "Directory")
 	res := find(t, s, tok, "", map[string]any{"name": "dora"})
 	if len(res.Items) != 1 || res.Items[0].DirectoryID != "staff" {

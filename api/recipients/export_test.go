@@ -16,14 +16,14 @@ import (
 func TestExportRoundTrip(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Shared(t)
-	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
+	other, otherTok := s.NewTenant(t)
 	mustUpload(t, s, tenant, tok, "source", "externalId,firstName,middleName,lastName,language,timeZone,emails,mobilePhones,homePhones,roles,chatUsers,custom.formula,custom.site\n"+
 		"F1,=HYPERLINK(\"http://evil\"),,Formula,en,Europe/Berlin,f1@example.com,+15552000001,+15552000011,@admin,slack:U1;teams:abc,=1+1,-3\n"+
 		"F2,Plain,Q.,Person,pt-BR,America/Sao_Paulo,f2@example.com;f2b@example.com,,,Floor warden;First aider,,'quoted,+x\n"+
 		",Nobody,,Special,en,UTC,,,+15552000003,,,,\n")
 	directoryUser(t, s, tenant, "", "", "Staff") // a directory user without external id or first name
-	mustUpload(t, s, other, s.Token(t, other), "other", "externalId,firstName,lastName\nO1,Other,Tenant\n")
+	mustUpload(t, s, other, otherTok, "other", "externalId,firstName,lastName\nO1,Other,Tenant\n")
 	before := find(t, s, tok, "?sort=id&pageSize=100", nil)
 	if before.Paging.TotalCount != 4 {
 		t.Fatalf("%d contacts", before.Paging.TotalCount)
@@ -97,8 +97,8 @@ func TestExportRoundTrip(t *testing.T) {
 func TestExportOfAnEmptyTenantIsAHeader(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Shared(t)
-	tenant := stacktest.NewTenant()
-	r := s.Do(t, http.MethodGet, "/v2/contacts/export", s.Token(t, tenant), nil)
+	_, tok := s.NewTenant(t)
+	r := s.Do(t, http.MethodGet, "/v2/contacts/export", tok, nil)
 	if r.Status != http.StatusOK || !strings.HasPrefix(string(r.Body), "id,externalId,") || strings.Count(string(r.Body), "\r\n") != 1 {
 		t.Fatalf("%d %q", r.Status, r.Body)
 	}
@@ -107,8 +107,7 @@ func TestExportOfAnEmptyTenantIsAHeader(t *testing.T) {
 func TestExportStreamsManyBatches(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Shared(t)
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	var file strings.Builder
 	file.WriteString("externalId,firstName,lastName\n")
 	for i := 1; i <= 2500; i++ {

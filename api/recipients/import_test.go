@@ -18,8 +18,7 @@ import (
 func TestCreateFromFileCSVEdgeCases(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Shared(t)
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	// UTF-8 with a byte order mark, CRLF line ends, quoted fields with
 	// commas, doubled quotes and a line break, empty lines, and bad rows
 	// among good ones.
@@ -79,8 +78,7 @@ func TestCreateFromFileCSVEdgeCases(t *testing.T) {
 func TestCreateFromFileMatchesAndUpdates(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Shared(t)
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	mustUpload(t, s, tenant, tok, "first", "externalId,firstName,lastName,emails,mobilePhones,language\n"+
 		"X1,Ann,One,ann@example.com,+15551000001,en\n"+
 		",Bob,Two,bob@example.com,,en\n"+
@@ -122,8 +120,7 @@ func TestCreateFromFileMatchesAndUpdates(t *testing.T) {
 func TestCreateFromFileRejectsBadRequestsAndChangesNothing(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Start(t, func(c *config.Config) { c.FileSizeLimit, c.ImportSizeLimit = 64<<10, 64<<10 })
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	path := fmt.Sprintf("/v4/%s/distributionLists/createFromFile", tenant)
 	mustUpload(t, s, tenant, tok, "taken", "firstName,lastName\nAda,Lovelace\n")
 	good := "firstName,lastName,emails\nNew,Person,new@example.com\n"
@@ -185,8 +182,7 @@ func TestCreateFromFileRejectsBadRequestsAndChangesNothing(t *testing.T) {
 func TestCreateFromFile100kRows(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Shared(t)
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	const n = 100_000
 	var b strings.Builder
 	b.WriteString("externalId,firstName,lastName,emails,mobilePhones,custom.site\r\n")
@@ -220,8 +216,8 @@ func TestCreateFromFile100kRows(t *testing.T) {
 func TestImportNeverTouchesAnotherTenant(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Shared(t)
-	a, b := stacktest.NewTenant(), stacktest.NewTenant()
-	tokA, tokB := s.Token(t, a), s.Token(t, b)
+	a, tokA := s.NewTenant(t)
+	b, tokB := s.NewTenant(t)
 	mustUpload(t, s, a, tokA, "a", "externalId,firstName,lastName,emails,mobilePhones\n"+
 		"K1,Kim,Alpha,kim@example.com,+15554000001\n"+
 		"K2,Lee,Alpha,lee@example.com,+15554000002\n"+

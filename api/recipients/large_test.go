@@ -96,8 +96,7 @@ func TestImportLargerThanTheFileLimitOverHTTP(t *testing.T) {
 	if s.Config.FileSizeLimit != def.FileSizeLimit || s.Config.ImportSizeLimit != 1<<30 {
 		t.Fatalf("limits %d, %d are not the defaults", s.Config.FileSizeLimit, s.Config.ImportSizeLimit)
 	}
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	n := int(s.Config.FileSizeLimit/int64(len(largeRow(0)))) + 100
 	status, body, size := postGenerated(t, s, tenant, tok, n, false, 0)
 	if size <= s.Config.FileSizeLimit {
@@ -125,8 +124,7 @@ func TestImportLargerThanTheFileLimitOverHTTP(t *testing.T) {
 func TestImportOverTheImportLimitIs413(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Start(t, func(c *config.Config) { c.ImportSizeLimit = 1 << 20 })
-	tenant := stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
 	for _, c := range []struct {
 		name    string
 		rows    int

@@ -15,8 +15,8 @@ import (
 func TestDistributionListsListGetDelete(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Shared(t)
-	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
-	tok, otherTok := s.Token(t, tenant), s.Token(t, other)
+	tenant, tok := s.NewTenant(t)
+	other, otherTok := s.NewTenant(t)
 	var csv strings.Builder
 	csv.WriteString("externalId,firstName,lastName,emails,mobilePhones\n")
 	for i := range 12 {

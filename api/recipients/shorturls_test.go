@@ -38,8 +38,8 @@ func follow(t *testing.T, s *stacktest.Stack, code string) *http.Response {
 func TestShortenedURLs(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Shared(t)
-	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
-	tok := s.Token(t, tenant)
+	tenant, tok := s.NewTenant(t)
+	_, otherTok := s.NewTenant(t)
 	target := "https://alerts.example.com/a/17?r=88&x=%20y"
 
 	r, first := shorten(t, s, tok, map[string]any{"url": target})
@@ -54,7 +54,7 @@ func TestShortenedURLs(t *testing.T) {
 	if _, again := shorten(t, s, tok, map[string]any{"url": target}); again.ShortenedUrl.Code != u.Code || !again.Reused {
 		t.Fatalf("same target %+v", again)
 	}
-	_, theirs := shorten(t, s, s.Token(t, other), map[string]any{"url": target})
+	_, theirs := shorten(t, s, otherTok, map[string]any{"url": target})
 	if theirs.ShortenedUrl.Code == u.Code || theirs.Reused {
 		t.Fatalf("another tenant shares a code %+v", theirs)
 	}

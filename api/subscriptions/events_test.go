@@ -47,8 +47,7 @@ func TestDeliveredEventsMatchTheCatalogue(t *testing.T) {
 		c.HookDispatchInterval = 100 * time.Millisecond
 		c.HookTimeout = 5 * time.Second
 	})
-	tenant := stacktest.NewTenant()
-	token := s.Token(t, tenant)
+	tenant, token := s.NewTenant(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 

@@ -132,8 +132,8 @@ func history(t *testing.T, s *stacktest.Stack, token string, id int64, query str
 func TestSubscriptionCRUDAndValidation(t *testing.T) {
 	t.Parallel()
 	s := start(t)
-	tenant, other := stacktest.NewTenant(), stacktest.NewTenant()
-	token, otherToken := s.Token(t, tenant), s.Token(t, other)
+	tenant, token := s.NewTenant(t)
+	_, otherToken := s.NewTenant(t)
 	rcv := newReceiver(t, 200)
 
 	sub := create(t, s, token, rcv.URL+"/hook", "file.uploaded", "alert.created")
@@ -232,7 +232,7 @@ func TestSubscriptionCRUDAndValidation(t *testing.T) {
 func TestEventTypes(t *testing.T) {
 	t.Parallel()
 	s := start(t)
-	token := s.Token(t, stacktest.NewTenant())
+	_, token := s.NewTenant(t)
 	r := s.Do(t, http.MethodGet, base+"/eventTypes?pageSize=100", token, nil)
 	var page model.PagedEventTypeResponse
 	r.JSON(t, &page)
@@ -262,8 +262,7 @@ func TestEventTypes(t *testing.T) {
 func TestDeliveryRetriesThenSucceeds(t *testing.T) {
 	t.Parallel()
 	s := start(t)
-	tenant := stacktest.NewTenant()
-	token := s.Token(t, tenant)
+	tenant, token := s.NewTenant(t)
 	rcv := newReceiver(t, 500, 503, 200)
 	rcv.headers[1] = http.Header{"Retry-After": {"1"}}
 	sub := create(t, s, token, rcv.URL+"/hook", "alert.created")
@@ -354,8 +353,7 @@ func hookDeliveries(t *testing.T, s *stacktest.Stack, outcome string) float64 {
 func TestGoneDisablesTheSubscription(t *testing.T) {
 	t.Parallel()
 	s := start(t)
-	tenant := stacktest.NewTenant()
-	token := s.Token(t, tenant)
+	tenant, token := s.NewTenant(t)
 	rcv := newReceiver(t, 410)
 	sub := create(t, s, token, rcv.URL, "file.deleted")
 	emit(t, s, tenant, storage.EventFileDeleted, map[string]any{"fileName": "a.png"})
@@ -393,7 +391,7 @@ func TestGoneDisablesTheSubscription(t *testing.T) {
 func TestSubscriptionTestSendsNow(t *testing.T) {
 	t.Parallel()
 	s := start(t)
-	token := s.Token(t, stacktest.NewTenant())
+	_, token := s.NewTenant(t)
 	rcv := newReceiver(t, 204)
 	sub := create(t, s, token, rcv.URL, "alert.completed")
 	r := s.Do(t, http.MethodGet, fmt.Sprintf("%s/%d/test", base, sub.ID), token, nil)
@@ -429,8 +427,7 @@ func TestSubscriptionTestSendsNow(t *testing.T) {
 func TestHistoryRetentionSchedule(t *testing.T) {
 	t.Parallel()
 	s := start(t)
-	tenant := stacktest.NewTenant()
-	token := s.Token(t, tenant)
+	tenant, token := s.NewTenant(t)
 	sub := create(t, s, token, "http://127.0.0.1:9/hook", "alert.sent")
 	ctx := context.Background()
 	// Attempts cannot be aged through the API: they are recorded as the
@@ -461,8 +458,7 @@ func TestHistoryRetentionSchedule(t *testing.T) {
 func TestRedispatchDeliversOnce(t *testing.T) {
 	t.Parallel()
 	s := start(t)
-	tenant := stacktest.NewTenant()
-	token := s.Token(t, tenant)
+	tenant, token := s.NewTenant(t)
 	rcv := newReceiver(t, 200)
 	sub := create(t, s, token, rcv.URL, "verification.completed")
 	evt := emit(t, s, tenant, storage.EventVerificationDone, map[string]any{"userId": "u-1"})

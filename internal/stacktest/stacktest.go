@@ -284,6 +284,14 @@ func (s *Stack) Token(t testing.TB, tenant string, scopes ...string) string {
 	return tok
 }
 
+// NewTenant returns a fresh tenant id (the package's NewTenant) and a token
+// for it with every scope, what an API test starts with.
+func (s *Stack) NewTenant(t testing.TB) (tenant, token string) {
+	t.Helper()
+	tenant = NewTenant()
+	return tenant, s.Token(t, tenant)
+}
+
 // Response is a finished HTTP exchange.
 type Response struct {
 	Status int
