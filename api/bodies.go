@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"io"
 	"mime"
+	"net"
 	"net/http"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/danielgtaylor/huma/v2/adapters/humafiber"
@@ -28,6 +30,9 @@ type routeLimits struct {
 	// fallback applies to requests that match no operation (they end in a
 	// 404 or 405).
 	fallback int
+	// discard is how much of a refused body is read and dropped after the
+	// refusal is sent; see closeAfterBody.
+	discard int
 }
 
 type routeLimit struct {
@@ -54,6 +59,8 @@ func (l *routeLimits) build() {
 	if importLimit <= 0 {
 		importLimit = fileLimit
 	}
+	// A refusal costs at most as much again as the largest upload.
+	l.discard = 2 * fileLimit
 	l.fallback = cfg.BodyLimit
 	if l.fallback <= 0 {
 		l.fallback = 1 << 20
@@ -138,13 +145,21 @@ func (l *routeLimits) limit(method, path string) int {
 // from every request first.
 const declaredHeader = "X-Tocsin-Declared-Length"
 
+// readAfterHeader marks, from headerReceived to bufferBodies, a refused body
+// to be read after the answer (see closeAfterBody). Clients cannot set it
+// either.
+const readAfterHeader = "X-Tocsin-Read-After"
+
 // headerReceived runs as soon as a request's header is read, before fasthttp
 // reads any of the body (with streamed bodies it would otherwise wait for
-// the first byte). A declared length over the route's limit is noted and the
-// body dropped, so that bufferBodies answers 413 at once and closes the
-// connection.
+// the first byte). A declared length over the route's limit is noted, so
+// that bufferBodies answers 413 at once and closes the connection, and the
+// body dropped, to be read after the answer unless the client waits for 100
+// Continue (it then sends none) or the body is longer than closeAfterBody
+// reads.
 func (l *routeLimits) headerReceived(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
 	h.Del(declaredHeader)
+	h.Del(readAfterHeader)
 	cl := h.ContentLength()
 	if cl <= 0 {
 		return fasthttp.RequestConfig{}
@@ -161,6 +176,9 @@ func (l *routeLimits) headerReceived(h *fasthttp.RequestHeader) fasthttp.Request
 	}
 	if cl > l.limit(string(h.Method()), string(uri)) {
 		h.Set(declaredHeader, strconv.Itoa(cl))
+		if cl <= l.discard && len(h.Peek(fiber.HeaderExpect)) == 0 {
+			h.Set(readAfterHeader, "1")
+		}
 		h.SetContentLength(0)
 		h.Del(fiber.HeaderExpect)
 	}
@@ -168,17 +186,52 @@ func (l *routeLimits) headerReceived(h *fasthttp.RequestHeader) fasthttp.Request
 }
 
 // drainLimit is how much of a body a streamed operation left unread is
-// drained so the connection can serve the next request; past it the
-// connection is closed.
+// drained before the answer so the connection can serve the next request;
+// past it the answer is sent and the connection closed by closeAfterBody.
 const drainLimit = 1 << 20
+
+// lingerTime bounds how long closeAfterBody reads a refused body.
+const lingerTime = 10 * time.Second
+
+// closeAfterBody sends the answer at once and closes the connection once
+// the rest of the body is read and dropped, at most max bytes and for at
+// most lingerTime.
+//
+// Closing a socket with unread data makes the kernel reset the connection,
+// and a client still sending its body (as HTTP/1.1 clients do unless they
+// asked for 100 Continue) may then see the reset instead of the answer. So
+// the connection is taken from fasthttp (which would close it at once), the
+// answer written, and the body read to its end before the close. Nothing of
+// it is kept; max (twice the upload limit) bounds the bytes a refusal costs.
+// A longer or slower body is cut off, and its client may see a reset.
+// (Reading the body before answering would avoid the reset as well, but
+// would keep a 413 from a client that sends the header and waits.)
+//
+// body gives the rest of the body from the connection: the request's body
+// stream, or the connection itself when headerReceived dropped the body.
+func closeAfterBody(c *fiber.Ctx, body func(conn net.Conn) io.Reader, max int) {
+	ctx := c.Context()
+	ctx.SetConnectionClose()
+	ctx.HijackSetNoResponse(true)
+	ctx.Hijack(func(conn net.Conn) {
+		if err := conn.SetDeadline(time.Now().Add(lingerTime)); err != nil {
+			return
+		}
+		if _, err := ctx.Response.WriteTo(conn); err != nil {
+			return
+		}
+		_, _ = io.CopyN(io.Discard, body(conn), int64(max))
+	})
+}
 
 // badBodyLocal holds the problem found in a buffered body, answered once the
 // caller is authenticated.
 const badBodyLocal = "tocsin.badBody"
 
 // bufferBodies enforces each route's body limit. A declared length over it
-// is answered 413 before any of the body is read; an operation that takes no
-// body refuses one. Bodies of streamed operations are left to the operation;
+// is answered 413 naming the Content-Length header before any of the body
+// is read (see closeAfterBody for the rest of it); an operation that takes
+// no body refuses one. Bodies of streamed operations are left to the operation;
 // every other body is read into memory here, as fasthttp does without
 // streaming, and checked for NUL characters and invalid UTF-8.
 func bufferBodies(limits *routeLimits) fiber.Handler {
@@ -189,9 +242,19 @@ func bufferBodies(limits *routeLimits) fiber.Handler {
 		if matched {
 			limit = route.limit
 		}
-		if declared := req.Header.Peek(declaredHeader); len(declared) > 0 || req.Header.ContentLength() > limit {
-			c.Context().SetConnectionClose()
-			return tooLarge(limit)
+		if v := req.Header.Peek(declaredHeader); len(v) > 0 || req.Header.ContentLength() > limit {
+			declared := req.Header.ContentLength()
+			if len(v) > 0 {
+				declared, _ = strconv.Atoi(string(v))
+			}
+			if len(v) > 0 && len(req.Header.Peek(readAfterHeader)) > 0 {
+				// headerReceived dropped the body: it follows on the connection.
+				closeAfterBody(c, func(conn net.Conn) io.Reader { return conn }, declared)
+			} else {
+				c.Context().SetConnectionClose()
+			}
+			return tooLarge(limit, rest.Failure("header", fiber.HeaderContentLength,
+				"is larger than this operation's limit of "+strconv.Itoa(limit)+" bytes", declared))
 		}
 		stream := req.BodyStream()
 		if stream == nil {
@@ -201,7 +264,7 @@ func bufferBodies(limits *routeLimits) fiber.Handler {
 			err := c.Next()
 			// What the operation left unread would be taken for the next request.
 			if n, _ := io.CopyN(io.Discard, stream, drainLimit); n == drainLimit {
-				c.Context().SetConnectionClose()
+				closeAfterBody(c, func(net.Conn) io.Reader { return stream }, limits.discard)
 			}
 			return err
 		}
@@ -211,7 +274,7 @@ func bufferBodies(limits *routeLimits) fiber.Handler {
 			return rest.Invalid("body", "", "the request body could not be read", nil)
 		}
 		if len(body) > limit {
-			c.Context().SetConnectionClose()
+			closeAfterBody(c, func(net.Conn) io.Reader { return stream }, limits.discard)
 			return tooLarge(limit)
 		}
 		req.SetBodyStream(bytes.NewReader(body), len(body))
@@ -222,11 +285,11 @@ func bufferBodies(limits *routeLimits) fiber.Handler {
 	}
 }
 
-func tooLarge(limit int) *rest.ProblemDetails {
+func tooLarge(limit int, failures ...rest.ValidationFailure) *rest.ProblemDetails {
 	if limit == 0 {
-		return rest.Problem(http.StatusRequestEntityTooLarge, "this operation takes no request body")
+		return rest.Problem(http.StatusRequestEntityTooLarge, "this operation takes no request body", failures...)
 	}
-	return rest.Problem(http.StatusRequestEntityTooLarge, "the request body is larger than this operation's limit of "+strconv.Itoa(limit)+" bytes")
+	return rest.Problem(http.StatusRequestEntityTooLarge, "the request body is larger than this operation's limit of "+strconv.Itoa(limit)+" bytes", failures...)
 }
 
 // checkBody finds a NUL character or invalid UTF-8 in a JSON or text body,

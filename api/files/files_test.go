@@ -468,6 +468,61 @@ func TestUploadRejectsBadInput(t *testing.T) {
 	})
 }
 
+// A client that declares a file over the limit before sending it, and
+// sends it without waiting for an answer (no Expect: 100-continue), reads
+// the 413 naming what was too large rather than a reset: the server
+// answers, then reads and drops the rest of the body before it closes the
+// connection. Both ways Go's client sends a body: with a Content-Length
+// header (over the operation's limit, refused before the form is read) and
+// chunked (refused at the ContentLength part).
+func TestOversizeUploadIsAnsweredNotReset(t *testing.T) {
+	t.Parallel()
+	const limit = 2 << 20
+	s := stacktest.StartAPI(t, func(c *config.Config) { c.FileSizeLimit = limit })
+	tenant := stacktest.NewTenant()
+	token := s.Token(t, tenant, "content")
+	data := append(picture(40, 20), make([]byte, limit+3<<20)...)
+	form, contentType := body(text("ContentLength", fmt.Sprint(len(data))), text("FileName", "big.png"), text("ContentType", "image/png"), file(data))
+	raw := form.(*bytes.Buffer).Bytes()
+	cases := []struct {
+		name  string
+		body  func() io.Reader
+		field string
+	}{
+		{"Content-Length", func() io.Reader { return bytes.NewReader(raw) }, "header.Content-Length"},
+		// A reader of unknown length is sent chunked.
+		{"chunked", func() io.Reader { return io.MultiReader(bytes.NewReader(raw)) }, "body.ContentLength"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			req, err := http.NewRequest(http.MethodPost, s.URL+"/v4/"+tenant+"/files", c.body())
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Content-Type", contentType)
+			req.Header.Set("Authorization", "Bearer "+token)
+			res, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatalf("no answer: %v", err)
+			}
+			defer res.Body.Close()
+			b, err := io.ReadAll(res.Body)
+			if err != nil {
+				t.Fatalf("answer cut short: %v", err)
+			}
+			if res.StatusCode != http.StatusRequestEntityTooLarge {
+				t.Fatalf("status %d, want 413: %s", res.StatusCode, b)
+			}
+			if !strings.HasPrefix(res.Header.Get("Content-Type"), "application/problem+json") {
+				t.Fatalf("content type %q", res.Header.Get("Content-Type"))
+			}
+			if !strings.Contains(string(b), `"location":"`+c.field+`"`) {
+				t.Fatalf("no failure at %s: %s", c.field, b)
+			}
+		})
+	}
+}
+
 func TestObjectStoreDown(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Start(t)

@@ -186,7 +186,12 @@ func (h *handlers) uploadProblem(err error) error {
 	)
 	switch {
 	case errors.Is(err, fileservice.ErrTooLarge):
-		return rest.Problem(http.StatusRequestEntityTooLarge, fmt.Sprintf("the file is larger than the limit of %d bytes", h.uploads.Limit))
+		msg := fmt.Sprintf("the file is larger than the limit of %d bytes", h.uploads.Limit)
+		var part *fileservice.TooLargeError
+		if errors.As(err, &part) {
+			return rest.Problem(http.StatusRequestEntityTooLarge, msg, rest.Failure("body", part.Field, "is larger than the limit", part.Value))
+		}
+		return rest.Problem(http.StatusRequestEntityTooLarge, msg)
 	case errors.As(err, &field):
 		return invalidPart(field.Field, field.Message, field.Value)
 	case errors.As(err, &unsupported):

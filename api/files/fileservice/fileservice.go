@@ -95,6 +95,18 @@ func invalid(field, msg string, value any) *FieldError {
 // larger than the limit.
 var ErrTooLarge = errors.New("larger than the file size limit")
 
+// TooLargeError is ErrTooLarge naming the part at fault: ContentLength when
+// it declares more than the limit, HttpFile when its bytes are more.
+type TooLargeError struct {
+	Field string
+	// Value is the value given, when it is worth showing.
+	Value any
+}
+
+func (e *TooLargeError) Error() string { return e.Field + " is " + ErrTooLarge.Error() }
+
+func (e *TooLargeError) Unwrap() error { return ErrTooLarge }
+
 // UnsupportedError means that the file's type, declared or read from its
 // bytes, is not one the file store takes.
 type UnsupportedError struct{ Message string }

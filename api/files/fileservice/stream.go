@@ -28,7 +28,7 @@ func (u *upload) receive(ctx context.Context, part io.Reader, form *Form) error 
 	br := bufio.NewReaderSize(part, media.SniffLen)
 	head, err := br.Peek(media.SniffLen)
 	if errors.Is(err, ErrTooLarge) {
-		return ErrTooLarge
+		return fileTooLarge()
 	}
 	if err != nil && !errors.Is(err, io.EOF) {
 		return invalid("HttpFile", "cannot read the file: "+err.Error(), nil)
@@ -58,7 +58,7 @@ func (u *upload) receive(ctx context.Context, part io.Reader, form *Form) error 
 		}
 	}
 	if form.Given["ContentLength"] && form.ContentLength > limit {
-		return ErrTooLarge
+		return &TooLargeError{Field: "ContentLength", Value: form.ContentLength}
 	}
 
 	h := sha256.New()
@@ -75,7 +75,7 @@ func (u *upload) receive(ctx context.Context, part io.Reader, form *Form) error 
 		_, perr := objects.Client.PutObject(ctx, objects.Bucket, key, lr, size, opts)
 		switch {
 		case errors.Is(src.err, ErrTooLarge):
-			return ErrTooLarge
+			return fileTooLarge()
 		case src.err != nil:
 			return invalid("HttpFile", "the upload was interrupted: "+src.err.Error(), nil)
 		case lr.short:
@@ -97,7 +97,7 @@ func (u *upload) receive(ctx context.Context, part io.Reader, form *Form) error 
 		size, err = io.Copy(tmp, io.LimitReader(src, limit+1))
 		switch {
 		case errors.Is(err, ErrTooLarge) || size > limit:
-			return ErrTooLarge
+			return fileTooLarge()
 		case src.err != nil:
 			return invalid("HttpFile", "the upload was interrupted: "+src.err.Error(), nil)
 		case err != nil:
@@ -114,6 +114,9 @@ func (u *upload) receive(ctx context.Context, part io.Reader, form *Form) error 
 	u.file = &stored{key: key, size: size, sha256: hex.EncodeToString(h.Sum(nil)), contentType: sniffed}
 	return nil
 }
+
+// fileTooLarge says that the file's bytes are over the limit.
+func fileTooLarge() error { return &TooLargeError{Field: "HttpFile"} }
 
 // cappedReader fails with ErrTooLarge once left bytes are read.
 type cappedReader struct {
