@@ -33,6 +33,8 @@ type routeLimits struct {
 	// discard is how much of a refused body is read and dropped after the
 	// refusal is sent; see closeAfterBody.
 	discard int
+	// lingering holds a slot for each connection closeAfterBody is reading.
+	lingering chan struct{}
 }
 
 type routeLimit struct {
@@ -61,6 +63,7 @@ func (l *routeLimits) build() {
 	}
 	// A refusal costs at most as much again as the largest upload.
 	l.discard = 2 * fileLimit
+	l.lingering = make(chan struct{}, maxLingering)
 	l.fallback = cfg.BodyLimit
 	if l.fallback <= 0 {
 		l.fallback = 1 << 20
@@ -190,8 +193,13 @@ func (l *routeLimits) headerReceived(h *fasthttp.RequestHeader) fasthttp.Request
 // past it the answer is sent and the connection closed by closeAfterBody.
 const drainLimit = 1 << 20
 
-// lingerTime bounds how long closeAfterBody reads a refused body.
-const lingerTime = 10 * time.Second
+// lingerTime bounds how long closeAfterBody reads a refused body, and
+// maxLingering how many connections it reads at once; past that, refused
+// connections are closed at once.
+const (
+	lingerTime   = 10 * time.Second
+	maxLingering = 64
+)
 
 // closeAfterBody sends the answer at once and closes the connection once
 // the rest of the body is read and dropped, at most max bytes and for at
@@ -207,13 +215,23 @@ const lingerTime = 10 * time.Second
 // (Reading the body before answering would avoid the reset as well, but
 // would keep a 413 from a client that sends the header and waits.)
 //
+// At most maxLingering connections are read this way at once, so refusals
+// cannot hold an unbounded number of connections and goroutines; the others
+// are closed at once, as fasthttp would.
+//
 // body gives the rest of the body from the connection: the request's body
 // stream, or the connection itself when headerReceived dropped the body.
-func closeAfterBody(c *fiber.Ctx, body func(conn net.Conn) io.Reader, max int) {
+func (l *routeLimits) closeAfterBody(c *fiber.Ctx, body func(conn net.Conn) io.Reader, max int) {
 	ctx := c.Context()
 	ctx.SetConnectionClose()
+	select {
+	case l.lingering <- struct{}{}:
+	default:
+		return
+	}
 	ctx.HijackSetNoResponse(true)
 	ctx.Hijack(func(conn net.Conn) {
+		defer func() { <-l.lingering }()
 		if err := conn.SetDeadline(time.Now().Add(lingerTime)); err != nil {
 			return
 		}
@@ -249,12 +267,15 @@ func bufferBodies(limits *routeLimits) fiber.Handler {
 			}
 			if len(v) > 0 && len(req.Header.Peek(readAfterHeader)) > 0 {
 				// headerReceived dropped the body: it follows on the connection.
-				closeAfterBody(c, func(conn net.Conn) io.Reader { return conn }, declared)
+				limits.closeAfterBody(c, func(conn net.Conn) io.Reader { return conn }, declared)
 			} else {
 				c.Context().SetConnectionClose()
 			}
-			return tooLarge(limit, rest.Failure("header", fiber.HeaderContentLength,
-				"is larger than this operation's limit of "+strconv.Itoa(limit)+" bytes", declared))
+			why := "is larger than this operation's limit of " + strconv.Itoa(limit) + " bytes"
+			if limit == 0 {
+				why = "must be 0: this operation takes no request body"
+			}
+			return tooLarge(limit, rest.Failure("header", fiber.HeaderContentLength, why, declared))
 		}
 		stream := req.BodyStream()
 		if stream == nil {
@@ -264,7 +285,7 @@ func bufferBodies(limits *routeLimits) fiber.Handler {
 			err := c.Next()
 			// What the operation left unread would be taken for the next request.
 			if n, _ := io.CopyN(io.Discard, stream, drainLimit); n == drainLimit {
-				closeAfterBody(c, func(net.Conn) io.Reader { return stream }, limits.discard)
+				limits.closeAfterBody(c, func(net.Conn) io.Reader { return stream }, limits.discard)
 			}
 			return err
 		}
@@ -274,7 +295,7 @@ func bufferBodies(limits *routeLimits) fiber.Handler {
 			return rest.Invalid("body", "", "the request body could not be read", nil)
 		}
 		if len(body) > limit {
-			closeAfterBody(c, func(net.Conn) io.Reader { return stream }, limits.discard)
+			limits.closeAfterBody(c, func(net.Conn) io.Reader { return stream }, limits.discard)
 			return tooLarge(limit)
 		}
 		req.SetBodyStream(bytes.NewReader(body), len(body))

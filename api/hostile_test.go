@@ -3,12 +3,14 @@ package api_test
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -330,4 +332,69 @@ func rawExchangeNoFail(s *stacktest.Stack, head string) (int, error) {
 	}
 	res.Body.Close()
 	return res.StatusCode, nil
+}
+
+// TestRefusedBodiesHoldBoundedConnections checks that the connections kept
+// open to read refused bodies are bounded: a client that declares an
+// oversize body and never sends it holds its connection for a while, but
+// past the bound the server closes refused connections at once. It does not
+// run in parallel, so no other test's refusals take the slots it counts.
+func TestRefusedBodiesHoldBoundedConnections(t *testing.T) {
+	s := stacktest.Start(t)
+	_, tok := s.NewTenant(t)
+	const opened, bound = 72, 64
+	head := "POST /v2/alerts/find HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + tok +
+		"\r\nContent-Type: application/json\r\nContent-Length: 2097152\r\n\r\n"
+	conns := make([]net.Conn, opened)
+	readers := make([]*bufio.Reader, opened)
+	for i := range conns {
+		conn, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+		if _, err := io.WriteString(conn, head); err != nil {
+			t.Fatal(err)
+		}
+		readers[i] = bufio.NewReader(conn)
+		res, err := http.ReadResponse(readers[i], nil)
+		if err != nil {
+			t.Fatalf("connection %d: no answer before the body: %v", i, err)
+		}
+		_, _ = io.Copy(io.Discard, res.Body)
+		res.Body.Close()
+		if res.StatusCode != 413 {
+			t.Fatalf("connection %d: status %d", i, res.StatusCode)
+		}
+		conns[i] = conn
+	}
+	// A connection still open half a second after its answer is being read
+	// for its body; one the server closed reads EOF at once.
+	lingering := make([]bool, opened)
+	var wg sync.WaitGroup
+	for i, conn := range conns {
+		wg.Go(func() {
+			_ = conn.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
+			_, err := readers[i].ReadByte()
+			var ne net.Error
+			lingering[i] = errors.As(err, &ne) && ne.Timeout()
+		})
+	}
+	wg.Wait()
+	n := 0
+	for _, l := range lingering {
+		if l {
+			n++
+		}
+	}
+	if !lingering[0] {
+		t.Error("the first refused connection was closed at once: the server does not read refused bodies")
+	}
+	if n > bound {
+		t.Errorf("%d refused connections held open at once, more than %d", n, bound)
+	}
+	if n == opened {
+		t.Errorf("all %d refused connections held open: nothing bounds them", opened)
+	}
 }
