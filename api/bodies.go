@@ -195,9 +195,10 @@ const drainLimit = 1 << 20
 
 // lingerTime bounds how long closeAfterBody reads a refused body, and
 // maxLingering how many connections it reads at once; past that, refused
-// connections are closed at once.
+// connections are closed once their answer is written, within answerTime.
 const (
 	lingerTime   = 10 * time.Second
+	answerTime   = 2 * time.Second
 	maxLingering = 64
 )
 
@@ -217,25 +218,30 @@ const (
 //
 // At most maxLingering connections are read this way at once, so refusals
 // cannot hold an unbounded number of connections and goroutines; the others
-// are closed at once, as fasthttp would.
+// are closed as soon as their answer is written. A slot is taken only once
+// fasthttp has handed the connection over (it may give up on it before),
+// and given back when the reading ends.
 //
 // body gives the rest of the body from the connection: the request's body
 // stream, or the connection itself when headerReceived dropped the body.
 func (l *routeLimits) closeAfterBody(c *fiber.Ctx, body func(conn net.Conn) io.Reader, max int) {
 	ctx := c.Context()
 	ctx.SetConnectionClose()
-	select {
-	case l.lingering <- struct{}{}:
-	default:
-		return
-	}
 	ctx.HijackSetNoResponse(true)
 	ctx.Hijack(func(conn net.Conn) {
-		defer func() { <-l.lingering }()
-		if err := conn.SetDeadline(time.Now().Add(lingerTime)); err != nil {
+		if err := conn.SetDeadline(time.Now().Add(answerTime)); err != nil {
 			return
 		}
 		if _, err := ctx.Response.WriteTo(conn); err != nil {
+			return
+		}
+		select {
+		case l.lingering <- struct{}{}:
+			defer func() { <-l.lingering }()
+		default:
+			return
+		}
+		if err := conn.SetDeadline(time.Now().Add(lingerTime)); err != nil {
 			return
 		}
 		_, _ = io.CopyN(io.Discard, body(conn), int64(max))
