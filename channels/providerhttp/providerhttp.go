@@ -48,8 +48,10 @@ func NewClient(timeout time.Duration, conns int) *http.Client {
 		tr.MaxConnsPerHost, tr.MaxIdleConnsPerHost, tr.MaxIdleConns = conns, conns, 2*conns
 		st.slots = make(chan struct{}, conns)
 	}
-	// No Client.Timeout: it would also count the wait for a slot.
-	return &http.Client{Transport: st}
+	// No Client.Timeout: it would also count the wait for a slot. A
+	// redirect is the provider's answer (a non-2xx), not followed: each hop
+	// would get a timeout and a slot of its own.
+	return &http.Client{Transport: st, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
 // slotted sends a request once it holds one of slots (any time when slots

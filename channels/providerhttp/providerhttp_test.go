@@ -705,3 +705,25 @@ func TestSlowProviderTimesOutWithBoundedConnections(t *testing.T) {
 		t.Fatalf("cancelled while waiting: %v after %v, want Canceled at once", err, d)
 	}
 }
+
+// TestRedirectIsTheProvidersAnswer checks that a provider's redirect is not
+// followed: it is a non-2xx answer, and the place it points to is not asked.
+func TestRedirectIsTheProvidersAnswer(t *testing.T) {
+	var followed atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/elsewhere" {
+			followed.Add(1)
+			return
+		}
+		http.Redirect(w, r, "/elsewhere", http.StatusFound)
+	}))
+	defer srv.Close()
+	_, err := providerhttp.Do(t.Context(), providerhttp.NewClient(time.Second, 2), providerhttp.Request{Method: http.MethodPost, URL: srv.URL + "/send"})
+	var se *providerhttp.StatusError
+	if !errors.As(err, &se) || se.Status != http.StatusFound {
+		t.Fatalf("err %v, want the 302 as a StatusError", err)
+	}
+	if followed.Load() != 0 {
+		t.Error("the redirect was followed")
+	}
+}
