@@ -423,8 +423,8 @@ func TestUploadRejectsBadInput(t *testing.T) {
 		// connection, and whether the client reads the 413 before the reset
 		// depends on timing, so that path is tested with a small file.
 		{"too large", []part{text("FileName", "big.png"), text("ContentType", "image/png"),
-			file(append(append([]byte{}, pic...), make([]byte, limit)...)), text("ContentLength", fmt.Sprint(len(pic)+limit))}, 413, ""},
-		{"declared too large", []part{text("ContentLength", fmt.Sprint(limit+1)), file(pic)}, 413, ""},
+			file(append(append([]byte{}, pic...), make([]byte, limit)...)), text("ContentLength", fmt.Sprint(len(pic)+limit))}, 413, "body.HttpFile"},
+		{"declared too large", []part{text("ContentLength", fmt.Sprint(limit+1)), file(pic)}, 413, "body.ContentLength"},
 		{"dot-dot", std("../a.png", "image/png", pic), 400, "body.FileName"},
 		{"absolute", std("/a.png", "image/png", pic), 400, "body.FileName"},
 		{"control character", std("a\x07.png", "image/png", pic), 400, "body.FileName"},
@@ -454,6 +454,34 @@ func TestUploadRejectsBadInput(t *testing.T) {
 				t.Fatalf("content type %q", r.Header.Get("Content-Type"))
 			}
 		})
+	}
+	// A chunked form (no declared length to refuse first) over its cap of
+	// the limit and 1 MiB because of a part other than the file, which is
+	// within the limit: the form is at fault, not the file. The cap is hit
+	// in an unknown part after the file, while the file's first bytes are
+	// read, and while the file streams with its declared length.
+	big := tone(t, 8000, 1, 1)
+	if len(big) < 2*media.SniffLen {
+		t.Fatalf("the sound has %d bytes, too few to stream past the sniffed head", len(big))
+	}
+	padded := func(k int) []part { // the cap falls k bytes into the file
+		parts := func(n int) []part {
+			return append([]part{text("Padding", strings.Repeat("x", n))}, std("big.wav", "audio/wav", big)...)
+		}
+		b, _ := body(parts(0)...)
+		at := bytes.Index(b.(*bytes.Buffer).Bytes(), big)
+		return parts(limit + 1<<20 - at - k)
+	}
+	for name, parts := range map[string][]part{
+		"in a part after the file":  std("a.png", "image/png", pic, text("Padding", strings.Repeat("x", limit+1<<20))),
+		"in the file's first bytes": padded(media.SniffLen / 2),
+		"while the file streams":    padded(len(big) - media.SniffLen/2),
+	} {
+		b, ct := body(parts...)
+		r := s.Do(t, http.MethodPost, "/v4/"+tenant+"/files", token, io.MultiReader(b), "Content-Type", ct)
+		if r.Status != 413 || !strings.Contains(string(r.Body), `"location":"body"`) {
+			t.Fatalf("cap hit %s: %d, want 413 naming the body: %s", name, r.Status, r.Body)
+		}
 	}
 	// Not multipart at all.
 	if r := s.Do(t, http.MethodPost, "/v4/"+tenant+"/files", token, map[string]string{"FileName": "a.png"}); r.Status != 415 {

@@ -186,12 +186,14 @@ func (h *handlers) uploadProblem(err error) error {
 	)
 	switch {
 	case errors.Is(err, fileservice.ErrTooLarge):
-		msg := fmt.Sprintf("the file is larger than the limit of %d bytes", h.uploads.Limit)
 		var part *fileservice.TooLargeError
 		if errors.As(err, &part) {
-			return rest.Problem(http.StatusRequestEntityTooLarge, msg, rest.Failure("body", part.Field, "is larger than the limit", part.Value))
+			return rest.Problem(http.StatusRequestEntityTooLarge, fmt.Sprintf("the file is larger than the limit of %d bytes", h.uploads.Limit),
+				rest.Failure("body", part.Field, "is larger than the limit", part.Value))
 		}
-		return rest.Problem(http.StatusRequestEntityTooLarge, msg)
+		return rest.Problem(http.StatusRequestEntityTooLarge,
+			fmt.Sprintf("the form is larger than %d bytes: the file's limit of %d bytes and 1 MiB for its other parts", h.uploads.Limit+1<<20, h.uploads.Limit),
+			rest.Failure("body", "", "is larger than the upload's limit", nil))
 	case errors.As(err, &field):
 		return invalidPart(field.Field, field.Message, field.Value)
 	case errors.As(err, &unsupported):

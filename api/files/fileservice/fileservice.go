@@ -91,8 +91,9 @@ func invalid(field, msg string, value any) *FieldError {
 	return &FieldError{Field: field, Message: msg, Value: value}
 }
 
-// ErrTooLarge means that the file, or the request body carrying it, is
-// larger than the limit.
+// ErrTooLarge means that the request body carrying the file is larger than
+// its cap (see LimitBody); a TooLargeError wraps it when a part of the form
+// is at fault.
 var ErrTooLarge = errors.New("larger than the file size limit")
 
 // TooLargeError is ErrTooLarge naming the part at fault: ContentLength when

@@ -28,7 +28,7 @@ func (u *upload) receive(ctx context.Context, part io.Reader, form *Form) error 
 	br := bufio.NewReaderSize(part, media.SniffLen)
 	head, err := br.Peek(media.SniffLen)
 	if errors.Is(err, ErrTooLarge) {
-		return fileTooLarge()
+		return ErrTooLarge // the parts before the file filled the body's cap
 	}
 	if err != nil && !errors.Is(err, io.EOF) {
 		return invalid("HttpFile", "cannot read the file: "+err.Error(), nil)
@@ -75,7 +75,9 @@ func (u *upload) receive(ctx context.Context, part io.Reader, form *Form) error 
 		_, perr := objects.Client.PutObject(ctx, objects.Bucket, key, lr, size, opts)
 		switch {
 		case errors.Is(src.err, ErrTooLarge):
-			return fileTooLarge()
+			// At most ContentLength (within the limit) of the file was
+			// read: the parts before it filled the body's cap.
+			return ErrTooLarge
 		case src.err != nil:
 			return invalid("HttpFile", "the upload was interrupted: "+src.err.Error(), nil)
 		case lr.short:
@@ -96,8 +98,10 @@ func (u *upload) receive(ctx context.Context, part io.Reader, form *Form) error 
 		defer tmp.Close()
 		size, err = io.Copy(tmp, io.LimitReader(src, limit+1))
 		switch {
-		case errors.Is(err, ErrTooLarge) || size > limit:
-			return fileTooLarge()
+		case size > limit:
+			return &TooLargeError{Field: "HttpFile"}
+		case errors.Is(err, ErrTooLarge):
+			return ErrTooLarge // the parts before the file filled the body's cap
 		case src.err != nil:
 			return invalid("HttpFile", "the upload was interrupted: "+src.err.Error(), nil)
 		case err != nil:
@@ -114,9 +118,6 @@ func (u *upload) receive(ctx context.Context, part io.Reader, form *Form) error 
 	u.file = &stored{key: key, size: size, sha256: hex.EncodeToString(h.Sum(nil)), contentType: sniffed}
 	return nil
 }
-
-// fileTooLarge says that the file's bytes are over the limit.
-func fileTooLarge() error { return &TooLargeError{Field: "HttpFile"} }
 
 // cappedReader fails with ErrTooLarge once left bytes are read.
 type cappedReader struct {
