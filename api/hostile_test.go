@@ -117,22 +117,33 @@ func TestTenantClaimMustBeCanonical(t *testing.T) {
 // connection and reads the answer, which must come without the body.
 func rawExchange(t *testing.T, s *stacktest.Stack, head string) (*http.Response, []byte) {
 	t.Helper()
+	conn, _, res := rawRequest(t, s, head)
+	defer conn.Close()
+	defer res.Body.Close()
+	body, _ := io.ReadAll(res.Body)
+	return res, body
+}
+
+// rawRequest writes head on a new connection and reads the answer's header;
+// the connection is the caller's to close.
+func rawRequest(t *testing.T, s *stacktest.Stack, head string) (net.Conn, *bufio.Reader, *http.Response) {
+	t.Helper()
 	conn, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
 	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
 	if _, err := io.WriteString(conn, head); err != nil {
+		conn.Close()
 		t.Fatal(err)
 	}
-	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	br := bufio.NewReader(conn)
+	res, err := http.ReadResponse(br, nil)
 	if err != nil {
+		conn.Close()
 		t.Fatalf("no answer before the body: %v", err)
 	}
-	defer res.Body.Close()
-	body, _ := io.ReadAll(res.Body)
-	return res, body
+	return conn, br, res
 }
 
 func TestDeclaredOversizeIsAnsweredAtOnce(t *testing.T) {
@@ -348,26 +359,14 @@ func TestRefusedBodiesHoldBoundedConnections(t *testing.T) {
 	conns := make([]net.Conn, opened)
 	readers := make([]*bufio.Reader, opened)
 	for i := range conns {
-		conn, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		conn, br, res := rawRequest(t, s, head)
 		defer conn.Close()
-		_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
-		if _, err := io.WriteString(conn, head); err != nil {
-			t.Fatal(err)
-		}
-		readers[i] = bufio.NewReader(conn)
-		res, err := http.ReadResponse(readers[i], nil)
-		if err != nil {
-			t.Fatalf("connection %d: no answer before the body: %v", i, err)
-		}
 		_, _ = io.Copy(io.Discard, res.Body)
 		res.Body.Close()
 		if res.StatusCode != 413 {
 			t.Fatalf("connection %d: status %d", i, res.StatusCode)
 		}
-		conns[i] = conn
+		conns[i], readers[i] = conn, br
 	}
 	// A connection still open half a second after its answer is being read
 	// for its body; one the server closed reads EOF at once.
