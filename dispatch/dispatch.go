@@ -56,7 +56,7 @@ func (d *Dispatcher) Run(ctx context.Context) {
 // EventOutbox is the events outbox the Dispatcher carries out
 // (storage.EventOutbox).
 type EventOutbox interface {
-	Dispatch(ctx context.Context, limit int, deliver func(e storage.PendingEvent, subscriptions []int64) error) (int, error)
+	Dispatch(ctx context.Context, limit int, deliver func(e storage.Event, subscriptions []int64) error) (int, error)
 }
 
 var _ EventOutbox = (*storage.EventOutbox)(nil)
@@ -66,7 +66,7 @@ var _ EventOutbox = (*storage.EventOutbox)(nil)
 // undispatched and is tried again.
 func (d *Dispatcher) DispatchOnce(ctx context.Context) (int, error) {
 	var outbox EventOutbox = &storage.EventOutbox{DB: d.DB}
-	return outbox.Dispatch(ctx, batchSize(d.Batch), func(e storage.PendingEvent, subs []int64) error {
+	return outbox.Dispatch(ctx, batchSize(d.Batch), func(e storage.Event, subs []int64) error {
 		for _, sub := range subs {
 			if err := d.start(ctx, sub, e); err != nil {
 				return err
@@ -76,7 +76,7 @@ func (d *Dispatcher) DispatchOnce(ctx context.Context) (int, error) {
 	})
 }
 
-func (d *Dispatcher) start(ctx context.Context, sub int64, e storage.PendingEvent) error {
+func (d *Dispatcher) start(ctx context.Context, sub int64, e storage.Event) error {
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	_, err := d.Temporal.ExecuteWorkflow(sctx, client.StartWorkflowOptions{

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 )
 
 // The types of events tocsin emits to hook subscriptions.
@@ -28,10 +30,11 @@ const (
 // same transaction as the change it describes (the outbox), and a dispatcher
 // starts its deliveries afterwards, so a crash between the two loses nothing.
 type Event struct {
-	ID       string          `db:"id"`
-	TenantID string          `db:"tenant_id"`
-	Type     string          `db:"type"`
-	Payload  json.RawMessage `db:"payload"`
+	ID        string          `db:"id"`
+	Tenant    string          `db:"tenant_id"`
+	Type      string          `db:"type"`
+	Payload   json.RawMessage `db:"payload"`
+	CreatedAt time.Time       `db:"created_at"`
 }
 
 // EmitEvent records an event of type typ for tenant inside tx and returns its id.
@@ -47,4 +50,46 @@ func EmitEvent(ctx context.Context, tx sqlx.ExtContext, tenant, typ string, payl
 		return "", fmt.Errorf("insert %s event: %w", typ, err)
 	}
 	return id, nil
+}
+
+// EventOutbox hands the events outbox to its dispatcher.
+type EventOutbox struct {
+	DB *DB
+}
+
+// Dispatch claims up to limit undispatched events, oldest first, with FOR
+// UPDATE SKIP LOCKED (so several dispatchers share the work), passes each
+// with the ids of its tenant's active subscriptions to the event's type to
+// deliver, and marks them dispatched, all in one transaction. When deliver
+// fails no event is marked. It returns how many events it marked.
+func (o *EventOutbox) Dispatch(ctx context.Context, limit int, deliver func(e Event, subscriptions []int64) error) (int, error) {
+	var n int
+	err := o.DB.InTx(ctx, func(tx *sqlx.Tx) error {
+		events, err := SelectAll[Event](ctx, tx, "claim events", `
+			SELECT id, tenant_id, type, payload, created_at FROM events
+			WHERE dispatched_at IS NULL ORDER BY created_at LIMIT $1
+			FOR UPDATE SKIP LOCKED`, limit)
+		if err != nil || len(events) == 0 {
+			return err
+		}
+		ids := make([]string, len(events))
+		for i, e := range events {
+			ids[i] = e.ID
+			subs, err := SelectAll[int64](ctx, tx, "match subscriptions", `
+				SELECT id FROM hook_subscriptions
+				WHERE tenant_id = $1 AND active AND $2 = ANY(event_types) ORDER BY id`, e.Tenant, e.Type)
+			if err != nil {
+				return err
+			}
+			if err := deliver(e, subs); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE events SET dispatched_at = now() WHERE id = ANY($1)`, pq.Array(ids)); err != nil {
+			return fmt.Errorf("mark events dispatched: %w", err)
+		}
+		n = len(events)
+		return nil
+	})
+	return n, err
 }

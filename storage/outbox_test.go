@@ -29,18 +29,18 @@ func TestEventOutboxDispatchesToTheTenantsSubscriptions(t *testing.T) {
 		}
 	}
 	o := &storage.EventOutbox{DB: db}
-	if n, err := o.Dispatch(ctx, 10, func(storage.PendingEvent, []int64) error { return errors.New("down") }); err == nil || n != 0 {
+	if n, err := o.Dispatch(ctx, 10, func(storage.Event, []int64) error { return errors.New("down") }); err == nil || n != 0 {
 		t.Fatalf("a failed delivery dispatched %d (%v)", n, err)
 	}
 	got := map[string][]int64{}
-	n, err := o.Dispatch(ctx, 1, func(e storage.PendingEvent, subs []int64) error {
+	n, err := o.Dispatch(ctx, 1, func(e storage.Event, subs []int64) error {
 		got[e.Type] = subs
 		return nil
 	})
 	if err != nil || n != 1 || len(got[storage.EventAlertSent]) != 1 || got[storage.EventAlertSent][0] != want {
 		t.Fatalf("first batch %d %v %v (oldest first, limit 1)", n, got, err)
 	}
-	n, err = o.Dispatch(ctx, 10, func(e storage.PendingEvent, subs []int64) error {
+	n, err = o.Dispatch(ctx, 10, func(e storage.Event, subs []int64) error {
 		if e.Tenant != tenant || string(e.Payload) != `{"n": 1}` {
 			t.Errorf("event %+v", e)
 		}
@@ -50,7 +50,7 @@ func TestEventOutboxDispatchesToTheTenantsSubscriptions(t *testing.T) {
 	if err != nil || n != 1 || len(got[storage.EventAlertCreated]) != 0 {
 		t.Fatalf("second batch %d %v %v", n, got, err)
 	}
-	if n, _ := o.Dispatch(ctx, 10, func(storage.PendingEvent, []int64) error { return nil }); n != 0 {
+	if n, _ := o.Dispatch(ctx, 10, func(storage.Event, []int64) error { return nil }); n != 0 {
 		t.Fatalf("%d events dispatched twice", n)
 	}
 }
