@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/channels/voice"
 )
 
@@ -25,36 +24,9 @@ func (a *Activities) RedialCalls(ctx context.Context, ref AlertRef) (RedialOutco
 	var out RedialOutcome
 	calls := &voice.Calls{DB: a.DB}
 	id := ref.AlertID
-	msgs, err := calls.ClaimDue(ctx, ref.Tenant, &id, 200)
-	if err != nil {
+	var err error
+	if out.Redialled, err = voice.Redial(ctx, calls, a.Senders.For, ref.Tenant, &id, 200); err != nil {
 		return out, err
-	}
-	by := map[channels.Channel][]channels.Message{}
-	for _, m := range msgs {
-		by[m.Channel] = append(by[m.Channel], m)
-	}
-	for ch, ms := range by {
-		snd, err := a.Senders.For(ch)
-		var res []channels.Result
-		if err == nil {
-			res, err = snd.Send(ctx, ms)
-		}
-		for i, m := range ms {
-			reason := ""
-			switch {
-			case err != nil:
-				reason = err.Error()
-			case i < len(res) && res[i].Outcome == channels.Failed:
-				reason = res[i].Error
-			}
-			if reason == "" {
-				out.Redialled++
-				continue
-			}
-			if ferr := calls.Fail(ctx, ref.Tenant, m.Key, reason); ferr != nil {
-				return out, ferr
-			}
-		}
 	}
 	if out.Pending, err = calls.Pending(ctx, ref.Tenant, &id); err != nil {
 		return out, err

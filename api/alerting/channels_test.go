@@ -122,13 +122,6 @@ func startWithPublicURL(t *testing.T, configure ...func(*config.Config)) *stackt
 	return s
 }
 
-type broadcastRow struct {
-	Channel     string `db:"channel"`
-	Destination string `db:"destination"`
-	Status      string `db:"status"`
-	Error       string `db:"error"`
-}
-
 // apiPerson is a directory user created through the API.
 type apiPerson struct {
 	ID                  int64

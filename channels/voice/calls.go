@@ -237,30 +237,42 @@ func (c *Calls) NextRetry(ctx context.Context, tenant string, alertID int64) (*t
 	return c.store().NextRetry(ctx, tenant, alertID)
 }
 
-// Redial dials again up to limit due calls of the tenant's alert through
-// snd and returns how many it requested. A call whose new request fails is
-// marked Failed.
-func Redial(ctx context.Context, calls *Calls, snd channels.Sender, tenant string, alertID *int64, limit int) (int, error) {
+// Redial dials again up to limit due calls of the tenant's alert (nil: of
+// every alert of the tenant), each through the Sender that senderFor gives
+// its channel (voice or ETN), and returns how many it requested. A call
+// whose Sender cannot be had, or whose new request fails, is marked Failed.
+func Redial(ctx context.Context, calls *Calls, senderFor func(channels.Channel) (channels.Sender, error), tenant string, alertID *int64, limit int) (int, error) {
 	msgs, err := calls.ClaimDue(ctx, tenant, alertID, limit)
-	if err != nil || len(msgs) == 0 {
+	if err != nil {
 		return 0, err
 	}
-	res, err := snd.Send(ctx, msgs)
-	if err != nil {
-		for _, m := range msgs {
-			_ = calls.Fail(ctx, tenant, m.Key, err.Error())
-		}
-		return 0, fmt.Errorf("redial: %w", err)
+	by := map[channels.Channel][]channels.Message{}
+	for _, m := range msgs {
+		by[m.Channel] = append(by[m.Channel], m)
 	}
 	n := 0
-	for i, r := range res {
-		if r.Outcome == channels.Failed {
-			if err := calls.Fail(ctx, tenant, msgs[i].Key, r.Error); err != nil {
-				return n, err
-			}
-			continue
+	for ch, ms := range by {
+		snd, err := senderFor(ch)
+		var res []channels.Result
+		if err == nil {
+			res, err = snd.Send(ctx, ms)
 		}
-		n++
+		for i, m := range ms {
+			reason := ""
+			switch {
+			case err != nil:
+				reason = err.Error()
+			case i < len(res) && res[i].Outcome == channels.Failed:
+				reason = res[i].Error
+			}
+			if reason == "" {
+				n++
+				continue
+			}
+			if ferr := calls.Fail(ctx, tenant, m.Key, reason); ferr != nil {
+				return n, ferr
+			}
+		}
 	}
 	return n, nil
 }

@@ -173,7 +173,7 @@ func TestCallsCallbacksAndRedial(t *testing.T) {
 	}
 
 	// The retry time has not come: nothing is dialled.
-	if n, err := voice.Redial(ctx, calls, snd, tenant, nil, 10); err != nil || n != 0 {
+	if n, err := voice.Redial(ctx, calls, func(channels.Channel) (channels.Sender, error) { return snd, nil }, tenant, nil, 10); err != nil || n != 0 {
 		t.Fatalf("early redial %d %v", n, err)
 	}
 	// Bring the retry forward to a second from now.
@@ -183,7 +183,7 @@ func TestCallsCallbacksAndRedial(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(1100 * time.Millisecond)
-	if n, err := voice.Redial(ctx, calls, snd, tenant, nil, 10); err != nil || n != 1 {
+	if n, err := voice.Redial(ctx, calls, func(channels.Channel) (channels.Sender, error) { return snd, nil }, tenant, nil, 10); err != nil || n != 1 {
 		t.Fatalf("redial %d %v", n, err)
 	}
 	stacktest.Eventually(t, 30*time.Second, "the second attempt answered", func() bool {

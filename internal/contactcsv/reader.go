@@ -76,10 +76,9 @@ type column struct {
 // Reader reads the rows of a contacts CSV file as a stream: it holds one row
 // at a time, never the file.
 type Reader struct {
-	csv     *csv.Reader
-	cols    []column
-	zones   map[string]bool
-	lastErr error
+	csv   *csv.Reader
+	cols  []column
+	zones map[string]bool
 }
 
 var bom = []byte{0xEF, 0xBB, 0xBF}

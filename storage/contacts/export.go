@@ -56,9 +56,6 @@ func BeginExport(ctx context.Context, db *storage.DB, tenant string) (*Export, e
 	return e, nil
 }
 
-// CustomKeys are the custom-field columns of the file.
-func (e *Export) CustomKeys() []string { return e.keys }
-
 type exportRow struct {
 	ID         int64  `db:"id"`
 	ExternalID string `db:"external_id"`

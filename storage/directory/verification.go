@@ -195,16 +195,6 @@ func BeginResend(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, 
 	return seq, nil
 }
 
-// RestoreNonce makes a spent nonce spendable again, when the resend it was
-// spent on could not be started.
-func RestoreNonce(ctx context.Context, q Querier, tenant string, person int64, kind Kind, address, nonce string) error {
-	if _, err := q.ExecContext(ctx, `UPDATE directory_verification_nonces SET used_at = NULL
-		WHERE tenant_id = $1 AND person_id = $2 AND kind = $3 AND address = $4 AND nonce = $5`, tenant, person, kind, address, nonce); err != nil {
-		return fmt.Errorf("restore nonce: %w", err)
-	}
-	return nil
-}
-
 // Code is a code to store for a resend.
 type Code struct {
 	Tenant  string
