@@ -168,11 +168,3 @@ func CircleBounds(lat, lng, radius float64) Box {
 	}
 	return b
 }
-
-// Haversine is the great-circle distance in meters.
-func Haversine(lat1, lng1, lat2, lng2 float64) float64 {
-	rad := math.Pi / 180
-	dLat, dLng := (lat2-lat1)*rad, (lng2-lng1)*rad
-	a := math.Sin(dLat/2)*math.Sin(dLat/2) + math.Cos(lat1*rad)*math.Cos(lat2*rad)*math.Sin(dLng/2)*math.Sin(dLng/2)
-	return 2 * EarthRadiusMeters * math.Asin(math.Sqrt(a))
-}

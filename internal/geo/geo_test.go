@@ -69,3 +69,12 @@ func TestCircle(t *testing.T) {
 		t.Fatalf("box too large: %+v", b)
 	}
 }
+
+// Haversine is the great-circle distance in meters, the oracle the
+// bounding boxes are checked against.
+func Haversine(lat1, lng1, lat2, lng2 float64) float64 {
+	rad := math.Pi / 180
+	dLat, dLng := (lat2-lat1)*rad, (lng2-lng1)*rad
+	a := math.Sin(dLat/2)*math.Sin(dLat/2) + math.Cos(lat1*rad)*math.Cos(lat2*rad)*math.Sin(dLng/2)*math.Sin(dLng/2)
+	return 2 * EarthRadiusMeters * math.Asin(math.Sqrt(a))
+}
