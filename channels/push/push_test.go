@@ -85,12 +85,12 @@ func TestBatchesTicketsAndInvalidTokens(t *testing.T) {
 	if len(got) != n-2 || got[0].InterruptionLevel != "critical" || got[0].Data[push.DataAlertID] != "7" {
 		t.Fatalf("received %d, first %+v", len(got), got[0])
 	}
-	devs, err := directory.ListDevices(ctx, db, tenant, person)
+	ci, err := directory.ContactInformation(ctx, db, tenant, person)
 	if err != nil {
 		t.Fatal(err)
 	}
-	left, all := 0, len(devs)
-	for _, d := range devs {
+	left, all := 0, len(ci.Devices)
+	for _, d := range ci.Devices {
 		if d.Token == "device-005" || d.Token == "device-150" {
 			left++
 		}

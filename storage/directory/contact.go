@@ -103,11 +103,6 @@ func RemovePhone(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, 
 	return removeAddress(ctx, tx, tenant, person, KindPhone, number)
 }
 
-// ListDevices reads the user's push and app devices.
-func ListDevices(ctx context.Context, q Querier, tenant string, person int64) ([]storage.Device, error) {
-	return devices.list(ctx, q, tenant, person)
-}
-
 // ContactInformation reads the user's emails, phones and devices.
 func ContactInformation(ctx context.Context, q Querier, tenant string, person int64) (Contacts, error) {
 	var ci Contacts
