@@ -221,17 +221,3 @@ func Follow(ctx context.Context, db sqlx.QueryerContext, code string) (string, e
 	}
 	return "", storage.ErrNotFound
 }
-
-// Get returns the tenant's short URL with code, or storage.ErrNotFound.
-func Get(ctx context.Context, db sqlx.QueryerContext, tenant, code string) (ShortURL, error) {
-	var s ShortURL
-	err := sqlx.GetContext(ctx, db, &s, `SELECT code, target_url, expires_at, clicks, created_at, last_clicked_at, false AS reused
-		FROM short_urls WHERE tenant_id = $1 AND code = $2`, tenant, code)
-	if errors.Is(err, sql.ErrNoRows) {
-		return ShortURL{}, storage.ErrNotFound
-	}
-	if err != nil {
-		return ShortURL{}, fmt.Errorf("get short URL: %w", err)
-	}
-	return s, nil
-}

@@ -1,12 +1,14 @@
 package shorturls_test
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tocsin/tocsin/internal/stacktest"
+	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/shorturls"
 )
 
@@ -62,5 +64,39 @@ func TestNewCodeIsRandomBase62(t *testing.T) {
 			t.Fatalf("code %q %v (repeat %v)", c, err, seen[c])
 		}
 		seen[c] = true
+	}
+}
+
+func TestFollowCountsLiveLinksOnly(t *testing.T) {
+	t.Parallel()
+	ctx, db, tenant, _ := stacktest.DBTenants(t)
+	past := time.Now().Add(-time.Minute)
+	codes, err := shorturls.CreateShortURLs(ctx, db, tenant, []string{"https://a.example.com/live", "https://a.example.com/gone"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expired, err := shorturls.CreateShortURLs(ctx, db, tenant, []string{"https://a.example.com/gone"}, &past)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if target, err := shorturls.Follow(ctx, db, codes[0]); err != nil || target != "https://a.example.com/live" {
+		t.Fatalf("follow %q %v", target, err)
+	}
+	if _, err := shorturls.Follow(ctx, db, expired[0]); !errors.Is(err, shorturls.ErrExpired) {
+		t.Fatalf("an expired link: %v", err)
+	}
+	if _, err := shorturls.Follow(ctx, db, "zzzzzzzz"); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("an unknown code: %v", err)
+	}
+	clicks := map[string]int{}
+	for _, c := range []string{codes[0], codes[1], expired[0]} {
+		var n int
+		if err := db.GetContext(ctx, &n, `SELECT clicks FROM short_urls WHERE code = $1`, c); err != nil {
+			t.Fatal(err)
+		}
+		clicks[c] = n
+	}
+	if clicks[codes[0]] != 1 || clicks[codes[1]] != 0 || clicks[expired[0]] != 0 {
+		t.Fatalf("clicks %v: want 1 on the followed live link and none on the others", clicks)
 	}
 }
