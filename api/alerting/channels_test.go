@@ -46,45 +46,6 @@ type loopbacks struct {
 	neighborhood *neighborhoodtest.Server
 }
 
-func configureLoopbacks(t *testing.T, s *stacktest.Stack, tenant string) *loopbacks {
-	t.Helper()
-	l := &loopbacks{
-		voice: voicetest.New(t, "voice-token", "voice-signing-secret"),
-		push:  pushtest.New(t, "push-token"), app: pushtest.New(t, "app-token"),
-		fax:    faxtest.New(t, "fax-token"),
-		cap:    captest.New(t, "cap-token"),
-		chat:   teamchattest.New(t),
-		social: socialtest.New(t, map[string]string{"county": "tok-a", "city": "tok-b"}),
-		neighborhood: neighborhoodtest.New(t, map[string]neighborhoodtest.Account{
-			"pd": {Token: "tok-n", Groups: []string{"g1", "g2"}}}),
-	}
-	st := s.App.ChannelProviders().Store
-	ctx := context.Background()
-	put := func(ch channels.Channel, set providers.Settings) {
-		t.Helper()
-		if _, _, err := st.Put(ctx, tenant, ch, set); err != nil {
-			t.Fatalf("%s: %v", ch, err)
-		}
-	}
-	vp := []providers.Provider{{URL: l.voice.URL, Token: "voice-token", From: "+15550001000", SigningSecret: "voice-signing-secret"}}
-	put(channels.Voice, providers.Settings{Providers: vp})
-	put(channels.Etn, providers.Settings{Providers: vp, MaxConcurrentCalls: 2})
-	put(channels.Push, providers.Settings{Providers: []providers.Provider{{URL: l.push.URL, Token: "push-token"}}})
-	put(channels.MyAlertsApp, providers.Settings{Providers: []providers.Provider{{URL: l.app.URL, Token: "app-token"}}})
-	put(channels.Fax, providers.Settings{Providers: []providers.Provider{{URL: l.fax.URL, Token: "fax-token", From: "+15550002000"}}})
-	capP := []providers.Provider{{URL: l.cap.URL + "/cap", Token: "cap-token", SenderID: "oem@county.example"}}
-	put(channels.Eas, providers.Settings{Providers: capP})
-	put(channels.MobileBroadcast, providers.Settings{Providers: capP})
-	put(channels.TeamChat, providers.Settings{Targets: []providers.Target{
-		{Name: "ops", URL: l.chat.Webhook("teams", "s3"), Style: "teams"},
-		{Name: "eng", URL: l.chat.Webhook("slack", "s4"), Style: "slack"}}})
-	put(channels.SocialPostA, providers.Settings{Providers: []providers.Provider{{URL: l.social.URL}}, Accounts: []providers.Account{{ID: "county", Name: "County", Token: "tok-a"}}})
-	put(channels.SocialPostB, providers.Settings{Providers: []providers.Provider{{URL: l.social.URL}}, Accounts: []providers.Account{{ID: "city", Name: "City", Token: "tok-b"}}})
-	put(channels.Neighborhood, providers.Settings{Providers: []providers.Provider{{URL: l.neighborhood.URL}},
-		Accounts: []providers.Account{{ID: "pd", Name: "PD", Token: "tok-n", Groups: []providers.Group{{ID: "g1", Name: "North"}, {ID: "g2", Name: "South"}}}}})
-	return l
-}
-
 func (l *loopbacks) checkProblems(t *testing.T) {
 	t.Helper()
 	for _, srv := range []interface{ Problems() []string }{l.voice, l.push, l.app, l.fax, l.cap, l.chat, l.social, l.neighborhood} {
@@ -128,10 +89,11 @@ type apiPerson struct {
 	First, Email, Phone string
 }
 
-// configureThroughAPI configures every channel's providers with
-// putChannelProviderSettings: ETN's primary is a closed port and push's
-// primary refuses the credentials, each with a working fallback.
-func configureThroughAPI(t *testing.T, s *stacktest.Stack, tok string, refusing *pushtest.Server) *loopbacks {
+// configureLoopbacks configures every channel's providers of the token's
+// tenant with putChannelProviderSettings. With a failing push server, ETN's
+// primary is a closed port and push's primary is that server, each with a
+// working fallback.
+func configureLoopbacks(t *testing.T, s *stacktest.Stack, tok string, failing *pushtest.Server) *loopbacks {
 	t.Helper()
 	l := &loopbacks{
 		voice: voicetest.New(t, "voice-token", "voice-signing-secret"),
@@ -143,12 +105,6 @@ func configureThroughAPI(t *testing.T, s *stacktest.Stack, tok string, refusing 
 		neighborhood: neighborhoodtest.New(t, map[string]neighborhoodtest.Account{
 			"pd": {Token: "tok-n", Groups: []string{"g1", "g2"}}}),
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	closed := "http://" + ln.Addr().String()
-	ln.Close()
 	put := func(ch channels.Channel, set providers.Settings) {
 		t.Helper()
 		if r := s.Do(t, http.MethodPut, "/v2/settings/channels/"+string(ch), tok, set); r.Status != http.StatusOK {
@@ -156,10 +112,21 @@ func configureThroughAPI(t *testing.T, s *stacktest.Stack, tok string, refusing 
 		}
 	}
 	voiceP := providers.Provider{URL: l.voice.URL, Token: "voice-token", From: "+15550001000", SigningSecret: "voice-signing-secret"}
+	etnP := []providers.Provider{voiceP}
+	pushP := []providers.Provider{{URL: l.push.URL, Token: "push-token"}}
+	if failing != nil {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		closed := "http://" + ln.Addr().String()
+		ln.Close()
+		etnP = append([]providers.Provider{{URL: closed, Token: "gone", From: "+15550001000", SigningSecret: "voice-signing-secret"}}, etnP...)
+		pushP = append([]providers.Provider{{URL: failing.URL, Token: "push-token"}}, pushP...)
+	}
 	put(channels.Voice, providers.Settings{Providers: []providers.Provider{voiceP}})
-	put(channels.Etn, providers.Settings{Providers: []providers.Provider{
-		{URL: closed, Token: "gone", From: "+15550001000", SigningSecret: "voice-signing-secret"}, voiceP}, MaxConcurrentCalls: 2})
-	put(channels.Push, providers.Settings{Providers: []providers.Provider{{URL: refusing.URL, Token: "push-token"}, {URL: l.push.URL, Token: "push-token"}}})
+	put(channels.Etn, providers.Settings{Providers: etnP, MaxConcurrentCalls: 2})
+	put(channels.Push, providers.Settings{Providers: pushP})
 	put(channels.MyAlertsApp, providers.Settings{Providers: []providers.Provider{{URL: l.app.URL, Token: "app-token"}}})
 	put(channels.Fax, providers.Settings{Providers: []providers.Provider{{URL: l.fax.URL, Token: "fax-token", From: "+15550002000"}}})
 	capP := []providers.Provider{{URL: l.cap.URL + "/cap", Token: "cap-token", SenderID: "oem@county.example"}}
@@ -219,7 +186,7 @@ func TestOneAlertOnAllThirteenChannels(t *testing.T) {
 	tenant, tok := s.NewTenant(t)
 	refusing := pushtest.New(t, "push-token")
 	refusing.FailWith(http.StatusForbidden)
-	l := configureThroughAPI(t, s, tok, refusing)
+	l := configureLoopbacks(t, s, tok, refusing)
 
 	ada := &apiPerson{First: "Ada", Phone: "+12025550101", Email: "ada-" + tenant + "@example.com"}
 	alan := &apiPerson{First: "Alan", Phone: "+12025550102", Email: "alan-" + tenant + "@example.com"}
@@ -490,7 +457,7 @@ func TestEtnCallsEveryNumberInsideTheArea(t *testing.T) {
 	t.Parallel()
 	s := startWithPublicURL(t)
 	tenant, tok := s.NewTenant(t)
-	l := configureLoopbacks(t, s, tenant)
+	l := configureLoopbacks(t, s, tok, nil)
 	inside := &contact{First: "In", Last: "Side", Phone: "+15550200001", HasLocation: true, Lat: 41.8781, Lng: -87.6298}
 	outside := &contact{First: "Out", Last: "Side", Phone: "+15550200002", HasLocation: true, Lat: 40.0, Lng: -80.0}
 	seed(t, s, tenant, inside, outside)
@@ -541,7 +508,7 @@ func TestCapCancelReferencesTheAlertsMessages(t *testing.T) {
 	t.Parallel()
 	s := startWithPublicURL(t)
 	tenant, tok := s.NewTenant(t)
-	l := configureLoopbacks(t, s, tenant)
+	l := configureLoopbacks(t, s, tok, nil)
 	ada := &contact{First: "Ada", Last: "Lovelace", Phone: "+15550100001"}
 	seed(t, s, tenant, ada)
 	plain := send(t, s, tok, map[string]any{"settings": map[string]any{
@@ -636,7 +603,7 @@ func TestBusyCallIsRedialled(t *testing.T) {
 	t.Parallel()
 	s := startWithPublicURL(t)
 	tenant, tok := s.NewTenant(t)
-	l := configureLoopbacks(t, s, tenant)
+	l := configureLoopbacks(t, s, tok, nil)
 	alan := &contact{First: "Alan", Last: "Turing", Phone: "+15550100002"}
 	seed(t, s, tenant, alan)
 	l.voice.Script(alan.Phone, voicetest.Outcome{Status: "busy"}, voicetest.Outcome{Status: "answered", AnsweredBy: "human"})
@@ -666,7 +633,7 @@ func TestEtnWithoutAreasCallsEveryTime(t *testing.T) {
 	t.Parallel()
 	s := startWithPublicURL(t)
 	tenant, tok := s.NewTenant(t)
-	l := configureThroughAPI(t, s, tok, pushtest.New(t, "push-token"))
+	l := configureLoopbacks(t, s, tok, pushtest.New(t, "push-token"))
 	ada := &apiPerson{First: "Ada", Phone: "+12025550111", Email: "ada-" + tenant + "@example.com"}
 	alan := &apiPerson{First: "Alan", Phone: "+12025550112", Email: "alan-" + tenant + "@example.com"}
 	directoryUser(t, s, tenant, tok, ada, nil)
@@ -754,7 +721,7 @@ func TestAudioFileByFullOrShortName(t *testing.T) {
 	t.Parallel()
 	s := startWithPublicURL(t)
 	tenant, tok := s.NewTenant(t)
-	l := configureThroughAPI(t, s, tok, pushtest.New(t, "push-token"))
+	l := configureLoopbacks(t, s, tok, pushtest.New(t, "push-token"))
 	ada := &apiPerson{First: "Ada", Phone: "+12025550121", Email: "ada-" + tenant + "@example.com"}
 	directoryUser(t, s, tenant, tok, ada, nil)
 

@@ -234,11 +234,9 @@ func Senders(cfg config.Config, logger *slog.Logger) channels.Senders {
 	return s
 }
 
-// ChannelProviders returns the registry of the tenants' channel providers
+// channelProviders returns a registry of the tenants' channel providers
 // (voice, ETN, push, app, fax, EAS, mobile broadcast, team chat, social,
-// neighborhood).
-func (a *App) ChannelProviders() *providers.Registry { return a.channelProviders(a.DB) }
-
+// neighborhood) over db.
 func (a *App) channelProviders(db *storage.DB) *providers.Registry {
 	guard := OutboundPolicy(a.Config, a.Logger)
 	return &providers.Registry{
