@@ -64,6 +64,9 @@ func New(d rest.Deps, verifier *auth.Verifier, reg *prometheus.Registry) *Server
 	app.Use(dropOddRequestIDs, requestid.New())
 	app.Use(accessLog(d.Logger))
 	metrics := newHTTPMetrics(reg)
+	if d.DB != nil {
+		registerOutboxGauge(reg, d.DB)
+	}
 	app.Use(metrics.middleware)
 	limits := &routeLimits{}
 	app.Use(securityHeaders)

@@ -1,7 +1,9 @@
 package api
 
 import (
+	"context"
 	"encoding/json"
+	"math"
 	"net/http"
 	"strconv"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"github.com/valyala/fasthttp"
 
 	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/storage"
 )
 
 type httpMetrics struct {
@@ -39,6 +42,23 @@ func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
 	}
 	reg.MustRegister(m.requests, m.duration, m.inFlight)
 	return m
+}
+
+// registerOutboxGauge adds the depth of the workflow-start outbox, read from
+// the database at each scrape (NaN when it cannot be read in 2 s).
+func registerOutboxGauge(reg prometheus.Registerer, db *storage.DB) {
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "tocsin_workflow_starts_pending",
+		Help: "Workflow start requests that accepted work (alerts, verifications, file processing, hook deliveries) wrote and that are not started in Temporal yet; it grows while Temporal cannot be reached.",
+	}, func() float64 {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		n, err := storage.PendingStarts(ctx, db)
+		if err != nil {
+			return math.NaN()
+		}
+		return float64(n)
+	}))
 }
 
 // middleware records every request under its route template, never the raw

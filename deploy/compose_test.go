@@ -433,7 +433,7 @@ func TestGrafanaDashboard(t *testing.T) {
 		"temporal_workflow_completed", "temporal_workflow_failed",
 		"temporal_activity_execution_latency_seconds_bucket", "temporal_activity_execution_failed",
 		"temporal_request_latency_seconds_bucket", "temporal_worker_task_slots_available",
-		"tocsin_deliveries_total", "tocsin_hook_deliveries_total",
+		"tocsin_deliveries_total", "tocsin_hook_deliveries_total", "tocsin_workflow_starts_pending",
 	} {
 		if !regexp.MustCompile(`\b` + series + `\b`).MatchString(all) {
 			t.Errorf("no panel queries %s", series)

@@ -1,6 +1,7 @@
 package alerting_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/serviceerror"
 
@@ -39,13 +42,24 @@ func workflowExists(t *testing.T, s *stacktest.Stack, id string) bool {
 	return true
 }
 
+// pendingStarts reads the depth of the workflow-start outbox from the API's
+// /metrics, as an operator sees it.
 func pendingStarts(t *testing.T, s *stacktest.Stack) int {
 	t.Helper()
-	n, err := storage.PendingStarts(context.Background(), s.DB)
+	r := s.Do(t, http.MethodGet, "/metrics", "", nil)
+	if r.Status != http.StatusOK {
+		t.Fatalf("/metrics %d: %s", r.Status, r.Body)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(bytes.NewReader(r.Body))
 	if err != nil {
 		t.Fatal(err)
 	}
-	return n
+	f := families["tocsin_workflow_starts_pending"]
+	if f == nil || len(f.GetMetric()) != 1 {
+		t.Fatalf("no tocsin_workflow_starts_pending in /metrics")
+	}
+	return int(f.GetMetric()[0].GetGauge().GetValue())
 }
 
 func TestAlertAcceptedWhileTheWorkerIsDownIsDeliveredWhenItComesBack(t *testing.T) {
