@@ -27,13 +27,6 @@ func (p PageParams) Offset() int { return (p.Page - 1) * p.PageSize }
 // Limit is the page size.
 func (p PageParams) Limit() int { return p.PageSize }
 
-// SortKey is one parsed sort property.
-type SortKey struct {
-	// Column is the SQL expression the property maps to.
-	Column string
-	Desc   bool
-}
-
 // OrderBy parses a sort parameter against the allowed properties (lower-case
 // property name to SQL expression) and returns an ORDER BY list ending with
 // tieBreak, so paging is stable. An unknown property is a 400 naming sort.

@@ -93,9 +93,6 @@ func ParseCSV(r io.Reader) ([]Point, []RowError, error) {
 	return pts, bad, nil
 }
 
-// PointList describes an imported list.
-type PointList = channelstate.AddressPointList
-
 // Points stores address-point lists: Replace makes points the content of
 // a tenant's list in one transaction, Lists lists them by name, Delete
 // removes one (storage.ErrNotFound when it has no points).
