@@ -110,7 +110,7 @@ func TestSQLDetectorFindsStoragesSQL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"alerts.go", "smoke_record.go", "workflow_starts.go", "event_dispatch.go", "hooksubs/hooksubs.go"} {
+	for _, f := range []string{"alerts.go", "smoke_record.go", "workflow_starts.go", "outbox.go", "hooksubs/hooksubs.go"} {
 		if len(found[f]) == 0 {
 			t.Errorf("no SQL found in storage/%s", f)
 		}
