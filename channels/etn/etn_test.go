@@ -21,6 +21,7 @@ import (
 	"github.com/tocsin/tocsin/channels/voice/voicetest"
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/channelstate"
 	"github.com/tocsin/tocsin/storage/directory"
 )
 
@@ -109,23 +110,38 @@ func TestTargetsInsideTheArea(t *testing.T) {
 	}
 	circle := etn.Area{Center: &etn.LatLng{Lat: 45.0, Lng: -122.0}, RadiusMeters: 500}
 	square := etn.Area{Polygon: []etn.LatLng{{44.99, -122.01}, {44.99, -121.99}, {45.01, -121.99}, {45.01, -122.01}}}
+	targets := &channelstate.AlertETNTargets{DB: db}
 	for name, a := range map[string]etn.Area{"circle": circle, "polygon": square} {
-		got, err := etn.Targets(ctx, db, tenant, a, []string{"wells"}, "", 100)
+		if err := a.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		alertID, err := storage.NextAlertID(ctx, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := targets.StoreOnce(ctx, tenant, alertID, []channelstate.Area{a.Row()}, []string{"wells"}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := targets.Unfinished(ctx, tenant, alertID, 0, 100)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var phones []string
 		for _, g := range got {
-			phones = append(phones, g.Phone+"/"+g.Source)
+			phones = append(phones, fmt.Sprintf("%d/%s/%s", g.Seq, g.Phone, g.Name))
 		}
-		want := []string{"+15550000001/contact", "+15550000005/addressPoint"}
+		// The contact, not the point with the same number.
+		want := []string{"1/+15550000001/Pat +15550000001", "2/+15550000005/Well 1"}
 		if !slices.Equal(phones, want) {
 			t.Errorf("%s: %v, want %v", name, phones, want)
 		}
-	}
-	page, err := etn.Targets(ctx, db, tenant, circle, []string{"wells"}, "+15550000001", 100)
-	if err != nil || len(page) != 1 || page[0].Phone != "+15550000005" {
-		t.Fatalf("second page %+v %v", page, err)
+		page, err := targets.Unfinished(ctx, tenant, alertID, 1, 100)
+		if err != nil || len(page) != 1 || page[0].Phone != "+15550000005" {
+			t.Fatalf("%s: second page %+v %v", name, page, err)
+		}
+		if got, _ := targets.Unfinished(ctx, other, alertID, 0, 100); len(got) != 0 {
+			t.Fatalf("%s: another tenant reads the targets %+v", name, got)
+		}
 	}
 	lists, err := pts.Lists(ctx, tenant)
 	if err != nil || len(lists) != 2 || lists[1].Name != "wells" || lists[1].Points != 3 {
