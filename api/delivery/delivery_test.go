@@ -247,16 +247,17 @@ func TestEtnAddressPointLists(t *testing.T) {
 	}
 	var sent struct{ AlertID int64 }
 	r.JSON(t, &sent)
-	var page model.EtnResultsSummaryResponse
-	stacktest.Eventually(t, 60*time.Second, "the calls to be placed", func() bool {
-		r := s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d/results/channels/etn", sent.AlertID), tok, nil)
-		if r.Status != 200 {
-			t.Fatalf("etn page %d %s", r.Status, r.Body)
-		}
-		page = model.EtnResultsSummaryResponse{}
-		r.JSON(t, &page)
-		return page.Totals.Total > 0 && page.Totals.Pending+page.Totals.Retrying == 0
+	stacktest.Eventually(t, 60*time.Second, "the alert to complete", func() bool {
+		var st struct{ Completed bool }
+		s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d/status", sent.AlertID), tok, nil).JSON(t, &st)
+		return st.Completed
 	})
+	var page model.EtnResultsSummaryResponse
+	if r := s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d/results/channels/etn", sent.AlertID), tok, nil); r.Status != 200 {
+		t.Fatalf("etn page %d %s", r.Status, r.Body)
+	} else {
+		r.JSON(t, &page)
+	}
 	var got []string
 	for _, it := range page.Items {
 		contact := "point"

@@ -108,6 +108,9 @@ func TestTargetsInsideTheArea(t *testing.T) {
 	if err := pts.Replace(ctx, tenant, "unused", []etn.Point{{Phone: "+15550000007", Latitude: 45, Longitude: -122}}); err != nil {
 		t.Fatal(err)
 	}
+	if err := pts.Replace(ctx, other, "wells", []etn.Point{{Phone: "+15550000008", Name: "Another tenant's well", Latitude: 45, Longitude: -122}}); err != nil {
+		t.Fatal(err)
+	}
 	circle := etn.Area{Center: &etn.LatLng{Lat: 45.0, Lng: -122.0}, RadiusMeters: 500}
 	square := etn.Area{Polygon: []etn.LatLng{{44.99, -122.01}, {44.99, -121.99}, {45.01, -121.99}, {45.01, -122.01}}}
 	targets := &channelstate.AlertETNTargets{DB: db}
@@ -150,8 +153,14 @@ func TestTargetsInsideTheArea(t *testing.T) {
 	if err := pts.Delete(ctx, tenant, "unused"); err != nil {
 		t.Fatal(err)
 	}
+	if err := pts.Delete(ctx, other, "wells"); err != nil {
+		t.Fatal(err)
+	}
 	if err := pts.Delete(ctx, other, "wells"); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("another tenant's list: %v", err)
+	}
+	if lists, _ := pts.Lists(ctx, tenant); len(lists) != 1 || lists[0].Name != "wells" || lists[0].Points != 3 {
+		t.Fatalf("another tenant deleted the list: %+v", lists)
 	}
 }
 
