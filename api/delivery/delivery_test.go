@@ -5,13 +5,14 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/channels"
-	"github.com/tocsin/tocsin/channels/etn"
 	"github.com/tocsin/tocsin/channels/providerhttp"
 	"github.com/tocsin/tocsin/channels/providers"
 	"github.com/tocsin/tocsin/channels/voice"
@@ -175,18 +176,28 @@ func TestCallStatusCallbacks(t *testing.T) {
 	}
 }
 
+// TestEtnAddressPointLists imports address-point lists and sends an ETN
+// alert to an area: it calls the points of the lists it names inside the
+// area, and neither the points of other lists nor another tenant's.
+// TestEtnAddressPointLists imports address-point lists and sends an ETN
+// alert to an area: it calls the contacts' phones inside the area and the
+// points of the lists it names inside the area, a number once and as the
+// contact, and neither the points of other lists nor another tenant's.
 func TestEtnAddressPointLists(t *testing.T) {
 	t.Parallel()
-	s := stacktest.Shared(t)
+	// The ETN provider is a loopback speaking plain http.
+	s := stacktest.Start(t, func(c *config.Config) { c.HookAllowHosts, c.HookAllowHTTP = []string{"127.0.0.1"}, true })
 	tenant, tok := s.NewTenant(t)
-	csv := "phone,latitude,longitude,name,address\n+15550000001,45.0,-122.0,Well 1,1 Main St\nbad,45,-122,,\n+15550000002,45.1,-122.1,Well 2,\n"
+	_, other := s.NewTenant(t)
+	csv := "phone,latitude,longitude,name,address\n+15550000001,45.0,-122.0,Well 1,1 Main St\nbad,45,-122,,\n+15550000002,45.1,-122.1,Well 2,\n" +
+		"+12025550105,45.0001,-122.0,Pat's well,\n"
 	r := s.Do(t, http.MethodPut, "/v2/settings/etn/addressPointLists/wells%202026", tok, strings.NewReader(csv), "Content-Type", "text/csv")
 	if r.Status != 200 {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
 	var res model.EtnAddressPointImportResult
 	r.JSON(t, &res)
-	if res.ListName != "wells 2026" || res.Imported != 2 || res.Rejected != 1 || res.Errors[0].Line != 3 {
+	if res.ListName != "wells 2026" || res.Imported != 3 || res.Rejected != 1 || res.Errors[0].Line != 3 {
 		t.Fatalf("%+v", res)
 	}
 	if r := s.Do(t, http.MethodPut, "/v2/settings/etn/addressPointLists/x", tok, strings.NewReader("name\nfoo\n"), "Content-Type", "text/csv"); r.Status != 400 {
@@ -194,21 +205,89 @@ func TestEtnAddressPointLists(t *testing.T) {
 	}
 	var lists model.EtnAddressPointListsResponse
 	s.Do(t, http.MethodGet, "/v2/settings/etn/addressPointLists", tok, nil).JSON(t, &lists)
-	if len(lists.Items) != 1 || lists.Items[0].Points != 2 {
+	if len(lists.Items) != 1 || lists.Items[0].Points != 3 {
 		t.Fatalf("%+v", lists)
 	}
-	got, err := etn.Targets(context.Background(), s.DB, tenant, etn.Area{Center: &etn.LatLng{Lat: 45, Lng: -122}, RadiusMeters: 1000}, []string{"wells 2026"}, "", 10)
-	if err != nil || len(got) != 1 || got[0].Phone != "+15550000001" {
-		t.Fatalf("%+v %v", got, err)
+	// Points inside the area that the alert must not call: a list it does
+	// not name, and another tenant's list of the same name.
+	for _, imp := range []struct{ tok, list, csv string }{
+		{tok, "pumps", "phone,latitude,longitude,name\n+15550000003,45.0005,-122.0,Pump\n"},
+		{other, "wells%202026", "phone,latitude,longitude,name\n+15550000004,45.0,-122.0005,Other well\n"},
+	} {
+		if r := s.Do(t, http.MethodPut, "/v2/settings/etn/addressPointLists/"+imp.list, imp.tok, strings.NewReader(imp.csv), "Content-Type", "text/csv"); r.Status != 200 {
+			t.Fatalf("%s: %d %s", imp.list, r.Status, r.Body)
+		}
 	}
-	_, other := s.NewTenant(t)
+	// A contact at home inside the area, with the number of one of the points.
+	add := func(path string, body any) stacktest.Response {
+		t.Helper()
+		r := s.Do(t, http.MethodPost, path, tok, body)
+		if r.Status != http.StatusCreated {
+			t.Fatalf("POST %s: %d %s", path, r.Status, r.Body)
+		}
+		return r
+	}
+	var pat struct{ ID string }
+	add("/"+tenant+"/directory/staff/users", map[string]any{"name": map[string]any{"first": "Pat", "last": "Contact"}}).JSON(t, &pat)
+	add("/"+tenant+"/directory/staff/users/"+pat.ID+"/contact/phones", map[string]any{"number": "+12025550105"})
+	add("/"+tenant+"/directory/staff/users/"+pat.ID+"/notifications/locations", map[string]any{"name": "home",
+		"geoLocation": map[string]any{"latitude": 45.0002, "longitude": -122.0}})
+
+	prov := voicetest.New(t, "voice-api-token-123456", "callback-signing-secret")
+	if r := s.Do(t, http.MethodPut, "/v2/settings/channels/etn", tok, voiceSettings(prov.URL)); r.Status != 200 {
+		t.Fatalf("etn settings %d %s", r.Status, r.Body)
+	}
+	r = s.Do(t, http.MethodPost, "/v2/alerts", tok, map[string]any{"settings": map[string]any{
+		"message":    map[string]any{"subject": "Boil water", "body": "Boil water before drinking."},
+		"channels":   map[string]any{"etn": map[string]any{"enabled": true, "addressPointLists": []string{"wells 2026"}}},
+		"recipients": map[string]any{"areas": []map[string]any{{"center": map[string]any{"lat": 45, "lng": -122}, "radiusMeters": 1000}}},
+	}})
+	if r.Status != http.StatusCreated {
+		t.Fatalf("send %d %s", r.Status, r.Body)
+	}
+	var sent struct{ AlertID int64 }
+	r.JSON(t, &sent)
+	stacktest.Eventually(t, 60*time.Second, "the alert to complete", func() bool {
+		var st struct{ Completed bool }
+		s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d/status", sent.AlertID), tok, nil).JSON(t, &st)
+		return st.Completed
+	})
+	var page model.EtnResultsSummaryResponse
+	if r := s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d/results/channels/etn", sent.AlertID), tok, nil); r.Status != 200 {
+		t.Fatalf("etn page %d %s", r.Status, r.Body)
+	} else {
+		r.JSON(t, &page)
+	}
+	var got []string
+	for _, it := range page.Items {
+		contact := "point"
+		if it.ContactID != nil {
+			contact = "contact " + strconv.FormatInt(*it.ContactID, 10)
+		}
+		got = append(got, fmt.Sprintf("%d %s %s", it.RecipientID, it.Phone, contact))
+	}
+	want := []string{"1 +12025550105 contact " + pat.ID, "2 +15550000001 point"}
+	if !slices.Equal(got, want) || page.Totals.Total != 2 || page.Items[1].Name.First != "Well 1" {
+		t.Fatalf("etn page %v, want %v: %+v", got, want, page)
+	}
+	var called []string
+	for _, c := range prov.Calls() {
+		called = append(called, c.Request.To)
+	}
+	slices.Sort(called)
+	if !slices.Equal(called, []string{"+12025550105", "+15550000001"}) {
+		t.Fatalf("called %v, want each number inside the area once", called)
+	}
+
+	if r := s.Do(t, http.MethodDelete, "/v2/settings/etn/addressPointLists/wells%202026", other, nil); r.Status != 204 {
+		t.Fatalf("the other tenant's own list: %d", r.Status)
+	}
 	if r := s.Do(t, http.MethodDelete, "/v2/settings/etn/addressPointLists/wells%202026", other, nil); r.Status != 404 {
 		t.Fatalf("another tenant deleted: %d", r.Status)
 	}
 	if r := s.Do(t, http.MethodDelete, "/v2/settings/etn/addressPointLists/wells%202026", tok, nil); r.Status != 204 {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
-
 }
 
 func mustBox(t *testing.T) *secrets.Box {

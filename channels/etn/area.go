@@ -1,10 +1,8 @@
 package etn
 
 import (
-	"context"
 	"fmt"
 
-	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/channelstate"
 )
 
@@ -67,16 +65,4 @@ func (a Area) Row() channelstate.Area {
 		r.Center = &c
 	}
 	return r
-}
-
-// Target is a phone number inside an area.
-type Target = channelstate.ETNTarget
-
-// Targets returns up to limit targets of the area whose phone sorts after
-// after, for paging through large areas.
-func Targets(ctx context.Context, db *storage.DB, tenant string, a Area, lists []string, after string, limit int) ([]Target, error) {
-	if err := a.Validate(); err != nil {
-		return nil, err
-	}
-	return (&channelstate.ETNTargets{DB: db}).Page(ctx, tenant, a.Row(), lists, after, limit)
 }

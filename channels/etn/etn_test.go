@@ -21,6 +21,7 @@ import (
 	"github.com/tocsin/tocsin/channels/voice/voicetest"
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/channelstate"
 	"github.com/tocsin/tocsin/storage/directory"
 )
 
@@ -107,25 +108,43 @@ func TestTargetsInsideTheArea(t *testing.T) {
 	if err := pts.Replace(ctx, tenant, "unused", []etn.Point{{Phone: "+15550000007", Latitude: 45, Longitude: -122}}); err != nil {
 		t.Fatal(err)
 	}
+	if err := pts.Replace(ctx, other, "wells", []etn.Point{{Phone: "+15550000008", Name: "Another tenant's well", Latitude: 45, Longitude: -122}}); err != nil {
+		t.Fatal(err)
+	}
 	circle := etn.Area{Center: &etn.LatLng{Lat: 45.0, Lng: -122.0}, RadiusMeters: 500}
 	square := etn.Area{Polygon: []etn.LatLng{{44.99, -122.01}, {44.99, -121.99}, {45.01, -121.99}, {45.01, -122.01}}}
+	targets := &channelstate.AlertETNTargets{DB: db}
 	for name, a := range map[string]etn.Area{"circle": circle, "polygon": square} {
-		got, err := etn.Targets(ctx, db, tenant, a, []string{"wells"}, "", 100)
+		if err := a.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		alertID, err := storage.NextAlertID(ctx, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := targets.StoreOnce(ctx, tenant, alertID, []channelstate.Area{a.Row()}, []string{"wells"}); err != nil {
+			t.Fatal(err)
+		}
+		got, err := targets.Unfinished(ctx, tenant, alertID, 0, 100)
 		if err != nil {
 			t.Fatal(err)
 		}
 		var phones []string
 		for _, g := range got {
-			phones = append(phones, g.Phone+"/"+g.Source)
+			phones = append(phones, fmt.Sprintf("%d/%s/%s", g.Seq, g.Phone, g.Name))
 		}
-		want := []string{"+15550000001/contact", "+15550000005/addressPoint"}
+		// The contact, not the point with the same number.
+		want := []string{"1/+15550000001/Pat +15550000001", "2/+15550000005/Well 1"}
 		if !slices.Equal(phones, want) {
 			t.Errorf("%s: %v, want %v", name, phones, want)
 		}
-	}
-	page, err := etn.Targets(ctx, db, tenant, circle, []string{"wells"}, "+15550000001", 100)
-	if err != nil || len(page) != 1 || page[0].Phone != "+15550000005" {
-		t.Fatalf("second page %+v %v", page, err)
+		page, err := targets.Unfinished(ctx, tenant, alertID, 1, 100)
+		if err != nil || len(page) != 1 || page[0].Phone != "+15550000005" {
+			t.Fatalf("%s: second page %+v %v", name, page, err)
+		}
+		if got, _ := targets.Unfinished(ctx, other, alertID, 0, 100); len(got) != 0 {
+			t.Fatalf("%s: another tenant reads the targets %+v", name, got)
+		}
 	}
 	lists, err := pts.Lists(ctx, tenant)
 	if err != nil || len(lists) != 2 || lists[1].Name != "wells" || lists[1].Points != 3 {
@@ -134,8 +153,14 @@ func TestTargetsInsideTheArea(t *testing.T) {
 	if err := pts.Delete(ctx, tenant, "unused"); err != nil {
 		t.Fatal(err)
 	}
+	if err := pts.Delete(ctx, other, "wells"); err != nil {
+		t.Fatal(err)
+	}
 	if err := pts.Delete(ctx, other, "wells"); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("another tenant's list: %v", err)
+	}
+	if lists, _ := pts.Lists(ctx, tenant); len(lists) != 1 || lists[0].Name != "wells" || lists[0].Points != 3 {
+		t.Fatalf("another tenant deleted the list: %+v", lists)
 	}
 }
 

@@ -3,6 +3,9 @@ package channelstate_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -297,32 +300,66 @@ func TestETNTargetsFromContactsAndAddressPoints(t *testing.T) {
 	}
 	circle := channelstate.Area{Center: &channelstate.LatLng{Lat: 45, Lng: -122}, RadiusMeters: 1000}
 	square := channelstate.Area{Polygon: []channelstate.LatLng{{Lat: 44.9, Lng: -122.1}, {Lat: 44.9, Lng: -121.9}, {Lat: 45.1, Lng: -121.9}, {Lat: 45.1, Lng: -122.1}}}
-	for _, a := range []channelstate.Area{circle, square} {
-		got, err := (&channelstate.ETNTargets{DB: db}).Page(ctx, tenant, a, []string{"wells"}, "", 10)
-		if err != nil || len(got) != 2 || got[0].Phone != "+15550000001" || got[0].Source != "contact" || got[1].Source != "addressPoint" {
-			t.Fatalf("%+v %v", got, err)
+	at := &channelstate.AlertETNTargets{DB: db}
+	// targets stores the targets of a new alert of tenant and returns them
+	// as seq/phone/name.
+	targets := func(tenant string, areas []channelstate.Area, lists []string) []string {
+		t.Helper()
+		id, err := storage.NextAlertID(ctx, db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := at.StoreOnce(ctx, tenant, id, areas, lists); err != nil {
+			t.Fatal(err)
+		}
+		todo, err := at.Unfinished(ctx, tenant, id, 0, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, x := range todo {
+			got = append(got, fmt.Sprintf("%d/%s/%s", x.Seq, x.Phone, x.Name))
+		}
+		return got
+	}
+	// The contact's phone is called once, as the contact, not as the
+	// list's point with the same number; Far and the other tenant's contact
+	// are not called.
+	want := []string{"1/+15550000001/Pat", "2/+15550000003/Well"}
+	for name, a := range map[string]channelstate.Area{"circle": circle, "polygon": square} {
+		if got := targets(tenant, []channelstate.Area{a}, []string{"wells"}); !slices.Equal(got, want) {
+			t.Errorf("%s: %v, want %v", name, got, want)
 		}
 	}
-	if got, _ := (&channelstate.ETNTargets{DB: db}).Page(ctx, tenant, circle, nil, "+15550000001", 10); len(got) != 0 {
-		t.Fatalf("page after the last: %+v", got)
+	if got := targets(tenant, []channelstate.Area{circle}, nil); !slices.Equal(got, want[:1]) {
+		t.Errorf("without lists: %v, want only the contact", got)
+	}
+	if got := targets(other, []channelstate.Area{square}, []string{"wells"}); !slices.Equal(got, []string{"1/+15550000002/Oth"}) {
+		t.Errorf("the other tenant: %v, want only its own contact", got)
 	}
 
-	at := &channelstate.AlertETNTargets{DB: db}
+	alertID, err := storage.NextAlertID(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for range 2 { // the second time stores nothing
-		if err := at.StoreOnce(ctx, tenant, 5, []channelstate.Area{circle, square}, []string{"wells"}); err != nil {
+		if err := at.StoreOnce(ctx, tenant, alertID, []channelstate.Area{circle, square}, []string{"wells"}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	todo, err := at.Unfinished(ctx, tenant, 5, 0, 10)
+	todo, err := at.Unfinished(ctx, tenant, alertID, 0, 10)
 	if err != nil || len(todo) != 2 || todo[0].Seq != 1 || todo[1].Seq != 2 {
 		t.Fatalf("%+v %v", todo, err)
 	}
-	if got, _ := at.Unfinished(ctx, other, 5, 0, 10); len(got) != 0 {
+	if got, _ := at.Unfinished(ctx, tenant, alertID, 1, 10); len(got) != 1 || got[0].Phone != "+15550000003" {
+		t.Fatalf("after the first: %+v", got)
+	}
+	if got, _ := at.Unfinished(ctx, other, alertID, 0, 10); len(got) != 0 {
 		t.Fatal("another tenant sees the targets")
 	}
 	calls := &channelstate.Calls{DB: db}
-	key := "alert-" + tenant + "-5:etn:1:1"
-	if err := calls.Prepare(ctx, channelstate.NewCall{Tenant: tenant, Key: key, Channel: "etn", AlertID: ptr(int64(5)), Message: []byte(`{}`), Attempt: 1, MaxAttempts: 1, RetryIntervalSeconds: 30}); err != nil {
+	key := "alert-" + tenant + "-" + strconv.FormatInt(alertID, 10) + ":etn:1:1"
+	if err := calls.Prepare(ctx, channelstate.NewCall{Tenant: tenant, Key: key, Channel: "etn", AlertID: &alertID, Message: []byte(`{}`), Attempt: 1, MaxAttempts: 1, RetryIntervalSeconds: 30}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := calls.Update(ctx, tenant, "etn", key, func(channelstate.CurrentCall) (channelstate.CallUpdate, error) {
@@ -330,13 +367,13 @@ func TestETNTargetsFromContactsAndAddressPoints(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := at.RecordCalls(ctx, tenant, 5, []channelstate.ETNCallResult{
+	if err := at.RecordCalls(ctx, tenant, alertID, []channelstate.ETNCallResult{
 		{Seq: 1, Status: storage.DeliverySent, ProviderMessageID: "c1"},
 		{Seq: 2, Status: storage.DeliveryRetrying, Error: "busy"},
 	}); err != nil {
 		t.Fatal(err)
 	}
-	todo, _ = at.Unfinished(ctx, tenant, 5, 0, 10)
+	todo, _ = at.Unfinished(ctx, tenant, alertID, 0, 10)
 	if len(todo) != 1 || todo[0].Seq != 2 {
 		t.Fatalf("after recording: %+v", todo)
 	}
@@ -347,5 +384,3 @@ func TestETNTargetsFromContactsAndAddressPoints(t *testing.T) {
 		t.Fatal(err)
 	}
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -58,8 +58,9 @@ func (a Area) condition(latCol, lngCol string, n int) (string, any) {
 
 // targetsSQL returns a query of the distinct phone numbers of tenant ($1)
 // inside the area ($2): contacts' callable phones at their locations and the
-// points of the named address-point lists ($3, text[]). Its columns are
-// those of ETNTarget.
+// points of the named address-point lists ($3, text[]), a contact's phone
+// preferred to the same number in a list. Its columns are phone, source
+// ("contact" or "addressPoint"), person_id, name, latitude and longitude.
 func (a Area) targetsSQL() (query string, areaArg any) {
 	cl, arg := a.condition("l.latitude", "l.longitude", 2)
 	cp, _ := a.condition("ap.latitude", "ap.longitude", 2)
@@ -75,36 +76,6 @@ func (a Area) targetsSQL() (query string, areaArg any) {
 		FROM etn_address_points ap
 		WHERE ap.tenant_id = $1 AND ap.list_name = ANY($3::text[]) AND ` + cp + `
 	) t ORDER BY phone, pref`, arg
-}
-
-// ETNTarget is a phone number inside an area.
-type ETNTarget struct {
-	Phone string `db:"phone"`
-	// Source is "contact" or "addressPoint".
-	Source    string  `db:"source"`
-	PersonID  *int64  `db:"person_id"`
-	Name      string  `db:"name"`
-	Latitude  float64 `db:"latitude"`
-	Longitude float64 `db:"longitude"`
-}
-
-// ETNTargets finds the phone numbers inside areas: contacts' callable phones
-// at their locations and imported address points.
-type ETNTargets struct {
-	DB *storage.DB
-}
-
-// Page returns up to limit targets of the tenant in the area, from the
-// named address-point lists and contacts, whose phone sorts after after.
-func (s *ETNTargets) Page(ctx context.Context, tenant string, a Area, lists []string, after string, limit int) ([]ETNTarget, error) {
-	q, arg := a.targetsSQL()
-	var out []ETNTarget
-	err := s.DB.SelectContext(ctx, &out, `SELECT * FROM (`+q+`) x WHERE phone > $4 ORDER BY phone LIMIT $5`,
-		tenant, arg, pq.Array(lists), after, limit)
-	if err != nil {
-		return nil, fmt.Errorf("select etn targets: %w", err)
-	}
-	return out, nil
 }
 
 // AddressPoint is one imported address point: a phone number at a place.
