@@ -18,6 +18,7 @@ import (
 	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/channels/catalog"
+	"github.com/tocsin/tocsin/channels/etn"
 	"github.com/tocsin/tocsin/hooks/events"
 	"github.com/tocsin/tocsin/storage"
 )
@@ -120,7 +121,7 @@ func (a *Activities) PrepareAlert(ctx context.Context, ref AlertRef) (AlertPlan,
 		if plan.BatchSize, err = storage.SetBatchSize(ctx, tx, ref.Tenant, ref.AlertID, plan.BatchSize); err != nil {
 			return err
 		}
-		if n == 0 {
+		if n == 0 && !reachesWithoutRecipients(al.Channels, s) {
 			plan.Failed = true
 			moved, err := storage.TransitionAlert(ctx, tx, ref.Tenant, ref.AlertID, []string{storage.AlertQueued}, storage.AlertFailed, "no recipients")
 			if err != nil || !moved {
@@ -143,6 +144,24 @@ func (a *Activities) PrepareAlert(ctx context.Context, ref AlertRef) (AlertPlan,
 		}
 	}
 	return plan, nil
+}
+
+// reachesWithoutRecipients tells whether one of chs delivers without
+// resolved recipients: a broadcast to the tenant's destinations (EAS, mobile
+// broadcast, team chat, social, neighborhood), or ETN calls to the numbers
+// inside the alert's areas. Such an alert goes on with no recipients.
+func reachesWithoutRecipients(chs []string, s *alert.Settings) bool {
+	for _, ch := range chs {
+		switch channels.Channel(ch).Addressing() {
+		case channels.PerDestination:
+			return true
+		case channels.PerArea:
+			if len(etn.Areas(s)) > 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func planOf(a *Activities, al *storage.Alert, s *alert.Settings) AlertPlan {

@@ -112,6 +112,13 @@ func SendAlert(ctx workflow.Context, in SendAlertInput) error {
 	plan := st.Plan
 	groups := channelGroups(plan)
 	batches := (plan.Recipients + int64(plan.BatchSize) - 1) / int64(plan.BatchSize)
+	if batches == 0 {
+		// No recipients, and not failed: a broadcast or ETN to areas
+		// delivers in the first batch, which reads no recipients. (Before,
+		// an alert without recipients always failed in PrepareAlert, so no
+		// recorded history reaches this with 0 batches.)
+		batches = 1
+	}
 	children := 0
 	for st.Cycle <= plan.Cycles {
 		if !st.CycleStarted {

@@ -768,3 +768,40 @@ func TestAudioFileByFullOrShortName(t *testing.T) {
 	}
 	l.checkProblems(t)
 }
+
+// TestAreaAlertWithoutRecipientsStillBroadcastsAndCalls sends an alert to an
+// area where no contact lives: its EAS message still goes out and ETN still
+// calls the imported address point inside the area, so the alert is Sent
+// with no recipients rather than Failed.
+func TestAreaAlertWithoutRecipientsStillBroadcastsAndCalls(t *testing.T) {
+	t.Parallel()
+	s := startWithPublicURL(t)
+	_, tok := s.NewTenant(t)
+	l := configureLoopbacks(t, s, tok, nil)
+	csv := "phone,latitude,longitude,name\n+12025550177,44.0001,-121.0,Remote well\n+12025550178,46.0,-121.0,Far well\n"
+	if r := s.Do(t, http.MethodPut, "/v2/settings/etn/addressPointLists/wells", tok, strings.NewReader(csv), "Content-Type", "text/csv"); r.Status != http.StatusOK {
+		t.Fatalf("import points: %d %s", r.Status, r.Body)
+	}
+	res := send(t, s, tok, map[string]any{"settings": map[string]any{
+		"message": map[string]any{"subject": "Wildfire", "body": "Evacuate the valley now."},
+		"channels": map[string]any{
+			"etn": map[string]any{"enabled": true, "addressPointLists": []string{"wells"}},
+			"eas": map[string]any{"enabled": true, "eventCode": "EVI", "sameCodes": []string{"041005"}},
+		},
+		"recipients": map[string]any{"areas": []map[string]any{{"center": map[string]any{"lat": 44, "lng": -121}, "radiusMeters": 500}}},
+	}})
+	st := waitDone(t, s, tok, res.AlertID)
+	if st.Status != "Sent" || st.Recipients != 0 {
+		t.Fatalf("status %s with %d recipients, want Sent with 0", st.Status, st.Recipients)
+	}
+	if docs := l.cap.Documents(); len(docs) != 1 {
+		t.Errorf("%d EAS documents, want 1", len(docs))
+	}
+	var called []string
+	for _, c := range l.voice.Calls() {
+		called = append(called, c.Request.To)
+	}
+	if len(called) != 1 || called[0] != "+12025550177" {
+		t.Errorf("ETN called %v, want only the point inside the area", called)
+	}
+}

@@ -38,7 +38,7 @@ func (AlertStatus) Schema(r huma.Registry) *huma.Schema {
 	return EnumSchema[AlertStatus](r,
 		"The alert's lifecycle. Scheduled: accepted, waiting for its send time. Queued: accepted, its workflow is about to resolve recipients. "+
 			"Processing: recipients resolved, deliveries in progress. Sent: every recipient has a final result on every channel of the first cycle and at least one delivery succeeded. "+
-			"Failed: nothing could be delivered (no recipients, every delivery failed, or the workflow failed). "+
+			"Failed: nothing could be delivered (no recipients and no broadcast or ETN area to reach, every delivery failed, or the workflow failed). "+
 			"Transitions: Scheduled -> Queued -> Processing -> Sent | Failed; Queued -> Failed when recipients cannot be resolved. "+
 			"Later cycles (resends to recipients who have not confirmed) and receipts do not change Sent or Failed; completedAt marks the end of the alert's workflow.",
 		AlertScheduled, AlertQueued, AlertProcessing, AlertSent, AlertFailed)
