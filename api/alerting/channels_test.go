@@ -146,28 +146,20 @@ func configureLoopbacks(t *testing.T, s *stacktest.Stack, tok string, failing *p
 // phone, and runs more (devices, fax numbers) on its path.
 func directoryUser(t *testing.T, s *stacktest.Stack, tenant, tok string, p *apiPerson, apps []map[string]any, more ...func(base string)) {
 	t.Helper()
-	do := func(path string, body any) stacktest.Response {
-		t.Helper()
-		r := s.Do(t, http.MethodPost, path, tok, body)
-		if r.Status != http.StatusCreated {
-			t.Fatalf("POST %s: %d %s", path, r.Status, r.Body)
-		}
-		return r
-	}
 	body := map[string]any{"name": map[string]any{"first": p.First, "last": "Test"}}
 	if apps != nil {
 		body["mobileApps"] = apps
 	}
 	var u struct{ ID string }
-	do("/"+tenant+"/directory/staff/users", body).JSON(t, &u)
+	s.Create(t, "/"+tenant+"/directory/staff/users", tok, body).JSON(t, &u)
 	id, err := strconv.ParseInt(u.ID, 10, 64)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p.ID = id
 	base := "/" + tenant + "/directory/staff/users/" + u.ID
-	do(base+"/contact/emails", map[string]any{"address": p.Email})
-	do(base+"/contact/phones", map[string]any{"number": p.Phone})
+	s.Create(t, base+"/contact/emails", tok, map[string]any{"address": p.Email})
+	s.Create(t, base+"/contact/phones", tok, map[string]any{"number": p.Phone})
 	for _, f := range more {
 		f(base)
 	}

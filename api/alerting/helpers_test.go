@@ -49,14 +49,6 @@ func (c *contact) directory() string {
 func seed(t *testing.T, s *stacktest.Stack, tenant string, cs ...*contact) {
 	t.Helper()
 	tok := s.Token(t, tenant)
-	do := func(path string, body any) stacktest.Response {
-		t.Helper()
-		r := s.Do(t, http.MethodPost, path, tok, body)
-		if r.Status != http.StatusCreated {
-			t.Fatalf("POST %s: %d %s", path, r.Status, r.Body)
-		}
-		return r
-	}
 	batch := stacktest.Suffix()
 	customs := make([]map[string]string, len(cs))
 	var keys []string
@@ -73,7 +65,7 @@ func seed(t *testing.T, s *stacktest.Stack, tenant string, cs ...*contact) {
 		}
 		base := "/" + tenant + "/directory/" + c.directory() + "/users"
 		var u struct{ ID string }
-		do(base, map[string]any{"externalId": fmt.Sprintf("seed-%s-%d", batch, i),
+		s.Create(t, base, tok, map[string]any{"externalId": fmt.Sprintf("seed-%s-%d", batch, i),
 			"name": map[string]any{"first": c.First, "last": c.Last}}).JSON(t, &u)
 		id, err := strconv.ParseInt(u.ID, 10, 64)
 		if err != nil {
@@ -81,7 +73,7 @@ func seed(t *testing.T, s *stacktest.Stack, tenant string, cs ...*contact) {
 		}
 		c.ID = id
 		if c.HasLocation {
-			do(base+"/"+u.ID+"/notifications/locations", map[string]any{"name": "home",
+			s.Create(t, base+"/"+u.ID+"/notifications/locations", tok, map[string]any{"name": "home",
 				"geoLocation": map[string]any{"latitude": c.Lat, "longitude": c.Lng}})
 		}
 	}
@@ -153,10 +145,7 @@ func group(t *testing.T, s *stacktest.Stack, tenant string, parent int64, member
 	if parent > 0 {
 		body["parentId"] = fmt.Sprint(parent)
 	}
-	r := s.Do(t, http.MethodPost, "/"+tenant+"/directory/staff/groups", tok, body)
-	if r.Status != http.StatusCreated {
-		t.Fatalf("create group: %d %s", r.Status, r.Body)
-	}
+	r := s.Create(t, "/"+tenant+"/directory/staff/groups", tok, body)
 	var g struct{ ID int64 }
 	r.JSON(t, &g)
 	for _, m := range members {

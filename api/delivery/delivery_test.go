@@ -219,18 +219,10 @@ func TestEtnAddressPointLists(t *testing.T) {
 		}
 	}
 	// A contact at home inside the area, with the number of one of the points.
-	add := func(path string, body any) stacktest.Response {
-		t.Helper()
-		r := s.Do(t, http.MethodPost, path, tok, body)
-		if r.Status != http.StatusCreated {
-			t.Fatalf("POST %s: %d %s", path, r.Status, r.Body)
-		}
-		return r
-	}
 	var pat struct{ ID string }
-	add("/"+tenant+"/directory/staff/users", map[string]any{"name": map[string]any{"first": "Pat", "last": "Contact"}}).JSON(t, &pat)
-	add("/"+tenant+"/directory/staff/users/"+pat.ID+"/contact/phones", map[string]any{"number": "+12025550105"})
-	add("/"+tenant+"/directory/staff/users/"+pat.ID+"/notifications/locations", map[string]any{"name": "home",
+	s.Create(t, "/"+tenant+"/directory/staff/users", tok, map[string]any{"name": map[string]any{"first": "Pat", "last": "Contact"}}).JSON(t, &pat)
+	s.Create(t, "/"+tenant+"/directory/staff/users/"+pat.ID+"/contact/phones", tok, map[string]any{"number": "+12025550105"})
+	s.Create(t, "/"+tenant+"/directory/staff/users/"+pat.ID+"/notifications/locations", tok, map[string]any{"name": "home",
 		"geoLocation": map[string]any{"latitude": 45.0002, "longitude": -122.0}})
 
 	prov := voicetest.New(t, "voice-api-token-123456", "callback-signing-secret")

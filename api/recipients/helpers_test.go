@@ -86,10 +86,7 @@ func directoryUser(t testing.TB, s *stacktest.Stack, tenant, externalID, first, 
 	if externalID != "" {
 		body["externalId"] = externalID
 	}
-	r := s.Do(t, http.MethodPost, "/"+tenant+"/directory/staff/users", s.Token(t, tenant), body)
-	if r.Status != http.StatusCreated {
-		t.Fatalf("create user %s: %d %s", externalID, r.Status, r.Body)
-	}
+	r := s.Create(t, "/"+tenant+"/directory/staff/users", s.Token(t, tenant), body)
 	var u struct{ ID string }
 	r.JSON(t, &u)
 	id, err := strconv.ParseInt(u.ID, 10, 64)
@@ -107,10 +104,7 @@ func directoryGroup(t testing.TB, s *stacktest.Stack, tenant string, parent int6
 	if parent != 0 {
 		body["parentId"] = fmt.Sprint(parent)
 	}
-	r := s.Do(t, http.MethodPost, "/"+tenant+"/directory/staff/groups", s.Token(t, tenant), body)
-	if r.Status != http.StatusCreated {
-		t.Fatalf("create group %s: %d %s", name, r.Status, r.Body)
-	}
+	r := s.Create(t, "/"+tenant+"/directory/staff/groups", s.Token(t, tenant), body)
 	var g struct{ ID int64 }
 	r.JSON(t, &g)
 	return g.ID

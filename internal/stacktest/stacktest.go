@@ -315,6 +315,17 @@ func (r Response) Map(t testing.TB) map[string]any {
 	return m
 }
 
+// Create POSTs body to path and fails the test unless the answer is 201
+// Created.
+func (s *Stack) Create(t testing.TB, path, token string, body any, headers ...string) Response {
+	t.Helper()
+	r := s.Do(t, http.MethodPost, path, token, body, headers...)
+	if r.Status != http.StatusCreated {
+		t.Fatalf("POST %s: %d %s", path, r.Status, r.Body)
+	}
+	return r
+}
+
 // Do sends a request to the stack. body may be nil, a []byte, an io.Reader or
 // a value encoded as JSON. headers are name, value pairs; a token is sent as
 // a bearer token when not empty.
