@@ -7,6 +7,7 @@ import (
 	"errors"
 	"log/slog"
 	"maps"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/gofiber/fiber/v2/middleware/requestid"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/valyala/fasthttp"
 	"github.com/valyala/fasthttp/fasthttpadaptor"
 
 	"github.com/tocsin/tocsin/api/model"
@@ -101,7 +103,33 @@ func New(d rest.Deps, verifier *auth.Verifier, reg *prometheus.Registry) *Server
 	limits.collect(hapi.OpenAPI(), d.Config)
 	app.Server().HeaderReceived = limits.headerReceived
 	app.Server().Handler = metrics.refuseUnknownMethods(app.Server().Handler)
+	app.Server().ErrorHandler = unreadableRequests(app.Server().ErrorHandler)
 	return s
+}
+
+// errUnreadableRequest stands for fasthttp's errors about a request head it
+// could not parse. Their text quotes the raw head, bearer token and cookies
+// included, so it must never reach an answer or a log.
+var errUnreadableRequest = errors.New("the request could not be read: its request line or a header holds a control character, NUL or another byte HTTP does not allow")
+
+// unreadableRequests wraps the server's handler of requests fasthttp could
+// not read: the errors Fiber maps to a status of its own (431, 408, 413,
+// 405, 502) pass as they are, and every other one, which Fiber would answer
+// with the error's text, becomes errUnreadableRequest. The answer gets a
+// request id, as every other answer does.
+func unreadableRequests(next func(*fasthttp.RequestCtx, error)) func(*fasthttp.RequestCtx, error) {
+	return func(ctx *fasthttp.RequestCtx, err error) {
+		var small *fasthttp.ErrSmallBuffer
+		var netErr net.Error
+		if !errors.As(err, &small) && !errors.As(err, &netErr) && !errors.Is(err, fasthttp.ErrBodyTooLarge) &&
+			!errors.Is(err, fasthttp.ErrGetOnly) && !strings.Contains(err.Error(), "timeout") {
+			err = errUnreadableRequest
+		}
+		rid := requestid.ConfigDefault.Generator()
+		ctx.SetUserValue(requestid.ConfigDefault.ContextKey, rid)
+		ctx.Response.Header.Set(fiber.HeaderXRequestID, rid)
+		next(ctx, err)
+	}
 }
 
 // directoryJSONTypes are the content types the directory interface accepts

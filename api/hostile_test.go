@@ -397,3 +397,30 @@ func TestRefusedBodiesHoldBoundedConnections(t *testing.T) {
 		t.Errorf("all %d refused connections held open: nothing bounds them", opened)
 	}
 }
+
+// TestUnreadableHeaderAnswerQuotesNothing sends heads fasthttp cannot parse
+// (a control character or NUL in a header value) with a bearer token and a
+// cookie: the 400 problem says what is wrong without quoting the request.
+func TestUnreadableHeaderAnswerQuotesNothing(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	_, tok := s.NewTenant(t)
+	for name, bad := range map[string]string{"control character": "X-Foo: a\x01b", "NUL": "Idempotency-Key: a\x00b"} {
+		t.Run(name, func(t *testing.T) {
+			res, body := rawExchange(t, s, "GET /v2/alerts/2 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer "+tok+
+				"\r\n"+bad+"\r\nCookie: session=SECRET123\r\n\r\n")
+			if res.StatusCode != 400 {
+				t.Fatalf("status %d: %s", res.StatusCode, body)
+			}
+			for _, secret := range []string{tok, "SECRET123", "Bearer", "Cookie"} {
+				if strings.Contains(string(body), secret) {
+					t.Fatalf("the answer quotes %q: %s", secret, body)
+				}
+			}
+			p := problem(t, stacktest.Response{Status: res.StatusCode, Header: res.Header, Body: body})
+			if p.Instance == "" || res.Header.Get("X-Request-Id") == "" || !strings.Contains(p.Detail, "header") {
+				t.Fatalf("instance %q, request id %q, detail %q", p.Instance, res.Header.Get("X-Request-Id"), p.Detail)
+			}
+		})
+	}
+}
