@@ -280,6 +280,12 @@ func authenticate(api huma.API, v *auth.Verifier) func(huma.Context, func(huma.C
 			return
 		}
 		if strings.Contains(op.Path, "{tenantId}") && ctx.Param("tenantId") != p.Tenant {
+			// A tenant id holding a NUL or invalid UTF-8 is bad input
+			// (400 naming it), not another tenant.
+			if bad := checkParameters(ctx, op); bad != nil {
+				writeProblem(api, ctx, bad)
+				return
+			}
 			writeProblem(api, ctx, rest.NotFound("tenant"))
 			return
 		}

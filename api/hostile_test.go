@@ -79,6 +79,8 @@ func TestNULAndInvalidUTF8AreRefusedNamingTheField(t *testing.T) {
 		{"invalid UTF-8 in a query", http.MethodGet, "/v3/user/alerts/sent?from=%ff", tok, nil, nil, "query.from"},
 		{"NUL in a query", http.MethodGet, "/v3/user/alerts/sent?incident=%00", tok, nil, nil, "query.incident"},
 		{"NUL in a path id", http.MethodGet, dir + "/users/%00", tok, nil, nil, "path.userId"},
+		{"NUL in the tenant id", http.MethodGet, "/v4/" + tenant + "%00/distributionLists", tok, nil, nil, "path.tenantId"},
+		{"invalid UTF-8 in the tenant id", http.MethodGet, "/" + tenant + "%ff/directory/main/users/1", tok, nil, nil, "path.tenantId"},
 		{"invalid UTF-8 in a path id", http.MethodGet, dir + "/users/%ff%fe", tok, nil, nil, "path.userId"},
 		{"invalid UTF-8 in a header", http.MethodPost, "/v2/alerts", tok, []byte(`{}`), []string{"Idempotency-Key", "k\xff"}, "header.Idempotency-Key"},
 		{"NUL in a token claim", http.MethodGet, "/v3/user/alerts/sent", nulSub, nil, nil, "header.Authorization"},
