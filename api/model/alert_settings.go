@@ -151,7 +151,7 @@ type WorkflowSettings struct {
 	ConfirmationRequested    bool `json:"confirmationRequested,omitempty" doc:"Ask recipients to confirm through their personal link ({{responseLink}} is appended to texts that lack it)."`
 	Cycles                   int  `json:"cycles,omitempty" minimum:"1" maximum:"10" doc:"How many times the alert is sent: cycles after the first go only to recipients who have not confirmed (default 1)." example:"1"`
 	CycleIntervalMinutes     int  `json:"cycleIntervalMinutes,omitempty" minimum:"1" maximum:"1440" doc:"Minutes between cycles (default 5)." example:"5"`
-	BroadcastDurationMinutes int  `json:"broadcastDurationMinutes,omitempty" minimum:"0" maximum:"10080" doc:"How long the alert stays open: no cycle starts later, and responses are accepted until then (0: until the last cycle ends)." example:"60"`
+	BroadcastDurationMinutes int  `json:"broadcastDurationMinutes,omitempty" minimum:"0" maximum:"10080" doc:"How long the alert stays open: no cycle starts later, and once the alert has completed after it, responses are refused with 410. 0: the alert never closes; responses (confirmations, poll answers) are accepted for as long as the alert exists." example:"60"`
 }
 
 // PipelineSettings orders the channels.
