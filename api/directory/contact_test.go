@@ -108,6 +108,13 @@ func TestNotificationPreferences(t *testing.T) {
 	// A user whose settings forbid joining cannot join.
 	locked := e.createUser(t, "Locked", "Out", map[string]any{"selfServiceSettings": map[string]any{"canJoinGroups": false, "showInGroupDirectory": false}})
 	wantProblem(t, e.do(t, "POST", e.user(locked)+"/notifications/memberships", fmt.Sprint(campus)), 403, "")
+	// An alerting administrator's token adds users to any group: a private
+	// one, and whatever the user's settings.
+	admin := e.s.Token(t, e.tenant, "directory:public", "tamarack")
+	want(t, e.s.Do(t, "POST", mem, admin, fmt.Sprint(board)), 204)
+	want(t, e.s.Do(t, "POST", e.user(locked)+"/notifications/memberships", admin, fmt.Sprint(campus)), 204)
+	wantProblem(t, e.s.Do(t, "POST", mem, admin, fmt.Sprint(board)), 409, "")
+	want(t, e.do(t, "DELETE", mem+"/"+fmt.Sprint(board), nil), 204)
 
 	// Locations.
 	loc := e.user(id) + "/notifications/locations"

@@ -13,6 +13,7 @@ import (
 	"github.com/tocsin/tocsin/api/directory/directoryservice"
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/internal/auth"
 	"github.com/tocsin/tocsin/storage"
 	store "github.com/tocsin/tocsin/storage/directory"
 )
@@ -56,7 +57,8 @@ func (h *handlers) registerNotifications(api huma.API) {
 
 	rest.Register(api, op("usersCreateGroupMembership", http.MethodPost, base+"/memberships", http.StatusNoContent, "Join a group",
 		"Makes the user a direct member of the group whose id is the body (a JSON string), so the user receives notifications sent to it. "+
-			"The group must exist (404) and be joinable: public, with the user's self-service settings allowing joins (403 otherwise). Already a member is a 409.",
+			"The group must exist (404). A token with only the directory:public scope joins as the user: the group must be public and the user's self-service settings must allow joins (403 otherwise). "+
+			"A token that also has the tamarack scope (an alerting administrator's) adds the user to any group of the tenant, public or not, whatever the user's settings. Already a member is a 409.",
 		http.StatusConflict),
 		func(ctx context.Context, in *userWith[model.CreateGroupMembership]) (*struct{}, error) {
 			gid, err := strconv.ParseInt(strings.TrimSpace(string(in.Body)), 10, 64)
@@ -67,7 +69,7 @@ func (h *handlers) registerNotifications(api huma.API) {
 			if err != nil {
 				return nil, err
 			}
-			err = h.users.JoinGroup(ctx, u, gid)
+			err = h.users.JoinGroup(ctx, u, gid, rest.Caller(ctx).HasScope(auth.ScopeTamarack))
 			switch {
 			case errors.Is(err, directoryservice.ErrGroupNotFound):
 				return nil, rest.NotFound("group")

@@ -190,10 +190,12 @@ func (s *Service) CreateGroup(ctx context.Context, tenant, name, description str
 	})
 }
 
-// JoinGroup makes the user a direct member of a public group:
-// ErrGroupNotFound, ErrGroupNotPublic, ErrJoinNotAllowed (the user's
-// self-service settings) or ErrAlreadyMember when it cannot.
-func (s *Service) JoinGroup(ctx context.Context, u User, group int64) error {
+// JoinGroup makes the user a direct member of a group. A user joining by
+// self-service (administrator false) may join only a public group, and only
+// when the user's self-service settings allow it; an administrator adds the
+// user to any group of the tenant. It fails with ErrGroupNotFound,
+// ErrGroupNotPublic, ErrJoinNotAllowed or ErrAlreadyMember.
+func (s *Service) JoinGroup(ctx context.Context, u User, group int64, administrator bool) error {
 	_, err := change(ctx, s, u, func(tx *sqlx.Tx, cur store.User) (struct{}, error) {
 		public, err := store.GroupIsPublic(ctx, tx, u.Tenant, group)
 		if errors.Is(err, storage.ErrNotFound) {
@@ -202,10 +204,10 @@ func (s *Service) JoinGroup(ctx context.Context, u User, group int64) error {
 		if err != nil {
 			return struct{}{}, err
 		}
-		if !public {
+		if !administrator && !public {
 			return struct{}{}, ErrGroupNotPublic
 		}
-		if !s.SelfService(cur).CanJoinGroups {
+		if !administrator && !s.SelfService(cur).CanJoinGroups {
 			return struct{}{}, ErrJoinNotAllowed
 		}
 		added, err := store.AddMembership(ctx, tx, u.Tenant, group, u.ID)
