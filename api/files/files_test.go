@@ -440,6 +440,7 @@ func TestUploadRejectsBadInput(t *testing.T) {
 		{"EAS audio too long", std("long.wav", "audio/wav", longWav, text("EncodeForEasAudio", "true")), 400, "body.EncodeForEasAudio"},
 		{"corrupt png", std("bad.png", "image/png", pic[:60]), 400, "body.HttpFile"},
 		{"FileName twice", append(std("a.png", "image/png", pic), text("FileName", "b.png")), 400, "body.FileName"},
+		{"unknown part", std("a.png", "image/png", pic, text("Folder", "imgs")), 400, "body.Folder"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -456,29 +457,32 @@ func TestUploadRejectsBadInput(t *testing.T) {
 		})
 	}
 	// A chunked form (no declared length to refuse first) over its cap of
-	// the limit and 1 MiB because of a part other than the file, which is
-	// within the limit: the form is at fault, not the file. The cap is hit
-	// in an unknown part after the file, while the file's first bytes are
-	// read, and while the file streams with its declared length.
+	// the limit and 1 MiB with a file within the limit: the bytes before the
+	// file (a multipart preamble, which readers skip) are at fault, not the
+	// file, whether the cap is hit before the first part, in the file's
+	// first bytes or while the file streams with its declared length.
 	big := tone(t, 8000, 1, 1)
 	if len(big) < 2*media.SniffLen {
 		t.Fatalf("the sound has %d bytes, too few to stream past the sniffed head", len(big))
 	}
-	padded := func(k int) []part { // the cap falls k bytes into the file
-		parts := func(n int) []part {
-			return append([]part{text("Padding", strings.Repeat("x", n))}, std("big.wav", "audio/wav", big)...)
-		}
-		b, _ := body(parts(0)...)
-		at := bytes.Index(b.(*bytes.Buffer).Bytes(), big)
-		return parts(limit + 1<<20 - at - k)
+	preamble := func(n int) string { // n bytes of short lines
+		line := strings.Repeat("x", 98) + "\r\n"
+		return strings.Repeat(line, n/len(line)) + strings.Repeat("x", n%len(line))
 	}
-	for name, parts := range map[string][]part{
-		"in a part after the file":  std("a.png", "image/png", pic, text("Padding", strings.Repeat("x", limit+1<<20))),
-		"in the file's first bytes": padded(media.SniffLen / 2),
-		"while the file streams":    padded(len(big) - media.SniffLen/2),
+	padded := func(k int) (io.Reader, string) { // the cap falls k bytes into the file
+		b, ct := body(std("big.wav", "audio/wav", big)...)
+		raw := b.(*bytes.Buffer).Bytes()
+		at := bytes.Index(raw, big)
+		pre := preamble(limit+1<<20-at-k-2) + "\r\n"
+		return io.MultiReader(strings.NewReader(pre), bytes.NewReader(raw)), ct
+	}
+	for name, k := range map[string]int{
+		"before the first part":     -1 << 10,
+		"in the file's first bytes": media.SniffLen / 2,
+		"while the file streams":    len(big) - media.SniffLen/2,
 	} {
-		b, ct := body(parts...)
-		r := s.Do(t, http.MethodPost, "/v4/"+tenant+"/files", token, io.MultiReader(b), "Content-Type", ct)
+		b, ct := padded(k)
+		r := s.Do(t, http.MethodPost, "/v4/"+tenant+"/files", token, b, "Content-Type", ct)
 		if r.Status != 413 || !strings.Contains(string(r.Body), `"location":"body"`) {
 			t.Fatalf("cap hit %s: %d, want 413 naming the body: %s", name, r.Status, r.Body)
 		}

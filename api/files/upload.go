@@ -8,6 +8,7 @@ import (
 	"mime"
 	"mime/multipart"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -35,9 +36,9 @@ func streamBody(ctx huma.Context, next func(huma.Context)) {
 }
 
 // textParts are the parts besides HttpFile.
-var textParts = map[string]bool{
-	"FileName": true, "FolderName": true, "ContentType": true, "ContentLength": true, "Description": true,
-	"EncodeForEasAudio": true, "EncodeForVoiceAudio": true, "ResizeImage": true, "MaxWidth": true,
+var textParts = []string{
+	"FileName", "FolderName", "ContentType", "ContentLength", "Description",
+	"EncodeForEasAudio", "EncodeForVoiceAudio", "ResizeImage", "MaxWidth",
 }
 
 func invalidPart(name, msg string, value any) *rest.ProblemDetails {
@@ -142,7 +143,7 @@ func readForm(mr *multipart.Reader, receive fileservice.Receive) (fileservice.Fo
 				return form, err
 			}
 			form.Given[name] = true
-		case textParts[name]:
+		case slices.Contains(textParts, name):
 			v, err := io.ReadAll(io.LimitReader(part, 4097))
 			if errors.Is(err, fileservice.ErrTooLarge) {
 				return form, err
@@ -157,10 +158,9 @@ func readForm(mr *multipart.Reader, receive fileservice.Receive) (fileservice.Fo
 				return form, err
 			}
 		default:
-			// Unknown parts are read and ignored.
-			if _, err := io.Copy(io.Discard, part); errors.Is(err, fileservice.ErrTooLarge) {
-				return form, err
-			}
+			// As a JSON body's unknown property is refused, so is an
+			// unknown part: a misspelt FolderName must not be dropped.
+			return form, invalidPart(name, "unknown part: the parts are HttpFile, "+strings.Join(textParts, ", "), nil)
 		}
 		part.Close()
 	}
