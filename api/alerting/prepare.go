@@ -139,6 +139,9 @@ func (h *handler) prepare(ctx context.Context, tenant string, in model.AlertSett
 			f.add("conference", "a Conference alert needs the conference invitation", nil)
 		}
 	}
+	if sc := s.Schedule; sc != nil && sc.Type != alert.ScheduleLater && sc.SendAt != nil {
+		f.add("schedule.sendAt", "sendAt is only for a Later schedule: set type to Later, or leave sendAt out to send now", sc.SendAt.Format(time.RFC3339))
+	}
 	if sc := s.Schedule; sc != nil && sc.Type == alert.ScheduleLater {
 		now := time.Now()
 		switch {

@@ -77,6 +77,9 @@ func TestBadInputIsA4xxNamingTheField(t *testing.T) {
 		{"later in the past", with(func(s map[string]any) {
 			s["schedule"] = map[string]any{"type": "Later", "sendAt": time.Now().Add(-time.Hour).Format(time.RFC3339)}
 		}), "body.settings.schedule.sendAt", "future"},
+		{"now with a time", with(func(s map[string]any) {
+			s["schedule"] = map[string]any{"type": "Now", "sendAt": time.Now().Add(time.Hour).Format(time.RFC3339)}
+		}), "body.settings.schedule.sendAt", "Later"},
 		{"bad phone", with(func(s map[string]any) {
 			s["recipients"] = map[string]any{"adHoc": []map[string]any{{"phone": "555"}}}
 		}), "body.settings.recipients.adHoc[0].phone", ""},
