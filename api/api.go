@@ -86,8 +86,8 @@ func New(d rest.Deps, verifier *auth.Verifier, reg *prometheus.Registry) *Server
 	// DefaultConfig hands out huma's shared format map: copy it before adding
 	// to it, or servers built concurrently (parallel tests) race on it.
 	cfg.Formats = maps.Clone(cfg.Formats)
-	for _, ct := range directoryJSONTypes {
-		cfg.Formats[ct] = huma.DefaultJSONFormat
+	for _, ct := range append([]string{"application/json", "json"}, directoryJSONTypes...) {
+		cfg.Formats[ct] = rest.JSONFormat
 	}
 	cfg.OnAddOperation = append(cfg.OnAddOperation, describeDirectoryContentTypes)
 	cfg.Transformers = append(cfg.Transformers, finishProblem(d.Logger))

@@ -426,3 +426,51 @@ func TestUnreadableHeaderAnswerQuotesNothing(t *testing.T) {
 		})
 	}
 }
+
+func TestValuesThatDoNotFitTheirFieldAreNamed(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	_, tok := s.NewTenant(t)
+	alert := func(recipients, extra string) []byte {
+		return []byte(`{"settings":{"message":{"subject":"a","body":"x"},"recipients":` + recipients + extra + `}}`)
+	}
+	cases := []struct {
+		name, path string
+		body       []byte
+		location   string
+		message    string // a part the message must hold
+	}{
+		{"an unknown alert type", "/v2/alerts", []byte(`{"settings":{"type":"Bogus","message":{"subject":"a","body":"x"},"recipients":{"contactIds":[2]}}}`), "body.settings.type", "Conference"},
+		{"an unknown event type", "/v2/settings/subscriptions", []byte(`{"url":"https://example.com/h","eventTypes":["alert.exploded"]}`), "body.eventTypes[0]", "alert."},
+		{"an unknown status filter", "/v2/alerts/find", []byte(`{"statuses":["Exploded"]}`), "body.statuses[0]", "one of"},
+		{"an id beyond int64", "/v2/alerts", alert(`{"contactIds":[2,99999999999999999999]}`, ""), "body.settings.recipients.contactIds[1]", "9223372036854775807"},
+		{"an integer in exponent form", "/v2/alerts", alert(`{"contactIds":[2]}`, `,"workflow":{"cycles":1e0}`), "body.settings.workflow.cycles", "integer"},
+		{"a number beyond float64", "/v2/alerts", alert(`{"contactIds":[2]}`, `,"workflow":{"cycles":1e400}`), "body.settings.workflow.cycles", "number"},
+		{"a filter id beyond int64", "/v2/alerts/find", []byte(`{"ids":[1, 99999999999999999999]}`), "body.ids[1]", "integer"},
+		{"a filter id in exponent form", "/v2/alerts/find", []byte(`{"ids":[1e3]}`), "body.ids[0]", "integer"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := s.Do(t, http.MethodPost, c.path, tok, c.body)
+			if r.Status != 400 {
+				t.Fatalf("status %d: %s", r.Status, r.Body)
+			}
+			p := problem(t, r)
+			if len(p.Errors) != 1 {
+				t.Fatalf("want one failure at %s: %s", c.location, r.Body)
+			}
+			f := p.Errors[0]
+			if f.Location != c.location || f.PropertyName != strings.TrimPrefix(c.location, "body.") {
+				t.Errorf("failure at %q (%q), want %s: %s", f.Location, f.PropertyName, c.location, r.Body)
+			}
+			if !strings.Contains(f.ErrorMessage, c.message) {
+				t.Errorf("message %q does not hold %q", f.ErrorMessage, c.message)
+			}
+			for _, goText := range []string{"Go ", "int64", "float64", "json:", "struct"} {
+				if strings.Contains(f.ErrorMessage, goText) {
+					t.Errorf("message %q carries %q", f.ErrorMessage, goText)
+				}
+			}
+		})
+	}
+}

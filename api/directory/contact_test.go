@@ -101,6 +101,9 @@ func TestNotificationPreferences(t *testing.T) {
 	wantProblem(t, e.do(t, "POST", mem, fmt.Sprint(board)), 403, "")
 	wantProblem(t, e.do(t, "POST", mem, "999999999"), 404, "")
 	wantProblem(t, e.do(t, "POST", mem, "abc"), 400, "body")
+	if p := wantProblem(t, e.do(t, "POST", mem, ""), 400, "body"); p.Errors[0].ErrorMessage == "" {
+		t.Errorf("an empty group id is refused without a message: %+v", p.Errors)
+	}
 	wantProblem(t, e.do(t, "POST", mem, map[string]any{"groupId": "1"}), 400, "body")
 	want(t, e.do(t, "POST", mem, fmt.Sprint(campus)), 204)
 	want(t, e.do(t, "DELETE", mem+"/"+fmt.Sprint(campus), nil), 204)

@@ -228,10 +228,12 @@ type CreateGroupMembership string
 // Schema implements huma.SchemaProvider.
 func (CreateGroupMembership) Schema(r huma.Registry) *huma.Schema {
 	if _, ok := r.Map()["CreateGroupMembership"]; !ok {
-		r.Map()["CreateGroupMembership"] = &huma.Schema{
+		s := &huma.Schema{
 			Type: huma.TypeString, MinLength: ptr(1), MaxLength: ptr(20), Pattern: "^[0-9]+$",
 			Description: "The id of a public group to join, as a JSON string.", Examples: []any{"42"},
 		}
+		s.PrecomputeMessages() // as EnumSchema: huma validates with these
+		r.Map()["CreateGroupMembership"] = s
 	}
 	return &huma.Schema{Ref: "#/components/schemas/CreateGroupMembership"}
 }

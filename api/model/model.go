@@ -32,7 +32,12 @@ func EnumSchema[T ~string](r huma.Registry, doc string, values ...T) *huma.Schem
 		for i, v := range values {
 			enum[i] = string(v)
 		}
-		r.Map()[name] = &huma.Schema{Type: huma.TypeString, Description: doc, Enum: enum, Examples: []any{string(values[0])}}
+		s := &huma.Schema{Type: huma.TypeString, Description: doc, Enum: enum, Examples: []any{string(values[0])}}
+		// huma validates with messages it computes when it builds a
+		// schema itself; one put in the registry directly needs them too,
+		// or a value outside the enumeration is refused without a word.
+		s.PrecomputeMessages()
+		r.Map()[name] = s
 	}
 	return &huma.Schema{Ref: "#/components/schemas/" + name}
 }

@@ -277,6 +277,12 @@ func NewError(status int, msg string, errs ...error) huma.StatusError {
 		var d huma.ErrorDetailer
 		if errors.As(err, &d) {
 			det := d.ErrorDetail()
+			if field, msg, ok := bodyField(det.Message); ok && det.Location == "body" {
+				// A value that does not fit its field (UnmarshalJSON):
+				// huma names only the body and echoes all of it.
+				p.Errors = append(p.Errors, Failure("body", field, msg, nil))
+				continue
+			}
 			_, field, _ := strings.Cut(det.Location, ".")
 			p.Errors = append(p.Errors, ValidationFailure{
 				PropertyName:   field,
