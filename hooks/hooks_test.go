@@ -150,6 +150,15 @@ func TestCheckURL(t *testing.T) {
 			t.Errorf("%s: error does not wrap ErrTarget: %v", c.name, err)
 		}
 	}
+	// The refusal of another scheme names the schemes this policy takes.
+	for _, c := range []struct {
+		p    *hooks.Policy
+		want string
+	}{{strict, "the scheme must be https"}, {loose, "the scheme must be https or http"}} {
+		if _, err := c.p.CheckURL(context.Background(), "ftp://93.184.215.14/hook"); err == nil || !strings.HasSuffix(err.Error(), c.want) {
+			t.Errorf("ftp refused with %v, want %q", err, c.want)
+		}
+	}
 	if _, err := hooks.NewPolicy([]string{"10.0.0.0/33"}, false); err == nil {
 		t.Error("accepted a bad CIDR")
 	}

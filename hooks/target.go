@@ -93,6 +93,9 @@ func (p *Policy) check(ctx context.Context, raw string, mustResolve bool) (*url.
 			return nil, fmt.Errorf("%w: plain http is not allowed; use https", ErrTarget)
 		}
 	default:
+		if p.AllowHTTP {
+			return nil, fmt.Errorf("%w: the scheme must be https or http", ErrTarget)
+		}
 		return nil, fmt.Errorf("%w: the scheme must be https", ErrTarget)
 	}
 	if u.User != nil {
