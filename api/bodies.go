@@ -320,13 +320,13 @@ func tooLarge(limit int, failures ...rest.ValidationFailure) *rest.ProblemDetail
 }
 
 // checkBody finds a NUL character or invalid UTF-8 in a JSON or text body,
-// naming the JSON field it is in. Other bodies (multipart forms) are checked
+// or a JSON property given twice, naming the JSON field it is in. Other bodies (multipart forms) are checked
 // part by part by checkForm.
 func checkBody(contentType string, body []byte) *rest.ProblemDetails {
 	mt, _, _ := mime.ParseMediaType(contentType)
 	switch {
 	case strings.Contains(mt, "json"):
-		if field, msg := badJSONString(body); msg != "" {
+		if field, msg := badJSON(body); msg != "" {
 			return rest.Invalid("body", field, msg, nil)
 		}
 	case strings.HasPrefix(mt, "text/"), mt == "application/x-www-form-urlencoded":
@@ -369,7 +369,7 @@ func checkForm(ctx huma.Context, op *huma.Operation) *rest.ProblemDetails {
 			if msg := badText(v); msg != "" {
 				return rest.Invalid("body", name, msg, nil)
 			}
-			if field, msg := badJSONString([]byte(v)); msg != "" && strings.HasPrefix(strings.TrimSpace(v), "{") {
+			if field, msg := badJSON([]byte(v)); msg != "" && strings.HasPrefix(strings.TrimSpace(v), "{") {
 				return rest.Invalid("body", joinField(name, field), msg, nil)
 			}
 		}

@@ -79,6 +79,8 @@ func TestNULAndInvalidUTF8AreRefusedNamingTheField(t *testing.T) {
 		{"invalid UTF-8 in a query", http.MethodGet, "/v3/user/alerts/sent?from=%ff", tok, nil, nil, "query.from"},
 		{"NUL in a query", http.MethodGet, "/v3/user/alerts/sent?incident=%00", tok, nil, nil, "query.incident"},
 		{"NUL in a path id", http.MethodGet, dir + "/users/%00", tok, nil, nil, "path.userId"},
+		{"a property given twice", http.MethodPost, "/v2/alerts/find", tok, []byte(`{"subject":"a","subject":"b"}`), nil, "body.subject"},
+		{"a nested property given twice", http.MethodPost, "/v2/alerts", tok, []byte(`{"settings":{"message":{"subject":"a","body":"x","subject":"b"}}}`), nil, "body.settings.message.subject"},
 		{"NUL in the tenant id", http.MethodGet, "/v4/" + tenant + "%00/distributionLists", tok, nil, nil, "path.tenantId"},
 		{"invalid UTF-8 in the tenant id", http.MethodGet, "/" + tenant + "%ff/directory/main/users/1", tok, nil, nil, "path.tenantId"},
 		{"invalid UTF-8 in a path id", http.MethodGet, dir + "/users/%ff%fe", tok, nil, nil, "path.userId"},

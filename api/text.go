@@ -35,20 +35,20 @@ func badText(s string) string {
 	return ""
 }
 
-// badJSONString finds the first string (key or value) of a JSON document
-// that holds a NUL character (raw or \u0000) or invalid UTF-8, and returns
-// its field path and what is wrong. A document that is not JSON is left to
-// the decoder, unless its bytes are not UTF-8.
-func badJSONString(body []byte) (field, msg string) {
-	if utf8.Valid(body) && !bytes.Contains(body, []byte(`\u0000`)) && bytes.IndexByte(body, 0) < 0 {
-		return "", ""
-	}
+// badJSON finds the first string (key or value) of a JSON document that
+// holds a NUL character (raw or \u0000) or invalid UTF-8, or the first
+// property an object gives twice (decoders differ on which one counts, so
+// neither is taken), and returns its field path and what is wrong. A
+// document that is not JSON is left to the decoder, unless its bytes are
+// not UTF-8.
+func badJSON(body []byte) (field, msg string) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	type frame struct {
 		object  bool
 		wantKey bool
 		key     string
 		index   int
+		keys    map[string]bool
 	}
 	var stack []*frame
 	path := func(key string) string {
@@ -115,6 +115,13 @@ func badJSONString(body []byte) (field, msg string) {
 			if bad != "" {
 				return path(""), "the property name " + bad
 			}
+			if top.keys[s] {
+				return path(""), "is given more than once"
+			}
+			if top.keys == nil {
+				top.keys = map[string]bool{}
+			}
+			top.keys[s] = true
 			continue
 		}
 		if bad != "" {
