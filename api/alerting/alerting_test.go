@@ -2,7 +2,9 @@ package alerting_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -103,29 +105,14 @@ func TestPollAnswerThroughTheLinkShowsInResults(t *testing.T) {
 		{"text": "Yes", "severity": "None"}, {"text": "I need help", "severity": "High"},
 	}}}}
 	res := send(t, s, tok, body)
+	msg, link := responseLink(t, s, sb, a.Phone)
+	if !strings.HasPrefix(msg, "Are you safe, Ann?") {
+		t.Fatalf("text %q", msg)
+	}
+	// Bob's link is another one.
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	msg, err := sb.SMS.WaitTo(ctx, a.Phone)
-	if err != nil {
-		t.Fatal(err)
-	}
-	short := regexp.MustCompile(`/s/[0-9A-Za-z]{8}`).FindString(msg.Body)
-	if short == "" || !strings.HasPrefix(msg.Body, "Are you safe, Ann?") {
-		t.Fatalf("no short response link in %q", msg.Body)
-	}
-	// The short link redirects to the recipient's personal page.
-	noRedirect := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	res302, err := noRedirect.Get(s.URL + short)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res302.Body.Close()
-	target, err := url.Parse(res302.Header.Get("Location"))
-	if res302.StatusCode != http.StatusFound || err != nil || !strings.HasPrefix(target.Path, "/v2/public/alerts/responses/") {
-		t.Fatalf("short link answered %d to %q", res302.StatusCode, res302.Header.Get("Location"))
-	}
-	link := target.Path
-	// Bob's link is another one.
+	short := regexp.MustCompile(`/s/[0-9A-Za-z]{8}`).FindString(msg)
 	bobMsg, err := sb.SMS.WaitTo(ctx, b.Phone)
 	if err != nil || strings.Contains(bobMsg.Body, short) {
 		t.Fatalf("Bob's text %q (%v) carries Ann's link", bobMsg.Body, err)
@@ -194,6 +181,104 @@ func TestPollAnswerThroughTheLinkShowsInResults(t *testing.T) {
 	}
 	if n := strings.Count(strings.Join(events(t, s, tenant), ","), "alert.recipient.responded"); n != 1 {
 		t.Fatalf("%d responded events", n)
+	}
+}
+
+// noRedirect is a client that shows redirects instead of following them.
+var noRedirect = &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+
+// responseLink waits for the text to phone and returns its body and the
+// path of the personal response page its short link redirects to.
+func responseLink(t *testing.T, s *stacktest.Stack, sb *sandbox.Sandbox, phone string) (text, page string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	msg, err := sb.SMS.WaitTo(ctx, phone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	short := regexp.MustCompile(`/s/[0-9A-Za-z]{8}`).FindString(msg.Body)
+	if short == "" {
+		t.Fatalf("no short response link in %q", msg.Body)
+	}
+	res, err := noRedirect.Get(s.URL + short)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res.Body.Close()
+	target, err := url.Parse(res.Header.Get("Location"))
+	if res.StatusCode != http.StatusFound || err != nil || !strings.HasPrefix(target.Path, "/v2/public/alerts/responses/") {
+		t.Fatalf("short link answered %d to %q", res.StatusCode, res.Header.Get("Location"))
+	}
+	return msg.Body, target.Path
+}
+
+// browserPost posts to path as a browser's form does, without following
+// the redirect.
+func browserPost(t *testing.T, s *stacktest.Stack, path string) (*http.Response, []byte) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, s.URL+path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Accept", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8")
+	res, err := noRedirect.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, b
+}
+
+func TestBrowserConfirmsThroughThePageUntilTheAlertCloses(t *testing.T) {
+	t.Parallel()
+	sb, withSandbox := stacktest.Sandbox(t)
+	s := stacktest.Start(t, withSandbox)
+	tenant, tok := s.NewTenant(t)
+	c := &contact{First: "Cy", Last: "C", Phone: "+15551110003"}
+	seed(t, s, tenant, c)
+	body := textAlert("Confirm, please: {{responseLink}}", map[string]any{"contactIds": []int64{c.ID}})
+	body["settings"].(map[string]any)["workflow"] = map[string]any{"confirmationRequested": true, "broadcastDurationMinutes": 1}
+	res := send(t, s, tok, body)
+	_, link := responseLink(t, s, sb, c.Phone)
+
+	// A browser's confirmation is recorded and sent back to the page.
+	r, b := browserPost(t, s, link+"?confirm=true")
+	var answer struct {
+		AlertID   int64
+		Confirmed bool
+	}
+	if r.StatusCode != http.StatusSeeOther || r.Header.Get("Location") != link+"?done=true" ||
+		json.Unmarshal(b, &answer) != nil || !answer.Confirmed || answer.AlertID != res.AlertID {
+		t.Fatalf("browser confirmation: %d to %q, body %s", r.StatusCode, r.Header.Get("Location"), b)
+	}
+	page := s.Do(t, http.MethodGet, link+"?done=true", "", nil)
+	if p := string(page.Body); !strings.Contains(p, "Thank you") || !strings.Contains(p, "<form") || !strings.Contains(p, ">Confirmed</button>") {
+		t.Fatalf("page after confirming: %s", p)
+	}
+
+	// Once the broadcast duration has passed and the alert completed, the
+	// page has no buttons and answers are refused.
+	stacktest.Eventually(t, 150*time.Second, "the alert to close", func() bool {
+		return status(t, s, tok, res.AlertID).Completed
+	})
+	page = s.Do(t, http.MethodGet, link, "", nil)
+	if p := string(page.Body); page.Status != 200 || strings.Contains(p, "<form") || !strings.Contains(p, "This alert is closed") || !strings.Contains(p, "Confirmed.") {
+		t.Fatalf("page of a closed alert: %d %s", page.Status, p)
+	}
+	if r := s.Do(t, http.MethodPost, link+"?confirm=true", "", nil); r.Status != http.StatusGone || problem(t, r).Status != http.StatusGone {
+		t.Fatalf("answer to a closed alert: %d %s", r.Status, r.Body)
+	}
+	r, b = browserPost(t, s, link+"?confirm=true")
+	if r.StatusCode != http.StatusSeeOther || r.Header.Get("Location") != link+"?done=true" || json.Unmarshal(b, &answer) != nil || !answer.Confirmed {
+		t.Fatalf("browser answer to a closed alert: %d to %q, body %s", r.StatusCode, r.Header.Get("Location"), b)
+	}
+	if n := strings.Count(strings.Join(events(t, s, tenant), ","), "alert.recipient.responded"); n != 1 {
+		t.Fatalf("%d responded events, want 1", n)
 	}
 }
 

@@ -77,7 +77,7 @@ func Register(api huma.API, d rest.Deps) {
 		"The page the {{responseLink}} of an alert's message opens: the poll's questions with a button per option, or a confirmation button. HTML."),
 		h.getAlertResponsePage)
 	rest.Register(api, responsesArea.Op("respondToAlert", http.MethodPost, "/v2/public/alerts/responses/{token}", 0, "Answer a poll or confirm an alert",
-		"Records the recipient's answer (the last answer to a question counts) or confirmation and emits alert.recipient.responded. A poll answer also confirms. Browsers (Accept: text/html) are redirected (303) back to the page; other clients get the recipient's answers.", http.StatusGone),
+		"Records the recipient's answer (the last answer to a question counts) or confirmation and emits alert.recipient.responded. A poll answer also confirms. Browsers (Accept: text/html) are redirected (303) back to the page; other clients get the recipient's answers. Once the alert is closed (see broadcastDurationMinutes), clients get 410 and browsers are redirected to the page, which says so.", http.StatusGone).DocumentedBy(browserRedirect),
 		h.respondToAlert)
 	rest.Register(api, rest.Area{Public: true, Tags: []string{"Alert results"}}.Op("receiveDeliveryReceipts", http.MethodPost, "/v2/alerts/receipts", 0, "Delivery receipts from providers",
 		"Providers report what became of messages, identified by the idempotency key tocsin sent with each. Authenticated with `Authorization: Bearer <TOCSIN_RECEIPTS_TOKEN>` (refused while the setting is empty). delivered turns a Sent delivery into Delivered; failed turns it into Failed.", http.StatusUnauthorized),
@@ -89,5 +89,14 @@ func Register(api huma.API, d rest.Deps) {
 		model.SelectedAreaReference{}, model.IGeometryObject{},
 	} {
 		api.OpenAPI().Components.Schemas.Schema(reflect.TypeOf(t), true, "")
+	}
+}
+
+// browserRedirect documents the 303 a browser gets from respondToAlert.
+func browserRedirect(op *huma.Operation) {
+	ok := op.Responses["200"]
+	op.Responses["303"] = &huma.Response{
+		Description: "A browser's answer (Accept: text/html): Location is the response page. The body is the recipient's answers, as with 200.",
+		Headers:     ok.Headers, Content: ok.Content,
 	}
 }

@@ -61,6 +61,13 @@ func (h *handler) target(ctx context.Context, token string) (*responseTarget, er
 	return &responseTarget{tenant: tenant, alert: al, s: &s, seq: seq}, nil
 }
 
+// closed says whether the alert no longer takes responses: it had a
+// broadcast duration, and its workflow has completed after it.
+func (t *responseTarget) closed() bool {
+	w := t.s.Workflow
+	return w != nil && w.BroadcastDurationMinutes > 0 && t.alert.CompletedAt != nil
+}
+
 func (h *handler) linkSecret() []byte {
 	return alertmsg.LinkSecret(h.d.Config.SecretsKey, h.d.Config.JWTSecret)
 }
@@ -106,11 +113,12 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
 <title>{{.Subject}}</title></head><body>
 <h1>{{.Subject}}</h1>
 <p>{{.Body}}</p>
-{{if .Done}}<p><strong>Thank you, your answer was recorded.</strong></p>{{end}}
+{{if .Closed}}<p><strong>This alert is closed: answers are no longer taken.</strong></p>
+{{else if .Done}}<p><strong>Thank you, your answer was recorded.</strong></p>{{end}}
 {{range .Questions}}<h2>{{.Text}}</h2>
-{{range .Options}}<form method="post" action="{{$.Action}}?optionId={{.ID}}"><button type="submit">{{.Text}}{{if .Chosen}} (your answer){{end}}</button></form>
+{{range .Options}}{{if $.Closed}}<p>{{.Text}}{{if .Chosen}} (your answer){{end}}</p>{{else}}<form method="post" action="{{$.Action}}?optionId={{.ID}}"><button type="submit">{{.Text}}{{if .Chosen}} (your answer){{end}}</button></form>{{end}}
 {{end}}{{end}}
-{{if .Confirm}}<form method="post" action="{{.Action}}?confirm=true"><button type="submit">{{if .Confirmed}}Confirmed{{else}}I have received this alert{{end}}</button></form>{{end}}
+{{if .Confirm}}{{if .Closed}}<p>{{if .Confirmed}}Confirmed.{{else}}Not confirmed.{{end}}</p>{{else}}<form method="post" action="{{.Action}}?confirm=true"><button type="submit">{{if .Confirmed}}Confirmed{{else}}I have received this alert{{end}}</button></form>{{end}}{{end}}
 </body></html>
 `))
 
@@ -140,10 +148,10 @@ func (h *handler) getAlertResponsePage(ctx context.Context, in *responsePageInpu
 	data := struct {
 		Subject, Body, Action string
 		Done, Confirm         bool
-		Confirmed             bool
+		Confirmed, Closed     bool
 		Questions             []question
 	}{
-		Subject: t.s.Message.Subject, Action: alertmsg.ResponsePath + in.Token, Done: in.Done, Confirmed: confirmed,
+		Subject: t.s.Message.Subject, Action: alertmsg.ResponsePath + in.Token, Done: in.Done, Confirmed: confirmed, Closed: t.closed(),
 		Confirm: t.s.Workflow != nil && t.s.Workflow.ConfirmationRequested,
 	}
 	if rd, err := alert.NewRenderer(t.tenant, t.alert.ID, t.s, "", nil); err == nil {
@@ -171,13 +179,15 @@ type respondInput struct {
 	Token    string `path:"token" maxLength:"300" doc:"The recipient's personal token from the alert's message."`
 	OptionID int    `query:"optionId" minimum:"0" doc:"The chosen poll option (a Poll alert's answer)."`
 	Confirm  bool   `query:"confirm" doc:"Confirm receipt of the alert."`
-	Accept   string `header:"Accept" doc:"A browser (text/html) is redirected back to the response page."`
+	Accept   string `header:"Accept" doc:"A browser (text/html) is redirected (303) back to the response page, which shows the answer or that the alert is closed."`
 }
 
 type respondOutput struct {
 	Status   int
 	Location string `header:"Location" doc:"For browsers: the response page."`
-	Body     *AlertResponseResult
+	// Body is also sent with a browser's 303, so that no answer is a bare
+	// JSON null.
+	Body *AlertResponseResult
 }
 
 // respondToAlert records a poll answer or a confirmation through a
@@ -190,8 +200,17 @@ func (h *handler) respondToAlert(ctx context.Context, in *respondInput) (*respon
 	if in.OptionID == 0 && !in.Confirm {
 		return nil, rest.Invalid("query", "optionId", "give optionId (a poll answer) or confirm=true", nil)
 	}
-	if w := t.s.Workflow; w != nil && w.BroadcastDurationMinutes > 0 && t.alert.CompletedAt != nil {
-		return nil, rest.Problem(http.StatusGone, "the alert is closed: its broadcast duration has passed")
+	browser := strings.Contains(in.Accept, "text/html")
+	if t.closed() {
+		if !browser {
+			return nil, rest.Problem(http.StatusGone, "the alert is closed: its broadcast duration has passed")
+		}
+		// The page says the alert is closed and shows the answers that count.
+		as, confirmed, err := h.results.RecipientAnswers(ctx, t.tenant, t.alert.ID, t.seq)
+		if err != nil {
+			return nil, rest.Unavailable("the database", err)
+		}
+		return t.answered(in.Token, true, as, confirmed), nil
 	}
 	question, optionText := 0, ""
 	if in.OptionID > 0 {
@@ -217,11 +236,17 @@ func (h *handler) respondToAlert(ctx context.Context, in *respondInput) (*respon
 	if err != nil {
 		return nil, rest.Unavailable("the database", err)
 	}
-	res := AlertResponseResult{AlertID: t.alert.ID, RecipientID: t.seq, Confirmed: confirmed, Answers: t.answers(as)}
-	if strings.Contains(in.Accept, "text/html") {
-		return &respondOutput{Status: http.StatusSeeOther, Location: alertmsg.ResponsePath + in.Token + "?done=true"}, nil
+	return t.answered(in.Token, browser, as, confirmed), nil
+}
+
+// answered is the answer to a response through token: the recipient's
+// answers, sent with a redirect back to the page to a browser.
+func (t *responseTarget) answered(token string, browser bool, as []results.Answer, confirmed bool) *respondOutput {
+	out := &respondOutput{Status: http.StatusOK, Body: &AlertResponseResult{AlertID: t.alert.ID, RecipientID: t.seq, Confirmed: confirmed, Answers: t.answers(as)}}
+	if browser {
+		out.Status, out.Location = http.StatusSeeOther, alertmsg.ResponsePath+token+"?done=true"
 	}
-	return &respondOutput{Status: http.StatusOK, Body: &res}, nil
+	return out
 }
 
 // DeliveryReceipt is a provider's report on one delivery.

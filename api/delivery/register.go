@@ -62,12 +62,7 @@ func Register(api huma.API, d rest.Deps) {
 		"Voice and ETN providers post each call's status here (the statusCallback of the call request). The request must carry "+
 			"`X-Tocsin-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<raw body>\" keyed with the provider's signingSecret>`; "+
 			"a missing or wrong signature, or a timestamp more than five minutes away, is a 401. Busy and unanswered calls with attempts left are dialled again after the retry interval; "+
-			"a callback about an earlier attempt is acknowledged and ignored.", http.StatusUnauthorized), h.callback)
-	// RawBody (the signed bytes) adds an octet-stream body to the document
-	// beside the JSON one; the provider sends JSON.
-	if op := api.OpenAPI().Paths["/v2/callbacks/{channel}/{tenantId}"]; op != nil && op.Post != nil && op.Post.RequestBody != nil {
-		delete(op.Post.RequestBody.Content, "application/octet-stream")
-	}
+			"a callback about an earlier attempt is acknowledged and ignored.", http.StatusUnauthorized).DocumentedBy(jsonBodyOnly), h.callback)
 
 	rest.Register(api, rest.Area{Scope: "tamarack", Tags: []string{"Alerts"}}.Op("createAlertCapUpdate", http.MethodPost, "/v2/alerts/{alertId}/capUpdates", http.StatusAccepted, "Update or cancel an alert's CAP messages",
 		"Sends a CAP 1.2 Update or Cancel on each CAP channel (eas, mobileBroadcast) the alert was delivered on, "+
@@ -268,4 +263,10 @@ func (h *handlers) deletePoints(ctx context.Context, in *listNamePath) (*struct{
 		return nil, err
 	}
 	return nil, nil
+}
+
+// jsonBodyOnly drops the octet-stream body that RawBody (the signed bytes)
+// adds to the document beside the JSON one: providers send JSON.
+func jsonBodyOnly(op *huma.Operation) {
+	delete(op.RequestBody.Content, "application/octet-stream")
 }

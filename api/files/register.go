@@ -73,17 +73,18 @@ func Register(api huma.API, d rest.Deps) {
 		http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType).Operation()
 	op.Metadata[rest.StreamBody] = true
 	op.Middlewares = huma.Middlewares{streamBody}
-	huma.Register(api, op, h.upload)
 	// Documented after registering, so huma leaves the body to the handler.
-	api.OpenAPI().Paths[op.Path].Post.RequestBody = &huma.RequestBody{
-		Required: true,
-		Content: map[string]*huma.MediaType{"multipart/form-data": {
-			Schema: uploadSchema(api.OpenAPI().Components.Schemas),
-			Encoding: map[string]*huma.Encoding{
-				"HttpFile": {ContentType: "image/png, image/jpeg, image/gif, image/webp, image/bmp, audio/wav, audio/mpeg"},
-			},
-		}},
-	}
+	rest.RegisterOperation(api, op, func(op *huma.Operation) {
+		op.RequestBody = &huma.RequestBody{
+			Required: true,
+			Content: map[string]*huma.MediaType{"multipart/form-data": {
+				Schema: uploadSchema(api.OpenAPI().Components.Schemas),
+				Encoding: map[string]*huma.Encoding{
+					"HttpFile": {ContentType: "image/png, image/jpeg, image/gif, image/webp, image/bmp, audio/wav, audio/mpeg"},
+				},
+			}},
+		}
+	}, h.upload)
 
 	const file = "/v4/{tenantId}/files/{FileName}"
 	rest.Register(api, area.Op("getAllFilesV4", http.MethodGet, "/v4/{tenantId}/files", 0, "List files",

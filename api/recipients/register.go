@@ -25,11 +25,11 @@ func Register(api huma.API, d rest.Deps) {
 	h := &handlers{d: d}
 	rest.Register(api, area.Op("findContacts", http.MethodPost, "/v2/contacts/find", 0, "Find contacts",
 		findContactsDescription), h.findContacts)
-	register(api, area.Op("exportContacts", http.MethodGet, "/v2/contacts/export", 0, "Export every contact as CSV",
-		exportDescription), csvResponse, h.exportContacts)
+	rest.Register(api, area.Op("exportContacts", http.MethodGet, "/v2/contacts/export", 0, "Export every contact as CSV",
+		exportDescription).DocumentedBy(csvResponse), h.exportContacts)
 
-	register(api, area.Op("createFromFile", http.MethodPost, "/v4/{tenantId}/distributionLists/createFromFile", http.StatusCreated, "Create a distribution list from a CSV file",
-		createFromFileDescription, http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType), uploadRequestBody(api), h.createFromFile)
+	rest.Register(api, area.Op("createFromFile", http.MethodPost, "/v4/{tenantId}/distributionLists/createFromFile", http.StatusCreated, "Create a distribution list from a CSV file",
+		createFromFileDescription, http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType).DocumentedBy(uploadRequestBody(api)), h.createFromFile)
 	rest.Register(api, area.Op("getDistributionLists", http.MethodGet, "/v4/{tenantId}/distributionLists", 0, "List distribution lists", ""), h.listLists)
 	rest.Register(api, area.Op("getDistributionListRecipients", http.MethodGet, "/v4/{tenantId}/distributionLists/{listId}", 0, "Get a distribution list with a page of its recipients",
 		"Sort properties: id (the default, which stays fast for lists of a million), lastName, firstName."), h.getList)
@@ -43,16 +43,6 @@ func Register(api huma.API, d rest.Deps) {
 		shortenDescription), h.createShortenedURL)
 	rest.Register(api, rest.Area{Public: true, Tags: area.Tags}.Op("followShortenedUrl", http.MethodGet, "/s/{code}", http.StatusFound, "Follow a short link",
 		"Public: needs no token. Answers 302 to the target and counts the click; 404 for an unknown code, 410 for an expired one.", http.StatusGone), h.followShortenedURL)
-}
-
-// register is rest.Register for operations whose request or response is not
-// JSON: adjust completes the documented operation after huma has derived it
-// from the Go types (so huma does not try to read or validate such a body).
-func register[I, O any](api huma.API, o rest.Op, adjust func(*huma.Operation), h func(context.Context, *I) (*O, error)) {
-	rest.Register(api, o, h)
-	item := api.OpenAPI().Paths[o.Path]
-	op := map[string]*huma.Operation{http.MethodGet: item.Get, http.MethodPost: item.Post}[o.Method]
-	adjust(op)
 }
 
 // failure turns a storage error into a problem: 503 when PostgreSQL cannot

@@ -55,6 +55,11 @@ type Op struct {
 	MaxBodyBytes int64
 	// Hidden keeps the operation out of the OpenAPI document.
 	Hidden bool
+	// Document, when set, completes the operation's OpenAPI description
+	// after huma has written it from the input and output types: a body
+	// the handler reads itself, a content type other than JSON, a status
+	// that is not an error.
+	Document func(*huma.Operation)
 }
 
 // Area is what the operations of one area of the API share: the scope a
@@ -70,6 +75,12 @@ type Area struct {
 func (a Area) Op(id, method, path string, status int, summary, description string, errs ...int) Op {
 	return Op{ID: id, Method: method, Path: path, Scope: a.Scope, Public: a.Public, Tags: a.Tags, Status: status,
 		Summary: summary, Description: description, Errors: errs}
+}
+
+// DocumentedBy is o with Document set to document.
+func (o Op) DocumentedBy(document func(*huma.Operation)) Op {
+	o.Document = document
+	return o
 }
 
 // Operation turns o into a huma.Operation.
@@ -122,5 +133,22 @@ func dedupe(s []int) []int {
 
 // Register adds the operation o with handler h to api.
 func Register[I, O any](api huma.API, o Op, h func(context.Context, *I) (*O, error)) {
-	huma.Register(api, o.Operation(), h)
+	RegisterOperation(api, o.Operation(), o.Document, h)
+}
+
+// RegisterOperation adds op with handler h to api, then lets document
+// complete its OpenAPI description (see Op.Document); document may be nil.
+func RegisterOperation[I, O any](api huma.API, op huma.Operation, document func(*huma.Operation), h func(context.Context, *I) (*O, error)) {
+	huma.Register(api, op, h)
+	if document != nil {
+		document(documented(api.OpenAPI().Paths[op.Path], op.Method))
+	}
+}
+
+// documented is the operation of item for method.
+func documented(item *huma.PathItem, method string) *huma.Operation {
+	return map[string]*huma.Operation{
+		http.MethodGet: item.Get, http.MethodPost: item.Post, http.MethodPut: item.Put,
+		http.MethodPatch: item.Patch, http.MethodDelete: item.Delete,
+	}[method]
 }
