@@ -69,7 +69,7 @@ func New(d rest.Deps, verifier *auth.Verifier, reg *prometheus.Registry) *Server
 	if d.DB != nil {
 		registerOutboxGauge(reg, d.DB)
 	}
-	app.Use(metrics.middleware)
+	app.Use(metrics.middleware, answerErrors)
 	limits := &routeLimits{}
 	app.Use(securityHeaders)
 	app.Use(bufferBodies(limits))
@@ -91,7 +91,7 @@ func New(d rest.Deps, verifier *auth.Verifier, reg *prometheus.Registry) *Server
 	}
 	cfg.OnAddOperation = append(cfg.OnAddOperation, describeDirectoryContentTypes)
 	cfg.Transformers = append(cfg.Transformers, finishProblem(d.Logger))
-	hapi := humafiber.New(app, cfg)
+	hapi := huma.NewAPI(cfg, withHead{humafiber.New(app, huma.Config{}).Adapter()})
 	hapi.UseMiddleware(authenticate(hapi, verifier), checkInput(hapi))
 
 	s := &Server{App: app, API: hapi}
@@ -103,7 +103,7 @@ func New(d rest.Deps, verifier *auth.Verifier, reg *prometheus.Registry) *Server
 	limits.collect(hapi.OpenAPI(), d.Config)
 	app.Server().HeaderReceived = limits.headerReceived
 	app.Server().Handler = metrics.refuseUnknownMethods(app.Server().Handler)
-	app.Server().ErrorHandler = unreadableRequests(app.Server().ErrorHandler)
+	app.Server().ErrorHandler = metrics.unreadableRequests(app.Server().ErrorHandler)
 	return s
 }
 
@@ -117,8 +117,10 @@ var errUnreadableRequest = errors.New("the request could not be read: its reques
 // 405, 502) pass as they are, and every other one, which Fiber would answer
 // with the error's text, becomes errUnreadableRequest. The answer gets a
 // request id, as every other answer does.
-func unreadableRequests(next func(*fasthttp.RequestCtx, error)) func(*fasthttp.RequestCtx, error) {
+// It is counted in the metrics, under route "unmatched".
+func (m *httpMetrics) unreadableRequests(next func(*fasthttp.RequestCtx, error)) func(*fasthttp.RequestCtx, error) {
 	return func(ctx *fasthttp.RequestCtx, err error) {
+		start := time.Now()
 		var small *fasthttp.ErrSmallBuffer
 		var netErr net.Error
 		if !errors.As(err, &small) && !errors.As(err, &netErr) && !errors.Is(err, fasthttp.ErrBodyTooLarge) &&
@@ -129,7 +131,33 @@ func unreadableRequests(next func(*fasthttp.RequestCtx, error)) func(*fasthttp.R
 		ctx.SetUserValue(requestid.ConfigDefault.ContextKey, rid)
 		ctx.Response.Header.Set(fiber.HeaderXRequestID, rid)
 		next(ctx, err)
+		m.observe(string(ctx.Method()), "unmatched", ctx.Response.StatusCode(), start)
 	}
+}
+
+// withHead is a huma adapter that serves HEAD on every GET operation, as
+// HTTP asks: the operation runs as for GET (authentication, validation and
+// all), and fasthttp sends the answer's status and headers without its body.
+type withHead struct{ huma.Adapter }
+
+// Handle adds op, and its HEAD twin when op is a GET.
+func (a withHead) Handle(op *huma.Operation, handler func(huma.Context)) {
+	a.Adapter.Handle(op, handler)
+	if op.Method == http.MethodGet {
+		head := *op
+		head.Method = http.MethodHead
+		a.Adapter.Handle(&head, handler)
+	}
+}
+
+// answerErrors answers a handler's error at once, with the problem the
+// error handler makes of it, so that the metrics and the access log around
+// it see the status the client gets.
+func answerErrors(c *fiber.Ctx) error {
+	if err := c.Next(); err != nil {
+		return c.App().ErrorHandler(c, err)
+	}
+	return nil
 }
 
 // directoryJSONTypes are the content types the directory interface accepts
@@ -196,9 +224,7 @@ func accessLog(log *slog.Logger) fiber.Handler {
 		start := time.Now()
 		err := c.Next()
 		if err != nil {
-			if herr := c.App().ErrorHandler(c, err); herr != nil {
-				log.Error("error handler failed", "err", herr)
-			}
+			log.Error("error handler failed", "err", err)
 			err = nil
 		}
 		status := c.Response().StatusCode()
@@ -212,7 +238,7 @@ func accessLog(log *slog.Logger) fiber.Handler {
 		attrs := []any{
 			"request_id", c.Locals(requestid.ConfigDefault.ContextKey),
 			"method", c.Method(),
-			"route", c.Route().Path,
+			"route", routeOf(c),
 			"status", status,
 			"duration_ms", time.Since(start).Milliseconds(),
 		}

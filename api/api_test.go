@@ -171,10 +171,49 @@ func TestMetricsUseRouteTemplates(t *testing.T) {
 	s := stacktest.Start(t)
 	tenant := stacktest.NewTenant()
 	s.Do(t, http.MethodGet, "/v4/"+tenant+"/files/a.png", "", nil)
+	// HEAD runs a GET operation and answers its headers only.
+	if r := s.Do(t, http.MethodHead, "/v4/"+tenant+"/files/a.png", "", nil); r.Status != 401 || len(r.Body) != 0 {
+		t.Fatalf("HEAD without a token: %d %q", r.Status, r.Body)
+	}
+	if r := s.Do(t, http.MethodHead, "/healthz", "", nil); r.Status != 200 || len(r.Body) != 0 || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/json") {
+		t.Fatalf("HEAD /healthz: %d %q %q", r.Status, r.Header.Get("Content-Type"), r.Body)
+	}
+	// Refusals made before the router reaches the operation count under
+	// the operation's route with their own status, and those HTTP parsing
+	// makes under "unmatched".
+	raw := func(request string) int {
+		t.Helper()
+		conn, err := net.Dial("tcp", strings.TrimPrefix(s.URL, "http://"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		if _, err := io.WriteString(conn, request); err != nil {
+			t.Fatal(err)
+		}
+		res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		return res.StatusCode
+	}
+	if st := raw("POST /v2/alerts HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nExpect: 100-continue\r\nContent-Length: 9999999\r\n\r\n"); st != 413 {
+		t.Fatalf("declared oversize: %d", st)
+	}
+	if st := raw("GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: " + strings.Repeat("a", 64<<10) + "\r\n\r\n"); st != 431 {
+		t.Fatalf("oversize header: %d", st)
+	}
+	s.Do(t, http.MethodGet, "/no/such/route", "", nil)
 	r := s.Do(t, http.MethodGet, "/metrics", "", nil)
 	body := string(r.Body)
 	for _, want := range []string{
 		`tocsin_http_requests_total{method="GET",route="/v4/:tenantId/files/:FileName",status="401"} 1`,
+		`tocsin_http_requests_total{method="HEAD",route="/v4/:tenantId/files/:FileName",status="401"} 1`,
+		`tocsin_http_requests_total{method="HEAD",route="/healthz",status="200"} 1`,
+		`tocsin_http_requests_total{method="POST",route="/v2/alerts",status="413"} 1`,
+		`route="unmatched",status="431"} 1`,
+		`tocsin_http_requests_total{method="GET",route="unmatched",status="404"} 1`,
 		"tocsin_http_request_duration_seconds_bucket",
 		"tocsin_http_requests_in_flight",
 		"go_goroutines",

@@ -39,6 +39,7 @@ type routeLimits struct {
 
 type routeLimit struct {
 	method   string
+	path     string   // the operation's path template, in fiber's spelling
 	segments []string // "" matches any one segment (a path parameter)
 	limit    int      // 0: the operation takes no body
 	streamed bool     // the operation reads its body itself
@@ -76,7 +77,7 @@ func (l *routeLimits) build() {
 			if op == nil {
 				continue
 			}
-			r := routeLimit{method: method, segments: templateSegments(path)}
+			r := routeLimit{method: method, path: fiberPath(path), segments: templateSegments(path)}
 			switch {
 			case op.RequestBody == nil:
 			case op.Metadata[rest.StreamBody] == true:
@@ -96,6 +97,12 @@ func (l *routeLimits) build() {
 			l.routes = append(l.routes, r)
 		}
 	}
+}
+
+// fiberPath is an OpenAPI path template as the router spells it, the route
+// label of metrics and logs: /v2/alerts/{id} is /v2/alerts/:id.
+func fiberPath(path string) string {
+	return strings.NewReplacer("{", ":", "}", "").Replace(path)
 }
 
 func templateSegments(path string) []string {
@@ -265,6 +272,7 @@ func bufferBodies(limits *routeLimits) fiber.Handler {
 		limit := limits.fallback // read after match, which builds the table
 		if matched {
 			limit = route.limit
+			c.Locals(routeLocal, route.path)
 		}
 		if v := req.Header.Peek(declaredHeader); len(v) > 0 || req.Header.ContentLength() > limit {
 			declared := req.Header.ContentLength()

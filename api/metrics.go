@@ -68,22 +68,33 @@ func (m *httpMetrics) middleware(c *fiber.Ctx) error {
 	m.inFlight.Inc()
 	defer m.inFlight.Dec()
 	err := c.Next()
-	status := c.Response().StatusCode()
-	if err != nil {
-		if fe, ok := err.(*fiber.Error); ok {
-			status = fe.Code
-		}
-	}
-	route := "unmatched"
+	m.observe(c.Method(), routeOf(c), c.Response().StatusCode(), start)
+	return err
+}
+
+// observe counts a request answered with status, served since start.
+func (m *httpMetrics) observe(method, route string, status int, start time.Time) {
+	labels := prometheus.Labels{"method": methodLabel(method), "route": route, "status": strconv.Itoa(status)}
+	m.requests.With(labels).Inc()
+	m.duration.With(labels).Observe(time.Since(start).Seconds())
+}
+
+// routeLocal holds the route template of a request that bufferBodies
+// answered before the router reached its operation.
+const routeLocal = "tocsin.route"
+
+// routeOf is the route template of the request c, or "unmatched" when no
+// operation has it.
+func routeOf(c *fiber.Ctx) string {
 	if r := c.Route(); r != nil && r.Path != "/" && r.Path != "" {
 		// The router's own string, cloned all the same: a label value
 		// must never share memory that a later request may reuse.
-		route = strings.Clone(r.Path)
+		return strings.Clone(r.Path)
 	}
-	labels := prometheus.Labels{"method": methodLabel(c.Method()), "route": route, "status": strconv.Itoa(status)}
-	m.requests.With(labels).Inc()
-	m.duration.With(labels).Observe(time.Since(start).Seconds())
-	return err
+	if r, ok := c.Locals(routeLocal).(string); ok {
+		return r
+	}
+	return "unmatched"
 }
 
 // methodLabel is the method as a label value: the standard methods as they
@@ -119,8 +130,6 @@ func (m *httpMetrics) refuseUnknownMethods(next fasthttp.RequestHandler) fasthtt
 		ctx.SetStatusCode(http.StatusBadRequest)
 		ctx.SetContentType("application/problem+json")
 		ctx.SetBody(body)
-		labels := prometheus.Labels{"method": "OTHER", "route": "unmatched", "status": "400"}
-		m.requests.With(labels).Inc()
-		m.duration.With(labels).Observe(time.Since(start).Seconds())
+		m.observe("OTHER", "unmatched", http.StatusBadRequest, start)
 	}
 }
