@@ -85,7 +85,9 @@ bench-recipients:
 # hostile requests over every operation (NUL, invalid UTF-8, %00 ids,
 # truncated multipart, oversize declared lengths, deep nesting, huge key
 # counts, odd methods); prints status counts per operation and the API's
-# peak RSS, and fails on a 5xx or a peak RSS over 512 MB.
+# peak RSS. Then 2,000 connections send half a request head slowly for 30 s
+# while normal requests go on; prints their latency, refusals and the API's
+# RSS. Fails on a 5xx, a failed normal request or a peak RSS over 512 MB.
 FUZZ_REQUESTS ?= 12000
 fuzz: build tools bin/tocsin-bench
 	bin/tocsin-bench fuzz -requests $(FUZZ_REQUESTS)

@@ -51,9 +51,14 @@ func New(d rest.Deps, verifier *auth.Verifier, reg *prometheus.Registry) *Server
 		Immutable:             true,
 		DisableStartupMessage: true,
 		ErrorHandler:          errorHandler(d.Logger),
-		ReadTimeout:           60 * time.Second,
-		WriteTimeout:          60 * time.Second,
-		IdleTimeout:           120 * time.Second,
+		// Past this many open connections fasthttp answers a new one with a
+		// plain-text 503 and closes it (README, "Errors, paging and limits").
+		Concurrency: d.Config.HTTPMaxConns,
+		// The read timeout covers the request head only: headerReceived
+		// gives the body a deadline of its own (bodyTimeout).
+		ReadTimeout:  headerTimeout(d.Config.HTTPHeaderTimeout),
+		WriteTimeout: 60 * time.Second,
+		IdleTimeout:  120 * time.Second,
 		// Bodies are streamed so that uploads reach the object store without
 		// being held whole in memory; bufferBodies reads every other body
 		// into memory within its operation's limit, as fasthttp would.
@@ -66,6 +71,7 @@ func New(d rest.Deps, verifier *auth.Verifier, reg *prometheus.Registry) *Server
 	app.Use(dropOddRequestIDs, requestid.New())
 	app.Use(accessLog(d.Logger))
 	metrics := newHTTPMetrics(reg)
+	registerConnectionMetrics(reg, app.Server())
 	if d.DB != nil {
 		registerOutboxGauge(reg, d.DB)
 	}
@@ -105,6 +111,20 @@ func New(d rest.Deps, verifier *auth.Verifier, reg *prometheus.Registry) *Server
 	app.Server().Handler = metrics.refuseUnknownMethods(app.Server().Handler)
 	app.Server().ErrorHandler = metrics.unreadableRequests(app.Server().ErrorHandler)
 	return s
+}
+
+// bodyTimeout is how long a request's body may take to arrive once its
+// head is read (an import's body moves it forward as data arrives).
+const bodyTimeout = 60 * time.Second
+
+// headerTimeout is the time a client has to send a request's head:
+// TOCSIN_HTTP_HEADER_TIMEOUT, or bodyTimeout for a configuration not read
+// from the environment.
+func headerTimeout(d time.Duration) time.Duration {
+	if d <= 0 {
+		return bodyTimeout
+	}
+	return d
 }
 
 // errUnreadableRequest stands for fasthttp's errors about a request head it

@@ -162,17 +162,19 @@ const readAfterHeader = "X-Tocsin-Read-After"
 
 // headerReceived runs as soon as a request's header is read, before fasthttp
 // reads any of the body (with streamed bodies it would otherwise wait for
-// the first byte). A declared length over the route's limit is noted, so
-// that bufferBodies answers 413 at once and closes the connection, and the
-// body dropped, to be read after the answer unless the client waits for 100
-// Continue (it then sends none) or the body is longer than closeAfterBody
-// reads.
+// the first byte). It gives the body bodyTimeout to arrive, the server's
+// read timeout having covered the head only. A declared length over the
+// route's limit is noted, so that bufferBodies answers 413 at once and
+// closes the connection, and the body dropped, to be read after the answer
+// unless the client waits for 100 Continue (it then sends none) or the body
+// is longer than closeAfterBody reads.
 func (l *routeLimits) headerReceived(h *fasthttp.RequestHeader) fasthttp.RequestConfig {
 	h.Del(declaredHeader)
 	h.Del(readAfterHeader)
+	conf := fasthttp.RequestConfig{ReadTimeout: bodyTimeout}
 	cl := h.ContentLength()
 	if cl <= 0 {
-		return fasthttp.RequestConfig{}
+		return conf
 	}
 	uri := h.RequestURI()
 	if i := bytes.Index(uri, []byte("://")); i >= 0 {
@@ -192,7 +194,7 @@ func (l *routeLimits) headerReceived(h *fasthttp.RequestHeader) fasthttp.Request
 		h.SetContentLength(0)
 		h.Del(fiber.HeaderExpect)
 	}
-	return fasthttp.RequestConfig{}
+	return conf
 }
 
 // drainLimit is how much of a body a streamed operation left unread is

@@ -44,6 +44,20 @@ func newHTTPMetrics(reg prometheus.Registerer) *httpMetrics {
 	return m
 }
 
+// registerConnectionMetrics adds the connections the server holds and the
+// ones it refused for being over TOCSIN_HTTP_MAX_CONNS: fasthttp refuses
+// them before any handler or log sees them.
+func registerConnectionMetrics(reg prometheus.Registerer, s *fasthttp.Server) {
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "tocsin_http_connections",
+		Help: "Client connections the API holds now, idle keep-alive ones included; TOCSIN_HTTP_MAX_CONNS bounds them.",
+	}, func() float64 { return float64(s.GetCurrentConcurrency()) }),
+		prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "tocsin_http_connections_refused_total",
+			Help: "Client connections answered 503 and closed at once because TOCSIN_HTTP_MAX_CONNS connections were open.",
+		}, func() float64 { return float64(s.GetRejectedConnectionsCount()) }))
+}
+
 // registerOutboxGauge adds the depth of the workflow-start outbox, read from
 // the database at each scrape (NaN when it cannot be read in 2 s).
 func registerOutboxGauge(reg prometheus.Registerer, db *storage.DB) {

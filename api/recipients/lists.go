@@ -53,7 +53,7 @@ type createFromFileInput struct {
 
 // Resolve implements huma.Resolver: it keeps the request body for the
 // handler, read under an idle deadline rather than the server's deadline
-// for the whole request, which a large import outlasts.
+// for the whole body, which a large import outlasts.
 func (in *createFromFileInput) Resolve(ctx huma.Context) []error {
 	in.contentType = ctx.Header("Content-Type")
 	in.body = &idleDeadline{r: ctx.BodyReader(), set: ctx.SetReadDeadline}

@@ -370,13 +370,19 @@ type workerProc struct {
 }
 
 // peakRSS is the process's peak resident set (VmHWM) in MB.
-func (w *workerProc) peakRSS() float64 {
+func (w *workerProc) peakRSS() float64 { return w.statusMB("VmHWM:") }
+
+// rss is the process's resident set now (VmRSS) in MB.
+func (w *workerProc) rss() float64 { return w.statusMB("VmRSS:") }
+
+// statusMB reads a size in kB from the process's /proc status, in MB.
+func (w *workerProc) statusMB(field string) float64 {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", w.cmd.Process.Pid))
 	if err != nil {
 		return 0
 	}
 	for _, line := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmHWM:"); ok {
+		if rest, ok := strings.CutPrefix(line, field); ok {
 			kb, _ := strconv.ParseFloat(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 64)
 			return kb / 1024
 		}

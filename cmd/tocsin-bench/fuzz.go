@@ -42,8 +42,11 @@ type hostile struct {
 
 // runFuzz starts `tocsin dev` (API and worker in one process) on the test
 // services and sends it hostile requests over every operation; it prints
-// the status counts per operation and the process's peak RSS, and fails
-// on any 5xx, on a broken /metrics, or on a peak RSS over the limit.
+// the status counts per operation and the process's peak RSS. Then it
+// holds connections that send half a request head slowly while normal
+// requests go on (slowHeadsRun). It fails on any 5xx, on a broken
+// /metrics, on a normal request refused or failed beside the slow
+// connections, or on a peak RSS over the limit.
 func runFuzz(args []string) error {
 	fs := flag.NewFlagSet("fuzz", flag.ContinueOnError)
 	var svc services
@@ -51,6 +54,9 @@ func runFuzz(args []string) error {
 	n := fs.Int("requests", 12000, "hostile requests to send")
 	conc := fs.Int("concurrency", 8, "requests in flight")
 	rssLimit := fs.Float64("rss-limit-mb", 512, "fail when the API's peak RSS exceeds this")
+	slowConns := fs.Int("slow-conns", 2000, "connections sending half a request head slowly, after the hostile requests (0: none)")
+	slowFor := fs.Duration("slow-for", 30*time.Second, "how long the slow connections go on")
+	slowRate := fs.Int("slow-rate", 20, "normal requests a second beside the slow connections")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -155,6 +161,18 @@ func runFuzz(args []string) error {
 			break
 		}
 		fmt.Println("  " + f)
+	}
+	if *slowConns > 0 {
+		slow := slowHeadsRun{addr: apiAddr, token: token, proc: proc, conns: *slowConns, length: *slowFor, rate: *slowRate}.run(ctx)
+		for i, f := range slow {
+			if i == 20 {
+				fmt.Printf("  … %d more\n", len(slow)-20)
+				break
+			}
+			fmt.Println("  " + f)
+		}
+		fails = append(fails, slow...)
+		peak = proc.peakRSS()
 	}
 	if len(fails) > 0 {
 		return fmt.Errorf("%d requests failed or answered 5xx", len(fails))

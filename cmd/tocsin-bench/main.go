@@ -5,7 +5,7 @@
 //	tocsin-bench crash   the same, with the worker SIGKILLed mid fan-out and restarted
 //	tocsin-bench load    many small alerts: a burst, open-loop rates, Emergency work during a flood, and Temporal's own limit
 //	tocsin-bench import  a 1,000,000-row contacts CSV imported as a distribution list
-//	tocsin-bench fuzz    hostile requests over every operation against a real API process
+//	tocsin-bench fuzz    hostile requests over every operation against a real API process, then slow request heads
 package main
 
 import (
@@ -20,7 +20,8 @@ commands:
   crash   SIGKILL the worker mid fan-out, restart it, check every recipient has exactly one result (see crash -h)
   load    many small alerts at once, open-loop rates, Emergency first during a flood (see load -h)
   import  contacts CSV import, export and search benchmark (see import -h)
-  fuzz    hostile requests over every operation; fails on a 5xx or a peak RSS over 512 MB (see fuzz -h)
+  fuzz    hostile requests over every operation, then 2,000 slow request heads beside normal requests;
+          fails on a 5xx, a failed normal request or a peak RSS over 512 MB (see fuzz -h)
 `
 
 func main() {

@@ -32,6 +32,13 @@ type Config struct {
 	// TestingEndpoints turns on the /{tenantId}/testing/* operations that
 	// reveal pending verification codes. Never enable it in production.
 	TestingEndpoints bool `env:"TOCSIN_TESTING_ENDPOINTS" envDefault:"false"`
+	// HTTPMaxConns bounds the connections the API holds open at once;
+	// past it a new connection is answered 503 and closed.
+	HTTPMaxConns int `env:"TOCSIN_HTTP_MAX_CONNS" envDefault:"10000"`
+	// HTTPHeaderTimeout is how long a client has to send a request's head,
+	// from opening the connection or from the first byte of a later request
+	// on it; the body then has a minute of its own.
+	HTTPHeaderTimeout time.Duration `env:"TOCSIN_HTTP_HEADER_TIMEOUT" envDefault:"10s"`
 
 	DatabaseURL string `env:"TOCSIN_DATABASE_URL"`
 	// DatabaseURLFallback is the conventional DATABASE_URL, used when
@@ -176,10 +183,14 @@ func Load() (Config, error) {
 		return c, err
 	}
 	for name, n := range map[string]int{"TOCSIN_WORKER_MAX_ACTIVITIES": c.WorkerMaxActivities,
-		"TOCSIN_WORKER_URGENT_ACTIVITIES": c.WorkerUrgentActivities, "TOCSIN_WORKER_URGENT_DB_CONNS": c.WorkerUrgentDBConns} {
+		"TOCSIN_WORKER_URGENT_ACTIVITIES": c.WorkerUrgentActivities, "TOCSIN_WORKER_URGENT_DB_CONNS": c.WorkerUrgentDBConns,
+		"TOCSIN_HTTP_MAX_CONNS": c.HTTPMaxConns} {
 		if n < 1 {
 			return c, fmt.Errorf("%s must be at least 1, not %d", name, n)
 		}
+	}
+	if c.HTTPHeaderTimeout <= 0 {
+		return c, fmt.Errorf("TOCSIN_HTTP_HEADER_TIMEOUT must be positive, not %s", c.HTTPHeaderTimeout)
 	}
 	for _, o := range c.CodecAllowOrigins {
 		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" {

@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/internal/payloadcrypt"
@@ -43,7 +44,8 @@ func TestDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.DatabaseURL != "postgres://db.example/x" || c.HTTPAddr != "127.0.0.1:8080" || c.JWTSecret != config.DevJWTSecret {
+	if c.DatabaseURL != "postgres://db.example/x" || c.HTTPAddr != "127.0.0.1:8080" || c.JWTSecret != config.DevJWTSecret ||
+		c.HTTPMaxConns != 10000 || c.HTTPHeaderTimeout != 10*time.Second {
 		t.Fatalf("%+v", c)
 	}
 	t.Setenv("TOCSIN_ENV", "staging")
@@ -118,8 +120,9 @@ func TestPayloadKeys(t *testing.T) {
 	}
 }
 
-func TestWorkerSlotsAndPoolsMustBePositive(t *testing.T) {
-	for _, k := range []string{"TOCSIN_WORKER_MAX_ACTIVITIES", "TOCSIN_WORKER_URGENT_ACTIVITIES", "TOCSIN_WORKER_URGENT_DB_CONNS"} {
+func TestSlotsPoolsAndHTTPLimitsMustBePositive(t *testing.T) {
+	for _, k := range []string{"TOCSIN_WORKER_MAX_ACTIVITIES", "TOCSIN_WORKER_URGENT_ACTIVITIES", "TOCSIN_WORKER_URGENT_DB_CONNS",
+		"TOCSIN_HTTP_MAX_CONNS", "TOCSIN_HTTP_HEADER_TIMEOUT"} {
 		t.Run(k, func(t *testing.T) {
 			t.Setenv(k, "0")
 			if _, err := config.Load(); err == nil || !strings.Contains(err.Error(), k) {
