@@ -434,6 +434,7 @@ func TestGrafanaDashboard(t *testing.T) {
 		"temporal_activity_execution_latency_seconds_bucket", "temporal_activity_execution_failed",
 		"temporal_request_latency_seconds_bucket", "temporal_worker_task_slots_available",
 		"tocsin_deliveries_total", "tocsin_hook_deliveries_total", "tocsin_workflow_starts_pending",
+		"tocsin_http_connections", "tocsin_http_connections_refused_total",
 	} {
 		if !regexp.MustCompile(`\b` + series + `\b`).MatchString(all) {
 			t.Errorf("no panel queries %s", series)
