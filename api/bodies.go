@@ -6,6 +6,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -371,9 +372,18 @@ func checkForm(ctx huma.Context, op *huma.Operation) *rest.ProblemDetails {
 		// Left to the operation, which answers a malformed form.
 		return nil
 	}
+	parts := op.RequestBody.Content["multipart/form-data"].Schema.Properties
+	for name := range form.File {
+		if p := checkPart(parts, name, true); p != nil {
+			return p
+		}
+	}
 	for name, values := range form.Value {
 		if msg := badText(name); msg != "" {
 			return rest.Invalid("body", "", "a part name "+msg, nil)
+		}
+		if p := checkPart(parts, name, false); p != nil {
+			return p
 		}
 		for _, v := range values {
 			if msg := badText(v); msg != "" {
@@ -383,6 +393,30 @@ func checkForm(ctx huma.Context, op *huma.Operation) *rest.ProblemDetails {
 				return rest.Invalid("body", joinField(name, field), msg, nil)
 			}
 		}
+	}
+	return nil
+}
+
+// checkPart refuses a part the form does not have, and a part sent as a
+// file where the form takes text or as text where it takes a file (a
+// file part without a filename arrives as text, and would be dropped).
+func checkPart(parts map[string]*huma.Schema, name string, file bool) *rest.ProblemDetails {
+	if parts == nil {
+		return nil
+	}
+	prop, ok := parts[name]
+	switch {
+	case !ok:
+		known := make([]string, 0, len(parts))
+		for k := range parts {
+			known = append(known, k)
+		}
+		sort.Strings(known)
+		return rest.Invalid("body", name, "not a part of this form; its parts are "+strings.Join(known, ", "), nil)
+	case prop.ContentEncoding == "binary" && !file:
+		return rest.Invalid("body", name, "must be a file part: give its Content-Disposition a filename", nil)
+	case prop.ContentEncoding != "binary" && file:
+		return rest.Invalid("body", name, "must be a text part, not a file", nil)
 	}
 	return nil
 }

@@ -312,6 +312,19 @@ func TestMultipartAlertIsValidatedLikeJSON(t *testing.T) {
 		`{"settings": {"message": {"subject": "s", "body": "b"}, "recipients": {}}}`:                                           "body.alert.settings.recipients",
 		`not json`: "body.alert",
 	}
+	// Parts the form does not have, or of the wrong kind, are named rather
+	// than dropped: a file part without a filename arrives as text.
+	for part, want := range map[string]string{"attachement": "not a part of this form", "attachment": "must be a file part"} {
+		var buf bytes.Buffer
+		mw := multipart.NewWriter(&buf)
+		_ = mw.WriteField("alert", `{"settings": {"message": {"subject": "s", "body": "b"}, "recipients": {"contactIds": [1]}}}`)
+		_ = mw.WriteField(part, "%PDF-1.4")
+		_ = mw.Close()
+		r := s.Do(t, http.MethodPost, "/v2/alertsWithAttachments", tok, &buf, "Content-Type", mw.FormDataContentType())
+		if p := problem(t, r); r.Status != http.StatusBadRequest || len(p.Errors) != 1 || p.Errors[0].Location != "body."+part || !strings.Contains(p.Errors[0].ErrorMessage, want) {
+			t.Errorf("part %s: %d %s", part, r.Status, r.Body)
+		}
+	}
 	for alert, field := range cases {
 		r := post(alert)
 		if r.Status != http.StatusBadRequest {
