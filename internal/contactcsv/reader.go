@@ -89,14 +89,16 @@ var bom = []byte{0xEF, 0xBB, 0xBF}
 // known columns, none twice, the required ones there). A UTF-8 byte order
 // mark is skipped; lines may end in LF or CRLF; fields may be quoted (with
 // line breaks and doubled quotes inside); empty lines are skipped. It returns
-// a *FileError when the file is not a CSV file of contacts.
+// a *FileError when the file is not a CSV file of contacts. A NUL character
+// in a row is a problem of that row's line and column, wherever it is.
 func NewReader(r io.Reader) (*Reader, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	if head, _ := br.Peek(3); bytes.Equal(head, bom) {
 		_, _ = br.Discard(3)
 	}
-	if head, _ := br.Peek(512); bytes.IndexByte(head, 0) >= 0 {
-		return nil, &FileError{Line: 1, Message: "the file is not a CSV text file"}
+	head, _ := br.Peek(csvheader.SniffSize)
+	if err := csvheader.Sniff(head); err != nil {
+		return nil, &FileError{Line: 1, Message: err.Error()}
 	}
 	cr := csv.NewReader(br)
 	cr.FieldsPerRecord = -1

@@ -6,6 +6,7 @@
 package csvheader
 
 import (
+	"bytes"
 	"fmt"
 	"strings"
 	"unicode/utf8"
@@ -52,6 +53,26 @@ func Columns(header []string, required []string, column func(cell string) (strin
 		return nil, fmt.Errorf("the header lacks the required columns %s", strings.Join(missing, ", "))
 	}
 	return names, nil
+}
+
+// SniffSize is how much of a file's start Sniff wants to see.
+const SniffSize = 512
+
+// Sniff looks at the start of a file (SniffSize bytes, or all of a shorter
+// file) before it is parsed. A NUL character in the first line means a
+// binary or UTF-16 file, not CSV text: the error says so, naming the
+// header's column, and the file need not be read further (a binary file
+// may have no line break for a long way). A NUL further on is left to the
+// rows, where it is a problem of its line and column.
+func Sniff(head []byte) error {
+	if i := bytes.IndexByte(head, '\n'); i >= 0 {
+		head = head[:i]
+	}
+	i := bytes.IndexByte(head, 0)
+	if i < 0 {
+		return nil
+	}
+	return nulError(1 + bytes.Count(head[:i], []byte(",")))
 }
 
 func nulError(column int) error {

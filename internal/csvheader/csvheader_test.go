@@ -30,3 +30,20 @@ func TestColumns(t *testing.T) {
 		}
 	}
 }
+
+func TestSniff(t *testing.T) {
+	for head, want := range map[string]string{
+		"phone,latitude\n+1555,4\x005\n": "",
+		"firstName,lastName":             "",
+		"p\x00h\x00o\x00n\x00e\x00":      "column 1 of the header holds a NUL character: the file is not a CSV text file",
+		"a,b,c\x00\x00\x00":              "column 3 of the header holds a NUL character: the file is not a CSV text file",
+	} {
+		got := ""
+		if err := csvheader.Sniff([]byte(head)); err != nil {
+			got = err.Error()
+		}
+		if got != want {
+			t.Errorf("%q: %q, want %q", head, got, want)
+		}
+	}
+}
