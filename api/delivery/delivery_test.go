@@ -289,3 +289,43 @@ func mustBox(t *testing.T) *secrets.Box {
 	}
 	return b
 }
+
+// TestEtnAddressPointImportRefusesBadHeaders: the address-point import takes
+// the contacts import's rule for its header (an unknown or repeated column
+// rejects the file, naming it, and keeps the list as it was) and only
+// text/csv bodies (anything else is a 415).
+func TestEtnAddressPointImportRefusesBadHeaders(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Shared(t)
+	_, tok := s.NewTenant(t)
+	put := func(body, contentType string) stacktest.Response {
+		t.Helper()
+		return s.Do(t, http.MethodPut, "/v2/settings/etn/addressPointLists/wells", tok, strings.NewReader(body), "Content-Type", contentType)
+	}
+	if r := put("phone,latitude,longitude,name\n+15550000001,45.0,-122.0,Well 1\n", "text/csv; charset=utf-8"); r.Status != 200 {
+		t.Fatalf("%d %s", r.Status, r.Body)
+	}
+	cases := []struct{ name, csv, message string }{
+		{"repeated columns", "phone,latitude,longitude,phone,latitude\n+15550000002,45.0,-122.0,+15550000003,10.0\n", `column \"phone\" appears twice`},
+		{"repeated in another case", "Phone,Latitude,Longitude,LATITUDE\n+15550000002,45.0,-122.0,10.0\n", `column \"latitude\" appears twice`},
+		{"unknown column", "phone,latitude,longitude,adress\n+15550000002,45.0,-122.0,1 Main St\n", `unknown column \"adress\"; the columns are phone, latitude, longitude, name, address, externalId`},
+		{"missing column", "phone,latitude\n+15550000002,45.0\n", "lacks the required columns longitude"},
+	}
+	for _, c := range cases {
+		r := put(c.csv, "text/csv")
+		if r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), c.message) || !strings.Contains(string(r.Body), `"location":"body.csv"`) {
+			t.Errorf("%s: %d %s", c.name, r.Status, r.Body)
+		}
+	}
+	for _, ct := range []string{"application/json", "text/plain", ""} {
+		r := put("phone,latitude,longitude\n+15550000002,45.0,-122.0\n", ct)
+		if r.Status != http.StatusUnsupportedMediaType || !strings.Contains(string(r.Body), "text/csv") {
+			t.Errorf("Content-Type %q: %d %s", ct, r.Status, r.Body)
+		}
+	}
+	var lists model.EtnAddressPointListsResponse
+	s.Do(t, http.MethodGet, "/v2/settings/etn/addressPointLists", tok, nil).JSON(t, &lists)
+	if len(lists.Items) != 1 || lists.Items[0].Points != 1 {
+		t.Fatalf("a refused import changed the list: %+v", lists)
+	}
+}

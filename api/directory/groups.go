@@ -33,7 +33,8 @@ func (h *handlers) registerGroups(api huma.API) {
 	const groups = "/{tenantId}/directory/{directoryId}/groups"
 	rest.Register(api, op("groupsCreateGroup", http.MethodPost, groups, http.StatusCreated, "Create a group",
 		"Creates a group of the tenant's group tree, at the root or under a parent (a 404 when the parent does not exist). "+
-			"The tree is the tenant's, shared by its directories and by the alerting interface's group tree. A sibling with the same name is a 409.",
+			"The tree is the tenant's, shared by its directories and by the alerting interface's group tree. A sibling with the same name is a 409. "+
+			fmt.Sprintf("The tree is at most %d levels deep (root groups are depth 0) and a group's path, its ancestors' names and its own joined by ' / ', at most %d characters: a group beyond either is a 400 naming parentId.", store.MaxGroupDepth, store.MaxGroupPathLength),
 		http.StatusConflict),
 		func(ctx context.Context, in *struct {
 			DirPath
@@ -50,12 +51,17 @@ func (h *handlers) registerGroups(api huma.API) {
 			if err != nil {
 				return nil, err
 			}
+			var tooLong *store.GroupPathTooLongError
 			g, err := h.users.CreateGroup(ctx, rest.Tenant(ctx), name, strings.TrimSpace(in.Body.Description), parent, in.Body.IsPublic)
 			switch {
 			case errors.Is(err, store.ErrParentNotFound):
 				return nil, rest.NotFound("parent group")
 			case errors.Is(err, storage.ErrConflict):
 				return nil, rest.Conflict("the parent already has a group with this name")
+			case errors.Is(err, store.ErrGroupTooDeep):
+				return nil, rest.Invalid("body", "parentId", fmt.Sprintf("the parent is at the deepest level of the group tree: the tree is at most %d levels deep", store.MaxGroupDepth), in.Body.ParentID)
+			case errors.As(err, &tooLong):
+				return nil, rest.Invalid("body", "parentId", fmt.Sprintf("under this parent the group's path (its ancestors' names and its own, joined by ' / ') would be %d characters, more than %d: choose a shorter name or a parent higher up the tree", tooLong.Length, store.MaxGroupPathLength), in.Body.ParentID)
 			case err != nil:
 				return nil, h.fail(ctx, err, "group")
 			}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/tocsin/tocsin/internal/stacktest"
 )
 
 type groupSummary struct {
@@ -206,4 +208,76 @@ func TestMeta(t *testing.T) {
 	}
 	// Another tenant's path is a 404.
 	wantProblem(t, e.do(t, "GET", "/1/directory/meta/languages", nil), 404, "")
+}
+
+// TestGroupTreeDepthAndPathAreBounded: the tree is at most 32 levels deep
+// and a group's path at most 1,000 characters; a group beyond either is a
+// 400 naming parentId and changes nothing, so a page of the tree stays small.
+func TestGroupTreeDepthAndPathAreBounded(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	create := func(name string, parent int64) stacktest.Response {
+		t.Helper()
+		body := map[string]any{"name": name}
+		if parent != 0 {
+			body["parentId"] = fmt.Sprint(parent)
+		}
+		return e.do(t, "POST", e.base()+"/groups", body)
+	}
+	// A chain of 32 levels: depth 0 to 31.
+	var parent int64
+	for depth := 0; depth < 32; depth++ {
+		var g groupSummary
+		want(t, create(fmt.Sprintf("level %d", depth), parent), 201).JSON(t, &g)
+		if g.Depth != depth {
+			t.Fatalf("depth %d: %+v", depth, g)
+		}
+		parent = g.ID
+	}
+	p := wantProblem(t, create("level 32", parent), 400, "body.parentId")
+	if !strings.Contains(p.Errors[0].ErrorMessage, "32 levels") {
+		t.Fatalf("the problem does not give the limit: %+v", p)
+	}
+	// Long names reach the path limit first: 200 + 3 + 200 + ... characters.
+	name := func(i int) string { return fmt.Sprintf("%d", i) + strings.Repeat("n", 199) }
+	parent = 0
+	for depth := 0; depth < 4; depth++ {
+		var g groupSummary
+		want(t, create(name(depth), parent), 201).JSON(t, &g)
+		if n := len(g.Path); n != 200*(depth+1)+3*depth {
+			t.Fatalf("depth %d: path of %d characters", depth, n)
+		}
+		parent = g.ID
+	}
+	p = wantProblem(t, create(name(4), parent), 400, "body.parentId")
+	if !strings.Contains(p.Errors[0].ErrorMessage, "1012 characters, more than 1000") {
+		t.Fatalf("the problem does not give the lengths: %+v", p)
+	}
+	// A shorter name still fits under the same parent.
+	var g groupSummary
+	want(t, create(strings.Repeat("s", 188), parent), 201).JSON(t, &g)
+	if len(g.Path) != 1000 {
+		t.Fatalf("path of %d characters", len(g.Path))
+	}
+	wantProblem(t, create(strings.Repeat("s", 189), parent), 400, "body.parentId")
+
+	// The refused groups were not made, and the deepest page of the tree
+	// holds every group with a bounded path.
+	r := e.s.Do(t, "GET", "/v2.1/groups/tree?sort=-depth&pageSize=500", e.s.Token(t, e.tenant, "elm"), nil)
+	var tree struct {
+		Paging struct{ TotalCount int }
+		Items  []struct {
+			Depth int
+			Path  string
+		}
+	}
+	want(t, r, 200).JSON(t, &tree)
+	if tree.Paging.TotalCount != 32+4+1 || tree.Items[0].Depth != 31 {
+		t.Fatalf("%d groups, the deepest at %d", tree.Paging.TotalCount, tree.Items[0].Depth)
+	}
+	for _, n := range tree.Items {
+		if len(n.Path) > 1000 {
+			t.Fatalf("a path of %d characters", len(n.Path))
+		}
+	}
 }

@@ -193,7 +193,7 @@ type PendingVerificationAttempt struct {
 type GroupReference struct {
 	ID       string `json:"id" example:"42"`
 	Name     string `json:"name" example:"Facilities team"`
-	Path     string `json:"path" doc:"Names from the root to this group, joined by ' / '." example:"Campus / Facilities team"`
+	Path     string `json:"path" doc:"Names from the root to this group, joined by ' / ' (at most 1,000 characters: a longer one is refused when the group is created)." example:"Campus / Facilities team"`
 	Depth    int    `json:"depth" example:"1"`
 	IsPublic bool   `json:"isPublic"`
 }
@@ -218,7 +218,7 @@ type FindGroupQuery struct {
 type CreateGroupCommand struct {
 	Name        string `json:"name" minLength:"1" maxLength:"200" doc:"Unique among its siblings (a duplicate is a 409)." example:"Facilities team"`
 	Description string `json:"description,omitempty" maxLength:"2000"`
-	ParentID    string `json:"parentId,omitempty" maxLength:"20" doc:"The parent group; a root group when absent." example:"7"`
+	ParentID    string `json:"parentId,omitempty" maxLength:"20" doc:"The parent group; a root group when absent. The tree is at most 32 levels deep and a group's path at most 1,000 characters: a parent at depth 31, or one under which the path would be longer, is a 400." example:"7"`
 	IsPublic    bool   `json:"isPublic,omitempty" doc:"Users may join it themselves."`
 }
 

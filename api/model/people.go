@@ -121,7 +121,7 @@ type GroupSummary struct {
 	Name        string `json:"name" example:"Facilities team"`
 	Description string `json:"description,omitempty"`
 	ParentID    *int64 `json:"parentId,omitempty" doc:"The parent group; absent for a root group."`
-	Path        string `json:"path" doc:"Names from the root to this group, joined by ' / '." example:"Campus / Facilities team"`
+	Path        string `json:"path" doc:"Names from the root to this group, joined by ' / ' (at most 1,000 characters: a longer one is refused when the group is created)." example:"Campus / Facilities team"`
 	Depth       int    `json:"depth" doc:"0 for a root group." example:"1"`
 	IsPublic    bool   `json:"isPublic" doc:"Users may join it themselves (see groupsDiscoverAvailableGroups)."`
 	MemberCount int64  `json:"memberCount" doc:"Direct members."`

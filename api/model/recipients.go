@@ -173,7 +173,7 @@ type GroupTreeNode struct {
 	Description string `json:"description,omitempty"`
 	ParentID    *int64 `json:"parentId,omitempty" doc:"The parent group; absent for a root group." example:"5"`
 	Depth       int    `json:"depth" doc:"0 for a root group." example:"2"`
-	Path        string `json:"path" doc:"Names from the root to this group, joined by ' / '." example:"Campus / Facilities / Night shift"`
+	Path        string `json:"path" doc:"Names from the root to this group, joined by ' / ' (at most 1,000 characters: a longer one is refused when the group is created)." example:"Campus / Facilities / Night shift"`
 	IDPath      string `json:"idPath" doc:"Ids from the root to this group, between slashes." example:"/1/5/42/"`
 	IsPublic    bool   `json:"isPublic" doc:"Users may join it themselves."`
 	ChildCount  int64  `json:"childCount" doc:"Direct subgroups." example:"3"`

@@ -239,3 +239,37 @@ func TestImportNeverTouchesAnotherTenant(t *testing.T) {
 		t.Fatalf("b sees %+v", got.Items)
 	}
 }
+
+// TestCreateFromFileNULIsAProblemOfItsLineAndColumn: a NUL character in a
+// cell skips its row, naming the line and column, whether it is near the
+// start of the file or far into it; one in the header means the file is not
+// CSV text, and the 400 names the header's column.
+func TestCreateFromFileNULIsAProblemOfItsLineAndColumn(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Shared(t)
+	tenant, tok := s.NewTenant(t)
+	row := func(i int) string { return fmt.Sprintf("N%d,First,Last%d\n", i, i) }
+	var file strings.Builder
+	file.WriteString("externalId,firstName,lastName\n") // line 1
+	for i := 2; i <= 3100; i++ {
+		switch i {
+		case 3, 3002:
+			fmt.Fprintf(&file, "N%d,First,La\x00st\n", i)
+		default:
+			file.WriteString(row(i))
+		}
+	}
+	res := mustUpload(t, s, tenant, tok, "nul", file.String())
+	if res.Created != 3097 || res.Skipped != 2 || len(res.Errors) != 2 {
+		t.Fatalf("counts %+v, errors %+v", res, res.Errors)
+	}
+	for i, line := range []int{3, 3002} {
+		if e := res.Errors[i]; e.Line != line || e.Column != "lastName" || !strings.Contains(e.Message, "NUL") || strings.Contains(e.Value, "\x00") {
+			t.Errorf("error %d = %+v, want line %d, column lastName", i, e, line)
+		}
+	}
+	r := upload(t, s, tenant, tok, "nul header", "externalId,firstName,last\x00Name\nN1,A,B\n")
+	if r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), "line 1: column 3 of the header holds a NUL character") {
+		t.Fatalf("NUL in the header: %d %s", r.Status, r.Body)
+	}
+}

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/tocsin/tocsin/internal/csvheader"
 	"github.com/tocsin/tocsin/storage/channelstate"
 )
 
@@ -26,33 +27,45 @@ type RowError struct {
 
 var e164 = regexp.MustCompile(`^\+[1-9][0-9]{6,14}$`)
 
-// CSV columns of an address-point list. phone, latitude and longitude are
-// required; the header names the columns, in any order, case-insensitive.
-var csvColumns = []string{"phone", "latitude", "longitude", "name", "address", "externalid"}
+// CSV columns of an address-point list, as they are spelled in messages;
+// the header matches them case-insensitively.
+const (
+	colPhone      = "phone"
+	colLatitude   = "latitude"
+	colLongitude  = "longitude"
+	colName       = "name"
+	colAddress    = "address"
+	colExternalID = "externalId"
+)
+
+// csvColumns are the columns of an address-point list, and requiredColumns
+// those every list must have. The header names them in any order; an
+// unknown column or one named twice rejects the file, as in the contacts
+// import: a typo would otherwise lose data, and a repeated phone or
+// latitude would send calls to the wrong place.
+var (
+	csvColumns      = []string{colPhone, colLatitude, colLongitude, colName, colAddress, colExternalID}
+	requiredColumns = []string{colPhone, colLatitude, colLongitude}
+)
 
 // ParseCSV reads an address-point list. Rows with errors are reported and
-// left out; a missing required column is an error.
+// left out; a header that names an unknown column, names one twice or
+// lacks a required one is an error, and so is a file that is not CSV text.
 func ParseCSV(r io.Reader) ([]Point, []RowError, error) {
 	cr := csv.NewReader(r)
 	cr.FieldsPerRecord = -1
 	cr.TrimLeadingSpace = true
-	head, err := cr.Read()
+	header, err := cr.Read()
 	if err != nil {
 		return nil, nil, fmt.Errorf("read the header row: %w", err)
 	}
-	col := map[string]int{}
-	for i, h := range head {
-		name := strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")))
-		for _, c := range csvColumns {
-			if name == c {
-				col[c] = i
-			}
-		}
+	names, err := csvheader.Columns(header, requiredColumns, csvheader.Fold(csvColumns...))
+	if err != nil {
+		return nil, nil, err
 	}
-	for _, req := range csvColumns[:3] {
-		if _, ok := col[req]; !ok {
-			return nil, nil, fmt.Errorf("the header row has no %s column (columns: phone, latitude, longitude, name, address, externalId)", req)
-		}
+	col := map[string]int{}
+	for i, name := range names {
+		col[name] = i
 	}
 	var pts []Point
 	var bad []RowError
@@ -74,9 +87,9 @@ func ParseCSV(r io.Reader) ([]Point, []RowError, error) {
 			}
 			return strings.TrimSpace(rec[i])
 		}
-		p := Point{Phone: get("phone"), Name: get("name"), Address: get("address"), ExternalID: get("externalid")}
-		lat, err1 := strconv.ParseFloat(get("latitude"), 64)
-		lng, err2 := strconv.ParseFloat(get("longitude"), 64)
+		p := Point{Phone: get(colPhone), Name: get(colName), Address: get(colAddress), ExternalID: get(colExternalID)}
+		lat, err1 := strconv.ParseFloat(get(colLatitude), 64)
+		lng, err2 := strconv.ParseFloat(get(colLongitude), 64)
 		switch {
 		case !e164.MatchString(p.Phone):
 			bad = append(bad, RowError{Line: line, Message: fmt.Sprintf("phone %q is not an E.164 number", p.Phone)})

@@ -221,8 +221,8 @@ func TestWriterReaderRoundTrip(t *testing.T) {
 	}
 }
 
-// TestReaderRefusesNULCells: a NUL character past the sniffed start of the
-// file is a problem naming its line and column, never a value.
+// TestReaderRefusesNULCells: a NUL character in a row is a problem naming
+// its line and column, never a value.
 func TestReaderRefusesNULCells(t *testing.T) {
 	data := "firstName,lastName,emails\n" + strings.Repeat("Ada,Lovelace,ada@example.com\n", 30) +
 		"Grace,Hop\x00per,grace@example.com\n" + "Bad,\xff,bad@example.com\n"

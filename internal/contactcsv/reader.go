@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/tocsin/tocsin/internal/csvheader"
 )
 
 // Row is one contact of a file.
@@ -83,17 +85,20 @@ type Reader struct {
 
 var bom = []byte{0xEF, 0xBB, 0xBF}
 
-// NewReader reads and checks the header of the file in r. A UTF-8 byte order
+// NewReader reads and checks the header of the file in r (csvheader's rule:
+// known columns, none twice, the required ones there). A UTF-8 byte order
 // mark is skipped; lines may end in LF or CRLF; fields may be quoted (with
 // line breaks and doubled quotes inside); empty lines are skipped. It returns
-// a *FileError when the file is not a CSV file of contacts.
+// a *FileError when the file is not a CSV file of contacts. A NUL character
+// in a row is a problem of that row's line and column, wherever it is.
 func NewReader(r io.Reader) (*Reader, error) {
 	br := bufio.NewReaderSize(r, 64<<10)
 	if head, _ := br.Peek(3); bytes.Equal(head, bom) {
 		_, _ = br.Discard(3)
 	}
-	if head, _ := br.Peek(512); bytes.IndexByte(head, 0) >= 0 {
-		return nil, &FileError{Line: 1, Message: "the file is not a CSV text file"}
+	head, _ := br.Peek(csvheader.SniffSize)
+	if err := csvheader.Sniff(head); err != nil {
+		return nil, &FileError{Line: 1, Message: err.Error()}
 	}
 	cr := csv.NewReader(br)
 	cr.FieldsPerRecord = -1
@@ -110,43 +115,37 @@ func NewReader(r io.Reader) (*Reader, error) {
 	if err != nil {
 		return nil, fmt.Errorf("read csv: %w", err)
 	}
+	names, err := csvheader.Columns(header, RequiredColumns, columnOf)
+	if err != nil {
+		return nil, &FileError{Line: 1, Message: err.Error()}
+	}
 	rd := &Reader{csv: cr, zones: map[string]bool{}}
-	seen := map[string]bool{}
-	for _, h := range header {
-		if !utf8.ValidString(h) {
-			return nil, &FileError{Line: 1, Message: "the header is not UTF-8 text"}
+	for _, name := range names {
+		c := column{name: name}
+		if key, ok := strings.CutPrefix(name, CustomPrefix); ok {
+			c.customKey = key
 		}
-		name := strings.TrimSpace(h)
-		var c column
-		if key, ok := cutPrefixFold(name, CustomPrefix); ok {
-			if !validCustomKey(key) {
-				return nil, &FileError{Line: 1, Message: fmt.Sprintf("custom-field column %q: the key must be 1 to %d letters, digits, '_', '-' or '.'", name, MaxCustomKeyLength)}
-			}
-			c = column{name: CustomPrefix + key, customKey: key}
-		} else if col, ok := aliases[strings.ToLower(name)]; ok {
-			c = column{name: col}
-		} else {
-			return nil, &FileError{Line: 1, Message: fmt.Sprintf("unknown column %q; the columns are %s and %s<key> for custom fields", name, strings.Join(Columns, ", "), CustomPrefix)}
-		}
-		if seen[c.name] {
-			return nil, &FileError{Line: 1, Message: fmt.Sprintf("column %q appears twice", c.name)}
-		}
-		seen[c.name] = true
 		rd.cols = append(rd.cols, c)
-	}
-	var missing []string
-	for _, req := range RequiredColumns {
-		if !seen[req] {
-			missing = append(missing, req)
-		}
-	}
-	if len(missing) > 0 {
-		return nil, &FileError{Line: 1, Message: "the header lacks the required columns " + strings.Join(missing, ", ")}
 	}
 	if n := len(rd.cols) - len(Columns); n > MaxCustomColumns {
 		return nil, &FileError{Line: 1, Message: fmt.Sprintf("at most %d custom-field columns are allowed", MaxCustomColumns)}
 	}
 	return rd, nil
+}
+
+// columnOf names the column of a header cell: a column of the layout or
+// one of its aliases, case-insensitive, or custom.<key>.
+func columnOf(name string) (string, error) {
+	if key, ok := cutPrefixFold(name, CustomPrefix); ok {
+		if !validCustomKey(key) {
+			return "", fmt.Errorf("custom-field column %q: the key must be 1 to %d letters, digits, '_', '-' or '.'", name, MaxCustomKeyLength)
+		}
+		return CustomPrefix + key, nil
+	}
+	if col, ok := aliases[strings.ToLower(name)]; ok {
+		return col, nil
+	}
+	return "", csvheader.Unknown(name, strings.Join(Columns, ", ")+" and "+CustomPrefix+"<key> for custom fields")
 }
 
 func cutPrefixFold(s, prefix string) (string, bool) {

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/jmoiron/sqlx"
 
@@ -46,24 +47,67 @@ func (r groupRow) group() Group {
 // ErrParentNotFound is returned when a new group's parent does not exist.
 var ErrParentNotFound = fmt.Errorf("parent group: %w", storage.ErrNotFound)
 
+// Limits of the group tree. Every group's path (its ancestors' names and
+// its own, joined by " / ") is repeated in each row that lists it, so the
+// depth and the length of that path bound what a page of groups can weigh.
+const (
+	// MaxGroupDepth is how many levels the tree has at most: root groups
+	// are depth 0, the deepest groups depth MaxGroupDepth-1.
+	MaxGroupDepth = 32
+	// MaxGroupPathLength is the most characters a group's path may have.
+	MaxGroupPathLength = 1000
+)
+
+// groupPathSeparator joins the names of a group's path.
+const groupPathSeparator = " / "
+
+// ErrGroupTooDeep is returned when a new group would be deeper than
+// MaxGroupDepth levels.
+var ErrGroupTooDeep = fmt.Errorf("the group tree is at most %d levels deep", MaxGroupDepth)
+
+// GroupPathTooLongError is returned when a new group's path would be longer
+// than MaxGroupPathLength characters.
+type GroupPathTooLongError struct {
+	// Length is the path's length in characters.
+	Length int
+}
+
+func (e *GroupPathTooLongError) Error() string {
+	return fmt.Sprintf("the group's path would be %d characters, more than %d", e.Length, MaxGroupPathLength)
+}
+
 // CreateGroup adds a group under parent (a root group when parent is 0),
 // maintaining its materialised path and depth. A sibling with the same name
-// is ErrConflict.
+// is ErrConflict; a group below MaxGroupDepth levels is ErrGroupTooDeep and
+// one whose path would be too long a *GroupPathTooLongError.
 func CreateGroup(ctx context.Context, tx *sqlx.Tx, tenant, name, description string, parent int64, public bool) (Group, error) {
 	parentPath, depth := "/", 0
+	pathLength := utf8.RuneCountInString(name)
 	var parentID *int64
 	if parent != 0 {
 		var p struct {
-			Path  string `db:"path"`
-			Depth int    `db:"depth"`
+			Path        string `db:"path"`
+			Depth       int    `db:"depth"`
+			NamesLength int    `db:"names_length"`
 		}
-		if err := tx.GetContext(ctx, &p, `SELECT path, depth FROM groups WHERE tenant_id = $1 AND id = $2 FOR SHARE`, tenant, parent); err != nil {
+		if err := tx.GetContext(ctx, &p, `
+			SELECT p.path, p.depth,
+				(SELECT coalesce(sum(char_length(a.name)), 0) FROM groups a
+					WHERE a.tenant_id = p.tenant_id AND a.id = ANY (string_to_array(trim(both '/' from p.path), '/')::bigint[])) AS names_length
+			FROM groups p WHERE p.tenant_id = $1 AND p.id = $2 FOR SHARE OF p`, tenant, parent); err != nil {
 			if storage.NotFound(err) == storage.ErrNotFound {
 				return Group{}, ErrParentNotFound
 			}
 			return Group{}, fmt.Errorf("read parent group: %w", err)
 		}
 		parentPath, depth, parentID = p.Path, p.Depth+1, &parent
+		if depth >= MaxGroupDepth {
+			return Group{}, ErrGroupTooDeep
+		}
+		pathLength += p.NamesLength + depth*utf8.RuneCountInString(groupPathSeparator)
+	}
+	if pathLength > MaxGroupPathLength {
+		return Group{}, &GroupPathTooLongError{Length: pathLength}
 	}
 	var id int64
 	err := tx.GetContext(ctx, &id, `
