@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"strconv"
@@ -19,8 +18,8 @@ import (
 	"github.com/tocsin/tocsin/storage"
 )
 
-// ErrTypeHookSecret marks a signing secret that cannot be decrypted: retrying
-// will not help (the TOCSIN_SECRETS_KEY changed).
+// ErrTypeHookSecret marks a signing secret or custom headers that cannot be
+// decrypted: retrying will not help (the TOCSIN_SECRETS_KEY changed).
 const ErrTypeHookSecret = "HookSecret"
 
 // ErrTypeHookPayload marks an event whose payload cannot be encoded: retrying
@@ -107,9 +106,9 @@ func (a *Activities) AttemptHook(ctx context.Context, in HookAttempt) (HookAttem
 	if err != nil {
 		return HookAttemptResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeHookSecret, nil)
 	}
-	headers := map[string]string{}
-	if err := json.Unmarshal(sub.Headers, &headers); err != nil {
-		return HookAttemptResult{}, fmt.Errorf("decode headers: %w", err)
+	headers, err := hooks.OpenHeaders(a.Hooks.Secrets, in.Tenant, in.SubscriptionID, sub.HeadersSealed, sub.PlainHeaders)
+	if err != nil {
+		return HookAttemptResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeHookSecret, nil)
 	}
 	body, err := hooks.Body(in.Event.Type, in.Event.CreatedAt, in.Event.Payload)
 	if err != nil {

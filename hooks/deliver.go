@@ -54,6 +54,9 @@ type Result struct {
 	RetryAfter time.Duration
 }
 
+// RefusedError is the error of a Refused attempt.
+const RefusedError = "the target's address is not allowed (loopback, private, link-local or otherwise reserved)"
+
 // UserAgent identifies tocsin's deliveries.
 const UserAgent = "tocsin-hooks/1.0"
 
@@ -83,7 +86,10 @@ func Send(ctx context.Context, client *http.Client, m Message) Result {
 	if err != nil {
 		r.Outcome, r.Error = Failed, describe(err, client.Timeout)
 		if errors.Is(err, ssrf.ErrProhibitedIP) || errors.Is(err, ssrf.ErrProhibitedNetwork) || errors.Is(err, ssrf.ErrProhibitedPort) {
-			r.Outcome = Refused
+			// Not the dial error, which names the address the host
+			// resolved to: the history would tell a tenant the
+			// addresses of internal names.
+			r.Outcome, r.Error = Refused, RefusedError
 		}
 		return r
 	}

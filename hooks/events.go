@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/hooks/events"
+	"github.com/tocsin/tocsin/storage"
 )
 
 // EventInfo describes one event type tocsin emits.
@@ -33,6 +34,25 @@ func EventNames() []string {
 // KnownEvent reports whether name is an event type tocsin emits.
 func KnownEvent(name string) bool {
 	return slices.ContainsFunc(Events, func(e EventInfo) bool { return e.Name == name })
+}
+
+// Subscribable reports whether a subscription may list the event type name:
+// every type tocsin emits but subscription.test, which only
+// getSubscriptionTest sends, to the subscription it names.
+func Subscribable(name string) bool {
+	return KnownEvent(name) && name != storage.EventSubscriptionTest
+}
+
+// SubscribableNames lists the names of the event types a subscription may
+// list, in order.
+func SubscribableNames() []string {
+	var out []string
+	for _, e := range Events {
+		if Subscribable(e.Name) {
+			out = append(out, e.Name)
+		}
+	}
+	return out
 }
 
 // Envelope is the JSON body of every delivery, as the Standard Webhooks

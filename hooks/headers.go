@@ -1,9 +1,17 @@
 package hooks
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"fmt"
 	"net/textproto"
+	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/tocsin/tocsin/internal/secrets"
+	"github.com/tocsin/tocsin/storage/hooksubs"
 )
 
 // MaxHeaders is the most custom headers a subscription may carry.
@@ -18,18 +26,28 @@ var reserved = map[string]bool{
 }
 
 // CheckHeaders validates a subscription's custom headers and returns the
-// name of the first bad one with the reason.
+// name of the first bad one (in sorted order) with the reason. Header names
+// are case-insensitive, so two names that differ only in case are one
+// header given twice.
 func CheckHeaders(h map[string]string) (string, error) {
 	if len(h) > MaxHeaders {
 		return "", fmt.Errorf("at most %d custom headers", MaxHeaders)
 	}
-	for name, value := range h {
+	names := sortedNames(h)
+	seen := map[string]string{}
+	for _, name := range names {
+		value := h[name]
 		if name == "" || len(name) > 100 || strings.IndexFunc(name, func(r rune) bool { return !isTokenChar(r) }) >= 0 {
 			return name, fmt.Errorf("%q is not a valid header name", name)
 		}
-		if reserved[textproto.CanonicalMIMEHeaderKey(name)] {
+		canonical := textproto.CanonicalMIMEHeaderKey(name)
+		if reserved[canonical] {
 			return name, fmt.Errorf("the header %s is set by tocsin and cannot be overridden", name)
 		}
+		if first, ok := seen[canonical]; ok {
+			return name, fmt.Errorf("the header %s is given twice, as %s and %s: header names are case-insensitive", canonical, first, name)
+		}
+		seen[canonical] = name
 		if len(value) > 1000 || strings.ContainsAny(value, "\r\n\x00") {
 			return name, fmt.Errorf("the value of %s must be at most 1000 characters on one line", name)
 		}
@@ -37,9 +55,141 @@ func CheckHeaders(h map[string]string) (string, error) {
 	return "", nil
 }
 
+func sortedNames(h map[string]string) []string {
+	names := make([]string, 0, len(h))
+	for name := range h {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	return names
+}
+
 func isTokenChar(r rune) bool {
 	if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
 		return true
 	}
 	return strings.ContainsRune("!#$%&'*+-.^_`|~", r)
+}
+
+// MaskHeaders returns h with every value masked as secrets.Mask does:
+// "****" and at most the last four characters. Header values often carry
+// the receiver's credentials, so none is answered in full.
+func MaskHeaders(h map[string]string) map[string]string {
+	if len(h) == 0 {
+		return nil
+	}
+	m := make(map[string]string, len(h))
+	for name, value := range h {
+		m[name] = secrets.Mask(value)
+	}
+	return m
+}
+
+// KeepMaskedHeaders replaces, in h, each masked value (one that starts with
+// "****") with the stored value of the same header (names compared
+// case-insensitively) in old, which it must be the mask of: a client may
+// send back what it read and change only what it means to change. It
+// returns the name of a masked value that matches nothing stored.
+func KeepMaskedHeaders(h, old map[string]string) (string, error) {
+	for _, name := range sortedNames(h) {
+		value := h[name]
+		if !strings.HasPrefix(value, "****") {
+			continue
+		}
+		prev, found := "", false
+		for oldName, oldValue := range old {
+			if strings.EqualFold(oldName, name) {
+				prev, found = oldValue, true
+			}
+		}
+		if !found || secrets.Mask(prev) != value {
+			return name, fmt.Errorf("the value of %s is masked but no stored value of the header matches it; send the value itself", name)
+		}
+		h[name] = prev
+	}
+	return "", nil
+}
+
+// HeadersAD is the associated data sealing a subscription's custom headers:
+// the ciphertext only opens for its own tenant and subscription.
+func HeadersAD(tenant string, id int64) []byte {
+	return []byte("hook-headers:" + tenant + "/" + strconv.FormatInt(id, 10))
+}
+
+// SealHeaders seals the custom headers of the tenant's subscription id; nil
+// when there are none.
+func SealHeaders(box *secrets.Box, tenant string, id int64, h map[string]string) ([]byte, error) {
+	if len(h) == 0 {
+		return nil, nil
+	}
+	plain, err := json.Marshal(h)
+	if err != nil {
+		return nil, fmt.Errorf("encode headers: %w", err)
+	}
+	return box.Seal(plain, HeadersAD(tenant, id))
+}
+
+// OpenHeaders returns the custom headers of the tenant's subscription id
+// from the sealed value, or from the plain JSON object of a row written
+// before headers were sealed when there is no sealed value.
+func OpenHeaders(box *secrets.Box, tenant string, id int64, sealed, plain []byte) (map[string]string, error) {
+	h := map[string]string{}
+	if sealed == nil {
+		if len(plain) > 0 {
+			if err := json.Unmarshal(plain, &h); err != nil {
+				return nil, fmt.Errorf("decode headers: %w", err)
+			}
+		}
+		return h, nil
+	}
+	if box == nil {
+		return nil, fmt.Errorf("open headers: %w", secrets.ErrOpen)
+	}
+	b, err := box.Open(sealed, HeadersAD(tenant, id))
+	if err != nil {
+		return nil, fmt.Errorf("open headers: %w", err)
+	}
+	if err := json.Unmarshal(b, &h); err != nil {
+		return nil, fmt.Errorf("decode headers: %w", err)
+	}
+	return h, nil
+}
+
+// SealStoredHeaders seals the custom headers of subscriptions stored in
+// plain text before headers were sealed, of every tenant, and returns how
+// many it sealed. A subscription changed meanwhile is left to its change,
+// which seals its headers itself.
+func SealStoredHeaders(ctx context.Context, st *hooksubs.Store, box *secrets.Box) (int, error) {
+	if box == nil {
+		return 0, errors.New("no secrets box to seal headers with")
+	}
+	n := 0
+	for {
+		rows, err := st.WithPlainHeaders(ctx, 100)
+		if err != nil || len(rows) == 0 {
+			return n, err
+		}
+		progress := false
+		for _, r := range rows {
+			h, err := OpenHeaders(box, r.Tenant, r.ID, nil, r.Headers)
+			if err != nil {
+				return n, fmt.Errorf("subscription %d: %w", r.ID, err)
+			}
+			sealed, err := SealHeaders(box, r.Tenant, r.ID, h)
+			if err != nil {
+				return n, err
+			}
+			ok, err := st.SealPlainHeaders(ctx, r, sealed)
+			if err != nil {
+				return n, err
+			}
+			if ok {
+				n++
+				progress = true
+			}
+		}
+		if !progress {
+			return n, nil
+		}
+	}
 }

@@ -208,6 +208,10 @@ func TestSendClassifiesAnswers(t *testing.T) {
 		if c.outcome == hooks.Failed && r.Error == "" {
 			t.Errorf("status %d: failure without error text", c.status)
 		}
+		// The history does not tell a tenant the address its host resolved to.
+		if c.outcome == hooks.Refused && (r.Error != hooks.RefusedError || strings.Contains(r.Error, "127.0.0.1")) {
+			t.Errorf("refused with %q", r.Error)
+		}
 	}
 	if got.Get("X-Team") != "ops" || got.Get(hooks.HeaderSignature) == "" || got.Get("Content-Type") != "application/json" {
 		t.Fatalf("headers %v", got)
@@ -216,8 +220,12 @@ func TestSendClassifiesAnswers(t *testing.T) {
 
 func TestCheckHeaders(t *testing.T) {
 	t.Parallel()
-	if _, err := hooks.CheckHeaders(map[string]string{"X-Api-Key": "k"}); err != nil {
+	if _, err := hooks.CheckHeaders(map[string]string{"X-Api-Key": "k", "X-Team": "ops"}); err != nil {
 		t.Fatal(err)
+	}
+	// One HTTP header given twice in different case: the later name is named.
+	if name, err := hooks.CheckHeaders(map[string]string{"X-A": "1", "x-a": "2"}); name != "x-a" || err == nil || !strings.Contains(err.Error(), "X-A and x-a") {
+		t.Errorf("X-A and x-a: %q %v", name, err)
 	}
 	for _, h := range []map[string]string{
 		{"webhook-signature": "x"},

@@ -127,9 +127,11 @@ func (p *Policy) check(ctx context.Context, raw string, mustResolve bool) (*url.
 			return nil, fmt.Errorf("%w: the host %s does not resolve", ErrTarget, host)
 		}
 	}
+	// The refusal does not say which address the host resolved to: a
+	// tenant would learn the addresses of internal names.
 	for _, a := range addrs {
 		if err := p.guard.SafeAddr(a.Unmap()); err != nil {
-			return nil, fmt.Errorf("%w: %s resolves to %s, a loopback, private, link-local or otherwise reserved address", ErrTarget, host, a)
+			return nil, fmt.Errorf("%w: the host %s is not allowed: a loopback, private, link-local or otherwise reserved address", ErrTarget, host)
 		}
 	}
 	return u, nil

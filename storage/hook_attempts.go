@@ -11,12 +11,14 @@ import (
 )
 
 // HookTarget is where a subscription delivers: its URL, extra headers (a
-// JSON object) and sealed signing secret.
+// JSON object, sealed; or plain in a row written before headers were
+// sealed) and sealed signing secret.
 type HookTarget struct {
-	URL     string `db:"url"`
-	Headers []byte `db:"headers"`
-	Secret  []byte `db:"secret_encrypted"`
-	Active  bool   `db:"active"`
+	URL           string `db:"url"`
+	HeadersSealed []byte `db:"headers_encrypted"`
+	PlainHeaders  []byte `db:"headers"`
+	Secret        []byte `db:"secret_encrypted"`
+	Active        bool   `db:"active"`
 }
 
 // HookAttempt is one attempt to deliver an event to a subscription.
@@ -45,7 +47,7 @@ type HookAttempts struct {
 // Target returns the tenant's subscription id, ErrNotFound when it has none.
 func (s *HookAttempts) Target(ctx context.Context, tenant string, id int64) (HookTarget, error) {
 	return GetOne[HookTarget](ctx, s.DB, "load subscription", `
-		SELECT url, headers, secret_encrypted, active FROM hook_subscriptions
+		SELECT url, headers_encrypted, headers, secret_encrypted, active FROM hook_subscriptions
 		WHERE id = $1 AND tenant_id = $2`, id, tenant)
 }
 

@@ -32,7 +32,7 @@ func TestHookAttemptsRecordDisableAndPurge(t *testing.T) {
 	}
 	h := &storage.HookAttempts{DB: db}
 	tg, err := h.Target(ctx, tenant, sub)
-	if err != nil || tg.URL != "https://h.example/x" || !tg.Active || string(tg.Secret) != "sealed" || len(tg.Headers) == 0 {
+	if err != nil || tg.URL != "https://h.example/x" || !tg.Active || string(tg.Secret) != "sealed" || len(tg.PlainHeaders) == 0 || tg.HeadersSealed != nil {
 		t.Fatalf("%+v %v", tg, err)
 	}
 	if _, err := h.Target(ctx, other, sub); !errors.Is(err, storage.ErrNotFound) {

@@ -101,6 +101,59 @@ func TestChannelSettingsOperations(t *testing.T) {
 	}
 }
 
+// Some providers take their API key in the URL's query: answers mask each
+// query value, and a masked URL sent back keeps the stored one.
+func TestProviderURLQueryIsMasked(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Shared(t)
+	tenant, tok := s.NewTenant(t)
+	const real = "https://push.example/v1/send?api_key=LEAKME123456&region=eu"
+	const masked = "https://push.example/v1/send?api_key=****3456&region=****"
+	settings := func(url string) map[string]any {
+		return map[string]any{"providers": []map[string]any{{"url": url, "token": "push-token-abcdefgh"}}}
+	}
+	stored := func() string {
+		t.Helper()
+		e, err := (&providers.Store{DB: s.DB, Box: mustBox(t)}).Get(context.Background(), tenant, channels.Push)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e.Settings.Providers[0].URL
+	}
+	put := s.Do(t, http.MethodPut, "/v2/settings/channels/push", tok, settings(real))
+	if put.Status != 200 {
+		t.Fatalf("put %d %s", put.Status, put.Body)
+	}
+	for what, r := range map[string]stacktest.Response{
+		"put": put, "get": s.Do(t, http.MethodGet, "/v2/settings/channels/push", tok, nil), "list": s.Do(t, http.MethodGet, "/v2/settings/channels", tok, nil),
+	} {
+		if bytes.Contains(r.Body, []byte("LEAKME")) || !bytes.Contains(r.Body, []byte(`"url":"`+masked+`"`)) {
+			t.Fatalf("%s answers %s", what, r.Body)
+		}
+	}
+	// What was read, sent back, keeps the stored URL.
+	var got model.ChannelProviderSettingsResponse
+	s.Do(t, http.MethodGet, "/v2/settings/channels/push", tok, nil).JSON(t, &got)
+	if r := s.Do(t, http.MethodPut, "/v2/settings/channels/push", tok, got.Settings); r.Status != 200 {
+		t.Fatalf("put back %d %s", r.Status, r.Body)
+	}
+	if u := stored(); u != real {
+		t.Fatalf("stored %q after putting back what was read", u)
+	}
+	// A masked query matching nothing stored is refused, naming the URL.
+	r := s.Do(t, http.MethodPut, "/v2/settings/channels/push", tok, settings("https://push.example/v1/send?api_key=****9999&region=****"))
+	if r.Status != 400 || !strings.Contains(string(r.Body), `"propertyName":"providers[0].url"`) {
+		t.Fatalf("masked query matching nothing: %d %s", r.Status, r.Body)
+	}
+	// A new value replaces it.
+	if r := s.Do(t, http.MethodPut, "/v2/settings/channels/push", tok, settings("https://push.example/v1/send?api_key=NEWKEY987654")); r.Status != 200 {
+		t.Fatalf("new key %d %s", r.Status, r.Body)
+	}
+	if u := stored(); u != "https://push.example/v1/send?api_key=NEWKEY987654" {
+		t.Fatalf("stored %q", u)
+	}
+}
+
 func TestCallStatusCallbacks(t *testing.T) {
 	t.Parallel()
 	// The provider is a loopback speaking plain http: allowed by the

@@ -18,7 +18,7 @@ type ChannelProviderSettings struct {
 // ChannelProvider is one provider's address and credentials.
 type ChannelProvider struct {
 	Name          string `json:"name,omitempty" maxLength:"100" doc:"A label for the provider." example:"primary"`
-	URL           string `json:"url" format:"uri" maxLength:"2000" doc:"The provider's base URL (voice and etn: calls go to {url}/calls; push: {url}/push/send; fax: {url}/faxes; eas and mobileBroadcast: the CAP endpoint itself; social and neighborhood: the network's API)." example:"https://voice.example.com/v1"`
+	URL           string `json:"url" format:"uri" maxLength:"2000" doc:"The provider's base URL (voice and etn: calls go to {url}/calls; push: {url}/push/send; fax: {url}/faxes; eas and mobileBroadcast: the CAP endpoint itself; social and neighborhood: the network's API). Some providers take their API key in the query, so answers mask each query value (\"****\" and at most its last four characters); a masked URL sent back unchanged keeps the stored one." example:"https://voice.example.com/v1"`
 	Token         string `json:"token,omitempty" maxLength:"4000" doc:"The provider's API token, sent as a bearer token (secret; masked in answers). Not used by the social and neighborhood networks, whose accounts carry their own tokens." example:"sk_live_51Hx"`
 	SigningSecret string `json:"signingSecret,omitempty" maxLength:"200" doc:"voice and etn: the secret the provider signs status callbacks with (HMAC-SHA256, see receiveCallStatus; masked in answers)." example:"whsec_6f2d9c0b7a1e4f3d"`
 	From          string `json:"from,omitempty" maxLength:"16" doc:"voice and etn: the E.164 caller id; fax: the sending fax number." example:"+15550001000"`

@@ -17,6 +17,17 @@ func (EventTypeName) Schema(r huma.Registry) *huma.Schema {
 	return EnumSchema[EventTypeName](r, "The name of an event type; getEventTypes describes each.", valuesAs[EventTypeName](hooks.EventNames())...)
 }
 
+// SubscribableEventType names an event type a subscription may list: every
+// EventTypeName but subscription.test.
+type SubscribableEventType string
+
+// Schema implements huma.SchemaProvider.
+func (SubscribableEventType) Schema(r huma.Registry) *huma.Schema {
+	return EnumSchema[SubscribableEventType](r, "The name of an event type a subscription may list; getEventTypes describes each. "+
+		"subscription.test is not one: getSubscriptionTest sends it to the subscription it names, whatever its event types.",
+		valuesAs[SubscribableEventType](hooks.SubscribableNames())...)
+}
+
 // HookDeliveryOutcome is what became of one hook delivery attempt.
 type HookDeliveryOutcome string
 
@@ -34,13 +45,13 @@ func (HookDeliveryOutcome) Schema(r huma.Registry) *huma.Schema {
 // Subscription is a hook: tocsin POSTs the tenant's events of the chosen
 // types to url, signed per the Standard Webhooks specification.
 type Subscription struct {
-	ID          int64             `json:"id" readOnly:"true" doc:"Identifier of the subscription." example:"12"`
-	URL         string            `json:"url" format:"uri" minLength:"8" maxLength:"2048" doc:"Where events are POSTed. https, and a host that resolves to public addresses only, unless the operator allows more (TOCSIN_HOOK_ALLOW_HTTP, TOCSIN_HOOK_ALLOW_HOSTS)." example:"https://hooks.example.com/tocsin"`
-	EventTypes  []EventTypeName   `json:"eventTypes" minItems:"1" maxItems:"20" uniqueItems:"true" doc:"The event types delivered to this subscription."`
-	Active      *bool             `json:"active" required:"false" default:"true" doc:"Only active subscriptions receive events. Defaults to true on creation; a 410 answer sets it to false."`
-	Description string            `json:"description,omitempty" maxLength:"500" doc:"What the subscription is for." example:"Incident dashboard"`
-	Headers     map[string]string `json:"headers,omitempty" maxProperties:"20" doc:"Extra headers sent with every delivery (for example an API key of the receiver). At most 20; the webhook-*, Content-Type, Host and other hop-by-hop headers are reserved." example:"{\"X-Api-Key\":\"k-123\"}"`
-	Secret      string            `json:"secret,omitempty" readOnly:"true" doc:"The signing secret (whsec_ and base64), returned once, in the answer of createSubscription. Verify the webhook-signature header with it." example:"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"`
+	ID          int64                   `json:"id" readOnly:"true" doc:"Identifier of the subscription." example:"12"`
+	URL         string                  `json:"url" format:"uri" minLength:"8" maxLength:"2048" doc:"Where events are POSTed. https, and a host that resolves to public addresses only, unless the operator allows more (TOCSIN_HOOK_ALLOW_HTTP, TOCSIN_HOOK_ALLOW_HOSTS)." example:"https://hooks.example.com/tocsin"`
+	EventTypes  []SubscribableEventType `json:"eventTypes" minItems:"1" maxItems:"20" uniqueItems:"true" doc:"The event types delivered to this subscription."`
+	Active      *bool                   `json:"active" required:"false" default:"true" doc:"Only active subscriptions receive events. Defaults to true on creation; a 410 answer sets it to false."`
+	Description string                  `json:"description,omitempty" maxLength:"500" doc:"What the subscription is for." example:"Incident dashboard"`
+	Headers     map[string]string       `json:"headers,omitempty" maxProperties:"20" doc:"Extra headers sent with every delivery (for example an API key of the receiver). At most 20; the webhook-*, Content-Type, Host and other hop-by-hop headers are reserved, and names are case-insensitive (X-A and x-a together are refused). Values are stored encrypted (AES-256-GCM) and answered masked: \"****\" and at most their last four characters. In updateSubscription a masked value sent back unchanged keeps the stored value; one that matches nothing stored is refused." example:"{\"Authorization\":\"Bearer 4f9c2a7e1b8d\"}"`
+	Secret      string                  `json:"secret,omitempty" readOnly:"true" doc:"The signing secret (whsec_ and base64), returned once, in the answer of createSubscription. Verify the webhook-signature header with it. tocsin generates it: a request that gives one is refused (400)." example:"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"`
 	// DisabledReason says why tocsin deactivated the subscription.
 	DisabledReason string     `json:"disabledReason,omitempty" readOnly:"true" doc:"Why tocsin deactivated the subscription (a 410 answer), empty otherwise." example:"the target answered 410 Gone"`
 	DisabledAt     *time.Time `json:"disabledAt,omitempty" readOnly:"true" doc:"When tocsin deactivated the subscription."`

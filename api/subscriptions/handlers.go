@@ -21,31 +21,57 @@ import (
 	"github.com/tocsin/tocsin/workflows"
 )
 
-func subscriptionModel(r hooksubs.Subscription) model.Subscription {
+// subscriptionModel answers r with its custom headers h masked.
+func subscriptionModel(r hooksubs.Subscription, h map[string]string) model.Subscription {
 	s := model.Subscription{
-		ID: r.ID, URL: r.URL, Active: &r.Active, Description: r.Description,
+		ID: r.ID, URL: r.URL, Active: &r.Active, Description: r.Description, Headers: hooks.MaskHeaders(h),
 		DisabledReason: r.DisabledReason, DisabledAt: r.DisabledAt, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}
 	for _, t := range r.EventTypes {
-		s.EventTypes = append(s.EventTypes, model.EventTypeName(t))
-	}
-	_ = json.Unmarshal(r.Headers, &s.Headers)
-	if len(s.Headers) == 0 {
-		s.Headers = nil
+		s.EventTypes = append(s.EventTypes, model.SubscribableEventType(t))
 	}
 	return s
 }
 
-// settings are the stored settings of a subscription as the client gave it;
-// active is true when not given.
-func settings(s model.Subscription) hooksubs.Settings {
-	headers, _ := json.Marshal(s.Headers)
+// answer opens the custom headers of the tenant's r and answers it.
+func (h *handlers) answer(tenant string, r hooksubs.Subscription) (model.Subscription, error) {
+	headers, err := h.headers(tenant, r)
+	if err != nil {
+		return model.Subscription{}, err
+	}
+	return subscriptionModel(r, headers), nil
+}
+
+// headers opens the custom headers of the tenant's subscription r.
+func (h *handlers) headers(tenant string, r hooksubs.Subscription) (map[string]string, error) {
+	if r.HeadersSealed != nil && h.secrets == nil {
+		return nil, noSecretsKey()
+	}
+	headers, err := hooks.OpenHeaders(h.secrets, tenant, r.ID, r.HeadersSealed, r.PlainHeaders)
+	if err != nil {
+		return nil, fmt.Errorf("subscription %d: %w", r.ID, err)
+	}
+	return headers, nil
+}
+
+func noSecretsKey() error {
+	return rest.Problem(http.StatusServiceUnavailable, "TOCSIN_SECRETS_KEY is not set, so signing secrets and custom headers cannot be stored")
+}
+
+// settings are the stored settings of a subscription as the client gave
+// it, its headers sealed for the tenant's subscription id; active is true
+// when not given.
+func (h *handlers) settings(tenant string, id int64, s model.Subscription) (hooksubs.Settings, error) {
+	sealed, err := hooks.SealHeaders(h.secrets, tenant, id, s.Headers)
+	if err != nil {
+		return hooksubs.Settings{}, err
+	}
 	set := hooksubs.Settings{URL: s.URL, EventTypes: make([]string, len(s.EventTypes)), Active: s.Active == nil || *s.Active,
-		Description: s.Description, Headers: headers}
+		Description: s.Description, HeadersSealed: sealed}
 	for i, t := range s.EventTypes {
 		set.EventTypes[i] = string(t)
 	}
-	return set
+	return set, nil
 }
 
 func (h *handlers) create(ctx context.Context, in *struct{ Body model.Subscription }) (*rest.Output[model.Subscription], error) {
@@ -53,7 +79,11 @@ func (h *handlers) create(ctx context.Context, in *struct{ Body model.Subscripti
 		return nil, err
 	}
 	if h.secrets == nil {
-		return nil, rest.Problem(http.StatusServiceUnavailable, "TOCSIN_SECRETS_KEY is not set, so signing secrets cannot be stored")
+		return nil, noSecretsKey()
+	}
+	// Nothing is stored yet to keep: a masked value is a mistake.
+	if name, err := hooks.KeepMaskedHeaders(in.Body.Headers, nil); err != nil {
+		return nil, rest.Invalid("body", "headers."+name, err.Error(), nil)
 	}
 	tenant := rest.Tenant(ctx)
 	secret, err := hooks.NewSecret()
@@ -64,11 +94,19 @@ func (h *handlers) create(ctx context.Context, in *struct{ Body model.Subscripti
 	if err != nil {
 		return nil, err
 	}
-	r, err := h.subs.Create(ctx, tenant, settings(in.Body), sealed)
+	id, err := h.subs.NewID(ctx)
 	if err != nil {
 		return nil, err
 	}
-	out := &rest.Output[model.Subscription]{Body: subscriptionModel(r)}
+	set, err := h.settings(tenant, id, in.Body)
+	if err != nil {
+		return nil, err
+	}
+	r, err := h.subs.Create(ctx, tenant, id, set, sealed)
+	if err != nil {
+		return nil, err
+	}
+	out := &rest.Output[model.Subscription]{Body: subscriptionModel(r, in.Body.Headers)}
 	out.Body.Secret = secret
 	return out, nil
 }
@@ -82,19 +120,31 @@ func (h *handlers) list(ctx context.Context, in *listInput) (*rest.Output[model.
 	if err != nil {
 		return nil, err
 	}
-	rows, total, err := h.subs.List(ctx, rest.Tenant(ctx), order, in.Limit(), in.Offset())
+	tenant := rest.Tenant(ctx)
+	rows, total, err := h.subs.List(ctx, tenant, order, in.Limit(), in.Offset())
 	if err != nil {
 		return nil, err
 	}
-	return rest.Answer(model.PagedSubscriptionResponse{Paging: rest.NewPaging(in.PageParams, total), Items: rest.Items(rows, subscriptionModel)}), nil
+	items := make([]model.Subscription, len(rows))
+	for i, r := range rows {
+		if items[i], err = h.answer(tenant, r); err != nil {
+			return nil, err
+		}
+	}
+	return rest.Answer(model.PagedSubscriptionResponse{Paging: rest.NewPaging(in.PageParams, total), Items: items}), nil
 }
 
 func (h *handlers) get(ctx context.Context, in *PathID) (*rest.Output[model.Subscription], error) {
-	r, err := h.subs.Get(ctx, rest.Tenant(ctx), in.ID)
+	tenant := rest.Tenant(ctx)
+	r, err := h.subs.Get(ctx, tenant, in.ID)
 	if err != nil {
 		return nil, notFound(err)
 	}
-	return rest.Answer(subscriptionModel(r)), nil
+	m, err := h.answer(tenant, r)
+	if err != nil {
+		return nil, err
+	}
+	return rest.Answer(m), nil
 }
 
 func (h *handlers) update(ctx context.Context, in *struct {
@@ -104,11 +154,30 @@ func (h *handlers) update(ctx context.Context, in *struct {
 	if err := h.checkBody(ctx, &in.Body); err != nil {
 		return nil, err
 	}
-	r, err := h.subs.Update(ctx, rest.Tenant(ctx), in.ID, settings(in.Body))
+	tenant := rest.Tenant(ctx)
+	old, err := h.subs.Get(ctx, tenant, in.ID)
 	if err != nil {
 		return nil, notFound(err)
 	}
-	return rest.Answer(subscriptionModel(r)), nil
+	stored, err := h.headers(tenant, old)
+	if err != nil {
+		return nil, err
+	}
+	if name, err := hooks.KeepMaskedHeaders(in.Body.Headers, stored); err != nil {
+		return nil, rest.Invalid("body", "headers."+name, err.Error(), nil)
+	}
+	if len(in.Body.Headers) > 0 && h.secrets == nil {
+		return nil, noSecretsKey()
+	}
+	set, err := h.settings(tenant, in.ID, in.Body)
+	if err != nil {
+		return nil, err
+	}
+	r, err := h.subs.Update(ctx, tenant, in.ID, set)
+	if err != nil {
+		return nil, notFound(err)
+	}
+	return rest.Answer(subscriptionModel(r, in.Body.Headers)), nil
 }
 
 func (h *handlers) delete(ctx context.Context, in *PathID) (*struct{}, error) {

@@ -137,7 +137,7 @@ func TestSubscriptionCRUDAndValidation(t *testing.T) {
 	rcv := newReceiver(t, 200)
 
 	sub := create(t, s, token, rcv.URL+"/hook", "file.uploaded", "alert.created")
-	if !strings.HasPrefix(sub.Secret, "whsec_") || !*sub.Active || sub.ID == 0 || len(sub.EventTypes) != 2 || sub.Headers["X-Api-Key"] != "k-1" {
+	if !strings.HasPrefix(sub.Secret, "whsec_") || !*sub.Active || sub.ID == 0 || len(sub.EventTypes) != 2 || sub.Headers["X-Api-Key"] != "****" {
 		t.Fatalf("created %+v", sub)
 	}
 	target, err := (&storage.HookAttempts{DB: s.DB}).Target(context.Background(), tenant, sub.ID)

@@ -219,6 +219,7 @@ func isMasked(v string) bool { return strings.HasPrefix(v, "****") }
 func (s Settings) Masked() Settings {
 	m := s.clone()
 	for i := range m.Providers {
+		m.Providers[i].URL = maskQuery(m.Providers[i].URL)
 		m.Providers[i].Token = secrets.Mask(m.Providers[i].Token)
 		m.Providers[i].SigningSecret = secrets.Mask(m.Providers[i].SigningSecret)
 	}
@@ -240,6 +241,40 @@ func maskURL(u string) string {
 	return p.Scheme + "://" + p.Host + "/" + secrets.Mask(strings.TrimPrefix(p.Path, "/"))
 }
 
+// maskQuery masks each value of a provider URL's query as secrets.Mask
+// does: some providers take their API key there. The rest of the URL is
+// kept as it is.
+func maskQuery(u string) string {
+	base, query, ok := strings.Cut(u, "?")
+	if !ok || query == "" {
+		return u
+	}
+	query, fragment, hasFragment := strings.Cut(query, "#")
+	pairs := strings.Split(query, "&")
+	for i, p := range pairs {
+		if k, v, ok := strings.Cut(p, "="); ok && v != "" {
+			pairs[i] = k + "=" + secrets.Mask(v)
+		}
+	}
+	out := base + "?" + strings.Join(pairs, "&")
+	if hasFragment {
+		out += "#" + fragment
+	}
+	return out
+}
+
+// maskedQuery reports whether a value of u's query is masked.
+func maskedQuery(u string) bool {
+	_, query, _ := strings.Cut(u, "?")
+	query, _, _ = strings.Cut(query, "#")
+	for _, p := range strings.Split(query, "&") {
+		if _, v, ok := strings.Cut(p, "="); ok && isMasked(v) {
+			return true
+		}
+	}
+	return false
+}
+
 func (s Settings) clone() Settings {
 	b, _ := json.Marshal(s)
 	var c Settings
@@ -254,6 +289,12 @@ func (s Settings) keepSecrets(old Settings) error {
 		var prev Provider
 		if i < len(old.Providers) {
 			prev = old.Providers[i]
+		}
+		if maskedQuery(s.Providers[i].URL) {
+			if prev.URL == "" || maskQuery(prev.URL) != s.Providers[i].URL {
+				return &FieldError{Field: fmt.Sprintf("providers[%d].url", i), Message: "has a masked query value but no stored URL matches it"}
+			}
+			s.Providers[i].URL = prev.URL
 		}
 		if err := keep(&s.Providers[i].Token, prev.Token, fmt.Sprintf("providers[%d].token", i)); err != nil {
 			return err

@@ -31,6 +31,7 @@ import (
 	"github.com/tocsin/tocsin/internal/payloadcrypt"
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/hooksubs"
 	"github.com/tocsin/tocsin/worker"
 	"github.com/tocsin/tocsin/workflows"
 )
@@ -179,6 +180,7 @@ func (a *App) StartWorker(o worker.Options) (stop func(), err error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	var wg sync.WaitGroup
+	wg.Go(func() { a.SealHookHeaders(ctx) })
 	wg.Go(func() { a.HookDispatcher().Run(ctx) })
 	// The starter runs next to the worker and shares its client, so the
 	// first task of a workflow it starts can be handed to this worker
@@ -193,6 +195,21 @@ func (a *App) StartWorker(o worker.Options) (stop func(), err error) {
 			_ = urgentDB.Close()
 		})
 	}, nil
+}
+
+// SealHookHeaders seals the custom headers of hook subscriptions stored in
+// plain text by versions before headers were sealed, and logs how many it
+// sealed or why it could not. The worker does it at its start; until then
+// such headers are still read, delivered and answered masked.
+func (a *App) SealHookHeaders(ctx context.Context) {
+	n, err := hooks.SealStoredHeaders(ctx, hooksubs.New(a.DB), a.Secrets)
+	if err != nil {
+		a.Logger.Error("sealing hook subscriptions' plain headers", "sealed", n, "err", err)
+		return
+	}
+	if n > 0 {
+		a.Logger.Info("sealed hook subscriptions' plain headers", "subscriptions", n)
+	}
 }
 
 // HookDispatcher builds the dispatcher that turns the events outbox into

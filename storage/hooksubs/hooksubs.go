@@ -1,11 +1,10 @@
 // Package hooksubs stores a tenant's hook subscriptions (where and which
-// events to deliver, with the sealed signing secret) and reads their
-// delivery history.
+// events to deliver, with the sealed signing secret and custom headers) and
+// reads their delivery history.
 package hooksubs
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -24,19 +23,25 @@ func New(db *storage.DB) *Store { return &Store{DB: db} }
 
 // Subscription is a hook subscription (without its secret).
 type Subscription struct {
-	ID             int64          `db:"id"`
-	URL            string         `db:"url"`
-	EventTypes     pq.StringArray `db:"event_types"`
-	Active         bool           `db:"active"`
-	Description    string         `db:"description"`
-	Headers        []byte         `db:"headers"`
-	DisabledReason string         `db:"disabled_reason"`
-	DisabledAt     *time.Time     `db:"disabled_at"`
-	CreatedAt      time.Time      `db:"created_at"`
-	UpdatedAt      time.Time      `db:"updated_at"`
+	ID          int64          `db:"id"`
+	URL         string         `db:"url"`
+	EventTypes  pq.StringArray `db:"event_types"`
+	Active      bool           `db:"active"`
+	Description string         `db:"description"`
+	// HeadersSealed is the custom headers (a JSON object) sealed with the
+	// secrets box, nil when there are none.
+	HeadersSealed []byte `db:"headers_encrypted"`
+	// PlainHeaders is the JSON object of custom headers of a row written
+	// before headers were sealed, until SealPlainHeaders seals it; {} once
+	// sealed and in every row written since.
+	PlainHeaders   []byte     `db:"headers"`
+	DisabledReason string     `db:"disabled_reason"`
+	DisabledAt     *time.Time `db:"disabled_at"`
+	CreatedAt      time.Time  `db:"created_at"`
+	UpdatedAt      time.Time  `db:"updated_at"`
 }
 
-const columns = `id, url, event_types, active, description, headers, disabled_reason, disabled_at, created_at, updated_at`
+const columns = `id, url, event_types, active, description, headers, headers_encrypted, disabled_reason, disabled_at, created_at, updated_at`
 
 // Settings are what a client sets of a subscription.
 type Settings struct {
@@ -44,8 +49,9 @@ type Settings struct {
 	EventTypes  []string
 	Active      bool
 	Description string
-	// Headers are sent with every delivery (a JSON object).
-	Headers json.RawMessage
+	// HeadersSealed is the sealed JSON object of the headers sent with
+	// every delivery, nil when there are none.
+	HeadersSealed []byte
 }
 
 // Sorting is how subscriptions may be ordered.
@@ -61,13 +67,24 @@ func (s *Store) Get(ctx context.Context, tenant string, id int64) (Subscription,
 	return storage.GetOne[Subscription](ctx, s.DB, "load subscription", `SELECT `+columns+` FROM hook_subscriptions WHERE id = $1 AND tenant_id = $2`, id, tenant)
 }
 
-// Create stores a new subscription of the tenant with its sealed signing secret.
-func (s *Store) Create(ctx context.Context, tenant string, set Settings, sealedSecret []byte) (Subscription, error) {
+// NewID reserves the id of a subscription about to be created, so that
+// what is sealed for it can be bound to it before Create.
+func (s *Store) NewID(ctx context.Context) (int64, error) {
+	var id int64
+	if err := s.DB.GetContext(ctx, &id, `SELECT nextval(pg_get_serial_sequence('hook_subscriptions', 'id'))`); err != nil {
+		return 0, fmt.Errorf("reserve subscription id: %w", err)
+	}
+	return id, nil
+}
+
+// Create stores a new subscription of the tenant under the id NewID
+// reserved, with its sealed signing secret.
+func (s *Store) Create(ctx context.Context, tenant string, id int64, set Settings, sealedSecret []byte) (Subscription, error) {
 	var r Subscription
 	if err := s.DB.GetContext(ctx, &r, `
-		INSERT INTO hook_subscriptions (tenant_id, url, event_types, active, description, headers, secret_encrypted)
-		VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING `+columns,
-		tenant, set.URL, pq.StringArray(set.EventTypes), set.Active, set.Description, []byte(set.Headers), sealedSecret); err != nil {
+		INSERT INTO hook_subscriptions (id, tenant_id, url, event_types, active, description, headers_encrypted, secret_encrypted)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING `+columns,
+		id, tenant, set.URL, pq.StringArray(set.EventTypes), set.Active, set.Description, set.HeadersSealed, sealedSecret); err != nil {
 		return r, fmt.Errorf("insert subscription: %w", err)
 	}
 	return r, nil
@@ -84,12 +101,43 @@ func (s *Store) List(ctx context.Context, tenant, order string, limit, offset in
 // active clears why it was disabled. storage.ErrNotFound when it has none.
 func (s *Store) Update(ctx context.Context, tenant string, id int64, set Settings) (Subscription, error) {
 	return storage.GetOne[Subscription](ctx, s.DB, "update subscription", `
-		UPDATE hook_subscriptions SET url = $3, event_types = $4, active = $5, description = $6, headers = $7,
+		UPDATE hook_subscriptions SET url = $3, event_types = $4, active = $5, description = $6,
+			headers_encrypted = $7, headers = '{}',
 			disabled_reason = CASE WHEN $5 THEN '' ELSE disabled_reason END,
 			disabled_at = CASE WHEN $5 THEN NULL ELSE disabled_at END,
 			updated_at = now()
 		WHERE id = $1 AND tenant_id = $2 RETURNING `+columns,
-		id, tenant, set.URL, pq.StringArray(set.EventTypes), set.Active, set.Description, []byte(set.Headers))
+		id, tenant, set.URL, pq.StringArray(set.EventTypes), set.Active, set.Description, set.HeadersSealed)
+}
+
+// PlainHeaderRow is a subscription whose custom headers are still stored
+// in plain text.
+type PlainHeaderRow struct {
+	ID      int64  `db:"id"`
+	Tenant  string `db:"tenant_id"`
+	Headers []byte `db:"headers"`
+}
+
+// WithPlainHeaders returns up to limit subscriptions, of every tenant,
+// whose custom headers were stored before headers were sealed.
+func (s *Store) WithPlainHeaders(ctx context.Context, limit int) ([]PlainHeaderRow, error) {
+	return storage.SelectAll[PlainHeaderRow](ctx, s.DB, "subscriptions with plain headers", `
+		SELECT id, tenant_id, headers FROM hook_subscriptions
+		WHERE headers_encrypted IS NULL AND headers <> '{}'::jsonb ORDER BY id LIMIT $1`, limit)
+}
+
+// SealPlainHeaders replaces the plain headers of r with sealed, unless the
+// subscription changed since it was read; it reports whether it did.
+func (s *Store) SealPlainHeaders(ctx context.Context, r PlainHeaderRow, sealed []byte) (bool, error) {
+	res, err := s.DB.ExecContext(ctx, `
+		UPDATE hook_subscriptions SET headers_encrypted = $4, headers = '{}'
+		WHERE id = $1 AND tenant_id = $2 AND headers_encrypted IS NULL AND headers = $3::jsonb`,
+		r.ID, r.Tenant, string(r.Headers), sealed)
+	if err != nil {
+		return false, fmt.Errorf("seal headers: %w", err)
+	}
+	n, err := res.RowsAffected()
+	return n == 1, err
 }
 
 // Delete removes the tenant's subscription id, storage.ErrNotFound when it has none.

@@ -1,6 +1,7 @@
 package hooksubs_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -13,20 +14,20 @@ func TestSubscriptionsAreTenantScoped(t *testing.T) {
 	t.Parallel()
 	ctx, db, tenant, other := stacktest.DBTenants(t)
 	s := hooksubs.New(db)
-	set := hooksubs.Settings{URL: "https://example.com/a", EventTypes: []string{"alert.sent"}, Active: true, Headers: []byte(`{"X-A":"1"}`)}
-	a, err := s.Create(ctx, tenant, set, []byte("sealed"))
+	set := hooksubs.Settings{URL: "https://example.com/a", EventTypes: []string{"alert.sent"}, Active: true, HeadersSealed: []byte("sealed headers")}
+	a, err := s.Create(ctx, tenant, newID(t, s), set, []byte("sealed"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	set.URL = "https://example.com/b"
-	b, err := s.Create(ctx, tenant, set, []byte("sealed"))
+	b, err := s.Create(ctx, tenant, newID(t, s), set, []byte("sealed"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Create(ctx, other, set, []byte("sealed")); err != nil {
+	if _, err := s.Create(ctx, other, newID(t, s), set, []byte("sealed")); err != nil {
 		t.Fatal(err)
 	}
-	if a.URL != "https://example.com/a" || !a.Active || len(a.EventTypes) != 1 || string(a.Headers) != `{"X-A": "1"}` {
+	if a.URL != "https://example.com/a" || !a.Active || len(a.EventTypes) != 1 || string(a.HeadersSealed) != "sealed headers" || string(a.PlainHeaders) != "{}" {
 		t.Fatalf("created %+v", a)
 	}
 	if _, err := s.Get(ctx, other, a.ID); !errors.Is(err, storage.ErrNotFound) {
@@ -66,11 +67,70 @@ func TestSubscriptionsAreTenantScoped(t *testing.T) {
 	}
 }
 
+func newID(t *testing.T, s *hooksubs.Store) int64 {
+	t.Helper()
+	id, err := s.NewID(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// Rows written before headers were sealed keep them in plain text until
+// SealPlainHeaders replaces them, unless the row changed meanwhile.
+func TestPlainHeadersAreSealedOnce(t *testing.T) {
+	t.Parallel()
+	ctx, db, tenant, other := stacktest.DBTenants(t)
+	s := hooksubs.New(db)
+	legacy := func(tenant, headers string) int64 {
+		var id int64
+		if err := db.GetContext(ctx, &id, `INSERT INTO hook_subscriptions (tenant_id, url, event_types, headers, secret_encrypted)
+			VALUES ($1, 'https://h.example/x', '{alert.sent}', $2, 'sealed') RETURNING id`, tenant, headers); err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	a, b, none := legacy(tenant, `{"X-A": "1"}`), legacy(other, `{"X-B": "2"}`), legacy(tenant, `{}`)
+	rows, err := s.WithPlainHeaders(ctx, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mine := map[int64]hooksubs.PlainHeaderRow{}
+	for _, r := range rows {
+		if r.ID == a || r.ID == b || r.ID == none {
+			mine[r.ID] = r
+		}
+	}
+	if len(mine) != 2 || mine[a].Tenant != tenant || string(mine[a].Headers) != `{"X-A": "1"}` || mine[b].Tenant != other {
+		t.Fatalf("plain rows %+v", mine)
+	}
+	if ok, err := s.SealPlainHeaders(ctx, mine[a], []byte("sealed a")); err != nil || !ok {
+		t.Fatalf("seal: %v %v", ok, err)
+	}
+	got, err := s.Get(ctx, tenant, a)
+	if err != nil || string(got.HeadersSealed) != "sealed a" || string(got.PlainHeaders) != "{}" {
+		t.Fatalf("sealed row %+v %v", got, err)
+	}
+	if ok, err := s.SealPlainHeaders(ctx, mine[a], []byte("again")); err != nil || ok {
+		t.Fatalf("sealed twice: %v %v", ok, err)
+	}
+	// An update between the read and the seal wins.
+	if _, err := s.Update(ctx, other, b, hooksubs.Settings{URL: "https://h.example/y", EventTypes: []string{"alert.sent"}, HeadersSealed: []byte("new")}); err != nil {
+		t.Fatal(err)
+	}
+	if ok, err := s.SealPlainHeaders(ctx, mine[b], []byte("stale")); err != nil || ok {
+		t.Fatalf("sealed over an update: %v %v", ok, err)
+	}
+	if got, _ := s.Get(ctx, other, b); string(got.HeadersSealed) != "new" {
+		t.Fatalf("after the update %+v", got)
+	}
+}
+
 func TestHistoryKeepsThirtyDays(t *testing.T) {
 	t.Parallel()
 	ctx, db, tenant, other := stacktest.DBTenants(t)
 	s := hooksubs.New(db)
-	sub, err := s.Create(ctx, tenant, hooksubs.Settings{URL: "https://example.com", EventTypes: []string{"alert.sent"}, Active: true, Headers: []byte(`{}`)}, []byte("x"))
+	sub, err := s.Create(ctx, tenant, newID(t, s), hooksubs.Settings{URL: "https://example.com", EventTypes: []string{"alert.sent"}, Active: true}, []byte("x"))
 	if err != nil {
 		t.Fatal(err)
 	}

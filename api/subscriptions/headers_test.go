@@ -1,0 +1,242 @@
+package subscriptions_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/tocsin/tocsin/api/model"
+	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/internal/stacktest"
+	"github.com/tocsin/tocsin/storage/hooksubs"
+	"github.com/tocsin/tocsin/storage/storagetest"
+)
+
+const bearer = "Bearer supersecrettoken123"
+
+// failure returns the only validation failure of a 400 answer.
+func failure(t *testing.T, r stacktest.Response) rest.ValidationFailure {
+	t.Helper()
+	var p rest.ProblemDetails
+	r.JSON(t, &p)
+	if r.Status != http.StatusBadRequest || len(p.Errors) != 1 {
+		t.Fatalf("want a 400 with one failure: %d %s", r.Status, r.Body)
+	}
+	return p.Errors[0]
+}
+
+// sendTest runs getSubscriptionTest and returns the headers the receiver got.
+func sendTest(t *testing.T, s *stacktest.Stack, token string, id int64, rcv *receiver) http.Header {
+	t.Helper()
+	before := len(rcv.received())
+	r := s.Do(t, http.MethodGet, fmt.Sprintf("%s/%d/test", base, id), token, nil)
+	var a model.SubscriptionHistory
+	r.JSON(t, &a)
+	if r.Status != 200 || a.Outcome != "Delivered" {
+		t.Fatalf("test: %d %s", r.Status, r.Body)
+	}
+	got := rcv.received()
+	if len(got) != before+1 {
+		t.Fatalf("the receiver got %d requests, want %d", len(got), before+1)
+	}
+	return got[len(got)-1].header
+}
+
+// Custom header values are credentials: stored sealed, answered masked, kept
+// when the masked value comes back, and sent in full.
+func TestHeaderValuesAreSealedMaskedAndDelivered(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	tenant, token := s.NewTenant(t)
+	rcv := newReceiver(t, 200)
+
+	r := s.Do(t, http.MethodPost, base, token, map[string]any{
+		"url": rcv.URL, "eventTypes": []string{"alert.sent"}, "headers": map[string]string{"Authorization": bearer, "X-Team": "ops"},
+	})
+	if r.Status != http.StatusCreated {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
+	}
+	var sub model.Subscription
+	r.JSON(t, &sub)
+	path := fmt.Sprintf("%s/%d", base, sub.ID)
+	masked := map[string]string{"Authorization": "****n123", "X-Team": "****"}
+	for what, resp := range map[string]stacktest.Response{
+		"create": r, "get": s.Do(t, http.MethodGet, path, token, nil), "list": s.Do(t, http.MethodGet, base, token, nil),
+	} {
+		if resp.Status/100 != 2 || strings.Contains(string(resp.Body), "supersecrettoken") || strings.Contains(string(resp.Body), `"ops"`) {
+			t.Fatalf("%s answers a header value: %d %s", what, resp.Status, resp.Body)
+		}
+		if !strings.Contains(string(resp.Body), `"headers":{"Authorization":"****n123","X-Team":"****"}`) {
+			t.Fatalf("%s does not answer the masked headers: %s", what, resp.Body)
+		}
+	}
+	// At rest: sealed, nothing in plain text.
+	stored, err := hooksubs.New(s.DB).Get(context.Background(), tenant, sub.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(stored.PlainHeaders) != "{}" || len(stored.HeadersSealed) == 0 || strings.Contains(string(stored.HeadersSealed), "supersecrettoken") {
+		t.Fatalf("stored headers: plain %s, sealed %q", stored.PlainHeaders, stored.HeadersSealed)
+	}
+	// Deliveries carry the real values.
+	h := sendTest(t, s, token, sub.ID, rcv)
+	if h.Get("Authorization") != bearer || h.Get("X-Team") != "ops" {
+		t.Fatalf("delivered headers %v", h)
+	}
+
+	// What GET answered, sent back with one value changed, keeps the rest;
+	// a masked value keeps its header's value whatever the case of the name.
+	var got model.Subscription
+	s.Do(t, http.MethodGet, path, token, nil).JSON(t, &got)
+	if fmt.Sprint(got.Headers) != fmt.Sprint(masked) {
+		t.Fatalf("get: %v", got.Headers)
+	}
+	up := s.Do(t, http.MethodPut, path, token, map[string]any{
+		"url": got.URL, "eventTypes": got.EventTypes, "headers": map[string]string{"authorization": "****n123", "X-Team": "dev"},
+	})
+	if up.Status != 200 || strings.Contains(string(up.Body), "supersecrettoken") || !strings.Contains(string(up.Body), `"headers":{"X-Team":"****","authorization":"****n123"}`) {
+		t.Fatalf("update: %d %s", up.Status, up.Body)
+	}
+	h = sendTest(t, s, token, sub.ID, rcv)
+	if h.Get("Authorization") != bearer || h.Get("X-Team") != "dev" {
+		t.Fatalf("delivered headers after the update %v", h)
+	}
+
+	// A masked value that matches nothing stored is refused, naming the
+	// header; so is any masked value on creation.
+	for _, c := range []struct {
+		method, path string
+		headers      map[string]string
+		field        string
+	}{
+		{http.MethodPut, path, map[string]string{"Authorization": "****zzzz"}, "body.headers.Authorization"},
+		{http.MethodPut, path, map[string]string{"X-Other": "****n123"}, "body.headers.X-Other"},
+		{http.MethodPost, base, map[string]string{"Authorization": "****n123"}, "body.headers.Authorization"},
+	} {
+		f := failure(t, s.Do(t, c.method, c.path, token, map[string]any{"url": rcv.URL, "eventTypes": []string{"alert.sent"}, "headers": c.headers}))
+		if f.Location != c.field || !strings.Contains(f.ErrorMessage, "masked") {
+			t.Errorf("%s %v: %+v", c.method, c.headers, f)
+		}
+	}
+	h = sendTest(t, s, token, sub.ID, rcv)
+	if h.Get("Authorization") != bearer {
+		t.Fatalf("a refused update changed the headers: %v", h)
+	}
+
+	// Leaving the headers out removes them.
+	if r := s.Do(t, http.MethodPut, path, token, map[string]any{"url": rcv.URL, "eventTypes": []string{"alert.sent"}}); r.Status != 200 || strings.Contains(string(r.Body), `"headers"`) {
+		t.Fatalf("update without headers: %d %s", r.Status, r.Body)
+	}
+	if h := sendTest(t, s, token, sub.ID, rcv); h.Get("Authorization") != "" || h.Get("X-Team") != "" {
+		t.Fatalf("removed headers still delivered: %v", h)
+	}
+	if stored, _ := hooksubs.New(s.DB).Get(context.Background(), tenant, sub.ID); stored.HeadersSealed != nil {
+		t.Fatalf("sealed headers kept after their removal: %q", stored.HeadersSealed)
+	}
+}
+
+// Subscriptions stored before header values were sealed keep working and
+// are answered masked; the worker seals them.
+func TestPlainHeadersOfEarlierVersionsAreSealed(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	tenant, token := s.NewTenant(t)
+	rcv := newReceiver(t, 200)
+	sub := create(t, s, token, rcv.URL, "alert.sent")
+	ctx := context.Background()
+	if err := storagetest.PlainHookHeaders(ctx, s.DB, tenant, sub.ID, `{"Authorization": "`+bearer+`"}`); err != nil {
+		t.Fatal(err)
+	}
+	path := fmt.Sprintf("%s/%d", base, sub.ID)
+	check := func(when string) {
+		t.Helper()
+		r := s.Do(t, http.MethodGet, path, token, nil)
+		if r.Status != 200 || strings.Contains(string(r.Body), "supersecrettoken") || !strings.Contains(string(r.Body), `"headers":{"Authorization":"****n123"}`) {
+			t.Fatalf("%s: get %d %s", when, r.Status, r.Body)
+		}
+		if h := sendTest(t, s, token, sub.ID, rcv); h.Get("Authorization") != bearer {
+			t.Fatalf("%s: delivered %v", when, h)
+		}
+	}
+	check("plain")
+	s.App.SealHookHeaders(ctx)
+	stored, err := hooksubs.New(s.DB).Get(ctx, tenant, sub.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(stored.PlainHeaders) != "{}" || len(stored.HeadersSealed) == 0 || strings.Contains(string(stored.HeadersSealed), "supersecrettoken") {
+		t.Fatalf("after sealing: plain %s, sealed %q", stored.PlainHeaders, stored.HeadersSealed)
+	}
+	check("sealed")
+}
+
+// Requests whose meaning would be undefined or silently dropped are refused,
+// naming the field.
+func TestSubscriptionRequestsThatCannotMeanWhatTheySay(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	_, token := s.NewTenant(t)
+	rcv := newReceiver(t, 200)
+	sub := create(t, s, token, rcv.URL, "alert.sent")
+	path := fmt.Sprintf("%s/%d", base, sub.ID)
+	body := func(extra map[string]any) map[string]any {
+		b := map[string]any{"url": rcv.URL, "eventTypes": []string{"alert.sent"}}
+		for k, v := range extra {
+			b[k] = v
+		}
+		return b
+	}
+	for _, c := range []struct {
+		name  string
+		extra map[string]any
+		field string
+		says  string
+	}{
+		{"one header in two cases", map[string]any{"headers": map[string]string{"X-A": "1", "x-a": "2"}}, "body.headers.x-a", "X-A and x-a"},
+		{"a signing secret", map[string]any{"secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"}, "body.secret", "generated by tocsin"},
+		{"subscription.test", map[string]any{"eventTypes": []string{"alert.sent", "subscription.test"}}, "body.eventTypes[1]", `expected value to be one of "alert.completed,`},
+	} {
+		for _, m := range []struct{ method, path string }{{http.MethodPost, base}, {http.MethodPut, path}} {
+			t.Run(c.name+" "+m.method, func(t *testing.T) {
+				f := failure(t, s.Do(t, m.method, m.path, token, body(c.extra)))
+				if f.Location != c.field || !strings.Contains(f.ErrorMessage, c.says) {
+					t.Fatalf("%+v", f)
+				}
+				if strings.Contains(fmt.Sprint(f.AttemptedValue), "whsec_") {
+					t.Fatalf("the secret is echoed: %+v", f)
+				}
+			})
+		}
+	}
+	// Nothing changed: the signing secret is still the generated one.
+	var page model.PagedSubscriptionResponse
+	s.Do(t, http.MethodGet, base, token, nil).JSON(t, &page)
+	if page.TotalCount != 1 {
+		t.Fatalf("%d subscriptions", page.TotalCount)
+	}
+	wh, err := standardwebhooks.NewWebhook(sub.Secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sendTest(t, s, token, sub.ID, rcv)
+	got := rcv.received()
+	if err := wh.Verify(got[len(got)-1].body, got[len(got)-1].header); err != nil {
+		t.Fatalf("signature: %v", err)
+	}
+}
+
+// A refused target does not say what its host resolves to: a tenant would
+// learn the addresses of internal names.
+func TestRefusedTargetDoesNotTellTheAddress(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	_, token := s.NewTenant(t)
+	f := failure(t, s.Do(t, http.MethodPost, base, token, map[string]any{"url": "https://localhost/hook", "eventTypes": []string{"alert.sent"}}))
+	if f.Location != "body.url" || !strings.Contains(f.ErrorMessage, "localhost is not allowed") || strings.Contains(f.ErrorMessage, "127.0.0.1") || strings.Contains(f.ErrorMessage, "::1") {
+		t.Fatalf("%+v", f)
+	}
+}
