@@ -47,7 +47,8 @@ func Register(api huma.API, d rest.Deps) {
 	rest.Register(api, alertsArea.Op("getAlertsDefault", http.MethodPost, "/v2/alerts/defaults", 0, "The tenant's defaults for a new alert",
 		"Channels, priority, delivery settings and sender applied to alerts that leave them out; change them with updateAlertsDefault."),
 		h.getAlertsDefault)
-	rest.Register(api, alertsArea.Op("updateAlertsDefault", http.MethodPut, "/v2/alerts/defaults", 0, "Change the tenant's defaults for new alerts", ""), h.updateAlertsDefault)
+	rest.Register(api, alertsArea.Op("updateAlertsDefault", http.MethodPut, "/v2/alerts/defaults", 0, "Change the tenant's defaults for new alerts",
+		"Replaces the defaults. They fill what an alert leaves out, so only defaults that can serve any alert are stored: type must be Default (a Poll alert needs its survey questions and a Conference alert its invitation, which defaults do not hold; give those types with the alert), channels is a list of 1 to 13 distinct channels (not null), loudTone needs priority Emergency, and workflow and sender are checked as an alert's are. Anything else is a 400 naming the field, and the defaults stay as they were."), h.updateAlertsDefault)
 	rest.Register(api, alertsArea.Op("getAlertsById", http.MethodGet, "/v2/alerts/{id}", 0, "An alert with its settings and rendered messages", ""), h.getAlertsByID)
 	rest.Register(api, alertsArea.Op("getAlertsByIdStatus", http.MethodGet, "/v2/alerts/{id}/status", 0, "An alert's status and progress",
 		statusDoc), h.getAlertsByIDStatus)
