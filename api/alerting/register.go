@@ -71,7 +71,7 @@ func Register(api huma.API, d rest.Deps) {
 		"The alerts whose sender is the token's subject. after/before filter by the time sent (the creation time while not sent yet). Sort by createdAt (default, descending), sentAt, subject, status, priority, type, from or id."),
 		h.getAlertsSentV3)
 	rest.Register(api, alertsArea.Op("sendBulkAlerts", http.MethodPost, "/v4/{tenantId}/alerts/bulkSend", 0, "Send several alerts",
-		"Each alert is validated, stored and started on its own: one refused alert does not stop the others. results lists every alert's outcome in order (failures located at body.alerts[i]...); an alert's jobId makes its retry return the first alert."),
+		"Each alert is validated, stored and started on its own: one refused alert does not stop the others. results lists every alert's outcome in order (failures located at body.alerts[i]...). alerts holds 1 to 100 alerts (null or an empty list is a 400 naming body.alerts). An alert's jobId makes its retry return the first alert; an Idempotency-Key header keys every alert without a jobId as <key>/<index>, so a retry of the same batch (the same alerts in the same order) with the same key creates none twice: the alerts the first request accepted come back with status 200 and replayed true, the ones it refused are validated again."),
 		h.sendBulkAlerts)
 
 	rest.Register(api, responsesArea.Op("getAlertResponsePage", http.MethodGet, "/v2/public/alerts/responses/{token}", 0, "A recipient's personal response page",

@@ -41,7 +41,7 @@ type SendAlertResult struct {
 
 // BulkSendAlertRequest submits several alerts.
 type BulkSendAlertRequest struct {
-	Alerts []SendAlertRequest `json:"alerts" minItems:"1" maxItems:"100"`
+	Alerts []SendAlertRequest `json:"alerts" nullable:"false" minItems:"1" maxItems:"100" doc:"The alerts, 1 to 100."`
 }
 
 // BulkSendAlertResponse lists the outcome of every alert: one refused alert
