@@ -251,13 +251,6 @@ func syncCalls(ctx context.Context, tx *sqlx.Tx, in BatchInput, key storage.Batc
 	return nil
 }
 
-// fileKinds lists the file_assets kinds that serve a use, best first.
-var fileKinds = map[string][]string{
-	alert.FileVoice:    {AssetVoice, AssetOriginal},
-	alert.FileEas:      {AssetEas},
-	alert.FileDocument: {AssetOriginal},
-}
-
 // alertRenderer is an alert's renderer with the object keys of the stored
 // files its channel blocks name (resolveFiles).
 type alertRenderer struct {
@@ -271,8 +264,9 @@ type alertRenderer struct {
 // name that use needs: name is the file's full name (folder/name, as the
 // files operations name it) or, when only one file has it, its name
 // without the folder; an object key under the tenant's prefix is used as
-// it is. A name that matches no stored file is read from the tenant's
-// prefix, where the channel reports it missing.
+// it is (alerts accepted before names were checked). A name that matches
+// no stored file any more (deleted after the alert was accepted) is read
+// from the tenant's prefix, where the channel reports it missing.
 func (r *alertRenderer) FileKey(use, name string) string {
 	if name == "" {
 		return ""
@@ -287,47 +281,26 @@ func (r *alertRenderer) FileKey(use, name string) string {
 }
 
 // resolveFiles finds the object keys of the stored files the alert's
-// channel blocks name (FileKey), in one query.
+// channel blocks name (FileKey), in one query, as the alert's validation
+// did (catalog.Resolve). A file deleted since is left out: its channel
+// reports it missing.
 func (a *Activities) resolveFiles(ctx context.Context, r *alertRenderer) error {
-	uses := catalog.Files(r.Settings.Channels)
-	var names pq.StringArray
-	for _, ns := range uses {
-		names = append(names, ns...)
-	}
-	if len(names) == 0 {
+	named := catalog.NamedFiles(r.Settings.Channels)
+	if len(named) == 0 {
 		return nil
+	}
+	var names pq.StringArray
+	for _, f := range named {
+		names = append(names, f.Name)
 	}
 	rows, err := storage.FileAssetsNamed(ctx, a.DB, r.Tenant, names)
 	if err != nil {
 		return err
 	}
 	r.files = map[string]string{}
-	for use, ns := range uses {
-		for _, name := range ns {
-			pick := func(match func(full, short string) bool) string {
-				files := map[int64]bool{}
-				best, rank := "", len(fileKinds[use])
-				for _, row := range rows {
-					if !match(row.FullName, row.FileName) {
-						continue
-					}
-					files[row.FileID] = true
-					if i := slices.Index(fileKinds[use], row.Kind); i >= 0 && i < rank {
-						best, rank = row.Key, i
-					}
-				}
-				if len(files) != 1 {
-					return "" // none, or ambiguous
-				}
-				return best
-			}
-			k := pick(func(full, _ string) bool { return full == name })
-			if k == "" {
-				k = pick(func(_, short string) bool { return short == name })
-			}
-			if k != "" {
-				r.files[use+"\x00"+name] = k
-			}
+	for _, f := range named {
+		if k, err := catalog.Resolve(f.Use, f.Name, rows); err == nil {
+			r.files[f.Use+"\x00"+f.Name] = k
 		}
 	}
 	return nil

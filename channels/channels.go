@@ -117,6 +117,34 @@ type Sender interface {
 // ErrNoProvider is returned for a channel that has no provider configured.
 var ErrNoProvider = errors.New("no provider configured for the channel")
 
+// The failures of the readers of stored files that FileProblem words for
+// the alert's author: the file is no longer in the object store (deleted
+// after the alert that names it was accepted), or the object store failed.
+var (
+	ErrFileMissing     = errors.New("the stored file no longer exists")
+	ErrFileUnavailable = errors.New("the file store could not be read")
+)
+
+// FileProblem says, in words for the alert's author, why a channel could
+// not use the stored file what ("audio file", "document") the alert names
+// name (the name as the alert gives it; "" for messages recorded before
+// names were kept). Object keys and the object store's own words stay out
+// of it; other errors of the readers are worded for the author already.
+func FileProblem(what, name string, err error) string {
+	if name != "" {
+		what += " " + name
+	} else {
+		what = "the " + what
+	}
+	switch {
+	case errors.Is(err, ErrFileMissing):
+		return what + " no longer exists"
+	case errors.Is(err, ErrFileUnavailable):
+		return what + " could not be read from the file store"
+	}
+	return what + ": " + err.Error()
+}
+
 // Senders maps each configured channel to its Sender.
 type Senders map[Channel]Sender
 

@@ -167,14 +167,19 @@ type FileAsset struct {
 	FullName string `db:"full_name"`
 	FileName string `db:"file_name"`
 	FileID   int64  `db:"file_id"`
-	Kind     string `db:"kind"`
-	Key      string `db:"object_key"`
+	// FileKind is the file's kind (image or audio), Kind the form's
+	// (original, resized, voice or eas).
+	FileKind    string `db:"file_kind"`
+	Kind        string `db:"kind"`
+	ContentType string `db:"content_type"`
+	Key         string `db:"object_key"`
 }
 
 // FileAssetsNamed returns the stored forms of the tenant's files whose full
 // name or file name is one of names.
 func FileAssetsNamed(ctx context.Context, q sqlx.QueryerContext, tenant string, names []string) ([]FileAsset, error) {
-	return SelectAll[FileAsset](ctx, q, "resolve stored files", `SELECT f.full_name, f.file_name, f.id AS file_id, a.kind, a.object_key
+	return SelectAll[FileAsset](ctx, q, "resolve stored files", `SELECT f.full_name, f.file_name, f.id AS file_id, f.kind AS file_kind,
+			a.kind, a.content_type, a.object_key
 		FROM files f JOIN file_assets a ON a.file_id = f.id AND a.tenant_id = f.tenant_id
 		WHERE f.tenant_id = $1 AND (f.full_name = ANY($2) OR f.file_name = ANY($2))`, tenant, pq.StringArray(names))
 }

@@ -306,15 +306,25 @@ func (h *handler) decodeAlertPart(raw string) (*model.SendAlertRequest, error) {
 }
 
 type bulkInput struct {
-	TenantID int64 `path:"tenantId" doc:"The tenant; must be the token's tenant."`
-	Body     model.BulkSendAlertRequest
+	TenantID       int64  `path:"tenantId" doc:"The tenant; must be the token's tenant."`
+	IdempotencyKey string `header:"Idempotency-Key" maxLength:"200" doc:"Keys each alert without a jobId as <key>/<index>: a retry of the same batch with the same key creates none of its alerts twice (the alerts the first request accepted come back replayed)."`
+	Body           model.BulkSendAlertRequest
+}
+
+// bulkKey is the idempotency key of the bulk alert i: its jobId, else the
+// request's Idempotency-Key with the alert's index.
+func bulkKey(req model.SendAlertRequest, header string, i int) string {
+	if req.JobID != "" || header == "" {
+		return req.JobID
+	}
+	return fmt.Sprintf("%s/%d", header, i)
 }
 
 func (h *handler) sendBulkAlerts(ctx context.Context, in *bulkInput) (*rest.Output[model.BulkSendAlertResponse], error) {
 	out := &rest.Output[model.BulkSendAlertResponse]{Body: model.BulkSendAlertResponse{Results: []model.SendAlertResult{}}}
 	for i, req := range in.Body.Alerts {
 		r := model.SendAlertResult{Index: i}
-		res, err := h.create(ctx, req, req.JobID, nil, "body", fmt.Sprintf("alerts[%d]", i))
+		res, err := h.create(ctx, req, bulkKey(req, in.IdempotencyKey, i), nil, "body", fmt.Sprintf("alerts[%d]", i))
 		if err != nil {
 			var pd *rest.ProblemDetails
 			if !errors.As(err, &pd) {

@@ -3,6 +3,7 @@ package alerting
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/tocsin/tocsin/api/model"
@@ -33,7 +34,42 @@ func (h *handler) defaults(ctx context.Context, tenant string) (model.AlertDefau
 	if err := json.Unmarshal(raw, &d); err != nil {
 		return BuiltinDefaults(), nil, nil
 	}
+	// Defaults stored before updateAlertsDefault checked them may hold
+	// what no alert can be served by: the built-in values stand in.
+	if d.Type != model.AlertTypeDefault {
+		d.Type = model.AlertTypeDefault
+	}
+	if len(d.Channels) == 0 {
+		d.Channels = BuiltinDefaults().Channels
+	}
 	return d, updated, nil
+}
+
+// checkDefaults refuses defaults that could not serve every alert that
+// leaves out what they fill; the schema has checked the rest (channel
+// names and count, workflow bounds, sender).
+func checkDefaults(d model.AlertDefaults) error {
+	if d.Type != model.AlertTypeDefault {
+		needs := map[model.AlertType]string{
+			model.AlertTypePoll:       "a Poll alert needs its survey questions",
+			model.AlertTypeConference: "a Conference alert needs its conference invitation",
+		}[d.Type]
+		return rest.Invalid("body", "type", "defaults hold type Default only ("+needs+", which defaults do not hold); give the type with the alert", d.Type)
+	}
+	if len(d.Channels) == 0 {
+		return rest.Invalid("body", "channels", "give at least one channel", nil)
+	}
+	seen := map[model.DeliveryChannel]bool{}
+	for i, c := range d.Channels {
+		if seen[c] {
+			return rest.Invalid("body", fmt.Sprintf("channels[%d]", i), "channel "+string(c)+" is listed twice", c)
+		}
+		seen[c] = true
+	}
+	if d.LoudTone && d.Priority != model.PriorityEmergency {
+		return rest.Invalid("body", "loudTone", "the loud tone is for Emergency alerts only", true)
+	}
+	return nil
 }
 
 var priorityOptions = []model.PriorityOption{
@@ -76,15 +112,8 @@ type updateDefaultsInput struct {
 
 func (h *handler) updateAlertsDefault(ctx context.Context, in *updateDefaultsInput) (*rest.Output[model.SingleAlertDefaultsResponse], error) {
 	d := in.Body
-	seen := map[model.DeliveryChannel]bool{}
-	for i, c := range d.Channels {
-		if seen[c] {
-			return nil, rest.Invalid("body", "channels", "channel "+string(c)+" is listed twice", i)
-		}
-		seen[c] = true
-	}
-	if d.LoudTone && d.Priority != model.PriorityEmergency {
-		return nil, rest.Invalid("body", "loudTone", "the loud tone is for Emergency alerts only", true)
+	if err := checkDefaults(d); err != nil {
+		return nil, err
 	}
 	if d.Workflow.Cycles == 0 {
 		d.Workflow.Cycles = 1

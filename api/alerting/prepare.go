@@ -13,6 +13,7 @@ import (
 	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/channels/catalog"
 	"github.com/tocsin/tocsin/internal/alertmsg"
 	"github.com/tocsin/tocsin/storage"
 )
@@ -181,6 +182,9 @@ func (h *handler) prepare(ctx context.Context, tenant string, in model.AlertSett
 		checkText(&p.settings, rd, f)
 	}
 	if err := h.checkAttachments(ctx, tenant, &p.settings, p, f); err != nil {
+		return nil, err
+	}
+	if err := h.checkChannelFiles(ctx, tenant, &p.settings, f); err != nil {
 		return nil, err
 	}
 	if err := f.err(); err != nil {
@@ -396,6 +400,33 @@ func (h *handler) checkAttachments(ctx context.Context, tenant string, s *alert.
 	}
 	if total > MaxAttachmentBytes {
 		f.add("content.attachments", fmt.Sprintf("the attachments take %d bytes, more than %d", total, MaxAttachmentBytes), nil)
+	}
+	return nil
+}
+
+// checkChannelFiles checks the stored files the channel blocks name (the
+// voice and ETN audio, the EAS audio, the fax document) as delivery
+// resolves them (catalog.Resolve): each must exist, be of the kind its
+// channel uses (audio to play, a faxable document) and have the version
+// the channel uses (an EAS version for EAS). A disabled block's file is
+// checked too, as its texts are.
+func (h *handler) checkChannelFiles(ctx context.Context, tenant string, s *alert.Settings, f *failures) error {
+	named := catalog.NamedFiles(s.Channels)
+	if len(named) == 0 {
+		return nil
+	}
+	names := make([]string, len(named))
+	for i, n := range named {
+		names[i] = n.Name
+	}
+	rows, err := storage.FileAssetsNamed(ctx, h.d.DB, tenant, names)
+	if err != nil {
+		return rest.Unavailable("the database", err)
+	}
+	for _, n := range named {
+		if _, err := catalog.Resolve(n.Use, n.Name, rows); err != nil {
+			f.add(n.Field, err.Error(), n.Name)
+		}
 	}
 	return nil
 }

@@ -339,3 +339,86 @@ func TestMultipartAlertIsValidatedLikeJSON(t *testing.T) {
 		}
 	}
 }
+
+// TestBulkSendNeedsAlertsAndHonoursItsIdempotencyKey: a bulk send without
+// alerts (null, empty, absent) is a 400 naming body.alerts, and an
+// Idempotency-Key makes a retry of the batch create none of its alerts
+// twice, while an alert's own jobId still keys it.
+func TestBulkSendNeedsAlertsAndHonoursItsIdempotencyKey(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	tenant, tok := s.NewTenant(t)
+	path := fmt.Sprintf("/v4/%s/alerts/bulkSend", tenant)
+	for _, body := range []string{`{"alerts":null}`, `{"alerts":[]}`, `{}`} {
+		r := s.Do(t, http.MethodPost, path, tok, []byte(body))
+		if r.Status != http.StatusBadRequest {
+			t.Fatalf("%s: %d %s", body, r.Status, r.Body)
+		}
+		found := false
+		for _, f := range problem(t, r).Errors {
+			// An absent property is reported at body, naming it.
+			found = found || f.Location == "body.alerts" || (body == `{}` && strings.Contains(f.ErrorMessage, "alerts"))
+		}
+		if !found {
+			t.Fatalf("%s: no failure at body.alerts: %s", body, r.Body)
+		}
+	}
+
+	alert := func(subject, jobID string, recipients map[string]any) map[string]any {
+		a := map[string]any{"settings": map[string]any{"message": map[string]any{"subject": subject, "body": "ok"}, "recipients": recipients}}
+		if jobID != "" {
+			a["jobId"] = jobID
+		}
+		return a
+	}
+	to := map[string]any{"adHoc": []map[string]any{{"email": "bulk@example.com"}}}
+	batch := map[string]any{"alerts": []any{
+		alert("Keyed by the header", "", to),
+		alert("Refused", "", map[string]any{"groups": []map[string]any{{"id": 424242424}}}),
+		alert("Keyed by its jobId", "own-1", to),
+	}}
+	type result struct {
+		Accepted, Rejected int
+		Results            []struct {
+			Status int
+			Alert  *struct {
+				AlertID  int64
+				JobID    string
+				Replayed bool
+			}
+		}
+	}
+	bulk := func(key string) result {
+		t.Helper()
+		r := s.Do(t, http.MethodPost, path, tok, batch, "Idempotency-Key", key)
+		var res result
+		r.JSON(t, &res)
+		if r.Status != http.StatusOK || res.Accepted != 2 || res.Rejected != 1 || len(res.Results) != 3 {
+			t.Fatalf("bulk with key %s: %d %s", key, r.Status, r.Body)
+		}
+		return res
+	}
+	first := bulk("batch-1")
+	if a := first.Results[0].Alert; a.JobID != "batch-1/0" || a.Replayed || first.Results[0].Status != http.StatusCreated {
+		t.Fatalf("first alert of the batch: %+v", a)
+	}
+	if a := first.Results[2].Alert; a.JobID != "own-1" || a.Replayed {
+		t.Fatalf("the alert with its own jobId: %+v", a)
+	}
+	again := bulk("batch-1")
+	for _, i := range []int{0, 2} {
+		if a := again.Results[i].Alert; a.AlertID != first.Results[i].Alert.AlertID || !a.Replayed || again.Results[i].Status != http.StatusOK {
+			t.Errorf("the retry's alert %d: %+v, want alert %d replayed", i, a, first.Results[i].Alert.AlertID)
+		}
+	}
+	if n := alertCount(t, s, tok); n != 2 {
+		t.Fatalf("%d alerts after retrying the batch with its key, want 2", n)
+	}
+	other := bulk("batch-2")
+	if a := other.Results[0].Alert; a.AlertID == first.Results[0].Alert.AlertID || a.Replayed || a.JobID != "batch-2/0" {
+		t.Errorf("another key's first alert: %+v", a)
+	}
+	if a := other.Results[2].Alert; a.AlertID != first.Results[2].Alert.AlertID || !a.Replayed {
+		t.Errorf("another key's alert with the jobId: %+v", a)
+	}
+}

@@ -41,7 +41,7 @@ type SendAlertResult struct {
 
 // BulkSendAlertRequest submits several alerts.
 type BulkSendAlertRequest struct {
-	Alerts []SendAlertRequest `json:"alerts" minItems:"1" maxItems:"100"`
+	Alerts []SendAlertRequest `json:"alerts" nullable:"false" minItems:"1" maxItems:"100" doc:"The alerts, 1 to 100."`
 }
 
 // BulkSendAlertResponse lists the outcome of every alert: one refused alert
@@ -170,9 +170,9 @@ type SingleAlertStatusResponse struct {
 
 // AlertDefaults are a tenant's defaults for new alerts.
 type AlertDefaults struct {
-	Type     AlertType         `json:"type"`
+	Type     AlertType         `json:"type" doc:"The type of an alert that leaves it out. Only Default can be stored: a Poll alert needs its survey questions and a Conference alert its invitation, which defaults do not hold, so those types are given with the alert."`
 	Priority PriorityType      `json:"priority"`
-	Channels []DeliveryChannel `json:"channels" minItems:"1" maxItems:"13" doc:"Channels enabled when an alert has no channel settings."`
+	Channels []DeliveryChannel `json:"channels" nullable:"false" minItems:"1" maxItems:"13" doc:"Channels enabled when an alert has no channel settings; distinct."`
 	Workflow WorkflowSettings  `json:"workflow"`
 	Sender   SenderSettings    `json:"sender"`
 	LoudTone bool              `json:"loudTone" doc:"Loud tone on devices for Emergency alerts."`

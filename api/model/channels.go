@@ -28,7 +28,7 @@ type TextMessageChannel struct {
 type VoiceChannel struct {
 	Enabled           bool   `json:"enabled" doc:"Deliver on this channel."`
 	Message           string `json:"message,omitempty" maxLength:"5000" doc:"Text read by text-to-speech; MessageSettings.body when empty."`
-	AudioFileName     string `json:"audioFileName,omitempty" maxLength:"512" doc:"A stored voice-encoded audio file played instead of text-to-speech."`
+	AudioFileName     string `json:"audioFileName,omitempty" maxLength:"512" doc:"A stored audio file played instead of text-to-speech (its voice version when it has one), by its full name (folder/name) or by its name alone when only one file has it. A name that matches no file or several, or an image, is a 400 naming this field." example:"sirens/tornado.wav"`
 	Repeat            int    `json:"repeat,omitempty" minimum:"1" maximum:"5" doc:"How many times the message is played (default 1)."`
 	Language          string `json:"language,omitempty" maxLength:"16" doc:"Text-to-speech language (BCP 47)." example:"en-US"`
 	AnsweringMachine  string `json:"answeringMachine,omitempty" enum:"LeaveMessage,HangUp" doc:"What to do when an answering machine picks up (default LeaveMessage)."`
@@ -42,7 +42,7 @@ type VoiceChannel struct {
 type EtnChannel struct {
 	Enabled       bool   `json:"enabled" doc:"Deliver on this channel."`
 	Message       string `json:"message,omitempty" maxLength:"5000" doc:"Text read by text-to-speech; MessageSettings.body when empty."`
-	AudioFileName string `json:"audioFileName,omitempty" maxLength:"512" doc:"A stored voice-encoded audio file played instead of text-to-speech."`
+	AudioFileName string `json:"audioFileName,omitempty" maxLength:"512" doc:"A stored audio file played instead of text-to-speech (its voice version when it has one), by its full name (folder/name) or by its name alone when only one file has it. A name that matches no file or several, or an image, is a 400 naming this field." example:"sirens/tornado.wav"`
 	Repeat        int    `json:"repeat,omitempty" minimum:"1" maximum:"5" doc:"How many times the message is played (default 1)."`
 	CallerID      string `json:"callerId,omitempty" maxLength:"32" doc:"Number shown to the callee (E.164)." example:"+15550100"`
 	// AddressPointLists adds imported address points inside the areas.
@@ -69,7 +69,7 @@ type MyAlertsAppChannel struct {
 // FaxChannel faxes a stored document or the rendered message.
 type FaxChannel struct {
 	Enabled   bool   `json:"enabled" doc:"Deliver on this channel."`
-	FileName  string `json:"fileName,omitempty" maxLength:"512" doc:"A stored document to fax; the rendered message when empty."`
+	FileName  string `json:"fileName,omitempty" maxLength:"512" doc:"A stored document to fax, named as audioFileName is; the rendered message when empty. It must be a PDF, TIFF, plain text or HTML file, else a 400 naming this field; the files operations store images and audio only, so for now only the rendered message can be faxed."`
 	CoverPage bool   `json:"coverPage,omitempty" doc:"Send a cover page with the subject."`
 }
 
@@ -77,7 +77,7 @@ type FaxChannel struct {
 type EasChannel struct {
 	Enabled         bool     `json:"enabled" doc:"Deliver on this channel."`
 	EventCode       string   `json:"eventCode,omitempty" pattern:"^[A-Z]{3}$" doc:"Three-letter EAS event code." example:"CEM"`
-	AudioFileName   string   `json:"audioFileName,omitempty" maxLength:"512" doc:"A stored EAS-encoded audio file."`
+	AudioFileName   string   `json:"audioFileName,omitempty" maxLength:"512" doc:"A stored audio file with an EAS version (uploaded with EncodeForEasAudio), named as the voice block's audioFileName is, embedded in the CAP document. A name that matches no file or several, an image, or a file without an EAS version is a 400 naming this field." example:"sirens/tornado.wav"`
 	DurationMinutes int      `json:"durationMinutes,omitempty" minimum:"15" maximum:"1440" doc:"How long the broadcast is valid."`
 	SameCodes       []string `json:"sameCodes,omitempty" maxItems:"31" doc:"SAME location codes (6 digits each)." example:"[\"017031\"]"`
 }

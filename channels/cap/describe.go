@@ -24,7 +24,7 @@ func FromAlert(r *alert.Renderer, files alert.FileKeys, m *channels.Message) {
 	o := Options{Input: InputOf(r, m)}
 	c := r.Settings.Channels
 	if m.Channel == channels.Eas && c.Eas != nil {
-		o.AudioKey = files(alert.FileEas, c.Eas.AudioFileName)
+		o.AudioKey, o.AudioFile = files(alert.FileEas, c.Eas.AudioFileName), c.Eas.AudioFileName
 	}
 	m.Options = o
 	if m.Channel == channels.MobileBroadcast {

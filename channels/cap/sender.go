@@ -5,6 +5,7 @@ import (
 	"crypto/sha1" //nolint:gosec // CAP 1.2 defines the resource digest as SHA-1.
 	"encoding/base64"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -26,6 +27,9 @@ type Options struct {
 	// AudioKey is the object key of the EAS-encoded audio file, embedded
 	// in the document as a resource (derefUri, size and SHA-1 digest).
 	AudioKey string
+	// AudioFile is the stored file's name as the alert gives it, for the
+	// delivery's error when the file cannot be read.
+	AudioFile string
 	// AudioURL is a URL of the EAS-encoded audio, used when there is no key.
 	AudioURL string
 }
@@ -152,7 +156,7 @@ func (s *Sender) audio(ctx context.Context, msg channels.Message) (*Resource, er
 		}
 		data, ct, err := s.c.Objects.Read(ctx, key)
 		if err != nil {
-			return nil, fmt.Errorf("read EAS audio: %w", err)
+			return nil, errors.New(channels.FileProblem("EAS audio file", o.AudioFile, err))
 		}
 		if ct == "" {
 			ct = "audio/x-wav"

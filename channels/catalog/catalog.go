@@ -27,8 +27,10 @@ type Entry struct {
 	// Select names the destinations a PerDestination channel's block asks
 	// for (nil: all of them).
 	Select alert.Selection
-	// File names the stored file the channel's block uses (nil: none).
-	File alert.StoredFile
+	// File names the stored file the channel's block uses (nil: none);
+	// FileField is the block's field that names it.
+	File      alert.StoredFile
+	FileField string
 }
 
 // entries are every channel's entry in a fixed order; table indexes them.
@@ -36,12 +38,12 @@ type Entry struct {
 var entries = []Entry{
 	{Descriptor: email.Descriptor},
 	{Descriptor: sms.Descriptor},
-	{Descriptor: voice.Descriptor, Options: voice.FromAlert, File: voice.File},
-	{Descriptor: etn.Descriptor, Options: etn.FromAlert, File: etn.File},
+	{Descriptor: voice.Descriptor, Options: voice.FromAlert, File: voice.File, FileField: "audioFileName"},
+	{Descriptor: etn.Descriptor, Options: etn.FromAlert, File: etn.File, FileField: "audioFileName"},
 	{Descriptor: push.Descriptor, Options: push.FromAlert},
 	{Descriptor: push.MyAlertsDescriptor, Options: push.FromAlert},
-	{Descriptor: fax.Descriptor, Options: fax.FromAlert, File: fax.File},
-	{Descriptor: cap.EasDescriptor, Options: cap.FromAlert, File: cap.EasFile},
+	{Descriptor: fax.Descriptor, Options: fax.FromAlert, File: fax.File, FileField: "fileName"},
+	{Descriptor: cap.EasDescriptor, Options: cap.FromAlert, File: cap.EasFile, FileField: "audioFileName"},
 	{Descriptor: cap.BroadcastDescriptor, Options: cap.FromAlert},
 	{Descriptor: teamchat.Descriptor, Options: teamchat.FromAlert, Select: teamchat.Select},
 	{Descriptor: social.DescriptorA, Options: social.FromAlert, Select: social.SelectA},
@@ -78,19 +80,29 @@ func (e Entry) Apply(r *alert.Renderer, files alert.FileKeys, m *channels.Messag
 	e.Options(r, files, m)
 }
 
-// Files lists the stored files an alert's channel blocks c name, by the
-// version each channel uses.
-func Files(c *alert.Channels) map[string][]string {
-	out := map[string][]string{}
+// NamedFile is a stored file an alert's channel block names.
+type NamedFile struct {
+	// Field is the field that names it, under the alert's settings
+	// ("channels.voice.audioFileName").
+	Field string
+	// Use is the version the channel uses (alert.FileVoice, FileEas or
+	// FileDocument), Name the file's name as the block gives it.
+	Use, Name string
+}
+
+// NamedFiles lists the stored files the alert's channel blocks c name, in
+// the table's order; a block names its file whether it is enabled or not.
+func NamedFiles(c *alert.Channels) []NamedFile {
 	if c == nil {
-		return out
+		return nil
 	}
+	var out []NamedFile
 	for _, e := range entries {
 		if e.File == nil {
 			continue
 		}
 		if use, name := e.File(c); name != "" {
-			out[use] = append(out[use], name)
+			out = append(out, NamedFile{Field: "channels." + string(e.Channel) + "." + e.FileField, Use: use, Name: name})
 		}
 	}
 	return out

@@ -12,6 +12,7 @@ import (
 	"github.com/tocsin/tocsin/channels/social"
 	"github.com/tocsin/tocsin/channels/teamchat"
 	"github.com/tocsin/tocsin/channels/voice"
+	"github.com/tocsin/tocsin/storage"
 )
 
 var all = []channels.Channel{channels.Email, channels.Text, channels.Voice, channels.Etn, channels.Push, channels.MyAlertsApp,
@@ -76,7 +77,7 @@ func TestOptions(t *testing.T) {
 		want any
 		text string
 	}{
-		{channels.Voice, voice.Options{Repeat: 3, Confirm: true, AudioKey: "t/7/voice/siren.wav"}, ""},
+		{channels.Voice, voice.Options{Repeat: 3, Confirm: true, AudioKey: "t/7/voice/siren.wav", AudioFile: "siren.wav"}, ""},
 		{channels.Push, push.Options{Emergency: true, LoudTone: true}, ""},
 		{channels.MyAlertsApp, push.Options{Emergency: true}, ""},
 		{channels.TeamChat, teamchat.Options{Urgent: true}, ""},
@@ -107,24 +108,51 @@ func TestOptions(t *testing.T) {
 	}
 }
 
-// TestFiles: the stored files the channel blocks name, by the version each
-// channel uses.
-func TestFiles(t *testing.T) {
-	got := Files(&alert.Channels{
+// TestNamedFiles: the stored files the channel blocks name, with the field
+// that names each and the version its channel uses.
+func TestNamedFiles(t *testing.T) {
+	got := NamedFiles(&alert.Channels{
 		Voice: &alert.VoiceChannel{AudioFileName: "a.wav"}, Etn: &alert.EtnChannel{AudioFileName: "b.wav"},
 		Eas: &alert.EasChannel{AudioFileName: "c.wav"}, Fax: &alert.FaxChannel{FileName: "d.pdf"},
 		MobileBroadcast: &alert.MobileBroadcastChannel{}, Push: &alert.PushChannel{},
 	})
-	want := map[string][]string{alert.FileVoice: {"a.wav", "b.wav"}, alert.FileEas: {"c.wav"}, alert.FileDocument: {"d.pdf"}}
-	if len(got) != len(want) {
-		t.Fatalf("%v", got)
+	want := []NamedFile{
+		{"channels.voice.audioFileName", alert.FileVoice, "a.wav"}, {"channels.etn.audioFileName", alert.FileVoice, "b.wav"},
+		{"channels.fax.fileName", alert.FileDocument, "d.pdf"}, {"channels.eas.audioFileName", alert.FileEas, "c.wav"},
 	}
-	for use, names := range want {
-		if strings.Join(got[use], ",") != strings.Join(names, ",") {
-			t.Errorf("%s: %v, want %v", use, got[use], names)
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("%+v, want %+v", got, want)
+	}
+	if len(NamedFiles(nil)) != 0 || len(NamedFiles(&alert.Channels{Voice: &alert.VoiceChannel{Enabled: true}})) != 0 {
+		t.Error("no file names, files")
+	}
+}
+
+// TestResolve: a stored file serves a channel by its full name or its
+// unique short name, when it is of the channel's kind and has the version
+// the channel uses; otherwise the error says why.
+func TestResolve(t *testing.T) {
+	assets := []storage.FileAsset{
+		{FullName: "sirens/tone.wav", FileName: "tone.wav", FileID: 1, FileKind: "audio", Kind: "original", ContentType: "audio/wav", Key: "k1o"},
+		{FullName: "sirens/tone.wav", FileName: "tone.wav", FileID: 1, FileKind: "audio", Kind: "voice", ContentType: "audio/wav", Key: "k1v"},
+		{FullName: "alarms/tone.wav", FileName: "tone.wav", FileID: 2, FileKind: "audio", Kind: "original", ContentType: "audio/wav", Key: "k2o"},
+		{FullName: "alarms/tone.wav", FileName: "tone.wav", FileID: 2, FileKind: "audio", Kind: "eas", ContentType: "audio/wav", Key: "k2e"},
+		{FullName: "logo.png", FileName: "logo.png", FileID: 3, FileKind: "image", Kind: "original", ContentType: "image/png", Key: "k3o"},
+		{FullName: "a/logo.png", FileName: "logo.png", FileID: 4, FileKind: "image", Kind: "original", ContentType: "image/png", Key: "k4o"},
+	}
+	for _, c := range []struct{ use, name, key, err string }{
+		{alert.FileVoice, "sirens/tone.wav", "k1v", ""},
+		{alert.FileVoice, "alarms/tone.wav", "k2o", ""},
+		{alert.FileEas, "alarms/tone.wav", "k2e", ""},
+		{alert.FileEas, "sirens/tone.wav", "", "no EAS version"},
+		{alert.FileVoice, "tone.wav", "", "2 stored files are named tone.wav (alarms/tone.wav, sirens/tone.wav)"},
+		{alert.FileVoice, "logo.png", "", "logo.png is an image file; a call plays audio files"},
+		{alert.FileDocument, "a/logo.png", "", "a/logo.png is image/png; a fax sends application/pdf"},
+		{alert.FileVoice, "nope.wav", "", "no stored file nope.wav"},
+	} {
+		key, err := Resolve(c.use, c.name, assets)
+		if key != c.key || (err == nil) != (c.err == "") || (err != nil && !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("%s %s: %q, %v; want %q, %q", c.use, c.name, key, err, c.key, c.err)
 		}
-	}
-	if len(Files(nil)) != 0 {
-		t.Error("no blocks, files")
 	}
 }

@@ -13,7 +13,7 @@ var Descriptor = channels.Descriptor{Channel: channels.Fax}
 // and the stored document.
 func FromAlert(r *alert.Renderer, files alert.FileKeys, m *channels.Message) {
 	if f := r.Settings.Channels.Fax; f != nil {
-		m.Options = Options{CoverPage: f.CoverPage, DocumentKey: files(alert.FileDocument, f.FileName)}
+		m.Options = Options{CoverPage: f.CoverPage, DocumentKey: files(alert.FileDocument, f.FileName), Document: f.FileName}
 	}
 }
 

@@ -6,6 +6,7 @@ package fax
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"html"
 	"mime/multipart"
@@ -22,6 +23,9 @@ type Options struct {
 	// DocumentKey is the object key of a stored document to fax instead
 	// of the rendered message.
 	DocumentKey string
+	// Document is the stored document's name as the alert gives it, for
+	// the delivery's error when it cannot be read.
+	Document string
 	// CoverPage asks the provider for a cover page.
 	CoverPage bool
 }
@@ -69,13 +73,14 @@ func New(c Config) *Sender {
 // message names one, else the message rendered as HTML (when it has HTML)
 // or plain text.
 func (s *Sender) Document(ctx context.Context, msg channels.Message) (name, contentType string, data []byte, err error) {
-	if key := channels.OptionsOf[Options](msg).DocumentKey; key != "" {
+	if o := channels.OptionsOf[Options](msg); o.DocumentKey != "" {
+		key := o.DocumentKey
 		if s.c.Objects == nil {
 			return "", "", nil, fmt.Errorf("no object store to read the document from")
 		}
 		data, ct, err := s.c.Objects.Read(ctx, key)
 		if err != nil {
-			return "", "", nil, fmt.Errorf("read document: %w", err)
+			return "", "", nil, errors.New(channels.FileProblem("document", o.Document, err))
 		}
 		ct, _, _ = strings.Cut(ct, ";")
 		if !accepted(ct) {

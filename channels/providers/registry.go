@@ -294,18 +294,18 @@ func (o *tenantObjects) AudioURL(ctx context.Context, key string) (string, error
 		return "", err
 	}
 	if _, err := o.objects.Client.StatObject(ctx, o.objects.Bucket, key, minio.StatObjectOptions{}); err != nil {
-		return "", fmt.Errorf("stat %s: %w", key, err)
+		return "", objectError("stat", key, err)
 	}
 	u, err := o.objects.Client.PresignedGetObject(ctx, o.objects.Bucket, key, AudioLinkTTL, nil)
 	if err != nil {
-		return "", fmt.Errorf("link %s: %w", key, err)
+		return "", objectError("link", key, err)
 	}
 	return u.String(), nil
 }
 
 func (o *tenantObjects) check(key string) error {
 	if o.objects == nil {
-		return fmt.Errorf("no object store")
+		return fmt.Errorf("no object store: %w", channels.ErrFileUnavailable)
 	}
 	if !strings.HasPrefix(key, storage.TenantKey(o.tenant, "")) || strings.Contains(key, "..") {
 		return fmt.Errorf("the file is not the tenant's")
@@ -326,21 +326,32 @@ func (o *tenantObjects) Read(ctx context.Context, key string) ([]byte, string, e
 	}
 	obj, err := o.objects.Client.GetObject(ctx, o.objects.Bucket, key, minio.GetObjectOptions{})
 	if err != nil {
-		return nil, "", fmt.Errorf("get %s: %w", key, err)
+		return nil, "", objectError("get", key, err)
 	}
 	defer obj.Close()
 	st, err := obj.Stat()
 	if err != nil {
-		return nil, "", fmt.Errorf("stat %s: %w", key, err)
+		return nil, "", objectError("stat", key, err)
 	}
 	if st.Size > fax.MaxDocumentBytes {
 		return nil, "", fmt.Errorf("the file is larger than %d bytes", fax.MaxDocumentBytes)
 	}
 	b, err := io.ReadAll(obj)
 	if err != nil {
-		return nil, "", fmt.Errorf("read %s: %w", key, err)
+		return nil, "", objectError("read", key, err)
 	}
 	return b, st.ContentType, nil
+}
+
+// objectError is a failure of the object store on key: channels.ErrFileMissing
+// when the object is not there, else channels.ErrFileUnavailable, both
+// with the store's own words for the logs.
+func objectError(op, key string, err error) error {
+	kind := channels.ErrFileUnavailable
+	if r := minio.ToErrorResponse(err); r.Code == "NoSuchKey" || r.StatusCode == http.StatusNotFound {
+		kind = channels.ErrFileMissing
+	}
+	return fmt.Errorf("%s %s: %w (%w)", op, key, kind, err)
 }
 
 // Destination is where a broadcast-style channel posts once per alert: a

@@ -25,7 +25,7 @@ func FromAlert(r *alert.Renderer, files alert.FileKeys, m *channels.Message) {
 // Played are the options of what a call plays: how often and the stored
 // audio file audioFile names. ETN calls share them.
 func Played(repeat int, audioFile string, files alert.FileKeys) Options {
-	return Options{Repeat: repeat, AudioKey: files(alert.FileVoice, audioFile)}
+	return Options{Repeat: repeat, AudioKey: files(alert.FileVoice, audioFile), AudioFile: audioFile}
 }
 
 // File is the stored audio file the alert's voice block plays.

@@ -24,6 +24,9 @@ type Options struct {
 	// AudioKey is the object key of a stored voice-encoded audio file: the
 	// provider gets a short-lived link to it, made for each attempt.
 	AudioKey string
+	// AudioFile is the stored file's name as the alert gives it, for the
+	// delivery's error when the file cannot be linked.
+	AudioFile string
 	// AudioURL is a URL the provider fetches and plays instead of speaking
 	// the text, when there is no AudioKey.
 	AudioURL string
@@ -222,7 +225,7 @@ func (s *Sender) call(ctx context.Context, msg channels.Message) channels.Result
 		}
 		u, err := s.c.Audio.AudioURL(ctx, o.AudioKey)
 		if err != nil {
-			res.Permanent, res.Error = true, "audio file: "+err.Error()
+			res.Permanent, res.Error = true, channels.FileProblem("audio file", o.AudioFile, err)
 			return res
 		}
 		o.AudioURL = u
