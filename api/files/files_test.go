@@ -352,7 +352,24 @@ func TestFilesLifecycle(t *testing.T) {
 			t.Errorf("%s: %v, want %v", q, names, want)
 		}
 	}
-	for _, q := range []string{"", "?IncludeAudioUrls=maybe", "?IncludeAudioUrls=true&Filter=video"} {
+	// Pages of the list: X-Total-Count and Link tell the rest.
+	r := s.Do(t, http.MethodGet, base+"?IncludeAudioUrls=false&pageSize=2", token, nil)
+	first := decode[[]model.FileModel](t, r, 200)
+	if len(first) != 2 || first[0].FileName != "Alarm-TONE.mp3" || r.Header.Get("X-Total-Count") != "3" ||
+		r.Header.Get("Link") != "<"+base+`?IncludeAudioUrls=false&page=2&pageSize=2>; rel="next"` {
+		t.Fatalf("first page %d files, total %q, link %q", len(first), r.Header.Get("X-Total-Count"), r.Header.Get("Link"))
+	}
+	r = s.Do(t, http.MethodGet, base+"?IncludeAudioUrls=false&page=2&pageSize=2", token, nil)
+	second := decode[[]model.FileModel](t, r, 200)
+	if len(second) != 1 || second[0].FileName != "siren.wav" || r.Header.Get("X-Total-Count") != "3" ||
+		r.Header.Get("Link") != "<"+base+`?IncludeAudioUrls=false&page=1&pageSize=2>; rel="prev"` {
+		t.Fatalf("second page %+v, total %q, link %q", second, r.Header.Get("X-Total-Count"), r.Header.Get("Link"))
+	}
+	if r := s.Do(t, http.MethodGet, base+"?IncludeAudioUrls=false", token, nil); r.Header.Get("Link") != "" || r.Header.Get("X-Total-Count") != "3" {
+		t.Fatalf("one page: link %q, total %q", r.Header.Get("Link"), r.Header.Get("X-Total-Count"))
+	}
+	for _, q := range []string{"", "?IncludeAudioUrls=maybe", "?IncludeAudioUrls=true&Filter=video",
+		"?IncludeAudioUrls=true&pageSize=501", "?IncludeAudioUrls=true&pageSize=0", "?IncludeAudioUrls=true&page=0"} {
 		if r := s.Do(t, http.MethodGet, base+q, token, nil); r.Status != 400 {
 			t.Errorf("list %q: %d", q, r.Status)
 		}
@@ -793,5 +810,37 @@ func TestImageDecodesAreBounded(t *testing.T) {
 	}
 	if len(stored(t, s, tenant)) != n {
 		t.Fatal("not all stored")
+	}
+}
+
+// The list answers at most 500 files, however many the tenant has; the
+// headers say how many there are and where the next page is.
+func TestFileListIsBounded(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	tenant := stacktest.NewTenant()
+	token := s.Token(t, tenant, "content")
+	st := storedfiles.New(s.DB, s.Objects)
+	for i := range 501 {
+		name := fmt.Sprintf("tone-%03d.wav", i)
+		key := "tenants/" + tenant + "/files/" + name + "/original"
+		if err := st.Create(context.Background(), storedfiles.NewFile{
+			Tenant: tenant, FullName: name, FileName: name, Kind: "audio", ContentType: "audio/wav", SizeBytes: 1,
+			ObjectPrefix: "tenants/" + tenant + "/files/" + name + "/",
+			Assets:       []storedfiles.NewAsset{{Kind: "original", Key: key, ContentType: "audio/wav", SizeBytes: 1}},
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := "/v4/" + tenant + "/files"
+	r := s.Do(t, http.MethodGet, base+"?IncludeAudioUrls=true", token, nil)
+	l := decode[[]model.FileModel](t, r, 200)
+	if len(l) != 500 || l[499].FileName != "tone-499.wav" || r.Header.Get("X-Total-Count") != "501" ||
+		!strings.Contains(r.Header.Get("Link"), "page=2&pageSize=500>; rel=\"next\"") {
+		t.Fatalf("%d files, total %q, link %q", len(l), r.Header.Get("X-Total-Count"), r.Header.Get("Link"))
+	}
+	l = decode[[]model.FileModel](t, s.Do(t, http.MethodGet, base+"?IncludeAudioUrls=true&page=2", token, nil), 200)
+	if len(l) != 1 || l[0].FileName != "tone-500.wav" || l[0].Assets[0].URL == "" {
+		t.Fatalf("page 2: %+v", l)
 	}
 }

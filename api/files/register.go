@@ -22,7 +22,7 @@ type handlers struct {
 
 // fileStore keeps the files' metadata and removes their objects.
 type fileStore interface {
-	List(ctx context.Context, tenant, kind, term string) ([]store.File, error)
+	Page(ctx context.Context, tenant, kind, term string, limit, offset int) ([]store.File, int64, error)
 	Get(ctx context.Context, tenant, fullName string) (store.File, error)
 	SetDescription(ctx context.Context, tenant, fullName, description string) error
 	Delete(ctx context.Context, tenant, fullName string) error
@@ -93,8 +93,11 @@ func Register(api huma.API, d rest.Deps) {
 
 	const file = "/v4/{tenantId}/files/{FileName}"
 	rest.Register(api, area.Op("getAllFilesV4", http.MethodGet, "/v4/{tenantId}/files", 0, "List files",
-		"Every file of the tenant, ordered by full name, optionally only images or audio and only names containing "+
-			"SearchTerm (case-insensitive). With IncludeAudioUrls=true, the versions of audio files carry presigned download URLs."),
+		"The tenant's files, ordered by full name, optionally only images or audio and only names containing "+
+			"SearchTerm (case-insensitive). With IncludeAudioUrls=true, the versions of audio files carry presigned download URLs. "+
+			"The answer is a list of at most pageSize files (500 by default, which is also the most): page and pageSize "+
+			"choose the part of the list; X-Total-Count says how many files match in all, and Link gives the next "+
+			"(rel=\"next\") and previous (rel=\"prev\") pages when there are."),
 		h.list)
 	rest.Register(api, area.Op("getFileV4", http.MethodGet, file, 0, "Get a file",
 		"The file with its versions, each with a presigned download URL valid for 15 minutes."), h.get)
