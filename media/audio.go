@@ -44,6 +44,39 @@ func InspectAudio(r io.ReadSeeker, contentType string) (Details, error) {
 	return d, nil
 }
 
+// CheckWAVHead checks the sample rate and channels of a WAV file from its
+// first bytes, when its format chunk lies within them, so a file outside
+// the bounds is refused (ErrOutOfBounds) before the rest of it is read.
+// A head whose format chunk is further on passes; InspectAudio checks the
+// whole file.
+func CheckWAVHead(head []byte) error {
+	if len(head) < 12 || !bytes.Equal(head[:4], []byte("RIFF")) || !bytes.Equal(head[8:12], []byte("WAVE")) {
+		return nil
+	}
+	for at := 12; at+8 <= len(head); {
+		n := int(binary.LittleEndian.Uint32(head[at+4:]))
+		if bytes.Equal(head[at:at+4], []byte("fmt ")) {
+			if n < 16 || at+8+16 > len(head) {
+				return nil
+			}
+			f := head[at+8:]
+			channels, rate := int(binary.LittleEndian.Uint16(f[2:])), int(binary.LittleEndian.Uint32(f[4:]))
+			if rate < MinSampleRate || rate > MaxSampleRate {
+				return fmt.Errorf("%w: the sample rate is %d Hz; tocsin takes %d to %d Hz", ErrOutOfBounds, rate, MinSampleRate, MaxSampleRate)
+			}
+			if channels > MaxChannels {
+				return fmt.Errorf("%w: %d channels; tocsin takes at most %d", ErrOutOfBounds, channels, MaxChannels)
+			}
+			return nil
+		}
+		if n < 0 || n > len(head) {
+			return nil
+		}
+		at += 8 + n + n%2
+	}
+	return nil
+}
+
 // checkChunks walks the chunks of a RIFF WAVE file and refuses one whose
 // declared size runs past the end of the file: the WAV decoder reads some
 // chunks whole into memory, so a few bytes declaring 4 GB would ask it for

@@ -844,3 +844,29 @@ func TestFileListIsBounded(t *testing.T) {
 		t.Fatalf("page 2: %+v", l)
 	}
 }
+
+// Audio whose header is outside what tocsin takes is refused from its
+// first bytes, before they travel to the object store or wait for a worker
+// (this stack runs none).
+func TestAbsurdAudioIsRefusedBeforeProcessing(t *testing.T) {
+	t.Parallel()
+	s := stacktest.StartAPI(t, func(c *config.Config) { c.FileProcessTimeout = 2 * time.Second })
+	tenant := stacktest.NewTenant()
+	token := s.Token(t, tenant, "content")
+	slow := append(wavHeader(1, 1, 8, 8000), bytes.Repeat([]byte{0x80}, 8000)...)
+	wide := append(wavHeader(8000, 12, 16, 100), make([]byte, 2400)...)
+	for name, data := range map[string][]byte{"1 Hz": slow, "12 channels": wide, "192 kHz": tone(t, 192000, 1, 0.1)} {
+		for _, parts := range [][]part{
+			std("a.wav", "audio/wav", data, text("EncodeForVoiceAudio", "true")),
+			{file(data), text("FileName", "a.wav"), text("ContentType", "audio/wav"), text("ContentLength", fmt.Sprint(len(data)))},
+		} {
+			r := post(t, s, tenant, token, parts...)
+			if r.Status != 400 || !strings.Contains(string(r.Body), `"location":"body.HttpFile"`) {
+				t.Fatalf("%s: status %d: %s", name, r.Status, r.Body)
+			}
+		}
+	}
+	if keys := objects(t, s, "tenants/"+tenant+"/"); len(keys) != 0 {
+		t.Fatalf("objects %v", keys)
+	}
+}
