@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/minio/minio-go/v7"
@@ -23,8 +24,12 @@ const (
 	// EasRate is the sample rate of broadcast (EAS) audio: 22.05 kHz mono
 	// 16-bit PCM WAV, which EAS encoder/decoders play.
 	EasRate = 22050
-	// EasMaxDuration is the longest EAS audio message (47 CFR 11.33: two minutes).
-	EasMaxDuration = 2 * time.Minute
+	// MaxEncodedDuration is the longest audio of which a voice or EAS
+	// version is made: the longest EAS audio message (47 CFR 11.33: two
+	// minutes), and the same for voice, so what an encoding writes and the
+	// time it takes are bounded (a voice version is at most 1.9 MB, an EAS
+	// one 5.3 MB).
+	MaxEncodedDuration = 2 * time.Minute
 )
 
 // Error types of ProcessFile that retries will not fix.
@@ -32,6 +37,10 @@ const (
 	ErrTypeInvalidMedia     = "InvalidMedia"
 	ErrTypeUnsupportedMedia = "UnsupportedMedia"
 	ErrTypeAudioTooLong     = "AudioTooLong"
+	// ErrTypeAudioOutOfBounds: a sample rate or channel count tocsin does not take.
+	ErrTypeAudioOutOfBounds = "AudioOutOfBounds"
+	// ErrTypeImageTooLarge: more pixels, or more bytes decoded, than tocsin decodes.
+	ErrTypeImageTooLarge = "ImageTooLarge"
 )
 
 // The asset kinds stored beside an original.
@@ -76,7 +85,11 @@ func mediaError(err error) error {
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeUnsupportedMedia, nil)
 	case errors.Is(err, media.ErrTooLong):
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeAudioTooLong, nil)
-	case errors.Is(err, media.ErrInvalid), errors.Is(err, media.ErrTooLarge):
+	case errors.Is(err, media.ErrOutOfBounds):
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeAudioOutOfBounds, nil)
+	case errors.Is(err, media.ErrTooLarge):
+		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeImageTooLarge, nil)
+	case errors.Is(err, media.ErrInvalid):
 		return temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeInvalidMedia, nil)
 	}
 	return err
@@ -85,7 +98,11 @@ func mediaError(err error) error {
 // ProcessFile checks that an uploaded original decodes, reads its details
 // and stores the requested versions beside it: a scaled-down image, voice
 // audio and EAS audio. Keys are fixed per file, so a retry overwrites.
+// Images are decoded in one of the worker's image decoding slots
+// (TOCSIN_IMAGE_DECODE_CONCURRENCY), waiting for one if need be. It
+// heartbeats, so a cancelled upload stops it within the heartbeat timeout.
 func (a *Activities) ProcessFile(ctx context.Context, in ProcessFileInput) (ProcessFileResult, error) {
+	defer heartbeat(ctx)()
 	orig, err := os.CreateTemp("", "tocsin-original-*")
 	if err != nil {
 		return ProcessFileResult{}, fmt.Errorf("temp file: %w", err)
@@ -110,14 +127,25 @@ func (a *Activities) ProcessFile(ctx context.Context, in ProcessFileInput) (Proc
 	kind := media.Kind(in.ContentType)
 	switch kind {
 	case media.Image:
+		release, err := a.imageSlot(ctx)
+		if err != nil {
+			return res, err
+		}
+		defer release()
 		res.Details, err = media.VerifyImage(orig)
+		if err != nil {
+			return res, mediaError(err)
+		}
 	case media.Audio:
 		res.Details, err = media.InspectAudio(orig, in.ContentType)
+		if err != nil {
+			return res, mediaError(err)
+		}
+		if (in.Voice || in.Eas) && time.Duration(res.Details.DurationMs)*time.Millisecond > MaxEncodedDuration {
+			return res, mediaError(fmt.Errorf("%w: the audio lasts %.1f s", media.ErrTooLong, float64(res.Details.DurationMs)/1000))
+		}
 	default:
-		err = fmt.Errorf("%w: %s", media.ErrUnsupported, in.ContentType)
-	}
-	if err != nil {
-		return res, mediaError(err)
+		return res, mediaError(fmt.Errorf("%w: %s", media.ErrUnsupported, in.ContentType))
 	}
 
 	if in.MaxWidth > 0 && kind == media.Image {
@@ -146,8 +174,7 @@ func (a *Activities) ProcessFile(ctx context.Context, in ProcessFileInput) (Proc
 		want bool
 		kind string
 		rate int
-		max  time.Duration
-	}{{in.Voice, AssetVoice, VoiceRate, 0}, {in.Eas, AssetEas, EasRate, EasMaxDuration}} {
+	}{{in.Voice, AssetVoice, VoiceRate}, {in.Eas, AssetEas, EasRate}} {
 		if !enc.want || kind != media.Audio {
 			continue
 		}
@@ -155,7 +182,7 @@ func (a *Activities) ProcessFile(ctx context.Context, in ProcessFileInput) (Proc
 			return res, err
 		}
 		err := a.withTemp(func(tmp *os.File) error {
-			d, err := media.EncodeWAV(orig, in.ContentType, enc.rate, enc.max, tmp)
+			d, err := media.EncodeWAV(ctx, orig, in.ContentType, enc.rate, MaxEncodedDuration, tmp)
 			if err != nil {
 				return mediaError(err)
 			}
@@ -169,6 +196,44 @@ func (a *Activities) ProcessFile(ctx context.Context, in ProcessFileInput) (Proc
 		}
 	}
 	return res, nil
+}
+
+// RemoveUpload removes every object under an upload's prefix (the
+// original and the versions ProcessFile stored): the ProcessFile workflow
+// runs it when processing failed or was cancelled, after the processing has
+// stopped, so nothing it wrote is left behind.
+func (a *Activities) RemoveUpload(ctx context.Context, prefix string) error {
+	if !strings.HasPrefix(prefix, "tenants/") || !strings.HasSuffix(prefix, "/") || strings.Count(prefix, "/") < 4 {
+		return temporal.NewNonRetryableApplicationError("not an upload's prefix: "+prefix, ErrTypeInvalidMedia, nil)
+	}
+	o := a.Objects
+	for obj := range o.Client.ListObjects(ctx, o.Bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
+		if obj.Err != nil {
+			return fmt.Errorf("list %s: %w", prefix, obj.Err)
+		}
+		if err := o.Client.RemoveObject(ctx, o.Bucket, obj.Key, minio.RemoveObjectOptions{}); err != nil {
+			return fmt.Errorf("remove %s: %w", obj.Key, err)
+		}
+	}
+	return nil
+}
+
+// imageSlot waits for one of the worker process's image decoding slots and
+// returns what frees it.
+func (a *Activities) imageSlot(ctx context.Context) (release func(), err error) {
+	st := a.state()
+	select {
+	case st.imageSlots <- struct{}{}:
+	default:
+		st.imageWaits.Inc()
+		select {
+		case st.imageSlots <- struct{}{}:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	st.imageDecodes.Inc()
+	return func() { st.imageDecodes.Dec(); <-st.imageSlots }, nil
 }
 
 func (a *Activities) withTemp(fn func(*os.File) error) error {

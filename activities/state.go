@@ -9,16 +9,22 @@ import (
 	"golang.org/x/time/rate"
 )
 
-// alertState is what the alert activities of one Activities value keep
-// between calls: the deliveries counter, the per-tenant rate limiters and the
-// renderers of the alerts being delivered. It lives and dies with its
-// Activities; renderers expire after renderTTL and at most renderCacheSize
-// are kept.
+// alertState is what the activities of one Activities value keep between
+// calls: the deliveries counter, the per-tenant rate limiters and the
+// renderers of the alerts being delivered, and the slots of image decoding
+// (one worker process's lanes share them, see ShareState). It lives and
+// dies with its Activities; renderers expire after renderTTL and at most
+// renderCacheSize are kept.
 type alertState struct {
 	deliveries *prometheus.CounterVec
-	mu         sync.Mutex
-	limiters   map[string]*rate.Limiter
-	cache      map[AlertRef]renderContext
+	// imageSlots holds a value per image being decoded; its capacity is
+	// TOCSIN_IMAGE_DECODE_CONCURRENCY.
+	imageSlots   chan struct{}
+	imageDecodes prometheus.Gauge
+	imageWaits   prometheus.Counter
+	mu           sync.Mutex
+	limiters     map[string]*rate.Limiter
+	cache        map[AlertRef]renderContext
 }
 
 // renderContext is an alert's renderer, kept between the batches of the
@@ -39,24 +45,40 @@ func (a *Activities) state() *alertState {
 		if a.st != nil {
 			return
 		}
-		st := &alertState{limiters: map[string]*rate.Limiter{}, cache: map[AlertRef]renderContext{}}
+		st := &alertState{limiters: map[string]*rate.Limiter{}, cache: map[AlertRef]renderContext{},
+			imageSlots: make(chan struct{}, max(1, a.Config.ImageDecodeConcurrency))}
 		a.st = st
-		st.deliveries = prometheus.NewCounterVec(prometheus.CounterOpts{
+		st.deliveries = register(a.Metrics, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tocsin_deliveries_total",
 			Help: "Alert deliveries by channel and outcome (sent, delivered, failed, skipped, retrying).",
-		}, []string{"channel", "outcome"})
-		if a.Metrics != nil {
-			if err := a.Metrics.Register(st.deliveries); err != nil {
-				var are prometheus.AlreadyRegisteredError
-				if errors.As(err, &are) {
-					if c, ok := are.ExistingCollector.(*prometheus.CounterVec); ok {
-						st.deliveries = c
-					}
-				}
-			}
-		}
+		}, []string{"channel", "outcome"}))
+		st.imageDecodes = register(a.Metrics, prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "tocsin_image_decodes",
+			Help: "Uploaded images being decoded by this worker process (at most TOCSIN_IMAGE_DECODE_CONCURRENCY).",
+		}))
+		st.imageWaits = register(a.Metrics, prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tocsin_image_decode_waits_total",
+			Help: "Uploaded images that waited for a decoding slot of this worker process.",
+		}))
 	})
 	return a.st
+}
+
+// register registers c with reg, when there is one, and returns it, or the
+// collector of the same name registered before.
+func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
+	if reg == nil {
+		return c
+	}
+	if err := reg.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if old, ok := are.ExistingCollector.(C); ok {
+				return old
+			}
+		}
+	}
+	return c
 }
 
 // limiter returns the rate limiter of a tenant's channel.

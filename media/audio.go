@@ -1,6 +1,8 @@
 package media
 
 import (
+	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -13,11 +15,110 @@ import (
 	"github.com/hajimehoshi/go-mp3"
 )
 
+// The audio tocsin takes: sample rates from MinSampleRate to MaxSampleRate
+// (telephony's 8 kHz to studio 96 kHz) and at most MaxChannels channels.
+// Outside them a file is refused with ErrOutOfBounds before it is decoded:
+// a WAV declared at 1 Hz would otherwise be stretched 8,000 times into its
+// telephony version.
+const (
+	MinSampleRate = 8000
+	MaxSampleRate = 96000
+	MaxChannels   = 8
+)
+
 // InspectAudio reads the format, rate, channels and duration of a WAV or MP3
-// file. WAV must be integer PCM (8, 16, 24 or 32 bits).
+// file. WAV must be integer PCM (8, 16, 24 or 32 bits) whose chunks lie
+// within the file. Rates and channels outside the bounds above are
+// ErrOutOfBounds.
 func InspectAudio(r io.ReadSeeker, contentType string) (Details, error) {
+	d, err := inspectAudio(r, contentType)
+	if err != nil {
+		return d, err
+	}
+	if d.SampleRate < MinSampleRate || d.SampleRate > MaxSampleRate {
+		return Details{}, fmt.Errorf("%w: the sample rate is %d Hz; tocsin takes %d to %d Hz", ErrOutOfBounds, d.SampleRate, MinSampleRate, MaxSampleRate)
+	}
+	if d.Channels > MaxChannels {
+		return Details{}, fmt.Errorf("%w: %d channels; tocsin takes at most %d", ErrOutOfBounds, d.Channels, MaxChannels)
+	}
+	return d, nil
+}
+
+// CheckWAVHead checks the sample rate and channels of a WAV file from its
+// first bytes, when its format chunk lies within them, so a file outside
+// the bounds is refused (ErrOutOfBounds) before the rest of it is read.
+// A head whose format chunk is further on passes; InspectAudio checks the
+// whole file.
+func CheckWAVHead(head []byte) error {
+	if len(head) < 12 || !bytes.Equal(head[:4], []byte("RIFF")) || !bytes.Equal(head[8:12], []byte("WAVE")) {
+		return nil
+	}
+	for at := 12; at+8 <= len(head); {
+		n := int(binary.LittleEndian.Uint32(head[at+4:]))
+		if bytes.Equal(head[at:at+4], []byte("fmt ")) {
+			if n < 16 || at+8+16 > len(head) {
+				return nil
+			}
+			f := head[at+8:]
+			channels, rate := int(binary.LittleEndian.Uint16(f[2:])), int(binary.LittleEndian.Uint32(f[4:]))
+			if rate < MinSampleRate || rate > MaxSampleRate {
+				return fmt.Errorf("%w: the sample rate is %d Hz; tocsin takes %d to %d Hz", ErrOutOfBounds, rate, MinSampleRate, MaxSampleRate)
+			}
+			if channels > MaxChannels {
+				return fmt.Errorf("%w: %d channels; tocsin takes at most %d", ErrOutOfBounds, channels, MaxChannels)
+			}
+			return nil
+		}
+		if n < 0 || n > len(head) {
+			return nil
+		}
+		at += 8 + n + n%2
+	}
+	return nil
+}
+
+// checkChunks walks the chunks of a RIFF WAVE file and refuses one whose
+// declared size runs past the end of the file: the WAV decoder reads some
+// chunks whole into memory, so a few bytes declaring 4 GB would ask it for
+// 4 GB.
+func checkChunks(r io.ReadSeeker) error {
+	size, err := r.Seek(0, io.SeekEnd)
+	if err != nil {
+		return err
+	}
+	if _, err := r.Seek(0, io.SeekStart); err != nil {
+		return err
+	}
+	var head [12]byte
+	if _, err := io.ReadFull(r, head[:]); err != nil || !bytes.Equal(head[:4], []byte("RIFF")) || !bytes.Equal(head[8:], []byte("WAVE")) {
+		return fmt.Errorf("%w: not a RIFF WAVE file", ErrInvalid)
+	}
+	at := int64(len(head))
+	for size-at >= 8 {
+		var ch [8]byte
+		if _, err := io.ReadFull(r, ch[:]); err != nil {
+			return fmt.Errorf("%w: %v", ErrInvalid, err)
+		}
+		n := int64(binary.LittleEndian.Uint32(ch[4:]))
+		at += 8
+		if n > size-at {
+			return fmt.Errorf("%w: the %q chunk declares %d bytes but the file has %d after it", ErrInvalid, ch[:4], n, size-at)
+		}
+		at += n + n%2 // chunks are word aligned
+		if _, err := r.Seek(at, io.SeekStart); err != nil {
+			return err
+		}
+	}
+	_, err = r.Seek(0, io.SeekStart)
+	return err
+}
+
+func inspectAudio(r io.ReadSeeker, contentType string) (Details, error) {
 	switch contentType {
 	case WAV:
+		if err := checkChunks(r); err != nil {
+			return Details{}, err
+		}
 		d := wav.NewDecoder(r)
 		d.ReadInfo()
 		if d.Err() != nil || !d.IsValidFile() {
@@ -54,8 +155,12 @@ func InspectAudio(r io.ReadSeeker, contentType string) (Details, error) {
 
 // EncodeWAV decodes WAV or MP3 audio, mixes it down to mono, resamples it to
 // rate and writes it to w as 16-bit PCM WAV. Audio longer than maxDuration
-// (when positive) is refused with ErrTooLong before anything is written.
-func EncodeWAV(r io.ReadSeeker, contentType string, rate int, maxDuration time.Duration, w io.WriteSeeker) (Details, error) {
+// (when positive) is refused with ErrTooLong before anything is written,
+// and should the decoded audio run longer than its header said, the
+// encoding stops with ErrTooLong once it passes maxDuration: what it writes
+// is bounded by maxDuration whatever the input claims. It stops with ctx's
+// error when ctx ends.
+func EncodeWAV(ctx context.Context, r io.ReadSeeker, contentType string, rate int, maxDuration time.Duration, w io.WriteSeeker) (Details, error) {
 	info, err := InspectAudio(r, contentType)
 	if err != nil {
 		return Details{}, err
@@ -86,7 +191,18 @@ func EncodeWAV(r io.ReadSeeker, contentType string, rate int, maxDuration time.D
 	in := make([]float64, 4096)
 	out := &audio.IntBuffer{Data: make([]int, 4096), Format: &audio.Format{NumChannels: 1, SampleRate: rate}, SourceBitDepth: 16}
 	var frames int64
+	// A second of slack over maxDuration for the rounding of durations.
+	maxFrames := int64(math.MaxInt64)
+	if maxDuration > 0 {
+		maxFrames = int64(maxDuration.Seconds()*float64(rate)) + int64(rate)
+	}
 	for {
+		if err := ctx.Err(); err != nil {
+			return Details{}, err
+		}
+		if frames > maxFrames {
+			return Details{}, fmt.Errorf("%w: the decoded audio is longer than %s", ErrTooLong, maxDuration)
+		}
 		n, err := rs.read(in)
 		if n > 0 {
 			for i := range n {
@@ -197,16 +313,41 @@ type resampler struct {
 	eof   bool
 	total int64 // input samples read so far
 	chunk []float64
+	// kernel is the filter tabulated (see tap).
+	kernel []float64
 }
 
 const sincZeros = 16
 
+// kernelRes is how many points per input sample the filter's table holds;
+// between them the filter is interpolated linearly (an error below a
+// 16-bit sample's least step).
+const kernelRes = 512
+
 func newResampler(src sampleSource, inRate, outRate int) *resampler {
 	fc := math.Min(1, float64(outRate)/float64(inRate)) * 0.95
-	return &resampler{
+	r := &resampler{
 		src: src, step: float64(inRate) / float64(outRate), fc: fc,
 		half: int(math.Ceil(sincZeros / fc)), chunk: make([]float64, 4096),
 	}
+	// The windowed sinc is symmetric: tabulate it over [0, half].
+	r.kernel = make([]float64, r.half*kernelRes+2)
+	for i := range r.kernel {
+		x := float64(i) / kernelRes
+		r.kernel[i] = fc * sinc(fc*x) * blackman(x/float64(r.half))
+	}
+	return r
+}
+
+// tap is the filter's value at distance x from the output sample.
+func (r *resampler) tap(x float64) float64 {
+	x = math.Abs(x) * kernelRes
+	i := int(x)
+	if i >= len(r.kernel)-1 {
+		return 0
+	}
+	f := x - float64(i)
+	return r.kernel[i] + f*(r.kernel[i+1]-r.kernel[i])
 }
 
 // fill reads input until buf covers index upto or the input ends.
@@ -248,7 +389,7 @@ func (r *resampler) read(dst []float64) (int, error) {
 		var sum float64
 		for k := center - int64(r.half) + 1; k <= center+int64(r.half); k++ {
 			x := r.pos - float64(k)
-			sum += r.at(k) * r.fc * sinc(r.fc*x) * blackman(x/float64(r.half))
+			sum += r.at(k) * r.tap(x)
 		}
 		dst[n] = sum
 		n++

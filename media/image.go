@@ -3,6 +3,7 @@ package media
 import (
 	"fmt"
 	"image"
+	"image/color"
 	_ "image/gif"  // GIF decoding
 	_ "image/jpeg" // JPEG decoding
 	_ "image/png"  // PNG decoding
@@ -16,28 +17,73 @@ import (
 // MaxPixels is the largest image (width × height) tocsin decodes.
 const MaxPixels = 40_000_000
 
+// MaxDecodedBytes is the most memory an image may take once decoded (its
+// pixels times the bytes of each, as its header declares them): a 6300×6300
+// PNG of 16-bit RGBA is under MaxPixels but decodes to 318 MB.
+const MaxDecodedBytes = 128 << 20
+
 // InspectImage reads an image's format and dimensions from its header.
 func InspectImage(r io.Reader) (Details, error) {
+	d, _, err := inspectImage(r)
+	return d, err
+}
+
+func inspectImage(r io.Reader) (Details, image.Config, error) {
 	cfg, format, err := image.DecodeConfig(r)
 	if err != nil {
-		return Details{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+		return Details{}, cfg, fmt.Errorf("%w: %v", ErrInvalid, err)
 	}
 	if cfg.Width <= 0 || cfg.Height <= 0 {
-		return Details{}, fmt.Errorf("%w: no pixels", ErrInvalid)
+		return Details{}, cfg, fmt.Errorf("%w: no pixels", ErrInvalid)
 	}
-	return Details{Format: format, Width: cfg.Width, Height: cfg.Height}, nil
+	return Details{Format: format, Width: cfg.Width, Height: cfg.Height}, cfg, nil
+}
+
+// bytesPerPixel is what a pixel of the color model takes in memory once
+// decoded: the most of it for YCbCr, whose chroma subsampling the header
+// of a JPEG does not tell.
+func bytesPerPixel(m color.Model) int64 {
+	switch m {
+	case color.GrayModel, color.AlphaModel:
+		return 1
+	case color.Gray16Model, color.Alpha16Model:
+		return 2
+	case color.YCbCrModel:
+		return 3
+	case color.RGBA64Model, color.NRGBA64Model:
+		return 8
+	}
+	if _, ok := m.(color.Palette); ok {
+		return 1
+	}
+	return 4 // RGBA, NRGBA, CMYK, NYCbCrA and the rest
+}
+
+// checkDecodable refuses with ErrTooLarge an image that has more than
+// MaxPixels pixels or would take more than MaxDecodedBytes decoded.
+func checkDecodable(d Details, cfg image.Config) error {
+	px := int64(d.Width) * int64(d.Height)
+	if px > MaxPixels {
+		return fmt.Errorf("%w: %d×%d is more than %d pixels", ErrTooLarge, d.Width, d.Height, MaxPixels)
+	}
+	bpp := bytesPerPixel(cfg.ColorModel)
+	if px*bpp > MaxDecodedBytes {
+		return fmt.Errorf("%w: %d×%d pixels of %d bytes each decode to %d MiB, more than %d MiB",
+			ErrTooLarge, d.Width, d.Height, bpp, (px*bpp)>>20, MaxDecodedBytes>>20)
+	}
+	return nil
 }
 
 // VerifyImage reads an image's details and decodes all of it, so a file
 // whose header is fine but whose pixels are broken or missing is refused.
-// Images over MaxPixels are refused without decoding.
+// Images over MaxPixels or MaxDecodedBytes are refused without decoding.
 func VerifyImage(r io.ReadSeeker) (Details, error) {
-	d, err := InspectImage(r)
+	d, cfg, err := inspectImage(r)
 	if err != nil {
 		return d, err
 	}
-	if int64(d.Width)*int64(d.Height) > MaxPixels {
-		return Details{}, fmt.Errorf("%w: %d×%d is more than %d pixels", ErrTooLarge, d.Width, d.Height, MaxPixels)
+	if err := checkDecodable(d, cfg); err != nil {
+		return Details{}, err
 	}
 	if _, err := r.Seek(0, io.SeekStart); err != nil {
 		return Details{}, err
@@ -54,12 +100,12 @@ func VerifyImage(r io.ReadSeeker) (Details, error) {
 // details and content type; resized is false, and nothing is written, when
 // the image is already at most maxWidth wide.
 func ResizeImage(r io.ReadSeeker, contentType string, maxWidth int, w io.Writer) (d Details, outType string, resized bool, err error) {
-	info, err := InspectImage(r)
+	info, cfg, err := inspectImage(r)
 	if err != nil {
 		return Details{}, "", false, err
 	}
-	if int64(info.Width)*int64(info.Height) > MaxPixels {
-		return Details{}, "", false, fmt.Errorf("%w: %d×%d is more than %d pixels", ErrTooLarge, info.Width, info.Height, MaxPixels)
+	if err := checkDecodable(info, cfg); err != nil {
+		return Details{}, "", false, err
 	}
 	if _, err := r.Seek(0, io.SeekStart); err != nil {
 		return Details{}, "", false, err

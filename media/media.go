@@ -78,8 +78,12 @@ var (
 	ErrUnsupported = errors.New("unsupported media")
 	// ErrTooLong: audio longer than the encoding allows.
 	ErrTooLong = errors.New("audio too long")
-	// ErrTooLarge: an image with more pixels than tocsin decodes.
+	// ErrTooLarge: an image with more pixels, or more bytes once decoded,
+	// than tocsin decodes.
 	ErrTooLarge = errors.New("image too large")
+	// ErrOutOfBounds: audio whose sample rate or channels are outside what
+	// tocsin takes.
+	ErrOutOfBounds = errors.New("audio out of bounds")
 )
 
 // Details describes a file's media.

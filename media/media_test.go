@@ -2,6 +2,7 @@ package media_test
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"image"
 	"image/color"
@@ -158,7 +159,7 @@ func encode(t *testing.T, in []byte, ct string, rate int, maxDur time.Duration) 
 		t.Fatal(err)
 	}
 	defer f.Close()
-	if _, err := media.EncodeWAV(bytes.NewReader(in), ct, rate, maxDur, f); err != nil {
+	if _, err := media.EncodeWAV(context.Background(), bytes.NewReader(in), ct, rate, maxDur, f); err != nil {
 		return nil, err
 	}
 	return os.ReadFile(f.Name())

@@ -24,7 +24,8 @@ var (
 	// alertErrors: the alert is gone or its stored settings are unreadable.
 	alertErrors = []string{activities.ErrTypeAlertNotFound, activities.ErrTypeBadAlert}
 	// mediaErrors: the uploaded file is not media tocsin can encode.
-	mediaErrors = []string{activities.ErrTypeInvalidMedia, activities.ErrTypeUnsupportedMedia, activities.ErrTypeAudioTooLong}
+	mediaErrors = []string{activities.ErrTypeInvalidMedia, activities.ErrTypeUnsupportedMedia, activities.ErrTypeAudioTooLong,
+		activities.ErrTypeAudioOutOfBounds, activities.ErrTypeImageTooLarge}
 	// hookErrors: the signing secret cannot be opened or the event not encoded.
 	hookErrors = []string{activities.ErrTypeHookSecret, activities.ErrTypeHookPayload}
 	// codeErrors: the address cannot take a code or its channel has no provider.
@@ -88,9 +89,21 @@ func capUpdateOptions(ctx workflow.Context) workflow.Context {
 	return withOptions(ctx, 2*time.Minute, backoff(time.Second, time.Minute, 10, alertErrors))
 }
 
-// mediaOptions are for inspecting and encoding an uploaded file.
+// mediaOptions are for inspecting and encoding an uploaded file:
+// heartbeating, so a cancellation reaches the activity, and waited for when
+// cancelled, so the workflow knows it has stopped writing.
 func mediaOptions(ctx workflow.Context) workflow.Context {
-	return withOptions(ctx, 5*time.Minute, &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: mediaErrors})
+	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: 5 * time.Minute,
+		HeartbeatTimeout:    10 * time.Second,
+		WaitForCancellation: true,
+		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: mediaErrors},
+	})
+}
+
+// cleanupOptions are for removing a failed upload's objects.
+func cleanupOptions(ctx workflow.Context) workflow.Context {
+	return withOptions(ctx, time.Minute, backoff(time.Second, time.Minute, 20, nil))
 }
 
 // hookAttemptOptions are for one hook POST (TOCSIN_HOOK_TIMEOUT, at most a

@@ -2,11 +2,14 @@ package files_test
 
 import (
 	"bytes"
+	"compress/zlib"
 	"context"
 	"crypto/sha256"
+	"encoding/binary"
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"hash/crc32"
 	"image"
 	"image/color"
 	"image/png"
@@ -18,11 +21,14 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-audio/audio"
 	"github.com/go-audio/wav"
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/workflowservice/v1"
 
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/internal/config"
@@ -108,6 +114,63 @@ func tone(t *testing.T, rate, channels int, seconds float64) []byte {
 	}
 	b, _ := os.ReadFile(f.Name())
 	return b
+}
+
+// wavHeader is the header of a PCM WAV of the given format with frames
+// frames of data, which the caller appends.
+func wavHeader(rate, channels, bits, frames int) []byte {
+	block := channels * bits / 8
+	data := frames * block
+	h := make([]byte, 44)
+	copy(h, "RIFF")
+	binary.LittleEndian.PutUint32(h[4:], uint32(36+data))
+	copy(h[8:], "WAVEfmt ")
+	binary.LittleEndian.PutUint32(h[16:], 16)
+	binary.LittleEndian.PutUint16(h[20:], 1)
+	binary.LittleEndian.PutUint16(h[22:], uint16(channels))
+	binary.LittleEndian.PutUint32(h[24:], uint32(rate))
+	binary.LittleEndian.PutUint32(h[28:], uint32(rate*block))
+	binary.LittleEndian.PutUint16(h[32:], uint16(block))
+	binary.LittleEndian.PutUint16(h[34:], uint16(bits))
+	copy(h[36:], "data")
+	binary.LittleEndian.PutUint32(h[40:], uint32(data))
+	return h
+}
+
+// deepPNG is a valid w×h PNG of black 16-bit RGBA pixels: a small file
+// that decodes to w×h×8 bytes.
+func deepPNG(t *testing.T, w, h int) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	chunk := func(typ string, data []byte) {
+		_ = binary.Write(&b, binary.BigEndian, uint32(len(data)))
+		c := crc32.NewIEEE()
+		c.Write([]byte(typ))
+		c.Write(data)
+		b.WriteString(typ)
+		b.Write(data)
+		_ = binary.Write(&b, binary.BigEndian, c.Sum32())
+	}
+	b.WriteString("\x89PNG\r\n\x1a\n")
+	ihdr := make([]byte, 13)
+	binary.BigEndian.PutUint32(ihdr, uint32(w))
+	binary.BigEndian.PutUint32(ihdr[4:], uint32(h))
+	ihdr[8], ihdr[9] = 16, 6 // 16 bits, RGBA
+	chunk("IHDR", ihdr)
+	var z bytes.Buffer
+	zw, _ := zlib.NewWriterLevel(&z, zlib.BestCompression)
+	row := make([]byte, 1+w*8) // filter byte 0, then the pixels
+	for range h {
+		if _, err := zw.Write(row); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	chunk("IDAT", z.Bytes())
+	chunk("IEND", nil)
+	return b.Bytes()
 }
 
 func mp3Tone(t *testing.T) []byte {
@@ -289,7 +352,24 @@ func TestFilesLifecycle(t *testing.T) {
 			t.Errorf("%s: %v, want %v", q, names, want)
 		}
 	}
-	for _, q := range []string{"", "?IncludeAudioUrls=maybe", "?IncludeAudioUrls=true&Filter=video"} {
+	// Pages of the list: X-Total-Count and Link tell the rest.
+	r := s.Do(t, http.MethodGet, base+"?IncludeAudioUrls=false&pageSize=2", token, nil)
+	first := decode[[]model.FileModel](t, r, 200)
+	if len(first) != 2 || first[0].FileName != "Alarm-TONE.mp3" || r.Header.Get("X-Total-Count") != "3" ||
+		r.Header.Get("Link") != "<"+base+`?IncludeAudioUrls=false&page=2&pageSize=2>; rel="next"` {
+		t.Fatalf("first page %d files, total %q, link %q", len(first), r.Header.Get("X-Total-Count"), r.Header.Get("Link"))
+	}
+	r = s.Do(t, http.MethodGet, base+"?IncludeAudioUrls=false&page=2&pageSize=2", token, nil)
+	second := decode[[]model.FileModel](t, r, 200)
+	if len(second) != 1 || second[0].FileName != "siren.wav" || r.Header.Get("X-Total-Count") != "3" ||
+		r.Header.Get("Link") != "<"+base+`?IncludeAudioUrls=false&page=1&pageSize=2>; rel="prev"` {
+		t.Fatalf("second page %+v, total %q, link %q", second, r.Header.Get("X-Total-Count"), r.Header.Get("Link"))
+	}
+	if r := s.Do(t, http.MethodGet, base+"?IncludeAudioUrls=false", token, nil); r.Header.Get("Link") != "" || r.Header.Get("X-Total-Count") != "3" {
+		t.Fatalf("one page: link %q, total %q", r.Header.Get("Link"), r.Header.Get("X-Total-Count"))
+	}
+	for _, q := range []string{"", "?IncludeAudioUrls=maybe", "?IncludeAudioUrls=true&Filter=video",
+		"?IncludeAudioUrls=true&pageSize=501", "?IncludeAudioUrls=true&pageSize=0", "?IncludeAudioUrls=true&page=0"} {
 		if r := s.Do(t, http.MethodGet, base+q, token, nil); r.Status != 400 {
 			t.Errorf("list %q: %d", q, r.Status)
 		}
@@ -396,6 +476,15 @@ func TestUploadRejectsBadInput(t *testing.T) {
 		return out
 	}
 	longWav := tone(t, 8000, 1, 121)
+	// A tiny WAV that says it is sampled at 1 Hz: 8000 samples of it are
+	// over two hours, which a voice version would stretch 8000 times.
+	slowWav := wavHeader(1, 1, 8, 8000)
+	slowWav = append(slowWav, bytes.Repeat([]byte{0x80}, 8000)...)
+	// A WAV whose format chunk declares 4 GB, which a decoder that reads
+	// the chunk whole would ask for.
+	bombWav := wavHeader(8000, 1, 16, 2)
+	binary.LittleEndian.PutUint32(bombWav[16:], 0xFFFFFFF0)
+	bombWav = append(bombWav, 0, 0)
 	cases := []struct {
 		name   string
 		parts  []part
@@ -438,13 +527,26 @@ func TestUploadRejectsBadInput(t *testing.T) {
 		{"voice for an image", std("a.png", "image/png", pic, text("EncodeForVoiceAudio", "true")), 400, "body.EncodeForVoiceAudio"},
 		{"bad boolean", std("a.png", "image/png", pic, text("ResizeImage", "yes please")), 400, "body.ResizeImage"},
 		{"EAS audio too long", std("long.wav", "audio/wav", longWav, text("EncodeForEasAudio", "true")), 400, "body.EncodeForEasAudio"},
+		{"voice audio too long", std("long.wav", "audio/wav", longWav, text("EncodeForVoiceAudio", "true")), 400, "body.EncodeForVoiceAudio"},
+		{"sample rate of 1 Hz", std("slow.wav", "audio/wav", slowWav, text("EncodeForVoiceAudio", "true")), 400, "body.HttpFile"},
+		{"sample rate of 1 Hz, no versions", std("slow.wav", "audio/wav", slowWav), 400, "body.HttpFile"},
+		{"sample rate over 96 kHz", std("fast.wav", "audio/wav", tone(t, 192000, 1, 0.1), text("EncodeForEasAudio", "true")), 400, "body.HttpFile"},
+		{"nine channels", std("wide.wav", "audio/wav", tone(t, 8000, 9, 0.1)), 400, "body.HttpFile"},
+		{"WAV chunk larger than the file", std("bomb.wav", "audio/wav", bombWav), 400, "body.HttpFile"},
+		// 4200×4200 is under the 40 MP cap, but at 8 bytes a pixel it
+		// decodes to 135 MiB, over the 128 MiB cap: refused from its header.
+		{"16-bit image too large to decode", std("deep.png", "image/png", deepPNG(t, 4200, 4200)), 413, "body.HttpFile"},
 		{"corrupt png", std("bad.png", "image/png", pic[:60]), 400, "body.HttpFile"},
 		{"FileName twice", append(std("a.png", "image/png", pic), text("FileName", "b.png")), 400, "body.FileName"},
 		{"unknown part", std("a.png", "image/png", pic, text("Folder", "imgs")), 400, "body.Folder"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			start := time.Now()
 			r := post(t, s, tenant, token, c.parts...)
+			if d := time.Since(start); d > 15*time.Second {
+				t.Errorf("answered after %s", d)
+			}
 			if r.Status != c.status {
 				t.Fatalf("status %d, want %d: %s", r.Status, c.status, r.Body)
 			}
@@ -585,5 +687,186 @@ func TestObjectStoreDown(t *testing.T) {
 	}
 	if n := len(events(t, s, tenant, "")); n != 1 {
 		t.Fatalf("%d events", n)
+	}
+}
+
+// An upload whose processing outlasts the wait is answered with a 503 that
+// says so, and leaves nothing: the processing is cancelled, and what it
+// wrote after the request gave up is removed once it has stopped.
+func TestUploadThatTimesOutLeavesNothing(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t, func(c *config.Config) { c.FileProcessTimeout = time.Second })
+	tenant := stacktest.NewTenant()
+	token := s.Token(t, tenant, "content")
+	// A minute at 96 kHz takes seconds to encode to both versions.
+	w := tone(t, 96000, 1, 60)
+	r := post(t, s, tenant, token, std("slow.wav", "audio/wav", w, text("EncodeForVoiceAudio", "true"), text("EncodeForEasAudio", "true"))...)
+	if r.Status != 503 || !strings.Contains(string(r.Body), "did not finish within 1s") || !strings.Contains(string(r.Body), "nothing of it is kept") {
+		t.Fatalf("status %d: %s", r.Status, r.Body)
+	}
+	if r.Header.Get("Retry-After") == "" {
+		t.Fatal("no Retry-After")
+	}
+	running := func() (open, all int) {
+		res, err := s.Temporal.ListWorkflow(context.Background(), &workflowservice.ListWorkflowExecutionsRequest{
+			Query: fmt.Sprintf("WorkflowType = 'ProcessFile' AND TaskQueue = '%s'", s.Config.TemporalTaskQueue),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range res.Executions {
+			if e.Status == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+				open++
+			}
+		}
+		return open, len(res.Executions)
+	}
+	stacktest.Eventually(t, 60*time.Second, "the processing to stop", func() bool {
+		open, all := running()
+		return all == 1 && open == 0
+	})
+	// The workflow closed; once the worker runs no activity either, what
+	// is left stays.
+	stacktest.Eventually(t, 60*time.Second, "the worker's activities to end", func() bool {
+		mfs, err := s.Metrics.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			if mf.GetName() != "temporal_worker_task_slots_used" {
+				continue
+			}
+			for _, m := range mf.GetMetric() {
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "worker_type" && l.GetValue() == "ActivityWorker" && m.GetGauge().GetValue() > 0 {
+						return false
+					}
+				}
+			}
+			return true
+		}
+		t.Fatal("no temporal_worker_task_slots_used metric")
+		return false
+	})
+	stacktest.Eventually(t, 30*time.Second, "the upload's objects removed", func() bool {
+		return len(objects(t, s, "tenants/"+tenant+"/")) == 0
+	})
+	if n := len(stored(t, s, tenant)); n != 0 {
+		t.Fatalf("%d file rows", n)
+	}
+	if r := s.Do(t, http.MethodGet, "/v4/"+tenant+"/files/slow.wav", token, nil); r.Status != 404 {
+		t.Fatalf("get %d", r.Status)
+	}
+}
+
+// A worker decodes at most TOCSIN_IMAGE_DECODE_CONCURRENCY images at once;
+// the others wait for a slot and are then stored.
+func TestImageDecodesAreBounded(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t, func(c *config.Config) { c.ImageDecodeConcurrency = 1 })
+	tenant := stacktest.NewTenant()
+	token := s.Token(t, tenant, "content")
+	pic := picture(2500, 2500)
+	metric := func(name string) (float64, bool) {
+		mfs, err := s.Metrics.Gather()
+		if err != nil {
+			t.Error(err)
+		}
+		for _, mf := range mfs {
+			if mf.GetName() == name {
+				m := mf.GetMetric()[0]
+				return m.GetGauge().GetValue() + m.GetCounter().GetValue(), true
+			}
+		}
+		return 0, false
+	}
+	const n = 4
+	done := make(chan stacktest.Response, n)
+	for i := range n {
+		go func() {
+			done <- post(t, s, tenant, token, std(fmt.Sprintf("big%d.png", i), "image/png", pic, text("ResizeImage", "true"), text("MaxWidth", "100"))...)
+		}()
+	}
+	most := 0.0
+	for got := 0; got < n; {
+		select {
+		case r := <-done:
+			got++
+			if r.Status != 201 {
+				t.Errorf("status %d: %s", r.Status, r.Body)
+			}
+		default:
+			if v, _ := metric("tocsin_image_decodes"); v > most {
+				most = v
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+	if most > 1 {
+		t.Fatalf("%v images decoded at once", most)
+	}
+	if waits, ok := metric("tocsin_image_decode_waits_total"); !ok || waits < 1 {
+		t.Fatalf("no upload waited for a decoding slot (%v, %v): the test did not overlap them", waits, ok)
+	}
+	if len(stored(t, s, tenant)) != n {
+		t.Fatal("not all stored")
+	}
+}
+
+// The list answers at most 500 files, however many the tenant has; the
+// headers say how many there are and where the next page is.
+func TestFileListIsBounded(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	tenant := stacktest.NewTenant()
+	token := s.Token(t, tenant, "content")
+	st := storedfiles.New(s.DB, s.Objects)
+	for i := range 501 {
+		name := fmt.Sprintf("tone-%03d.wav", i)
+		key := "tenants/" + tenant + "/files/" + name + "/original"
+		if err := st.Create(context.Background(), storedfiles.NewFile{
+			Tenant: tenant, FullName: name, FileName: name, Kind: "audio", ContentType: "audio/wav", SizeBytes: 1,
+			ObjectPrefix: "tenants/" + tenant + "/files/" + name + "/",
+			Assets:       []storedfiles.NewAsset{{Kind: "original", Key: key, ContentType: "audio/wav", SizeBytes: 1}},
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	base := "/v4/" + tenant + "/files"
+	r := s.Do(t, http.MethodGet, base+"?IncludeAudioUrls=true", token, nil)
+	l := decode[[]model.FileModel](t, r, 200)
+	if len(l) != 500 || l[499].FileName != "tone-499.wav" || r.Header.Get("X-Total-Count") != "501" ||
+		!strings.Contains(r.Header.Get("Link"), "page=2&pageSize=500>; rel=\"next\"") {
+		t.Fatalf("%d files, total %q, link %q", len(l), r.Header.Get("X-Total-Count"), r.Header.Get("Link"))
+	}
+	l = decode[[]model.FileModel](t, s.Do(t, http.MethodGet, base+"?IncludeAudioUrls=true&page=2", token, nil), 200)
+	if len(l) != 1 || l[0].FileName != "tone-500.wav" || l[0].Assets[0].URL == "" {
+		t.Fatalf("page 2: %+v", l)
+	}
+}
+
+// Audio whose header is outside what tocsin takes is refused from its
+// first bytes, before they travel to the object store or wait for a worker
+// (this stack runs none).
+func TestAbsurdAudioIsRefusedBeforeProcessing(t *testing.T) {
+	t.Parallel()
+	s := stacktest.StartAPI(t, func(c *config.Config) { c.FileProcessTimeout = 2 * time.Second })
+	tenant := stacktest.NewTenant()
+	token := s.Token(t, tenant, "content")
+	slow := append(wavHeader(1, 1, 8, 8000), bytes.Repeat([]byte{0x80}, 8000)...)
+	wide := append(wavHeader(8000, 12, 16, 100), make([]byte, 2400)...)
+	for name, data := range map[string][]byte{"1 Hz": slow, "12 channels": wide, "192 kHz": tone(t, 192000, 1, 0.1)} {
+		for _, parts := range [][]part{
+			std("a.wav", "audio/wav", data, text("EncodeForVoiceAudio", "true")),
+			{file(data), text("FileName", "a.wav"), text("ContentType", "audio/wav"), text("ContentLength", fmt.Sprint(len(data)))},
+		} {
+			r := post(t, s, tenant, token, parts...)
+			if r.Status != 400 || !strings.Contains(string(r.Body), `"location":"body.HttpFile"`) {
+				t.Fatalf("%s: status %d: %s", name, r.Status, r.Body)
+			}
+		}
+	}
+	if keys := objects(t, s, "tenants/"+tenant+"/"); len(keys) != 0 {
+		t.Fatalf("objects %v", keys)
 	}
 }

@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/tocsin/tocsin/api/files/fileservice"
@@ -117,28 +119,62 @@ type listInput struct {
 	IncludeAudioUrls bool           `query:"IncludeAudioUrls" required:"true" doc:"Give the versions of audio files presigned download URLs (valid 15 minutes)."`
 	Filter           model.FileKind `query:"Filter" doc:"Only images or only audio."`
 	SearchTerm       string         `query:"SearchTerm" maxLength:"200" doc:"Only files whose full name contains this, case-insensitive." example:"siren"`
+	Page             int            `query:"page" minimum:"1" maximum:"1000000" default:"1" doc:"Page number, starting at 1."`
+	PageSize         int            `query:"pageSize" minimum:"1" maximum:"500" default:"500" doc:"Files per page, at most 500 (the default)."`
 }
 
-func (h *handlers) list(ctx context.Context, in *listInput) (*rest.Output[[]model.FileModel], error) {
+// listOutput is a page of the files list, its total and its neighbors.
+type listOutput struct {
+	TotalCount int64  `header:"X-Total-Count" doc:"Files matching the request over all pages."`
+	Link       string `header:"Link" doc:"The next and previous pages (RFC 8288), when there are, relative to the server: </v4/1001/files?...&page=2&pageSize=500>; rel=\"next\", <...>; rel=\"prev\"."`
+	Body       []model.FileModel
+}
+
+func (h *handlers) list(ctx context.Context, in *listInput) (*listOutput, error) {
 	tenant := rest.Tenant(ctx)
-	fs, err := h.files.List(ctx, tenant, string(in.Filter), in.SearchTerm)
+	fs, total, err := h.files.Page(ctx, tenant, string(in.Filter), in.SearchTerm, in.PageSize, (in.Page-1)*in.PageSize)
 	if err != nil {
 		return nil, err
 	}
-	ms := make([]fileWithKeys, len(fs))
+	out := &listOutput{TotalCount: total, Body: make([]model.FileModel, len(fs))}
 	for i, f := range fs {
-		ms[i] = modelOf(f)
-	}
-	out := &rest.Output[[]model.FileModel]{Body: make([]model.FileModel, len(ms))}
-	for i := range ms {
+		m := modelOf(f)
 		if in.IncludeAudioUrls {
-			if err := h.sign(ctx, &ms[i], false); err != nil {
+			if err := h.sign(ctx, &m, false); err != nil {
 				return nil, err
 			}
 		}
-		out.Body[i] = ms[i].FileModel
+		out.Body[i] = m.FileModel
 	}
+	out.Link = pageLinks(ctx, in, total)
 	return out, nil
+}
+
+// pageLinks is the Link header of a page of the files list: the same
+// request for the next and previous pages, where there are such, as
+// references relative to the server.
+func pageLinks(ctx context.Context, in *listInput, total int64) string {
+	link := func(page int, rel string) string {
+		q := url.Values{}
+		q.Set("IncludeAudioUrls", fmt.Sprint(in.IncludeAudioUrls))
+		if in.Filter != "" {
+			q.Set("Filter", string(in.Filter))
+		}
+		if in.SearchTerm != "" {
+			q.Set("SearchTerm", in.SearchTerm)
+		}
+		q.Set("page", fmt.Sprint(page))
+		q.Set("pageSize", fmt.Sprint(in.PageSize))
+		return fmt.Sprintf(`</v4/%s/files?%s>; rel="%s"`, rest.Tenant(ctx), q.Encode(), rel)
+	}
+	var links []string
+	if int64(in.Page)*int64(in.PageSize) < total {
+		links = append(links, link(in.Page+1, "next"))
+	}
+	if in.Page > 1 {
+		links = append(links, link(in.Page-1, "prev"))
+	}
+	return strings.Join(links, ", ")
 }
 
 // DescriptionBody is the JSON body of updateFileDescriptionV4.

@@ -22,7 +22,7 @@ type handlers struct {
 
 // fileStore keeps the files' metadata and removes their objects.
 type fileStore interface {
-	List(ctx context.Context, tenant, kind, term string) ([]store.File, error)
+	Page(ctx context.Context, tenant, kind, term string, limit, offset int) ([]store.File, int64, error)
 	Get(ctx context.Context, tenant, fullName string) (store.File, error)
 	SetDescription(ctx context.Context, tenant, fullName, description string) error
 	Delete(ctx context.Context, tenant, fullName string) error
@@ -40,7 +40,7 @@ type uploadParts struct {
 	HttpFile            string `json:"HttpFile" format:"binary" contentMediaType:"application/octet-stream" doc:"The file's bytes, at most TOCSIN_FILE_SIZE_LIMIT_BYTES (25 MiB by default)."`
 	FolderName          string `json:"FolderName,omitempty" maxLength:"1024" doc:"Folder of the file; may be nested (a/b)." example:"sirens"`
 	EncodeForEasAudio   bool   `json:"EncodeForEasAudio,omitempty" doc:"Audio: also store a broadcast (EAS) version: 22.05 kHz mono 16-bit PCM WAV. The audio must be at most 2 minutes long."`
-	EncodeForVoiceAudio bool   `json:"EncodeForVoiceAudio,omitempty" doc:"Audio: also store a telephony version: 8 kHz mono 16-bit PCM WAV."`
+	EncodeForVoiceAudio bool   `json:"EncodeForVoiceAudio,omitempty" doc:"Audio: also store a telephony version: 8 kHz mono 16-bit PCM WAV. The audio must be at most 2 minutes long."`
 	ResizeImage         bool   `json:"ResizeImage,omitempty" doc:"Images: also store a version scaled down to MaxWidth, keeping the aspect ratio (images already that narrow get none)."`
 	MaxWidth            int    `json:"MaxWidth,omitempty" minimum:"1" maximum:"10000" doc:"Width in pixels of the resized version; required with ResizeImage." example:"640"`
 	Description         string `json:"Description,omitempty" maxLength:"1000" doc:"Free text about the file." example:"Tornado siren, 10 s"`
@@ -61,7 +61,7 @@ func Register(api huma.API, d rest.Deps) {
 	files := store.New(d.DB, d.Objects)
 	h := &handlers{d: d, files: files, uploads: &fileservice.Service{
 		DB: d.DB, Objects: d.Objects, Temporal: d.Temporal, Files: files, WakeStarts: d.WakeStarts,
-		Limit: d.Config.FileSizeLimit, Logger: d.Logger,
+		Limit: d.Config.FileSizeLimit, ProcessTimeout: d.Config.FileProcessTimeout, Logger: d.Logger,
 	}}
 	area := rest.Area{Scope: "content", Tags: []string{"Files"}}
 
@@ -69,7 +69,12 @@ func Register(api huma.API, d rest.Deps) {
 		"Stores an image or audio file under the tenant, with the versions asked for. The parts may come in any order; "+
 			"HttpFile is streamed to the object store, never held whole in memory. The declared ContentType must agree with the "+
 			"file's bytes (sniffed) and ContentLength with its size. A name that exists is a 409: uploads never replace; delete first. "+
-			"The file is checked and encoded by the ProcessFile workflow on the worker, which the request waits for (up to 55 s).",
+			"The file is checked and encoded by the ProcessFile workflow on the worker, which the request waits for "+
+			"(TOCSIN_FILE_PROCESS_TIMEOUT, 55 s by default); when it does not finish in time, the processing is cancelled, "+
+			"nothing of the upload is kept, and the answer is a 503 saying so. Audio must have a sample rate of 8000 to 96000 Hz "+
+			"and at most 8 channels; voice and EAS versions are made of audio at most 2 minutes long. Images are decoded only "+
+			"when they have at most 40,000,000 pixels and take at most 128 MiB decoded (pixels times bytes per pixel: "+
+			"4 for 8-bit RGBA, 8 for 16-bit RGBA); larger ones are a 413 naming HttpFile.",
 		http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType).Operation()
 	op.Metadata[rest.StreamBody] = true
 	op.Middlewares = huma.Middlewares{streamBody}
@@ -88,8 +93,11 @@ func Register(api huma.API, d rest.Deps) {
 
 	const file = "/v4/{tenantId}/files/{FileName}"
 	rest.Register(api, area.Op("getAllFilesV4", http.MethodGet, "/v4/{tenantId}/files", 0, "List files",
-		"Every file of the tenant, ordered by full name, optionally only images or audio and only names containing "+
-			"SearchTerm (case-insensitive). With IncludeAudioUrls=true, the versions of audio files carry presigned download URLs."),
+		"The tenant's files, ordered by full name, optionally only images or audio and only names containing "+
+			"SearchTerm (case-insensitive). With IncludeAudioUrls=true, the versions of audio files carry presigned download URLs. "+
+			"The answer is a list of at most pageSize files (500 by default, which is also the most): page and pageSize "+
+			"choose the part of the list; X-Total-Count says how many files match in all, and Link gives the next "+
+			"(rel=\"next\") and previous (rel=\"prev\") pages when there are."),
 		h.list)
 	rest.Register(api, area.Op("getFileV4", http.MethodGet, file, 0, "Get a file",
 		"The file with its versions, each with a presigned download URL valid for 15 minutes."), h.get)

@@ -179,6 +179,9 @@ func readForm(mr *multipart.Reader, receive fileservice.Receive) (fileservice.Fo
 // uploadProblem maps an error of the file service to its problem.
 func (h *handlers) uploadProblem(err error) error {
 	var (
+		fields      fileservice.FieldsError
+		tooLarge    *fileservice.ImageTooLargeError
+		timeout     *fileservice.TimeoutError
 		field       *fileservice.FieldError
 		unsupported *fileservice.UnsupportedError
 		exists      *fileservice.ExistsError
@@ -196,6 +199,19 @@ func (h *handlers) uploadProblem(err error) error {
 			rest.Failure("body", "", "is larger than the upload's limit", nil))
 	case errors.As(err, &field):
 		return invalidPart(field.Field, field.Message, field.Value)
+	case errors.As(err, &fields):
+		var fs []rest.ValidationFailure
+		for _, f := range fields {
+			fs = append(fs, rest.Failure("body", f.Field, f.Message, f.Value))
+		}
+		return rest.Problem(http.StatusBadRequest, "validation failed", fs...)
+	case errors.As(err, &tooLarge):
+		return rest.Problem(http.StatusRequestEntityTooLarge, "the image is too large to decode: "+tooLarge.Message,
+			rest.Failure("body", "HttpFile", "is too large to decode: "+tooLarge.Message, nil))
+	case errors.As(err, &timeout):
+		return rest.Problem(http.StatusServiceUnavailable, fmt.Sprintf(
+			"processing the file did not finish within %s (the worker is busy or slow): the upload is cancelled and nothing of it is kept; send it again later",
+			timeout.After)).WithHeader("Retry-After", "30")
 	case errors.As(err, &unsupported):
 		return rest.Problem(http.StatusUnsupportedMediaType, unsupported.Message)
 	case errors.As(err, &exists):

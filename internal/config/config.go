@@ -26,6 +26,10 @@ type Config struct {
 	PublicURL     string `env:"TOCSIN_PUBLIC_URL" envDefault:"http://127.0.0.1:8080"`
 	BodyLimit     int    `env:"TOCSIN_BODY_LIMIT_BYTES" envDefault:"1048576"`
 	FileSizeLimit int64  `env:"TOCSIN_FILE_SIZE_LIMIT_BYTES" envDefault:"26214400"`
+	// FileProcessTimeout is how long an upload waits for its file to be
+	// checked and encoded; then the processing is cancelled and nothing of
+	// the upload is kept.
+	FileProcessTimeout time.Duration `env:"TOCSIN_FILE_PROCESS_TIMEOUT" envDefault:"55s"`
 	// ImportSizeLimit bounds the body of a contacts import
 	// (createFromFile), which is streamed and may be far larger than a file.
 	ImportSizeLimit int64 `env:"TOCSIN_IMPORT_SIZE_LIMIT_BYTES" envDefault:"1073741824"`
@@ -70,9 +74,12 @@ type Config struct {
 	WorkerUrgentActivities int `env:"TOCSIN_WORKER_URGENT_ACTIVITIES" envDefault:"16"`
 	// WorkerUrgentDBConns is the urgent lane's own database pool.
 	WorkerUrgentDBConns int `env:"TOCSIN_WORKER_URGENT_DB_CONNS" envDefault:"8"`
-	DeliveryBatchSize   int `env:"TOCSIN_DELIVERY_BATCH_SIZE" envDefault:"1000"`
-	DeliveryParallelism int `env:"TOCSIN_DELIVERY_PARALLELISM" envDefault:"8"`
-	ProviderConcurrency int `env:"TOCSIN_PROVIDER_CONCURRENCY" envDefault:"64"`
+	// ImageDecodeConcurrency bounds the uploaded images a worker process
+	// decodes at once (each may take up to media.MaxDecodedBytes).
+	ImageDecodeConcurrency int `env:"TOCSIN_IMAGE_DECODE_CONCURRENCY" envDefault:"2"`
+	DeliveryBatchSize      int `env:"TOCSIN_DELIVERY_BATCH_SIZE" envDefault:"1000"`
+	DeliveryParallelism    int `env:"TOCSIN_DELIVERY_PARALLELISM" envDefault:"8"`
+	ProviderConcurrency    int `env:"TOCSIN_PROVIDER_CONCURRENCY" envDefault:"64"`
 	// DeliveryRates caps messages per second per tenant and channel
 	// ("text=50,email=200"); channels not listed are not limited.
 	DeliveryRates map[string]float64 `env:"TOCSIN_DELIVERY_RATES" envKeyValSeparator:"="`
@@ -184,13 +191,15 @@ func Load() (Config, error) {
 	}
 	for name, n := range map[string]int{"TOCSIN_WORKER_MAX_ACTIVITIES": c.WorkerMaxActivities,
 		"TOCSIN_WORKER_URGENT_ACTIVITIES": c.WorkerUrgentActivities, "TOCSIN_WORKER_URGENT_DB_CONNS": c.WorkerUrgentDBConns,
-		"TOCSIN_HTTP_MAX_CONNS": c.HTTPMaxConns} {
+		"TOCSIN_HTTP_MAX_CONNS": c.HTTPMaxConns, "TOCSIN_IMAGE_DECODE_CONCURRENCY": c.ImageDecodeConcurrency} {
 		if n < 1 {
 			return c, fmt.Errorf("%s must be at least 1, not %d", name, n)
 		}
 	}
-	if c.HTTPHeaderTimeout <= 0 {
-		return c, fmt.Errorf("TOCSIN_HTTP_HEADER_TIMEOUT must be positive, not %s", c.HTTPHeaderTimeout)
+	for name, d := range map[string]time.Duration{"TOCSIN_HTTP_HEADER_TIMEOUT": c.HTTPHeaderTimeout, "TOCSIN_FILE_PROCESS_TIMEOUT": c.FileProcessTimeout} {
+		if d <= 0 {
+			return c, fmt.Errorf("%s must be positive, not %s", name, d)
+		}
 	}
 	for _, o := range c.CodecAllowOrigins {
 		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" {

@@ -99,6 +99,25 @@ func (s *Store) List(ctx context.Context, tenant, kind, term string) ([]File, er
 	return s.withAssets(ctx, tenant, rows)
 }
 
+// Page returns at most limit of the tenant's files of kind (all when
+// empty) whose full name contains term (case-insensitive), ordered by full
+// name from offset, and how many match in all.
+func (s *Store) Page(ctx context.Context, tenant, kind, term string, limit, offset int) ([]File, int64, error) {
+	const where = ` FROM files
+		WHERE tenant_id = $1 AND ($2 = '' OR kind = $2) AND ($3 = '' OR strpos(lower(full_name), lower($3)) > 0)`
+	total, err := storage.GetOne[int64](ctx, s.DB, "count files", `SELECT count(*)`+where, tenant, kind, term)
+	if err != nil {
+		return nil, 0, err
+	}
+	rows, err := storage.SelectAll[File](ctx, s.DB, "list files", `SELECT `+fileColumns+where+`
+		ORDER BY full_name LIMIT $4 OFFSET $5`, tenant, kind, term, limit, offset)
+	if err != nil {
+		return nil, 0, err
+	}
+	fs, err := s.withAssets(ctx, tenant, rows)
+	return fs, total, err
+}
+
 // Get returns the tenant's file by full name, storage.ErrNotFound when it
 // has none.
 func (s *Store) Get(ctx context.Context, tenant, fullName string) (File, error) {

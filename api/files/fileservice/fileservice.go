@@ -34,8 +34,9 @@ import (
 	"github.com/tocsin/tocsin/workflows"
 )
 
-// ProcessTimeout is how long an upload waits for its ProcessFile workflow.
-const ProcessTimeout = 55 * time.Second
+// DefaultProcessTimeout is how long an upload waits for its ProcessFile
+// workflow unless Service.ProcessTimeout says otherwise.
+const DefaultProcessTimeout = 55 * time.Second
 
 // Store keeps the files' metadata.
 type Store interface {
@@ -57,8 +58,12 @@ type Service struct {
 	// is enqueued.
 	WakeStarts func()
 	// Limit is the size of the largest file accepted, in bytes.
-	Limit  int64
-	Logger *slog.Logger
+	Limit int64
+	// ProcessTimeout is how long an upload waits for its processing
+	// (DefaultProcessTimeout when zero); then the processing is cancelled
+	// and the upload removed.
+	ProcessTimeout time.Duration
+	Logger         *slog.Logger
 }
 
 // Form is what the parts of an upload declare. Given holds the names of the
@@ -119,6 +124,35 @@ func (e *UnsupportedError) Error() string { return e.Message }
 type ExistsError struct{ FullName string }
 
 func (e *ExistsError) Error() string { return "a file named " + e.FullName + " exists" }
+
+// FieldsError is FieldErrors about several parts at once.
+type FieldsError []*FieldError
+
+func (e FieldsError) Error() string {
+	var b strings.Builder
+	for i, f := range e {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(f.Error())
+	}
+	return b.String()
+}
+
+// ImageTooLargeError means that the image has more pixels, or would take
+// more memory decoded, than the file store decodes.
+type ImageTooLargeError struct{ Message string }
+
+func (e *ImageTooLargeError) Error() string { return e.Message }
+
+// TimeoutError means that the file's processing did not finish within the
+// upload's wait: it was cancelled and the upload removed (or is being
+// removed by the processing as it stops), so nothing of it is kept.
+type TimeoutError struct{ After time.Duration }
+
+func (e *TimeoutError) Error() string {
+	return fmt.Sprintf("processing the file did not finish within %s", e.After)
+}
 
 // UnavailableError means that a dependency failed: "the object store", "the
 // database" or "the worker".
@@ -219,6 +253,19 @@ func (u *upload) run(ctx context.Context, decode func(Receive) (Form, error)) (f
 	}
 	res, err := u.process(ctx, in)
 	if err != nil {
+		if errors.Is(err, errAudioTooLong) {
+			var fs FieldsError
+			for _, p := range []struct {
+				field string
+				want  bool
+			}{{"EncodeForVoiceAudio", form.EncodeForVoiceAudio}, {"EncodeForEasAudio", form.EncodeForEasAudio}} {
+				if p.want {
+					fs = append(fs, invalid(p.field, fmt.Sprintf("voice and EAS versions are made of audio at most %.0f minutes long: %s",
+						activities.MaxEncodedDuration.Minutes(), strings.TrimPrefix(err.Error(), errAudioTooLong.Error()+": ")), true))
+				}
+			}
+			return files.File{}, fs
+		}
 		return files.File{}, err
 	}
 	return u.record(ctx, &form, kind, res)
@@ -261,11 +308,21 @@ func (u *upload) checkName(ctx context.Context, f *Form) error {
 	return nil
 }
 
+// errAudioTooLong wraps the message of ProcessFile's AudioTooLong error;
+// run names the parts that asked for an encoding.
+var errAudioTooLong = errors.New("audio too long")
+
 // process has the ProcessFile workflow started through the start outbox
-// and waits for its result.
+// and waits for its result. When the wait times out, it withdraws the
+// start or cancels the workflow (which then removes what it wrote), unless
+// the workflow completed meanwhile: then its result counts.
 func (u *upload) process(ctx context.Context, in activities.ProcessFileInput) (activities.ProcessFileResult, error) {
 	var res activities.ProcessFileResult
-	ctx, cancel := context.WithTimeout(ctx, ProcessTimeout)
+	timeout := u.s.ProcessTimeout
+	if timeout <= 0 {
+		timeout = DefaultProcessTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	id := workflows.ProcessFileID(u.tenant, u.id)
 	if err := storage.EnqueueStart(ctx, u.s.DB, storage.StartRequest{
@@ -277,6 +334,30 @@ func (u *upload) process(ctx context.Context, in activities.ProcessFileInput) (a
 		u.s.WakeStarts()
 	}
 	err := u.wait(ctx, id, &res)
+	// The client's long poll may end with its own deadline error a moment
+	// before ctx reports its end.
+	var deadline *serviceerror.DeadlineExceeded
+	if err != nil && (ctx.Err() != nil || errors.Is(err, context.DeadlineExceeded) || errors.As(err, &deadline)) {
+		// Withdraw the start if it is still waiting (this waits for a
+		// starter that holds it), then cancel the workflow if it runs.
+		cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
+		defer ccancel()
+		withdrawn, werr := storage.CancelStart(cctx, u.s.DB, u.tenant, id)
+		if werr != nil || !withdrawn {
+			cerr := u.s.Temporal.CancelWorkflow(cctx, id, "")
+			var done *serviceerror.NotFound
+			if !errors.As(cerr, &done) {
+				return res, &TimeoutError{timeout}
+			}
+			// It completed in the meantime: its outcome counts.
+			err = u.s.Temporal.GetWorkflow(cctx, id, "").Get(cctx, &res)
+			if err != nil && cctx.Err() != nil {
+				return res, &TimeoutError{timeout}
+			}
+		} else {
+			return res, &TimeoutError{timeout}
+		}
+	}
 	var appErr *temporal.ApplicationError
 	switch {
 	case err == nil:
@@ -284,19 +365,13 @@ func (u *upload) process(ctx context.Context, in activities.ProcessFileInput) (a
 	case errors.As(err, &appErr) && appErr.Type() == activities.ErrTypeUnsupportedMedia:
 		return res, &UnsupportedError{appErr.Message()}
 	case errors.As(err, &appErr) && appErr.Type() == activities.ErrTypeInvalidMedia:
-		return res, invalid("HttpFile", "is not a valid "+u.file.contentType+" file: "+appErr.Message(), nil)
+		return res, invalid("HttpFile", "is not a valid "+u.file.contentType+" file: "+strings.TrimPrefix(appErr.Message(), media.ErrInvalid.Error()+": "), nil)
+	case errors.As(err, &appErr) && appErr.Type() == activities.ErrTypeAudioOutOfBounds:
+		return res, invalid("HttpFile", strings.TrimPrefix(appErr.Message(), media.ErrOutOfBounds.Error()+": "), nil)
+	case errors.As(err, &appErr) && appErr.Type() == activities.ErrTypeImageTooLarge:
+		return res, &ImageTooLargeError{strings.TrimPrefix(appErr.Message(), media.ErrTooLarge.Error()+": ")}
 	case errors.As(err, &appErr) && appErr.Type() == activities.ErrTypeAudioTooLong:
-		return res, invalid("EncodeForEasAudio", "EAS audio is at most 2 minutes long: "+appErr.Message(), true)
-	}
-	if ctx.Err() != nil {
-		// Withdraw the start if it is still waiting (this waits for a
-		// starter that holds it), then cancel the workflow if it runs.
-		cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), 15*time.Second)
-		defer ccancel()
-		if withdrawn, err := storage.CancelStart(cctx, u.s.DB, u.tenant, id); err != nil || !withdrawn {
-			_ = u.s.Temporal.CancelWorkflow(cctx, id, "")
-		}
-		return res, &UnavailableError{"the worker", fmt.Errorf("processing did not finish within %s", ProcessTimeout)}
+		return res, fmt.Errorf("%w: %s", errAudioTooLong, strings.TrimPrefix(appErr.Message(), media.ErrTooLong.Error()+": "))
 	}
 	return res, &UnavailableError{"the worker", err}
 }

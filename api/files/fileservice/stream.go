@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/minio/minio-go/v7"
 
@@ -44,6 +45,12 @@ func (u *upload) receive(ctx context.Context, part io.Reader, form *Form) error 
 	if form.Given["ContentType"] {
 		if err := u.checkType(form, sniffed); err != nil {
 			return err
+		}
+	}
+	if sniffed == media.WAV {
+		// Audio tocsin does not take is refused before its bytes travel.
+		if err := media.CheckWAVHead(head); err != nil {
+			return invalid("HttpFile", strings.TrimPrefix(err.Error(), media.ErrOutOfBounds.Error()+": "), nil)
 		}
 	}
 	// Fail early, before the bytes travel, when the name is already wrong.
