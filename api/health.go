@@ -24,7 +24,8 @@ Every operation except the health checks and short-link redirects needs an
 tenant (the tenant id) and scope (space-separated scopes). A tenant id in a
 path must be the token's tenant, or the answer is 404. Errors are RFC 9457
 problem details (application/problem+json); validation problems list every
-failing field as a ValidationFailure.`
+failing field as a ValidationFailure. A JSON object gives each property once,
+and two names that differ only in case are the same property.`
 
 // HealthStatus answers the health and readiness checks.
 type HealthStatus struct {

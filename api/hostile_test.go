@@ -476,3 +476,54 @@ func TestValuesThatDoNotFitTheirFieldAreNamed(t *testing.T) {
 		})
 	}
 }
+
+// TestPropertyNamesDifferingOnlyInCaseAreOneProperty: encoding/json gives
+// a struct field the last of such names while validation looked at the
+// first, so two of them in one object are a 400 naming the second, in
+// free-form maps too (hook headers ignore case, as HTTP does).
+func TestPropertyNamesDifferingOnlyInCaseAreOneProperty(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Shared(t)
+	_, tok := s.NewTenant(t)
+	preview := func(message string) []byte {
+		return []byte(`{"settings":{"message":` + message + `,"recipients":{"adHoc":[{"email":"x@example.com"}]}}}`)
+	}
+	hook := func(headers string) []byte {
+		return []byte(`{"url":"https://hooks.example.com/h","eventTypes":["file.uploaded"],"headers":` + headers + `}`)
+	}
+	// Without the second spelling the same bodies are taken, a name in
+	// another case as the property.
+	if r := s.Do(t, http.MethodPost, "/v2/alerts/preview", tok, preview(`{"Subject":"first","body":"b"}`)); r.Status != 200 ||
+		!strings.Contains(string(r.Body), `"subject":"first"`) {
+		t.Fatalf("preview: %d %s", r.Status, r.Body)
+	}
+	if r := s.Do(t, http.MethodPost, "/v2/contacts/find", tok, []byte(`{"customFields":{"building":"A","floor":"2"}}`)); r.Status != 200 {
+		t.Fatalf("distinct custom fields: %d %s", r.Status, r.Body)
+	}
+	cases := []struct {
+		name, method, path string
+		body               []byte
+		location, message  string
+	}{
+		{"a message subject", http.MethodPost, "/v2/alerts/preview", preview(`{"subject":"first","Subject":"second","body":"b"}`),
+			"body.settings.message.Subject", `as "subject" and as "Subject"`},
+		{"a find filter", http.MethodPost, "/v2/contacts/find", []byte(`{"name":"a","NAME":"b"}`), "body.NAME", "differ only in case"},
+		{"a long s", http.MethodPost, "/v2/alerts/find", []byte(`{"subject":"a","\u017fubject":"b"}`), "body.\u017fubject", "differ only in case"},
+		{"an escaped spelling", http.MethodPost, "/v2/alerts/find", []byte(`{"subject":"a","\u0053ubject":"b"}`), "body.Subject", "differ only in case"},
+		{"hook headers", http.MethodPost, "/v2/settings/subscriptions", hook(`{"X-Api-Key":"k1","x-api-key":"k2"}`), "body.headers.x-api-key", "differ only in case"},
+		{"hook headers with a Kelvin sign", http.MethodPost, "/v2/settings/subscriptions", hook(`{"X-Api-\u212aey":"k1","x-api-key":"k2"}`), "body.headers.x-api-key", "differ only in case"},
+		{"custom fields", http.MethodPost, "/v2/contacts/find", []byte(`{"customFields":{"Building":"A","building":"B"}}`), "body.customFields.building", "differ only in case"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := s.Do(t, c.method, c.path, tok, c.body)
+			if r.Status != 400 {
+				t.Fatalf("status %d: %s", r.Status, r.Body)
+			}
+			p := problem(t, r)
+			if len(p.Errors) != 1 || p.Errors[0].Location != c.location || !strings.Contains(p.Errors[0].ErrorMessage, c.message) {
+				t.Fatalf("problem %s does not name %s (%s)", r.Body, c.location, c.message)
+			}
+		})
+	}
+}
