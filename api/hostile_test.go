@@ -527,3 +527,38 @@ func TestPropertyNamesDifferingOnlyInCaseAreOneProperty(t *testing.T) {
 		})
 	}
 }
+
+// TestAMissingPropertyIsNamed: a required property left out is a failure
+// at the property, not at the object that lacks it.
+func TestAMissingPropertyIsNamed(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Shared(t)
+	_, tok := s.NewTenant(t)
+	cases := []struct {
+		name, method, path string
+		body               []byte
+		location           string
+	}{
+		{"a subscription without url", http.MethodPut, "/v2/settings/subscriptions/1", []byte(`{"eventTypes":["file.uploaded"]}`), "body.url"},
+		{"a new subscription without event types", http.MethodPost, "/v2/settings/subscriptions", []byte(`{"url":"https://hooks.example.com/h"}`), "body.eventTypes"},
+		{"a message without body", http.MethodPost, "/v2/alerts/preview", []byte(`{"settings":{"message":{"subject":"s"},"recipients":{"adHoc":[{"email":"x@example.com"}]}}}`), "body.settings.message.body"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := s.Do(t, c.method, c.path, tok, c.body)
+			if r.Status != 400 {
+				t.Fatalf("status %d: %s", r.Status, r.Body)
+			}
+			p := problem(t, r)
+			for _, f := range p.Errors {
+				if f.Location == c.location && f.PropertyName == strings.TrimPrefix(c.location, "body.") {
+					if f.AttemptedValue != nil {
+						t.Errorf("a missing property with an attempted value: %s", r.Body)
+					}
+					return
+				}
+			}
+			t.Fatalf("problem %s does not name %s", r.Body, c.location)
+		})
+	}
+}
