@@ -562,3 +562,41 @@ func TestAMissingPropertyIsNamed(t *testing.T) {
 		})
 	}
 }
+
+// TestARepeatedQueryParameterIsRefused: huma reads the first of repeated
+// query values, so a parameter given twice is a 400 naming it; a list is
+// given once, comma-separated, as the document says (explode: false).
+func TestARepeatedQueryParameterIsRefused(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Shared(t)
+	_, tok := s.NewTenant(t)
+	const results = "/v2/alerts/1/results/recipients"
+	// Given once, the same parameters reach the operation (no such alert).
+	for _, q := range []string{"?recipientIds=1,2", "?sort=firstName", "?recipientIds=1&sort=firstName&page=1"} {
+		if r := s.Do(t, http.MethodGet, results+q, tok, nil); r.Status != 404 {
+			t.Fatalf("%s: %d %s", q, r.Status, r.Body)
+		}
+	}
+	cases := []struct{ query, location, message string }{
+		{"?recipientIds=1&recipientIds=2", "query.recipientIds", "separated by commas"},
+		{"?sort=firstName&sort=bogus", "query.sort", "more than once"},
+		{"?page=1&pageSize=10&page=2", "query.page", "more than once"},
+		{"?sort=firstName&sort=", "query.sort", "more than once"},
+	}
+	for _, c := range cases {
+		t.Run(c.query, func(t *testing.T) {
+			r := s.Do(t, http.MethodGet, results+c.query, tok, nil)
+			if r.Status != 400 {
+				t.Fatalf("status %d: %s", r.Status, r.Body)
+			}
+			p := problem(t, r)
+			if len(p.Errors) != 1 || p.Errors[0].Location != c.location || !strings.Contains(p.Errors[0].ErrorMessage, c.message) {
+				t.Fatalf("problem %s does not name %s (%s)", r.Body, c.location, c.message)
+			}
+		})
+	}
+	if r := s.Do(t, http.MethodGet, "/v3/user/alerts/sent?alertCompletion=Sent&alertCompletion=Failed", tok, nil); r.Status != 400 ||
+		problem(t, r).Errors[0].Location != "query.alertCompletion" {
+		t.Fatalf("a repeated list filter: %d %s", r.Status, r.Body)
+	}
+}

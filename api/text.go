@@ -187,7 +187,9 @@ func foldName(s string) string {
 
 // checkParameters refuses a path, query or header parameter of the
 // operation holding a NUL character or invalid UTF-8 (raw or
-// percent-decoded), naming it. Undeclared parameters are never read.
+// percent-decoded), and a query parameter given more than once (huma
+// would read the first one only) unless the document declares it
+// exploded, naming it. Undeclared parameters are never read.
 func checkParameters(ctx huma.Context, op *huma.Operation) *rest.ProblemDetails {
 	for _, p := range op.Parameters {
 		var values []string
@@ -212,6 +214,19 @@ func checkParameters(ctx huma.Context, op *huma.Operation) *rest.ProblemDetails 
 				return rest.Invalid(p.In, p.Name, msg, nil)
 			}
 		}
+		if p.In == "query" && len(values) > 1 && (p.Explode == nil || !*p.Explode) {
+			return rest.Invalid(p.In, p.Name, repeatedParameter(p), nil)
+		}
 	}
 	return nil
+}
+
+// repeatedParameter says why a query parameter given more than once is
+// refused, and for a list how to give several values.
+func repeatedParameter(p *huma.Param) string {
+	msg := "is given more than once"
+	if p.Schema != nil && p.Schema.Type == huma.TypeArray {
+		msg += "; give the list once, its values separated by commas"
+	}
+	return msg
 }
