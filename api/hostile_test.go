@@ -600,3 +600,37 @@ func TestARepeatedQueryParameterIsRefused(t *testing.T) {
 		t.Fatalf("a repeated list filter: %d %s", r.Status, r.Body)
 	}
 }
+
+// TestABodyHumaReadsAsJSONIsCheckedAsJSON: huma decodes a body without
+// Content-Type, or whose type is empty before a ";" or after a "+", as
+// JSON, so such a body gets every check a JSON body gets.
+func TestABodyHumaReadsAsJSONIsCheckedAsJSON(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Shared(t)
+	_, tok := s.NewTenant(t)
+	preview := func(message string) io.Reader {
+		return strings.NewReader(`{"settings":{"message":` + message + `,"recipients":{"adHoc":[{"email":"x@example.com"}]}}}`)
+	}
+	for _, ct := range []string{"", "; charset=utf-8", "text/plain+"} {
+		var headers []string
+		if ct != "" {
+			headers = []string{"Content-Type", ct}
+		}
+		// huma takes such a body.
+		if r := s.Do(t, http.MethodPost, "/v2/alerts/preview", tok, preview(`{"subject":"s","body":"b"}`), headers...); r.Status != 200 {
+			t.Fatalf("content type %q: %d %s", ct, r.Status, r.Body)
+		}
+		for _, c := range []struct{ message, location string }{
+			{`{"subject":"first","Subject":"second","body":"b"}`, "body.settings.message.Subject"},
+			{`{"subject":"s","body":"b\u0000"}`, "body.settings.message.body"},
+		} {
+			r := s.Do(t, http.MethodPost, "/v2/alerts/preview", tok, preview(c.message), headers...)
+			if r.Status != 400 {
+				t.Fatalf("content type %q, %s: %d %s", ct, c.message, r.Status, r.Body)
+			}
+			if p := problem(t, r); len(p.Errors) != 1 || p.Errors[0].Location != c.location {
+				t.Fatalf("content type %q: problem %s does not name %s", ct, r.Body, c.location)
+			}
+		}
+	}
+}
