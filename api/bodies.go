@@ -331,12 +331,12 @@ func tooLarge(limit int, failures ...rest.ValidationFailure) *rest.ProblemDetail
 }
 
 // checkBody finds a NUL character or invalid UTF-8 in a JSON or text body,
-// or a JSON property given twice, naming the JSON field it is in. Other bodies (multipart forms) are checked
-// part by part by checkForm.
+// or a JSON property given twice, naming the JSON field it is in. Other
+// bodies (multipart forms) are checked part by part by checkForm.
 func checkBody(contentType string, body []byte) *rest.ProblemDetails {
 	mt, _, _ := mime.ParseMediaType(contentType)
 	switch {
-	case strings.Contains(mt, "json"):
+	case strings.Contains(mt, "json"), readAsJSON(contentType):
 		if field, msg := badJSON(body); msg != "" {
 			return rest.Invalid("body", field, msg, nil)
 		}
@@ -346,6 +346,19 @@ func checkBody(contentType string, body []byte) *rest.ProblemDetails {
 		}
 	}
 	return nil
+}
+
+// readAsJSON reports whether huma decodes a body of this content type as
+// JSON although its media type does not say so: huma reads the part
+// between a "+" and a ";" and takes JSON when that is empty, as for a body
+// without Content-Type or with "; charset=utf-8" alone.
+func readAsJSON(contentType string) bool {
+	start := strings.IndexByte(contentType, '+') + 1
+	end := strings.IndexByte(contentType, ';')
+	if end < 0 {
+		end = len(contentType)
+	}
+	return start <= end && (contentType[start:end] == "" || strings.Contains(contentType[start:end], "json"))
 }
 
 // securityHeaders keeps browsers from sniffing any response as another

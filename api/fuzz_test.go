@@ -76,6 +76,7 @@ func FuzzRequestDecoding(f *testing.F) {
 	f.Add("{\"name\":\"\xc3\x28\",\"tags\":[\"\xed\xa0\x80\"]}", "", "application/json", "x", "")
 	f.Add(strings.Repeat("[", 20000)+strings.Repeat("]", 20000), "", "application/json", "x", "")
 	f.Add(many, "", "application/json", "x", "")
+	f.Add(`{"name":"a","NAME":"b","extra":{"K":"1","\u212a":"2"}}`, "sort=name&sort=-name&page=1&page=2", "application/json", "x", "")
 	f.Add("--b\r\nContent-Disposition: form-data; name=\"f\"\r\n\r\nabc", "", "multipart/form-data; boundary=b", "x", "")
 	f.Fuzz(func(t *testing.T, body, query, contentType, id, key string) {
 		req, err := http.NewRequest(http.MethodPost, "http://x/v4/7/fuzz/x", strings.NewReader(body))

@@ -476,3 +476,161 @@ func TestValuesThatDoNotFitTheirFieldAreNamed(t *testing.T) {
 		})
 	}
 }
+
+// TestPropertyNamesDifferingOnlyInCaseAreOneProperty: encoding/json gives
+// a struct field the last of such names while validation looked at the
+// first, so two of them in one object are a 400 naming the second, in
+// free-form maps too (hook headers ignore case, as HTTP does).
+func TestPropertyNamesDifferingOnlyInCaseAreOneProperty(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Shared(t)
+	_, tok := s.NewTenant(t)
+	preview := func(message string) []byte {
+		return []byte(`{"settings":{"message":` + message + `,"recipients":{"adHoc":[{"email":"x@example.com"}]}}}`)
+	}
+	hook := func(headers string) []byte {
+		return []byte(`{"url":"https://hooks.example.com/h","eventTypes":["file.uploaded"],"headers":` + headers + `}`)
+	}
+	// Without the second spelling the same bodies are taken, a name in
+	// another case as the property.
+	if r := s.Do(t, http.MethodPost, "/v2/alerts/preview", tok, preview(`{"Subject":"first","body":"b"}`)); r.Status != 200 ||
+		!strings.Contains(string(r.Body), `"subject":"first"`) {
+		t.Fatalf("preview: %d %s", r.Status, r.Body)
+	}
+	if r := s.Do(t, http.MethodPost, "/v2/contacts/find", tok, []byte(`{"customFields":{"building":"A","floor":"2"}}`)); r.Status != 200 {
+		t.Fatalf("distinct custom fields: %d %s", r.Status, r.Body)
+	}
+	cases := []struct {
+		name, method, path string
+		body               []byte
+		location, message  string
+	}{
+		{"a message subject", http.MethodPost, "/v2/alerts/preview", preview(`{"subject":"first","Subject":"second","body":"b"}`),
+			"body.settings.message.Subject", `as "subject" and as "Subject"`},
+		{"a find filter", http.MethodPost, "/v2/contacts/find", []byte(`{"name":"a","NAME":"b"}`), "body.NAME", "differ only in case"},
+		{"a long s", http.MethodPost, "/v2/alerts/find", []byte(`{"subject":"a","\u017fubject":"b"}`), "body.\u017fubject", "differ only in case"},
+		{"an escaped spelling", http.MethodPost, "/v2/alerts/find", []byte(`{"subject":"a","\u0053ubject":"b"}`), "body.Subject", "differ only in case"},
+		{"hook headers", http.MethodPost, "/v2/settings/subscriptions", hook(`{"X-Api-Key":"k1","x-api-key":"k2"}`), "body.headers.x-api-key", "differ only in case"},
+		{"hook headers with a Kelvin sign", http.MethodPost, "/v2/settings/subscriptions", hook(`{"X-Api-\u212aey":"k1","x-api-key":"k2"}`), "body.headers.x-api-key", "differ only in case"},
+		{"custom fields", http.MethodPost, "/v2/contacts/find", []byte(`{"customFields":{"Building":"A","building":"B"}}`), "body.customFields.building", "differ only in case"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := s.Do(t, c.method, c.path, tok, c.body)
+			if r.Status != 400 {
+				t.Fatalf("status %d: %s", r.Status, r.Body)
+			}
+			p := problem(t, r)
+			if len(p.Errors) != 1 || p.Errors[0].Location != c.location || !strings.Contains(p.Errors[0].ErrorMessage, c.message) {
+				t.Fatalf("problem %s does not name %s (%s)", r.Body, c.location, c.message)
+			}
+		})
+	}
+}
+
+// TestAMissingPropertyIsNamed: a required property left out is a failure
+// at the property, not at the object that lacks it.
+func TestAMissingPropertyIsNamed(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Shared(t)
+	_, tok := s.NewTenant(t)
+	cases := []struct {
+		name, method, path string
+		body               []byte
+		location           string
+	}{
+		{"a subscription without url", http.MethodPut, "/v2/settings/subscriptions/1", []byte(`{"eventTypes":["file.uploaded"]}`), "body.url"},
+		{"a new subscription without event types", http.MethodPost, "/v2/settings/subscriptions", []byte(`{"url":"https://hooks.example.com/h"}`), "body.eventTypes"},
+		{"a message without body", http.MethodPost, "/v2/alerts/preview", []byte(`{"settings":{"message":{"subject":"s"},"recipients":{"adHoc":[{"email":"x@example.com"}]}}}`), "body.settings.message.body"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := s.Do(t, c.method, c.path, tok, c.body)
+			if r.Status != 400 {
+				t.Fatalf("status %d: %s", r.Status, r.Body)
+			}
+			p := problem(t, r)
+			for _, f := range p.Errors {
+				if f.Location == c.location && f.PropertyName == strings.TrimPrefix(c.location, "body.") {
+					if f.AttemptedValue != nil {
+						t.Errorf("a missing property with an attempted value: %s", r.Body)
+					}
+					return
+				}
+			}
+			t.Fatalf("problem %s does not name %s", r.Body, c.location)
+		})
+	}
+}
+
+// TestARepeatedQueryParameterIsRefused: huma reads the first of repeated
+// query values, so a parameter given twice is a 400 naming it; a list is
+// given once, comma-separated, as the document says (explode: false).
+func TestARepeatedQueryParameterIsRefused(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Shared(t)
+	_, tok := s.NewTenant(t)
+	const results = "/v2/alerts/1/results/recipients"
+	// Given once, the same parameters reach the operation (no such alert).
+	for _, q := range []string{"?recipientIds=1,2", "?sort=firstName", "?recipientIds=1&sort=firstName&page=1"} {
+		if r := s.Do(t, http.MethodGet, results+q, tok, nil); r.Status != 404 {
+			t.Fatalf("%s: %d %s", q, r.Status, r.Body)
+		}
+	}
+	cases := []struct{ query, location, message string }{
+		{"?recipientIds=1&recipientIds=2", "query.recipientIds", "separated by commas"},
+		{"?sort=firstName&sort=bogus", "query.sort", "more than once"},
+		{"?page=1&pageSize=10&page=2", "query.page", "more than once"},
+		{"?sort=firstName&sort=", "query.sort", "more than once"},
+	}
+	for _, c := range cases {
+		t.Run(c.query, func(t *testing.T) {
+			r := s.Do(t, http.MethodGet, results+c.query, tok, nil)
+			if r.Status != 400 {
+				t.Fatalf("status %d: %s", r.Status, r.Body)
+			}
+			p := problem(t, r)
+			if len(p.Errors) != 1 || p.Errors[0].Location != c.location || !strings.Contains(p.Errors[0].ErrorMessage, c.message) {
+				t.Fatalf("problem %s does not name %s (%s)", r.Body, c.location, c.message)
+			}
+		})
+	}
+	if r := s.Do(t, http.MethodGet, "/v3/user/alerts/sent?alertCompletion=Sent&alertCompletion=Failed", tok, nil); r.Status != 400 ||
+		problem(t, r).Errors[0].Location != "query.alertCompletion" {
+		t.Fatalf("a repeated list filter: %d %s", r.Status, r.Body)
+	}
+}
+
+// TestABodyHumaReadsAsJSONIsCheckedAsJSON: huma decodes a body without
+// Content-Type, or whose type is empty before a ";" or after a "+", as
+// JSON, so such a body gets every check a JSON body gets.
+func TestABodyHumaReadsAsJSONIsCheckedAsJSON(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Shared(t)
+	_, tok := s.NewTenant(t)
+	preview := func(message string) io.Reader {
+		return strings.NewReader(`{"settings":{"message":` + message + `,"recipients":{"adHoc":[{"email":"x@example.com"}]}}}`)
+	}
+	for _, ct := range []string{"", "; charset=utf-8", "text/plain+"} {
+		var headers []string
+		if ct != "" {
+			headers = []string{"Content-Type", ct}
+		}
+		// huma takes such a body.
+		if r := s.Do(t, http.MethodPost, "/v2/alerts/preview", tok, preview(`{"subject":"s","body":"b"}`), headers...); r.Status != 200 {
+			t.Fatalf("content type %q: %d %s", ct, r.Status, r.Body)
+		}
+		for _, c := range []struct{ message, location string }{
+			{`{"subject":"first","Subject":"second","body":"b"}`, "body.settings.message.Subject"},
+			{`{"subject":"s","body":"b\u0000"}`, "body.settings.message.body"},
+		} {
+			r := s.Do(t, http.MethodPost, "/v2/alerts/preview", tok, preview(c.message), headers...)
+			if r.Status != 400 {
+				t.Fatalf("content type %q, %s: %d %s", ct, c.message, r.Status, r.Body)
+			}
+			if p := problem(t, r); len(p.Errors) != 1 || p.Errors[0].Location != c.location {
+				t.Fatalf("content type %q: problem %s does not name %s", ct, r.Body, c.location)
+			}
+		}
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -38,9 +39,12 @@ func badText(s string) string {
 // badJSON finds the first string (key or value) of a JSON document that
 // holds a NUL character (raw or \u0000) or invalid UTF-8, or the first
 // property an object gives twice (decoders differ on which one counts, so
-// neither is taken), and returns its field path and what is wrong. A
-// document that is not JSON is left to the decoder, unless its bytes are
-// not UTF-8.
+// neither is taken), and returns its field path and what is wrong. Two
+// names that differ only in case are the same property, in every object,
+// free-form maps included: encoding/json matches names to struct fields
+// ignoring case (huma validates one spelling while the decoder keeps the
+// last), and HTTP header names ignore case. A document
+// that is not JSON is left to the decoder, unless its bytes are not UTF-8.
 func badJSON(body []byte) (field, msg string) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	type frame struct {
@@ -48,7 +52,7 @@ func badJSON(body []byte) (field, msg string) {
 		wantKey bool
 		key     string
 		index   int
-		keys    map[string]bool
+		keys    map[string]string // folded name -> the name as given first
 	}
 	var stack []*frame
 	path := func(key string) string {
@@ -115,13 +119,18 @@ func badJSON(body []byte) (field, msg string) {
 			if bad != "" {
 				return path(""), "the property name " + bad
 			}
-			if top.keys[s] {
-				return path(""), "is given more than once"
+			folded := foldName(s)
+			if first, ok := top.keys[folded]; ok {
+				if first == s {
+					return path(""), "is given more than once"
+				}
+				return path(""), "is given more than once, as " + strconv.Quote(first) + " and as " + strconv.Quote(s) +
+					": names that differ only in case are the same property"
 			}
 			if top.keys == nil {
-				top.keys = map[string]bool{}
+				top.keys = map[string]string{}
 			}
-			top.keys[s] = true
+			top.keys[folded] = s
 			continue
 		}
 		if bad != "" {
@@ -131,9 +140,56 @@ func badJSON(body []byte) (field, msg string) {
 	}
 }
 
+// foldName is the form in which two property names are equal exactly when
+// encoding/json would match both to the same struct field, that is when
+// bytes.EqualFold says they are equal: each rune is replaced by the
+// smallest rune of its unicode.SimpleFold orbit (so the Kelvin sign K is
+// k and the long s ſ is s), with ASCII letters in lower case. A name of
+// lower-case ASCII is its own fold and costs no allocation.
+func foldName(s string) string {
+	i := 0
+	for ; i < len(s); i++ {
+		if c := s[i]; c >= utf8.RuneSelf || 'A' <= c && c <= 'Z' {
+			break
+		}
+	}
+	if i == len(s) {
+		return s
+	}
+	b := make([]byte, i, len(s)+utf8.UTFMax)
+	copy(b, s[:i])
+	for i < len(s) {
+		if c := s[i]; c < utf8.RuneSelf {
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			b = append(b, c)
+			i++
+			continue
+		}
+		r, n := utf8.DecodeRuneInString(s[i:])
+		i += n
+		for {
+			next := unicode.SimpleFold(r)
+			if next <= r {
+				r = next
+				break
+			}
+			r = next
+		}
+		if 'A' <= r && r <= 'Z' {
+			r += 'a' - 'A'
+		}
+		b = utf8.AppendRune(b, r)
+	}
+	return string(b)
+}
+
 // checkParameters refuses a path, query or header parameter of the
 // operation holding a NUL character or invalid UTF-8 (raw or
-// percent-decoded), naming it. Undeclared parameters are never read.
+// percent-decoded), and a query parameter given more than once (huma
+// would read the first one only) unless the document declares it
+// exploded, naming it. Undeclared parameters are never read.
 func checkParameters(ctx huma.Context, op *huma.Operation) *rest.ProblemDetails {
 	for _, p := range op.Parameters {
 		var values []string
@@ -158,6 +214,19 @@ func checkParameters(ctx huma.Context, op *huma.Operation) *rest.ProblemDetails 
 				return rest.Invalid(p.In, p.Name, msg, nil)
 			}
 		}
+		if p.In == "query" && len(values) > 1 && (p.Explode == nil || !*p.Explode) {
+			return rest.Invalid(p.In, p.Name, repeatedParameter(p), nil)
+		}
 	}
 	return nil
+}
+
+// repeatedParameter says why a query parameter given more than once is
+// refused, and for a list how to give several values.
+func repeatedParameter(p *huma.Param) string {
+	msg := "is given more than once"
+	if p.Schema != nil && p.Schema.Type == huma.TypeArray {
+		msg += "; give the list once, its values separated by commas"
+	}
+	return msg
 }

@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/danielgtaylor/huma/v2"
+	"github.com/danielgtaylor/huma/v2/validation"
 	"github.com/lib/pq"
 )
 
@@ -283,6 +284,16 @@ func NewError(status int, msg string, errs ...error) huma.StatusError {
 				p.Errors = append(p.Errors, Failure("body", field, msg, nil))
 				continue
 			}
+			if name, ok := missingProperty(det.Message); ok {
+				// huma reports a missing property at the object that
+				// lacks it, with the whole object as the value.
+				loc, field := det.Location+"."+name, name
+				if _, in, ok := strings.Cut(det.Location, "."); ok {
+					field = in + "." + name
+				}
+				p.Errors = append(p.Errors, ValidationFailure{PropertyName: field, Location: loc, ErrorMessage: det.Message})
+				continue
+			}
 			_, field, _ := strings.Cut(det.Location, ".")
 			p.Errors = append(p.Errors, ValidationFailure{
 				PropertyName:   field,
@@ -298,6 +309,22 @@ func NewError(status int, msg string, errs ...error) huma.StatusError {
 		p.Detail = "validation failed"
 	}
 	return p
+}
+
+// missingProperty reads the name of the property a huma validation message
+// says is missing: a required property (validation.MsgExpectedRequiredProperty)
+// or one another property depends on (MsgExpectedDependentRequiredProperty).
+func missingProperty(msg string) (string, bool) {
+	for _, format := range []string{validation.MsgExpectedRequiredProperty, validation.MsgExpectedDependentRequiredProperty} {
+		before, after, _ := strings.Cut(format, "%s")
+		after, _, _ = strings.Cut(after, "%s")
+		if name, ok := strings.CutPrefix(msg, before); ok {
+			if name, _, ok = strings.Cut(name, after); ok && name != "" {
+				return name, true
+			}
+		}
+	}
+	return "", false
 }
 
 func init() {
