@@ -382,3 +382,56 @@ func TestEtnAddressPointImportRefusesBadHeaders(t *testing.T) {
 		t.Fatalf("a refused import changed the list: %+v", lists)
 	}
 }
+
+// TestEtnAddressPointImportNamesLinesAndBoundsRows: a rejected row names the
+// line it starts on in the file (empty lines and line breaks inside quoted
+// fields count), and a row longer than 1 MiB — no line break, or a quoted
+// field that runs on — refuses the file with a 400 naming its line and
+// leaves the list as it was.
+func TestEtnAddressPointImportNamesLinesAndBoundsRows(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Shared(t)
+	_, tok := s.NewTenant(t)
+	put := func(body string) stacktest.Response {
+		t.Helper()
+		return s.Do(t, http.MethodPut, "/v2/settings/etn/addressPointLists/wells", tok, strings.NewReader(body), "Content-Type", "text/csv")
+	}
+	file := "phone,latitude,longitude,name,address\r\n" + // line 1
+		"+15550000001,45.5,-122.6,Mill,\"1 Main St\r\nBack door\"\r\n" + // 2-3
+		"\r\n" + // 4
+		"555,45.5,-122.6,Bad phone,\r\n" + // 5
+		"\n" + // 6
+		"+15550000002,45.5,-122.6,\"Pump\nhouse\",\"2\nMain\nSt\"\n" + // 7-10
+		"+15550000003,95,-122.6,Bad latitude,\n" + // 11
+		"+15550000004,4\"5,-122.6,Bare quote,\n" // 12
+	r := put(file)
+	if r.Status != 200 {
+		t.Fatalf("%d %s", r.Status, r.Body)
+	}
+	var res model.EtnAddressPointImportResult
+	r.JSON(t, &res)
+	var lines []int
+	for _, e := range res.Errors {
+		lines = append(lines, e.Line)
+	}
+	if res.Imported != 2 || res.Rejected != 3 || !slices.Equal(lines, []int{5, 11, 12}) {
+		t.Fatalf("rejected rows on lines %v, want 5, 11, 12: %+v", lines, res)
+	}
+
+	head := "phone,latitude,longitude\n+15550000005,45.0,-122.0\n\n" // the long row starts on line 4
+	for name, long := range map[string]string{
+		"no line break":          "+15550000006,45.0," + strings.Repeat("1", 5<<20),
+		"a quoted field runs on": "+15550000006,45.0,\"-122" + strings.Repeat("\n+15550000007,45.0,-122.0", 5<<20/25) + "\n",
+	} {
+		r := put(head + long)
+		if r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), `"location":"body.csv"`) ||
+			!strings.Contains(string(r.Body), "line 4: a row longer than 1 MiB (1048576 bytes) starts on this line") {
+			t.Errorf("%s: %d %.500s", name, r.Status, r.Body)
+		}
+	}
+	var lists model.EtnAddressPointListsResponse
+	s.Do(t, http.MethodGet, "/v2/settings/etn/addressPointLists", tok, nil).JSON(t, &lists)
+	if len(lists.Items) != 1 || lists.Items[0].Points != 2 {
+		t.Fatalf("a refused import changed the list: %+v", lists)
+	}
+}

@@ -75,7 +75,8 @@ func Register(api huma.API, d rest.Deps) {
 		"Replaces the named list with the CSV body (text/csv). The header row names the columns, in any order: phone (E.164), latitude, longitude (required), "+
 			"name, address, externalId (optional), case-insensitive. As in the contacts import, an unknown column or one named twice rejects the file (a 400 naming it): "+
 			"a typo would otherwise lose data, and a repeated phone or latitude would call the wrong place. Another content type is a 415. "+
-			"Rows with errors are left out and reported; at most 200,000 points per list. ETN alerts call the list's numbers inside their area.", http.StatusUnsupportedMediaType)
+			"Rows with errors are left out and reported with the line they start on (the header is line 1; empty lines and line breaks inside quoted fields count); "+
+			"a row longer than 1 MiB (1,048,576 bytes) rejects the file (a 400 naming its line). At most 200,000 points per list. ETN alerts call the list's numbers inside their area.", http.StatusUnsupportedMediaType)
 	importPoints.MaxBodyBytes = 32 << 20
 	rest.Register(api, importPoints, h.importPoints)
 	rest.Register(api, etnArea.Op("listEtnAddressPointLists", http.MethodGet, "/v2/settings/etn/addressPointLists", 0, "List the tenant's ETN address-point lists", ""), h.listPoints)

@@ -80,7 +80,7 @@ type EtnAddressPointImportResult struct {
 
 // EtnAddressPointRowError is a CSV row that was not imported.
 type EtnAddressPointRowError struct {
-	Line    int    `json:"line" doc:"The CSV line, counting the header as 1." example:"14"`
+	Line    int    `json:"line" doc:"The CSV line the row starts on, counting the header as 1 (empty lines and line breaks inside quoted fields count)." example:"14"`
 	Message string `json:"message" doc:"What is wrong with it." example:"phone \"555\" is not an E.164 number"`
 }
 

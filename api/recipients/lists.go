@@ -38,8 +38,10 @@ external id is kept. Only firstName and lastName columns are required.
 
 Rows with a problem (bad email, unparsable phone, missing name, duplicate of
 an earlier row, wrong number of fields...) are skipped and listed in errors;
-the rest are imported. The file is rejected with a 400 when it is not CSV or
-its header lacks required columns or names unknown ones, and with a 413 when
+the rest are imported. The file is rejected with a 400 when it is not CSV,
+its header lacks required columns or names unknown ones, or a row is longer
+than 1 MiB (1,048,576 bytes, line breaks included: the line it starts on is
+named; a line break or a closing quote is missing), and with a 413 when
 it is larger than the import limit (TOCSIN_IMPORT_SIZE_LIMIT_BYTES, 1 GiB by
 default) or has more than 1,000,000 data rows.`
 

@@ -19,6 +19,7 @@ import (
 	"github.com/tocsin/tocsin/channels/providerhttp"
 	"github.com/tocsin/tocsin/channels/voice"
 	"github.com/tocsin/tocsin/channels/voice/voicetest"
+	"github.com/tocsin/tocsin/internal/csvheader"
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/channelstate"
@@ -43,6 +44,42 @@ func TestParseCSV(t *testing.T) {
 	}
 	if _, _, err := etn.ParseCSV(strings.NewReader("phone,lat,lng\n")); err == nil {
 		t.Fatal("a header without latitude is an error")
+	}
+}
+
+// TestParseCSVNamesTheLinesOfTheFile: a row problem names the line the row
+// starts on in the file, with empty lines and line breaks inside quoted
+// fields counted, and a row longer than csvheader.MaxRecordBytes refuses the
+// file, naming its line.
+func TestParseCSVNamesTheLinesOfTheFile(t *testing.T) {
+	in := "phone,latitude,longitude,name,address\r\n" + // 1
+		"+15550000001,45.5,-122.6,Mill,\"1 Main St\r\nBack door\"\r\n" + // 2-3
+		"\r\n" + // 4
+		"555,45.5,-122.6,Bad phone,\r\n" + // 5
+		"\n" + // 6
+		"+15550000002,45.5,-122.6,\"Pump\nhouse\",\"2\nMain\nSt\"\n" + // 7-10
+		"+15550000003,95,-122.6,Bad latitude,\n" + // 11
+		"+15550000004,4\"5,-122.6,Bare quote,\n" // 12
+	pts, bad, err := etn.ParseCSV(strings.NewReader(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pts) != 2 || pts[0].Address != "1 Main St\nBack door" || pts[1].Address != "2\nMain\nSt" {
+		t.Fatalf("points %+v", pts)
+	}
+	var lines []int
+	for _, b := range bad {
+		lines = append(lines, b.Line)
+	}
+	if !slices.Equal(lines, []int{5, 11, 12}) {
+		t.Fatalf("row errors on lines %v, want 5, 11, 12: %+v", lines, bad)
+	}
+
+	long := "phone,latitude,longitude\n+15550000001,45.5,-122.6\n\n\"+1555" + strings.Repeat("0,45.5,-122.6\n", 5<<20/13)
+	_, _, err = etn.ParseCSV(strings.NewReader(long))
+	var tooLong *csvheader.RecordTooLongError
+	if !errors.As(err, &tooLong) || tooLong.Line != 4 {
+		t.Fatalf("a 5 MiB row: %v, want a RecordTooLongError on line 4", err)
 	}
 }
 

@@ -49,13 +49,19 @@ var (
 )
 
 // ParseCSV reads an address-point list. Rows with errors are reported and
-// left out; a header that names an unknown column, names one twice or
-// lacks a required one is an error, and so is a file that is not CSV text.
+// left out, with the line they start on (the header is line 1; empty lines
+// and line breaks inside quoted fields count); a header that names an
+// unknown column, names one twice or lacks a required one is an error, and
+// so is a file that is not CSV text and a row longer than
+// csvheader.MaxRecordBytes (a *csvheader.RecordTooLongError: the rest of
+// the file cannot be read).
 func ParseCSV(r io.Reader) ([]Point, []RowError, error) {
-	cr := csv.NewReader(r)
-	cr.FieldsPerRecord = -1
-	cr.TrimLeadingSpace = true
+	cr := csvheader.NewReader(r, func(c *csv.Reader) { c.TrimLeadingSpace = true })
 	header, err := cr.Read()
+	var long *csvheader.RecordTooLongError
+	if errors.As(err, &long) {
+		return nil, nil, err
+	}
 	if err != nil {
 		return nil, nil, fmt.Errorf("read the header row: %w", err)
 	}
@@ -69,17 +75,20 @@ func ParseCSV(r io.Reader) ([]Point, []RowError, error) {
 	}
 	var pts []Point
 	var bad []RowError
-	line := 1
 	for {
 		rec, err := cr.Read()
-		line++
 		if errors.Is(err, io.EOF) {
 			break
 		}
-		if err != nil {
-			bad = append(bad, RowError{Line: line, Message: err.Error()})
+		var pe *csv.ParseError
+		switch {
+		case errors.As(err, &pe):
+			bad = append(bad, RowError{Line: pe.StartLine, Message: pe.Error()})
 			continue
+		case err != nil:
+			return nil, nil, err
 		}
+		line, _ := cr.FieldPos(0)
 		get := func(c string) string {
 			i, ok := col[c]
 			if !ok || i >= len(rec) {

@@ -3,12 +3,14 @@ package contactcsv_test
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/tocsin/tocsin/internal/contactcsv"
+	"github.com/tocsin/tocsin/internal/csvheader"
 )
 
 func TestNeutralizeAndRestoreRoundTrip(t *testing.T) {
@@ -236,4 +238,101 @@ func TestReaderRefusesNULCells(t *testing.T) {
 	if p := problems[1]; p.Column != "lastName" || !strings.Contains(p.Message, "UTF-8") {
 		t.Fatalf("UTF-8 problem %+v", p)
 	}
+}
+
+// TestTheLargestExportedRowFitsTheRecordBound: a contact with every value
+// at its limit, in four-byte characters where it may have them, exports as
+// one record within csvheader.MaxRecordBytes and imports again unchanged,
+// so the bound on a record never refuses a file the export wrote.
+func TestTheLargestExportedRowFitsTheRecordBound(t *testing.T) {
+	t.Parallel()
+	wide := func(n int) string { return strings.Repeat("\U0001D538", n) } // 𝔸, four bytes
+	in := contactcsv.Row{
+		ID: 1 << 62, ExternalID: wide(contactcsv.MaxExternalIDLength),
+		FirstName: wide(contactcsv.MaxNameLength), MiddleName: wide(contactcsv.MaxNameLength), LastName: wide(contactcsv.MaxNameLength),
+		Language: "abc-" + strings.Repeat("abcdefgh-", 3) + "abcd", TimeZone: "America/Argentina/ComodRivadavia",
+		Custom: map[string]string{},
+	}
+	if len(in.Language) != contactcsv.MaxLanguageLength {
+		t.Fatalf("language %q is %d long", in.Language, len(in.Language))
+	}
+	var keys []string
+	for i := range contactcsv.MaxCustomColumns {
+		k := fmt.Sprintf("%064d", i)
+		keys = append(keys, k)
+		in.Custom[k] = wide(contactcsv.MaxCustomValue)
+	}
+	for i := range contactcsv.MaxListItems {
+		local := fmt.Sprintf("%02d", i) + strings.Repeat("l", 62)
+		domain := strings.Repeat("d", 63) + "." + strings.Repeat("e", 63) + "." + strings.Repeat("f", 57) + ".com"
+		in.Emails = append(in.Emails, local+"@"+domain)
+		if len(in.Emails[i]) != contactcsv.MaxEmailLength {
+			t.Fatalf("email %d is %d long", i, len(in.Emails[i]))
+		}
+		in.Phones = append(in.Phones, contactcsv.Phone{Number: fmt.Sprintf("+1555%011d", i), Type: "Other"})
+		in.Roles = append(in.Roles, fmt.Sprintf("%02d", i)+wide(contactcsv.MaxRoleLength-2))
+		in.ChatUsers = append(in.ChatUsers, contactcsv.ChatUser{Platform: "mattermost", UserID: fmt.Sprintf("%02d", i) + wide(contactcsv.MaxChatUserIDLength-2)})
+	}
+	var buf bytes.Buffer
+	w, err := contactcsv.NewWriter(&buf, keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	header := buf.Len()
+	if err := w.Write(in); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	if size := buf.Len() - header; size > csvheader.MaxRecordBytes {
+		t.Fatalf("the row exports as %d bytes, over the bound of %d", size, csvheader.MaxRecordBytes)
+	} else {
+		t.Logf("the largest row exports as %d bytes", size)
+	}
+	rows, problems := readAll(t, buf.String())
+	in.Line = 2
+	if len(problems) > 0 || len(rows) != 1 || !reflect.DeepEqual(rows[0], in) {
+		t.Fatalf("problems %+v; the row did not come back unchanged", problems)
+	}
+}
+
+// TestReaderRefusesARowLongerThanTheBound: a row longer than
+// csvheader.MaxRecordBytes (a file with no line break, or a quoted field
+// that runs on) refuses the file, naming the line it starts on, and the
+// reader stops reading soon after the bound instead of holding the row.
+func TestReaderRefusesARowLongerThanTheBound(t *testing.T) {
+	t.Parallel()
+	head := "firstName,lastName\nAda,Lovelace\n\n"
+	for name, long := range map[string]string{
+		"no line break":          "Grace," + strings.Repeat("h", 5<<20),
+		"a quoted field runs on": "Grace,\"Hopper" + strings.Repeat("\nand on", 5<<20/7) + "\nEdsger,Dijkstra\n",
+	} {
+		src := &countingReader{r: strings.NewReader(head + long)}
+		r, err := contactcsv.NewReader(src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fe *contactcsv.FileError
+		for err == nil {
+			_, _, err = r.Next()
+		}
+		if !errors.As(err, &fe) || fe.Line != 4 || !strings.HasPrefix(fe.Error(), "line 4: a row longer than 1 MiB") {
+			t.Errorf("%s: %v, want a FileError on line 4", name, err)
+		}
+		if src.n > csvheader.MaxRecordBytes+128<<10 {
+			t.Errorf("%s: read %d bytes of the file", name, src.n)
+		}
+	}
+}
+
+type countingReader struct {
+	r io.Reader
+	n int64
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	n, err := c.r.Read(p)
+	c.n += int64(n)
+	return n, err
 }

@@ -1,8 +1,6 @@
 package contactcsv
 
 import (
-	"bufio"
-	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -76,14 +74,13 @@ type column struct {
 }
 
 // Reader reads the rows of a contacts CSV file as a stream: it holds one row
-// at a time, never the file.
+// at a time, never the file, and no row longer than
+// csvheader.MaxRecordBytes.
 type Reader struct {
-	csv   *csv.Reader
+	csv   *csvheader.Reader
 	cols  []column
 	zones map[string]bool
 }
-
-var bom = []byte{0xEF, 0xBB, 0xBF}
 
 // NewReader reads and checks the header of the file in r (csvheader's rule:
 // known columns, none twice, the required ones there). A UTF-8 byte order
@@ -92,18 +89,13 @@ var bom = []byte{0xEF, 0xBB, 0xBF}
 // a *FileError when the file is not a CSV file of contacts. A NUL character
 // in a row is a problem of that row's line and column, wherever it is.
 func NewReader(r io.Reader) (*Reader, error) {
-	br := bufio.NewReaderSize(r, 64<<10)
-	if head, _ := br.Peek(3); bytes.Equal(head, bom) {
-		_, _ = br.Discard(3)
-	}
-	head, _ := br.Peek(csvheader.SniffSize)
-	if err := csvheader.Sniff(head); err != nil {
+	cr := csvheader.NewReader(r, func(c *csv.Reader) {
+		c.LazyQuotes = true
+		c.ReuseRecord = true
+	})
+	if err := cr.Sniff(); err != nil {
 		return nil, &FileError{Line: 1, Message: err.Error()}
 	}
-	cr := csv.NewReader(br)
-	cr.FieldsPerRecord = -1
-	cr.LazyQuotes = true
-	cr.ReuseRecord = true
 	header, err := cr.Read()
 	if errors.Is(err, io.EOF) {
 		return nil, &FileError{Message: "the file is empty; it needs a header row"}
@@ -113,7 +105,7 @@ func NewReader(r io.Reader) (*Reader, error) {
 		return nil, &FileError{Line: 1, Message: "the file is not CSV: " + pe.Err.Error()}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read csv: %w", err)
+		return nil, readError(err)
 	}
 	names, err := csvheader.Columns(header, RequiredColumns, columnOf)
 	if err != nil {
@@ -131,6 +123,21 @@ func NewReader(r io.Reader) (*Reader, error) {
 		return nil, &FileError{Line: 1, Message: fmt.Sprintf("at most %d custom-field columns are allowed", MaxCustomColumns)}
 	}
 	return rd, nil
+}
+
+// readError maps an error of the CSV reader to a *FileError: the rest of
+// the file cannot be read as CSV, or a row is longer than
+// csvheader.MaxRecordBytes. Other errors (the body's) pass through.
+func readError(err error) error {
+	var pe *csv.ParseError
+	if errors.As(err, &pe) {
+		return &FileError{Line: pe.StartLine, Message: "the file is not valid CSV: " + pe.Err.Error()}
+	}
+	var long *csvheader.RecordTooLongError
+	if errors.As(err, &long) {
+		return &FileError{Line: long.Line, Message: csvheader.RecordTooLongMessage}
+	}
+	return fmt.Errorf("read csv: %w", err)
 }
 
 // columnOf names the column of a header cell: a column of the layout or
@@ -169,22 +176,20 @@ func validCustomKey(k string) bool {
 
 // Next returns the next row. When problems is not empty the row must be
 // skipped. A row without a name is not a problem here: it may update a
-// contact that has one; creating a contact needs a name. At the end of the file err is io.EOF; any other error is a
-// *FileError (the rest of the file cannot be read as CSV).
+// contact that has one; creating a contact needs a name. At the end of the
+// file err is io.EOF; any other error is a *FileError (the rest of the file
+// cannot be read as CSV, or a row is longer than csvheader.MaxRecordBytes)
+// or an error of the reader's.
 func (r *Reader) Next() (row Row, problems []Problem, err error) {
 	for {
 		rec, err := r.csv.Read()
 		if errors.Is(err, io.EOF) {
 			return Row{}, nil, io.EOF
 		}
-		line, _ := r.csv.FieldPos(0)
 		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				return Row{}, nil, &FileError{Line: pe.StartLine, Message: "the file is not valid CSV: " + pe.Err.Error()}
-			}
-			return Row{}, nil, fmt.Errorf("read csv: %w", err)
+			return Row{}, nil, readError(err)
 		}
+		line, _ := r.csv.FieldPos(0)
 		if blank(rec) {
 			continue
 		}

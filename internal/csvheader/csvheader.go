@@ -1,8 +1,10 @@
-// Package csvheader reads the header row of an imported CSV file, with the
-// one rule every import of tocsin follows: each cell names a known column,
-// no column is named twice and every required column is there. A typo or a
-// repeated column would otherwise lose data or put it in the wrong place
-// without a word, so the file is refused instead.
+// Package csvheader reads imported CSV files with the rules every import of
+// tocsin follows. The header row: each cell names a known column, no column
+// is named twice and every required column is there. A typo or a repeated
+// column would otherwise lose data or put it in the wrong place without a
+// word, so the file is refused instead. The rows: Reader holds no record
+// longer than MaxRecordBytes, so a file without line breaks, or with a
+// quoted field that never closes, cannot make the server hold it whole.
 package csvheader
 
 import (
