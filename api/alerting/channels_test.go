@@ -561,31 +561,32 @@ func TestCapCancelReferencesTheAlertsMessages(t *testing.T) {
 			t.Errorf("cancel document %s", doc)
 		}
 	}
-	refsOK := 0
-	capChannels, err := results.New(s.DB).CapChannels(context.Background(), tenant, res.AlertID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, ch := range capChannels {
-		msgs, err := (&channelstate.CAPMessages{DB: s.DB}).ForAlert(context.Background(), tenant, res.AlertID, ch)
+	// The documents reach the loopback before the activity records them.
+	refs := func() (ok int) {
+		capChannels, err := results.New(s.DB).CapChannels(context.Background(), tenant, res.AlertID)
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, c := range msgs {
-			if c.MsgType != "Cancel" {
-				continue
+		for _, ch := range capChannels {
+			msgs, err := (&channelstate.CAPMessages{DB: s.DB}).ForAlert(context.Background(), tenant, res.AlertID, ch)
+			if err != nil {
+				t.Fatal(err)
 			}
-			for _, o := range msgs {
-				if o.MsgType == "Alert" && strings.Contains(c.Refs, o.Identifier) {
-					refsOK++
-					break
+			for _, c := range msgs {
+				if c.MsgType != "Cancel" {
+					continue
+				}
+				for _, o := range msgs {
+					if o.MsgType == "Alert" && strings.Contains(c.Refs, o.Identifier) {
+						ok++
+						break
+					}
 				}
 			}
 		}
+		return ok
 	}
-	if refsOK != 2 {
-		t.Errorf("each cancel references its channel's alert message: %d on %v", refsOK, capChannels)
-	}
+	stacktest.Eventually(t, 30*time.Second, "each cancel recorded, referencing its channel's alert message", func() bool { return refs() == 2 })
 	l.checkProblems(t)
 }
 
