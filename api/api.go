@@ -155,15 +155,16 @@ func (m *httpMetrics) unreadableRequests(next func(*fasthttp.RequestCtx, error))
 	}
 }
 
-// withHead is a huma adapter that serves HEAD on every GET operation, as
-// HTTP asks: the operation runs as for GET (authentication, validation and
-// all), and fasthttp sends the answer's status and headers without its body.
+// withHead is a huma adapter that serves HEAD on every GET operation not
+// marked rest.NoHead, as HTTP asks: the operation runs as for GET
+// (authentication, validation and all), and fasthttp sends the answer's
+// status and headers without its body.
 type withHead struct{ huma.Adapter }
 
 // Handle adds op, and its HEAD twin when op is a GET.
 func (a withHead) Handle(op *huma.Operation, handler func(huma.Context)) {
 	a.Adapter.Handle(op, handler)
-	if op.Method == http.MethodGet {
+	if op.Method == http.MethodGet && op.Metadata[rest.NoHead] != true {
 		head := *op
 		head.Method = http.MethodHead
 		a.Adapter.Handle(&head, handler)

@@ -34,7 +34,7 @@ platform:userId. A cell starting with =, +, -, @, tab or carriage return (after
 any leading single quotes) is prefixed with a single quote so spreadsheets do
 not run it as a formula; createFromFile removes that quote again, so phone
 numbers such as '+15551234567 come back as +15551234567. This file is what
-createFromFile reads.`
+createFromFile reads. HEAD is not served (405): the answer is a stream.`
 
 type findContactsInput struct {
 	rest.PageParams

@@ -26,7 +26,7 @@ func Register(api huma.API, d rest.Deps) {
 	rest.Register(api, area.Op("findContacts", http.MethodPost, "/v2/contacts/find", 0, "Find contacts",
 		findContactsDescription), h.findContacts)
 	rest.Register(api, area.Op("exportContacts", http.MethodGet, "/v2/contacts/export", 0, "Export every contact as CSV",
-		exportDescription).DocumentedBy(csvResponse), h.exportContacts)
+		exportDescription).DocumentedBy(csvResponse).WithoutHead(), h.exportContacts)
 
 	rest.Register(api, area.Op("createFromFile", http.MethodPost, "/v4/{tenantId}/distributionLists/createFromFile", http.StatusCreated, "Create a distribution list from a CSV file",
 		createFromFileDescription, http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType).DocumentedBy(uploadRequestBody(api)), h.createFromFile)
@@ -42,7 +42,7 @@ func Register(api huma.API, d rest.Deps) {
 	rest.Register(api, area.Op("createShortenedUrl", http.MethodPost, "/v2/public/shortenedUrl", 0, "Shorten a URL",
 		shortenDescription), h.createShortenedURL)
 	rest.Register(api, rest.Area{Public: true, Tags: area.Tags}.Op("followShortenedUrl", http.MethodGet, "/s/{code}", http.StatusFound, "Follow a short link",
-		"Public: needs no token. Answers 302 to the target and counts the click; 404 for an unknown code, 410 for an expired one.", http.StatusGone), h.followShortenedURL)
+		"Public: needs no token. Answers 302 to the target and counts the click; 404 for an unknown code, 410 for an expired one. HEAD is not served (405): link checkers would count as clicks.", http.StatusGone).WithoutHead(), h.followShortenedURL)
 }
 
 // failure turns a storage error into a problem: 503 when PostgreSQL cannot

@@ -25,6 +25,11 @@ const StreamBody = "streamBody"
 // TOCSIN_IMPORT_SIZE_LIMIT_BYTES rather than the file limit.
 const ImportBody = "importBody"
 
+// NoHead is the huma.Operation Metadata key (value true) of GET operations
+// that HEAD must not run: those with an effect (counting a click, sending a
+// test event) and those that stream their answer. HEAD on them is a 405.
+const NoHead = "noHead"
+
 // Output is the answer of an operation that is only a body.
 type Output[T any] struct {
 	Body T
@@ -55,6 +60,8 @@ type Op struct {
 	MaxBodyBytes int64
 	// Hidden keeps the operation out of the OpenAPI document.
 	Hidden bool
+	// NoHead keeps HEAD off a GET operation (see the NoHead key).
+	NoHead bool
 	// Document, when set, completes the operation's OpenAPI description
 	// after huma has written it from the input and output types: a body
 	// the handler reads itself, a content type other than JSON, a status
@@ -75,6 +82,12 @@ type Area struct {
 func (a Area) Op(id, method, path string, status int, summary, description string, errs ...int) Op {
 	return Op{ID: id, Method: method, Path: path, Scope: a.Scope, Public: a.Public, Tags: a.Tags, Status: status,
 		Summary: summary, Description: description, Errors: errs}
+}
+
+// WithoutHead is o with NoHead set.
+func (o Op) WithoutHead() Op {
+	o.NoHead = true
+	return o
 }
 
 // DocumentedBy is o with Document set to document.
@@ -108,13 +121,19 @@ func (o Op) Operation() huma.Operation {
 	if op.Summary == "" {
 		op.Summary = o.ID
 	}
+	if o.NoHead {
+		op.Metadata = map[string]any{NoHead: true}
+	}
 	if !o.Public {
 		scopes := []string{}
 		if o.Scope != "" {
 			scopes = []string{o.Scope}
 		}
 		op.Security = []map[string][]string{{SchemeBearer: scopes}, {SchemeOAuth2: scopes}}
-		op.Metadata = map[string]any{"scope": o.Scope}
+		if op.Metadata == nil {
+			op.Metadata = map[string]any{}
+		}
+		op.Metadata["scope"] = o.Scope
 	}
 	return op
 }

@@ -394,6 +394,10 @@ func TestSubscriptionTestSendsNow(t *testing.T) {
 	_, token := s.NewTenant(t)
 	rcv := newReceiver(t, 204)
 	sub := create(t, s, token, rcv.URL, "alert.completed")
+	// HEAD would send the event: it is not served.
+	if r := s.Do(t, http.MethodHead, fmt.Sprintf("%s/%d/test", base, sub.ID), token, nil); r.Status != http.StatusMethodNotAllowed {
+		t.Fatalf("HEAD test: %d", r.Status)
+	}
 	r := s.Do(t, http.MethodGet, fmt.Sprintf("%s/%d/test", base, sub.ID), token, nil)
 	if r.Status != 200 {
 		t.Fatalf("test: %d %s", r.Status, r.Body)
