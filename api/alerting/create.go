@@ -3,6 +3,7 @@ package alerting
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -307,17 +308,20 @@ func (h *handler) decodeAlertPart(raw string) (*model.SendAlertRequest, error) {
 
 type bulkInput struct {
 	TenantID       int64  `path:"tenantId" doc:"The tenant; must be the token's tenant."`
-	IdempotencyKey string `header:"Idempotency-Key" maxLength:"200" doc:"Keys each alert without a jobId as <key>/<index>: a retry of the same batch with the same key creates none of its alerts twice (the alerts the first request accepted come back replayed)."`
+	IdempotencyKey string `header:"Idempotency-Key" maxLength:"200" doc:"Keys each alert without a jobId as bulk:<SHA-256 of the key, hex>/<index>: a retry of the same batch with the same key creates none of its alerts twice (the alerts the first request accepted come back replayed)."`
 	Body           model.BulkSendAlertRequest
 }
 
-// bulkKey is the idempotency key of the bulk alert i: its jobId, else the
-// request's Idempotency-Key with the alert's index.
+// bulkKey is the idempotency key of the bulk alert i: its jobId, else
+// bulk:<SHA-256 of the request's Idempotency-Key>/<i>. The digest keeps
+// these keys apart from every jobId and single alert's key a client writes
+// itself ("K/1" sent as a jobId must not replay alert 1 of batch K).
 func bulkKey(req model.SendAlertRequest, header string, i int) string {
 	if req.JobID != "" || header == "" {
 		return req.JobID
 	}
-	return fmt.Sprintf("%s/%d", header, i)
+	sum := sha256.Sum256([]byte(header))
+	return fmt.Sprintf("bulk:%x/%d", sum, i)
 }
 
 func (h *handler) sendBulkAlerts(ctx context.Context, in *bulkInput) (*rest.Output[model.BulkSendAlertResponse], error) {
