@@ -1,6 +1,7 @@
 package media
 
 import (
+	"bufio"
 	"fmt"
 	"image"
 	"image/color"
@@ -59,16 +60,87 @@ func bytesPerPixel(m color.Model) int64 {
 	return 4 // RGBA, NRGBA, CMYK, NYCbCrA and the rest
 }
 
+// progressiveBytesPerPixel is what a pixel of a progressive JPEG takes
+// while it is decoded: besides the decoded samples (one byte each), the
+// decoder keeps every component's DCT coefficients, four bytes each, until
+// the last scan.
+func progressiveBytesPerPixel(m color.Model) int64 {
+	switch m {
+	case color.GrayModel:
+		return 1 * (1 + 4)
+	case color.CMYKModel:
+		return 4 * (1 + 4)
+	}
+	return 3 * (1 + 4)
+}
+
+// isProgressiveJPEG reports whether the JPEG in r is progressive (its frame
+// header is SOF2). It walks the segments before the frame header, the bytes
+// image.DecodeConfig has just read, and stops at it.
+func isProgressiveJPEG(r io.ReadSeeker) (bool, error) {
+	if _, err := r.Seek(0, io.SeekStart); err != nil {
+		return false, err
+	}
+	br := bufio.NewReader(r)
+	var soi [2]byte
+	if _, err := io.ReadFull(br, soi[:]); err != nil || soi != [2]byte{0xFF, 0xD8} {
+		return false, fmt.Errorf("%w: no JPEG start of image", ErrInvalid)
+	}
+	for {
+		b, err := br.ReadByte()
+		if err != nil {
+			return false, fmt.Errorf("%w: no JPEG frame header", ErrInvalid)
+		}
+		if b != 0xFF {
+			continue // not a marker (DecodeConfig skips these bytes too)
+		}
+		m, err := br.ReadByte()
+		for err == nil && m == 0xFF { // fill bytes
+			m, err = br.ReadByte()
+		}
+		if err != nil {
+			return false, fmt.Errorf("%w: no JPEG frame header", ErrInvalid)
+		}
+		switch {
+		case m == 0x00 || m == 0x01 || m >= 0xD0 && m <= 0xD7:
+			continue // no segment follows
+		case m == 0xC2:
+			return true, nil
+		case m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC, m == 0xDA, m == 0xD9:
+			return false, nil // another frame header, or no frame header before the scan
+		}
+		var n [2]byte
+		if _, err := io.ReadFull(br, n[:]); err != nil {
+			return false, fmt.Errorf("%w: no JPEG frame header", ErrInvalid)
+		}
+		if l := int(n[0])<<8 | int(n[1]); l < 2 {
+			return false, fmt.Errorf("%w: bad JPEG segment length", ErrInvalid)
+		} else if _, err := br.Discard(l - 2); err != nil {
+			return false, fmt.Errorf("%w: no JPEG frame header", ErrInvalid)
+		}
+	}
+}
+
 // checkDecodable refuses with ErrTooLarge an image that has more than
-// MaxPixels pixels or would take more than MaxDecodedBytes decoded.
-func checkDecodable(d Details, cfg image.Config) error {
+// MaxPixels pixels or would take more than MaxDecodedBytes decoded (for a
+// progressive JPEG, its coefficients too).
+func checkDecodable(r io.ReadSeeker, d Details, cfg image.Config) error {
 	px := int64(d.Width) * int64(d.Height)
 	if px > MaxPixels {
 		return fmt.Errorf("%w: %d×%d is more than %d pixels", ErrTooLarge, d.Width, d.Height, MaxPixels)
 	}
 	bpp := bytesPerPixel(cfg.ColorModel)
+	if d.Format == "jpeg" {
+		progressive, err := isProgressiveJPEG(r)
+		if err != nil {
+			return err
+		}
+		if progressive {
+			bpp = progressiveBytesPerPixel(cfg.ColorModel)
+		}
+	}
 	if px*bpp > MaxDecodedBytes {
-		return fmt.Errorf("%w: %d×%d pixels of %d bytes each decode to %d MiB, more than %d MiB",
+		return fmt.Errorf("%w: %d×%d pixels of %d bytes each take %d MiB to decode, more than %d MiB",
 			ErrTooLarge, d.Width, d.Height, bpp, (px*bpp)>>20, MaxDecodedBytes>>20)
 	}
 	return nil
@@ -82,7 +154,7 @@ func VerifyImage(r io.ReadSeeker) (Details, error) {
 	if err != nil {
 		return d, err
 	}
-	if err := checkDecodable(d, cfg); err != nil {
+	if err := checkDecodable(r, d, cfg); err != nil {
 		return Details{}, err
 	}
 	if _, err := r.Seek(0, io.SeekStart); err != nil {
@@ -104,7 +176,7 @@ func ResizeImage(r io.ReadSeeker, contentType string, maxWidth int, w io.Writer)
 	if err != nil {
 		return Details{}, "", false, err
 	}
-	if err := checkDecodable(info, cfg); err != nil {
+	if err := checkDecodable(r, info, cfg); err != nil {
 		return Details{}, "", false, err
 	}
 	if _, err := r.Seek(0, io.SeekStart); err != nil {

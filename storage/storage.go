@@ -113,6 +113,24 @@ func (db *DB) InTx(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
 	return nil
 }
 
+// InSnapshot runs fn in a read-only REPEATABLE READ transaction: every
+// statement of fn sees the same snapshot, so a count and the page it
+// counts agree however the rows change meanwhile.
+func (db *DB) InSnapshot(ctx context.Context, fn func(tx *sqlx.Tx) error) error {
+	tx, err := db.BeginTxx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("begin: %w", err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit: %w", err)
+	}
+	return nil
+}
+
 // NotFound turns sql.ErrNoRows into ErrNotFound and leaves other errors as they are.
 func NotFound(err error) error {
 	if errors.Is(err, sql.ErrNoRows) {

@@ -2,7 +2,9 @@ package workflows
 
 import (
 	"fmt"
+	"time"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/tocsin/tocsin/activities"
@@ -10,6 +12,12 @@ import (
 
 // ProcessFileID is the business id of the processing of an upload.
 func ProcessFileID(tenant, upload string) string { return fmt.Sprintf("file-%s-%s", tenant, upload) }
+
+// RemoveFailedUploadChange names the ProcessFile shape (workflow.GetVersion)
+// that heartbeats and waits for a cancelled activity to stop, then removes
+// the objects of an upload whose processing failed or was cancelled.
+// Histories written before it run the activity alone and end with it.
+const RemoveFailedUploadChange = "remove-failed-upload"
 
 // ProcessFile checks an uploaded file and encodes the versions asked for
 // (a scaled-down image, voice and EAS audio) in one activity, which the
@@ -21,6 +29,10 @@ func ProcessFileID(tenant, upload string) string { return fmt.Sprintf("file-%s-%
 func ProcessFile(ctx workflow.Context, in activities.ProcessFileInput) (activities.ProcessFileResult, error) {
 	var a *activities.Activities
 	var res activities.ProcessFileResult
+	if workflow.GetVersion(ctx, RemoveFailedUploadChange, workflow.DefaultVersion, 1) == workflow.DefaultVersion {
+		err := workflow.ExecuteActivity(mediaOptionsBeforeRemoval(ctx), a.ProcessFile, in).Get(ctx, &res)
+		return res, err
+	}
 	err := workflow.ExecuteActivity(mediaOptions(ctx), a.ProcessFile, in).Get(ctx, &res)
 	if err == nil && ctx.Err() != nil {
 		// Cancelled while the activity finished: the request is gone.
@@ -33,4 +45,11 @@ func ProcessFile(ctx workflow.Context, in activities.ProcessFileInput) (activiti
 		}
 	}
 	return res, err
+}
+
+// mediaOptionsBeforeRemoval are the media options of histories written
+// before RemoveFailedUploadChange: a cancellation does not wait for the
+// activity, so the run ends with the cancellation as it did then.
+func mediaOptionsBeforeRemoval(ctx workflow.Context) workflow.Context {
+	return withOptions(ctx, 5*time.Minute, &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: mediaErrors})
 }

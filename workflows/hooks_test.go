@@ -3,12 +3,14 @@ package workflows_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/tocsin/tocsin/activities"
 	"github.com/tocsin/tocsin/workflows"
@@ -114,3 +116,40 @@ func activityEnv() (*testsuite.TestWorkflowEnvironment, *activities.Activities) 
 var mockAny = mock.Anything
 
 func asApp(err error, target **temporal.ApplicationError) bool { return errors.As(err, target) }
+
+// A processing that fails removes the upload's objects; histories from
+// before the change end with the failure.
+func TestFailedProcessingRemovesTheUpload(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		version workflow.Version
+		fail    bool
+		removed []string
+	}{
+		{1, true, []string{"1/files/u"}},
+		{1, false, nil},
+		{workflow.DefaultVersion, true, nil},
+		{workflow.DefaultVersion, false, nil},
+	} {
+		env, a := activityEnv()
+		env.OnGetVersion(workflows.RemoveFailedUploadChange, workflow.DefaultVersion, 1).Return(c.version)
+		env.OnActivity(a.ProcessFile, mockAny, mockAny).Return(func(context.Context, activities.ProcessFileInput) (activities.ProcessFileResult, error) {
+			if c.fail {
+				return activities.ProcessFileResult{}, temporal.NewNonRetryableApplicationError("bad", activities.ErrTypeInvalidMedia, nil)
+			}
+			return activities.ProcessFileResult{}, nil
+		})
+		var removed []string
+		env.OnActivity(a.RemoveUpload, mockAny, mockAny).Return(func(_ context.Context, prefix string) error {
+			removed = append(removed, prefix)
+			return nil
+		})
+		env.ExecuteWorkflow(workflows.ProcessFile, activities.ProcessFileInput{Tenant: "1", Prefix: "1/files/u", ContentType: "image/png"})
+		if err := env.GetWorkflowError(); (err != nil) != c.fail {
+			t.Fatalf("version %d, fail %v: error %v", c.version, c.fail, err)
+		}
+		if fmt.Sprint(removed) != fmt.Sprint(c.removed) {
+			t.Fatalf("version %d, fail %v: removed %v, want %v", c.version, c.fail, removed, c.removed)
+		}
+	}
+}

@@ -139,6 +139,23 @@ func wavHeader(rate, channels, bits, frames int) []byte {
 
 // deepPNG is a valid w×h PNG of black 16-bit RGBA pixels: a small file
 // that decodes to w×h×8 bytes.
+// jpegHeader is the start of a JPEG of w×h YCbCr pixels without chroma
+// subsampling, up to its frame header (sof: 0xC0 baseline, 0xC2
+// progressive), after a JFIF and a quantization segment; no scan follows.
+func jpegHeader(w, h int, sof byte) []byte {
+	b := []byte{0xFF, 0xD8}
+	b = append(b, 0xFF, 0xE0, 0, 16, 'J', 'F', 'I', 'F', 0, 1, 1, 0, 0, 1, 0, 1, 0, 0)
+	b = append(b, 0xFF, 0xDB, 0, 67, 0)
+	for range 64 {
+		b = append(b, 1)
+	}
+	b = append(b, 0xFF, sof, 0, 17, 8, byte(h>>8), byte(h), byte(w>>8), byte(w), 3)
+	for id := byte(1); id <= 3; id++ {
+		b = append(b, id, 0x11, 0)
+	}
+	return append(b, 0xFF, 0xD9)
+}
+
 func deepPNG(t *testing.T, w, h int) []byte {
 	t.Helper()
 	var b bytes.Buffer
@@ -536,6 +553,12 @@ func TestUploadRejectsBadInput(t *testing.T) {
 		// 4200×4200 is under the 40 MP cap, but at 8 bytes a pixel it
 		// decodes to 135 MiB, over the 128 MiB cap: refused from its header.
 		{"16-bit image too large to decode", std("deep.png", "image/png", deepPNG(t, 4200, 4200)), 413, "body.HttpFile"},
+		// 6300×6300 at 3 bytes a pixel is 114 MiB, but a progressive JPEG
+		// also keeps 4 bytes of coefficients per sample while it decodes:
+		// 568 MiB, refused from its header. The baseline one passes the
+		// check and fails to decode (no scan follows its header).
+		{"progressive JPEG too large to decode", std("prog.jpg", "image/jpeg", jpegHeader(6300, 6300, 0xC2)), 413, "body.HttpFile"},
+		{"baseline JPEG header of the same size", std("base.jpg", "image/jpeg", jpegHeader(6300, 6300, 0xC0)), 400, "body.HttpFile"},
 		{"corrupt png", std("bad.png", "image/png", pic[:60]), 400, "body.HttpFile"},
 		{"FileName twice", append(std("a.png", "image/png", pic), text("FileName", "b.png")), 400, "body.FileName"},
 		{"unknown part", std("a.png", "image/png", pic, text("Folder", "imgs")), 400, "body.Folder"},

@@ -74,7 +74,8 @@ func Register(api huma.API, d rest.Deps) {
 			"nothing of the upload is kept, and the answer is a 503 saying so. Audio must have a sample rate of 8000 to 96000 Hz "+
 			"and at most 8 channels; voice and EAS versions are made of audio at most 2 minutes long. Images are decoded only "+
 			"when they have at most 40,000,000 pixels and take at most 128 MiB decoded (pixels times bytes per pixel: "+
-			"4 for 8-bit RGBA, 8 for 16-bit RGBA); larger ones are a 413 naming HttpFile.",
+			"4 for 8-bit RGBA, 8 for 16-bit RGBA, 15 for a progressive YCbCr JPEG, whose coefficients the decoder keeps); "+
+			"larger ones are a 413 naming HttpFile.",
 		http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType).Operation()
 	op.Metadata[rest.StreamBody] = true
 	op.Middlewares = huma.Middlewares{streamBody}

@@ -62,7 +62,7 @@ const fileColumns = `id, full_name, folder_name, file_name, kind, content_type, 
 
 // withAssets reads the assets of files, each file's in the order original,
 // resized, voice, eas.
-func (s *Store) withAssets(ctx context.Context, tenant string, files []File) ([]File, error) {
+func (s *Store) withAssets(ctx context.Context, q sqlx.QueryerContext, tenant string, files []File) ([]File, error) {
 	if len(files) == 0 {
 		return files, nil
 	}
@@ -70,7 +70,7 @@ func (s *Store) withAssets(ctx context.Context, tenant string, files []File) ([]
 	for i, f := range files {
 		ids[i] = f.ID
 	}
-	assets, err := storage.SelectAll[Asset](ctx, s.DB, "load file assets", `SELECT file_id, kind, object_key, content_type, size_bytes, sha256, details FROM file_assets
+	assets, err := storage.SelectAll[Asset](ctx, q, "load file assets", `SELECT file_id, kind, object_key, content_type, size_bytes, sha256, details FROM file_assets
 		WHERE tenant_id = $1 AND file_id = ANY($2)
 		ORDER BY file_id, array_position(ARRAY['original','resized','voice','eas'], kind)`, tenant, ids)
 	if err != nil {
@@ -96,26 +96,31 @@ func (s *Store) List(ctx context.Context, tenant, kind, term string) ([]File, er
 	if err != nil {
 		return nil, err
 	}
-	return s.withAssets(ctx, tenant, rows)
+	return s.withAssets(ctx, s.DB, tenant, rows)
 }
 
 // Page returns at most limit of the tenant's files of kind (all when
 // empty) whose full name contains term (case-insensitive), ordered by full
 // name from offset, and how many match in all.
-func (s *Store) Page(ctx context.Context, tenant, kind, term string, limit, offset int) ([]File, int64, error) {
+func (s *Store) Page(ctx context.Context, tenant, kind, term string, limit, offset int) (fs []File, total int64, err error) {
 	const where = ` FROM files
 		WHERE tenant_id = $1 AND ($2 = '' OR kind = $2) AND ($3 = '' OR strpos(lower(full_name), lower($3)) > 0)`
-	total, err := storage.GetOne[int64](ctx, s.DB, "count files", `SELECT count(*)`+where, tenant, kind, term)
+	// One snapshot, so the total and the page (and its versions) agree
+	// while files are uploaded and deleted.
+	err = s.DB.InSnapshot(ctx, func(tx *sqlx.Tx) error {
+		rows, n, err := storage.Page[File](ctx, tx, "files", `SELECT count(*)`+where, `SELECT `+fileColumns+where+`
+		ORDER BY full_name`, []any{tenant, kind, term}, limit, offset)
+		if err != nil {
+			return err
+		}
+		total = n
+		fs, err = s.withAssets(ctx, tx, tenant, rows)
+		return err
+	})
 	if err != nil {
 		return nil, 0, err
 	}
-	rows, err := storage.SelectAll[File](ctx, s.DB, "list files", `SELECT `+fileColumns+where+`
-		ORDER BY full_name LIMIT $4 OFFSET $5`, tenant, kind, term, limit, offset)
-	if err != nil {
-		return nil, 0, err
-	}
-	fs, err := s.withAssets(ctx, tenant, rows)
-	return fs, total, err
+	return fs, total, nil
 }
 
 // Get returns the tenant's file by full name, storage.ErrNotFound when it
@@ -125,7 +130,7 @@ func (s *Store) Get(ctx context.Context, tenant, fullName string) (File, error) 
 	if err != nil {
 		return f, err
 	}
-	fs, err := s.withAssets(ctx, tenant, []File{f})
+	fs, err := s.withAssets(ctx, s.DB, tenant, []File{f})
 	if err != nil {
 		return f, err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/minio/minio-go/v7"
@@ -142,5 +143,50 @@ func TestDeleteRemovesObjectsThenMetadata(t *testing.T) {
 	}
 	if err := s.Delete(ctx, tenant, nf.FullName); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("second delete: %v", err)
+	}
+}
+
+// The total and the page come from one snapshot: while files are being
+// recorded, a page of all of them holds as many as the total says, each
+// with its versions.
+func TestPageAgreesWithItsTotalUnderWrites(t *testing.T) {
+	t.Parallel()
+	ctx, db, tenant, _ := stacktest.DBTenants(t)
+	s := files.New(db, nil)
+	const n = 300
+	done := make(chan error, 1)
+	go func() {
+		for i := range n {
+			if err := s.Create(ctx, newFile(tenant, "", fmt.Sprintf("f%03d.wav", i), "audio")); err != nil {
+				done <- err
+				return
+			}
+		}
+		done <- nil
+	}()
+	for pages := 0; ; pages++ {
+		select {
+		case err := <-done:
+			if err != nil {
+				t.Fatal(err)
+			}
+			if pages < 10 {
+				t.Fatalf("only %d pages read while files were recorded", pages)
+			}
+			return
+		default:
+		}
+		fs, total, err := s.Page(ctx, tenant, "", "", 1000, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if int64(len(fs)) != total {
+			t.Fatalf("page of %d files, total %d", len(fs), total)
+		}
+		for _, f := range fs {
+			if len(f.Assets) != 2 {
+				t.Fatalf("%s has %d versions", f.FullName, len(f.Assets))
+			}
+		}
 	}
 }
