@@ -22,7 +22,7 @@ func (h *handler) list(ctx context.Context, f model.FindAlertRequest, pp rest.Pa
 	q := results.AlertFilter{
 		Tenant: caller.Tenant, Caller: caller.Subject, IDs: f.IDs, Types: strs(f.Types), Priorities: strs(f.Priorities),
 		Subject: f.Subject, From: f.From, Incident: f.Incident, FacilityName: f.FacilityName, CreatedBy: f.CreatedBy,
-		Hidden: f.Hidden != nil && *f.Hidden, After: f.After, Before: f.Before, BySentAt: bySentAt,
+		Hidden: f.Hidden != nil && *f.Hidden, After: utc(f.After), Before: utc(f.Before), BySentAt: bySentAt,
 	}
 	if len(f.Statuses) > 0 {
 		q.StatusSets = append(q.StatusSets, strs(f.Statuses))
@@ -100,12 +100,22 @@ type sentInput struct {
 	From            string   `query:"from" maxLength:"100" doc:"Sender name contains this (case-insensitive)."`
 }
 
+// utc is t in UTC. RFC 3339 allows offsets up to ±23:59 and PostgreSQL
+// takes at most ±15:59, so a time a client gives reaches SQL in UTC.
+func utc(t *time.Time) *time.Time {
+	if t == nil {
+		return nil
+	}
+	u := t.UTC()
+	return &u
+}
+
 func parseDate(field, v string) (*time.Time, error) {
 	if v == "" {
 		return nil, nil
 	}
 	if t, err := time.Parse(time.RFC3339, v); err == nil {
-		return &t, nil
+		return utc(&t), nil
 	}
 	if t, err := time.Parse("2006-01-02", v); err == nil {
 		return &t, nil

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"mime/multipart"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -273,6 +274,9 @@ func TestFindSentAndDefaults(t *testing.T) {
 	check("/v3/user/alerts/sent?alertType=Poll")
 	check("/v3/user/alerts/sent?after="+today+"&before="+tomorrow, a2, a1)
 	check("/v3/user/alerts/sent?after=" + tomorrow)
+	// RFC 3339 offsets go up to ±23:59, past what PostgreSQL takes.
+	yesterdayFarEast := time.Now().UTC().Add(-24 * time.Hour).In(time.FixedZone("", 23*3600+59*60)).Format(time.RFC3339)
+	check("/v3/user/alerts/sent?after="+url.QueryEscape(yesterdayFarEast), a2, a1)
 	check("/v3/user/alerts/sent?pageSize=1&page=2", a1)
 	if r := s.Do(t, http.MethodGet, "/v3/user/alerts/sent?after=yesterday", tok, nil); r.Status != 400 {
 		t.Errorf("bad date: %d", r.Status)
@@ -287,7 +291,7 @@ func TestFindSentAndDefaults(t *testing.T) {
 	if r := s.Do(t, http.MethodGet, "/v3/user/alerts/sent", tokFor(t, s, tenant, "someone-else"), nil); !strings.Contains(string(r.Body), `"totalCount":0`) {
 		t.Errorf("another user's sent alerts: %s", r.Body)
 	}
-	r = s.Do(t, http.MethodPost, "/v2/alerts/find?sort=subject", tok, map[string]any{"statuses": []string{"Sent"}, "ids": []int64{a1, a2, a3}})
+	r = s.Do(t, http.MethodPost, "/v2/alerts/find?sort=subject", tok, map[string]any{"statuses": []string{"Sent"}, "ids": []int64{a1, a2, a3}, "after": "2000-01-01T00:00:00-16:00"})
 	var page struct{ Items []struct{ ID int64 } }
 	r.JSON(t, &page)
 	if len(page.Items) != 2 || page.Items[0].ID != a2 {

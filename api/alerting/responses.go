@@ -302,7 +302,7 @@ func (h *handler) applyReceipt(ctx context.Context, r DeliveryReceipt) (bool, er
 	}
 	at := time.Now().UTC()
 	if r.At != nil {
-		at = *r.At
+		at = *utc(r.At)
 	}
 	if r.Status == "delivered" {
 		return h.results.ApplyReceipt(ctx, results.DeliveryRef{Tenant: tenant, AlertID: alertID, Channel: ch, Cycle: cycle, Seq: seq},
