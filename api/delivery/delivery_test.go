@@ -363,6 +363,8 @@ func TestEtnAddressPointImportRefusesBadHeaders(t *testing.T) {
 		{"repeated in another case", "Phone,Latitude,Longitude,LATITUDE\n+15550000002,45.0,-122.0,10.0\n", `column \"latitude\" appears twice`},
 		{"unknown column", "phone,latitude,longitude,adress\n+15550000002,45.0,-122.0,1 Main St\n", `unknown column \"adress\"; the columns are phone, latitude, longitude, name, address, externalId`},
 		{"missing column", "phone,latitude\n+15550000002,45.0\n", "lacks the required columns longitude"},
+		{"no point at all", "phone,latitude,longitude\n15550000002,45.0,-122.0\n", "no row is an address point: the list is left as it was"},
+		{"a header alone", "phone,latitude,longitude\n", "no row is an address point"},
 	}
 	for _, c := range cases {
 		r := put(c.csv, "text/csv")

@@ -76,7 +76,7 @@ func Register(api huma.API, d rest.Deps) {
 			"name, address, externalId (optional), case-insensitive. As in the contacts import, an unknown column or one named twice rejects the file (a 400 naming it): "+
 			"a typo would otherwise lose data, and a repeated phone or latitude would call the wrong place. Another content type is a 415. "+
 			"Rows with errors are left out and reported with the line they start on (the header is line 1; empty lines and line breaks inside quoted fields count); "+
-			"a row longer than 1 MiB (1,048,576 bytes) rejects the file (a 400 naming its line). At most 200,000 points per list. ETN alerts call the list's numbers inside their area.", http.StatusUnsupportedMediaType)
+			"a row longer than 1 MiB (1,048,576 bytes) rejects the file (a 400 naming its line), and so does a file none of whose rows is a point (a 400 listing the first row problems; the list is left as it was). At most 200,000 points per list. ETN alerts call the list's numbers inside their area.", http.StatusUnsupportedMediaType)
 	importPoints.MaxBodyBytes = 32 << 20
 	rest.Register(api, importPoints, h.importPoints)
 	rest.Register(api, etnArea.Op("listEtnAddressPointLists", http.MethodGet, "/v2/settings/etn/addressPointLists", 0, "List the tenant's ETN address-point lists", ""), h.listPoints)
@@ -243,6 +243,18 @@ func (h *handlers) importPoints(ctx context.Context, in *importPointsInput) (*re
 	pts, bad, err := etn.ParseCSV(bytes.NewReader(in.RawBody))
 	if err != nil {
 		return nil, rest.Invalid("body", "csv", err.Error(), nil)
+	}
+	if len(pts) == 0 {
+		// A file none of whose rows is a point (a header alone, numbers
+		// without their +) would empty a list emergency calls go to.
+		fails := []rest.ValidationFailure{rest.Failure("body", "csv", "no row is an address point: the list is left as it was (delete the list to remove it)", nil)}
+		for i, b := range bad {
+			if i == 10 {
+				break
+			}
+			fails = append(fails, rest.Failure("body", "csv", fmt.Sprintf("line %d: %s", b.Line, b.Message), nil))
+		}
+		return nil, rest.Problem(http.StatusBadRequest, "validation failed", fails...)
 	}
 	if err := h.pts.Replace(ctx, rest.Tenant(ctx), name, pts); err != nil {
 		return nil, err
