@@ -18,8 +18,10 @@ import (
 	"github.com/tocsin/tocsin/storage"
 )
 
-// ErrTypeHookSecret marks a signing secret or custom headers that cannot be
-// decrypted: retrying will not help (the TOCSIN_SECRETS_KEY changed).
+// ErrTypeHookSecret marks a worker without a secrets box to open signing
+// secrets and custom headers: retrying will not help. A secret or headers
+// that do not open with the box fail the attempt instead (UnreadableSecret,
+// UnreadableHeaders), recorded in the history.
 const ErrTypeHookSecret = "HookSecret"
 
 // ErrTypeHookPayload marks an event whose payload cannot be encoded: retrying
@@ -102,22 +104,32 @@ func (a *Activities) AttemptHook(ctx context.Context, in HookAttempt) (HookAttem
 	if a.Hooks == nil || a.Hooks.Secrets == nil {
 		return HookAttemptResult{}, temporal.NewNonRetryableApplicationError("no secrets key configured", ErrTypeHookSecret, nil)
 	}
-	secret, err := a.Hooks.Secrets.Open(sub.Secret, SecretAD(in.Tenant))
-	if err != nil {
-		return HookAttemptResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeHookSecret, nil)
-	}
-	headers, err := hooks.OpenHeaders(a.Hooks.Secrets, in.Tenant, in.SubscriptionID, sub.HeadersSealed, sub.PlainHeaders)
-	if err != nil {
-		return HookAttemptResult{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeHookSecret, nil)
-	}
 	body, err := hooks.Body(in.Event.Type, in.Event.CreatedAt, in.Event.Payload)
 	if err != nil {
 		return HookAttemptResult{}, temporal.NewNonRetryableApplicationError("encode payload: "+err.Error(), ErrTypeHookPayload, nil)
 	}
 	requested := time.Now()
-	r := hooks.Send(ctx, a.Hooks.Client, hooks.Message{
-		URL: sub.URL, ID: in.Event.ID, Timestamp: requested, Body: body, Secret: string(secret), Headers: headers,
-	})
+	// A signing secret or custom headers that do not open fail the attempt
+	// without sending it, recorded with the reason like any failure (and
+	// retried while the schedule lasts: the headers can be sent again).
+	var r hooks.Result
+	secret, err := a.Hooks.Secrets.Open(sub.Secret, SecretAD(in.Tenant))
+	if err != nil {
+		r = hooks.Result{Outcome: hooks.Failed, Error: UnreadableSecret}
+		a.logUnreadable(in, "signing secret", err)
+	}
+	var headers map[string]string
+	if err == nil {
+		if headers, err = hooks.OpenHeaders(a.Hooks.Secrets, in.Tenant, in.SubscriptionID, sub.HeadersSealed, sub.PlainHeaders); err != nil {
+			r = hooks.Result{Outcome: hooks.Failed, Error: UnreadableHeaders}
+			a.logUnreadable(in, "custom headers", err)
+		}
+	}
+	if err == nil {
+		r = hooks.Send(ctx, a.Hooks.Client, hooks.Message{
+			URL: sub.URL, ID: in.Event.ID, Timestamp: requested, Body: body, Secret: string(secret), Headers: headers,
+		})
+	}
 	res := HookAttemptResult{Outcome: string(r.Outcome)}
 	var next *time.Time
 	if (r.Outcome == hooks.Failed || r.Outcome == hooks.Refused) && !in.Final {
@@ -147,6 +159,25 @@ func (a *Activities) AttemptHook(ctx context.Context, in HookAttempt) (HookAttem
 	}
 	a.Hooks.Deliveries.WithLabelValues(string(r.Outcome)).Inc()
 	return res, nil
+}
+
+// UnreadableSecret and UnreadableHeaders are the error of an attempt not
+// sent because the subscription's signing secret or custom headers cannot
+// be decrypted.
+const (
+	UnreadableSecret = "not sent: the signing secret cannot be decrypted with the current TOCSIN_SECRETS_KEY " +
+		"(changed, or the stored value is damaged); restore the key, or create the subscription again"
+	UnreadableHeaders = "not sent: the custom headers cannot be decrypted with the current TOCSIN_SECRETS_KEY " +
+		"(changed, or the stored value is damaged); send them again with updateSubscription"
+)
+
+// logUnreadable logs, without its content, what of a subscription could
+// not be opened for an attempt.
+func (a *Activities) logUnreadable(in HookAttempt, what string, err error) {
+	if a.Logger != nil {
+		a.Logger.Warn("hook attempt not sent: the subscription's "+what+" cannot be decrypted",
+			"tenant", in.Tenant, "subscription", in.SubscriptionID, "event", in.Event.ID, "err", err)
+	}
 }
 
 // PurgeHookHistory deletes delivery attempts, and events dispatched, more

@@ -51,6 +51,11 @@ func CheckHeaders(h map[string]string) (string, error) {
 		if len(value) > 1000 || strings.ContainsAny(value, "\r\n\x00") {
 			return name, fmt.Errorf("the value of %s must be at most 1000 characters on one line", name)
 		}
+		// A masked value stands for the stored value, which
+		// KeepMaskedHeaders checks it against.
+		if !IsMasked(value) && strings.IndexFunc(value, func(r rune) bool { return !isValueChar(r) }) >= 0 {
+			return name, fmt.Errorf("the value of %s may hold only visible ASCII characters, spaces and tabs (RFC 9110 field values)", name)
+		}
 	}
 	return "", nil
 }
@@ -63,6 +68,17 @@ func sortedNames(h map[string]string) []string {
 	slices.Sort(names)
 	return names
 }
+
+// isValueChar reports whether r may appear in a header value: visible
+// ASCII, space and tab. RFC 9110 keeps other bytes (obs-text) only for
+// old messages, and receivers read them differently.
+func isValueChar(r rune) bool {
+	return r >= 0x21 && r <= 0x7e || r == ' ' || r == '\t'
+}
+
+// IsMasked reports whether a header value is a mask (as MaskHeaders
+// answers it) rather than a value.
+func IsMasked(value string) bool { return strings.HasPrefix(value, "****") }
 
 func isTokenChar(r rune) bool {
 	if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
@@ -93,7 +109,7 @@ func MaskHeaders(h map[string]string) map[string]string {
 func KeepMaskedHeaders(h, old map[string]string) (string, error) {
 	for _, name := range sortedNames(h) {
 		value := h[name]
-		if !strings.HasPrefix(value, "****") {
+		if !IsMasked(value) {
 			continue
 		}
 		prev, found := "", false
@@ -129,17 +145,19 @@ func SealHeaders(box *secrets.Box, tenant string, id int64, h map[string]string)
 	return box.Seal(plain, HeadersAD(tenant, id))
 }
 
-// OpenHeaders returns the custom headers of the tenant's subscription id
-// from the sealed value, or from the plain JSON object of a row written
-// before headers were sealed when there is no sealed value.
+// OpenHeaders returns the custom headers of the tenant's subscription id.
+// A non-empty plain JSON object wins over the sealed value: only versions
+// before headers were sealed write it (every write since empties it), so it
+// is either a row written before the upgrade or a change an instance of such
+// a version made during a rolling upgrade, after the row was sealed.
 func OpenHeaders(box *secrets.Box, tenant string, id int64, sealed, plain []byte) (map[string]string, error) {
 	h := map[string]string{}
-	if sealed == nil {
-		if len(plain) > 0 {
-			if err := json.Unmarshal(plain, &h); err != nil {
-				return nil, fmt.Errorf("decode headers: %w", err)
-			}
+	if len(plain) > 0 {
+		if err := json.Unmarshal(plain, &h); err != nil {
+			return nil, fmt.Errorf("decode plain headers: %w", err)
 		}
+	}
+	if len(h) > 0 || sealed == nil {
 		return h, nil
 	}
 	if box == nil {
@@ -150,15 +168,18 @@ func OpenHeaders(box *secrets.Box, tenant string, id int64, sealed, plain []byte
 		return nil, fmt.Errorf("open headers: %w", err)
 	}
 	if err := json.Unmarshal(b, &h); err != nil {
-		return nil, fmt.Errorf("decode headers: %w", err)
+		// Not the error itself: it may quote the decrypted text.
+		return nil, errors.New("decode headers: the decrypted value is not a JSON object of strings")
 	}
 	return h, nil
 }
 
-// SealStoredHeaders seals the custom headers of subscriptions stored in
-// plain text before headers were sealed, of every tenant, and returns how
-// many it sealed. A subscription changed meanwhile is left to its change,
-// which seals its headers itself.
+// SealStoredHeaders seals the custom headers that subscriptions hold in
+// plain text, of every tenant, and returns how many it sealed: rows written
+// before headers were sealed, and rows that an instance of such a version
+// changed during a rolling upgrade after they were sealed (the plain headers
+// are the newer write and replace the sealed ones). A subscription changed
+// meanwhile is left to its change, which seals its headers itself.
 func SealStoredHeaders(ctx context.Context, st *hooksubs.Store, box *secrets.Box) (int, error) {
 	if box == nil {
 		return 0, errors.New("no secrets box to seal headers with")

@@ -237,4 +237,19 @@ func TestCheckHeaders(t *testing.T) {
 			t.Errorf("accepted %v", h)
 		}
 	}
+	// Values are visible ASCII, spaces and tabs; the bad one is named.
+	if _, err := hooks.CheckHeaders(map[string]string{"X-A": "Bearer a~b!\t c"}); err != nil {
+		t.Errorf("visible ASCII refused: %v", err)
+	}
+	for _, v := range []string{"geheimnis-ä€", "x\xff", "bell\a", "del\x7f"} {
+		name, err := hooks.CheckHeaders(map[string]string{"X-A": "ok", "X-B": v})
+		if name != "X-B" || err == nil || !strings.Contains(err.Error(), "visible ASCII") {
+			t.Errorf("%q: %q %v", v, name, err)
+		}
+	}
+	// A masked value is checked against the stored one instead: a value
+	// stored before the rule keeps its GET-PUT round trip.
+	if _, err := hooks.CheckHeaders(map[string]string{"X-A": "****s-ä€"}); err != nil {
+		t.Errorf("masked value refused: %v", err)
+	}
 }

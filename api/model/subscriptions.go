@@ -38,20 +38,21 @@ func (HookDeliveryOutcome) Schema(r huma.Registry) *huma.Schema {
 		names[i] = string(o)
 	}
 	return EnumSchema[HookDeliveryOutcome](r,
-		"Delivered: the target answered 2xx. Failed: no 2xx (network error, timeout, 3xx, 4xx, 5xx); retried while the schedule lasts. Gone: the target answered 410 and the subscription was disabled. Refused: the target's address is loopback, private, link-local or otherwise reserved and not allowed (SSRF protection); retried like a failure.",
+		"Delivered: the target answered 2xx. Failed: no 2xx (network error, timeout, 3xx, 4xx, 5xx), or not sent because the signing secret or the custom headers cannot be decrypted (the error says which); retried while the schedule lasts. Gone: the target answered 410 and the subscription was disabled. Refused: the target's address is loopback, private, link-local or otherwise reserved and not allowed (SSRF protection); retried like a failure.",
 		valuesAs[HookDeliveryOutcome](hooks.Outcomes)...)
 }
 
 // Subscription is a hook: tocsin POSTs the tenant's events of the chosen
 // types to url, signed per the Standard Webhooks specification.
 type Subscription struct {
-	ID          int64                   `json:"id" readOnly:"true" doc:"Identifier of the subscription." example:"12"`
-	URL         string                  `json:"url" format:"uri" minLength:"8" maxLength:"2048" doc:"Where events are POSTed. https, and a host that resolves to public addresses only, unless the operator allows more (TOCSIN_HOOK_ALLOW_HTTP, TOCSIN_HOOK_ALLOW_HOSTS)." example:"https://hooks.example.com/tocsin"`
-	EventTypes  []SubscribableEventType `json:"eventTypes" minItems:"1" maxItems:"20" uniqueItems:"true" doc:"The event types delivered to this subscription."`
-	Active      *bool                   `json:"active" required:"false" default:"true" doc:"Only active subscriptions receive events. Defaults to true on creation; a 410 answer sets it to false."`
-	Description string                  `json:"description,omitempty" maxLength:"500" doc:"What the subscription is for." example:"Incident dashboard"`
-	Headers     map[string]string       `json:"headers,omitempty" maxProperties:"20" doc:"Extra headers sent with every delivery (for example an API key of the receiver). At most 20; the webhook-*, Content-Type, Host and other hop-by-hop headers are reserved, and names are case-insensitive (X-A and x-a together are refused). Values are stored encrypted (AES-256-GCM) and answered masked: \"****\" and at most their last four characters. In updateSubscription a masked value sent back unchanged keeps the stored value; one that matches nothing stored is refused." example:"{\"Authorization\":\"Bearer 4f9c2a7e1b8d\"}"`
-	Secret      string                  `json:"secret,omitempty" readOnly:"true" doc:"The signing secret (whsec_ and base64), returned once, in the answer of createSubscription. Verify the webhook-signature header with it. tocsin generates it: a request that gives one is refused (400)." example:"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"`
+	ID                int64                   `json:"id" readOnly:"true" doc:"Identifier of the subscription." example:"12"`
+	URL               string                  `json:"url" format:"uri" minLength:"8" maxLength:"2048" doc:"Where events are POSTed. https, and a host that resolves to public addresses only, unless the operator allows more (TOCSIN_HOOK_ALLOW_HTTP, TOCSIN_HOOK_ALLOW_HOSTS)." example:"https://hooks.example.com/tocsin"`
+	EventTypes        []SubscribableEventType `json:"eventTypes" minItems:"1" maxItems:"20" uniqueItems:"true" doc:"The event types delivered to this subscription."`
+	Active            *bool                   `json:"active" required:"false" default:"true" doc:"Only active subscriptions receive events. Defaults to true on creation; a 410 answer sets it to false."`
+	Description       string                  `json:"description,omitempty" maxLength:"500" doc:"What the subscription is for." example:"Incident dashboard"`
+	Headers           map[string]string       `json:"headers,omitempty" maxProperties:"20" doc:"Extra headers sent with every delivery (for example an API key of the receiver). At most 20; the webhook-*, Content-Type, Host and other hop-by-hop headers are reserved, and names are case-insensitive (X-A and x-a together are refused). Values are stored encrypted (AES-256-GCM) and answered masked: \"****\" and at most their last four characters. Values hold visible ASCII characters, spaces and tabs only (RFC 9110). In updateSubscription a masked value sent back unchanged keeps the stored value; one that matches nothing stored is refused. Absent, with headersUnreadable true, when the stored values cannot be decrypted." example:"{\"Authorization\":\"Bearer 4f9c2a7e1b8d\"}"`
+	HeadersUnreadable bool                    `json:"headersUnreadable,omitempty" readOnly:"true" doc:"True when the stored custom header values cannot be decrypted (TOCSIN_SECRETS_KEY was changed, or the stored value is damaged): headers is then absent, and every delivery fails without being sent, recorded in the history with the reason. Sending every header value again in full with updateSubscription (or none) repairs them; a masked value is then refused. Absent otherwise."`
+	Secret            string                  `json:"secret,omitempty" readOnly:"true" doc:"The signing secret (whsec_ and base64), returned once, in the answer of createSubscription. Verify the webhook-signature header with it. tocsin generates it: a request that gives one is refused (400)." example:"whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw"`
 	// DisabledReason says why tocsin deactivated the subscription.
 	DisabledReason string     `json:"disabledReason,omitempty" readOnly:"true" doc:"Why tocsin deactivated the subscription (a 410 answer), empty otherwise." example:"the target answered 410 Gone"`
 	DisabledAt     *time.Time `json:"disabledAt,omitempty" readOnly:"true" doc:"When tocsin deactivated the subscription."`

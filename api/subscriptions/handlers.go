@@ -3,8 +3,10 @@ package subscriptions
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,25 +35,56 @@ func subscriptionModel(r hooksubs.Subscription, h map[string]string) model.Subsc
 	return s
 }
 
-// answer opens the custom headers of the tenant's r and answers it.
-func (h *handlers) answer(tenant string, r hooksubs.Subscription) (model.Subscription, error) {
-	headers, err := h.headers(tenant, r)
+// answer answers the tenant's r with its custom headers masked or, when
+// they cannot be opened, without them and marked unreadable: one damaged
+// subscription does not hide the others, and can be repaired by sending its
+// headers again.
+func (h *handlers) answer(ctx context.Context, tenant string, r hooksubs.Subscription) (model.Subscription, error) {
+	headers, err := h.headers(ctx, tenant, r)
+	if errors.Is(err, errUnreadable) {
+		m := subscriptionModel(r, nil)
+		m.HeadersUnreadable = true
+		return m, nil
+	}
 	if err != nil {
 		return model.Subscription{}, err
 	}
 	return subscriptionModel(r, headers), nil
 }
 
-// headers opens the custom headers of the tenant's subscription r.
-func (h *handlers) headers(tenant string, r hooksubs.Subscription) (map[string]string, error) {
+// errUnreadable is returned by headers for custom headers that cannot be
+// opened: sealed under another TOCSIN_SECRETS_KEY, or damaged.
+var errUnreadable = errors.New("the custom headers cannot be read")
+
+// headers opens the custom headers of the tenant's subscription r. Headers
+// that cannot be opened are logged, without their content, and are
+// errUnreadable.
+func (h *handlers) headers(ctx context.Context, tenant string, r hooksubs.Subscription) (map[string]string, error) {
 	if r.HeadersSealed != nil && h.secrets == nil {
 		return nil, noSecretsKey()
 	}
 	headers, err := hooks.OpenHeaders(h.secrets, tenant, r.ID, r.HeadersSealed, r.PlainHeaders)
 	if err != nil {
-		return nil, fmt.Errorf("subscription %d: %w", r.ID, err)
+		h.d.Logger.WarnContext(ctx, "hook subscription's custom headers cannot be read; they must be sent again",
+			"tenant", tenant, "subscription", r.ID, "err", err)
+		return nil, errUnreadable
 	}
 	return headers, nil
+}
+
+// maskedHeader returns the first name (in sorted order) in h whose value
+// is masked, "" when none is.
+func maskedHeader(h map[string]string) string {
+	names := make([]string, 0, len(h))
+	for name, value := range h {
+		if hooks.IsMasked(value) {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return slices.Min(names)
 }
 
 func noSecretsKey() error {
@@ -127,7 +160,7 @@ func (h *handlers) list(ctx context.Context, in *listInput) (*rest.Output[model.
 	}
 	items := make([]model.Subscription, len(rows))
 	for i, r := range rows {
-		if items[i], err = h.answer(tenant, r); err != nil {
+		if items[i], err = h.answer(ctx, tenant, r); err != nil {
 			return nil, err
 		}
 	}
@@ -140,7 +173,7 @@ func (h *handlers) get(ctx context.Context, in *PathID) (*rest.Output[model.Subs
 	if err != nil {
 		return nil, notFound(err)
 	}
-	m, err := h.answer(tenant, r)
+	m, err := h.answer(ctx, tenant, r)
 	if err != nil {
 		return nil, err
 	}
@@ -159,9 +192,16 @@ func (h *handlers) update(ctx context.Context, in *struct {
 	if err != nil {
 		return nil, notFound(err)
 	}
-	stored, err := h.headers(tenant, old)
-	if err != nil {
-		return nil, err
+	// The stored headers are opened only to keep masked values: values
+	// sent in full replace headers that can no longer be read.
+	var stored map[string]string
+	if masked := maskedHeader(in.Body.Headers); masked != "" {
+		if stored, err = h.headers(ctx, tenant, old); errors.Is(err, errUnreadable) {
+			return nil, rest.Invalid("body", "headers."+masked, "the value of "+masked+" is masked but the stored headers "+
+				"cannot be read (headersUnreadable): send every header value itself", nil)
+		} else if err != nil {
+			return nil, err
+		}
 	}
 	if name, err := hooks.KeepMaskedHeaders(in.Body.Headers, stored); err != nil {
 		return nil, rest.Invalid("body", "headers."+name, err.Error(), nil)

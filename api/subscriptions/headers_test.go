@@ -9,6 +9,7 @@ import (
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
 
+	"github.com/tocsin/tocsin/activities"
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
 	"github.com/tocsin/tocsin/internal/stacktest"
@@ -239,4 +240,167 @@ func TestRefusedTargetDoesNotTellTheAddress(t *testing.T) {
 	if f.Location != "body.url" || !strings.Contains(f.ErrorMessage, "localhost is not allowed") || strings.Contains(f.ErrorMessage, "127.0.0.1") || strings.Contains(f.ErrorMessage, "::1") {
 		t.Fatalf("%+v", f)
 	}
+}
+
+// createWith creates a subscription to rcv with the headers h.
+func createWith(t *testing.T, s *stacktest.Stack, token string, rcv *receiver, h map[string]string) model.Subscription {
+	t.Helper()
+	r := s.Do(t, http.MethodPost, base, token, map[string]any{"url": rcv.URL, "eventTypes": []string{"alert.sent"}, "headers": h})
+	if r.Status != http.StatusCreated {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
+	}
+	var sub model.Subscription
+	r.JSON(t, &sub)
+	return sub
+}
+
+// A subscription whose headers cannot be decrypted (another
+// TOCSIN_SECRETS_KEY, a damaged row) is answered marked unreadable without
+// hiding the others, its deliveries fail without being sent and say why in
+// its history, and sending the headers again in full repairs it.
+func TestUnreadableHeadersAreAnsweredAndRepairable(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	tenant, token := s.NewTenant(t)
+	rcv := newReceiver(t, 200)
+	broken := createWith(t, s, token, rcv, map[string]string{"Authorization": bearer})
+	fine := createWith(t, s, token, rcv, map[string]string{"X-Team": "ops"})
+	ctx := context.Background()
+	if err := storagetest.DamageHookHeaders(ctx, s.DB, tenant, broken.ID, []byte("\x01sealed under another key, or damaged")); err != nil {
+		t.Fatal(err)
+	}
+	path := fmt.Sprintf("%s/%d", base, broken.ID)
+
+	var page model.PagedSubscriptionResponse
+	if r := s.Do(t, http.MethodGet, base, token, nil); r.Status != 200 {
+		t.Fatalf("list: %d %s", r.Status, r.Body)
+	} else {
+		r.JSON(t, &page)
+	}
+	got := map[int64]model.Subscription{}
+	for _, it := range page.Items {
+		got[it.ID] = it
+	}
+	if b := got[broken.ID]; !b.HeadersUnreadable || b.Headers != nil {
+		t.Fatalf("list, the damaged one: %+v", b)
+	}
+	if f := got[fine.ID]; f.HeadersUnreadable || f.Headers["X-Team"] != "****" {
+		t.Fatalf("list, the other one: %+v", f)
+	}
+	r := s.Do(t, http.MethodGet, path, token, nil)
+	if r.Status != 200 || !strings.Contains(string(r.Body), `"headersUnreadable":true`) || strings.Contains(string(r.Body), `"headers"`) {
+		t.Fatalf("get: %d %s", r.Status, r.Body)
+	}
+
+	// A delivery fails without being sent, and the history says why.
+	r = s.Do(t, http.MethodGet, path+"/test", token, nil)
+	var a model.SubscriptionHistory
+	r.JSON(t, &a)
+	if r.Status != 200 || a.Outcome != "Failed" || a.Error != activities.UnreadableHeaders || a.ResponseStatus != 0 {
+		t.Fatalf("test: %d %s", r.Status, r.Body)
+	}
+	if n := len(rcv.received()); n != 0 {
+		t.Fatalf("the receiver got %d requests", n)
+	}
+	if h := history(t, s, token, broken.ID, ""); len(h.Items) != 1 || h.Items[0].Error != activities.UnreadableHeaders {
+		t.Fatalf("history %+v", h.Items)
+	}
+
+	// A masked value cannot be kept: there is nothing to keep it from.
+	f := failure(t, s.Do(t, http.MethodPut, path, token, map[string]any{
+		"url": rcv.URL, "eventTypes": []string{"alert.sent"}, "headers": map[string]string{"Authorization": "****n123", "X-New": "1"},
+	}))
+	if f.Location != "body.headers.Authorization" || !strings.Contains(f.ErrorMessage, "cannot be read") {
+		t.Fatalf("masked value over unreadable headers: %+v", f)
+	}
+	// Values sent in full repair it.
+	r = s.Do(t, http.MethodPut, path, token, map[string]any{
+		"url": rcv.URL, "eventTypes": []string{"alert.sent"}, "headers": map[string]string{"Authorization": "Bearer fresh-token-456"},
+	})
+	if r.Status != 200 || strings.Contains(string(r.Body), "headersUnreadable") || !strings.Contains(string(r.Body), `"headers":{"Authorization":"****-456"}`) {
+		t.Fatalf("repair: %d %s", r.Status, r.Body)
+	}
+	if h := sendTest(t, s, token, broken.ID, rcv); h.Get("Authorization") != "Bearer fresh-token-456" {
+		t.Fatalf("delivered after the repair %v", h)
+	}
+}
+
+// Header values are visible ASCII, spaces and tabs; a value stored before
+// that rule with other characters is masked by whole characters, so what
+// GET answers can be sent back to keep it.
+func TestNonASCIIHeaderValues(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	tenant, token := s.NewTenant(t)
+	rcv := newReceiver(t, 200)
+	for _, m := range []string{http.MethodPost, http.MethodPut} {
+		path := base
+		if m == http.MethodPut {
+			path = fmt.Sprintf("%s/%d", base, createWith(t, s, token, rcv, nil).ID)
+		}
+		f := failure(t, s.Do(t, m, path, token, map[string]any{
+			"url": rcv.URL, "eventTypes": []string{"alert.sent"}, "headers": map[string]string{"X-Key": "schlüssel-geheimnis-ä€"},
+		}))
+		if f.Location != "body.headers.X-Key" || !strings.Contains(f.ErrorMessage, "visible ASCII") {
+			t.Fatalf("%s: %+v", m, f)
+		}
+	}
+
+	legacy := createWith(t, s, token, rcv, nil)
+	ctx := context.Background()
+	const value = "schlüssel-geheimnis-ä€"
+	if err := storagetest.PlainHookHeaders(ctx, s.DB, tenant, legacy.ID, `{"X-Key": "`+value+`"}`); err != nil {
+		t.Fatal(err)
+	}
+	s.App.SealHookHeaders(ctx)
+	path := fmt.Sprintf("%s/%d", base, legacy.ID)
+	var got model.Subscription
+	s.Do(t, http.MethodGet, path, token, nil).JSON(t, &got)
+	if got.Headers["X-Key"] != "****s-ä€" {
+		t.Fatalf("masked %q", got.Headers["X-Key"])
+	}
+	r := s.Do(t, http.MethodPut, path, token, map[string]any{"url": got.URL, "eventTypes": got.EventTypes, "headers": got.Headers, "description": "kept"})
+	if r.Status != 200 {
+		t.Fatalf("GET sent back: %d %s", r.Status, r.Body)
+	}
+	if h := sendTest(t, s, token, legacy.ID, rcv); h.Get("X-Key") != value {
+		t.Fatalf("delivered %q", h.Get("X-Key"))
+	}
+}
+
+// During a rolling upgrade an instance of the version before sealed headers
+// changes a sealed subscription's headers by writing them in plain text
+// alone: that newer write is what is answered and delivered, and the
+// worker's sealing replaces the stale sealed headers with it.
+func TestHeadersChangedByAnOldVersionWin(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	tenant, token := s.NewTenant(t)
+	rcv := newReceiver(t, 200)
+	sub := createWith(t, s, token, rcv, map[string]string{"Authorization": bearer})
+	ctx := context.Background()
+	const newer = "Bearer newer-token-789"
+	if err := storagetest.OldVersionHookHeaders(ctx, s.DB, tenant, sub.ID, `{"Authorization": "`+newer+`"}`); err != nil {
+		t.Fatal(err)
+	}
+	path := fmt.Sprintf("%s/%d", base, sub.ID)
+	check := func(when string) {
+		t.Helper()
+		if r := s.Do(t, http.MethodGet, path, token, nil); r.Status != 200 || !strings.Contains(string(r.Body), `"headers":{"Authorization":"****-789"}`) {
+			t.Fatalf("%s: get %d %s", when, r.Status, r.Body)
+		}
+		if h := sendTest(t, s, token, sub.ID, rcv); h.Get("Authorization") != newer {
+			t.Fatalf("%s: delivered %v", when, h)
+		}
+	}
+	check("before sealing")
+	s.App.SealHookHeaders(ctx)
+	stored, err := hooksubs.New(s.DB).Get(ctx, tenant, sub.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(stored.PlainHeaders) != "{}" || len(stored.HeadersSealed) == 0 || strings.Contains(string(stored.HeadersSealed), "newer-token") {
+		t.Fatalf("after sealing: plain %s, sealed %q", stored.PlainHeaders, stored.HeadersSealed)
+	}
+	check("after sealing")
 }

@@ -101,12 +101,16 @@ func (b *Box) Open(sealed, aad []byte) ([]byte, error) {
 
 // Mask shows at most the last four characters of a secret, and none of a
 // short one, so a stored credential can be recognised but not read.
+// Characters are counted as Unicode code points, never cut inside one: the
+// mask is valid UTF-8 and survives a JSON round trip, so a client can send
+// it back to keep the value (invalid UTF-8 in s becomes U+FFFD).
 func Mask(s string) string {
 	if s == "" {
 		return ""
 	}
-	if len(s) < 12 {
+	r := []rune(s)
+	if len(r) < 12 {
 		return "****"
 	}
-	return "****" + s[len(s)-4:]
+	return "****" + string(r[len(r)-4:])
 }

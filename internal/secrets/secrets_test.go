@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/tocsin/tocsin/internal/secrets"
 )
@@ -51,10 +52,17 @@ func TestKeysAndMask(t *testing.T) {
 			t.Errorf("key %q accepted", k)
 		}
 	}
-	cases := map[string]string{"": "", "short": "****", "sk_live_1234567890abcd": "****abcd"}
+	cases := map[string]string{"": "", "short": "****", "sk_live_1234567890abcd": "****abcd",
+		// Characters, not bytes: never half a character, and a short value
+		// of multi-byte characters shows nothing.
+		"schlüssel-geheimnis-ä€": "****s-ä€", "ääääääääääö": "****", "token-\xff\xfe-abcdef": "****cdef", "abcdefghij-\xff": "****ij-\uFFFD"}
 	for in, want := range cases {
-		if got := secrets.Mask(in); got != want {
+		got := secrets.Mask(in)
+		if got != want {
 			t.Errorf("Mask(%q) = %q, want %q", in, got, want)
+		}
+		if !utf8.ValidString(got) {
+			t.Errorf("Mask(%q) = %q is not valid UTF-8", in, got)
 		}
 	}
 }

@@ -31,9 +31,11 @@ type Subscription struct {
 	// HeadersSealed is the custom headers (a JSON object) sealed with the
 	// secrets box, nil when there are none.
 	HeadersSealed []byte `db:"headers_encrypted"`
-	// PlainHeaders is the JSON object of custom headers of a row written
-	// before headers were sealed, until SealPlainHeaders seals it; {} once
-	// sealed and in every row written since.
+	// PlainHeaders is the JSON object of custom headers written by a version
+	// before headers were sealed (a row from before the upgrade, or one that
+	// such a version changed during a rolling upgrade), until SealPlainHeaders
+	// seals it; {} in every row written since. When not {} it is the newer
+	// write and wins over HeadersSealed.
 	PlainHeaders   []byte     `db:"headers"`
 	DisabledReason string     `db:"disabled_reason"`
 	DisabledAt     *time.Time `db:"disabled_at"`
@@ -119,19 +121,21 @@ type PlainHeaderRow struct {
 }
 
 // WithPlainHeaders returns up to limit subscriptions, of every tenant,
-// whose custom headers were stored before headers were sealed.
+// that hold custom headers in plain text: written before headers were
+// sealed, or since by an instance of such a version, sealed or not.
 func (s *Store) WithPlainHeaders(ctx context.Context, limit int) ([]PlainHeaderRow, error) {
 	return storage.SelectAll[PlainHeaderRow](ctx, s.DB, "subscriptions with plain headers", `
 		SELECT id, tenant_id, headers FROM hook_subscriptions
-		WHERE headers_encrypted IS NULL AND headers <> '{}'::jsonb ORDER BY id LIMIT $1`, limit)
+		WHERE headers <> '{}'::jsonb ORDER BY id LIMIT $1`, limit)
 }
 
-// SealPlainHeaders replaces the plain headers of r with sealed, unless the
+// SealPlainHeaders replaces the headers of r, sealed or not, with sealed
+// (its plain headers sealed) and empties the plain ones, unless the
 // subscription changed since it was read; it reports whether it did.
 func (s *Store) SealPlainHeaders(ctx context.Context, r PlainHeaderRow, sealed []byte) (bool, error) {
 	res, err := s.DB.ExecContext(ctx, `
 		UPDATE hook_subscriptions SET headers_encrypted = $4, headers = '{}'
-		WHERE id = $1 AND tenant_id = $2 AND headers_encrypted IS NULL AND headers = $3::jsonb`,
+		WHERE id = $1 AND tenant_id = $2 AND headers = $3::jsonb`,
 		r.ID, r.Tenant, string(r.Headers), sealed)
 	if err != nil {
 		return false, fmt.Errorf("seal headers: %w", err)

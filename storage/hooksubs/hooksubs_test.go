@@ -8,6 +8,7 @@ import (
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/hooksubs"
+	"github.com/tocsin/tocsin/storage/storagetest"
 )
 
 func TestSubscriptionsAreTenantScoped(t *testing.T) {
@@ -123,6 +124,45 @@ func TestPlainHeadersAreSealedOnce(t *testing.T) {
 	}
 	if got, _ := s.Get(ctx, other, b); string(got.HeadersSealed) != "new" {
 		t.Fatalf("after the update %+v", got)
+	}
+}
+
+// During a rolling upgrade an instance of a version before sealed headers
+// changes a sealed row by writing plain headers alone: the row is taken
+// again, and sealing its plain headers replaces the stale sealed ones.
+func TestPlainHeadersWrittenOverSealedOnesAreSealed(t *testing.T) {
+	t.Parallel()
+	ctx, db, tenant, _ := stacktest.DBTenants(t)
+	s := hooksubs.New(db)
+	id, err := s.NewID(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Create(ctx, tenant, id, hooksubs.Settings{URL: "https://h.example/x", EventTypes: []string{"alert.sent"},
+		HeadersSealed: []byte("sealed old")}, []byte("secret")); err != nil {
+		t.Fatal(err)
+	}
+	if err := storagetest.OldVersionHookHeaders(ctx, db, tenant, id, `{"X-A": "new"}`); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := s.WithPlainHeaders(ctx, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var row *hooksubs.PlainHeaderRow
+	for i := range rows {
+		if rows[i].ID == id {
+			row = &rows[i]
+		}
+	}
+	if row == nil || string(row.Headers) != `{"X-A": "new"}` {
+		t.Fatalf("the sealed row with plain headers is not taken: %+v", rows)
+	}
+	if ok, err := s.SealPlainHeaders(ctx, *row, []byte("sealed new")); err != nil || !ok {
+		t.Fatalf("seal: %v %v", ok, err)
+	}
+	if got, err := s.Get(ctx, tenant, id); err != nil || string(got.HeadersSealed) != "sealed new" || string(got.PlainHeaders) != "{}" {
+		t.Fatalf("after sealing %+v %v", got, err)
 	}
 }
 

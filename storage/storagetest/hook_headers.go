@@ -23,3 +23,31 @@ func PlainHookHeaders(ctx context.Context, q sqlx.ExecerContext, tenant string, 
 	}
 	return nil
 }
+
+// OldVersionHookHeaders changes the custom headers of the tenant's
+// subscription id as an instance of a version before sealed headers does
+// during a rolling upgrade: it writes the plain JSON object and leaves the
+// sealed headers as they are.
+func OldVersionHookHeaders(ctx context.Context, q sqlx.ExecerContext, tenant string, id int64, headers string) error {
+	return execOne(ctx, q, `UPDATE hook_subscriptions SET headers = $3::jsonb, updated_at = now()
+		WHERE tenant_id = $1 AND id = $2`, tenant, id, headers)
+}
+
+// DamageHookHeaders replaces the sealed custom headers of the tenant's
+// subscription id with sealed, as a row sealed under another
+// TOCSIN_SECRETS_KEY or damaged would hold them.
+func DamageHookHeaders(ctx context.Context, q sqlx.ExecerContext, tenant string, id int64, sealed []byte) error {
+	return execOne(ctx, q, `UPDATE hook_subscriptions SET headers_encrypted = $3, headers = '{}'
+		WHERE tenant_id = $1 AND id = $2`, tenant, id, sealed)
+}
+
+func execOne(ctx context.Context, q sqlx.ExecerContext, query string, args ...any) error {
+	res, err := q.ExecContext(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("store hook headers: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n != 1 {
+		return storage.ErrNotFound
+	}
+	return nil
+}
