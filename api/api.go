@@ -341,20 +341,26 @@ func authenticate(api huma.API, v *auth.Verifier) func(huma.Context, func(huma.C
 	}
 }
 
-// checkInput answers the problem bufferBodies found in the body, and
-// refuses parameters holding NUL characters or invalid UTF-8.
+// checkInput checks the body bufferBodies read against the operation's
+// schema (see checkBody), and refuses parameters holding NUL characters or
+// invalid UTF-8.
 func checkInput(api huma.API) func(huma.Context, func(huma.Context)) {
 	return func(ctx huma.Context, next func(huma.Context)) {
-		if p, ok := humafiber.Unwrap(ctx).Locals(badBodyLocal).(*rest.ProblemDetails); ok {
-			writeProblem(api, ctx, p)
-			return
+		reg := api.OpenAPI().Components.Schemas
+		op := ctx.Operation()
+		c := humafiber.Unwrap(ctx)
+		if body, ok := c.Locals(bodyLocal).([]byte); ok {
+			if p := checkBody(reg, op, string(c.Request().Header.ContentType()), body); p != nil {
+				writeProblem(api, ctx, p)
+				return
+			}
 		}
-		if op := ctx.Operation(); op != nil {
+		if op != nil {
 			if p := checkParameters(ctx, op); p != nil {
 				writeProblem(api, ctx, p)
 				return
 			}
-			if p := checkForm(ctx, op); p != nil {
+			if p := checkForm(ctx, reg, op); p != nil {
 				writeProblem(api, ctx, p)
 				return
 			}

@@ -258,16 +258,17 @@ func (l *routeLimits) closeAfterBody(c *fiber.Ctx, body func(conn net.Conn) io.R
 	})
 }
 
-// badBodyLocal holds the problem found in a buffered body, answered once the
-// caller is authenticated.
-const badBodyLocal = "tocsin.badBody"
+// bodyLocal holds a body bufferBodies read, checked by checkInput once the
+// caller is authenticated and the operation (whose schema the check
+// follows) is known.
+const bodyLocal = "tocsin.body"
 
 // bufferBodies enforces each route's body limit. A declared length over it
 // is answered 413 naming the Content-Length header before any of the body
 // is read (see closeAfterBody for the rest of it); an operation that takes
 // no body refuses one. Bodies of streamed operations are left to the operation;
 // every other body is read into memory here, as fasthttp does without
-// streaming, and checked for NUL characters and invalid UTF-8.
+// streaming, to be checked by checkInput (see checkBody).
 func bufferBodies(limits *routeLimits) fiber.Handler {
 	return func(c *fiber.Ctx) error {
 		req := c.Request()
@@ -316,9 +317,7 @@ func bufferBodies(limits *routeLimits) fiber.Handler {
 			return tooLarge(limit)
 		}
 		req.SetBodyStream(bytes.NewReader(body), len(body))
-		if p := checkBody(string(req.Header.ContentType()), body); p != nil {
-			c.Locals(badBodyLocal, p)
-		}
+		c.Locals(bodyLocal, body)
 		return c.Next()
 	}
 }
@@ -330,14 +329,15 @@ func tooLarge(limit int, failures ...rest.ValidationFailure) *rest.ProblemDetail
 	return rest.Problem(http.StatusRequestEntityTooLarge, "the request body is larger than this operation's limit of "+strconv.Itoa(limit)+" bytes", failures...)
 }
 
-// checkBody finds a NUL character or invalid UTF-8 in a JSON or text body,
-// or a JSON property given twice, naming the JSON field it is in. Other
-// bodies (multipart forms) are checked part by part by checkForm.
-func checkBody(contentType string, body []byte) *rest.ProblemDetails {
+// checkBody finds a NUL character or invalid UTF-8 in a JSON or text body
+// of op, or a JSON property given twice (see badJSON), naming the JSON
+// field it is in. Other bodies (multipart forms) are checked part by part
+// by checkForm.
+func checkBody(reg huma.Registry, op *huma.Operation, contentType string, body []byte) *rest.ProblemDetails {
 	mt, _, _ := mime.ParseMediaType(contentType)
 	switch {
 	case strings.Contains(mt, "json"), readAsJSON(contentType):
-		if field, msg := badJSON(body); msg != "" {
+		if field, msg := badJSON(body, reg, jsonBodySchema(op, mt)); msg != "" {
 			return rest.Invalid("body", field, msg, nil)
 		}
 	case strings.HasPrefix(mt, "text/"), mt == "application/x-www-form-urlencoded":
@@ -346,6 +346,22 @@ func checkBody(contentType string, body []byte) *rest.ProblemDetails {
 		}
 	}
 	return nil
+}
+
+// jsonBodySchema is the schema op declares for a JSON body of media type
+// mt (huma declares the same one for each JSON media type it reads), or nil.
+func jsonBodySchema(op *huma.Operation, mt string) *huma.Schema {
+	if op == nil || op.RequestBody == nil {
+		return nil
+	}
+	c := op.RequestBody.Content[mt]
+	if c == nil {
+		c = op.RequestBody.Content["application/json"]
+	}
+	if c == nil {
+		return nil
+	}
+	return c.Schema
 }
 
 // readAsJSON reports whether huma decodes a body of this content type as
@@ -370,9 +386,10 @@ func securityHeaders(c *fiber.Ctx) error {
 
 // checkForm refuses a text field of a buffered multipart form (the
 // operation's body was read by bufferBodies) holding a NUL character or
-// invalid UTF-8, and, for a field holding a JSON document, a NUL escape in
-// it. File parts are the operation's to check.
-func checkForm(ctx huma.Context, op *huma.Operation) *rest.ProblemDetails {
+// invalid UTF-8, and, for a field holding a JSON document, what badJSON
+// finds in it, following the schema the operation gives the part in its
+// rest.JSONParts metadata. File parts are the operation's to check.
+func checkForm(ctx huma.Context, reg huma.Registry, op *huma.Operation) *rest.ProblemDetails {
 	if op.RequestBody == nil || op.RequestBody.Content["multipart/form-data"] == nil || op.Metadata[rest.StreamBody] == true {
 		return nil
 	}
@@ -386,6 +403,7 @@ func checkForm(ctx huma.Context, op *huma.Operation) *rest.ProblemDetails {
 		return nil
 	}
 	parts := op.RequestBody.Content["multipart/form-data"].Schema.Properties
+	jsonParts, _ := op.Metadata[rest.JSONParts].(map[string]*huma.Schema)
 	for name := range form.File {
 		if p := checkPart(parts, name, true); p != nil {
 			return p
@@ -402,7 +420,7 @@ func checkForm(ctx huma.Context, op *huma.Operation) *rest.ProblemDetails {
 			if msg := badText(v); msg != "" {
 				return rest.Invalid("body", name, msg, nil)
 			}
-			if field, msg := badJSON([]byte(v)); msg != "" && strings.HasPrefix(strings.TrimSpace(v), "{") {
+			if field, msg := badJSON([]byte(v), reg, jsonParts[name]); msg != "" && strings.HasPrefix(strings.TrimSpace(v), "{") {
 				return rest.Invalid("body", joinField(name, field), msg, nil)
 			}
 		}

@@ -24,11 +24,13 @@ Every operation except the health checks and short-link redirects needs an
 tenant (the tenant id) and scope (space-separated scopes). A tenant id in a
 path must be the token's tenant, or the answer is 404. Errors are RFC 9457
 problem details (application/problem+json); validation problems list every
-failing field as a ValidationFailure. A JSON object gives each property once,
-and two names that differ only in case are the same property; a query
-parameter is given once, a list as one comma-separated value. The one
-exception to problem details: while the server holds its limit of
-connections, a new connection is answered with a plain-text 503 and closed.`
+failing field as a ValidationFailure. A JSON object gives each property once;
+in an object with fixed properties two names that differ only in case are the
+same property, while the keys of a free-form map (customFields, GeoJSON
+properties) keep their case; a query parameter is given once, a list as one
+comma-separated value. The one exception to problem details: while the server
+holds its limit of connections, a new connection is answered with a plain-text
+503 and closed.`
 
 // HealthStatus answers the health and readiness checks.
 type HealthStatus struct {

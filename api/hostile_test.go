@@ -479,17 +479,24 @@ func TestValuesThatDoNotFitTheirFieldAreNamed(t *testing.T) {
 
 // TestPropertyNamesDifferingOnlyInCaseAreOneProperty: encoding/json gives
 // a struct field the last of such names while validation looked at the
-// first, so two of them in one object are a 400 naming the second, in
-// free-form maps too (hook headers ignore case, as HTTP does).
+// first, so two of them in an object that decodes into a struct are a 400
+// naming the second, in a JSON body and in the JSON alert part of a form.
+// The keys of a map are data whose case matters (custom fields, GeoJSON
+// properties from GIS exports), and are taken. (Hook headers ignore case,
+// as HTTP does: the subscription refuses such a pair itself, see
+// api/subscriptions.)
 func TestPropertyNamesDifferingOnlyInCaseAreOneProperty(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Shared(t)
 	_, tok := s.NewTenant(t)
-	preview := func(message string) []byte {
-		return []byte(`{"settings":{"message":` + message + `,"recipients":{"adHoc":[{"email":"x@example.com"}]}}}`)
+	settings := func(message, areas string) string {
+		return `{"message":` + message + `,"recipients":{"adHoc":[{"email":"x@example.com"}]` + areas + `}}`
 	}
-	hook := func(headers string) []byte {
-		return []byte(`{"url":"https://hooks.example.com/h","eventTypes":["file.uploaded"],"headers":` + headers + `}`)
+	preview := func(message string) []byte {
+		return []byte(`{"settings":` + settings(message, "") + `}`)
+	}
+	form := func(alert string) io.Reader {
+		return strings.NewReader("--b\r\nContent-Disposition: form-data; name=\"alert\"\r\n\r\n" + alert + "\r\n--b--\r\n")
 	}
 	// Without the second spelling the same bodies are taken, a name in
 	// another case as the property.
@@ -497,12 +504,19 @@ func TestPropertyNamesDifferingOnlyInCaseAreOneProperty(t *testing.T) {
 		!strings.Contains(string(r.Body), `"subject":"first"`) {
 		t.Fatalf("preview: %d %s", r.Status, r.Body)
 	}
-	if r := s.Do(t, http.MethodPost, "/v2/contacts/find", tok, []byte(`{"customFields":{"building":"A","floor":"2"}}`)); r.Status != 200 {
-		t.Fatalf("distinct custom fields: %d %s", r.Status, r.Body)
+	// Map keys in two cases are two keys.
+	if r := s.Do(t, http.MethodPost, "/v2/contacts/find", tok, []byte(`{"customFields":{"Building":"A","building":"B"}}`)); r.Status != 200 {
+		t.Fatalf("custom fields in two cases: %d %s", r.Status, r.Body)
+	}
+	area := `,"areas":[{"name":"zone","geometry":{"type":"FeatureCollection","features":[{"type":"Feature",` +
+		`"geometry":{"type":"Polygon","coordinates":[[[-87.7,41.8],[-87.6,41.8],[-87.6,41.9],[-87.7,41.9],[-87.7,41.8]]]},` +
+		`"properties":{"NAME":"North","Name":"north","attrs":{"Zone":1,"zone":2}}}]}}]`
+	if r := s.Do(t, http.MethodPost, "/v2/alerts/preview", tok, []byte(`{"settings":`+settings(`{"subject":"s","body":"b"}`, area)+`}`)); r.Status != 200 {
+		t.Fatalf("GeoJSON properties in two cases: %d %s", r.Status, r.Body)
 	}
 	cases := []struct {
 		name, method, path string
-		body               []byte
+		body               any
 		location, message  string
 	}{
 		{"a message subject", http.MethodPost, "/v2/alerts/preview", preview(`{"subject":"first","Subject":"second","body":"b"}`),
@@ -510,13 +524,22 @@ func TestPropertyNamesDifferingOnlyInCaseAreOneProperty(t *testing.T) {
 		{"a find filter", http.MethodPost, "/v2/contacts/find", []byte(`{"name":"a","NAME":"b"}`), "body.NAME", "differ only in case"},
 		{"a long s", http.MethodPost, "/v2/alerts/find", []byte(`{"subject":"a","\u017fubject":"b"}`), "body.\u017fubject", "differ only in case"},
 		{"an escaped spelling", http.MethodPost, "/v2/alerts/find", []byte(`{"subject":"a","\u0053ubject":"b"}`), "body.Subject", "differ only in case"},
-		{"hook headers", http.MethodPost, "/v2/settings/subscriptions", hook(`{"X-Api-Key":"k1","x-api-key":"k2"}`), "body.headers.x-api-key", "differ only in case"},
-		{"hook headers with a Kelvin sign", http.MethodPost, "/v2/settings/subscriptions", hook(`{"X-Api-\u212aey":"k1","x-api-key":"k2"}`), "body.headers.x-api-key", "differ only in case"},
-		{"custom fields", http.MethodPost, "/v2/contacts/find", []byte(`{"customFields":{"Building":"A","building":"B"}}`), "body.customFields.building", "differ only in case"},
+		{"a struct inside a map's neighbour", http.MethodPost, "/v2/alerts/preview",
+			[]byte(`{"settings":` + settings(`{"subject":"s","body":"b"}`, `,"areas":[{"name":"a","NAME":"b"}]`) + `}`),
+			"body.settings.recipients.areas[0].NAME", "differ only in case"},
+		{"the alert part of a form", http.MethodPost, "/v2/alertsWithAttachments",
+			form(`{"settings":` + settings(`{"subject":"first","Subject":"second","body":"b"}`, "") + `}`),
+			"body.alert.settings.message.Subject", "differ only in case"},
+		{"a custom field given twice", http.MethodPost, "/v2/contacts/find", []byte(`{"customFields":{"building":"A","building":"B"}}`),
+			"body.customFields.building", "is given more than once"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := s.Do(t, c.method, c.path, tok, c.body)
+			var headers []string
+			if _, ok := c.body.(io.Reader); ok {
+				headers = []string{"Content-Type", "multipart/form-data; boundary=b"}
+			}
+			r := s.Do(t, c.method, c.path, tok, c.body, headers...)
 			if r.Status != 400 {
 				t.Fatalf("status %d: %s", r.Status, r.Body)
 			}

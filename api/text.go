@@ -39,20 +39,30 @@ func badText(s string) string {
 // badJSON finds the first string (key or value) of a JSON document that
 // holds a NUL character (raw or \u0000) or invalid UTF-8, or the first
 // property an object gives twice (decoders differ on which one counts, so
-// neither is taken), and returns its field path and what is wrong. Two
-// names that differ only in case are the same property, in every object,
-// free-form maps included: encoding/json matches names to struct fields
-// ignoring case (huma validates one spelling while the decoder keeps the
-// last), and HTTP header names ignore case. A document
-// that is not JSON is left to the decoder, unless its bytes are not UTF-8.
-func badJSON(body []byte) (field, msg string) {
+// neither is taken), and returns its field path and what is wrong. A
+// document that is not JSON is left to the decoder, unless its bytes are
+// not UTF-8.
+//
+// In an object that decodes into a struct, two names that differ only in
+// case are the same property: encoding/json matches names to struct fields
+// ignoring case, so huma would validate one spelling while the decoder
+// keeps the last. The keys of a map keep their case (custom fields, GeoJSON
+// properties), and there only the same name twice is refused. schema is the
+// schema of the document, its $refs resolved through reg, walked alongside
+// the tokens to tell the two apart (see objectKind); where it does not say
+// (nil, oneOf/anyOf/allOf, a value of any type), only the same name twice
+// is refused: a case rule there could refuse data whose case matters, as
+// in a map, and no operation decodes such a value into a struct.
+func badJSON(body []byte, reg huma.Registry, schema *huma.Schema) (field, msg string) {
 	dec := json.NewDecoder(bytes.NewReader(body))
 	type frame struct {
 		object  bool
+		fold    bool // names differing only in case are one property
 		wantKey bool
 		key     string
 		index   int
-		keys    map[string]string // folded name -> the name as given first
+		schema  *huma.Schema      // this value's, resolved; nil: unknown
+		keys    map[string]string // name (folded when fold) -> the name as given first
 	}
 	var stack []*frame
 	path := func(key string) string {
@@ -84,6 +94,19 @@ func badJSON(body []byte) (field, msg string) {
 			}
 		}
 	}
+	// valueSchema is the schema of the value that comes next.
+	valueSchema := func() *huma.Schema {
+		n := len(stack)
+		if n == 0 {
+			return resolveSchema(reg, schema)
+		}
+		if top := stack[n-1]; top.object {
+			return resolveSchema(reg, propertySchema(top.schema, top.key))
+		} else if top.schema != nil && !composedSchema(top.schema) {
+			return resolveSchema(reg, top.schema.Items)
+		}
+		return nil
+	}
 	var prev int64
 	for {
 		tok, err := dec.Token()
@@ -98,7 +121,8 @@ func badJSON(body []byte) (field, msg string) {
 		if d, ok := tok.(json.Delim); ok {
 			switch d {
 			case '{', '[':
-				stack = append(stack, &frame{object: d == '{', wantKey: d == '{'})
+				s := valueSchema()
+				stack = append(stack, &frame{object: d == '{', wantKey: d == '{', schema: s, fold: d == '{' && objectKind(s) == structObject})
 			default:
 				stack = stack[:len(stack)-1]
 				done()
@@ -119,8 +143,11 @@ func badJSON(body []byte) (field, msg string) {
 			if bad != "" {
 				return path(""), "the property name " + bad
 			}
-			folded := foldName(s)
-			if first, ok := top.keys[folded]; ok {
+			name := s
+			if top.fold {
+				name = foldName(s)
+			}
+			if first, ok := top.keys[name]; ok {
 				if first == s {
 					return path(""), "is given more than once"
 				}
@@ -130,7 +157,7 @@ func badJSON(body []byte) (field, msg string) {
 			if top.keys == nil {
 				top.keys = map[string]string{}
 			}
-			top.keys[folded] = s
+			top.keys[name] = s
 			continue
 		}
 		if bad != "" {
@@ -138,6 +165,73 @@ func badJSON(body []byte) (field, msg string) {
 		}
 		done()
 	}
+}
+
+// The kinds of JSON object objectKind tells apart.
+const (
+	unknownObject = iota // the schema does not say
+	structObject         // decoded into a struct: fixed properties
+	mapObject            // decoded into a map: the keys are data
+)
+
+// objectKind says what an object of schema s decodes into. huma writes a
+// struct as fixed properties with additionalProperties false (or true when
+// the struct allows others), and a map as additionalProperties holding the
+// schema of its values, without properties.
+func objectKind(s *huma.Schema) int {
+	switch {
+	case s == nil || composedSchema(s):
+		return unknownObject
+	case isMapSchema(s):
+		return mapObject
+	case len(s.Properties) > 0 || s.AdditionalProperties == false:
+		return structObject
+	}
+	return unknownObject
+}
+
+func isMapSchema(s *huma.Schema) bool {
+	_, ok := s.AdditionalProperties.(*huma.Schema)
+	return ok
+}
+
+// composedSchema: s is made of others (oneOf, anyOf, allOf, not), which the
+// walk does not pick between.
+func composedSchema(s *huma.Schema) bool {
+	return len(s.OneOf) > 0 || len(s.AnyOf) > 0 || len(s.AllOf) > 0 || s.Not != nil
+}
+
+// propertySchema is the schema of the property key of an object of schema
+// s, unresolved, or nil when unknown. As encoding/json does, a name given
+// in another case than the property's is that property.
+func propertySchema(s *huma.Schema, key string) *huma.Schema {
+	if s == nil || composedSchema(s) {
+		return nil
+	}
+	if p, ok := s.Properties[key]; ok {
+		return p
+	}
+	if ap, ok := s.AdditionalProperties.(*huma.Schema); ok {
+		return ap
+	}
+	for name, p := range s.Properties {
+		if strings.EqualFold(name, key) {
+			return p
+		}
+	}
+	return nil
+}
+
+// resolveSchema follows the $refs of s through reg; nil when one does not
+// resolve.
+func resolveSchema(reg huma.Registry, s *huma.Schema) *huma.Schema {
+	for i := 0; s != nil && s.Ref != ""; i++ {
+		if reg == nil || i == 8 {
+			return nil
+		}
+		s = reg.SchemaFromRef(s.Ref)
+	}
+	return s
 }
 
 // foldName is the form in which two property names are equal exactly when

@@ -30,6 +30,12 @@ const ImportBody = "importBody"
 // test event) and those that stream their answer. HEAD on them is a 405.
 const NoHead = "noHead"
 
+// JSONParts is the huma.Operation Metadata key of multipart operations
+// with text parts holding a JSON document; its value, a
+// map[string]*huma.Schema, gives each such part's schema, so that the
+// document is checked as a JSON body of that schema is.
+const JSONParts = "jsonParts"
+
 // Output is the answer of an operation that is only a body.
 type Output[T any] struct {
 	Body T
