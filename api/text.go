@@ -299,7 +299,9 @@ func checkParameters(ctx huma.Context, op *huma.Operation) *rest.ProblemDetails 
 				values = append(values, string(v))
 			}
 		case "header":
-			values = append(values, ctx.Header(p.Name))
+			for _, v := range humafiber.Unwrap(ctx).Context().Request.Header.PeekAll(p.Name) {
+				values = append(values, string(v))
+			}
 		default:
 			continue
 		}
@@ -310,6 +312,11 @@ func checkParameters(ctx huma.Context, op *huma.Operation) *rest.ProblemDetails 
 		}
 		if p.In == "query" && len(values) > 1 && (p.Explode == nil || !*p.Explode) {
 			return rest.Invalid(p.In, p.Name, repeatedParameter(p), nil)
+		}
+		// A header read as one value (an idempotency key, a signature) given
+		// twice would count once, silently; Accept is a list by definition.
+		if p.In == "header" && len(values) > 1 && !strings.EqualFold(p.Name, "Accept") {
+			return rest.Invalid(p.In, p.Name, "is given more than once", nil)
 		}
 	}
 	return nil

@@ -374,6 +374,7 @@ func TestIdempotentRetryReturnsTheFirstAlert(t *testing.T) {
 	oc := &contact{First: "O", Last: "T", Email: "ot@example.com"}
 	seed(t, s, other, oc)
 	body["settings"].(map[string]any)["recipients"] = map[string]any{"contactIds": []int64{oc.ID}}
+	delete(body, "jobId")
 	if r := s.Do(t, http.MethodPost, "/v2/alerts", s.Token(t, other), body, "Idempotency-Key", "key-1"); r.Status != 201 {
 		t.Fatalf("other tenant: %d %s", r.Status, r.Body)
 	}

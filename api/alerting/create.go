@@ -208,15 +208,36 @@ type createOutput struct {
 }
 
 func (h *handler) createAlerts(ctx context.Context, in *createInput) (*createOutput, error) {
-	key := in.Body.JobID
-	if key == "" {
-		key = in.IdempotencyKey
+	key, err := idempotencyKey(keyGiven{"header.Idempotency-Key", in.IdempotencyKey}, keyGiven{"body.jobId", in.Body.JobID})
+	if err != nil {
+		return nil, err
 	}
 	res, err := h.create(ctx, in.Body, key, nil, "body", "")
 	if err != nil {
 		return nil, err
 	}
 	return created(res), nil
+}
+
+// keyGiven is an idempotency key as a request gave it, and where.
+type keyGiven struct{ at, key string }
+
+// idempotencyKey is the one key the places of a request give. Two different
+// keys are a 400 naming the second place: whichever counted, a retry that
+// gives only the other would create the alert again.
+func idempotencyKey(given ...keyGiven) (string, error) {
+	var first keyGiven
+	for _, g := range given {
+		switch {
+		case g.key == "":
+		case first.key == "":
+			first = g
+		case g.key != first.key:
+			loc, field, _ := strings.Cut(g.at, ".")
+			return "", rest.Invalid(loc, field, "differs from "+first.at+": give the key in one place, or the same key in both", g.key)
+		}
+	}
+	return first.key, nil
 }
 
 func created(res *model.SendAlertResponse) *createOutput {
@@ -269,12 +290,9 @@ func (h *handler) createAlertWithAttachment(ctx context.Context, in *createMulti
 		}
 		att = &upload{name: name, contentType: ct, data: data}
 	}
-	key := form.JobID
-	if key == "" {
-		key = req.JobID
-	}
-	if key == "" {
-		key = in.IdempotencyKey
+	key, err := idempotencyKey(keyGiven{"header.Idempotency-Key", in.IdempotencyKey}, keyGiven{"body.jobId", form.JobID}, keyGiven{"body.alert.jobId", req.JobID})
+	if err != nil {
+		return nil, err
 	}
 	res, err := h.create(ctx, *req, key, att, "body", "alert")
 	if err != nil {

@@ -2,7 +2,9 @@ package alerting_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 	"mime/multipart"
 	"net/http"
 	"net/url"
@@ -426,5 +428,56 @@ func TestBulkSendNeedsAlertsAndHonoursItsIdempotencyKey(t *testing.T) {
 	}
 	if a := other.Results[2].Alert; a.AlertID != first.Results[2].Alert.AlertID || !a.Replayed {
 		t.Errorf("another key's alert with the jobId: %+v", a)
+	}
+}
+
+// TestIdempotencyKeysThatDisagreeAreRefused: a request that gives two
+// different keys (header and jobId, or the form's jobId and its alert's)
+// is a 400 naming the second, since a retry giving only the other would
+// create the alert again; the same key in both places is one key.
+func TestIdempotencyKeysThatDisagreeAreRefused(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	_, tok := s.NewTenant(t)
+	alert := textAlert("Keys.", map[string]any{"adHoc": []map[string]any{{"firstName": "A", "lastName": "B", "phone": "+15557770002"}}})
+	alert["jobId"] = "job-J"
+	r := s.Do(t, http.MethodPost, "/v2/alerts", tok, alert, "Idempotency-Key", "key-K")
+	if p := problem(t, r); r.Status != http.StatusBadRequest || len(p.Errors) != 1 || p.Errors[0].Location != "body.jobId" {
+		t.Fatalf("header and jobId that differ: %d %s", r.Status, r.Body)
+	}
+	first := send(t, s, tok, alert, "Idempotency-Key", "job-J")
+	if again := send(t, s, tok, alert); again.AlertID != first.AlertID || !again.Replayed {
+		t.Fatalf("the same key in both places is one key: %+v, then %+v", first, again)
+	}
+
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	raw, _ := json.Marshal(alert)
+	_ = mw.WriteField("alert", string(raw))
+	_ = mw.WriteField("jobId", "job-other")
+	_ = mw.Close()
+	r = s.Do(t, http.MethodPost, "/v2/alertsWithAttachments", tok, &buf, "Content-Type", mw.FormDataContentType())
+	if p := problem(t, r); r.Status != http.StatusBadRequest || len(p.Errors) != 1 || p.Errors[0].Location != "body.alert.jobId" {
+		t.Fatalf("form jobId and alert jobId that differ: %d %s", r.Status, r.Body)
+	}
+
+	// A header read as one value, given twice, is refused rather than read
+	// once.
+	req, err := http.NewRequest(http.MethodPost, s.URL+"/v2/alerts", bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Authorization", "Bearer "+tok)
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Add("Idempotency-Key", "job-J")
+	req.Header.Add("Idempotency-Key", "key-K")
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(res.Body)
+	res.Body.Close()
+	if p := problem(t, stacktest.Response{Status: res.StatusCode, Header: res.Header, Body: b}); res.StatusCode != http.StatusBadRequest || p.Errors[0].Location != "header.Idempotency-Key" {
+		t.Fatalf("two Idempotency-Key headers: %d %s", res.StatusCode, b)
 	}
 }
