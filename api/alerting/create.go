@@ -263,7 +263,7 @@ type createMultipartInput struct {
 
 func (h *handler) createAlertWithAttachment(ctx context.Context, in *createMultipartInput) (*createOutput, error) {
 	form := in.RawBody.Data()
-	req, err := h.decodeAlertPart(form.Alert)
+	req, err := h.decodeAlert([]byte(form.Alert), "alert")
 	if err != nil {
 		return nil, err
 	}
@@ -301,25 +301,27 @@ func (h *handler) createAlertWithAttachment(ctx context.Context, in *createMulti
 	return created(res), nil
 }
 
-// decodeAlertPart decodes and validates the alert part of the multipart
-// form against the SendAlertRequest schema, as huma does for JSON bodies.
-func (h *handler) decodeAlertPart(raw string) (*model.SendAlertRequest, error) {
+// decodeAlert decodes and validates raw, the alert at field of the request
+// body (the multipart part alert, the bulk item alerts[3]), against the
+// SendAlertRequest schema, as huma does for JSON bodies: failures are
+// located inside body.<field>.
+func (h *handler) decodeAlert(raw []byte, field string) (*model.SendAlertRequest, error) {
 	var v any
-	if err := json.Unmarshal([]byte(raw), &v); err != nil {
-		return nil, rest.Invalid("body", "alert", "not JSON: "+err.Error(), nil)
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, rest.Invalid("body", field, "not JSON: "+err.Error(), nil)
 	}
 	reg := h.api.OpenAPI().Components.Schemas
 	schema := reg.Schema(reflect.TypeOf(model.SendAlertRequest{}), false, "")
-	pb := huma.NewPathBuffer([]byte("body.alert"), 0)
+	loc := "body." + field
+	pb := huma.NewPathBuffer([]byte(loc), len(loc))
 	res := &huma.ValidateResult{}
 	huma.Validate(reg, schema, pb, huma.ModeWriteToServer, v, res)
 	if len(res.Errors) > 0 {
 		return nil, rest.NewError(http.StatusBadRequest, "validation failed", res.Errors...)
 	}
 	var req model.SendAlertRequest
-	dec := json.NewDecoder(strings.NewReader(raw))
-	if err := dec.Decode(&req); err != nil {
-		return nil, rest.Invalid("body", "alert", err.Error(), nil)
+	if err := rest.DecodeJSONAt(raw, &req, field); err != nil {
+		return nil, err
 	}
 	return &req, nil
 }
@@ -327,7 +329,34 @@ func (h *handler) decodeAlertPart(raw string) (*model.SendAlertRequest, error) {
 type bulkInput struct {
 	TenantID       int64  `path:"tenantId" doc:"The tenant; must be the token's tenant."`
 	IdempotencyKey string `header:"Idempotency-Key" maxLength:"200" doc:"Keys each alert without a jobId as bulk:<SHA-256 of the key, hex>/<index>: a retry of the same batch with the same key creates none of its alerts twice (the alerts the first request accepted come back replayed)."`
-	Body           model.BulkSendAlertRequest
+	Body           bulkBody
+}
+
+// bulkBody is the body of sendBulkAlerts as it is read: huma validates the
+// request (BulkSendAlertRequest) but leaves each alert raw, to be decoded
+// and validated on its own (decodeAlert), so that an alert that does not
+// fit the SendAlertRequest schema is refused alone. The document shows
+// BulkSendAlertRequest (documentBulkBody).
+type bulkBody struct {
+	Alerts []json.RawMessage `json:"alerts"`
+}
+
+// Schema is BulkSendAlertRequest's schema with any value as an alert.
+func (bulkBody) Schema(r huma.Registry) *huma.Schema {
+	s := *r.Schema(reflect.TypeOf(model.BulkSendAlertRequest{}), false, "")
+	alerts := *s.Properties["alerts"]
+	alerts.Items = &huma.Schema{}
+	s.Properties = map[string]*huma.Schema{"alerts": &alerts}
+	return &s
+}
+
+// documentBulkBody documents the body of sendBulkAlerts as a
+// BulkSendAlertRequest: the alerts its schema leaves raw are
+// SendAlertRequests.
+func documentBulkBody(api huma.API) func(*huma.Operation) {
+	return func(op *huma.Operation) {
+		op.RequestBody.Content["application/json"].Schema = api.OpenAPI().Components.Schemas.Schema(reflect.TypeOf(model.BulkSendAlertRequest{}), true, "")
+	}
 }
 
 // bulkKey is the idempotency key of the bulk alert i: its jobId, else
@@ -344,9 +373,14 @@ func bulkKey(req model.SendAlertRequest, header string, i int) string {
 
 func (h *handler) sendBulkAlerts(ctx context.Context, in *bulkInput) (*rest.Output[model.BulkSendAlertResponse], error) {
 	out := &rest.Output[model.BulkSendAlertResponse]{Body: model.BulkSendAlertResponse{Results: []model.SendAlertResult{}}}
-	for i, req := range in.Body.Alerts {
+	for i, raw := range in.Body.Alerts {
 		r := model.SendAlertResult{Index: i}
-		res, err := h.create(ctx, req, bulkKey(req, in.IdempotencyKey, i), nil, "body", fmt.Sprintf("alerts[%d]", i))
+		field := fmt.Sprintf("alerts[%d]", i)
+		req, err := h.decodeAlert(raw, field)
+		var res *model.SendAlertResponse
+		if err == nil {
+			res, err = h.create(ctx, *req, bulkKey(*req, in.IdempotencyKey, i), nil, "body", field)
+		}
 		if err != nil {
 			var pd *rest.ProblemDetails
 			if !errors.As(err, &pd) {

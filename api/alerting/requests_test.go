@@ -191,6 +191,92 @@ func TestBulkSendOneBadAlertDoesNotSinkTheOthers(t *testing.T) {
 	}
 }
 
+// TestBulkSendRefusesAMalformedAlertAlone: an alert that does not fit the
+// SendAlertRequest schema (missing properties, wrong types, a number its
+// field cannot hold, not an object) is refused in its own result, located
+// inside body.alerts[i], and the other alerts of the batch are sent. What
+// concerns the whole request (the number of alerts, unknown properties, a
+// property given twice anywhere in the body) still refuses it all.
+func TestBulkSendRefusesAMalformedAlertAlone(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	tenant, tok := s.NewTenant(t)
+	path := fmt.Sprintf("/v4/%s/alerts/bulkSend", tenant)
+	good := `{"settings": {"message": {"subject": "Good", "body": "ok"}, "recipients": {"adHoc": [{"email": "good@example.com"}]}}}`
+	body := `{"alerts": [` + good + `,
+		{"settings": {"message": {"subject": "s"}}},
+		{"settings": {"message": {"subject": 7, "body": "ok"}, "recipients": {"adHoc": [{"email": "x@example.com"}]}}},
+		{"settings": {"message": {"subject": "s", "body": "ok"}, "recipients": {"contactIds": [1e3]}}},
+		null,
+		` + good + `]}`
+	r := s.Do(t, http.MethodPost, path, tok, []byte(body))
+	var res struct {
+		Accepted, Rejected int
+		Results            []struct {
+			Index    int
+			Accepted bool
+			Status   int
+			Alert    *struct{ AlertID int64 }
+			Errors   []struct{ Location, ErrorMessage string }
+		}
+	}
+	r.JSON(t, &res)
+	if r.Status != http.StatusOK || res.Accepted != 2 || res.Rejected != 4 || len(res.Results) != 6 {
+		t.Fatalf("bulk with malformed alerts: %d %s", r.Status, r.Body)
+	}
+	for _, i := range []int{0, 5} {
+		if a := res.Results[i]; !a.Accepted || a.Status != http.StatusCreated || a.Alert == nil || a.Alert.AlertID == 0 {
+			t.Errorf("good alert %d: %+v", i, a)
+		}
+	}
+	want := map[int]string{
+		1: "body.alerts[1].settings.message.body",
+		2: "body.alerts[2].settings.message.subject",
+		3: "body.alerts[3].settings.recipients.contactIds[0]",
+		4: "body.alerts[4]",
+	}
+	for i, loc := range want {
+		a := res.Results[i]
+		found := false
+		for _, e := range a.Errors {
+			if !strings.HasPrefix(e.Location, fmt.Sprintf("body.alerts[%d]", i)) {
+				t.Errorf("alert %d: failure outside it: %+v", i, e)
+			}
+			found = found || e.Location == loc
+		}
+		if a.Index != i || a.Accepted || a.Status != http.StatusBadRequest || a.Alert != nil || !found {
+			t.Errorf("alert %d: want a 400 at %s: %+v", i, loc, a)
+		}
+	}
+	if n := alertCount(t, s, tok); n != 2 {
+		t.Fatalf("%d alerts, want the 2 good ones", n)
+	}
+
+	// The request as a whole is still checked before any alert is sent.
+	many := make([]string, 101)
+	for i := range many {
+		many[i] = good
+	}
+	for body, loc := range map[string]string{
+		`{"alerts": [` + good + `], "extra": 1}`:                                   "body.extra",
+		`{"alerts": [` + strings.Join(many, ",") + `]}`:                            "body.alerts",
+		`{"alerts": [` + good + `, {"jobId": "a", "JobId": "b", "settings": {}}]}`: "body.alerts[1].JobId",
+		`{"alerts": "x"}`: "body.alerts",
+	} {
+		r := s.Do(t, http.MethodPost, path, tok, []byte(body))
+		found := false
+		for _, f := range problem(t, r).Errors {
+			found = found || f.Location == loc
+		}
+		if r.Status != http.StatusBadRequest || !found {
+			t.Errorf("%.80s: want a 400 at %s: %d %s", body, loc, r.Status, r.Body)
+		}
+	}
+	if n := alertCount(t, s, tok); n != 2 {
+		t.Fatalf("%d alerts after refused requests, want 2", n)
+	}
+}
+
 func TestFindSentAndDefaults(t *testing.T) {
 	t.Parallel()
 	_, withSandbox := stacktest.Sandbox(t)
@@ -317,6 +403,7 @@ func TestMultipartAlertIsValidatedLikeJSON(t *testing.T) {
 		`{"settings": {"message": {"subject": "s", "body": "b"}, "recipients": {}, "channels": {"pager": {"enabled": true}}}}`: "body.alert.settings.channels",
 		`{"settings": {"message": {"subject": "s", "body": "b"}, "recipients": {}}}`:                                           "body.alert.settings.recipients",
 		`not json`: "body.alert",
+		`[1]`:      "body.alert",
 	}
 	// Parts the form does not have, or of the wrong kind, are named rather
 	// than dropped: a file part without a filename arrives as text.

@@ -39,6 +39,21 @@ func UnmarshalJSON(data []byte, v any) error {
 	return &fieldError{field: field, message: expected(te.Type)}
 }
 
+// DecodeJSONAt decodes data, the JSON value at field of a request body
+// (alerts[3]), into v as UnmarshalJSON does: a value that does not fit its
+// Go field is a 400 naming the field inside body.<field>.
+func DecodeJSONAt(data []byte, v any, field string) error {
+	err := UnmarshalJSON(data, v)
+	if err == nil {
+		return nil
+	}
+	var fe *fieldError
+	if errors.As(err, &fe) {
+		return Invalid("body", field+"."+fe.field, fe.message, nil)
+	}
+	return Invalid("body", field, err.Error(), nil)
+}
+
 // fieldError is a body value that does not fit its field. Its text is
 // "body.<field>: <message>", which NewError reads back: huma keeps only the
 // text of an unmarshal error.
