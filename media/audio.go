@@ -80,43 +80,47 @@ func CheckWAVHead(head []byte) error {
 // checkChunks walks the chunks of a RIFF WAVE file and refuses one whose
 // declared size runs past the end of the file: the WAV decoder reads some
 // chunks whole into memory, so a few bytes declaring 4 GB would ask it for
-// 4 GB.
-func checkChunks(r io.ReadSeeker) error {
+// 4 GB. It returns the size of the data chunk, the audio itself.
+func checkChunks(r io.ReadSeeker) (data int64, err error) {
 	size, err := r.Seek(0, io.SeekEnd)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	if _, err := r.Seek(0, io.SeekStart); err != nil {
-		return err
+		return 0, err
 	}
 	var head [12]byte
 	if _, err := io.ReadFull(r, head[:]); err != nil || !bytes.Equal(head[:4], []byte("RIFF")) || !bytes.Equal(head[8:], []byte("WAVE")) {
-		return fmt.Errorf("%w: not a RIFF WAVE file", ErrInvalid)
+		return 0, fmt.Errorf("%w: not a RIFF WAVE file", ErrInvalid)
 	}
 	at := int64(len(head))
 	for size-at >= 8 {
 		var ch [8]byte
 		if _, err := io.ReadFull(r, ch[:]); err != nil {
-			return fmt.Errorf("%w: %v", ErrInvalid, err)
+			return 0, fmt.Errorf("%w: %v", ErrInvalid, err)
 		}
 		n := int64(binary.LittleEndian.Uint32(ch[4:]))
 		at += 8
 		if n > size-at {
-			return fmt.Errorf("%w: the %q chunk declares %d bytes but the file has %d after it", ErrInvalid, ch[:4], n, size-at)
+			return 0, fmt.Errorf("%w: the %q chunk declares %d bytes but the file has %d after it", ErrInvalid, ch[:4], n, size-at)
+		}
+		if bytes.Equal(ch[:4], []byte("data")) {
+			data = n
 		}
 		at += n + n%2 // chunks are word aligned
 		if _, err := r.Seek(at, io.SeekStart); err != nil {
-			return err
+			return 0, err
 		}
 	}
 	_, err = r.Seek(0, io.SeekStart)
-	return err
+	return data, err
 }
 
 func inspectAudio(r io.ReadSeeker, contentType string) (Details, error) {
 	switch contentType {
 	case WAV:
-		if err := checkChunks(r); err != nil {
+		data, err := checkChunks(r)
+		if err != nil {
 			return Details{}, err
 		}
 		d := wav.NewDecoder(r)
@@ -135,11 +139,13 @@ func inspectAudio(r io.ReadSeeker, contentType string) (Details, error) {
 		if d.NumChans == 0 || d.SampleRate == 0 {
 			return Details{}, fmt.Errorf("%w: WAV without channels or sample rate", ErrInvalid)
 		}
-		dur, err := d.Duration()
-		if err != nil {
-			return Details{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+		// The duration is the data chunk's frames; the decoder's own
+		// figure counts the header too.
+		frames := data / (int64(d.NumChans) * int64(d.BitDepth) / 8)
+		if frames == 0 {
+			return Details{}, fmt.Errorf("%w: a WAV file without audio", ErrInvalid)
 		}
-		return Details{Format: "wav", SampleRate: int(d.SampleRate), Channels: int(d.NumChans), BitsPerSample: int(d.BitDepth), DurationMs: dur.Milliseconds()}, nil
+		return Details{Format: "wav", SampleRate: int(d.SampleRate), Channels: int(d.NumChans), BitsPerSample: int(d.BitDepth), DurationMs: frames * 1000 / int64(d.SampleRate)}, nil
 	case MP3:
 		d, err := mp3.NewDecoder(r)
 		if err != nil {

@@ -125,6 +125,14 @@ func TestInspect(t *testing.T) {
 	if err != nil || d.SampleRate != 44100 || d.Channels != 2 || d.BitsPerSample != 16 || d.DurationMs != 1000 {
 		t.Fatalf("wav %+v %v", d, err)
 	}
+	// The duration counts the audio, not the header: 36 bytes are 1 ms of
+	// 8 kHz 16-bit mono.
+	if d, err := media.InspectAudio(bytes.NewReader(tone(t, 8000, 1, 440, 1)), media.WAV); err != nil || d.DurationMs != 1000 {
+		t.Fatalf("8 kHz wav %+v %v", d, err)
+	}
+	if _, err := media.InspectAudio(bytes.NewReader(tone(t, 8000, 1, 440, 0)), media.WAV); !errors.Is(err, media.ErrInvalid) {
+		t.Fatalf("a WAV without audio: %v", err)
+	}
 	d, err = media.InspectAudio(bytes.NewReader(mp3Fixture(t)), media.MP3)
 	if err != nil || d.SampleRate != 22050 || d.DurationMs < 1400 || d.DurationMs > 1700 {
 		t.Fatalf("mp3 %+v %v", d, err)
