@@ -104,9 +104,12 @@ func MaskHeaders(h map[string]string) map[string]string {
 // KeepMaskedHeaders replaces, in h, each masked value (one that starts with
 // "****") with the stored value of the same header (names compared
 // case-insensitively) in old, which it must be the mask of: a client may
-// send back what it read and change only what it means to change. It
-// returns the name of a masked value that matches nothing stored.
-func KeepMaskedHeaders(h, old map[string]string) (string, error) {
+// send back what it read and change only what it means to change. The
+// headers are sent to url and were sent to oldURL: a masked value keeps the
+// stored one only while both have the same destination (SameDestination),
+// so that a new target cannot receive secrets its author never gave. It
+// returns the name of a masked value it cannot keep.
+func KeepMaskedHeaders(h map[string]string, url string, old map[string]string, oldURL string) (string, error) {
 	for _, name := range sortedNames(h) {
 		value := h[name]
 		if !IsMasked(value) {
@@ -120,6 +123,10 @@ func KeepMaskedHeaders(h, old map[string]string) (string, error) {
 		}
 		if !found || secrets.Mask(prev) != value {
 			return name, fmt.Errorf("the value of %s is masked but no stored value of the header matches it; send the value itself", name)
+		}
+		if !SameDestination(url, oldURL) {
+			return name, fmt.Errorf("the value of %s is masked but the destination changed (the url has a new scheme, host, port or path): "+
+				"send the value itself again, the stored one is only sent where it was sent before", name)
 		}
 		h[name] = prev
 	}

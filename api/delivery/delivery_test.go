@@ -437,3 +437,96 @@ func TestEtnAddressPointImportNamesLinesAndBoundsRows(t *testing.T) {
 		t.Fatalf("a refused import changed the list: %+v", lists)
 	}
 }
+
+// A masked secret keeps the stored one only while the URL it is sent to
+// keeps its destination (scheme, host, port and path): otherwise whoever may
+// change the settings could have the credentials sent to a host of their own.
+func TestMaskedSecretsStayWithTheirDestination(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Shared(t)
+	tenant, tok := s.NewTenant(t)
+	st := &providers.Store{DB: s.DB, Box: mustBox(t)}
+	stored := func(ch channels.Channel) providers.Settings {
+		t.Helper()
+		e, err := st.Get(context.Background(), tenant, ch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e.Settings
+	}
+	if r := s.Do(t, http.MethodPut, "/v2/settings/channels/voice", tok, voiceSettings("https://voice.example/v1")); r.Status != 200 {
+		t.Fatalf("put %d %s", r.Status, r.Body)
+	}
+	read := func() model.ChannelProviderSettings {
+		var got model.ChannelProviderSettingsResponse
+		s.Do(t, http.MethodGet, "/v2/settings/channels/voice", tok, nil).JSON(t, &got)
+		return got.Settings
+	}
+
+	// The same destination, the query and a trailing slash changed: kept.
+	same := read()
+	same.Providers[0].URL = "https://VOICE.example:443/v1/?region=eu"
+	if r := s.Do(t, http.MethodPut, "/v2/settings/channels/voice", tok, same); r.Status != 200 {
+		t.Fatalf("same destination %d %s", r.Status, r.Body)
+	}
+	if p := stored(channels.Voice).Providers[0]; p.Token != "voice-api-token-123456" || p.SigningSecret != "callback-signing-secret" {
+		t.Fatalf("same destination stored %+v", p)
+	}
+
+	// A new host, port, scheme or path: each masked secret is refused,
+	// naming it, and nothing changes.
+	for _, c := range []struct{ url, token, field string }{
+		{"https://8.8.4.4/collect", "", "providers[0].token"},
+		{"https://voice.example:8443/v1", "", "providers[0].token"},
+		{"http://voice.example/v1", "", "providers[0].token"},
+		{"https://voice.example/elsewhere", "", "providers[0].token"},
+		{"https://8.8.4.4/collect", "new-voice-token-000000", "providers[0].signingSecret"},
+	} {
+		moved := read()
+		moved.Providers[0].URL = c.url
+		if c.token != "" {
+			moved.Providers[0].Token = c.token
+		}
+		r := s.Do(t, http.MethodPut, "/v2/settings/channels/voice", tok, moved)
+		if r.Status != 400 || !strings.Contains(string(r.Body), `"propertyName":"`+c.field+`"`) || !strings.Contains(string(r.Body), "destination changed") {
+			t.Errorf("%s: %d %s", c.url, r.Status, r.Body)
+		}
+	}
+	if p := stored(channels.Voice).Providers[0]; p.URL != "https://VOICE.example:443/v1/?region=eu" || p.Token != "voice-api-token-123456" {
+		t.Fatalf("a refused put changed %+v", p)
+	}
+
+	// The secrets themselves may go to the new destination; the fallback,
+	// whose URL did not move, keeps its own.
+	moved := read()
+	moved.Providers[0].URL, moved.Providers[0].Token, moved.Providers[0].SigningSecret = "https://8.8.4.4/collect", "new-voice-token-000000", "new-signing-secret-0000"
+	if r := s.Do(t, http.MethodPut, "/v2/settings/channels/voice", tok, moved); r.Status != 200 {
+		t.Fatalf("new destination with the secrets %d %s", r.Status, r.Body)
+	}
+	if ps := stored(channels.Voice).Providers; ps[0].URL != "https://8.8.4.4/collect" || ps[0].Token != "new-voice-token-000000" ||
+		ps[0].SigningSecret != "new-signing-secret-0000" || ps[1].Token != "backup-token-abcdefgh" {
+		t.Fatalf("stored %+v", ps)
+	}
+
+	// Accounts' tokens are posted to every provider URL: a masked one is
+	// refused once a provider URL is new.
+	social := func(url, token string) map[string]any {
+		return map[string]any{
+			"providers": []map[string]any{{"url": url}},
+			"accounts":  []map[string]any{{"id": "city", "name": "City", "token": token}},
+		}
+	}
+	if r := s.Do(t, http.MethodPut, "/v2/settings/channels/socialPostA", tok, social("https://social.example/api", "account-token-9876")); r.Status != 200 {
+		t.Fatalf("social %d %s", r.Status, r.Body)
+	}
+	if r := s.Do(t, http.MethodPut, "/v2/settings/channels/socialPostA", tok, social("https://social.example/api", "****9876")); r.Status != 200 {
+		t.Fatalf("social, same destination %d %s", r.Status, r.Body)
+	}
+	r := s.Do(t, http.MethodPut, "/v2/settings/channels/socialPostA", tok, social("https://8.8.4.4/collect", "****9876"))
+	if r.Status != 400 || !strings.Contains(string(r.Body), `"propertyName":"accounts[0].token"`) {
+		t.Fatalf("social, new destination %d %s", r.Status, r.Body)
+	}
+	if a := stored(channels.SocialPostA); a.Providers[0].URL != "https://social.example/api" || a.Accounts[0].Token != "account-token-9876" {
+		t.Fatalf("social stored %+v", a)
+	}
+}

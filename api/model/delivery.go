@@ -5,7 +5,8 @@ import "time"
 // ChannelProviderSettings configures a tenant's providers of one channel.
 // Secrets (tokens, signing secrets, webhook URLs) are stored encrypted and
 // come back masked ("****" and at most the last four characters); a masked
-// value sent back unchanged keeps the stored secret.
+// value sent back unchanged keeps the stored secret while the URL it is sent
+// to keeps its destination (scheme, host, port and path).
 type ChannelProviderSettings struct {
 	Providers          []ChannelProvider `json:"providers,omitempty" maxItems:"2" doc:"The primary provider and, optionally, a fallback tried for what the primary cannot deliver (unreachable, or refusing a message permanently). Every channel but teamChat needs one."`
 	RatePerSecond      float64           `json:"ratePerSecond,omitempty" minimum:"0" maximum:"100000" doc:"Messages per second on this channel for the tenant; 0 means no limit." example:"50"`
@@ -19,8 +20,8 @@ type ChannelProviderSettings struct {
 type ChannelProvider struct {
 	Name          string `json:"name,omitempty" maxLength:"100" doc:"A label for the provider." example:"primary"`
 	URL           string `json:"url" format:"uri" maxLength:"2000" doc:"The provider's base URL (voice and etn: calls go to {url}/calls; push: {url}/push/send; fax: {url}/faxes; eas and mobileBroadcast: the CAP endpoint itself; social and neighborhood: the network's API). Some providers take their API key in the query, so answers mask each query value (\"****\" and at most its last four characters); a masked URL sent back unchanged keeps the stored one." example:"https://voice.example.com/v1"`
-	Token         string `json:"token,omitempty" maxLength:"4000" doc:"The provider's API token, sent as a bearer token (secret; masked in answers). Not used by the social and neighborhood networks, whose accounts carry their own tokens." example:"sk_live_51Hx"`
-	SigningSecret string `json:"signingSecret,omitempty" maxLength:"200" doc:"voice and etn: the secret the provider signs status callbacks with (HMAC-SHA256, see receiveCallStatus; masked in answers)." example:"whsec_6f2d9c0b7a1e4f3d"`
+	Token         string `json:"token,omitempty" maxLength:"4000" doc:"The provider's API token, sent as a bearer token (secret; masked in answers; a masked token sent back is kept only while url keeps its scheme, host, port and path). Not used by the social and neighborhood networks, whose accounts carry their own tokens." example:"sk_live_51Hx"`
+	SigningSecret string `json:"signingSecret,omitempty" maxLength:"200" doc:"voice and etn: the secret the provider signs status callbacks with (HMAC-SHA256, see receiveCallStatus; masked in answers; a masked secret sent back is kept only while url keeps its scheme, host, port and path)." example:"whsec_6f2d9c0b7a1e4f3d"`
 	From          string `json:"from,omitempty" maxLength:"16" doc:"voice and etn: the E.164 caller id; fax: the sending fax number." example:"+15550001000"`
 	SenderID      string `json:"senderId,omitempty" maxLength:"200" doc:"eas and mobileBroadcast: the CAP sender (default tocsin)." example:"oem@county.example"`
 }
@@ -36,7 +37,7 @@ type TeamChatTarget struct {
 type ChannelAccount struct {
 	ID     string                `json:"id" minLength:"1" maxLength:"100" pattern:"^[A-Za-z0-9][A-Za-z0-9 ._@:-]*$" doc:"The account's id on the network." example:"county-oem"`
 	Name   string                `json:"name" minLength:"1" maxLength:"200" doc:"The account's display name." example:"County Emergency Management"`
-	Token  string                `json:"token" minLength:"1" maxLength:"4000" doc:"The account's access token (secret; masked in answers)." example:"EAAB8aZ"`
+	Token  string                `json:"token" minLength:"1" maxLength:"4000" doc:"The account's access token (secret; masked in answers; a masked token sent back is kept only while every provider url is one stored before, the same scheme, host, port and path)." example:"EAAB8aZ"`
 	Groups []ChannelAccountGroup `json:"groups,omitempty" maxItems:"500" doc:"neighborhood only: the groups the account posts to."`
 }
 

@@ -115,7 +115,7 @@ func (h *handlers) create(ctx context.Context, in *struct{ Body model.Subscripti
 		return nil, noSecretsKey()
 	}
 	// Nothing is stored yet to keep: a masked value is a mistake.
-	if name, err := hooks.KeepMaskedHeaders(in.Body.Headers, nil); err != nil {
+	if name, err := hooks.KeepMaskedHeaders(in.Body.Headers, in.Body.URL, nil, ""); err != nil {
 		return nil, rest.Invalid("body", "headers."+name, err.Error(), nil)
 	}
 	tenant := rest.Tenant(ctx)
@@ -203,7 +203,7 @@ func (h *handlers) update(ctx context.Context, in *struct {
 			return nil, err
 		}
 	}
-	if name, err := hooks.KeepMaskedHeaders(in.Body.Headers, stored); err != nil {
+	if name, err := hooks.KeepMaskedHeaders(in.Body.Headers, in.Body.URL, stored, old.URL); err != nil {
 		return nil, rest.Invalid("body", "headers."+name, err.Error(), nil)
 	}
 	if len(in.Body.Headers) > 0 && h.secrets == nil {

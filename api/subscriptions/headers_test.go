@@ -405,3 +405,57 @@ func TestHeadersChangedByAnOldVersionWin(t *testing.T) {
 	}
 	check("after sealing")
 }
+
+// A masked header value keeps the stored one only while the url keeps its
+// destination (scheme, host, port and path): otherwise whoever may change
+// the subscription could have its credentials sent to a host of their own.
+func TestMaskedHeaderValuesStayWithTheirDestination(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	_, token := s.NewTenant(t)
+	rcv, other := newReceiver(t, 200), newReceiver(t, 200)
+	const key = "api-key-e123"
+	sub := createWith(t, s, token, rcv, map[string]string{"X-Api-Key": key})
+	path := fmt.Sprintf("%s/%d", base, sub.ID)
+	put := func(url string, value string) stacktest.Response {
+		return s.Do(t, http.MethodPut, path, token, map[string]any{
+			"url": url, "eventTypes": []string{"alert.sent"}, "headers": map[string]string{"X-Api-Key": value},
+		})
+	}
+
+	// The same destination, its query changed: the masked value is kept.
+	if r := put(rcv.URL+"/?source=tocsin", "****e123"); r.Status != 200 {
+		t.Fatalf("same destination: %d %s", r.Status, r.Body)
+	}
+	if h := sendTest(t, s, token, sub.ID, rcv); h.Get("X-Api-Key") != key {
+		t.Fatalf("same destination delivered %v", h)
+	}
+
+	// Another port, or another path on the same host, is a new destination:
+	// the masked value is refused, naming the header, and nothing changes.
+	for _, url := range []string{other.URL + "/collect", rcv.URL + "/elsewhere", strings.Replace(rcv.URL, "http://", "https://", 1)} {
+		f := failure(t, put(url, "****e123"))
+		if f.Location != "body.headers.X-Api-Key" || !strings.Contains(f.ErrorMessage, "destination changed") {
+			t.Errorf("%s: %+v", url, f)
+		}
+	}
+	var got model.Subscription
+	s.Do(t, http.MethodGet, path, token, nil).JSON(t, &got)
+	if got.URL != rcv.URL+"/?source=tocsin" {
+		t.Fatalf("a refused update changed the url to %s", got.URL)
+	}
+	if h := sendTest(t, s, token, sub.ID, rcv); h.Get("X-Api-Key") != key {
+		t.Fatalf("after the refusals delivered %v", h)
+	}
+	if n := len(other.received()); n != 0 {
+		t.Fatalf("the new destination got %d requests", n)
+	}
+
+	// The value itself may go to the new destination.
+	if r := put(other.URL+"/collect", key); r.Status != 200 {
+		t.Fatalf("new destination with the value: %d %s", r.Status, r.Body)
+	}
+	if h := sendTest(t, s, token, sub.ID, other); h.Get("X-Api-Key") != key {
+		t.Fatalf("new destination delivered %v", h)
+	}
+}

@@ -74,7 +74,9 @@ func Register(api huma.API, d rest.Deps) {
 	rest.Register(api, area.Op("getSubscription", http.MethodGet, sub, 0, "Get a hook subscription", ""), h.get)
 	rest.Register(api, area.Op("updateSubscription", http.MethodPut, sub, 0, "Replace a hook subscription",
 		"Replaces url, eventTypes, active, description and headers; the signing secret stays. A masked header value "+
-			"sent back unchanged (as getSubscription answered it) keeps the stored value. Setting active to true "+
+			"sent back unchanged (as getSubscription answered it) keeps the stored value while the url keeps its destination "+
+			"(the same scheme, host, port and path); when it changed, a masked value is a 400 naming the header, and the "+
+			"value must be sent again. Setting active to true "+
 			"re-enables a subscription that a 410 answer disabled."),
 		h.update)
 	rest.Register(api, area.Op("deleteSubscription", http.MethodDelete, sub, http.StatusNoContent, "Delete a hook subscription",

@@ -283,7 +283,12 @@ func (s Settings) clone() Settings {
 }
 
 // keepSecrets replaces masked secrets in s with the ones in old: a client
-// may send back what it read and change only what it means to change.
+// may send back what it read and change only what it means to change. A
+// masked secret is kept only while the URL it is sent to keeps its
+// destination (hooks.SameDestination): a provider's token and signing
+// secret belong to its URL, and the accounts' tokens, posted to every
+// provider URL, to the providers' URLs. Otherwise the secret must be sent
+// again, so that a new URL cannot receive secrets its author never gave.
 func (s Settings) keepSecrets(old Settings) error {
 	for i := range s.Providers {
 		var prev Provider
@@ -296,10 +301,11 @@ func (s Settings) keepSecrets(old Settings) error {
 			}
 			s.Providers[i].URL = prev.URL
 		}
-		if err := keep(&s.Providers[i].Token, prev.Token, fmt.Sprintf("providers[%d].token", i)); err != nil {
+		same := prev.URL != "" && hooks.SameDestination(s.Providers[i].URL, prev.URL)
+		if err := keep(&s.Providers[i].Token, prev.Token, same, fmt.Sprintf("providers[%d].token", i), "the provider's url"); err != nil {
 			return err
 		}
-		if err := keep(&s.Providers[i].SigningSecret, prev.SigningSecret, fmt.Sprintf("providers[%d].signingSecret", i)); err != nil {
+		if err := keep(&s.Providers[i].SigningSecret, prev.SigningSecret, same, fmt.Sprintf("providers[%d].signingSecret", i), "the provider's url"); err != nil {
 			return err
 		}
 	}
@@ -310,12 +316,20 @@ func (s Settings) keepSecrets(old Settings) error {
 				prev = t.URL
 			}
 		}
+		// The webhook URL is itself the secret: kept, it is sent where it
+		// was sent before.
 		if strings.Contains(s.Targets[i].URL, "/****") {
 			if prev == "" || maskURL(prev) != s.Targets[i].URL {
 				return &FieldError{Field: fmt.Sprintf("targets[%d].url", i), Message: "is masked but no stored webhook matches it"}
 			}
 			s.Targets[i].URL = prev
 		}
+	}
+	// Every provider posts with every account's token: they stay where they
+	// were sent while each provider URL is one they were sent to.
+	same := true
+	for _, p := range s.Providers {
+		same = same && slices.ContainsFunc(old.Providers, func(o Provider) bool { return hooks.SameDestination(p.URL, o.URL) })
 	}
 	for i := range s.Accounts {
 		prev := ""
@@ -324,19 +338,26 @@ func (s Settings) keepSecrets(old Settings) error {
 				prev = a.Token
 			}
 		}
-		if err := keep(&s.Accounts[i].Token, prev, fmt.Sprintf("accounts[%d].token", i)); err != nil {
+		if err := keep(&s.Accounts[i].Token, prev, same, fmt.Sprintf("accounts[%d].token", i), "a provider's url"); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func keep(v *string, prev, field string) error {
+// keep replaces the masked *v with prev, the stored secret it must be the
+// mask of, when sameDestination: the URL the secret is sent to (dest, for
+// the message) has the destination it had.
+func keep(v *string, prev string, sameDestination bool, field, dest string) error {
 	if !isMasked(*v) {
 		return nil
 	}
 	if prev == "" || secrets.Mask(prev) != *v {
 		return &FieldError{Field: field, Message: "is masked but no stored secret matches it"}
+	}
+	if !sameDestination {
+		return &FieldError{Field: field, Message: "is masked but the destination changed (" + dest + " has a new scheme, host, port or path): " +
+			"send the secret itself again, the stored one is only sent where it was sent before"}
 	}
 	*v = prev
 	return nil

@@ -1,0 +1,33 @@
+package hooks_test
+
+import (
+	"testing"
+
+	"github.com/tocsin/tocsin/hooks"
+)
+
+func TestSameDestination(t *testing.T) {
+	for _, c := range []struct {
+		a, b string
+		want bool
+	}{
+		{"https://h.example/in", "https://h.example/in", true},
+		{"https://h.example/in", "https://H.example.:443/in/?q=1#f", true},
+		{"http://h.example", "http://h.example:80/", true},
+		{"https://h.example/in", "https://8.8.4.4/in", false},
+		{"https://h.example/in", "https://h.example:8443/in", false},
+		{"https://h.example/in", "http://h.example/in", false},
+		{"https://h.example/in", "https://h.example/other", false},
+		{"https://h.example/a/b", "https://h.example/a%2Fb", false},
+		{"https://h.example/in", "", false},
+		{"", "", false},
+		{"https://h.example/in", "://bad", false},
+	} {
+		if got := hooks.SameDestination(c.a, c.b); got != c.want {
+			t.Errorf("SameDestination(%q, %q) = %v", c.a, c.b, got)
+		}
+		if got := hooks.SameDestination(c.b, c.a); got != c.want {
+			t.Errorf("SameDestination(%q, %q) = %v", c.b, c.a, got)
+		}
+	}
+}
