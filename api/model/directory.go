@@ -116,7 +116,7 @@ type CreatePhoneCommand struct {
 	Number  string    `json:"number" minLength:"2" maxLength:"32" doc:"The number, in E.164 (+ and country code) or national form with country. Stored in E.164; a duplicate is a 409." example:"+12025550123"`
 	Country string    `json:"country,omitempty" minLength:"2" maxLength:"2" doc:"ISO 3166-1 alpha-2 region for a number without a leading +." example:"US"`
 	Type    PhoneType `json:"type,omitempty" doc:"Mobile when absent."`
-	CanText *bool     `json:"canText,omitempty" doc:"Text messages may be sent to it; true when absent."`
+	CanText *bool     `json:"canText,omitempty" doc:"Text messages may be sent to it; true when absent. Verification codes go by text only, so a number that cannot take texts cannot be verified."`
 	CanCall *bool     `json:"canCall,omitempty" doc:"Voice calls may be made to it; true when absent."`
 }
 
