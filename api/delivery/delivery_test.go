@@ -3,6 +3,7 @@ package delivery_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -209,9 +210,20 @@ func TestCallStatusCallbacks(t *testing.T) {
 		{"unknown call", path, sign("callback-signing-secret", cb("x", "nope", "busy")), cb("x", "nope", "busy"), 404},
 		{"stale attempt", path, sign("callback-signing-secret", cb("call-999", "c1", "busy")), cb("call-999", "c1", "busy"), 204},
 		{"bad status", path, sign("callback-signing-secret", cb(c1.ProviderCallID, "c1", "ringing")), cb(c1.ProviderCallID, "c1", "ringing"), 400},
-		{"tenant without settings", providers.CallbackPath(channels.Voice, stacktest.NewTenant()), sign("callback-signing-secret", body), body, 404},
-		{"etn not configured", providers.CallbackPath(channels.Etn, tenant), sign("callback-signing-secret", body), body, 404},
+		{"not JSON, signed", path, sign("callback-signing-secret", []byte("callId=x")), []byte("callId=x"), 400},
+		{"empty, signed", path, sign("callback-signing-secret", nil), nil, 400},
+		// Before the signature verifies, nothing else is told: not whether
+		// the tenant configured the channel, nor what is wrong with the body.
+		{"tenant without settings", providers.CallbackPath(channels.Voice, stacktest.NewTenant()), sign("callback-signing-secret", body), body, 401},
+		{"tenant without settings, unsigned", providers.CallbackPath(channels.Voice, stacktest.NewTenant()), "", body, 401},
+		{"etn not configured", providers.CallbackPath(channels.Etn, tenant), sign("callback-signing-secret", body), body, 401},
+		{"etn not configured, unsigned", providers.CallbackPath(channels.Etn, tenant), "", body, 401},
+		{"bad status, unsigned", path, "", cb(c1.ProviderCallID, "c1", "ringing"), 401},
+		{"bad status, forged", path, sign("someone-else-secret", cb(c1.ProviderCallID, "c1", "ringing")), cb(c1.ProviderCallID, "c1", "ringing"), 401},
+		{"not JSON, unsigned", path, "", []byte("callId=x"), 401},
+		{"empty, unsigned", path, "", nil, 401},
 	}
+	var refusals []string
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			hdr := []string{"Content-Type", "application/json"}
@@ -222,7 +234,23 @@ func TestCallStatusCallbacks(t *testing.T) {
 			if r.Status != c.want {
 				t.Fatalf("%d %s", r.Status, r.Body)
 			}
+			if c.want == 400 && !strings.Contains(string(r.Body), `"location":"body`) {
+				t.Fatalf("a signed bad body is not named: %s", r.Body)
+			}
+			if c.want == 401 {
+				// Every refusal is the same answer, but for its instance.
+				var p map[string]any
+				r.JSON(t, &p)
+				delete(p, "instance")
+				b, _ := json.Marshal(p)
+				refusals = append(refusals, r.Header.Get("Content-Type")+" "+string(b))
+			}
 		})
+	}
+	for _, r := range refusals {
+		if r != refusals[0] {
+			t.Fatalf("refusals differ:\n%s\n%s", refusals[0], r)
+		}
 	}
 	if c, _ := calls.Get(ctx, tenant, "c1"); c.Status != voice.StatusAnswered || c.AnsweredBy != "machine" {
 		t.Fatalf("only the signed callbacks count: %+v", c)

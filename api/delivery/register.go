@@ -13,7 +13,9 @@ import (
 	"mime"
 	"net/http"
 	"net/url"
+	"reflect"
 	"strings"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -36,7 +38,15 @@ type handlers struct {
 	pts   *etn.Points
 	// results records calls' outcomes and CAP updates of alerts.
 	results alertResults
+	// callbackSchema is the schema of a status callback's body, in
+	// callbackSchemas, checked once the callback's signature verifies.
+	callbackSchemas huma.Registry
+	callbackSchema  *huma.Schema
 }
+
+// maxCallbackBytes bounds the body of a status callback (a few hundred
+// bytes in practice), read before its signature can be checked.
+const maxCallbackBytes = 64 << 10
 
 // Register adds the delivery operations to api.
 func Register(api huma.API, d rest.Deps) {
@@ -60,11 +70,18 @@ func Register(api huma.API, d rest.Deps) {
 	rest.Register(api, settingsArea.Op("deleteChannelProviderSettings", http.MethodDelete, "/v2/settings/channels/{channel}", http.StatusNoContent, "Remove a channel's provider settings",
 		"Alerts on the channel then fail for the tenant's recipients with \"no provider\"."), h.delete)
 
-	rest.Register(api, rest.Area{Public: true, Tags: []string{"Provider callbacks"}}.Op("receiveCallStatus", http.MethodPost, "/v2/callbacks/{channel}/{tenantId}", http.StatusNoContent, "A voice or ETN provider reports a call's outcome",
-		"Voice and ETN providers post each call's status here (the statusCallback of the call request). The request must carry "+
+	// The callback's body is taken raw and checked only once its signature
+	// verifies, so an unsigned caller learns nothing from the answer.
+	h.callbackSchemas = api.OpenAPI().Components.Schemas
+	h.callbackSchema = h.callbackSchemas.Schema(reflect.TypeFor[model.VoiceStatusCallback](), true, "VoiceStatusCallback")
+	callbackOp := rest.Area{Public: true, Tags: []string{"Provider callbacks"}}.Op("receiveCallStatus", http.MethodPost, "/v2/callbacks/{channel}/{tenantId}", http.StatusNoContent, "A voice or ETN provider reports a call's outcome",
+		"Voice and ETN providers post each call's status here (the statusCallback of the call request), as JSON. The request must carry "+
 			"`X-Tocsin-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<raw body>\" keyed with the provider's signingSecret>`; "+
-			"a missing or wrong signature, or a timestamp more than five minutes away, is a 401. Busy and unanswered calls with attempts left are dialled again after the retry interval; "+
-			"a callback about an earlier attempt is acknowledged and ignored.", http.StatusUnauthorized).DocumentedBy(jsonBodyOnly), h.callback)
+			"a missing or wrong signature, or a timestamp more than five minutes away, is a 401, the same 401 whether the tenant has the channel configured or not "+
+			"and whatever the body holds: the body is checked (a 400 naming the field) only once the signature verifies. Busy and unanswered calls with attempts left are dialled again after the retry interval; "+
+			"a callback about an earlier attempt is acknowledged and ignored.", http.StatusUnauthorized).DocumentedBy(h.documentCallbackBody)
+	callbackOp.MaxBodyBytes = maxCallbackBytes
+	rest.Register(api, callbackOp, h.callback)
 
 	rest.Register(api, rest.Area{Scope: "tamarack", Tags: []string{"Alerts"}}.Op("createAlertCapUpdate", http.MethodPost, "/v2/alerts/{alertId}/capUpdates", http.StatusAccepted, "Update or cancel an alert's CAP messages",
 		"Sends a CAP 1.2 Update or Cancel on each CAP channel (eas, mobileBroadcast) the alert was delivered on, "+
@@ -173,29 +190,40 @@ func (h *handlers) callback(ctx context.Context, in *struct {
 	Channel   string `path:"channel" enum:"voice,etn" doc:"The channel of the call."`
 	TenantID  string `path:"tenantId" doc:"The tenant whose call it is." example:"1001"`
 	Signature string `header:"X-Tocsin-Signature" doc:"t=<unix seconds>,v1=<hex HMAC-SHA256 of \"<t>.<raw body>\" with the provider's signingSecret>." example:"t=1767225600,v1=5257a869e7ecebeda32affa62cdca3fa51cad7e77a0e56ff536d0ce8e108d8bd"`
-	Body      model.VoiceStatusCallback
-	RawBody   []byte
+	// RawBody is the signed body, a VoiceStatusCallback (see
+	// documentCallbackBody): huma neither parses nor checks it, so that
+	// nothing about it is answered before the signature verifies.
+	RawBody []byte
 }) (*struct{}, error) {
+	// Whatever fails before the signature verifies (a tenant or channel
+	// without settings, an unsigned or forged request) is this one answer.
+	unsigned := rest.Problem(http.StatusUnauthorized, "the X-Tocsin-Signature header does not verify")
 	tenant, err := url.PathUnescape(in.TenantID)
 	if err != nil {
-		return nil, rest.NotFound("tenant")
+		return nil, unsigned
 	}
 	ch := channels.Channel(in.Channel)
+	var keys []string
 	e, err := h.store.Get(ctx, tenant, ch)
-	if errors.Is(err, storage.ErrNotFound) || errors.Is(err, secrets.ErrOpen) {
-		return nil, rest.NotFound(in.Channel + " settings of the tenant")
+	switch {
+	case errors.Is(err, storage.ErrNotFound) || errors.Is(err, secrets.ErrOpen):
+		// No secret to verify with: nothing verifies.
+	case err != nil:
+		return nil, err
+	default:
+		for _, p := range e.Settings.Providers {
+			keys = append(keys, p.SigningSecret)
+		}
 	}
-	if err != nil {
+	body := bytes.TrimSpace(in.RawBody)
+	if err := voice.Verify(keys, in.Signature, body, time.Now()); err != nil {
+		return nil, unsigned
+	}
+	if err := h.checkCallback(body); err != nil {
 		return nil, err
 	}
-	var keys []string
-	for _, p := range e.Settings.Providers {
-		keys = append(keys, p.SigningSecret)
-	}
-	call, err := voice.Receive(ctx, h.calls, keys, tenant, ch, in.Signature, bytes.TrimSpace(in.RawBody))
+	call, err := voice.Accept(ctx, h.calls, tenant, ch, body)
 	switch {
-	case errors.Is(err, voice.ErrSignature):
-		return nil, rest.Problem(http.StatusUnauthorized, "the X-Tocsin-Signature header does not verify")
 	case errors.Is(err, voice.ErrBadCallback):
 		return nil, rest.Invalid("body", "status", strings.TrimPrefix(err.Error(), voice.ErrBadCallback.Error()+": "), nil)
 	case errors.Is(err, voice.ErrUnknownCall):
@@ -295,8 +323,36 @@ func (h *handlers) deletePoints(ctx context.Context, in *listNamePath) (*struct{
 	return nil, nil
 }
 
-// jsonBodyOnly drops the octet-stream body that RawBody (the signed bytes)
-// adds to the document beside the JSON one: providers send JSON.
-func jsonBodyOnly(op *huma.Operation) {
-	delete(op.RequestBody.Content, "application/octet-stream")
+// checkCallback checks a verified callback's body against the
+// VoiceStatusCallback schema, as huma checks the bodies it parses: a body
+// that is not JSON, or breaks the schema, is a 400 naming the field.
+func (h *handlers) checkCallback(body []byte) error {
+	if len(body) == 0 {
+		return rest.Invalid("body", "", "a status callback (JSON) is required", nil)
+	}
+	var parsed any
+	if err := json.Unmarshal(body, &parsed); err != nil {
+		return rest.Invalid("body", "", "not JSON: "+err.Error(), nil)
+	}
+	res := &huma.ValidateResult{}
+	pb := huma.NewPathBuffer(make([]byte, 0, 64), 0)
+	pb.Push("body")
+	huma.Validate(h.callbackSchemas, h.callbackSchema, pb, huma.ModeWriteToServer, parsed, res)
+	if len(res.Errors) > 0 {
+		return rest.NewError(http.StatusUnprocessableEntity, "validation failed", res.Errors...)
+	}
+	var cb model.VoiceStatusCallback
+	if err := rest.UnmarshalJSON(body, &cb); err != nil {
+		return rest.NewError(http.StatusBadRequest, "validation failed", &huma.ErrorDetail{Location: "body", Message: err.Error()})
+	}
+	return nil
+}
+
+// documentCallbackBody documents the callback's body as the JSON
+// VoiceStatusCallback it is, in place of the octet-stream RawBody stands
+// for. It stays optional for huma, so that an empty body is answered like
+// any other once the signature is checked.
+func (h *handlers) documentCallbackBody(op *huma.Operation) {
+	op.RequestBody.Content = map[string]*huma.MediaType{"application/json": {Schema: h.callbackSchema}}
+	op.RequestBody.Required = false
 }

@@ -105,7 +105,12 @@ func TestNotificationPreferences(t *testing.T) {
 		t.Errorf("an empty group id is refused without a message: %+v", p.Errors)
 	}
 	wantProblem(t, e.do(t, "POST", mem, map[string]any{"groupId": "1"}), 400, "body")
+	// The id is written as the group's paths take it: leading zeros are
+	// refused rather than joining a group the DELETE would not find.
+	wantProblem(t, e.do(t, "POST", mem, "00"+fmt.Sprint(campus)), 400, "body")
+	wantProblem(t, e.do(t, "POST", mem, "0"), 400, "body")
 	want(t, e.do(t, "POST", mem, fmt.Sprint(campus)), 204)
+	wantProblem(t, e.do(t, "DELETE", mem+"/00"+fmt.Sprint(campus), nil), 404, "")
 	want(t, e.do(t, "DELETE", mem+"/"+fmt.Sprint(campus), nil), 204)
 	wantProblem(t, e.do(t, "DELETE", mem+"/"+fmt.Sprint(campus), nil), 404, "")
 	// A user whose settings forbid joining cannot join.

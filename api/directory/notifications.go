@@ -61,9 +61,10 @@ func (h *handlers) registerNotifications(api huma.API) {
 			"A token that also has the tamarack scope (an alerting administrator's) adds the user to any group of the tenant, public or not, whatever the user's settings. Already a member is a 409.",
 		http.StatusConflict),
 		func(ctx context.Context, in *userWith[model.CreateGroupMembership]) (*struct{}, error) {
-			gid, err := strconv.ParseInt(strings.TrimSpace(string(in.Body)), 10, 64)
-			if err != nil || gid <= 0 {
-				return nil, rest.Invalid("body", "", "not a group id", string(in.Body))
+			// The same id the group's paths take (DELETE …/memberships/{groupId}).
+			gid, err := store.ParseID(string(in.Body))
+			if err != nil {
+				return nil, rest.Invalid("body", "", "not a group id: give the group's id as it is written, without leading zeros", string(in.Body))
 			}
 			u, err := in.user(ctx)
 			if err != nil {

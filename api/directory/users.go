@@ -38,7 +38,11 @@ func (h *handlers) registerUsers(api huma.API) {
 			if err != nil {
 				return nil, err
 			}
-			u.ExternalID = strings.TrimSpace(in.Body.ExternalID)
+			if ext := in.Body.ExternalID; ext != nil {
+				if u.ExternalID = strings.TrimSpace(*ext); u.ExternalID == "" {
+					return nil, rest.Invalid("body", "externalId", "must not be blank: leave it out for none", *ext)
+				}
+			}
 			u.SelfService = store.SelfService(model.DefaultSelfService)
 			if in.Body.SelfService != nil {
 				u.SelfService = store.SelfService(*in.Body.SelfService)
@@ -186,12 +190,19 @@ func newUser(name model.PersonName, lang, zone string, apps []model.MobileApp) (
 	if !knownZone(zone) {
 		return store.NewUser{}, rest.Invalid("body", "timeZone", "not a time zone of metaGetTimeZones", zone)
 	}
-	seen := map[string]bool{}
+	seen, tokens := map[string]bool{}, map[string]int{}
 	for i := range apps {
 		if seen[apps[i].InstallationID] {
 			return store.NewUser{}, rest.Invalid("body", fmt.Sprintf("mobileApps[%d].installationId", i), "duplicate installation id", apps[i].InstallationID)
 		}
 		seen[apps[i].InstallationID] = true
+		if t := apps[i].PushToken; t != "" {
+			if j, twice := tokens[t]; twice {
+				return store.NewUser{}, rest.Invalid("body", fmt.Sprintf("mobileApps[%d].pushToken", i),
+					fmt.Sprintf("push token given twice: mobileApps[%d] has it already (a token belongs to one installation)", j), nil)
+			}
+			tokens[t] = i
+		}
 		if apps[i].RegisteredAt.IsZero() {
 			apps[i].RegisteredAt = nowUTC()
 		}

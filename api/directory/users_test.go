@@ -59,6 +59,13 @@ func TestUsers(t *testing.T) {
 		{map[string]any{"name": map[string]any{"first": "A", "last": "B"}, "timeZone": "Mars/Olympus"}, "body.timeZone"},
 		{map[string]any{"name": map[string]any{"first": "A", "last": "B"}, "mobileApps": []map[string]any{{"installationId": "x", "platform": "symbian"}}}, "body.mobileApps"},
 		{map[string]any{}, "body"},
+		// A blank external id is refused, as usersCreateExternalId does.
+		{map[string]any{"name": map[string]any{"first": "A", "last": "B"}, "externalId": "   "}, "body.externalId"},
+		{map[string]any{"name": map[string]any{"first": "A", "last": "B"}, "externalId": ""}, "body.externalId"},
+		// The same push token twice in one body is a 400, not a 409 about another user.
+		{map[string]any{"name": map[string]any{"first": "A", "last": "B"}, "mobileApps": []map[string]any{
+			{"installationId": "a-1", "platform": "android", "pushToken": "push-token-twice"},
+			{"installationId": "a-2", "platform": "ios", "pushToken": "push-token-twice"}}}, "body.mobileApps[1].pushToken"},
 	} {
 		wantProblem(t, e.do(t, "POST", e.base()+"/users", c.body), 400, c.field)
 	}
@@ -87,6 +94,12 @@ func TestUsers(t *testing.T) {
 		t.Fatalf("%+v", p)
 	}
 	wantProblem(t, e.do(t, "PUT", e.user(p.ID), map[string]any{"name": map[string]any{"first": "A", "last": "B"}, "preferredLanguage": "en", "timeZone": "Nowhere"}), 400, "body.timeZone")
+	tw := wantProblem(t, e.do(t, "PUT", e.user(p.ID), map[string]any{"name": map[string]any{"first": "A", "last": "B"}, "preferredLanguage": "en", "timeZone": "UTC", "mobileApps": []map[string]any{
+		{"installationId": "i-1", "platform": "ios", "pushToken": "push-token-twice"},
+		{"installationId": "i-2", "platform": "ios", "pushToken": "push-token-twice"}}}), 400, "body.mobileApps[1].pushToken")
+	if !strings.Contains(tw.Error(), "given twice") {
+		t.Fatalf("%s", tw.Error())
+	}
 
 	// External ids.
 	other := e.createUser(t, "Alan", "Turing")

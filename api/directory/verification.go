@@ -60,10 +60,10 @@ func registerVerification[N addressIn[model.CreateVerificationNonceCommand], R a
 	api huma.API, h *handlers, path, kind, by string) {
 	nonceDoc := fmt.Sprintf("Reserves a client-generated nonce that one resend of the verification code then spends (within %s). "+
 		"At most %d nonces per address (across the tenant's users) within %s; more are a 429 with Retry-After. "+
-		"A nonce already reserved for the address, or an address already verified, is a 409.",
+		"A nonce already reserved for the address, an address already verified, or a phone number that cannot take texts (a Fax, or canText false: codes are sent by text only) is a 409.",
 		store.NonceTTL, store.NonceLimit, store.NonceWindow)
 	resendDoc := "Spends a nonce and has the address's verification workflow (verify-<tenant>-<user>-<keyed hash of the address>) generate a new code and send it %s. " +
-		"The new code replaces any earlier one. Answers 202 at once; the code arrives shortly. An unknown, spent or expired nonce is a 400; an address already verified a 409."
+		"The new code replaces any earlier one. Answers 202 at once; the code arrives shortly. An unknown, spent or expired nonce is a 400; an address already verified, or a phone number that cannot take texts, a 409 (the nonce is not spent)."
 	verifyDoc := "Compares the code with the most recently sent one. A match verifies the address (200). A wrong code is a 400 telling the attempts left; " +
 		"the %dth wrong code kills the code. An expired or dead code is a 410 (resend to get a new one); no code sent, or an address already verified, is a 409."
 
@@ -122,6 +122,8 @@ func (h *handlers) nonce(ctx context.Context, p addressPath, nonce string) (*res
 		return nil, rest.Conflict("this nonce is already reserved for the " + what(kind))
 	case errors.Is(err, store.ErrAlreadyVerified):
 		return nil, rest.Conflict("the " + what(kind) + " is already verified")
+	case errors.Is(err, store.ErrCannotText):
+		return nil, cannotText()
 	case err != nil:
 		return nil, h.fail(ctx, err, what(kind))
 	}
@@ -142,8 +144,16 @@ func (h *handlers) resend(ctx context.Context, p addressPath, nonce string) erro
 		return rest.Invalid("body", "nonce", "unknown, spent or expired nonce: reserve one with the nonce operation first", nonce)
 	case errors.Is(err, store.ErrAlreadyVerified):
 		return rest.Conflict("the " + what(kind) + " is already verified")
+	case errors.Is(err, store.ErrCannotText):
+		return cannotText()
 	}
 	return h.fail(ctx, err, what(kind))
+}
+
+// cannotText is the answer for a phone number no code can be texted to.
+func cannotText() error {
+	return rest.Conflict("the phone number cannot take texts (it is a Fax number, or was added with canText false) and verification codes are sent by text only: " +
+		"no nonce was reserved or spent. To verify it, remove the number and add it again with canText true")
 }
 
 func (h *handlers) verify(ctx context.Context, p addressPath, code string) (*rest.Output[model.VerificationResponse], error) {

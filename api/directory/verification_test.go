@@ -325,3 +325,33 @@ func TestUndeliverableCodeFailsTheVerification(t *testing.T) {
 		t.Fatalf("%d verification.failed events", n)
 	}
 }
+
+// TestNoCodeForNumbersThatCannotText: codes go by text only, so a Fax number
+// or one added with canText false is refused a nonce and a resend (409),
+// and no quota is spent and nothing is sent.
+func TestNoCodeForNumbersThatCannotText(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	id := e.createUser(t, "Fax", "Only")
+	want(t, e.do(t, "POST", e.user(id)+"/contact/phones", map[string]any{"number": "4155552672", "country": "US", "type": "Fax"}), 201)
+	want(t, e.do(t, "POST", e.user(id)+"/contact/phones", map[string]any{"number": "4155552673", "country": "US", "type": "Home", "canText": false}), 201)
+	for _, number := range []string{"+14155552672", "+14155552673"} {
+		num := phonePath(e, id, number)
+		for i := range 6 {
+			p := wantProblem(t, e.do(t, "POST", num+"/verification/nonce", map[string]any{"nonce": "fax-nonce-" + strconv.Itoa(i)}), 409, "")
+			if !strings.Contains(p.Error(), "cannot take texts") {
+				t.Fatalf("%s: %s", number, p.Error())
+			}
+		}
+		wantProblem(t, e.do(t, "POST", num+"/verification/resend", map[string]any{"nonce": "fax-nonce-0"}), 409, "")
+	}
+	// A number that can take texts is not held back by them.
+	want(t, e.do(t, "POST", e.user(id)+"/contact/phones", map[string]any{"number": "4155552674", "country": "US", "type": "Mobile"}), 201)
+	e.resend(t, phonePath(e, id, "+14155552674"))
+	e.textCode(t, "+14155552674", 1)
+	for _, m := range e.sb.SMS.Messages() {
+		if m.To == "+14155552672" || m.To == "+14155552673" {
+			t.Fatalf("a code was texted to %s", m.To)
+		}
+	}
+}

@@ -58,7 +58,7 @@ type UserProfileSummaryPagedApiResponse PagedItems[UserProfileSummary]
 
 // CreateUserProfileCommand creates a directory user.
 type CreateUserProfileCommand struct {
-	ExternalID        string               `json:"externalId,omitempty" maxLength:"128" doc:"The id the tenant's own systems use; unique within the directory (a duplicate is a 409)." example:"E-20431"`
+	ExternalID        *string              `json:"externalId,omitempty" minLength:"1" maxLength:"128" doc:"The id the tenant's own systems use; unique within the directory (a duplicate is a 409). Leave it out for none: a blank one is a 400." example:"E-20431"`
 	Name              PersonName           `json:"name"`
 	PreferredLanguage string               `json:"preferredLanguage,omitempty" maxLength:"16" doc:"A code from metaGetLanguages; en when absent." example:"en"`
 	TimeZone          string               `json:"timeZone,omitempty" maxLength:"64" doc:"An IANA time zone from metaGetTimeZones; UTC when absent." example:"America/Chicago"`
@@ -116,7 +116,7 @@ type CreatePhoneCommand struct {
 	Number  string    `json:"number" minLength:"2" maxLength:"32" doc:"The number, in E.164 (+ and country code) or national form with country. Stored in E.164; a duplicate is a 409." example:"+12025550123"`
 	Country string    `json:"country,omitempty" minLength:"2" maxLength:"2" doc:"ISO 3166-1 alpha-2 region for a number without a leading +." example:"US"`
 	Type    PhoneType `json:"type,omitempty" doc:"Mobile when absent."`
-	CanText *bool     `json:"canText,omitempty" doc:"Text messages may be sent to it; true when absent."`
+	CanText *bool     `json:"canText,omitempty" doc:"Text messages may be sent to it; true when absent. Verification codes go by text only, so a number that cannot take texts cannot be verified."`
 	CanCall *bool     `json:"canCall,omitempty" doc:"Voice calls may be made to it; true when absent."`
 }
 
@@ -229,8 +229,8 @@ type CreateGroupMembership string
 func (CreateGroupMembership) Schema(r huma.Registry) *huma.Schema {
 	if _, ok := r.Map()["CreateGroupMembership"]; !ok {
 		s := &huma.Schema{
-			Type: huma.TypeString, MinLength: ptr(1), MaxLength: ptr(20), Pattern: "^[0-9]+$",
-			Description: "The id of a public group to join, as a JSON string.", Examples: []any{"42"},
+			Type: huma.TypeString, MinLength: ptr(1), MaxLength: ptr(20), Pattern: "^[1-9][0-9]*$",
+			Description: "The id of a public group to join, as a JSON string, written as the group's id is (no leading zeros), as in the path that removes the membership.", Examples: []any{"42"},
 		}
 		s.PrecomputeMessages() // as EnumSchema: huma validates with these
 		r.Map()["CreateGroupMembership"] = s

@@ -85,6 +85,11 @@ func Receive(ctx context.Context, calls *Calls, secrets []string, tenant string,
 	if err := Verify(secrets, header, body, time.Now()); err != nil {
 		return Call{}, err
 	}
+	return Accept(ctx, calls, tenant, ch, body)
+}
+
+// Accept decodes a status callback whose signature verified and records it.
+func Accept(ctx context.Context, calls *Calls, tenant string, ch channels.Channel, body []byte) (Call, error) {
 	var cb Callback
 	if err := json.Unmarshal(body, &cb); err != nil {
 		return Call{}, fmt.Errorf("%w: %v", ErrBadCallback, err)

@@ -53,6 +53,9 @@ const (
 var (
 	ErrNonceInvalid    = errors.New("the nonce is unknown, spent or expired")
 	ErrAlreadyVerified = errors.New("the address is already verified")
+	// ErrCannotText: the phone number cannot take texts (a fax, or one
+	// added with canText false), so no code can reach it.
+	ErrCannotText = errors.New("the phone number cannot take texts")
 )
 
 // RateLimitedError says how long to wait before another nonce is allowed.
@@ -98,6 +101,30 @@ func ContactStatus(ctx context.Context, q Querier, tenant string, person int64, 
 	return storage.GetOne[storage.VerificationStatus](ctx, q, "read verification status", `SELECT verification_status FROM `+t.table+` WHERE `+t.match(), tenant, person, address)
 }
 
+// codeStatus reads the verification status of the person's address, which
+// a code is about to be sent to: an address verified already is
+// ErrAlreadyVerified, a phone number that cannot take texts ErrCannotText.
+func codeStatus(ctx context.Context, q Querier, tenant string, person int64, kind Kind, address string) error {
+	t := kind.addresses()
+	canText := "true"
+	if kind == KindPhone {
+		canText = "can_text"
+	}
+	row, err := storage.GetOne[struct {
+		Status  storage.VerificationStatus `db:"verification_status"`
+		CanText bool                       `db:"can_text"`
+	}](ctx, q, "read verification status", `SELECT verification_status, `+canText+` AS can_text FROM `+t.table+` WHERE `+t.match(), tenant, person, address)
+	switch {
+	case err != nil:
+		return err
+	case row.Status == storage.VerificationVerified:
+		return ErrAlreadyVerified
+	case !row.CanText:
+		return ErrCannotText
+	}
+	return nil
+}
+
 func setContactStatus(ctx context.Context, q Querier, tenant string, person int64, kind Kind, address string, st storage.VerificationStatus) error {
 	t := kind.addresses()
 	if _, err := q.ExecContext(ctx, `UPDATE `+t.table+` SET verification_status = $4,
@@ -116,14 +143,11 @@ type NonceReservation struct {
 // ReserveNonce records a client nonce for the address, unless NonceLimit
 // nonces were reserved for it (by any user of the tenant) within NonceWindow
 // (RateLimitedError). A nonce already reserved for the address is
-// ErrConflict; an address already verified is ErrAlreadyVerified.
+// ErrConflict; an address already verified is ErrAlreadyVerified, a phone
+// number that cannot take texts ErrCannotText (no nonce is reserved).
 func ReserveNonce(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, kind Kind, address, nonce string) (NonceReservation, error) {
-	st, err := ContactStatus(ctx, tx, tenant, person, kind, address)
-	if err != nil {
+	if err := codeStatus(ctx, tx, tenant, person, kind, address); err != nil {
 		return NonceReservation{}, err
-	}
-	if st == storage.VerificationVerified {
-		return NonceReservation{}, ErrAlreadyVerified
 	}
 	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 7))`,
 		tenant+"\n"+string(kind)+"\n"+address); err != nil {
@@ -147,7 +171,7 @@ func ReserveNonce(ctx context.Context, tx *sqlx.Tx, tenant string, person int64,
 		return NonceReservation{}, &RateLimitedError{RetryAfter: wait}
 	}
 	var exp time.Time
-	err = tx.GetContext(ctx, &exp, `INSERT INTO directory_verification_nonces (tenant_id, person_id, kind, address, nonce, expires_at)
+	err := tx.GetContext(ctx, &exp, `INSERT INTO directory_verification_nonces (tenant_id, person_id, kind, address, nonce, expires_at)
 		VALUES ($1, $2, $3, $4, $5, now() + make_interval(secs => $6)) RETURNING expires_at`,
 		tenant, person, kind, address, nonce, NonceTTL.Seconds())
 	if storage.IsUniqueViolation(err, "directory_verification_nonces_nonce") {
@@ -166,14 +190,11 @@ func ReserveNonce(ctx context.Context, tx *sqlx.Tx, tenant string, person int64,
 // BeginResend spends the nonce and numbers a new resend of the address,
 // returning its sequence number. The code itself is stored by the workflow's
 // activity (StoreCode) with that number, so only the newest resend's code
-// is ever live.
+// is ever live. An address verified already is ErrAlreadyVerified, a phone
+// number that cannot take texts ErrCannotText; neither spends the nonce.
 func BeginResend(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, kind Kind, address, nonce, workflowID string) (int, error) {
-	st, err := ContactStatus(ctx, tx, tenant, person, kind, address)
-	if err != nil {
+	if err := codeStatus(ctx, tx, tenant, person, kind, address); err != nil {
 		return 0, err
-	}
-	if st == storage.VerificationVerified {
-		return 0, ErrAlreadyVerified
 	}
 	res, err := tx.ExecContext(ctx, `UPDATE directory_verification_nonces SET used_at = now()
 		WHERE tenant_id = $1 AND person_id = $2 AND kind = $3 AND address = $4 AND nonce = $5 AND used_at IS NULL AND expires_at > now()`,
