@@ -3,34 +3,45 @@ package hooks
 import (
 	"net/url"
 	"strings"
+
+	"golang.org/x/net/idna"
 )
 
 // SameDestination reports whether the URLs a and b reach the same receiver:
 // the same origin (scheme, host and port, the default port of the scheme
-// written or not, host names compared case-insensitively) and the same
-// path (trailing slashes aside). The query and the fragment do not count.
+// written or not), the same path (trailing slashes aside) and the same
+// query parameters (in any order). The fragment does not count. Hosts are
+// compared as the HTTP client dials them: an internationalized name in its
+// ASCII form (so STRAẞE.de, which goes to strasse.de, is not straße.de),
+// then case-insensitively; a trailing dot counts, as it changes how a
+// single-label name resolves.
 //
 // A masked secret sent back keeps its stored value only while the URL the
 // secret is sent to keeps its destination: otherwise whoever may change a
-// setting, without reading its secrets, could send them to a host of their
-// choosing. The path counts too because one host often serves many
-// receivers told apart by path (shared webhook collectors, API gateways),
-// so a new path on the same host can reach someone else.
+// setting, without reading its secrets, could send them to a receiver of
+// their choosing. The path and the query count too because one host often
+// serves many receivers told apart by path or by a parameter (shared
+// webhook collectors, API gateways, buckets), so changing either can reach
+// someone else.
 func SameDestination(a, b string) bool {
-	pa, err := url.Parse(a)
-	if err != nil || pa.Host == "" {
+	da, ok := destination(a)
+	if !ok {
 		return false
 	}
-	pb, err := url.Parse(b)
-	if err != nil || pb.Host == "" {
-		return false
-	}
-	return origin(pa) == origin(pb) &&
-		strings.TrimRight(pa.EscapedPath(), "/") == strings.TrimRight(pb.EscapedPath(), "/")
+	db, ok := destination(b)
+	return ok && da == db
 }
 
-// origin is u's scheme, host and port, the port always written.
-func origin(u *url.URL) string {
+// destination is the receiver raw names, in one spelling.
+func destination(raw string) (string, bool) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return "", false
+	}
+	host, err := idna.Lookup.ToASCII(u.Hostname())
+	if err != nil {
+		return "", false
+	}
 	scheme := strings.ToLower(u.Scheme)
 	port := u.Port()
 	if port == "" {
@@ -41,5 +52,6 @@ func origin(u *url.URL) string {
 			port = "80"
 		}
 	}
-	return scheme + "://" + normalHost(u.Hostname()) + ":" + port
+	return scheme + "://" + strings.ToLower(host) + ":" + port +
+		strings.TrimRight(u.EscapedPath(), "/") + "?" + u.Query().Encode(), true
 }

@@ -12,7 +12,11 @@ func TestSameDestination(t *testing.T) {
 		want bool
 	}{
 		{"https://h.example/in", "https://h.example/in", true},
-		{"https://h.example/in", "https://H.example.:443/in/?q=1#f", true},
+		{"https://h.example/in?b=2&a=1", "https://H.example:443/in/?a=1&b=2#f", true},
+		{"https://h.example/in?bucket=mine", "https://h.example/in?bucket=theirs", false},
+		{"https://h.example/in", "https://h.example/in?q=1", false},
+		{"https://straße.de/in", "https://STRAẞE.de/in", false},
+		{"https://intranet/in", "https://intranet./in", false},
 		{"http://h.example", "http://h.example:80/", true},
 		{"https://h.example/in", "https://8.8.4.4/in", false},
 		{"https://h.example/in", "https://h.example:8443/in", false},

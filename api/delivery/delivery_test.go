@@ -491,9 +491,10 @@ func TestMaskedSecretsStayWithTheirDestination(t *testing.T) {
 		return got.Settings
 	}
 
-	// The same destination, the query and a trailing slash changed: kept.
+	// The same destination, written with the port, another case and a
+	// trailing slash: kept.
 	same := read()
-	same.Providers[0].URL = "https://VOICE.example:443/v1/?region=eu"
+	same.Providers[0].URL = "https://VOICE.example:443/v1/"
 	if r := s.Do(t, http.MethodPut, "/v2/settings/channels/voice", tok, same); r.Status != 200 {
 		t.Fatalf("same destination %d %s", r.Status, r.Body)
 	}
@@ -508,6 +509,7 @@ func TestMaskedSecretsStayWithTheirDestination(t *testing.T) {
 		{"https://voice.example:8443/v1", "", "providers[0].token"},
 		{"http://voice.example/v1", "", "providers[0].token"},
 		{"https://voice.example/elsewhere", "", "providers[0].token"},
+		{"https://voice.example/v1?account=theirs", "", "providers[0].token"},
 		{"https://8.8.4.4/collect", "new-voice-token-000000", "providers[0].signingSecret"},
 	} {
 		moved := read()
@@ -520,7 +522,7 @@ func TestMaskedSecretsStayWithTheirDestination(t *testing.T) {
 			t.Errorf("%s: %d %s", c.url, r.Status, r.Body)
 		}
 	}
-	if p := stored(channels.Voice).Providers[0]; p.URL != "https://VOICE.example:443/v1/?region=eu" || p.Token != "voice-api-token-123456" {
+	if p := stored(channels.Voice).Providers[0]; p.URL != "https://VOICE.example:443/v1/" || p.Token != "voice-api-token-123456" {
 		t.Fatalf("a refused put changed %+v", p)
 	}
 

@@ -66,7 +66,7 @@ func Register(api huma.API, d rest.Deps) {
 	rest.Register(api, settingsArea.Op("putChannelProviderSettings", http.MethodPut, "/v2/settings/channels/{channel}", 0, "Configure a channel's providers",
 		"Replaces the channel's settings. Credentials are stored encrypted (AES-256-GCM) and never returned in full; "+
 			"a masked value sent back unchanged keeps the stored secret while the URL it is sent to keeps its destination "+
-			"(the same scheme, host, port and path); when it changed, a masked value is a 400 naming the field, and the secret must be sent again. The first provider is the primary, the second the fallback."), h.put)
+			"(the same scheme, host, port, path and query parameters); when it changed, a masked value is a 400 naming the field, and the secret must be sent again. The first provider is the primary, the second the fallback."), h.put)
 	rest.Register(api, settingsArea.Op("deleteChannelProviderSettings", http.MethodDelete, "/v2/settings/channels/{channel}", http.StatusNoContent, "Remove a channel's provider settings",
 		"Alerts on the channel then fail for the tenant's recipients with \"no provider\"."), h.delete)
 

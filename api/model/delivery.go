@@ -37,7 +37,7 @@ type TeamChatTarget struct {
 type ChannelAccount struct {
 	ID     string                `json:"id" minLength:"1" maxLength:"100" pattern:"^[A-Za-z0-9][A-Za-z0-9 ._@:-]*$" doc:"The account's id on the network." example:"county-oem"`
 	Name   string                `json:"name" minLength:"1" maxLength:"200" doc:"The account's display name." example:"County Emergency Management"`
-	Token  string                `json:"token" minLength:"1" maxLength:"4000" doc:"The account's access token (secret; masked in answers; a masked token sent back is kept only while every provider url is one stored before, the same scheme, host, port and path)." example:"EAAB8aZ"`
+	Token  string                `json:"token" minLength:"1" maxLength:"4000" doc:"The account's access token (secret; masked in answers; a masked token sent back is kept only while every provider url is one stored before, the same scheme, host, port, path and query parameters)." example:"EAAB8aZ"`
 	Groups []ChannelAccountGroup `json:"groups,omitempty" maxItems:"500" doc:"neighborhood only: the groups the account posts to."`
 }
 

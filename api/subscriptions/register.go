@@ -75,7 +75,7 @@ func Register(api huma.API, d rest.Deps) {
 	rest.Register(api, area.Op("updateSubscription", http.MethodPut, sub, 0, "Replace a hook subscription",
 		"Replaces url, eventTypes, active, description and headers; the signing secret stays. A masked header value "+
 			"sent back unchanged (as getSubscription answered it) keeps the stored value while the url keeps its destination "+
-			"(the same scheme, host, port and path); when it changed, a masked value is a 400 naming the header, and the "+
+			"(the same scheme, host, port, path and query parameters); when it changed, a masked value is a 400 naming the header, and the "+
 			"value must be sent again. Setting active to true "+
 			"re-enables a subscription that a 410 answer disabled."),
 		h.update)
