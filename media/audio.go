@@ -94,6 +94,7 @@ func checkChunks(r io.ReadSeeker) (data int64, err error) {
 		return 0, fmt.Errorf("%w: not a RIFF WAVE file", ErrInvalid)
 	}
 	at := int64(len(head))
+	found := false
 	for size-at >= 8 {
 		var ch [8]byte
 		if _, err := io.ReadFull(r, ch[:]); err != nil {
@@ -105,7 +106,12 @@ func checkChunks(r io.ReadSeeker) (data int64, err error) {
 			return 0, fmt.Errorf("%w: the %q chunk declares %d bytes but the file has %d after it", ErrInvalid, ch[:4], n, size-at)
 		}
 		if bytes.Equal(ch[:4], []byte("data")) {
-			data = n
+			if found {
+				// Players take the first; a second would only mislead the
+				// duration.
+				return 0, fmt.Errorf("%w: more than one data chunk", ErrInvalid)
+			}
+			data, found = n, true
 		}
 		at += n + n%2 // chunks are word aligned
 		if _, err := r.Seek(at, io.SeekStart); err != nil {

@@ -3,6 +3,7 @@ package media_test
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"image"
 	"image/color"
@@ -132,6 +133,13 @@ func TestInspect(t *testing.T) {
 	}
 	if _, err := media.InspectAudio(bytes.NewReader(tone(t, 8000, 1, 440, 0)), media.WAV); !errors.Is(err, media.ErrInvalid) {
 		t.Fatalf("a WAV without audio: %v", err)
+	}
+	// A second data chunk (players take the first) is refused rather than
+	// counted.
+	twice := append(tone(t, 8000, 1, 440, 0.01), append([]byte("data\x40\x1f\x00\x00"), make([]byte, 8000)...)...)
+	binary.LittleEndian.PutUint32(twice[4:], uint32(len(twice)-8))
+	if _, err := media.InspectAudio(bytes.NewReader(twice), media.WAV); !errors.Is(err, media.ErrInvalid) {
+		t.Fatalf("a WAV with two data chunks: %v", err)
 	}
 	d, err = media.InspectAudio(bytes.NewReader(mp3Fixture(t)), media.MP3)
 	if err != nil || d.SampleRate != 22050 || d.DurationMs < 1400 || d.DurationMs > 1700 {
