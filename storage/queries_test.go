@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/storage"
@@ -71,6 +72,27 @@ func TestPageCountsAndReadsOnePage(t *testing.T) {
 	}
 	if _, _, err := storage.Page[string](ctx, db, "runs", count, `SELECT no_such_column FROM smoke_runs WHERE tenant_id = $1`, args, 2, 0); err == nil || !strings.HasPrefix(err.Error(), "list runs: ") {
 		t.Fatalf("a failing list: %v", err)
+	}
+}
+
+// TestPageReadsOneSnapshot: a row written between the count and the list
+// is in neither, so the total and the page agree.
+func TestPageReadsOneSnapshot(t *testing.T) {
+	t.Parallel()
+	ctx, db, tenant := withRuns(t, "a", "b")
+	// The count waits, and a run is added while it does.
+	const count = `SELECT count(*) FROM (SELECT pg_sleep(0.5)) wait, smoke_runs WHERE tenant_id = $1`
+	const list = `SELECT workflow_id FROM smoke_runs WHERE tenant_id = $1 ORDER BY workflow_id`
+	added := make(chan struct{})
+	go func() {
+		defer close(added)
+		time.Sleep(100 * time.Millisecond)
+		storagetest.NewSmokeRun(t, db, tenant, "c")
+	}()
+	rows, total, err := storage.Page[string](ctx, db, "runs", count, list, []any{tenant}, 10, 0)
+	<-added
+	if err != nil || total != 2 || !slices.Equal(rows, []string{"a", "b"}) {
+		t.Fatalf("page %v of %d, %v: the count and the list saw different rows", rows, total, err)
 	}
 }
 

@@ -143,8 +143,26 @@ func NotFound(err error) error {
 // counts them and list (ending with its ORDER BY) reads them, both with
 // args; limit and offset are bound to list as the next two parameters.
 // When no row is left from offset on, list is not run. what names the rows
-// in errors ("count what: …", "list what: …").
-func Page[T any](ctx context.Context, q sqlx.QueryerContext, what, count, list string, args []any, limit, offset int) ([]T, int64, error) {
+// in errors ("count what: …", "list what: …"). Given a database rather
+// than a transaction, it reads both in one read-only snapshot, so the
+// total and the page agree while rows are written.
+func Page[T any](ctx context.Context, q sqlx.QueryerContext, what, count, list string, args []any, limit, offset int) (rows []T, total int64, err error) {
+	if db, ok := q.(snapshotter); ok {
+		err = db.InSnapshot(ctx, func(tx *sqlx.Tx) error {
+			rows, total, err = Page[T](ctx, tx, what, count, list, args, limit, offset)
+			return err
+		})
+		return rows, total, err
+	}
+	return page[T](ctx, q, what, count, list, args, limit, offset)
+}
+
+// snapshotter is what Page needs of a database to read in one snapshot.
+type snapshotter interface {
+	InSnapshot(ctx context.Context, fn func(tx *sqlx.Tx) error) error
+}
+
+func page[T any](ctx context.Context, q sqlx.QueryerContext, what, count, list string, args []any, limit, offset int) ([]T, int64, error) {
 	var total int64
 	if err := sqlx.GetContext(ctx, q, &total, count, args...); err != nil {
 		return nil, 0, fmt.Errorf("count %s: %w", what, err)
