@@ -99,6 +99,9 @@ func New(d rest.Deps, verifier *auth.Verifier, reg *prometheus.Registry) *Server
 	cfg.Transformers = append(cfg.Transformers, finishProblem(d.Logger))
 	hapi := huma.NewAPI(cfg, withHead{humafiber.New(app, huma.Config{}).Adapter()})
 	hapi.UseMiddleware(authenticate(hapi, verifier), checkInput(hapi))
+	d.CheckJSONBody = func(body []byte, schema *huma.Schema) *rest.ProblemDetails {
+		return checkJSONBody(hapi.OpenAPI().Components.Schemas, schema, body)
+	}
 
 	s := &Server{App: app, API: hapi}
 	registerHealth(hapi, d)
@@ -342,14 +345,16 @@ func authenticate(api huma.API, v *auth.Verifier) func(huma.Context, func(huma.C
 }
 
 // checkInput checks the body bufferBodies read against the operation's
-// schema (see checkBody), and refuses parameters holding NUL characters or
+// schema (see checkBody), unless the operation is marked rest.SignedBody
+// (it checks its body itself, with rest.Deps.CheckJSONBody, once the
+// signature verifies), and refuses parameters holding NUL characters or
 // invalid UTF-8.
 func checkInput(api huma.API) func(huma.Context, func(huma.Context)) {
 	return func(ctx huma.Context, next func(huma.Context)) {
 		reg := api.OpenAPI().Components.Schemas
 		op := ctx.Operation()
 		c := humafiber.Unwrap(ctx)
-		if body, ok := c.Locals(bodyLocal).([]byte); ok {
+		if body, ok := c.Locals(bodyLocal).([]byte); ok && (op == nil || op.Metadata[rest.SignedBody] != true) {
 			if p := checkBody(reg, op, string(c.Request().Header.ContentType()), body); p != nil {
 				writeProblem(api, ctx, p)
 				return

@@ -337,13 +337,20 @@ func checkBody(reg huma.Registry, op *huma.Operation, contentType string, body [
 	mt, _, _ := mime.ParseMediaType(contentType)
 	switch {
 	case strings.Contains(mt, "json"), readAsJSON(contentType):
-		if field, msg := badJSON(body, reg, jsonBodySchema(op, mt)); msg != "" {
-			return rest.Invalid("body", field, msg, nil)
-		}
+		return checkJSONBody(reg, jsonBodySchema(op, mt), body)
 	case strings.HasPrefix(mt, "text/"), mt == "application/x-www-form-urlencoded":
 		if msg := badText(string(body)); msg != "" {
 			return rest.Invalid("body", "", msg, nil)
 		}
+	}
+	return nil
+}
+
+// checkJSONBody refuses what badJSON finds in a JSON body of the given
+// schema, naming the field.
+func checkJSONBody(reg huma.Registry, schema *huma.Schema, body []byte) *rest.ProblemDetails {
+	if field, msg := badJSON(body, reg, schema); msg != "" {
+		return rest.Invalid("body", field, msg, nil)
 	}
 	return nil
 }

@@ -198,11 +198,12 @@ func TestCallStatusCallbacks(t *testing.T) {
 	body := cb(c1.ProviderCallID, "c1", "busy")
 	answered := cb(c1.ProviderCallID, "c1", "answered")
 	sign := func(secret string, b []byte) string { return voice.Sign(secret, b, time.Now()) }
-	cases := []struct {
+	type callbackCase struct {
 		name, path, sig string
 		body            []byte
 		want            int
-	}{
+	}
+	cases := []callbackCase{
 		{"no signature", path, "", body, 401},
 		{"forged", path, sign("someone-else-secret", body), body, 401},
 		{"old timestamp", path, voice.Sign("callback-signing-secret", body, time.Now().Add(-time.Hour)), body, 401},
@@ -223,6 +224,24 @@ func TestCallStatusCallbacks(t *testing.T) {
 		{"not JSON, unsigned", path, "", []byte("callId=x"), 401},
 		{"empty, unsigned", path, "", nil, 401},
 	}
+	// What the server refuses in any other JSON body before its operation
+	// runs (a property given twice, in the same case or not, a NUL, invalid
+	// UTF-8) is refused here only once the signature verifies, naming the
+	// field; unsigned, it is the same 401 as the rest.
+	named := map[string]string{}
+	for _, b := range []struct {
+		name, field string
+		body        []byte
+	}{
+		{"a property twice", "body.callId", []byte(`{"callId":"a","callId":"b","reference":"c1","status":"busy"}`)},
+		{"a property twice, in another case", "body.CallId", []byte(`{"callId":"a","CallId":"b","reference":"c1","status":"busy"}`)},
+		{"an escaped NUL", "body.callId", []byte(`{"callId":"a\u0000","reference":"c1","status":"busy"}`)},
+		{"invalid UTF-8", "body.callId", []byte("{\"callId\":\"a\xff\",\"reference\":\"c1\",\"status\":\"busy\"}")},
+	} {
+		cases = append(cases, callbackCase{b.name + ", unsigned", path, "", b.body, 401},
+			callbackCase{b.name + ", signed", path, sign("callback-signing-secret", b.body), b.body, 400})
+		named[b.name+", signed"] = b.field
+	}
 	var refusals []string
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -236,6 +255,9 @@ func TestCallStatusCallbacks(t *testing.T) {
 			}
 			if c.want == 400 && !strings.Contains(string(r.Body), `"location":"body`) {
 				t.Fatalf("a signed bad body is not named: %s", r.Body)
+			}
+			if f := named[c.name]; f != "" && !strings.Contains(string(r.Body), `"location":"`+f+`"`) {
+				t.Fatalf("%s is not named: %s", f, r.Body)
 			}
 			if c.want == 401 {
 				// Every refusal is the same answer, but for its instance.

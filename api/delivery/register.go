@@ -81,6 +81,7 @@ func Register(api huma.API, d rest.Deps) {
 			"and whatever the body holds: the body is checked (a 400 naming the field) only once the signature verifies. Busy and unanswered calls with attempts left are dialled again after the retry interval; "+
 			"a callback about an earlier attempt is acknowledged and ignored.", http.StatusUnauthorized).DocumentedBy(h.documentCallbackBody)
 	callbackOp.MaxBodyBytes = maxCallbackBytes
+	callbackOp.SignedBody = true
 	rest.Register(api, callbackOp, h.callback)
 
 	rest.Register(api, rest.Area{Scope: "tamarack", Tags: []string{"Alerts"}}.Op("createAlertCapUpdate", http.MethodPost, "/v2/alerts/{alertId}/capUpdates", http.StatusAccepted, "Update or cancel an alert's CAP messages",
@@ -324,11 +325,16 @@ func (h *handlers) deletePoints(ctx context.Context, in *listNamePath) (*struct{
 }
 
 // checkCallback checks a verified callback's body against the
-// VoiceStatusCallback schema, as huma checks the bodies it parses: a body
-// that is not JSON, or breaks the schema, is a 400 naming the field.
+// VoiceStatusCallback schema, as the server and huma check the bodies they
+// parse (the operation is marked SignedBody): a body that is not JSON,
+// holds a NUL character or invalid UTF-8, gives a property twice or breaks
+// the schema is a 400 naming the field.
 func (h *handlers) checkCallback(body []byte) error {
 	if len(body) == 0 {
 		return rest.Invalid("body", "", "a status callback (JSON) is required", nil)
+	}
+	if p := h.d.CheckJSONBody(body, h.callbackSchema); p != nil {
+		return p
 	}
 	var parsed any
 	if err := json.Unmarshal(body, &parsed); err != nil {

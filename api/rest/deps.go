@@ -3,6 +3,8 @@ package rest
 import (
 	"log/slog"
 
+	"github.com/danielgtaylor/huma/v2"
+
 	"go.temporal.io/sdk/client"
 
 	"github.com/tocsin/tocsin/internal/config"
@@ -25,6 +27,13 @@ type Deps struct {
 	// commits (see storage.EnqueueStart); nil when no starter runs in
 	// this process (it then hears of them from PostgreSQL).
 	Starts StartWaker
+	// CheckJSONBody refuses a JSON body holding a NUL character or invalid
+	// UTF-8, or giving a property twice, naming the field, as the server
+	// does for every buffered JSON body before its operation runs; schema
+	// (nil when unknown) tells properties from map keys. An operation
+	// marked SignedBody calls it itself once the signature verifies.
+	// api.New sets it.
+	CheckJSONBody func(body []byte, schema *huma.Schema) *ProblemDetails
 }
 
 // StartWaker wakes the workflow starter of this process.

@@ -30,6 +30,12 @@ const ImportBody = "importBody"
 // test event) and those that stream their answer. HEAD on them is a 405.
 const NoHead = "noHead"
 
+// SignedBody is the huma.Operation Metadata key (value true) of operations
+// whose body is signed and must tell an unsigned caller nothing: the server
+// buffers the body but leaves its checks (see Deps.CheckJSONBody) to the
+// operation, which makes them once the signature verifies.
+const SignedBody = "signedBody"
+
 // JSONParts is the huma.Operation Metadata key of multipart operations
 // with text parts holding a JSON document; its value, a
 // map[string]*huma.Schema, gives each such part's schema, so that the
@@ -68,6 +74,9 @@ type Op struct {
 	Hidden bool
 	// NoHead keeps HEAD off a GET operation (see the NoHead key).
 	NoHead bool
+	// SignedBody leaves the checks of the body to the operation (see the
+	// SignedBody key).
+	SignedBody bool
 	// Document, when set, completes the operation's OpenAPI description
 	// after huma has written it from the input and output types: a body
 	// the handler reads itself, a content type other than JSON, a status
@@ -127,8 +136,14 @@ func (o Op) Operation() huma.Operation {
 	if op.Summary == "" {
 		op.Summary = o.ID
 	}
+	if o.NoHead || o.SignedBody || !o.Public {
+		op.Metadata = map[string]any{}
+	}
 	if o.NoHead {
-		op.Metadata = map[string]any{NoHead: true}
+		op.Metadata[NoHead] = true
+	}
+	if o.SignedBody {
+		op.Metadata[SignedBody] = true
 	}
 	if !o.Public {
 		scopes := []string{}
@@ -136,9 +151,6 @@ func (o Op) Operation() huma.Operation {
 			scopes = []string{o.Scope}
 		}
 		op.Security = []map[string][]string{{SchemeBearer: scopes}, {SchemeOAuth2: scopes}}
-		if op.Metadata == nil {
-			op.Metadata = map[string]any{}
-		}
 		op.Metadata["scope"] = o.Scope
 	}
 	return op

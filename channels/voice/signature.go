@@ -3,7 +3,9 @@ package voice
 import (
 	"context"
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
+	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -41,8 +43,30 @@ var ErrSignature = errors.New("callback signature does not verify")
 
 // Verify checks header against body with any of secrets (a channel may have
 // a primary and a fallback provider) and rejects timestamps outside
-// SignatureTolerance of now.
+// SignatureTolerance of now. Its work does not tell how many secrets there
+// are: it computes macsPerVerify HMACs whatever they are, none, one or
+// two, and compares each in constant time.
 func Verify(secrets []string, header string, body []byte, now time.Time) error {
+	return verify(mac, secrets, header, body, now)
+}
+
+// macsPerVerify is how many HMACs Verify computes for a well-formed header:
+// as many as a channel has signing secrets at most (a primary and a
+// fallback provider). A missing or empty secret is stood in for by
+// dummySecret, whose HMAC counts for nothing.
+const macsPerVerify = 2
+
+// dummySecret is a random secret of this process, never a provider's.
+var dummySecret = func() string {
+	b := make([]byte, 32)
+	if _, err := rand.Read(b); err != nil {
+		panic("voice: no randomness for the dummy signing secret: " + err.Error())
+	}
+	return hex.EncodeToString(b)
+}()
+
+// verify is Verify computing each HMAC with sum.
+func verify(sum func(secret, ts string, body []byte) string, secrets []string, header string, body []byte, now time.Time) error {
 	var ts string
 	var sigs []string
 	for _, part := range strings.Split(header, ",") {
@@ -64,16 +88,19 @@ func Verify(secrets []string, header string, body []byte, now time.Time) error {
 	if d := now.Sub(time.Unix(sec, 0)); d > SignatureTolerance || d < -SignatureTolerance {
 		return fmt.Errorf("%w: timestamp outside the tolerance", ErrSignature)
 	}
-	for _, secret := range secrets {
-		if secret == "" {
-			continue
+	verified := 0
+	for i := 0; i < max(macsPerVerify, len(secrets)); i++ {
+		secret, counts := dummySecret, 0
+		if i < len(secrets) && secrets[i] != "" {
+			secret, counts = secrets[i], 1
 		}
-		want := mac(secret, ts, body)
+		want := []byte(sum(secret, ts, body))
 		for _, s := range sigs {
-			if hmac.Equal([]byte(s), []byte(want)) {
-				return nil
-			}
+			verified |= subtle.ConstantTimeCompare([]byte(s), want) & counts
 		}
+	}
+	if verified == 1 {
+		return nil
 	}
 	return ErrSignature
 }
