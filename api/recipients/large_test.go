@@ -24,42 +24,55 @@ func largeRow(i int) string {
 
 const largeHeader = "externalId,firstName,lastName,emails,custom.note\n"
 
-// postGenerated streams a createFromFile body whose file has n generated
-// rows, written while the request is sent. With chunked the length is not
-// declared.
-// postGenerated imports n generated rows over HTTP. With stopAfter > 0 the
-// body stops once more than stopAfter bytes of rows are written and waits
-// for the answer: a server that refuses it must answer without the rest
-// (and a close with unread bytes would reset the connection before the
-// client reads the answer). A declared length is sent with Expect:
-// 100-continue, as clients do for large uploads.
+// postGenerated imports n generated rows over HTTP. With chunked the length
+// is not declared. With stopAfter > 0 the body stops once more than
+// stopAfter bytes of rows are written and waits for the answer: a server
+// that refuses it must answer without the rest (and a close with unread
+// bytes would reset the connection before the client reads the answer).
 func postGenerated(t *testing.T, s *stacktest.Stack, tenant, token string, n int, chunked bool, stopAfter int64) (int, []byte, int64) {
 	t.Helper()
-	answered := make(chan struct{})
-	defer close(answered)
-	pr, pw := io.Pipe()
-	mw := multipart.NewWriter(pw)
-	var head, tail strings.Builder
-	head.WriteString("--" + mw.Boundary() + "\r\nContent-Disposition: form-data; name=\"name\"\r\n\r\nlarge\r\n")
-	head.WriteString("--" + mw.Boundary() + "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"large.csv\"\r\nContent-Type: text/csv\r\n\r\n")
-	tail.WriteString("\r\n--" + mw.Boundary() + "--\r\n")
 	fileSize := int64(len(largeHeader)) + int64(n)*int64(len(largeRow(0)))
-	go func() {
-		w := io.Writer(pw)
-		_, err := io.WriteString(w, head.String()+largeHeader)
+	declared := fileSize
+	if chunked {
+		declared = -1
+	}
+	status, body := streamImport(t, s, tenant, token, "large", declared, func(w io.Writer, answered <-chan struct{}) error {
+		_, err := io.WriteString(w, largeHeader)
 		written := int64(0)
 		for i := 0; i < n && err == nil; i++ {
 			if stopAfter > 0 && written > stopAfter {
 				<-answered
-				err = io.ErrClosedPipe
-				break
+				return io.ErrClosedPipe
 			}
 			var k int
 			k, err = io.WriteString(w, largeRow(i))
 			written += int64(k)
 		}
+		return err
+	})
+	return status, body, fileSize
+}
+
+// streamImport posts a createFromFile body for the list name whose file
+// part write sends while the request goes out, and returns the answer.
+// size, the file's length, is declared with Expect: 100-continue, as
+// clients send large uploads; below 0 the body is chunked. answered is
+// closed once the answer is read, so that write can wait for it.
+func streamImport(t *testing.T, s *stacktest.Stack, tenant, token, name string, size int64, write func(w io.Writer, answered <-chan struct{}) error) (int, []byte) {
+	t.Helper()
+	answered := make(chan struct{})
+	pr, pw := io.Pipe()
+	mw := multipart.NewWriter(pw)
+	head := "--" + mw.Boundary() + "\r\nContent-Disposition: form-data; name=\"name\"\r\n\r\n" + name + "\r\n" +
+		"--" + mw.Boundary() + "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"" + name + ".csv\"\r\nContent-Type: text/csv\r\n\r\n"
+	tail := "\r\n--" + mw.Boundary() + "--\r\n"
+	go func() {
+		_, err := io.WriteString(pw, head)
 		if err == nil {
-			_, err = io.WriteString(w, tail.String())
+			err = write(pw, answered)
+		}
+		if err == nil {
+			_, err = io.WriteString(pw, tail)
 		}
 		pw.CloseWithError(err)
 	}()
@@ -67,8 +80,8 @@ func postGenerated(t *testing.T, s *stacktest.Stack, tenant, token string, n int
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !chunked {
-		req.ContentLength = int64(head.Len()) + fileSize + int64(tail.Len())
+	if size >= 0 {
+		req.ContentLength = int64(len(head)) + size + int64(len(tail))
 		req.Header.Set("Expect", "100-continue")
 	}
 	req.Header.Set("Authorization", "Bearer "+token)
@@ -79,8 +92,9 @@ func postGenerated(t *testing.T, s *stacktest.Stack, tenant, token string, n int
 	}
 	defer res.Body.Close()
 	body, _ := io.ReadAll(res.Body)
+	close(answered)
 	_ = pr.CloseWithError(io.ErrClosedPipe)
-	return res.StatusCode, body, fileSize
+	return res.StatusCode, body
 }
 
 // TestImportLargerThanTheFileLimitOverHTTP streams, with the default

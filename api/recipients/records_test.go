@@ -3,7 +3,6 @@ package recipients_test
 import (
 	"fmt"
 	"io"
-	"mime/multipart"
 	"net/http"
 	"strings"
 	"testing"
@@ -19,44 +18,23 @@ import (
 // came while the body waited: the server did not need the rest of the file.
 func postHeld(t *testing.T, s *stacktest.Stack, tenant, token, file string, hold int, wait time.Duration) (status int, body string, early bool) {
 	t.Helper()
-	answered := make(chan struct{})
 	done := make(chan bool, 1)
-	pr, pw := io.Pipe()
-	mw := multipart.NewWriter(pw)
-	head := "--" + mw.Boundary() + "\r\nContent-Disposition: form-data; name=\"name\"\r\n\r\nheld\r\n" +
-		"--" + mw.Boundary() + "\r\nContent-Disposition: form-data; name=\"file\"; filename=\"held.csv\"\r\nContent-Type: text/csv\r\n\r\n"
-	tail := "\r\n--" + mw.Boundary() + "--\r\n"
-	go func() {
-		_, err := io.WriteString(pw, head+file[:hold])
-		early := false
-		if err == nil {
-			select {
-			case <-answered:
-				early, err = true, io.ErrClosedPipe
-			case <-time.After(wait):
-				_, err = io.WriteString(pw, file[hold:]+tail)
-			}
+	code, b := streamImport(t, s, tenant, token, "held", int64(len(file)), func(w io.Writer, answered <-chan struct{}) error {
+		if _, err := io.WriteString(w, file[:hold]); err != nil {
+			done <- false
+			return err
 		}
-		pw.CloseWithError(err)
-		done <- early
-	}()
-	req, err := http.NewRequest(http.MethodPost, fmt.Sprintf("%s/v4/%s/distributionLists/createFromFile", s.URL, tenant), pr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.ContentLength = int64(len(head) + len(file) + len(tail))
-	req.Header.Set("Expect", "100-continue")
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", mw.FormDataContentType())
-	res, err := (&http.Client{Timeout: 2 * time.Minute}).Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer res.Body.Close()
-	b, _ := io.ReadAll(res.Body)
-	close(answered)
-	_ = pr.CloseWithError(io.ErrClosedPipe)
-	return res.StatusCode, string(b), <-done
+		select {
+		case <-answered:
+			done <- true
+			return io.ErrClosedPipe
+		case <-time.After(wait):
+			done <- false
+			_, err := io.WriteString(w, file[hold:])
+			return err
+		}
+	})
+	return code, string(b), <-done
 }
 
 // TestCreateFromFileRefusesARowLongerThanTheBound: a row longer than 1 MiB
