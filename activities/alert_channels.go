@@ -9,6 +9,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/channels"
@@ -258,6 +259,10 @@ type alertRenderer struct {
 	// files maps use and name of the stored files the channel blocks name
 	// to their object keys (see FileKey).
 	files map[string]string
+	// attachmentFailure, when set, is the result of every delivery that
+	// carries the alert's attachments: one of them could not be read
+	// (loadAttachments).
+	attachmentFailure *channels.Result
 }
 
 // FileKey is the object key of the version of the tenant's stored file
@@ -289,9 +294,11 @@ func (a *Activities) resolveFiles(ctx context.Context, r *alertRenderer) error {
 	if len(named) == 0 {
 		return nil
 	}
+	// Stored names are in NFC; an alert accepted before they were may
+	// name its files in another form.
 	var names pq.StringArray
 	for _, f := range named {
-		names = append(names, f.Name)
+		names = append(names, norm.NFC.String(f.Name))
 	}
 	rows, err := storage.FileAssetsNamed(ctx, a.DB, r.Tenant, names)
 	if err != nil {
@@ -299,7 +306,7 @@ func (a *Activities) resolveFiles(ctx context.Context, r *alertRenderer) error {
 	}
 	r.files = map[string]string{}
 	for _, f := range named {
-		if k, err := catalog.Resolve(f.Use, f.Name, rows); err == nil {
+		if k, err := catalog.Resolve(f.Use, norm.NFC.String(f.Name), rows); err == nil {
 			r.files[f.Use+"\x00"+f.Name] = k
 		}
 	}

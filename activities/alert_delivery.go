@@ -35,13 +35,16 @@ func (a *Activities) rendererFor(ctx context.Context, ref AlertRef) (*alertRende
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadAlert, err)
 	}
 	r := &alertRenderer{Renderer: rd}
-	if r.Attachments, err = a.loadAttachments(ctx, al.Attachments); err != nil {
+	if err := a.loadAttachments(ctx, ref, r, al.Attachments); err != nil {
 		return nil, err
 	}
 	if err := a.resolveFiles(ctx, r); err != nil {
 		return nil, err
 	}
-	st.keepRenderer(ref, r)
+	if f := r.attachmentFailure; f == nil || f.Permanent {
+		// An object store that failed is asked again by the next attempt.
+		st.keepRenderer(ref, r)
+	}
 	return r, nil
 }
 
@@ -57,6 +60,10 @@ type BatchInput struct {
 	// MaxAttempts is the retry policy's limit: on the last attempt
 	// temporary failures are recorded as Failed instead of retried.
 	MaxAttempts int
+	// PriorAttempts are the batch's attempts made before this activity's
+	// first (its first attempt made as a local activity): attempts count
+	// on from them.
+	PriorAttempts int
 }
 
 // BatchOutcome counts what a batch recorded.
@@ -93,6 +100,7 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 	if activity.IsActivity(ctx) {
 		attempt = int(activity.GetInfo(ctx).Attempt)
 	}
+	attempt += in.PriorAttempts
 	lastAttempt := in.MaxAttempts > 0 && attempt >= in.MaxAttempts
 	at := alert.Attempt{Last: lastAttempt, Max: in.MaxAttempts}
 	d := catalog.For(channels.Channel(in.Channel)).Descriptor
@@ -155,6 +163,9 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 			rows = append(rows, storage.DeliveryRow{Seq: rec.Seq, Address: addr, Status: storage.DeliverySkipped, Error: "reached on an earlier channel"})
 		case addr == "":
 			rows = append(rows, storage.DeliveryRow{Seq: rec.Seq, Status: storage.DeliveryFailed, Permanent: true, Error: "no " + in.Channel + " address"})
+		case r.attachmentFailure != nil && r.Attaches(in.Channel):
+			o := alert.StatusOf(*r.attachmentFailure, at)
+			rows = append(rows, storage.DeliveryRow{Seq: rec.Seq, Address: addr, Status: o.Status, Permanent: o.Permanent, Error: o.Error})
 		default:
 			m := r.Message(in.Channel, &rec.RecipientRow, links[rec.Seq])
 			r.options(&m)
@@ -202,29 +213,25 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 				rows = append(rows, storage.DeliveryRow{Seq: msgSeq[i], Address: m.To, Status: o.Status, Permanent: o.Permanent, Error: o.Error})
 			}
 		default:
-			temporary := 0
 			for i, m := range msgs {
 				res := alert.ResultAt(results, nil, i)
 				o := alert.StatusOf(res, at)
-				if o.Status == alert.DeliveryRetrying {
-					temporary++
-				}
 				rows = append(rows, storage.DeliveryRow{Seq: msgSeq[i], Address: m.To, ProviderMessageID: res.ProviderMessageID,
 					Status: o.Status, Permanent: o.Permanent, Error: o.Error})
 			}
 			if perDevice {
 				rows = aggregateDevices(rows, extra, recs)
-				temporary = 0
-				for _, row := range rows {
-					if row.Status == storage.DeliveryRetrying {
-						temporary++
-					}
-				}
-			}
-			if temporary > 0 {
-				retryErr = fmt.Errorf("%d temporary failures in %s batch (%d, %d]", temporary, in.Channel, in.Lo, in.Hi)
 			}
 		}
+	}
+	temporary := 0
+	for _, row := range rows {
+		if row.Status == storage.DeliveryRetrying {
+			temporary++
+		}
+	}
+	if temporary > 0 {
+		retryErr = fmt.Errorf("%d temporary failures in %s batch (%d, %d]", temporary, in.Channel, in.Lo, in.Hi)
 	}
 	if err := storage.InBatchTx(ctx, a.DB, func(tx *sqlx.Tx) error {
 		if d.Calls {
@@ -277,7 +284,6 @@ func (a *Activities) responseLinks(ctx context.Context, in BatchInput, r *alertR
 		seqs = append(seqs, recs[i].Seq)
 		targets = append(targets, r.ResponseLink(recs[i].Seq))
 	}
-	base := strings.TrimRight(a.Config.PublicURL, "/") + "/s/"
 	for from := 0; from < len(targets); from += shorturls.MaxBatch {
 		to := min(from+shorturls.MaxBatch, len(targets))
 		codes, err := shorturls.CreateShortURLs(ctx, a.DB, in.Tenant, targets[from:to], nil)
@@ -285,7 +291,7 @@ func (a *Activities) responseLinks(ctx context.Context, in BatchInput, r *alertR
 			return nil, fmt.Errorf("response links: %w", err)
 		}
 		for i, c := range codes {
-			links[seqs[from+i]] = base + c
+			links[seqs[from+i]] = alertmsg.ShortLink(a.Config.PublicURL, c)
 		}
 	}
 	return links, nil

@@ -12,6 +12,8 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
 
 	"github.com/tocsin/tocsin/activities"
 	"github.com/tocsin/tocsin/alert"
@@ -199,5 +201,106 @@ func TestDeliverBatchGivesUpOnTheLastAttempt(t *testing.T) {
 	}
 	if n != 4 {
 		t.Fatalf("%d voice failures, want 4", n)
+	}
+}
+
+// recordingSender takes every message and keeps them.
+type recordingSender struct {
+	mu   sync.Mutex
+	msgs []channels.Message
+}
+
+func (r *recordingSender) Send(_ context.Context, msgs []channels.Message) ([]channels.Result, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]channels.Result, len(msgs))
+	for i, m := range msgs {
+		r.msgs = append(r.msgs, m)
+		out[i] = channels.Result{Key: m.Key, Outcome: channels.Sent}
+	}
+	return out, nil
+}
+
+// emailAlert stores an email alert to one ad-hoc address that attaches the
+// stored objects refs, with its recipient resolved.
+func emailAlert(t *testing.T, db *storage.DB, tenant string, refs ...storage.AttachmentRef) int64 {
+	t.Helper()
+	ctx := context.Background()
+	s := alert.Settings{Type: alert.TypeDefault, Message: alert.MessageSettings{Subject: "Map", Body: "See the map."},
+		Channels: &alert.Channels{Email: &alert.EmailChannel{Enabled: true}}}
+	raw, _ := json.Marshal(s)
+	att, _ := json.Marshal(refs)
+	var id int64
+	err := db.InTx(ctx, func(tx *sqlx.Tx) error {
+		var err error
+		if id, err = storage.NextAlertID(ctx, tx); err != nil {
+			return err
+		}
+		if err := storage.InsertAlert(ctx, tx, &storage.Alert{ID: id, TenantID: tenant, Type: "Default", Priority: "NonEmergency", Subject: "Map",
+			Channels: pq.StringArray{"email"}, Settings: raw, Attachments: att, Status: storage.AlertQueued,
+			WorkflowID: "w", CreatedAt: time.Now()}); err != nil {
+			return err
+		}
+		_, err = storage.ResolveRecipients(ctx, tx, tenant, id, storage.RecipientSpec{RecipientSpec: alert.RecipientSpec{
+			AdHoc: []alert.AdHocRecipient{{FirstName: "Ann", Email: "ann@example.com"}}}})
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// TestDeliverBatchRetriesAnAttachmentTheStoreCouldNotRead: when the object
+// store fails, the email deliveries that carry the attachment are Retrying
+// (not an error of the whole batch, not a Pending recipient) and the next
+// attempt reads the store again; on the last attempt they fail in words,
+// without the store's own.
+func TestDeliverBatchRetriesAnAttachmentTheStoreCouldNotRead(t *testing.T) {
+	t.Parallel()
+	db := stacktest.DB(t)
+	objs := stacktest.Objects(t)
+	tenant := stacktest.NewTenant()
+	ctx := context.Background()
+	key := storage.TenantKey(tenant, "files/1/map.png")
+	if _, err := objs.Client.PutObject(ctx, objs.Bucket, key, strings.NewReader("png"), 3, minio.PutObjectOptions{ContentType: "image/png"}); err != nil {
+		t.Fatal(err)
+	}
+	ref := storage.AttachmentRef{Name: "map.png", FullName: "maps/map.png", ContentType: "image/png", Size: 3, Key: key}
+	down, err := minio.New("127.0.0.1:1", &minio.Options{Creds: credentials.NewStaticV4("x", "y", "")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snd := &recordingSender{}
+	a := &activities.Activities{DB: db, Objects: &storage.Objects{Client: down, Bucket: objs.Bucket}, Senders: channels.Senders{channels.Email: snd}}
+
+	id := emailAlert(t, db, tenant, ref)
+	in := activities.BatchInput{AlertRef: activities.AlertRef{Tenant: tenant, AlertID: id}, Channel: "email", Cycle: 1, Lo: 0, Hi: 1, MaxAttempts: 3}
+	out, err := a.DeliverBatch(ctx, in)
+	if err == nil || out.Retrying != 1 {
+		t.Fatalf("store down: outcome %+v, error %v; want the delivery Retrying and the batch retried", out, err)
+	}
+	if d := deliveries(t, db, in); d[1].Status != "Retrying" || d[1].Error != "attachment maps/map.png could not be read from the file store" {
+		t.Fatalf("store down: %+v", d)
+	}
+	// The store is back: the retry reads it and sends the attachment.
+	a.Objects = objs
+	if _, err := a.DeliverBatch(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	if len(snd.msgs) != 1 || len(snd.msgs[0].Attachments) != 1 || string(snd.msgs[0].Attachments[0].Data) != "png" {
+		t.Fatalf("sent %+v", snd.msgs)
+	}
+
+	// The store stays down through the last attempt: the delivery fails.
+	b := &activities.Activities{DB: db, Objects: &storage.Objects{Client: down, Bucket: objs.Bucket}, Senders: channels.Senders{channels.Email: snd}}
+	id = emailAlert(t, db, tenant, ref)
+	in = activities.BatchInput{AlertRef: activities.AlertRef{Tenant: tenant, AlertID: id}, Channel: "email", Cycle: 1, Lo: 0, Hi: 1, MaxAttempts: 1}
+	if _, err := b.DeliverBatch(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	d := deliveries(t, db, in)
+	if d[1].Status != "Failed" || d[1].Error != "gave up after 1 attempts: attachment maps/map.png could not be read from the file store" {
+		t.Fatalf("store down on the last attempt: %+v", d)
 	}
 }

@@ -1,23 +1,21 @@
 package activities
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
-	"github.com/minio/minio-go/v7"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/channels"
-	"github.com/tocsin/tocsin/channels/catalog"
 	"github.com/tocsin/tocsin/channels/etn"
 	"github.com/tocsin/tocsin/hooks/events"
 	"github.com/tocsin/tocsin/storage"
@@ -50,6 +48,9 @@ type AlertPlan struct {
 	BroadcastEnd time.Time
 	// Failed is set when the alert failed before delivery (no recipients).
 	Failed bool
+	// Cancelled is set when the alert was cancelled before its send time:
+	// nothing of it is to be done.
+	Cancelled bool
 }
 
 func loadAlert(ctx context.Context, q sqlx.QueryerContext, ref AlertRef) (*storage.Alert, *alert.Settings, error) {
@@ -76,28 +77,15 @@ func loadAlert(ctx context.Context, q sqlx.QueryerContext, ref AlertRef) (*stora
 // into alert_recipients with one INSERT ... SELECT and moves it to
 // Processing (or to Failed when nobody is reached), with the events of each
 // change. It is idempotent: a retry finds the recipients already resolved.
+// An alert cancelled before its send time is left as it is (plan.Cancelled).
 func (a *Activities) PrepareAlert(ctx context.Context, ref AlertRef) (AlertPlan, error) {
 	al, s, err := loadAlert(ctx, a.DB, ref)
 	if err != nil {
 		return AlertPlan{}, err
 	}
-	who, err := alert.RecipientSpecOf(s.Recipients)
+	spec, err := storage.NewRecipientSpec(s, al.Channels)
 	if err != nil {
 		return AlertPlan{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadAlert, err)
-	}
-	spec := storage.RecipientSpec{RecipientSpec: who}
-	if s.Related != nil && s.Related.Actions != nil && s.Related.Actions.IncludeOriginalRecipients {
-		spec.RelatedAlertID = s.Related.AlertID
-	}
-	for _, ch := range al.Channels {
-		switch catalog.For(channels.Channel(ch)).Addresses() {
-		case channels.RecipientEmail:
-			spec.NeedEmail = true
-		case channels.RecipientPhone:
-			spec.NeedTextPhone = true
-		case channels.RecipientVoicePhone:
-			spec.NeedVoicePhone = true
-		}
 	}
 	spec.NeedCustomFields = usesCustomFields(s)
 
@@ -106,6 +94,18 @@ func (a *Activities) PrepareAlert(ctx context.Context, ref AlertRef) (AlertPlan,
 		moved, err := storage.TransitionAlert(ctx, tx, ref.Tenant, ref.AlertID, []string{storage.AlertScheduled}, storage.AlertQueued, "send time reached")
 		if err != nil {
 			return err
+		}
+		if !moved {
+			// Either a retry (Queued or later) or cancelled: the move from
+			// Scheduled is what a cancellation races with.
+			status, err := storage.AlertStatus(ctx, tx, ref.Tenant, ref.AlertID)
+			if err != nil {
+				return err
+			}
+			if status == storage.AlertCancelled {
+				plan.Cancelled = true
+				return nil
+			}
 		}
 		if moved {
 			if _, err := storage.EmitEvent(ctx, tx, ref.Tenant, storage.EventAlertQueued,
@@ -136,6 +136,9 @@ func (a *Activities) PrepareAlert(ctx context.Context, ref AlertRef) (AlertPlan,
 	})
 	if err != nil {
 		return AlertPlan{}, fmt.Errorf("prepare alert %d: %w", ref.AlertID, err)
+	}
+	if plan.Cancelled {
+		return plan, nil
 	}
 	if plan.Recipients >= 10000 {
 		// Fresh statistics keep the result pages' plans sane for a large alert.
@@ -385,29 +388,39 @@ func (a *Activities) FailAlert(ctx context.Context, in FailAlertInput) error {
 	})
 }
 
-// loadAttachments reads the alert's attachments from the object store.
-func (a *Activities) loadAttachments(ctx context.Context, raw json.RawMessage) ([]channels.Attachment, error) {
+// loadAttachments reads the alert's attachments from the object store
+// into r. An attachment that cannot be read fails, in words for the alert's
+// author, every delivery that carries the attachments
+// (r.attachmentFailure): for good when the file no longer exists, as a
+// temporary failure when the store failed. The store's own words are
+// logged, not recorded.
+func (a *Activities) loadAttachments(ctx context.Context, ref AlertRef, r *alertRenderer, raw json.RawMessage) error {
 	var refs []storage.AttachmentRef
 	if len(raw) > 0 {
 		if err := json.Unmarshal(raw, &refs); err != nil {
-			return nil, fmt.Errorf("read attachment list: %w", err)
+			return temporal.NewNonRetryableApplicationError("alert attachment list unreadable", ErrTypeBadAlert, err)
 		}
 	}
-	var out []channels.Attachment
-	for _, r := range refs {
-		if a.Objects == nil {
-			return nil, fmt.Errorf("no object store for attachment %s", r.Name)
+	for _, f := range refs {
+		name := cmp.Or(f.FullName, f.Name)
+		var data []byte
+		err := fmt.Errorf("no object store: %w", channels.ErrFileUnavailable)
+		if a.Objects != nil {
+			data, _, err = a.Objects.Read(ctx, f.Key, 0)
 		}
-		obj, err := a.Objects.Client.GetObject(ctx, a.Objects.Bucket, r.Key, minio.GetObjectOptions{})
 		if err != nil {
-			return nil, fmt.Errorf("open attachment %s: %w", r.Name, err)
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			if a.Logger != nil {
+				a.Logger.Warn("read attachment", "tenant", ref.Tenant, "alert", ref.AlertID, "attachment", name, "err", err)
+			}
+			r.Attachments = nil
+			r.attachmentFailure = &channels.Result{Outcome: channels.Failed, Permanent: errors.Is(err, channels.ErrFileMissing),
+				Error: channels.FileProblem("attachment", name, err)}
+			return nil
 		}
-		b, err := io.ReadAll(obj)
-		_ = obj.Close()
-		if err != nil {
-			return nil, fmt.Errorf("read attachment %s: %w", r.Name, err)
-		}
-		out = append(out, channels.Attachment{Name: r.Name, ContentType: r.ContentType, Data: b})
+		r.Attachments = append(r.Attachments, channels.Attachment{Name: f.Name, ContentType: f.ContentType, Data: data})
 	}
-	return out, nil
+	return nil
 }

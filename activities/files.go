@@ -12,9 +12,15 @@ import (
 	"time"
 
 	"github.com/minio/minio-go/v7"
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/api/serviceerror"
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/tocsin/tocsin/media"
+	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/files"
 )
 
 // The encodings of stored audio.
@@ -132,6 +138,10 @@ func (a *Activities) ProcessFile(ctx context.Context, in ProcessFileInput) (Proc
 			return res, err
 		}
 		defer release()
+		if in.MaxWidth > 0 {
+			// ResizeImage checks the image too, decoding it once for both.
+			break
+		}
 		res.Details, err = media.VerifyImage(orig)
 		if err != nil {
 			return res, mediaError(err)
@@ -153,16 +163,17 @@ func (a *Activities) ProcessFile(ctx context.Context, in ProcessFileInput) (Proc
 			return res, err
 		}
 		err := a.withTemp(func(tmp *os.File) error {
-			d, ct, resized, err := media.ResizeImage(orig, in.ContentType, in.MaxWidth, tmp)
-			if err != nil || !resized {
+			d, v, err := media.ResizeImage(orig, in.ContentType, in.MaxWidth, tmp)
+			res.Details = d
+			if err != nil || v == nil {
 				return mediaError(err)
 			}
 			ext := ".png"
-			if ct == media.JPEG {
+			if v.ContentType == media.JPEG {
 				ext = ".jpg"
 			}
-			asset, err := a.storeAsset(ctx, tmp, in.Prefix+AssetResized+ext, ct)
-			asset.Kind, asset.Details = AssetResized, d
+			asset, err := a.storeAsset(ctx, tmp, in.Prefix+AssetResized+ext, v.ContentType)
+			asset.Kind, asset.Details = AssetResized, v.Details
 			res.Assets = append(res.Assets, asset)
 			return err
 		})
@@ -206,16 +217,108 @@ func (a *Activities) RemoveUpload(ctx context.Context, prefix string) error {
 	if !strings.HasPrefix(prefix, "tenants/") || !strings.HasSuffix(prefix, "/") || strings.Count(prefix, "/") < 4 {
 		return temporal.NewNonRetryableApplicationError("not an upload's prefix: "+prefix, ErrTypeInvalidMedia, nil)
 	}
+	_, err := a.removePrefix(ctx, prefix)
+	return err
+}
+
+// removePrefix removes every object under prefix and returns how many it
+// removed.
+func (a *Activities) removePrefix(ctx context.Context, prefix string) (int, error) {
+	ctx, cancel := context.WithCancel(ctx) // ends the listing when a removal fails
+	defer cancel()
 	o := a.Objects
+	n := 0
 	for obj := range o.Client.ListObjects(ctx, o.Bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
 		if obj.Err != nil {
-			return fmt.Errorf("list %s: %w", prefix, obj.Err)
+			return n, fmt.Errorf("list %s: %w", prefix, obj.Err)
 		}
 		if err := o.Client.RemoveObject(ctx, o.Bucket, obj.Key, minio.RemoveObjectOptions{}); err != nil {
-			return fmt.Errorf("remove %s: %w", obj.Key, err)
+			return n, fmt.Errorf("remove %s: %w", obj.Key, err)
 		}
+		n++
 	}
-	return nil
+	return n, nil
+}
+
+// UploadSweep is what SweepUploadOrphans did.
+type UploadSweep struct {
+	// Uploads is how many expired claims were swept and deleted, Objects
+	// how many objects of theirs were removed.
+	Uploads, Objects int
+	// Kept is how many expired claims were kept for a later sweep: their
+	// processing was still running (it is cancelled, and then removes what
+	// it wrote), or a removal failed.
+	Kept int
+}
+
+// orphanRetry is when a sweep looks again at a claim it kept.
+const orphanRetry = 5 * time.Minute
+
+// errStillProcessing: the claim's ProcessFile run was running.
+var errStillProcessing = errors.New("the upload's processing was still running")
+
+// SweepUploadOrphans removes what uploads whose process died (killed,
+// out of memory, redeployed) between storing their first object and
+// recording their file left in the object store. It takes up to batch
+// expired upload claims of every tenant (files.Store.SweepClaims), and for
+// each makes sure the upload's processing writes nothing more (a start
+// still waiting in the outbox is withdrawn; a run still going is
+// cancelled, removes what it wrote itself, and its claim is looked at
+// again later), then removes every object under the claim's prefix, which
+// lies inside the claim's tenant, and deletes the claim. It counts the
+// objects in tocsin_upload_orphan_objects_removed_total and logs each
+// upload it swept. A repeated sweep finds nothing more to do.
+func (a *Activities) SweepUploadOrphans(ctx context.Context, batch int) (UploadSweep, error) {
+	tc := activity.GetClient(ctx)
+	var res UploadSweep
+	var err error
+	res.Uploads, res.Kept, err = files.New(a.DB, a.Objects).SweepClaims(ctx, batch, orphanRetry, func(c files.UploadClaim) error {
+		err := a.sweepUpload(ctx, tc, c, &res)
+		if err != nil && !errors.Is(err, errStillProcessing) && a.Logger != nil {
+			a.Logger.Warn("upload orphan sweep: claim kept for a later sweep", "tenant", c.Tenant, "prefix", c.Prefix, "err", err)
+		}
+		return err
+	})
+	return res, err
+}
+
+// sweepUpload empties the prefix of one expired claim once nothing writes
+// under it any more.
+func (a *Activities) sweepUpload(ctx context.Context, tc client.Client, c files.UploadClaim, res *UploadSweep) error {
+	if !isUploadPrefix(c.Tenant, c.Prefix) {
+		return fmt.Errorf("not an upload's prefix of the tenant")
+	}
+	if _, err := storage.CancelStart(ctx, a.DB, c.Tenant, c.WorkflowID); err != nil {
+		return err
+	}
+	d, err := tc.DescribeWorkflowExecution(ctx, c.WorkflowID, "")
+	var notFound *serviceerror.NotFound
+	switch {
+	case errors.As(err, &notFound):
+	case err != nil:
+		return fmt.Errorf("describe the upload's processing: %w", err)
+	case d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING:
+		if err := tc.CancelWorkflow(ctx, c.WorkflowID, ""); err != nil && !errors.As(err, &notFound) {
+			return fmt.Errorf("cancel the upload's processing: %w", err)
+		}
+		return errStillProcessing
+	}
+	n, err := a.removePrefix(ctx, c.Prefix)
+	res.Objects += n
+	a.state().orphanObjects.Add(float64(n))
+	if n > 0 && a.Logger != nil {
+		a.Logger.Info("removed the objects of an upload whose process died before recording its file",
+			"tenant", c.Tenant, "prefix", c.Prefix, "objects", n, "claimed_at", c.CreatedAt)
+	}
+	return err
+}
+
+// isUploadPrefix reports whether prefix is the prefix of one upload of
+// tenant: tenants/<tenant>/files/<upload>/.
+func isUploadPrefix(tenant, prefix string) bool {
+	rest, ok := strings.CutPrefix(prefix, storage.TenantKey(tenant, "files/"))
+	id, end := strings.CutSuffix(rest, "/")
+	return ok && end && id != "" && id != "." && id != ".." && !strings.ContainsAny(id, "/\\")
 }
 
 // imageSlot waits for one of the worker process's image decoding slots and

@@ -10,11 +10,11 @@ import (
 )
 
 // alertState is what the activities of one Activities value keep between
-// calls: the deliveries counter, the per-tenant rate limiters and the
-// renderers of the alerts being delivered, and the slots of image decoding
-// (one worker process's lanes share them, see ShareState). It lives and
-// dies with its Activities; renderers expire after renderTTL and at most
-// renderCacheSize are kept.
+// calls: the deliveries and upload orphan counters, the per-tenant rate
+// limiters and the renderers of the alerts being delivered, and the slots
+// of image decoding (one worker process's lanes share them, see
+// ShareState). It lives and dies with its Activities; renderers expire
+// after renderTTL and at most renderCacheSize are kept.
 type alertState struct {
 	deliveries *prometheus.CounterVec
 	// imageSlots holds a value per image being decoded; its capacity is
@@ -22,9 +22,11 @@ type alertState struct {
 	imageSlots   chan struct{}
 	imageDecodes prometheus.Gauge
 	imageWaits   prometheus.Counter
-	mu           sync.Mutex
-	limiters     map[string]*rate.Limiter
-	cache        map[AlertRef]renderContext
+	// orphanObjects counts the objects the upload orphan sweep removed.
+	orphanObjects prometheus.Counter
+	mu            sync.Mutex
+	limiters      map[string]*rate.Limiter
+	cache         map[AlertRef]renderContext
 }
 
 // renderContext is an alert's renderer, kept between the batches of the
@@ -59,6 +61,10 @@ func (a *Activities) state() *alertState {
 		st.imageWaits = register(a.Metrics, prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "tocsin_image_decode_waits_total",
 			Help: "Uploaded images that waited for a decoding slot of this worker process.",
+		}))
+		st.orphanObjects = register(a.Metrics, prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tocsin_upload_orphan_objects_removed_total",
+			Help: "Objects of uploads whose process died before recording the file, removed by the upload orphan sweep.",
 		}))
 	})
 	return a.st

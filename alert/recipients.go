@@ -20,9 +20,15 @@ type RecipientSpec struct {
 	AllDirectoryUsers bool
 	Polygons          []AreaPolygon
 	Circles           []AreaCircle
-	RelatedAlertID    int64
-	Filter            *RecipientFilter
-	AdHoc             []AdHocRecipient
+	// RelatedAlertID, when not zero, is an earlier alert whose resolved
+	// recipients join: its people as selected there, its ad-hoc
+	// recipients after AdHoc.
+	RelatedAlertID int64
+	Filter         *RecipientFilter
+	// AdHoc are the ad-hoc entries as given (emails in lower case); the
+	// resolution makes one recipient of the entries and people that share
+	// an address.
+	AdHoc []AdHocRecipient
 }
 
 // AreaPolygon is a polygon as PostgreSQL polygon literals (x = longitude,
@@ -88,8 +94,11 @@ func RecipientSpecOf(r Recipients) (RecipientSpec, error) {
 		s.DirectoryID = d.DirectoryID
 		s.AllDirectoryUsers = d.AllUsers
 		for _, u := range d.UserIDs {
+			// New alerts are held to ids.Parse when they are accepted; an
+			// alert stored before that rule may write an id as "007" and
+			// is still sent to user 7.
 			id, err := strconv.ParseInt(u, 10, 64)
-			if err != nil || id < 1 {
+			if err != nil || id <= 0 {
 				return s, fmt.Errorf("directory user id %q is not a user id", u)
 			}
 			s.DirectoryUserIDs = append(s.DirectoryUserIDs, id)
@@ -111,13 +120,7 @@ func RecipientSpecOf(r Recipients) (RecipientSpec, error) {
 			s.Filter.Conditions = append(s.Filter.Conditions, RecipientCondition{Field: c.Field, Op: c.Operator, Values: c.Values})
 		}
 	}
-	seen := map[string]bool{}
 	for _, h := range r.AdHoc {
-		key := strings.ToLower(h.Email) + "|" + h.Phone
-		if seen[key] {
-			continue
-		}
-		seen[key] = true
 		s.AdHoc = append(s.AdHoc, AdHocRecipient{FirstName: h.FirstName, LastName: h.LastName, Email: strings.ToLower(h.Email), Phone: h.Phone})
 	}
 	return s, nil

@@ -23,12 +23,22 @@ func TestRecipientSpecOf(t *testing.T) {
 		len(s.ListIDs) != 1 || len(s.ContactIDs) != 1 {
 		t.Errorf("spec %+v", s)
 	}
-	if len(s.AdHoc) != 2 || s.AdHoc[0].Email != "g@example.com" {
-		t.Errorf("ad hoc recipients are not lower-cased and kept once: %+v", s.AdHoc)
+	if len(s.AdHoc) != 3 || s.AdHoc[0].Email != "g@example.com" {
+		t.Errorf("ad hoc recipients are not lower-cased and kept as given: %+v", s.AdHoc)
 	}
-	if _, err := RecipientSpecOf(Recipients{Directory: &DirectorySettings{DirectoryID: "main", UserIDs: []string{"x"}}}); err == nil ||
-		!strings.HasPrefix(err.Error(), "directory") {
-		t.Errorf("bad directory user id: %v", err)
+	for _, id := range []string{"x", "0", "-17", ""} {
+		if _, err := RecipientSpecOf(Recipients{Directory: &DirectorySettings{DirectoryID: "main", UserIDs: []string{id}}}); err == nil ||
+			!strings.HasPrefix(err.Error(), "directory") {
+			t.Errorf("bad directory user id %q: %v", id, err)
+		}
+	}
+	// Alerts stored before ids were held to one way of writing them are
+	// still sent: "017" is user 17 (new alerts are refused it when accepted).
+	for _, id := range []string{"017", "+17"} {
+		s, err := RecipientSpecOf(Recipients{Directory: &DirectorySettings{DirectoryID: "main", UserIDs: []string{id}}})
+		if err != nil || len(s.DirectoryUserIDs) != 1 || s.DirectoryUserIDs[0] != 17 {
+			t.Errorf("stored directory user id %q: %+v %v", id, s.DirectoryUserIDs, err)
+		}
 	}
 }
 

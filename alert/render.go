@@ -186,6 +186,17 @@ func (r *Renderer) known(name string) bool {
 // NeedsLink reports whether messages carry the recipient's response link.
 func (r *Renderer) NeedsLink() bool { return r.needsLink }
 
+// SampleLink stands for a recipient's response link where none is made
+// (the size check at submission, previews): a short link of the real
+// length, as messages carry it, with X's for its code; "" when messages
+// carry no link.
+func (r *Renderer) SampleLink() string {
+	if !r.needsLink {
+		return ""
+	}
+	return alertmsg.SampleShortLink(r.PublicURL)
+}
+
 // ResponseLink is the recipient's personal response page.
 func (r *Renderer) ResponseLink(seq int64) string {
 	return r.PublicURL + alertmsg.ResponsePath + alertmsg.ResponseToken(r.LinkSecret, r.Tenant, r.AlertID, seq)
@@ -288,7 +299,7 @@ func (r *Renderer) Message(ch string, rec *Recipient, link string) channels.Mess
 				m.HTML += "<p>" + strings.ReplaceAll(htmlEscape(strings.TrimSpace(extra)), "\n", "<br>") + "</p>"
 			}
 		}
-		if s.Channels == nil || s.Channels.Email == nil || s.Channels.Email.IncludeAttachments == nil || *s.Channels.Email.IncludeAttachments {
+		if r.Attaches(ch) {
 			m.Attachments = r.Attachments
 		}
 	case string(channels.Text):
@@ -320,6 +331,16 @@ func (r *Renderer) Message(ch string, rec *Recipient, link string) channels.Mess
 	}
 	m.AlertID = r.AlertID
 	return m
+}
+
+// Attaches reports whether the messages of channel ch carry the alert's
+// attachments: email does unless channels.email.includeAttachments is false.
+func (r *Renderer) Attaches(ch string) bool {
+	if ch != string(channels.Email) {
+		return false
+	}
+	c := r.Settings.Channels
+	return c == nil || c.Email == nil || c.Email.IncludeAttachments == nil || *c.Email.IncludeAttachments
 }
 
 // BroadcastText is the mobile broadcast's own text with its variables

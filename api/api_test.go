@@ -226,3 +226,75 @@ func TestMetricsUseRouteTemplates(t *testing.T) {
 		t.Error("a tenant id leaked into a metric label")
 	}
 }
+
+// TestBodylessPostNamesTheBody: an operation that requires a body and gets
+// none answers a 400 whose failure names the body, with or without a
+// content type.
+func TestBodylessPostNamesTheBody(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Shared(t)
+	tenant, tok := s.NewTenant(t)
+	for _, c := range []struct{ method, path string }{
+		{http.MethodPost, "/v2/alerts"},
+		{http.MethodPut, "/v2/alerts/defaults"},
+		{http.MethodPost, "/v4/" + tenant + "/alerts/bulkSend"},
+	} {
+		for _, body := range []any{nil, []byte{}} {
+			r := s.Do(t, c.method, c.path, tok, body)
+			if r.Status != http.StatusBadRequest {
+				t.Fatalf("%s %s without a body: %d %s", c.method, c.path, r.Status, r.Body)
+			}
+			p := problem(t, r)
+			if len(p.Errors) != 1 || p.Errors[0].PropertyName != "body" || p.Errors[0].Location != "body" || p.Errors[0].ErrorMessage == "" {
+				t.Fatalf("%s %s without a body: %s", c.method, c.path, r.Body)
+			}
+		}
+	}
+}
+
+// TestValidationFailuresComeInOneOrder: the failures of one request are
+// listed in the same order every time, by location (indexes by number),
+// although validation finds unexpected properties in map order.
+func TestValidationFailuresComeInOneOrder(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Shared(t)
+	_, tok := s.NewTenant(t)
+	adHoc := make([]map[string]any, 11)
+	for i := range adHoc {
+		adHoc[i] = map[string]any{"email": fmt.Sprintf("p%d@example.com", i)}
+	}
+	adHoc[2]["email"], adHoc[10]["email"] = "not an address", "nor this"
+	body := map[string]any{
+		"settings": map[string]any{
+			"message":    map[string]any{"subject": "S", "body": "B", "zeta": 1, "alpha": 2, "mu": 3, "kappa": 4},
+			"recipients": map[string]any{"adHoc": adHoc},
+			"omega":      true, "beta": true, "delta": true, "gamma": true,
+		},
+		"yankee": 1, "xray": 2, "bravo": 3,
+	}
+	var first []string
+	for i := 0; i < 20; i++ {
+		r := s.Do(t, http.MethodPost, "/v2/alerts", tok, body)
+		if r.Status != http.StatusBadRequest {
+			t.Fatalf("%d %s", r.Status, r.Body)
+		}
+		var got []string
+		for _, f := range problem(t, r).Errors {
+			got = append(got, f.Location)
+		}
+		if i == 0 {
+			first = got
+			want := []string{"body.bravo", "body.settings.beta", "body.settings.delta", "body.settings.gamma",
+				"body.settings.message.alpha", "body.settings.message.kappa", "body.settings.message.mu", "body.settings.message.zeta",
+				"body.settings.omega", "body.settings.recipients.adHoc[2].email", "body.settings.recipients.adHoc[10].email",
+				"body.xray", "body.yankee"}
+			if strings.Join(got, " ") != strings.Join(want, " ") {
+				t.Fatalf("failures at\n%v\nwant\n%v", got, want)
+			}
+			continue
+		}
+		if strings.Join(got, " ") != strings.Join(first, " ") {
+			t.Fatalf("request %d lists its failures as\n%v\nthe first as\n%v", i, got, first)
+		}
+	}
+}

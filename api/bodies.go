@@ -2,8 +2,10 @@ package api
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"mime"
+	"mime/multipart"
 	"net"
 	"net/http"
 	"sort"
@@ -53,9 +55,10 @@ func (l *routeLimits) collect(doc *huma.OpenAPI, cfg config.Config) {
 }
 
 // build reads every operation of the document: an operation without a
-// request body takes none; a streamed one (rest.StreamBody) takes the
-// import limit when marked rest.ImportBody, else the file limit; a multipart
-// one the file limit; any other its MaxBodyBytes (1 MiB unless it says).
+// request body takes none; a streamed one (rest.StreamBody) takes its
+// MaxBodyBytes when it gives one, else the import limit when marked
+// rest.ImportBody, else the file limit; a multipart one the file limit; any
+// other its MaxBodyBytes (1 MiB unless it says).
 func (l *routeLimits) build() {
 	doc, cfg := l.doc, l.cfg
 	fileLimit := int(cfg.FileSizeLimit) + 1<<20
@@ -86,6 +89,9 @@ func (l *routeLimits) build() {
 				r.limit = fileLimit
 				if op.Metadata[rest.ImportBody] == true {
 					r.limit = importLimit
+				}
+				if op.MaxBodyBytes > 0 {
+					r.limit = int(op.MaxBodyBytes)
 				}
 			case op.RequestBody.Content["multipart/form-data"] != nil:
 				r.limit = fileLimit
@@ -391,48 +397,65 @@ func securityHeaders(c *fiber.Ctx) error {
 	return c.Next()
 }
 
-// checkForm refuses a text field of a buffered multipart form (the
-// operation's body was read by bufferBodies) holding a NUL character or
-// invalid UTF-8, and, for a field holding a JSON document, what badJSON
-// finds in it, following the schema the operation gives the part in its
-// rest.JSONParts metadata. File parts are the operation's to check.
+// checkForm reads the parts of a buffered multipart form (the operation's
+// body was read by bufferBodies) as the operation will, and refuses what
+// it would drop or take for something else: a part rest.PartName refuses
+// (no name, a disposition other than form-data, parts of its own), a part
+// given more than once, a part the form does not have or of the wrong kind
+// (see checkPart), a text part holding a NUL character or invalid UTF-8,
+// and, in a part holding a JSON document, what badJSON finds, following
+// the schema the operation gives the part in its rest.JSONParts metadata.
+// File parts' contents are the operation's to check.
 func checkForm(ctx huma.Context, reg huma.Registry, op *huma.Operation) *rest.ProblemDetails {
 	if op.RequestBody == nil || op.RequestBody.Content["multipart/form-data"] == nil || op.Metadata[rest.StreamBody] == true {
 		return nil
 	}
 	c := humafiber.Unwrap(ctx)
-	if !strings.HasPrefix(string(c.Request().Header.ContentType()), "multipart/form-data") {
-		return nil
-	}
-	form, err := c.MultipartForm()
-	if err != nil {
-		// Left to the operation, which answers a malformed form.
+	body, _ := c.Locals(bodyLocal).([]byte)
+	mt, params, err := mime.ParseMediaType(string(c.Request().Header.ContentType()))
+	if body == nil || err != nil || mt != "multipart/form-data" || params["boundary"] == "" {
 		return nil
 	}
 	parts := op.RequestBody.Content["multipart/form-data"].Schema.Properties
 	jsonParts, _ := op.Metadata[rest.JSONParts].(map[string]*huma.Schema)
-	for name := range form.File {
-		if p := checkPart(parts, name, true); p != nil {
-			return p
+	given := map[string]bool{}
+	mr := multipart.NewReader(bytes.NewReader(body), params["boundary"])
+	for {
+		part, err := mr.NextPart()
+		if err != nil {
+			// The end, or a malformed form, which the operation answers.
+			return nil
 		}
-	}
-	for name, values := range form.Value {
+		name, err := rest.PartName(part)
 		if msg := badText(name); msg != "" {
 			return rest.Invalid("body", "", "a part name "+msg, nil)
 		}
-		if p := checkPart(parts, name, false); p != nil {
+		var p *rest.ProblemDetails
+		if errors.As(err, &p) {
 			return p
 		}
-		for _, v := range values {
-			if msg := badText(v); msg != "" {
-				return rest.Invalid("body", name, msg, nil)
-			}
-			if field, msg := badJSON([]byte(v), reg, jsonParts[name]); msg != "" && strings.HasPrefix(strings.TrimSpace(v), "{") {
-				return rest.Invalid("body", joinField(name, field), msg, nil)
-			}
+		if given[name] {
+			return rest.Invalid("body", name, "given more than once", nil)
+		}
+		given[name] = true
+		file := part.FileName() != ""
+		if p := checkPart(parts, name, file); p != nil {
+			return p
+		}
+		if file {
+			continue
+		}
+		v, err := io.ReadAll(part)
+		if err != nil {
+			return nil
+		}
+		if msg := badText(string(v)); msg != "" {
+			return rest.Invalid("body", name, msg, nil)
+		}
+		if field, msg := badJSON(v, reg, jsonParts[name]); msg != "" && bytes.HasPrefix(bytes.TrimSpace(v), []byte("{")) {
+			return rest.Invalid("body", joinField(name, field), msg, nil)
 		}
 	}
-	return nil
 }
 
 // checkPart refuses a part the form does not have, and a part sent as a

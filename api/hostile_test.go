@@ -446,10 +446,10 @@ func TestValuesThatDoNotFitTheirFieldAreNamed(t *testing.T) {
 		{"an unknown event type", "/v2/settings/subscriptions", []byte(`{"url":"https://example.com/h","eventTypes":["alert.exploded"]}`), "body.eventTypes[0]", "alert."},
 		{"an unknown status filter", "/v2/alerts/find", []byte(`{"statuses":["Exploded"]}`), "body.statuses[0]", "one of"},
 		{"an id beyond int64", "/v2/alerts", alert(`{"contactIds":[2,99999999999999999999]}`, ""), "body.settings.recipients.contactIds[1]", "9223372036854775807"},
-		{"an integer in exponent form", "/v2/alerts", alert(`{"contactIds":[2]}`, `,"workflow":{"cycles":1e0}`), "body.settings.workflow.cycles", "integer"},
+		{"a fraction in exponent form", "/v2/alerts", alert(`{"contactIds":[2]}`, `,"workflow":{"cycles":15e-1}`), "body.settings.workflow.cycles", "integer"},
 		{"a number beyond float64", "/v2/alerts", alert(`{"contactIds":[2]}`, `,"workflow":{"cycles":1e400}`), "body.settings.workflow.cycles", "number"},
 		{"a filter id beyond int64", "/v2/alerts/find", []byte(`{"ids":[1, 99999999999999999999]}`), "body.ids[1]", "integer"},
-		{"a filter id in exponent form", "/v2/alerts/find", []byte(`{"ids":[1e3]}`), "body.ids[0]", "integer"},
+		{"a filter id in exponent form beyond int64", "/v2/alerts/find", []byte(`{"ids":[1e19]}`), "body.ids[0]", "9223372036854775807"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -474,6 +474,75 @@ func TestValuesThatDoNotFitTheirFieldAreNamed(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestUnexpectedPropertyEchoesItsOwnValue: a property a body may not hold
+// is named by its path, and the value echoed is its own, not the object's
+// that holds it.
+func TestUnexpectedPropertyEchoesItsOwnValue(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	_, tok := s.NewTenant(t)
+	cases := []struct {
+		name, path string
+		body       string
+		location   string
+		value      any
+	}{
+		{"a string at the top", "/v2/alerts/find", `{"subject":"a","bogus":"val","ids":[1,2]}`, "body.bogus", "val"},
+		{"a number deep inside", "/v2/alerts", `{"settings":{"message":{"subject":"a","body":"b","x":7},"recipients":{"contactIds":[2]}}}`, "body.settings.message.x", 7.0},
+		{"an object", "/v2/alerts/find", `{"subject":"a","bogus":{"q":1}}`, "body.bogus", "an object of 1 properties"},
+		{"a name holding a dot", "/v2/alerts/find", `{"subject":"a","b":1,"x.b":true}`, "body.x.b", true},
+		{"null", "/v2/alerts/find", `{"subject":"a","ids":[1],"bogus":null}`, "body.bogus", nil},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := s.Do(t, http.MethodPost, c.path, tok, []byte(c.body))
+			if r.Status != 400 {
+				t.Fatalf("status %d: %s", r.Status, r.Body)
+			}
+			var found bool
+			for _, f := range problem(t, r).Errors {
+				if f.Location != c.location {
+					continue
+				}
+				found = true
+				if f.PropertyName != strings.TrimPrefix(c.location, "body.") || f.ErrorMessage != "unexpected property" || f.AttemptedValue != c.value {
+					t.Errorf("failure %+v, want property %s with value %#v", f, c.location, c.value)
+				}
+			}
+			if !found {
+				t.Fatalf("no failure at %s: %s", c.location, r.Body)
+			}
+		})
+	}
+}
+
+// TestWholeNumbersAreIntegersHoweverWritten: a JSON number is a number, so
+// a whole one written with a fraction or an exponent fills an integer field
+// anywhere in the API, as the schema's integer type allows; a number with a
+// fraction is refused naming its field.
+func TestWholeNumbersAreIntegersHoweverWritten(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	_, tok := s.NewTenant(t)
+	defaults := func(workflow string) []byte {
+		return []byte(`{"type":"Default","priority":"Emergency","channels":["text"],"loudTone":true,"sender":{},"workflow":` + workflow + `}`)
+	}
+	r := s.Do(t, http.MethodPut, "/v2/alerts/defaults", tok, defaults(`{"cycles":2.0,"cycleIntervalMinutes":1.5e1}`))
+	if r.Status != 200 || !strings.Contains(string(r.Body), `"cycles":2,`) || !strings.Contains(string(r.Body), `"cycleIntervalMinutes":15`) {
+		t.Fatalf("cycles 2.0, interval 1.5e1: %d %s", r.Status, r.Body)
+	}
+	if r := s.Do(t, http.MethodPost, "/v2/alerts/find", tok, []byte(`{"ids":[1.0,1e3,10000E-4]}`)); r.Status != 200 {
+		t.Fatalf("ids 1.0, 1e3, 10000E-4: %d %s", r.Status, r.Body)
+	}
+	r = s.Do(t, http.MethodPut, "/v2/alerts/defaults", tok, defaults(`{"cycles":1.5}`))
+	if r.Status != 400 {
+		t.Fatalf("cycles 1.5: %d %s", r.Status, r.Body)
+	}
+	if p := problem(t, r); len(p.Errors) != 1 || p.Errors[0].Location != "body.workflow.cycles" || p.Errors[0].ErrorMessage != "expected integer" {
+		t.Fatalf("cycles 1.5: %s", r.Body)
 	}
 }
 

@@ -435,6 +435,7 @@ func TestGrafanaDashboard(t *testing.T) {
 		"temporal_request_latency_seconds_bucket", "temporal_worker_task_slots_available",
 		"tocsin_deliveries_total", "tocsin_hook_deliveries_total", "tocsin_workflow_starts_pending",
 		"tocsin_http_connections", "tocsin_http_connections_refused_total",
+		"tocsin_image_decodes", "tocsin_image_decode_waits_total", "tocsin_upload_orphan_objects_removed_total",
 	} {
 		if !regexp.MustCompile(`\b` + series + `\b`).MatchString(all) {
 			t.Errorf("no panel queries %s", series)

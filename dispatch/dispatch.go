@@ -3,8 +3,8 @@
 // codes, file processing), and Dispatcher turns the events outbox into hook
 // deliveries: it claims undispatched events, starts a HookDelivery workflow
 // for every matching active subscription of the event's tenant and marks
-// the events dispatched. It also keeps the schedule that purges old hook
-// history.
+// the events dispatched. It also keeps the maintenance schedules: the
+// purge of old hook history and the sweep of orphaned upload objects.
 package dispatch
 
 import (
@@ -98,23 +98,44 @@ func (d *Dispatcher) start(ctx context.Context, sub int64, e storage.Event) erro
 // for the workers of taskQueue.
 func RetentionScheduleID(taskQueue string) string { return "hook-history-retention-" + taskQueue }
 
-// EnsureRetentionSchedule creates the hourly schedule that runs
-// HookHistoryRetention on taskQueue, unless it exists.
-func EnsureRetentionSchedule(ctx context.Context, c client.Client, taskQueue string) error {
-	id := RetentionScheduleID(taskQueue)
-	_, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{
-		ID:      id,
-		Spec:    client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: time.Hour}}},
-		Overlap: enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
-		Action: &client.ScheduleWorkflowAction{
-			ID:        id,
-			Workflow:  workflows.HookHistoryRetention,
-			Args:      []any{workflows.HookHistoryRetentionInput{Days: workflows.HookHistoryDays}},
-			TaskQueue: taskQueue,
-		},
-	})
-	if err != nil && !errors.Is(err, temporal.ErrScheduleAlreadyRunning) {
-		return fmt.Errorf("create hook history schedule: %w", err)
+// OrphanSweepScheduleID is the id of the schedule that removes the objects
+// of uploads whose process died, for the workers of taskQueue.
+func OrphanSweepScheduleID(taskQueue string) string { return "upload-orphan-sweep-" + taskQueue }
+
+// ScheduleIDs are the ids of the schedules EnsureSchedules keeps for the
+// workers of taskQueue.
+func ScheduleIDs(taskQueue string) []string {
+	return []string{RetentionScheduleID(taskQueue), OrphanSweepScheduleID(taskQueue)}
+}
+
+// EnsureSchedules creates, unless they exist, the maintenance schedules of
+// the workers of taskQueue: HookHistoryRetention every hour and
+// UploadOrphanSweep every 15 minutes, each skipping a run while the last
+// one still runs.
+func EnsureSchedules(ctx context.Context, c client.Client, taskQueue string) error {
+	for _, s := range []struct {
+		id       string
+		every    time.Duration
+		workflow any
+		arg      any
+	}{
+		{RetentionScheduleID(taskQueue), time.Hour, workflows.HookHistoryRetention, workflows.HookHistoryRetentionInput{Days: workflows.HookHistoryDays}},
+		{OrphanSweepScheduleID(taskQueue), 15 * time.Minute, workflows.UploadOrphanSweep, workflows.UploadOrphanSweepInput{}},
+	} {
+		_, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{
+			ID:      s.id,
+			Spec:    client.ScheduleSpec{Intervals: []client.ScheduleIntervalSpec{{Every: s.every}}},
+			Overlap: enumspb.SCHEDULE_OVERLAP_POLICY_SKIP,
+			Action: &client.ScheduleWorkflowAction{
+				ID:        s.id,
+				Workflow:  s.workflow,
+				Args:      []any{s.arg},
+				TaskQueue: taskQueue,
+			},
+		})
+		if err != nil && !errors.Is(err, temporal.ErrScheduleAlreadyRunning) {
+			return fmt.Errorf("create schedule %s: %w", s.id, err)
+		}
 	}
 	return nil
 }

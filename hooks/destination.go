@@ -24,23 +24,43 @@ import (
 // webhook collectors, API gateways, buckets), so changing either can reach
 // someone else.
 func SameDestination(a, b string) bool {
-	da, ok := destination(a)
-	if !ok {
-		return false
-	}
-	db, ok := destination(b)
-	return ok && da == db
+	return DestinationChange(a, b) == ""
 }
 
-// destination is the receiver raw names, in one spelling.
-func destination(raw string) (string, bool) {
+// DestinationChange names the parts of the destination (SameDestination)
+// in which b differs from a, in the words of a sentence: "query", "host
+// and port", "scheme, host and port"; "" when both reach the same
+// receiver. A URL that names no receiver (not a URL, or no host) differs
+// in every part.
+func DestinationChange(a, b string) string {
+	da, okA := destination(a)
+	db, okB := destination(b)
+	var changed []string
+	for i, name := range []string{"scheme", "host", "port", "path", "query"} {
+		if !okA || !okB || da[i] != db[i] {
+			changed = append(changed, name)
+		}
+	}
+	switch n := len(changed); n {
+	case 0:
+		return ""
+	case 1:
+		return changed[0]
+	default:
+		return strings.Join(changed[:n-1], ", ") + " and " + changed[n-1]
+	}
+}
+
+// destination is the receiver raw names, in one spelling: its scheme,
+// host, port, path and query.
+func destination(raw string) ([5]string, bool) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
-		return "", false
+		return [5]string{}, false
 	}
 	host, err := idna.Lookup.ToASCII(u.Hostname())
 	if err != nil {
-		return "", false
+		return [5]string{}, false
 	}
 	scheme := strings.ToLower(u.Scheme)
 	port := u.Port()
@@ -52,6 +72,5 @@ func destination(raw string) (string, bool) {
 			port = "80"
 		}
 	}
-	return scheme + "://" + strings.ToLower(host) + ":" + port +
-		strings.TrimRight(u.EscapedPath(), "/") + "?" + u.Query().Encode(), true
+	return [5]string{scheme, strings.ToLower(host), port, strings.TrimRight(u.EscapedPath(), "/"), u.Query().Encode()}, true
 }

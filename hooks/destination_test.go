@@ -35,3 +35,19 @@ func TestSameDestination(t *testing.T) {
 		}
 	}
 }
+
+func TestDestinationChangeNamesWhatChanged(t *testing.T) {
+	for _, c := range []struct{ a, b, want string }{
+		{"https://h.example/in?b=2&a=1", "https://H.example:443/in/?a=1&b=2", ""},
+		{"https://h.example/in?bucket=mine", "https://h.example/in?bucket=theirs", "query"},
+		{"https://h.example/in", "https://h.example/other", "path"},
+		{"https://h.example/in", "http://h.example/in", "scheme and port"},
+		{"https://h.example/in", "https://8.8.4.4/in?q=1", "host and query"},
+		{"https://h.example/in", "http://o.example:8080/x", "scheme, host, port and path"},
+		{"https://h.example/in", "://bad", "scheme, host, port, path and query"},
+	} {
+		if got := hooks.DestinationChange(c.a, c.b); got != c.want {
+			t.Errorf("DestinationChange(%q, %q) = %q, want %q", c.a, c.b, got, c.want)
+		}
+	}
+}

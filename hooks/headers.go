@@ -124,9 +124,9 @@ func KeepMaskedHeaders(h map[string]string, url string, old map[string]string, o
 		if !found || secrets.Mask(prev) != value {
 			return name, fmt.Errorf("the value of %s is masked but no stored value of the header matches it; send the value itself", name)
 		}
-		if !SameDestination(url, oldURL) {
-			return name, fmt.Errorf("the value of %s is masked but the destination changed (the url has a new scheme, host, port or path): "+
-				"send the value itself again, the stored one is only sent where it was sent before", name)
+		if change := DestinationChange(oldURL, url); change != "" {
+			return name, fmt.Errorf("the value of %s is masked but the destination changed (the url has a new %s): "+
+				"send the value itself again, the stored one is only sent where it was sent before", name, change)
 		}
 		h[name] = prev
 	}

@@ -2,6 +2,8 @@ package media
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/binary"
 	"fmt"
 	"image"
 	"image/color"
@@ -9,6 +11,7 @@ import (
 	_ "image/jpeg" // JPEG decoding
 	_ "image/png"  // PNG decoding
 	"io"
+	"math"
 
 	"github.com/disintegration/imaging"
 	_ "golang.org/x/image/bmp"  // BMP decoding
@@ -74,22 +77,32 @@ func progressiveBytesPerPixel(m color.Model) int64 {
 	return 3 * (1 + 4)
 }
 
-// isProgressiveJPEG reports whether the JPEG in r is progressive (its frame
-// header is SOF2). It walks the segments before the frame header, the bytes
-// image.DecodeConfig has just read, and stops at it.
-func isProgressiveJPEG(r io.ReadSeeker) (bool, error) {
+// jpegHeader is what tocsin reads of a JPEG before decoding it.
+type jpegHeader struct {
+	// progressive: the frame header is SOF2.
+	progressive bool
+	// orientation is the EXIF orientation (1-8), 1 when none is given.
+	orientation int
+}
+
+// readJPEGHeader walks the segments of the JPEG in r before its frame
+// header, the bytes image.DecodeConfig has just read, and stops at it: it
+// tells whether the JPEG is progressive and reads the orientation of an
+// EXIF segment (APP1) on the way.
+func readJPEGHeader(r io.ReadSeeker) (jpegHeader, error) {
+	h := jpegHeader{orientation: 1}
 	if _, err := r.Seek(0, io.SeekStart); err != nil {
-		return false, err
+		return h, err
 	}
 	br := bufio.NewReader(r)
 	var soi [2]byte
 	if _, err := io.ReadFull(br, soi[:]); err != nil || soi != [2]byte{0xFF, 0xD8} {
-		return false, fmt.Errorf("%w: no JPEG start of image", ErrInvalid)
+		return h, fmt.Errorf("%w: no JPEG start of image", ErrInvalid)
 	}
 	for {
 		b, err := br.ReadByte()
 		if err != nil {
-			return false, fmt.Errorf("%w: no JPEG frame header", ErrInvalid)
+			return h, fmt.Errorf("%w: no JPEG frame header", ErrInvalid)
 		}
 		if b != 0xFF {
 			continue // not a marker (DecodeConfig skips these bytes too)
@@ -99,51 +112,102 @@ func isProgressiveJPEG(r io.ReadSeeker) (bool, error) {
 			m, err = br.ReadByte()
 		}
 		if err != nil {
-			return false, fmt.Errorf("%w: no JPEG frame header", ErrInvalid)
+			return h, fmt.Errorf("%w: no JPEG frame header", ErrInvalid)
 		}
 		switch {
 		case m == 0x00 || m == 0x01 || m >= 0xD0 && m <= 0xD7:
 			continue // no segment follows
 		case m == 0xC2:
-			return true, nil
+			h.progressive = true
+			return h, nil
 		case m >= 0xC0 && m <= 0xCF && m != 0xC4 && m != 0xC8 && m != 0xCC, m == 0xDA, m == 0xD9:
-			return false, nil // another frame header, or no frame header before the scan
+			return h, nil // another frame header, or no frame header before the scan
 		}
 		var n [2]byte
 		if _, err := io.ReadFull(br, n[:]); err != nil {
-			return false, fmt.Errorf("%w: no JPEG frame header", ErrInvalid)
+			return h, fmt.Errorf("%w: no JPEG frame header", ErrInvalid)
 		}
-		if l := int(n[0])<<8 | int(n[1]); l < 2 {
-			return false, fmt.Errorf("%w: bad JPEG segment length", ErrInvalid)
-		} else if _, err := br.Discard(l - 2); err != nil {
-			return false, fmt.Errorf("%w: no JPEG frame header", ErrInvalid)
+		l := int(n[0])<<8 | int(n[1])
+		if l < 2 {
+			return h, fmt.Errorf("%w: bad JPEG segment length", ErrInvalid)
+		}
+		if m != 0xE1 {
+			if _, err := br.Discard(l - 2); err != nil {
+				return h, fmt.Errorf("%w: no JPEG frame header", ErrInvalid)
+			}
+			continue
+		}
+		seg := make([]byte, l-2)
+		if _, err := io.ReadFull(br, seg); err != nil {
+			return h, fmt.Errorf("%w: no JPEG frame header", ErrInvalid)
+		}
+		if o := exifOrientation(seg); o != 0 {
+			h.orientation = o
 		}
 	}
 }
 
+// exifOrientation reads the Orientation tag (1-8) of the first image
+// directory of an EXIF segment's payload, or returns 0 when there is none.
+func exifOrientation(seg []byte) int {
+	t, ok := bytes.CutPrefix(seg, []byte("Exif\x00\x00"))
+	if !ok || len(t) < 8 {
+		return 0
+	}
+	var bo binary.ByteOrder
+	switch string(t[:2]) {
+	case "II":
+		bo = binary.LittleEndian
+	case "MM":
+		bo = binary.BigEndian
+	default:
+		return 0
+	}
+	off := int64(bo.Uint32(t[4:]))
+	if bo.Uint16(t[2:]) != 42 || off < 8 || off+2 > int64(len(t)) {
+		return 0
+	}
+	entries := t[off+2:]
+	for range bo.Uint16(t[off:]) {
+		if len(entries) < 12 {
+			return 0
+		}
+		if bo.Uint16(entries) == 0x0112 { // Orientation, a SHORT
+			if o := int(bo.Uint16(entries[8:])); o >= 1 && o <= 8 {
+				return o
+			}
+			return 0
+		}
+		entries = entries[12:]
+	}
+	return 0
+}
+
 // checkDecodable refuses with ErrTooLarge an image that has more than
 // MaxPixels pixels or would take more than MaxDecodedBytes decoded (for a
-// progressive JPEG, its coefficients too).
-func checkDecodable(r io.ReadSeeker, d Details, cfg image.Config) error {
+// progressive JPEG, its coefficients too). It returns the header of a
+// JPEG, which it reads.
+func checkDecodable(r io.ReadSeeker, d Details, cfg image.Config) (jpegHeader, error) {
+	h := jpegHeader{orientation: 1}
 	px := int64(d.Width) * int64(d.Height)
 	if px > MaxPixels {
-		return fmt.Errorf("%w: %d×%d is more than %d pixels", ErrTooLarge, d.Width, d.Height, MaxPixels)
+		return h, fmt.Errorf("%w: %d×%d is more than %d pixels", ErrTooLarge, d.Width, d.Height, MaxPixels)
 	}
 	bpp := bytesPerPixel(cfg.ColorModel)
 	if d.Format == "jpeg" {
-		progressive, err := isProgressiveJPEG(r)
-		if err != nil {
-			return err
+		var err error
+		if h, err = readJPEGHeader(r); err != nil {
+			return h, err
 		}
-		if progressive {
+		if h.progressive {
 			bpp = progressiveBytesPerPixel(cfg.ColorModel)
 		}
 	}
 	if px*bpp > MaxDecodedBytes {
-		return fmt.Errorf("%w: %d×%d pixels of %d bytes each take %d MiB to decode, more than %d MiB",
+		return h, fmt.Errorf("%w: %d×%d pixels of %d bytes each take %d MiB to decode, more than %d MiB",
 			ErrTooLarge, d.Width, d.Height, bpp, (px*bpp)>>20, MaxDecodedBytes>>20)
 	}
-	return nil
+	return h, nil
 }
 
 // VerifyImage reads an image's details and decodes all of it, so a file
@@ -154,7 +218,7 @@ func VerifyImage(r io.ReadSeeker) (Details, error) {
 	if err != nil {
 		return d, err
 	}
-	if err := checkDecodable(r, d, cfg); err != nil {
+	if _, err := checkDecodable(r, d, cfg); err != nil {
 		return Details{}, err
 	}
 	if _, err := r.Seek(0, io.SeekStart); err != nil {
@@ -166,40 +230,68 @@ func VerifyImage(r io.ReadSeeker) (Details, error) {
 	return d, nil
 }
 
-// ResizeImage scales an image down to maxWidth pixels wide, keeping its
-// aspect ratio and applying its EXIF orientation, and writes it to w as
-// JPEG (for JPEG input) or PNG (otherwise). It returns the new image's
-// details and content type; resized is false, and nothing is written, when
-// the image is already at most maxWidth wide.
-func ResizeImage(r io.ReadSeeker, contentType string, maxWidth int, w io.Writer) (d Details, outType string, resized bool, err error) {
-	info, cfg, err := inspectImage(r)
+// Version describes the scaled-down version of an image ResizeImage wrote.
+type Version struct {
+	Details     Details
+	ContentType string
+}
+
+// ResizeImage checks an image as VerifyImage does and returns its details,
+// decoding it once; when it is wider than maxWidth as shown (its EXIF
+// orientation applied), it also scales it down to maxWidth pixels wide,
+// keeping its aspect ratio and applying the orientation, and writes it to
+// w as JPEG (for JPEG input) or PNG (otherwise). The version is nil, and
+// nothing is written, when the image is already at most maxWidth wide.
+//
+// The image is scaled straight from its decoded form (see scale): besides
+// it, resizing holds the version and a few rows, and the decoded image is
+// let go before the version is encoded.
+func ResizeImage(r io.ReadSeeker, contentType string, maxWidth int, w io.Writer) (Details, *Version, error) {
+	d, cfg, err := inspectImage(r)
 	if err != nil {
-		return Details{}, "", false, err
+		return Details{}, nil, err
 	}
-	if err := checkDecodable(r, info, cfg); err != nil {
-		return Details{}, "", false, err
-	}
-	if _, err := r.Seek(0, io.SeekStart); err != nil {
-		return Details{}, "", false, err
-	}
-	img, err := imaging.Decode(r, imaging.AutoOrientation(true))
+	h, err := checkDecodable(r, d, cfg)
 	if err != nil {
-		return Details{}, "", false, fmt.Errorf("%w: %v", ErrInvalid, err)
+		return Details{}, nil, err
 	}
-	if img.Bounds().Dx() <= maxWidth {
-		return Details{}, "", false, nil
+	out, err := decodeScaled(r, h.orientation, maxWidth)
+	if err != nil {
+		return Details{}, nil, err
 	}
-	out := imaging.Resize(img, maxWidth, 0, imaging.Lanczos)
-	format, outType := imaging.PNG, PNG
+	if out == nil {
+		return d, nil, nil
+	}
+	format, v := imaging.PNG, &Version{Details: Details{Format: "png"}, ContentType: PNG}
 	if contentType == JPEG {
-		format, outType = imaging.JPEG, JPEG
+		format, v = imaging.JPEG, &Version{Details: Details{Format: "jpeg"}, ContentType: JPEG}
 	}
 	if err := imaging.Encode(w, out, format, imaging.JPEGQuality(90)); err != nil {
-		return Details{}, "", false, fmt.Errorf("encode resized image: %w", err)
+		return Details{}, nil, fmt.Errorf("encode resized image: %w", err)
 	}
-	name := "png"
-	if outType == JPEG {
-		name = "jpeg"
+	v.Details.Width, v.Details.Height = out.Bounds().Dx(), out.Bounds().Dy()
+	return d, v, nil
+}
+
+// decodeScaled decodes the image in r and, when it is wider than maxWidth
+// once turned to the EXIF orientation, returns it scaled down to maxWidth
+// pixels wide and turned; nil otherwise. The decoded image is not kept
+// past it.
+func decodeScaled(r io.ReadSeeker, orientation, maxWidth int) (*image.NRGBA, error) {
+	if _, err := r.Seek(0, io.SeekStart); err != nil {
+		return nil, err
 	}
-	return Details{Format: name, Width: out.Bounds().Dx(), Height: out.Bounds().Dy()}, outType, true, nil
+	img, _, err := image.Decode(r)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	w, h := img.Bounds().Dx(), img.Bounds().Dy()
+	if orientation >= 5 { // the orientations that swap width and height
+		w, h = h, w
+	}
+	if w <= maxWidth {
+		return nil, nil
+	}
+	// The height imaging.Resize gives for the width: aspect kept, at least 1.
+	return scale(img, orientation, maxWidth, max(1, int(math.Floor(float64(maxWidth)*float64(h)/float64(w)+0.5)))), nil
 }

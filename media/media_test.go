@@ -9,12 +9,15 @@ import (
 	"image/color"
 	"image/jpeg"
 	"image/png"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
+	"github.com/disintegration/imaging"
 	"github.com/go-audio/audio"
 	"github.com/go-audio/wav"
 
@@ -224,17 +227,106 @@ func TestResizeImage(t *testing.T) {
 	t.Parallel()
 	for _, asJPEG := range []bool{false, true} {
 		var out bytes.Buffer
-		d, ct, resized, err := media.ResizeImage(bytes.NewReader(picture(t, 400, 200, asJPEG)), map[bool]string{false: media.PNG, true: media.JPEG}[asJPEG], 100, &out)
-		if err != nil || !resized || d.Width != 100 || d.Height != 50 {
-			t.Fatalf("%+v %v %v", d, resized, err)
+		d, v, err := media.ResizeImage(bytes.NewReader(picture(t, 400, 200, asJPEG)), map[bool]string{false: media.PNG, true: media.JPEG}[asJPEG], 100, &out)
+		if err != nil || v == nil || v.Details.Width != 100 || v.Details.Height != 50 || d.Width != 400 || d.Height != 200 {
+			t.Fatalf("%+v %+v %v", d, v, err)
 		}
-		if want := map[bool]string{false: media.PNG, true: media.JPEG}[asJPEG]; ct != want || media.Sniff(out.Bytes()) != want {
-			t.Fatalf("resized to %s (%s)", ct, media.Sniff(out.Bytes()))
+		if want := map[bool]string{false: media.PNG, true: media.JPEG}[asJPEG]; v.ContentType != want || media.Sniff(out.Bytes()) != want {
+			t.Fatalf("resized to %s (%s)", v.ContentType, media.Sniff(out.Bytes()))
 		}
 	}
 	var out bytes.Buffer
-	_, _, resized, err := media.ResizeImage(bytes.NewReader(picture(t, 80, 20, false)), media.PNG, 100, &out)
-	if err != nil || resized || out.Len() != 0 {
-		t.Fatalf("a narrow image was resized: %v %v", resized, err)
+	d, v, err := media.ResizeImage(bytes.NewReader(picture(t, 80, 20, false)), media.PNG, 100, &out)
+	if err != nil || v != nil || out.Len() != 0 || d.Width != 80 {
+		t.Fatalf("a narrow image was resized: %+v %+v %v", d, v, err)
+	}
+}
+
+// TestResizeImageAppliesTheOrientation: a JPEG whose EXIF segment says how
+// to turn it is scaled and turned as imaging turned and scaled it before
+// (imaging.Decode with AutoOrientation, then Resize): the same size, and
+// each quarter of the picture where it was.
+func TestResizeImageAppliesTheOrientation(t *testing.T) {
+	t.Parallel()
+	quarters := image.NewRGBA(image.Rect(0, 0, 400, 200))
+	for y := range 200 {
+		for x := range 400 {
+			quarters.Set(x, y, []color.RGBA{{220, 20, 20, 255}, {20, 200, 20, 255}, {20, 20, 220, 255}, {240, 240, 240, 255}}[x/200+2*(y/100)])
+		}
+	}
+	var plain bytes.Buffer
+	if err := jpeg.Encode(&plain, quarters, &jpeg.Options{Quality: 95}); err != nil {
+		t.Fatal(err)
+	}
+	for o := uint16(1); o <= 8; o++ {
+		file := withOrientation(plain.Bytes(), o)
+		ref, err := imaging.Decode(bytes.NewReader(file), imaging.AutoOrientation(true))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := imaging.Resize(ref, 60, 0, imaging.Lanczos)
+		var out bytes.Buffer
+		_, v, err := media.ResizeImage(bytes.NewReader(file), media.JPEG, 60, &out)
+		if err != nil || v == nil {
+			t.Fatalf("orientation %d: %+v %v", o, v, err)
+		}
+		got, err := jpeg.Decode(&out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Bounds().Size() != want.Bounds().Size() || v.Details.Width != 60 || v.Details.Height != want.Bounds().Dy() {
+			t.Fatalf("orientation %d: %v (%+v), want %v", o, got.Bounds(), v.Details, want.Bounds())
+		}
+		b := want.Bounds()
+		for _, p := range []image.Point{{b.Dx() / 4, b.Dy() / 4}, {b.Dx() * 3 / 4, b.Dy() / 4}, {b.Dx() / 4, b.Dy() * 3 / 4}, {b.Dx() * 3 / 4, b.Dy() * 3 / 4}} {
+			gr, gg, gb, _ := got.At(p.X, p.Y).RGBA()
+			wr, wg, wb, _ := want.At(p.X, p.Y).RGBA()
+			if d := max(diff(gr, wr), diff(gg, wg), diff(gb, wb)); d > 24<<8 {
+				t.Errorf("orientation %d at %v: %v, want %v", o, p, got.At(p.X, p.Y), want.At(p.X, p.Y))
+			}
+		}
+	}
+}
+
+func diff(a, b uint32) uint32 { return max(a, b) - min(a, b) }
+
+// TestResizeImageHoldsNoCopies: resizing allocates the decoded image once
+// and, besides it and the small version, little: no second decoding, no
+// turned or converted copy of the full image, no full-size pass between
+// the two filters.
+func TestResizeImageHoldsNoCopies(t *testing.T) {
+	// Not parallel: it counts the process's allocations.
+	var p bytes.Buffer
+	if err := (&png.Encoder{CompressionLevel: png.BestSpeed}).Encode(&p, pattern(3000, 2000)); err != nil {
+		t.Fatal(err)
+	}
+	var j bytes.Buffer
+	if err := jpeg.Encode(&j, pattern(3000, 2000), nil); err != nil {
+		t.Fatal(err)
+	}
+	allocated := func(f func()) uint64 {
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		f()
+		runtime.ReadMemStats(&after)
+		return after.TotalAlloc - before.TotalAlloc
+	}
+	for name, c := range map[string]struct {
+		file []byte
+		ct   string
+	}{"RGBA PNG": {p.Bytes(), media.PNG}, "JPEG turned by EXIF": {withOrientation(j.Bytes(), 6), media.JPEG}} {
+		decoded := allocated(func() {
+			if _, _, err := image.Decode(bytes.NewReader(c.file)); err != nil {
+				t.Fatal(err)
+			}
+		})
+		resized := allocated(func() {
+			if _, v, err := media.ResizeImage(bytes.NewReader(c.file), c.ct, 300, io.Discard); err != nil || v == nil {
+				t.Fatal(v, err)
+			}
+		})
+		if resized > decoded+4<<20 {
+			t.Errorf("%s: resizing allocated %.1f MiB, decoding alone %.1f MiB", name, float64(resized)/(1<<20), float64(decoded)/(1<<20))
+		}
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/tocsin/tocsin/alert"
+	"github.com/tocsin/tocsin/channels"
 )
 
 // RecipientSpec is the query that resolves an alert's recipients: who
@@ -19,6 +20,33 @@ type RecipientSpec struct {
 
 	// Which addresses to look up.
 	NeedEmail, NeedTextPhone, NeedVoicePhone, NeedCustomFields bool
+}
+
+// NewRecipientSpec is the query that resolves the recipients of an alert
+// with settings s on the channels chs, for its preview and for its
+// delivery alike: who the settings name (alert.RecipientSpecOf), with the
+// earlier alert's recipients when related.actions.includeOriginalRecipients
+// is set, and the addresses the channels read from a recipient's row.
+func NewRecipientSpec(s *alert.Settings, chs []string) (RecipientSpec, error) {
+	who, err := alert.RecipientSpecOf(s.Recipients)
+	if err != nil {
+		return RecipientSpec{}, err
+	}
+	if r := s.Related; r != nil && r.Actions != nil && r.Actions.IncludeOriginalRecipients {
+		who.RelatedAlertID = r.AlertID
+	}
+	spec := RecipientSpec{RecipientSpec: who}
+	for _, ch := range chs {
+		switch channels.Channel(ch).Addresses() {
+		case channels.RecipientEmail:
+			spec.NeedEmail = true
+		case channels.RecipientPhone:
+			spec.NeedTextPhone = true
+		case channels.RecipientVoicePhone:
+			spec.NeedVoicePhone = true
+		}
+	}
+	return spec, nil
 }
 
 type argList struct{ args []any }
@@ -76,7 +104,8 @@ func (s RecipientSpec) sources(a *argList) string {
 				<= `+a.add(c.RadiusMeters)+`::float8`)
 	}
 	if s.RelatedAlertID > 0 {
-		parts = append(parts, `SELECT person_id, false FROM alert_recipients WHERE tenant_id = $1 AND alert_id = `+a.add(s.RelatedAlertID)+` AND person_id IS NOT NULL`)
+		// The earlier alert's people, selected directly or not as they were there.
+		parts = append(parts, `SELECT person_id, is_mandatory FROM alert_recipients WHERE tenant_id = $1 AND alert_id = `+a.add(s.RelatedAlertID)+` AND person_id IS NOT NULL`)
 	}
 	if len(parts) == 0 {
 		return `SELECT NULL::bigint AS person_id, false AS mandatory WHERE false`
@@ -131,7 +160,8 @@ func first(v []string) string {
 	return v[0]
 }
 
-// selection is the query of resolved people with their addresses. $1 is the tenant.
+// selection is the query of resolved people with their addresses,
+// numbered 1..n by person id (seq). $1 is the tenant.
 func (s RecipientSpec) selection(a *argList) string {
 	email, text, voice, custom := "NULL::text", "NULL::text", "NULL::text", "NULL::jsonb"
 	if s.NeedEmail {
@@ -150,47 +180,74 @@ func (s RecipientSpec) selection(a *argList) string {
 	where := s.filter(a)
 	return `WITH src (person_id, mandatory) AS (` + src + `),
 		sel AS (SELECT person_id, bool_or(mandatory) AS mandatory FROM src WHERE person_id IS NOT NULL GROUP BY person_id)
-		SELECT p.id AS person_id, coalesce(p.external_id, '') AS external_id, p.first_name, p.last_name,
+		SELECT row_number() OVER (ORDER BY p.id) AS seq, p.id AS person_id, coalesce(p.external_id, '') AS external_id, p.first_name, p.last_name,
 			` + email + ` AS email, ` + text + ` AS phone, ` + voice + ` AS voice_phone, ` + custom + ` AS custom_fields,
 			sel.mandatory AS is_mandatory
 		FROM sel JOIN people p ON p.id = sel.person_id AND p.tenant_id = $1
 		WHERE ` + where
 }
 
-// adHocInsert adds an alert's ad-hoc recipients ($4..$7: first names, last
-// names, lower-case emails, E.164 phones; $3 the recipients so far). One
-// person is one recipient: an entry whose email is one of a resolved
-// person's addresses, or whose phone one of their numbers, is that
-// recipient (made mandatory, as ad-hoc recipients are), and an entry that
-// shares its email or phone with an earlier entry is that entry. The
-// lookups go through the (tenant_id, address), (tenant_id, number) and
-// (alert_id, person_id) indexes, once per ad-hoc entry.
-const adHocInsert = `
-	WITH t AS (
-		SELECT * FROM unnest($4::text[], $5::text[], $6::text[], $7::text[]) WITH ORDINALITY AS t(first, last, email, phone, ord)),
-	known AS (
-		SELECT t.ord, min(r.seq) AS seq FROM t
+// resolution is the query of an alert's recipients, numbered 1..n (seq):
+// the people the selection resolves to, by person id, then the ad-hoc
+// entries (AdHoc, then the earlier alert's ad-hoc recipients) that are no
+// one before them, in order. It is the one rule of who an alert reaches:
+// ResolveRecipients writes its rows, CountRecipients counts them and
+// SampleRecipient reads one. $1 is the tenant.
+//
+// One person is one recipient. An ad-hoc entry whose email is one of a
+// resolved person's addresses, or whose phone one of their numbers, is
+// that recipient (made mandatory, as ad-hoc recipients are), and an entry
+// that shares its email or phone with an earlier entry is that entry. The
+// lookups go through the (tenant_id, address) and (tenant_id, number)
+// indexes, once per ad-hoc entry; the memberships (IN) are hashed, so the
+// statement stays linear in the people and the entries.
+func (s RecipientSpec) resolution(a *argList) string {
+	people := s.selection(a)
+	if len(s.AdHoc) == 0 && s.RelatedAlertID == 0 {
+		return people
+	}
+	var first, last, email, phone []string
+	for _, r := range s.AdHoc {
+		first, last, email, phone = append(first, r.FirstName), append(last, r.LastName), append(email, r.Email), append(phone, r.Phone)
+	}
+	// t: the entries given, then the earlier alert's ad-hoc recipients
+	// (none when RelatedAlertID is zero).
+	return fmt.Sprintf(`WITH r AS (%s),
+	t AS (
+		SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[]) WITH ORDINALITY AS t(first, last, email, phone, ord)
+		UNION ALL
+		SELECT o.first_name, o.last_name, coalesce(o.email, ''), coalesce(o.phone, ''), %d + o.seq
+		FROM alert_recipients o WHERE o.tenant_id = $1 AND o.alert_id = %s AND o.person_id IS NULL),
+	named AS MATERIALIZED (
+		SELECT t.ord, m.person_id FROM t
 		JOIN LATERAL (
 			SELECT e.person_id FROM person_emails e WHERE t.email <> '' AND e.tenant_id = $1 AND e.address = t.email
 			UNION SELECT ph.person_id FROM person_phones ph WHERE t.phone <> '' AND ph.tenant_id = $1 AND ph.number = t.phone
-		) m ON true
-		JOIN alert_recipients r ON r.alert_id = $2 AND r.person_id = m.person_id AND r.tenant_id = $1
-		GROUP BY t.ord),
-	marked AS (
-		UPDATE alert_recipients r SET is_mandatory = true FROM known k
-		WHERE r.tenant_id = $1 AND r.alert_id = $2 AND r.seq = k.seq AND NOT r.is_mandatory),
+		) m ON true),
+	known AS (
+		SELECT n.ord, n.person_id FROM named n WHERE n.person_id IN (SELECT r.person_id FROM r)),
+	firsts AS (
+		SELECT t.*, min(t.ord) OVER (PARTITION BY t.email) AS by_email, min(t.ord) OVER (PARTITION BY t.phone) AS by_phone FROM t),
 	fresh AS (
-		SELECT t.* FROM t
-		WHERE NOT EXISTS (SELECT 1 FROM known k WHERE k.ord = t.ord)
-			AND NOT EXISTS (SELECT 1 FROM t u WHERE u.ord < t.ord
-				AND ((t.email <> '' AND u.email = t.email) OR (t.phone <> '' AND u.phone = t.phone))))
-	INSERT INTO alert_recipients (tenant_id, alert_id, seq, first_name, last_name, email, phone, voice_phone, is_mandatory)
-	SELECT $1, $2, $3 + row_number() OVER (ORDER BY f.ord), f.first, f.last, nullif(f.email, ''), nullif(f.phone, ''), nullif(f.phone, ''), true
-	FROM fresh f`
+		SELECT f.* FROM firsts f
+		WHERE (f.email = '' OR f.by_email = f.ord) AND (f.phone = '' OR f.by_phone = f.ord)
+			AND f.ord NOT IN (SELECT k.ord FROM known k))
+	SELECT row_number() OVER (ORDER BY x.ad_hoc, x.n) AS seq, x.person_id, x.external_id, x.first_name, x.last_name,
+		x.email, x.phone, x.voice_phone, x.custom_fields, x.is_mandatory
+	FROM (
+		SELECT false AS ad_hoc, r.seq AS n, r.person_id, r.external_id, r.first_name, r.last_name, r.email, r.phone, r.voice_phone,
+			r.custom_fields, r.is_mandatory OR r.person_id IN (SELECT k.person_id FROM known k) AS is_mandatory
+		FROM r
+		UNION ALL
+		SELECT true, f.ord, NULL, '', f.first, f.last, nullif(f.email, ''), nullif(f.phone, ''), nullif(f.phone, ''), NULL, true
+		FROM fresh f) x`,
+		people, a.add(pq.StringArray(first)), a.add(pq.StringArray(last)), a.add(pq.StringArray(email)), a.add(pq.StringArray(phone)),
+		len(s.AdHoc), a.add(s.RelatedAlertID))
+}
 
 // ResolveRecipients writes the recipients of an alert into alert_recipients
-// with one INSERT ... SELECT (plus one for ad-hoc recipients), numbering them
-// 1..n. It runs inside tx; a second call for the same alert does nothing and
+// with one INSERT ... SELECT of their resolution, numbering them 1..n. It
+// runs inside tx; a second call for the same alert does nothing and
 // returns the count written the first time.
 func ResolveRecipients(ctx context.Context, tx *sqlx.Tx, tenant string, alertID int64, s RecipientSpec) (int64, error) {
 	var resolved bool
@@ -208,29 +265,15 @@ func ResolveRecipients(ctx context.Context, tx *sqlx.Tx, tenant string, alertID 
 	a := &argList{}
 	a.add(tenant)
 	alert := a.add(alertID)
-	sel := s.selection(a)
 	res, err := tx.ExecContext(ctx, `INSERT INTO alert_recipients (tenant_id, alert_id, seq, person_id, external_id,
 			first_name, last_name, email, phone, voice_phone, custom_fields, is_mandatory)
-		SELECT $1, `+alert+`, row_number() OVER (ORDER BY r.person_id), r.person_id, r.external_id, r.first_name, r.last_name,
+		SELECT $1, `+alert+`, r.seq, r.person_id, r.external_id, r.first_name, r.last_name,
 			r.email, r.phone, r.voice_phone, r.custom_fields, r.is_mandatory
-		FROM (`+sel+`) r`, a.args...)
+		FROM (`+s.resolution(a)+`) r`, a.args...)
 	if err != nil {
 		return 0, fmt.Errorf("resolve recipients: %w", err)
 	}
 	count, _ = res.RowsAffected()
-	if len(s.AdHoc) > 0 {
-		var first, last, email, phone []string
-		for _, r := range s.AdHoc {
-			first, last, email, phone = append(first, r.FirstName), append(last, r.LastName), append(email, r.Email), append(phone, r.Phone)
-		}
-		res, err := tx.ExecContext(ctx, adHocInsert,
-			tenant, alertID, count, pq.StringArray(first), pq.StringArray(last), pq.StringArray(email), pq.StringArray(phone))
-		if err != nil {
-			return 0, fmt.Errorf("add ad-hoc recipients: %w", err)
-		}
-		n, _ := res.RowsAffected()
-		count += n
-	}
 	if _, err := tx.ExecContext(ctx, `UPDATE alerts SET resolved_at = now(), recipient_count = $3 WHERE tenant_id = $1 AND id = $2`,
 		tenant, alertID, count); err != nil {
 		return 0, fmt.Errorf("record recipient count: %w", err)
@@ -238,52 +281,92 @@ func ResolveRecipients(ctx context.Context, tx *sqlx.Tx, tenant string, alertID 
 	return count, nil
 }
 
-// RecipientCounts are the numbers a preview shows.
+// RecipientCounts count an alert's recipients: in all, the ad-hoc ones,
+// and on each channel asked about those with an address there.
 type RecipientCounts struct {
-	Total, WithEmail, WithTextPhone, WithVoicePhone int64
+	Total, AdHoc int64
+	// PerChannel counts, for each channel asked about in order, the
+	// recipients with an address on it.
+	PerChannel []int64
 }
 
-// CountRecipients counts who an alert would reach, without writing anything.
-// Ad-hoc recipients are counted as given.
-func CountRecipients(ctx context.Context, q sqlx.QueryerContext, tenant string, s RecipientSpec) (RecipientCounts, error) {
-	s.NeedEmail, s.NeedTextPhone, s.NeedVoicePhone = true, true, true
-	a := &argList{}
-	a.add(tenant)
-	var c RecipientCounts
-	err := q.QueryRowxContext(ctx, `SELECT count(*), count(email), count(phone), count(voice_phone) FROM (`+s.selection(a)+`) r`, a.args...).
-		Scan(&c.Total, &c.WithEmail, &c.WithTextPhone, &c.WithVoicePhone)
-	if err != nil {
-		return c, fmt.Errorf("count recipients: %w", err)
+// countColumns is the one rule of the counts, over recipient rows r (of a
+// resolution or of alert_recipients): every row, the rows of no person,
+// and for each channel the rows with an address where the channel reads
+// it (channels.Addresses): the row's own column, or the person's fax
+// numbers or devices of the channel's app, as delivery reads them. A
+// channel not addressed per recipient counts none. $1 is the tenant.
+func countColumns(a *argList, chs []channels.Descriptor) string {
+	cols := []string{"count(*)", "count(*) FILTER (WHERE r.person_id IS NULL)"}
+	for _, d := range chs {
+		switch d.Addresses() {
+		case channels.RecipientEmail:
+			cols = append(cols, "count(r.email)")
+		case channels.RecipientPhone:
+			cols = append(cols, "count(r.phone)")
+		case channels.RecipientVoicePhone:
+			cols = append(cols, "count(r.voice_phone)")
+		case channels.FaxNumber:
+			cols = append(cols, `count(*) FILTER (WHERE EXISTS (SELECT 1 FROM person_phones f
+				WHERE f.tenant_id = $1 AND f.person_id = r.person_id AND f.phone_type = 'Fax'))`)
+		case channels.DeviceTokens:
+			cols = append(cols, `count(*) FILTER (WHERE EXISTS (SELECT 1 FROM person_devices d
+				WHERE d.tenant_id = $1 AND d.person_id = r.person_id AND d.app = `+a.add(d.App)+`))`)
+		default:
+			cols = append(cols, "0::bigint")
+		}
 	}
-	for _, r := range s.AdHoc {
-		c.Total++
-		if r.Email != "" {
-			c.WithEmail++
-		}
-		if r.Phone != "" {
-			c.WithTextPhone++
-			c.WithVoicePhone++
-		}
+	return strings.Join(cols, ", ")
+}
+
+func scanCounts(row *sqlx.Row, chs []channels.Descriptor) (RecipientCounts, error) {
+	c := RecipientCounts{PerChannel: make([]int64, len(chs))}
+	dest := []any{&c.Total, &c.AdHoc}
+	for i := range c.PerChannel {
+		dest = append(dest, &c.PerChannel[i])
+	}
+	if err := row.Scan(dest...); err != nil {
+		return RecipientCounts{}, fmt.Errorf("count recipients: %w", err)
 	}
 	return c, nil
+}
+
+// CountRecipients counts who an alert would reach on the channels chs,
+// without writing anything: the resolution ResolveRecipients writes,
+// counted as CountAlertRecipients counts an alert's.
+func CountRecipients(ctx context.Context, q sqlx.QueryerContext, tenant string, s RecipientSpec, chs []channels.Descriptor) (RecipientCounts, error) {
+	a := &argList{}
+	a.add(tenant)
+	cols := countColumns(a, chs)
+	return scanCounts(q.QueryRowxContext(ctx, `SELECT `+cols+` FROM (`+s.resolution(a)+`) r`, a.args...), chs)
+}
+
+// CountAlertRecipients counts the resolved recipients of an alert on the
+// channels chs.
+func CountAlertRecipients(ctx context.Context, q sqlx.QueryerContext, tenant string, alertID int64, chs []channels.Descriptor) (RecipientCounts, error) {
+	a := &argList{}
+	a.add(tenant)
+	alert := a.add(alertID)
+	cols := countColumns(a, chs)
+	return scanCounts(q.QueryRowxContext(ctx, `SELECT `+cols+` FROM alert_recipients r WHERE r.tenant_id = $1 AND r.alert_id = `+alert, a.args...), chs)
 }
 
 // RecipientRow is a recipient as storage reads it.
 type RecipientRow = alert.Recipient
 
-// SampleRecipient returns one person the spec resolves to (the given
-// contact when sampleID is not zero and among them), or nil.
+// SampleRecipient returns the first recipient the spec resolves to (the
+// given contact when sampleID is not zero and among them), or nil.
 func SampleRecipient(ctx context.Context, q sqlx.QueryerContext, tenant string, s RecipientSpec, sampleID int64) (*RecipientRow, error) {
 	s.NeedEmail, s.NeedTextPhone, s.NeedVoicePhone, s.NeedCustomFields = true, true, true, true
 	a := &argList{}
 	a.add(tenant)
 	cond := "true"
-	sel := s.selection(a)
+	all := s.resolution(a)
 	if sampleID > 0 {
 		cond = "r.person_id = " + a.add(sampleID)
 	}
 	var r RecipientRow
-	err := sqlx.GetContext(ctx, q, &r, `SELECT 0 AS seq, r.* FROM (`+sel+`) r WHERE `+cond+` ORDER BY r.person_id LIMIT 1`, a.args...)
+	err := sqlx.GetContext(ctx, q, &r, `SELECT r.* FROM (`+all+`) r WHERE `+cond+` ORDER BY r.seq LIMIT 1`, a.args...)
 	if err != nil {
 		if NotFound(err) == ErrNotFound {
 			return nil, nil

@@ -20,6 +20,8 @@ const (
 	AlertProcessing = "Processing"
 	AlertSent       = "Sent"
 	AlertFailed     = "Failed"
+	// AlertCancelled is a scheduled alert cancelled before its send time.
+	AlertCancelled = "Cancelled"
 )
 
 // Delivery states (alert.Delivery*); the last four are final.
@@ -66,7 +68,12 @@ type Alert struct {
 
 // AttachmentRef is an attachment of an alert, stored in the object store.
 type AttachmentRef struct {
-	Name        string `json:"name" db:"name"`
+	// Name is the file's name in the email (without its folder).
+	Name string `json:"name" db:"name"`
+	// FullName is the stored file's full name (folder/name) as the alert
+	// gives it in content.attachments; empty for a file uploaded with the
+	// alert and in alerts made before it was kept.
+	FullName    string `json:"fullName,omitempty" db:"-"`
 	ContentType string `json:"contentType" db:"content_type"`
 	Size        int64  `json:"size" db:"size"`
 	Key         string `json:"key" db:"key"`

@@ -3,9 +3,12 @@ package storage
 import (
 	"context"
 	"fmt"
+	"io"
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"github.com/tocsin/tocsin/channels"
 )
 
 // Objects is the object store (MinIO) holding uploaded files and their
@@ -58,6 +61,43 @@ func (o *Objects) Ping(ctx context.Context) error {
 		return fmt.Errorf("object store: %w", err)
 	}
 	return nil
+}
+
+// Read reads the object key and its content type. An object larger than
+// limit bytes (when limit > 0) is refused. The object store's failures are
+// ObjectErrors: callers word them with channels.FileProblem.
+func (o *Objects) Read(ctx context.Context, key string, limit int64) ([]byte, string, error) {
+	obj, err := o.Client.GetObject(ctx, o.Bucket, key, minio.GetObjectOptions{})
+	if err != nil {
+		return nil, "", ObjectError("get", key, err)
+	}
+	defer obj.Close()
+	st, err := obj.Stat()
+	if err != nil {
+		return nil, "", ObjectError("stat", key, err)
+	}
+	if limit > 0 && st.Size > limit {
+		return nil, "", fmt.Errorf("the file is larger than %d bytes", limit)
+	}
+	b, err := io.ReadAll(obj)
+	if err != nil {
+		return nil, "", ObjectError("read", key, err)
+	}
+	return b, st.ContentType, nil
+}
+
+// ObjectError is a failure of the object store on key: it wraps
+// channels.ErrFileMissing when the object is not there (final: the file
+// was deleted), else channels.ErrFileUnavailable (the store failed; a
+// retry may succeed), both with the store's own words for the logs.
+func ObjectError(op, key string, err error) error {
+	kind := channels.ErrFileUnavailable
+	// Only a missing object is final; a missing bucket (also a 404) is the
+	// store's configuration, and retrying may find it.
+	if r := minio.ToErrorResponse(err); r.Code == "NoSuchKey" {
+		kind = channels.ErrFileMissing
+	}
+	return fmt.Errorf("%s %s: %w (%w)", op, key, kind, err)
 }
 
 // TenantKey is the object key of name within tenant's prefix.

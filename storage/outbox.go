@@ -18,6 +18,7 @@ const (
 	EventAlertSent          = "alert.sent"
 	EventAlertCompleted     = "alert.completed"
 	EventAlertFailed        = "alert.failed"
+	EventAlertCancelled     = "alert.cancelled"
 	EventRecipientResponded = "alert.recipient.responded"
 	EventVerificationDone   = "verification.completed"
 	EventVerificationFailed = "verification.failed"

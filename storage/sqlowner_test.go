@@ -37,10 +37,13 @@ const (
 	sqlAs    = `(?:\s+as\s+[a-z_]\w*)`
 	sqlAlias = `(?:\s+(?:as\s+)?[a-z_]\w*)?`
 	sqlTable = `(?:` + sqlIdent + sqlCall + `?|` + sqlParam + `)`
+	// sqlCodeName is a column name that code writes and prose does not:
+	// id, or a snake_case name (tenant_id, created_at).
+	sqlCodeName = `(?:id|[a-z][a-z0-9]*(?:_[a-z0-9]+)+)\b`
 	// sqlColumn is a column of a select list that prose does not write: a
 	// star, a qualified name, a call, a number, a quoted string, a
-	// parameter or a cast.
-	sqlColumn = `(?:(?:\*|[a-z_]\w*\.(?:\*|[a-z_]\w*)|` + sqlIdent + sqlCall + `|\d+|'[^']*'|` + sqlParam + `)` + sqlCast + `?|` + sqlIdent + sqlCast + `)` + sqlAs + `?`
+	// parameter, a cast or a code name.
+	sqlColumn = `(?:(?:\*|[a-z_]\w*\.(?:\*|[a-z_]\w*)|` + sqlIdent + sqlCall + `|\d+|'[^']*'|` + sqlParam + `|` + sqlCodeName + `)` + sqlCast + `?|` + sqlIdent + sqlCast + `)` + sqlAs + `?`
 	// sqlList is a select list: two columns or more, or one sqlColumn.
 	sqlList = `(?:distinct\s+)?(?:(?:` + sqlColumn + `|` + sqlIdent + sqlAs + `?)(?:\s*,\s*(?:` + sqlColumn + `|` + sqlIdent + sqlAs + `?))+|` + sqlColumn + `)`
 	// sqlWhere is where with a comparison: where a = …, where x in (…),
@@ -153,6 +156,15 @@ func TestSQLStatementPattern(t *testing.T) {
 		"UPDATE events SET dispatched_at = NULL":                         true,
 		"DELETE FROM hook_attempts WHERE id = $1":                        true,
 		"select id from alerts where tenant_id = $1":                     true,
+		"select id from t":                                               true,
+		"select id from t;":                                              true,
+		"SELECT id FROM t":                                               true,
+		"select tenant_id from people":                                   true,
+		"select created_at from alerts as a order by id":                 true,
+		"Select an id from the list":                                     false,
+		"select it from the list":                                        false,
+		"select the_id from the list":                                    false,
+		"Select id from list to copy":                                    false,
 		"Select id, name From people Where tenant_id = $1":               true,
 		"select count(*) from events":                                    true,
 		"select * from alerts":                                           true,

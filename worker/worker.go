@@ -62,6 +62,7 @@ func Register(r Registry, acts *activities.Activities) {
 	r.RegisterWorkflow(workflows.HookDelivery)
 	r.RegisterWorkflow(workflows.HookHistoryRetention)
 	r.RegisterWorkflow(workflows.ProcessFile)
+	r.RegisterWorkflow(workflows.UploadOrphanSweep)
 	r.RegisterWorkflow(workflows.Verification)
 	r.RegisterActivity(acts)
 }

@@ -53,3 +53,45 @@ func ProcessFile(ctx workflow.Context, in activities.ProcessFileInput) (activiti
 func mediaOptionsBeforeRemoval(ctx workflow.Context) workflow.Context {
 	return withOptions(ctx, 5*time.Minute, &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: mediaErrors})
 }
+
+// UploadOrphanSweepInput bounds one sweep: at most Batches activities of
+// at most Batch expired claims each (UploadOrphanBatch and
+// UploadOrphanBatches when zero).
+type UploadOrphanSweepInput struct {
+	Batch, Batches int
+}
+
+// The bounds of an upload orphan sweep: 100 claims an activity, at most
+// 1,000 a run; a larger backlog waits for the next runs.
+const (
+	UploadOrphanBatch   = 100
+	UploadOrphanBatches = 10
+)
+
+// UploadOrphanSweep removes the objects of uploads whose process died
+// before recording their file (activities.SweepUploadOrphans), batch after
+// batch while batches come back full. A Temporal schedule runs it every 15
+// minutes; only claims past their upload's maximum life are taken, so an
+// upload in progress is never touched.
+func UploadOrphanSweep(ctx workflow.Context, in UploadOrphanSweepInput) (activities.UploadSweep, error) {
+	ctx = maintenanceOptions(ctx)
+	if in.Batch <= 0 {
+		in.Batch = UploadOrphanBatch
+	}
+	if in.Batches <= 0 {
+		in.Batches = UploadOrphanBatches
+	}
+	var a *activities.Activities
+	var total activities.UploadSweep
+	for range in.Batches {
+		var r activities.UploadSweep
+		if err := workflow.ExecuteActivity(ctx, a.SweepUploadOrphans, in.Batch).Get(ctx, &r); err != nil {
+			return total, err
+		}
+		total.Uploads, total.Objects, total.Kept = total.Uploads+r.Uploads, total.Objects+r.Objects, total.Kept+r.Kept
+		if r.Uploads+r.Kept < in.Batch {
+			break
+		}
+	}
+	return total, nil
+}

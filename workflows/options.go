@@ -76,7 +76,10 @@ func deliveryOptions(ctx workflow.Context, maxAttempts int) workflow.Context {
 
 // localDeliveryOptions are deliveryOptions for a batch delivered as a local
 // activity (a single-batch alert); the SDK heartbeats the workflow task
-// while it runs.
+// while it runs. Attempts whose backoff is shorter than the workflow task's
+// timeout are retried inside the task, so since SendAlert version 3 the
+// batch gets one attempt here (maxAttempts 1) and its retries run as an
+// activity (deliverOnceLocally).
 func localDeliveryOptions(ctx workflow.Context, maxAttempts int) workflow.Context {
 	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: 5 * time.Minute,

@@ -1,9 +1,12 @@
 package workflows
 
 import (
+	"errors"
 	"fmt"
+	"slices"
 	"time"
 
+	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/tocsin/tocsin/activities"
@@ -25,8 +28,15 @@ var (
 // (workflow.GetVersion): 1 runs the database-only steps as local activities
 // and delivers small alerts without a DeliverChunk child; 2 also delivers an
 // alert of one batch per channel as local activities, so the whole alert is
-// one workflow task. Histories written before replay their own version.
+// one workflow task; 3 gives such a local batch one attempt only, and runs
+// its retries as an activity, so a failing provider or file store never
+// holds a workflow task through the retries' backoff. Histories written
+// before replay their own version.
 const FewRoundTripsChange = "few-round-trips"
+
+// FailedReason is what an alert whose workflow failed records and its
+// alert.failed event says; the error itself goes to the worker's log.
+const FailedReason = "delivery stopped on an internal error; the worker's log has the details"
 
 // AlertWorkflowID is the business id of an alert's SendAlert workflow.
 func AlertWorkflowID(tenant string, alertID int64) string {
@@ -69,8 +79,8 @@ type SendAlertState struct {
 // workflow task that is retried after a worker died may run them again.
 func SendAlert(ctx workflow.Context, in SendAlertInput) error {
 	ref := activities.AlertRef{Tenant: in.Tenant, AlertID: in.AlertID}
-	shape := workflow.GetVersion(ctx, FewRoundTripsChange, workflow.DefaultVersion, 2)
-	fast, oneTask := shape >= 1, shape >= 2
+	shape := workflow.GetVersion(ctx, FewRoundTripsChange, workflow.DefaultVersion, 3)
+	fast, oneTask, localOnce := shape >= 1, shape >= 2, shape >= 3
 	actx := alertStepOptions(ctx)
 	lctx := alertLocalStepOptions(ctx)
 	// db runs a database-only step: a local activity, or in histories of
@@ -83,11 +93,8 @@ func SendAlert(ctx workflow.Context, in SendAlertInput) error {
 	}
 	var a *activities.Activities
 	fail := func(err error) error {
-		reason := err.Error()
-		if len(reason) > 500 {
-			reason = reason[:500]
-		}
-		_ = db(a.FailAlert, activities.FailAlertInput{AlertRef: ref, Reason: reason}).Get(ctx, nil)
+		workflow.GetLogger(ctx).Error("alert failed", "tenant", in.Tenant, "alert", in.AlertID, "error", err)
+		_ = db(a.FailAlert, activities.FailAlertInput{AlertRef: ref, Reason: FailedReason}).Get(ctx, nil)
 		return err
 	}
 
@@ -103,6 +110,9 @@ func SendAlert(ctx workflow.Context, in SendAlertInput) error {
 		var plan activities.AlertPlan
 		if err := db(a.PrepareAlert, ref).Get(ctx, &plan); err != nil {
 			return fail(err)
+		}
+		if plan.Cancelled {
+			return nil
 		}
 		if plan.Failed {
 			return db(a.CompleteAlert, ref).Get(ctx, nil)
@@ -162,8 +172,14 @@ func SendAlert(ctx workflow.Context, in SendAlertInput) error {
 						FromBatch: st.NextBatch, ToBatch: batches, BatchSize: plan.BatchSize, Recipients: plan.Recipients,
 						Parallelism: plan.Parallelism, MaxAttempts: plan.MaxAttempts,
 					}
-					local := oneTask && batches-st.NextBatch == 1
-					if _, err := deliverBatches(ctx, chunk, local); err != nil {
+					mode := asActivities
+					if oneTask && batches-st.NextBatch == 1 {
+						mode = asLocalActivities
+						if localOnce {
+							mode = onceLocally
+						}
+					}
+					if _, err := deliverBatches(ctx, chunk, mode); err != nil {
 						return fail(err)
 					}
 					children++
@@ -244,13 +260,27 @@ type ChunkOutcome struct {
 // DeliverChunk runs the DeliverBatch activities of batches [FromBatch,
 // ToBatch) on each channel, at most Parallelism at once.
 func DeliverChunk(ctx workflow.Context, in ChunkInput) (ChunkOutcome, error) {
-	return deliverBatches(ctx, in, false)
+	return deliverBatches(ctx, in, asActivities)
 }
 
+// deliveryMode says how deliverBatches runs DeliverBatch.
+type deliveryMode int
+
+const (
+	// asActivities: activities, retried by the server.
+	asActivities deliveryMode = iota
+	// asLocalActivities: local activities, retried inside the workflow
+	// task (SendAlert version 2).
+	asLocalActivities
+	// onceLocally: a local activity's one attempt, then, after an error a
+	// retry may fix, the other attempts as an activity.
+	onceLocally
+)
+
 // deliverBatches runs the DeliverBatch activities of a chunk, at most
-// Parallelism at once, and stops starting new ones after the first error;
-// as local activities when local is set.
-func deliverBatches(ctx workflow.Context, in ChunkInput, local bool) (ChunkOutcome, error) {
+// Parallelism at once, and stops starting new ones after the first error,
+// as mode says.
+func deliverBatches(ctx workflow.Context, in ChunkInput, mode deliveryMode) (ChunkOutcome, error) {
 	var out ChunkOutcome
 	actx := deliveryOptions(ctx, in.MaxAttempts)
 	lctx := localDeliveryOptions(ctx, in.MaxAttempts)
@@ -279,9 +309,12 @@ func deliverBatches(ctx workflow.Context, in ChunkInput, local bool) (ChunkOutco
 				Earlier: in.Earlier, MaxAttempts: in.MaxAttempts,
 			}
 			var f workflow.Future
-			if local {
+			switch mode {
+			case asLocalActivities:
 				f = workflow.ExecuteLocalActivity(lctx, a.DeliverBatch, bin)
-			} else {
+			case onceLocally:
+				f = deliverOnceLocally(ctx, bin)
+			default:
 				f = workflow.ExecuteActivity(actx, a.DeliverBatch, bin)
 			}
 			sel.AddFuture(f, func(f workflow.Future) {
@@ -303,6 +336,43 @@ func deliverBatches(ctx workflow.Context, in ChunkInput, local bool) (ChunkOutco
 		sel.Select(ctx)
 	}
 	return out, firstErr
+}
+
+// deliverOnceLocally runs a batch's first attempt as a local activity,
+// inside the workflow task. When it fails with an error a retry may fix
+// (a provider or the file store down, temporary failures recorded as
+// Retrying), the remaining attempts run as an activity a second later,
+// counting on from the first, so the workflow task never waits through
+// the retries' backoff.
+func deliverOnceLocally(ctx workflow.Context, bin activities.BatchInput) workflow.Future {
+	f, set := workflow.NewFuture(ctx)
+	workflow.Go(ctx, func(ctx workflow.Context) {
+		var a *activities.Activities
+		var o activities.BatchOutcome
+		err := workflow.ExecuteLocalActivity(localDeliveryOptions(ctx, 1), a.DeliverBatch, bin).Get(ctx, &o)
+		if err != nil && bin.MaxAttempts > 1 && retryable(err) {
+			if err = workflow.Sleep(ctx, time.Second); err == nil {
+				bin.PriorAttempts = 1
+				err = workflow.ExecuteActivity(deliveryOptions(ctx, bin.MaxAttempts-1), a.DeliverBatch, bin).Get(ctx, &o)
+			}
+		}
+		set.Set(o, err)
+	})
+	return f
+}
+
+// retryable tells whether another attempt may fix the error of an
+// activity: not when it was cancelled or its error type is non-retryable.
+func retryable(err error) bool {
+	var canceled *temporal.CanceledError
+	if errors.As(err, &canceled) {
+		return false
+	}
+	var app *temporal.ApplicationError
+	if errors.As(err, &app) {
+		return !app.NonRetryable() && !slices.Contains(alertErrors, app.Type())
+	}
+	return true
 }
 
 // MaxRedialRounds bounds the redial loop of one cycle (each round is a

@@ -43,6 +43,15 @@ func (l *batchLog) keys() []string {
 // newEnv mocks the activities: prepare answers PrepareAlert; finish says
 // whether the run is expected to reach FinishFirstCycle and CompleteAlert.
 func newEnv(prepare func(activities.AlertRef) (activities.AlertPlan, error), log *batchLog, finish bool) *testsuite.TestWorkflowEnvironment {
+	return newEnvDelivering(prepare, func(_ context.Context, in activities.BatchInput) (activities.BatchOutcome, error) {
+		log.add(in)
+		return activities.BatchOutcome{Sent: int(in.Hi - in.Lo)}, nil
+	}, finish)
+}
+
+// newEnvDelivering is newEnv with deliver answering DeliverBatch.
+func newEnvDelivering(prepare func(activities.AlertRef) (activities.AlertPlan, error),
+	deliver func(context.Context, activities.BatchInput) (activities.BatchOutcome, error), finish bool) *testsuite.TestWorkflowEnvironment {
 	var s testsuite.WorkflowTestSuite
 	env := s.NewTestWorkflowEnvironment()
 	env.RegisterWorkflow(DeliverChunk)
@@ -51,11 +60,7 @@ func newEnv(prepare func(activities.AlertRef) (activities.AlertPlan, error), log
 	env.OnActivity(a.PrepareAlert, mock.Anything, mock.Anything).Return(
 		func(_ context.Context, ref activities.AlertRef) (activities.AlertPlan, error) { return prepare(ref) })
 	env.OnActivity(a.StartCycle, mock.Anything, mock.Anything).Return(nil)
-	env.OnActivity(a.DeliverBatch, mock.Anything, mock.Anything).Return(
-		func(_ context.Context, in activities.BatchInput) (activities.BatchOutcome, error) {
-			log.add(in)
-			return activities.BatchOutcome{Sent: int(in.Hi - in.Lo)}, nil
-		})
+	env.OnActivity(a.DeliverBatch, mock.Anything, mock.Anything).Return(deliver)
 	if finish {
 		env.OnActivity(a.FinishFirstCycle, mock.Anything, mock.Anything).Return("Sent", nil).Once()
 		env.OnActivity(a.CompleteAlert, mock.Anything, mock.Anything).Return(nil).Once()
@@ -151,13 +156,69 @@ func TestSendAlertMarksTheAlertFailedWhenDeliveryFails(t *testing.T) {
 	env.OnActivity(a.StartCycle, mock.Anything, mock.Anything).Return(nil)
 	env.OnActivity(a.DeliverBatch, mock.Anything, mock.Anything).Return(activities.BatchOutcome{}, errors.New("database gone"))
 	failed := false
+	reason := ""
 	env.OnActivity(a.FailAlert, mock.Anything, mock.Anything).Return(func(_ context.Context, in activities.FailAlertInput) error {
-		failed = in.AlertID == 7
+		failed, reason = in.AlertID == 7, in.Reason
 		return nil
 	})
 	env.ExecuteWorkflow(SendAlert, SendAlertInput{Tenant: "1", AlertID: 7})
 	if env.GetWorkflowError() == nil || !failed {
 		t.Fatalf("error %v, FailAlert called %v", env.GetWorkflowError(), failed)
+	}
+	// The alert's reason, shown by the API and sent to hooks, is ours; the
+	// error's own text (and Temporal's around it) is only logged.
+	if reason != FailedReason {
+		t.Fatalf("the alert failed with %q, want %q", reason, FailedReason)
+	}
+}
+
+// TestSendAlertRetriesALocalBatchAsAnActivity: a single-batch alert's
+// batch gets one attempt as a local activity; after an error a retry may
+// fix, the other attempts run as an activity, counting on from the first,
+// so a failing provider or store never holds the workflow task through the
+// retries' backoff (the SDK retries a local activity inside the task while
+// its backoff is shorter than the task's timeout).
+func TestSendAlertRetriesALocalBatchAsAnActivity(t *testing.T) {
+	plan := activities.AlertPlan{Recipients: 1, Channels: []string{"email"}, BatchSize: 1000, Parallelism: 8, MaxAttempts: 5, Cycles: 1}
+	var mu sync.Mutex
+	var attempts []string
+	env := newEnvDelivering(fixed(plan), func(ctx context.Context, in activities.BatchInput) (activities.BatchOutcome, error) {
+		info := activity.GetInfo(ctx)
+		mu.Lock()
+		defer mu.Unlock()
+		attempts = append(attempts, fmt.Sprintf("local=%v attempt=%d prior=%d", info.IsLocalActivity, info.Attempt, in.PriorAttempts))
+		if len(attempts) < 3 {
+			return activities.BatchOutcome{}, errors.New("1 temporary failures in email batch (0, 1]")
+		}
+		return activities.BatchOutcome{Sent: 1}, nil
+	}, true)
+	s := sendAlertSteps(t, env)
+	want := "[local=true attempt=1 prior=0 local=false attempt=1 prior=1 local=false attempt=2 prior=1]"
+	if got := fmt.Sprint(attempts); got != want {
+		t.Fatalf("attempts %s, want %s", got, want)
+	}
+	if got := fmt.Sprint(s.remote); got != "[DeliverBatch DeliverBatch]" {
+		t.Fatalf("activities %s, want the retries", got)
+	}
+	env.AssertExpectations(t)
+}
+
+// TestSendAlertReplaysTheShapeBeforeLocalOnce: histories of version 2
+// retried a single batch inside the workflow task.
+func TestSendAlertReplaysTheShapeBeforeLocalOnce(t *testing.T) {
+	plan := activities.AlertPlan{Recipients: 1, Channels: []string{"email"}, BatchSize: 1000, Parallelism: 8, MaxAttempts: 5, Cycles: 1}
+	calls := 0
+	env := newEnvDelivering(fixed(plan), func(context.Context, activities.BatchInput) (activities.BatchOutcome, error) {
+		calls++
+		if calls < 2 {
+			return activities.BatchOutcome{}, errors.New("temporary")
+		}
+		return activities.BatchOutcome{Sent: 1}, nil
+	}, true)
+	env.OnGetVersion(FewRoundTripsChange, workflow.DefaultVersion, 3).Return(workflow.Version(2))
+	s := sendAlertSteps(t, env)
+	if len(s.remote) != 0 || calls != 2 {
+		t.Fatalf("activities %v after %d local attempts, want the retry inside the task", s.remote, calls)
 	}
 }
 
@@ -236,7 +297,7 @@ func TestSendAlertReplaysTheEarlierShape(t *testing.T) {
 	log := &batchLog{}
 	plan := activities.AlertPlan{Recipients: 1, Channels: []string{"email"}, BatchSize: 1000, Parallelism: 8, MaxAttempts: 5, Cycles: 1}
 	env := newEnv(fixed(plan), log, true)
-	env.OnGetVersion(FewRoundTripsChange, workflow.DefaultVersion, 2).Return(workflow.DefaultVersion)
+	env.OnGetVersion(FewRoundTripsChange, workflow.DefaultVersion, 3).Return(workflow.DefaultVersion)
 	s := sendAlertSteps(t, env)
 	if len(s.local) != 0 || len(s.children) != 1 {
 		t.Fatalf("earlier shape ran local activities %v and children %v", s.local, s.children)
@@ -250,12 +311,23 @@ func TestSendAlertReplaysTheShapeBeforeOneTask(t *testing.T) {
 	log := &batchLog{}
 	plan := activities.AlertPlan{Recipients: 1, Channels: []string{"email"}, BatchSize: 1000, Parallelism: 8, MaxAttempts: 5, Cycles: 1}
 	env := newEnv(fixed(plan), log, true)
-	env.OnGetVersion(FewRoundTripsChange, workflow.DefaultVersion, 2).Return(workflow.Version(1))
+	env.OnGetVersion(FewRoundTripsChange, workflow.DefaultVersion, 3).Return(workflow.Version(1))
 	s := sendAlertSteps(t, env)
 	if got := fmt.Sprint(s.remote); got != "[DeliverBatch]" {
 		t.Fatalf("activities %s, want the batch as an activity", got)
 	}
 	if got := fmt.Sprint(s.local); got != "[PrepareAlert StartCycle FinishFirstCycle CompleteAlert]" {
 		t.Fatalf("local activities %s", got)
+	}
+}
+
+// TestSendAlertEndsAnAlertCancelledBeforeItsTime: when PrepareAlert finds the
+// alert cancelled (the cancellation did not reach the workflow), nothing
+// else runs.
+func TestSendAlertEndsAnAlertCancelledBeforeItsTime(t *testing.T) {
+	env := newEnv(fixed(activities.AlertPlan{Cancelled: true}), &batchLog{}, false)
+	s := sendAlertSteps(t, env)
+	if got := fmt.Sprint(s.local, s.remote, s.children); got != "[PrepareAlert] [] []" {
+		t.Fatalf("steps %s", got)
 	}
 }

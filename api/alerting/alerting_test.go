@@ -435,7 +435,8 @@ func TestRecipientSourcesListsDirectoryFilterAndRelated(t *testing.T) {
 		"actions": map[string]any{"includeOriginalRecipients": true}}
 	a3 := send(t, s, tok, followUp)
 	waitDone(t, s, tok, a3.AlertID)
-	if got := fmt.Sprint(recipientsOf(a3.AlertID)); got != "[dir2@example.com:true listed@example.com:false listed2@example.com:false dir@example.com:false]" {
+	// The first alert's recipients keep their standing: Dir User was selected directly.
+	if got := fmt.Sprint(recipientsOf(a3.AlertID)); got != "[dir2@example.com:true listed@example.com:false listed2@example.com:false dir@example.com:true]" {
 		t.Fatalf("follow-up: %s", got)
 	}
 	// Unknown directory users are refused.
@@ -444,5 +445,62 @@ func TestRecipientSourcesListsDirectoryFilterAndRelated(t *testing.T) {
 	}))
 	if r.Status != 400 || !strings.Contains(string(r.Body), "settings.recipients.directory.userIds") {
 		t.Fatalf("a contact that is no user of the directory: %d %s", r.Status, r.Body)
+	}
+}
+
+// TestSortsPutMissingValuesLast: an alert not sent yet comes after the sent
+// ones sorted by sentAt, and a recipient who has not responded after those
+// who have sorted by responseTime, ascending and descending alike.
+func TestSortsPutMissingValuesLast(t *testing.T) {
+	t.Parallel()
+	sb, withSandbox := stacktest.Sandbox(t)
+	s := stacktest.Start(t, withSandbox)
+	tenant, tok := s.NewTenant(t)
+	a := &contact{First: "Ann", Last: "A", Phone: "+15551110011"}
+	b := &contact{First: "Ben", Last: "B", Phone: "+15551110012"}
+	c := &contact{First: "Cat", Last: "C", Phone: "+15551110013"}
+	seed(t, s, tenant, a, b, c)
+	body := textAlert("Confirm, please: {{responseLink}}", map[string]any{"contactIds": []int64{a.ID, b.ID, c.ID}})
+	body["settings"].(map[string]any)["workflow"] = map[string]any{"confirmationRequested": true}
+	sent := send(t, s, tok, body)
+	later := textAlert("Drill tomorrow.", map[string]any{"contactIds": []int64{a.ID}})
+	later["settings"].(map[string]any)["schedule"] = map[string]any{"type": "Later", "sendAt": time.Now().Add(time.Hour).UTC().Format(time.RFC3339)}
+	scheduled := send(t, s, tok, later)
+	t.Cleanup(func() { _ = s.Temporal.TerminateWorkflow(context.Background(), scheduled.WorkflowID, "", "test over") })
+
+	// Ann and Cat confirm, Ben does not.
+	for _, p := range []*contact{a, c} {
+		_, link := responseLink(t, s, sb, p.Phone)
+		if r := s.Do(t, http.MethodPost, link+"?confirm=true", "", nil); r.Status != http.StatusOK {
+			t.Fatalf("confirm: %d %s", r.Status, r.Body)
+		}
+	}
+	for sort, want := range map[string]string{"responseTime": "Ann Cat Ben", "-responseTime": "Cat Ann Ben"} {
+		r := s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d/results/recipients?sort=%s", sent.AlertID, sort), tok, nil)
+		var page struct {
+			Items []struct{ Name struct{ First string } }
+		}
+		r.JSON(t, &page)
+		var got []string
+		for _, it := range page.Items {
+			got = append(got, it.Name.First)
+		}
+		if strings.Join(got, " ") != want {
+			t.Errorf("sort=%s: %v, want %s: %s", sort, got, want, r.Body)
+		}
+	}
+
+	if st := waitDone(t, s, tok, sent.AlertID); st.Status != "Sent" {
+		t.Fatalf("alert %+v", st)
+	}
+	for _, sort := range []string{"sentAt", "-sentAt"} {
+		r := s.Do(t, http.MethodPost, "/v2/alerts/find?sort="+sort, tok, map[string]any{})
+		var page struct {
+			Items []struct{ ID int64 }
+		}
+		r.JSON(t, &page)
+		if len(page.Items) != 2 || page.Items[0].ID != sent.AlertID || page.Items[1].ID != scheduled.AlertID {
+			t.Errorf("sort=%s: %s", sort, r.Body)
+		}
 	}
 }

@@ -22,6 +22,7 @@ import (
 	"github.com/minio/minio-go/v7"
 
 	"github.com/tocsin/tocsin/alert"
+	"github.com/tocsin/tocsin/api/files/fileservice"
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
 	"github.com/tocsin/tocsin/hooks/events"
@@ -58,6 +59,9 @@ func (h *handler) create(ctx context.Context, req model.SendAlertRequest, key st
 	id, err := storage.NextAlertID(ctx, h.d.DB)
 	if err != nil {
 		return nil, rest.Unavailable("the database", err)
+	}
+	if err := h.checkTextOf(tenant, id, &p.settings, loc, prefix); err != nil {
+		return nil, err
 	}
 	refs := p.attachments
 	if att != nil {
@@ -280,8 +284,8 @@ func (h *handler) createAlertWithAttachment(ctx context.Context, in *createMulti
 		if int64(len(data)) > limit {
 			return nil, rest.Problem(http.StatusRequestEntityTooLarge, fmt.Sprintf("the attachment is larger than %d bytes", limit))
 		}
-		name := path.Base(strings.ReplaceAll(form.Attachment.Filename, "\\", "/"))
-		if name == "" || name == "." || name == "/" || !safeName(name) {
+		name := fileservice.NormalName(path.Base(strings.ReplaceAll(form.Attachment.Filename, "\\", "/")))
+		if fileservice.CheckPath(name) != nil {
 			name = "attachment"
 		}
 		ct := form.Attachment.ContentType

@@ -16,10 +16,14 @@ func BuiltinDefaults() model.AlertDefaults {
 		Type:     model.AlertTypeDefault,
 		Priority: model.PriorityNonEmergency,
 		Channels: []model.DeliveryChannel{"email"},
-		Workflow: model.WorkflowSettings{Cycles: 1, CycleIntervalMinutes: 5},
+		Workflow: model.WorkflowSettings{Cycles: ptr(1), CycleIntervalMinutes: ptr(5)},
 		Sender:   model.SenderSettings{},
 	}
 }
+
+// fillRule says how defaults fill an alert (applyDefaults); the defaults
+// operations and README say it.
+const fillRule = "Defaults fill what an alert leaves out, field by field: an object the alert gives (priority, workflow, sender) keeps every field it gives and takes the default's value of each field it leaves out, at every depth; any other value the alert gives (a string, number, boolean or list; \"\", 0 and false too) wins whole. So workflow {\"cycles\": 2} keeps the default confirmationRequested and cycleIntervalMinutes, and workflow {\"confirmationRequested\": false} turns a default confirmation off. The default channels are a list: they enable their channels only for an alert without a channels block. The default loud tone sounds only for an alert whose priority is Emergency and that gives no priority.loudTone."
 
 // defaults reads the tenant's defaults (the built-in ones when it has none).
 func (h *handler) defaults(ctx context.Context, tenant string) (model.AlertDefaults, *time.Time, error) {
@@ -72,6 +76,9 @@ func checkDefaults(d model.AlertDefaults) error {
 	return nil
 }
 
+// ptr returns a pointer to v.
+func ptr[T any](v T) *T { return &v }
+
 var priorityOptions = []model.PriorityOption{
 	{Priority: model.PriorityEmergency, Name: "Emergency", Description: "Life-safety alerts: devices may sound the loud tone and quiet settings are overridden.", LoudTone: true},
 	{Priority: model.PriorityNonEmergency, Name: "Non-emergency", Description: "Informational alerts that respect recipients' quiet settings.", LoudTone: false},
@@ -97,7 +104,7 @@ func (h *handler) getAlertsDefault(ctx context.Context, in *defaultsInput) (*res
 			d.Priority = in.Body.Priority
 		}
 		if d.Type == model.AlertTypePoll {
-			d.Workflow.ConfirmationRequested = false
+			d.Workflow.ConfirmationRequested = nil
 		}
 	}
 	return &rest.Output[model.SingleAlertDefaultsResponse]{Body: model.SingleAlertDefaultsResponse{
@@ -115,11 +122,11 @@ func (h *handler) updateAlertsDefault(ctx context.Context, in *updateDefaultsInp
 	if err := checkDefaults(d); err != nil {
 		return nil, err
 	}
-	if d.Workflow.Cycles == 0 {
-		d.Workflow.Cycles = 1
+	if d.Workflow.Cycles == nil {
+		d.Workflow.Cycles = ptr(1)
 	}
-	if d.Workflow.CycleIntervalMinutes == 0 {
-		d.Workflow.CycleIntervalMinutes = 5
+	if d.Workflow.CycleIntervalMinutes == nil {
+		d.Workflow.CycleIntervalMinutes = ptr(5)
 	}
 	b, _ := json.Marshal(d)
 	if err := h.results.SaveDefaults(ctx, rest.Tenant(ctx), b); err != nil {

@@ -2,6 +2,8 @@ package alerting_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -65,4 +67,102 @@ func TestDefaultsThatCannotServeAnAlertAreRefused(t *testing.T) {
 		t.Fatalf("stored defaults that cannot serve an alert: %d %s", r.Status, r.Body)
 	}
 	send(t, s, tok, alert)
+}
+
+// TestDefaultsFillFieldByField: the tenant's defaults fill what an alert
+// leaves out field by field inside the blocks it gives, alike for a
+// preview, a created alert and an alert of a bulk send; what the alert
+// gives wins, false, 0 and "" too.
+func TestDefaultsFillFieldByField(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	tenant, tok := s.NewTenant(t)
+	r := s.Do(t, http.MethodPut, "/v2/alerts/defaults", tok, map[string]any{
+		"type": "Default", "priority": "Emergency", "channels": []string{"email"}, "loudTone": true,
+		"workflow": map[string]any{"confirmationRequested": true, "cycles": 1, "cycleIntervalMinutes": 5, "broadcastDurationMinutes": 60},
+		"sender":   map[string]any{"name": "Dflt Sender", "replyTo": "dflt@example.com"},
+	})
+	if r.Status != http.StatusOK {
+		t.Fatalf("defaults: %d %s", r.Status, r.Body)
+	}
+	alert := func(settings map[string]any) map[string]any {
+		settings["message"] = map[string]any{"subject": "Drill", "body": "This is a drill."}
+		settings["recipients"] = map[string]any{"adHoc": []map[string]any{{"email": "drill@example.com"}}}
+		return map[string]any{"settings": settings}
+	}
+	type shown struct {
+		Settings struct {
+			Priority map[string]any `json:"priority"`
+			Workflow map[string]any `json:"workflow"`
+			Sender   map[string]any `json:"sender"`
+		} `json:"settings"`
+	}
+	// settings previews, creates and bulk-sends body and returns the
+	// settings each shows.
+	settings := func(body map[string]any) []shown {
+		var out []shown
+		r := s.Do(t, http.MethodPost, "/v2/alerts/preview", tok, body)
+		if r.Status != http.StatusOK {
+			t.Fatalf("preview: %d %s", r.Status, r.Body)
+		}
+		var p shown
+		r.JSON(t, &p)
+		out = append(out, p)
+		ids := []int64{send(t, s, tok, body).AlertID}
+		r = s.Do(t, http.MethodPost, "/v4/"+tenant+"/alerts/bulkSend", tok, map[string]any{"alerts": []any{body}})
+		var bulk struct {
+			Results []struct {
+				Alert struct {
+					AlertID int64 `json:"alertId"`
+				} `json:"alert"`
+			} `json:"results"`
+		}
+		r.JSON(t, &bulk)
+		if r.Status != http.StatusOK || len(bulk.Results) != 1 || bulk.Results[0].Alert.AlertID == 0 {
+			t.Fatalf("bulkSend: %d %s", r.Status, r.Body)
+		}
+		ids = append(ids, bulk.Results[0].Alert.AlertID)
+		for _, id := range ids {
+			r := s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d?replaceMessageVariables=false", id), tok, nil)
+			if r.Status != http.StatusOK {
+				t.Fatalf("get alert %d: %d %s", id, r.Status, r.Body)
+			}
+			var a shown
+			r.JSON(t, &a)
+			out = append(out, a)
+		}
+		return out
+	}
+	same := func(what string, got, want map[string]any) {
+		t.Helper()
+		g, _ := json.Marshal(got)
+		w, _ := json.Marshal(want)
+		if string(g) != string(w) {
+			t.Errorf("%s: %s, want %s", what, g, w)
+		}
+	}
+
+	for i, got := range settings(alert(map[string]any{
+		"workflow": map[string]any{"cycles": 2},
+		"sender":   map[string]any{"callerId": "+14155550009"},
+		"priority": map[string]any{"priority": "Emergency"},
+	})) {
+		same(fmt.Sprint("filled workflow ", i), got.Settings.Workflow,
+			map[string]any{"confirmationRequested": true, "cycles": 2, "cycleIntervalMinutes": 5, "broadcastDurationMinutes": 60})
+		same(fmt.Sprint("filled sender ", i), got.Settings.Sender,
+			map[string]any{"name": "Dflt Sender", "replyTo": "dflt@example.com", "callerId": "+14155550009"})
+		same(fmt.Sprint("filled priority ", i), got.Settings.Priority,
+			map[string]any{"priority": "Emergency", "loudTone": map[string]any{"enabled": true}})
+	}
+	// false, 0 and "" given by the alert win; a NonEmergency alert gets
+	// no loud tone.
+	for i, got := range settings(alert(map[string]any{
+		"workflow": map[string]any{"confirmationRequested": false, "broadcastDurationMinutes": 0},
+		"sender":   map[string]any{"name": ""},
+		"priority": map[string]any{"priority": "NonEmergency"},
+	})) {
+		same(fmt.Sprint("given workflow ", i), got.Settings.Workflow, map[string]any{"cycles": 1, "cycleIntervalMinutes": 5})
+		same(fmt.Sprint("given sender ", i), got.Settings.Sender, map[string]any{"replyTo": "dflt@example.com"})
+		same(fmt.Sprint("given priority ", i), got.Settings.Priority, map[string]any{"priority": "NonEmergency"})
+	}
 }

@@ -13,8 +13,12 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/api/enums/v1"
+
+	"github.com/tocsin/tocsin/internal/alertmsg"
 	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/internal/stacktest"
+	"github.com/tocsin/tocsin/storage"
 )
 
 func TestEmailAlertWithAttachmentArrivesWithVariablesFilled(t *testing.T) {
@@ -317,5 +321,154 @@ func TestEmailCarriesAStoredFile(t *testing.T) {
 	}})
 	if r.Status != 400 || !strings.Contains(string(r.Body), "no stored file") {
 		t.Fatalf("another tenant's file: %d %s", r.Status, r.Body)
+	}
+}
+
+// TestASmallAlertRetriesOutsideTheWorkflowTask: the one batch of a small
+// alert gets its first attempt inside the workflow task; while the provider
+// keeps failing, the retries run as an activity, so no workflow task waits
+// through their backoff (the SDK warns past 5 s), and the delivery still
+// ends Sent once the provider answers, after its attempts.
+func TestASmallAlertRetriesOutsideTheWorkflowTask(t *testing.T) {
+	t.Parallel()
+	sb, withSandbox := stacktest.Sandbox(t)
+	s := stacktest.Start(t, withSandbox)
+	_, tok := s.NewTenant(t)
+	const phone = "+15557770001"
+	sb.SMS.Respond(phone, http.StatusInternalServerError)
+	res := send(t, s, tok, textAlert("Water main break.", map[string]any{"adHoc": []map[string]any{{"phone": phone}}}))
+	var one struct {
+		Channels []struct {
+			Deliveries []struct {
+				Status   string
+				Attempts int
+			}
+		}
+	}
+	stacktest.Eventually(t, 30*time.Second, "the fourth attempt", func() bool {
+		s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d/results/recipients/1", res.AlertID), tok, nil).JSON(t, &one)
+		return len(one.Channels) == 1 && len(one.Channels[0].Deliveries) == 1 && one.Channels[0].Deliveries[0].Attempts >= 4
+	})
+	sb.SMS.Respond(phone, 0)
+	if st := waitDone(t, s, tok, res.AlertID); st.Status != "Sent" || st.Deliveries.Sent != 1 {
+		t.Fatalf("alert %+v, want Sent", st)
+	}
+
+	ctx := context.Background()
+	it := s.Temporal.GetWorkflowHistory(ctx, res.WorkflowID, "", false, enums.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	var started time.Time
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch e.GetEventType() {
+		case enums.EVENT_TYPE_WORKFLOW_TASK_STARTED:
+			started = e.GetEventTime().AsTime()
+		case enums.EVENT_TYPE_WORKFLOW_TASK_COMPLETED, enums.EVENT_TYPE_WORKFLOW_TASK_FAILED, enums.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT:
+			if d := e.GetEventTime().AsTime().Sub(started); d > 3*time.Second {
+				t.Errorf("workflow task of event %d took %s", e.GetEventId(), d)
+			}
+		}
+	}
+}
+
+// TestTextSizeIsTheSizeOfTheTextSent: the submission check, the preview
+// and the alert's details all measure the text the SMS endpoint receives:
+// with the conference line and the response link appended as sent (a short
+// link, not the long personal page), and the alert's own variables filled.
+func TestTextSizeIsTheSizeOfTheTextSent(t *testing.T) {
+	t.Parallel()
+	sb, withSandbox := stacktest.Sandbox(t)
+	s := stacktest.Start(t, withSandbox)
+	tenant, tok := s.NewTenant(t)
+	c := &contact{First: "Tex", Last: "T", Phone: "+15557770010"}
+	seed(t, s, tenant, c)
+	// "\n\nPlease confirm: " and a short link follow the body.
+	confirm := len("\n\nPlease confirm: ") + len(s.App.Config.PublicURL) + len("/s/") + 8
+	alertOf := func(body string, segments int, conference bool) map[string]any {
+		a := textAlert(body, map[string]any{"contactIds": []int64{c.ID}})
+		st := a["settings"].(map[string]any)
+		st["channels"] = map[string]any{"text": map[string]any{"enabled": true, "maxSegments": segments}}
+		st["workflow"] = map[string]any{"confirmationRequested": true}
+		if conference {
+			st["type"] = "Conference"
+			st["conference"] = map[string]any{"bridgeNumber": "+15550199", "accessCode": "4821", "url": "https://meet.example.com/storm"}
+		}
+		return a
+	}
+	type message struct {
+		Channel, Body, Encoding string
+		Segments, Characters    int
+	}
+	textOf := func(r stacktest.Response) message {
+		t.Helper()
+		var res struct{ Messages []message }
+		r.JSON(t, &res)
+		for _, m := range res.Messages {
+			if m.Channel == "text" {
+				return m
+			}
+		}
+		t.Fatalf("no text message in %s", r.Body)
+		return message{}
+	}
+	refused := func(path string, a map[string]any, msg string) {
+		t.Helper()
+		r := s.Do(t, http.MethodPost, path, tok, a)
+		if r.Status != http.StatusBadRequest {
+			t.Fatalf("%s: %d %s, want a 400 saying %q", path, r.Status, r.Body, msg)
+		}
+		expectFailure(t, problem(t, r).Errors, "body.settings.message.body", msg, r.Body)
+	}
+
+	// One segment holds 160 characters: a body that fills it with the link
+	// is accepted, one more character is not.
+	fits := strings.Repeat("a", 160-confirm)
+	for _, path := range []string{"/v2/alerts/preview", "/v2/alerts"} {
+		refused(path, alertOf("a"+fits, 1, false), "2 GSM-7 segments (161 characters)")
+	}
+	// The conference line counts too.
+	conference := strings.Repeat("c", 130)
+	refused("/v2/alerts", alertOf(conference, 1, true), "limit of 1")
+	// {{alertId}} counts as the alert's id: a preview has none yet (0), an
+	// alert of a two-digit id takes a character more.
+	for range 10 {
+		if _, err := storage.NextAlertID(context.Background(), s.DB); err != nil {
+			t.Fatal(err)
+		}
+	}
+	withID := alertOf(fits[2:]+" {{alertId}}", 1, false)
+	if r := s.Do(t, http.MethodPost, "/v2/alerts/preview", tok, withID); r.Status != http.StatusOK || textOf(r).Characters != 160 {
+		t.Fatalf("preview of a text of 160 characters with {{alertId}} 0: %d %s", r.Status, r.Body)
+	}
+	refused("/v2/alerts", withID, "(161 characters)")
+	if n := alertCount(t, s, tok); n != 0 {
+		t.Fatalf("refused alerts left %d alerts", n)
+	}
+
+	for _, a := range []map[string]any{alertOf(fits, 1, false), alertOf(conference, 2, true)} {
+		sb.SMS.Clear()
+		preview := textOf(s.Do(t, http.MethodPost, "/v2/alerts/preview", tok, a))
+		res := send(t, s, tok, a)
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		sent, err := sb.SMS.WaitTo(ctx, c.Phone)
+		cancel()
+		if err != nil {
+			t.Fatal(err)
+		}
+		detail := textOf(s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d", res.AlertID), tok, nil))
+		enc, units, segments := alertmsg.SMSInfo(sent.Body)
+		for what, m := range map[string]message{"preview": preview, "details": detail} {
+			if m.Characters != len([]rune(sent.Body)) || m.Segments != segments || m.Encoding != enc {
+				t.Errorf("%s: %d characters, %d %s segments; sent %d (%d units), %d %s segments: %q",
+					what, m.Characters, m.Segments, m.Encoding, len([]rune(sent.Body)), units, segments, enc, sent.Body)
+			}
+		}
+		// The details show the text sent, the link's code aside.
+		code := sent.Body[len(sent.Body)-8:]
+		if want := strings.TrimSuffix(sent.Body, code) + "XXXXXXXX"; detail.Body != want {
+			t.Errorf("details show %q, sent %q", detail.Body, sent.Body)
+		}
 	}
 }

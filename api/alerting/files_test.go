@@ -2,6 +2,8 @@ package alerting_test
 
 import (
 	"bytes"
+	"context"
+	"encoding/json"
 	"fmt"
 	"image"
 	"image/png"
@@ -15,6 +17,7 @@ import (
 
 	"github.com/tocsin/tocsin/api/rest"
 	"github.com/tocsin/tocsin/internal/stacktest"
+	"github.com/tocsin/tocsin/storage/storagetest"
 )
 
 // uploadFile stores data as the tenant's file folder/name through the files
@@ -196,5 +199,141 @@ func TestAFileDeletedAfterTheAlertWasAcceptedFailsInWords(t *testing.T) {
 		if strings.Contains(body, leak) {
 			t.Errorf("the recipient's deliveries show %q: %s", leak, body)
 		}
+	}
+}
+
+// TestAlertFileNamesFollowTheFilesRule: the names of stored files an alert
+// gives (attachments, channel blocks' files) follow the files operations'
+// rule: written composed or decomposed they name the same file, and the
+// alert keeps the name as the file has it; a control or invisible
+// character is a 400 naming the field.
+func TestAlertFileNamesFollowTheFilesRule(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	tenant, tok := s.NewTenant(t)
+	const nfc, nfd = "odd/\u00C4rger", "odd/A\u0308rger"
+	uploadFile(t, s, tenant, tok, "odd", "\u00C4rger.png", "image/png", pngImage(t))
+	uploadFile(t, s, tenant, tok, "odd", "\u00C4rger.wav", "audio/wav", wavTone(t), "EncodeForVoiceAudio")
+	alertWith := func(attachment, audio string) map[string]any {
+		return map[string]any{"settings": map[string]any{
+			"message":    map[string]any{"subject": "Siren test", "body": "This is a siren test."},
+			"channels":   map[string]any{"email": map[string]any{"enabled": true}, "voice": map[string]any{"enabled": true, "audioFileName": audio}},
+			"content":    map[string]any{"attachments": []string{attachment}},
+			"recipients": map[string]any{"adHoc": []map[string]any{{"phone": "+12025550121", "email": "ada@example.com"}}},
+		}}
+	}
+	r := s.Do(t, http.MethodPost, "/v2/alerts/preview", tok, alertWith(nfd+".png", nfd+".wav"))
+	if r.Status != http.StatusOK {
+		t.Fatalf("decomposed names: %d %s", r.Status, r.Body)
+	}
+	var shown struct {
+		Settings struct {
+			Content  struct{ Attachments []string }
+			Channels struct {
+				Voice struct{ AudioFileName string }
+			}
+		}
+		Attachments []struct{ Name string }
+	}
+	r.JSON(t, &shown)
+	if a := shown.Settings.Content.Attachments; len(a) != 1 || a[0] != nfc+".png" || shown.Settings.Channels.Voice.AudioFileName != nfc+".wav" {
+		t.Fatalf("the alert keeps names other than the files': %s", r.Body)
+	}
+	for _, c := range []struct{ name, attachment, audio, field string }{
+		{"line separator in an attachment", "odd/a\u2028b.png", nfc + ".wav", "content.attachments[0]"},
+		{"Hangul filler in an attachment", "odd/\u3164.png", nfc + ".wav", "content.attachments[0]"},
+		{"blank braille in voice audio", nfc + ".png", "odd/\u2800.wav", "channels.voice.audioFileName"},
+		{"zero-width joiner in voice audio", nfc + ".png", "odd/a\u200Db.wav", "channels.voice.audioFileName"},
+	} {
+		r := s.Do(t, http.MethodPost, "/v2/alerts", tok, alertWith(c.attachment, c.audio))
+		if r.Status != http.StatusBadRequest {
+			t.Fatalf("%s: %d %s", c.name, r.Status, r.Body)
+		}
+		expectFailure(t, problem(t, r).Errors, "body.settings."+c.field, "not a file name", r.Body)
+	}
+}
+
+// TestADeletedAttachmentFailsItsDeliveriesInWords: an alert attaches a
+// stored file that is deleted before the alert is sent. Each email
+// delivery ends Failed saying the attachment no longer exists, by the name
+// the alert gave; the recipient has a final result, the counts agree, and
+// neither the API nor the alert.failed event shows an object key, the
+// object store's words or Temporal's.
+func TestADeletedAttachmentFailsItsDeliveriesInWords(t *testing.T) {
+	t.Parallel()
+	sb, withSandbox := stacktest.Sandbox(t)
+	s := stacktest.Start(t, withSandbox)
+	tenant, tok := s.NewTenant(t)
+	c := &contact{First: "At", Last: "Tach", Email: "attach-" + tenant + "@example.com"}
+	seed(t, s, tenant, c)
+	uploadFile(t, s, tenant, tok, "brand", "tmp.png", "image/png", pngImage(t))
+
+	res := send(t, s, tok, map[string]any{"settings": map[string]any{
+		"message":    map[string]any{"subject": "Map", "body": "See the map."},
+		"channels":   map[string]any{"email": map[string]any{"enabled": true}},
+		"recipients": map[string]any{"contactIds": []int64{c.ID}},
+		"content":    map[string]any{"attachments": []string{"brand/tmp.png"}},
+		"schedule":   map[string]any{"type": "Later", "sendAt": time.Now().Add(4 * time.Second).UTC().Format(time.RFC3339Nano)},
+	}})
+	if r := s.Do(t, http.MethodDelete, "/v4/"+tenant+"/files/"+url.PathEscape("brand/tmp.png"), tok, nil); r.Status != http.StatusNoContent {
+		t.Fatalf("delete the file: %d %s", r.Status, r.Body)
+	}
+	st := waitDone(t, s, tok, res.AlertID)
+	if st.Status != "Failed" || st.Recipients != 1 || st.Deliveries.Total != 1 || st.Deliveries.Failed != 1 || st.Deliveries.Pending != 0 {
+		t.Fatalf("alert %+v, want Failed with its one delivery Failed", st)
+	}
+	const want = "attachment brand/tmp.png no longer exists"
+	leaks := []string{"tenants/", "specified key", "wrapError", "retryable", "activity error", "read attachment"}
+	shown := map[string]string{}
+	for _, path := range []string{"/status", "/results", "/results/recipients", "/results/recipients/1", "/results/channels/email"} {
+		r := s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d%s", res.AlertID, path), tok, nil)
+		if r.Status != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", path, r.Status, r.Body)
+		}
+		shown[path] = string(r.Body)
+	}
+	var summary struct {
+		Summary struct{ Total, Pending, Failed int64 }
+	}
+	if err := json.Unmarshal([]byte(shown["/results"]), &summary); err != nil || summary.Summary.Total != 1 ||
+		summary.Summary.Failed != 1 || summary.Summary.Pending != 0 {
+		t.Errorf("results summary %s", shown["/results"])
+	}
+	for _, path := range []string{"/results/recipients", "/results/recipients/1"} {
+		if strings.Contains(shown[path], "Pending") {
+			t.Errorf("%s shows a delivery Pending: %s", path, shown[path])
+		}
+	}
+	var emails struct {
+		Items []struct{ Status, Error string }
+	}
+	if err := json.Unmarshal([]byte(shown["/results/channels/email"]), &emails); err != nil || len(emails.Items) != 1 ||
+		emails.Items[0].Status != "Failed" || emails.Items[0].Error != want {
+		t.Errorf("email results %s, want one Failed row saying %q", shown["/results/channels/email"], want)
+	}
+	if !strings.Contains(shown["/results/recipients/1"], want) {
+		t.Errorf("the recipient's deliveries do not say %q: %s", want, shown["/results/recipients/1"])
+	}
+	all, err := storagetest.TenantEvents(context.Background(), s.DB, tenant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range all {
+		if e.Type == "alert.failed" {
+			shown["alert.failed event"] = string(e.Payload)
+		}
+	}
+	if shown["alert.failed event"] == "" {
+		t.Errorf("no alert.failed event")
+	}
+	for where, body := range shown {
+		for _, leak := range leaks {
+			if strings.Contains(body, leak) {
+				t.Errorf("%s shows %q: %s", where, leak, body)
+			}
+		}
+	}
+	if n := len(sb.SMTP.Messages()); n != 0 {
+		t.Errorf("%d emails sent without their attachment", n)
 	}
 }

@@ -35,6 +35,8 @@ func (h *handler) list(ctx context.Context, f model.FindAlertRequest, pp rest.Pa
 				st = append(st, storage.AlertSent)
 			case model.SentStatusFailed:
 				st = append(st, storage.AlertFailed)
+			case model.SentStatusCancelled:
+				st = append(st, storage.AlertCancelled)
 			case model.SentStatusProcessing:
 				st = append(st, storage.AlertScheduled, storage.AlertQueued, storage.AlertProcessing)
 			}
@@ -90,7 +92,7 @@ type sentInput struct {
 	rest.PageParams
 	After           string   `query:"after" maxLength:"40" doc:"Sent at or after this date (YYYY-MM-DD, UTC) or time (RFC 3339). An alert not sent yet counts with its creation time." example:"2024-11-01"`
 	Before          string   `query:"before" maxLength:"40" doc:"Sent before this date (YYYY-MM-DD: before that day starts, UTC) or time (RFC 3339)." example:"2024-12-01"`
-	AlertCompletion []string `query:"alertCompletion" enum:"Sent,Processing,Failed" maxItems:"3" doc:"Completion states, comma-separated."`
+	AlertCompletion []string `query:"alertCompletion" enum:"Sent,Processing,Failed,Cancelled" maxItems:"4" doc:"Completion states, comma-separated."`
 	AlertType       string   `query:"alertType" enum:"Default,Poll,Conference"`
 	FacilityName    string   `query:"facilityName" maxLength:"200" doc:"A facility of the alert has this name (case-insensitive)."`
 	Hidden          bool     `query:"hidden" doc:"true: only hidden alerts; false (default): only visible ones."`

@@ -1,6 +1,7 @@
 package alerting
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,10 +12,13 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/alert"
+	"github.com/tocsin/tocsin/api/files/fileservice"
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/channels/catalog"
 	"github.com/tocsin/tocsin/internal/alertmsg"
+	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/storage"
 )
 
@@ -22,13 +26,14 @@ import (
 const (
 	// DefaultMaxSegments is the SMS segment limit when TextMessageChannel.maxSegments is absent.
 	DefaultMaxSegments = 10
-	// MaxScheduleAhead is how far ahead an alert may be scheduled.
-	MaxScheduleAhead = 366 * 24 * time.Hour
-	// linkAllowance is the room kept in a text for an appended response link.
-	linkAllowance = 120
 	// MaxAttachmentBytes bounds the attachments of one alert together.
 	MaxAttachmentBytes = 10 << 20
 )
+
+// latestSendAt is the latest time an alert made at now may be scheduled
+// for: a calendar year ahead, the same date and time next year in UTC (29
+// February's is 1 March).
+func latestSendAt(now time.Time) time.Time { return now.UTC().AddDate(1, 0, 0) }
 
 // prepared is a validated alert, with the tenant's defaults applied.
 type prepared struct {
@@ -44,6 +49,15 @@ type prepared struct {
 type failures struct {
 	loc, prefix string
 	list        []rest.ValidationFailure
+}
+
+// newFailures collects the failures of the settings of an alert at prefix
+// ("", "alerts[2]") in the request part loc.
+func newFailures(loc, prefix string) *failures {
+	if prefix == "" {
+		return &failures{loc: loc, prefix: "settings"}
+	}
+	return &failures{loc: loc, prefix: prefix + ".settings"}
 }
 
 func (f *failures) add(field, msg string, value any) {
@@ -70,22 +84,20 @@ func (f *failures) err() error {
 // tenant's defaults. loc is the location of the request part ("body") and
 // prefix the path of the settings' parent inside it ("", "alerts[2]").
 func (h *handler) prepare(ctx context.Context, tenant string, in model.AlertSettings, loc, prefix string) (*prepared, error) {
-	f := &failures{loc: loc, prefix: strings.TrimSuffix(prefix+".settings", ".settings")}
-	if prefix == "" {
-		f.prefix = "settings"
-	} else {
-		f.prefix = prefix + ".settings"
-	}
+	f := newFailures(loc, prefix)
 	defs, _, err := h.defaults(ctx, tenant)
 	if err != nil {
 		return nil, err
 	}
-	withDefaults := in
-	applyDefaults(&withDefaults, defs)
+	withDefaults, err := applyDefaults(in, defs)
+	if err != nil {
+		return nil, err
+	}
 	s, err := settingsOf(withDefaults)
 	if err != nil {
 		return nil, err
 	}
+	normalFileNames(&s)
 	p := &prepared{channels: s.Channels.Enabled()}
 
 	if len(p.channels) == 0 {
@@ -104,6 +116,13 @@ func (h *handler) prepare(ctx context.Context, tenant string, in model.AlertSett
 	if d := r.Directory; d != nil && !d.AllUsers && len(d.UserIDs) == 0 {
 		f.add("recipients.directory.userIds", "give userIds or set allUsers", nil)
 	}
+	if d := r.Directory; d != nil {
+		for i, u := range d.UserIDs {
+			if _, ok := ids.Parse(u); !ok {
+				f.add(fmt.Sprintf("recipients.directory.userIds[%d]", i), "not a user id: give the id as it is written, without sign, spaces or leading zeros", u)
+			}
+		}
+	}
 	if af := r.AccessFilter; af != nil {
 		for i, c := range af.Conditions {
 			if (c.Operator == "Equals" || c.Operator == "NotEquals") && len(c.Values) != 1 {
@@ -116,14 +135,8 @@ func (h *handler) prepare(ctx context.Context, tenant string, in model.AlertSett
 			f.add(fmt.Sprintf("recipients.areas[%d]", i), err.Error(), nil)
 		}
 	}
-	who, err := alert.RecipientSpecOf(r)
-	if err != nil {
-		if strings.HasPrefix(err.Error(), "directory") {
-			f.add("recipients.directory.userIds", err.Error(), nil)
-		}
-	} else {
-		p.spec = storage.RecipientSpec{RecipientSpec: who}
-	}
+	// Errors are reported above (user ids, areas).
+	p.spec, _ = storage.NewRecipientSpec(&s, p.channels)
 	if err := h.checkReferences(ctx, tenant, s, f); err != nil {
 		return nil, err
 	}
@@ -150,8 +163,9 @@ func (h *handler) prepare(ctx context.Context, tenant string, in model.AlertSett
 			f.add("schedule.sendAt", "a Later schedule needs sendAt", nil)
 		case !sc.SendAt.After(now):
 			f.add("schedule.sendAt", "sendAt must be in the future", sc.SendAt.Format(time.RFC3339))
-		case sc.SendAt.Sub(now) > MaxScheduleAhead:
-			f.add("schedule.sendAt", "sendAt may be at most a year ahead", sc.SendAt.Format(time.RFC3339))
+		case sc.SendAt.After(latestSendAt(now)):
+			f.add("schedule.sendAt", fmt.Sprintf("sendAt may be at most a year ahead: no later than %s", latestSendAt(now).Format(time.RFC3339)),
+				sc.SendAt.Format(time.RFC3339))
 		default:
 			t := sc.SendAt.UTC()
 			p.sendAt = &t
@@ -190,79 +204,192 @@ func (h *handler) prepare(ctx context.Context, tenant string, in model.AlertSett
 	if err := f.err(); err != nil {
 		return nil, err
 	}
+	if err := h.checkRelatedResolved(ctx, tenant, s, f); err != nil {
+		return nil, err
+	}
 	return p, nil
 }
 
-// applyDefaults fills what the alert leaves out from the tenant's defaults.
-func applyDefaults(s *model.AlertSettings, d model.AlertDefaults) {
+// checkRelatedResolved refuses with a 409 an alert that includes the
+// recipients of an earlier alert whose recipients are not resolved yet
+// (Scheduled, or Queued for a moment): who that alert reaches is known only
+// once it is sent, and the follow-up would go without them.
+func (h *handler) checkRelatedResolved(ctx context.Context, tenant string, s alert.Settings, f *failures) error {
+	rel := s.Related
+	if rel == nil || rel.Actions == nil || !rel.Actions.IncludeOriginalRecipients {
+		return nil
+	}
+	earlier, err := storage.GetAlert(ctx, h.d.DB, tenant, rel.AlertID)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil // reported by checkReferences
+	}
+	if err != nil {
+		return rest.Unavailable("the database", err)
+	}
+	if earlier.ResolvedAt != nil {
+		return nil
+	}
+	var detail string
+	switch earlier.Status {
+	case storage.AlertScheduled:
+		detail = fmt.Sprintf("alert %d is scheduled and its recipients are resolved only when it is sent: include them once it is sent", earlier.ID)
+		if at := earlier.ScheduledFor; at != nil {
+			detail = fmt.Sprintf("alert %d is scheduled for %s and its recipients are resolved only when it is sent: include them once it is sent",
+				earlier.ID, at.UTC().Format(time.RFC3339))
+		}
+	case storage.AlertQueued:
+		detail = fmt.Sprintf("alert %d is resolving its recipients: retry in a moment", earlier.ID)
+	default:
+		return nil // it ended before resolving anyone: there is no one to include
+	}
+	f.add("related.actions.includeOriginalRecipients", detail, true)
+	return rest.Problem(http.StatusConflict, detail, f.list...)
+}
+
+// applyDefaults fills what the alert leaves out from the tenant's
+// defaults, by one rule (README, Defaults): a block both give is filled
+// field by field, at every depth; whatever else the alert gives (a
+// string, number, boolean or list, "", 0 and false too) wins whole. The
+// defaults' channels are a list, so an alert with a channels block picks
+// its channels itself; the default loud tone is for an Emergency alert.
+func applyDefaults(s model.AlertSettings, d model.AlertDefaults) (model.AlertSettings, error) {
 	if s.Type == "" {
 		s.Type = d.Type
 	}
 	if s.Channels == nil {
-		c := &model.ChannelSettings{}
-		for _, ch := range d.Channels {
-			switch ch {
-			case "email":
-				c.Email = &model.EmailChannel{Enabled: true}
-			case "text":
-				c.Text = &model.TextMessageChannel{Enabled: true}
-			case "voice":
-				c.Voice = &model.VoiceChannel{Enabled: true}
-			case "etn":
-				c.Etn = &model.EtnChannel{Enabled: true}
-			case "push":
-				c.Push = &model.PushChannel{Enabled: true}
-			case "myAlertsApp":
-				c.MyAlertsApp = &model.MyAlertsAppChannel{Enabled: true}
-			case "fax":
-				c.Fax = &model.FaxChannel{Enabled: true}
-			case "eas":
-				c.Eas = &model.EasChannel{Enabled: true}
-			case "mobileBroadcast":
-				c.MobileBroadcast = &model.MobileBroadcastChannel{Enabled: true}
-			case "teamChat":
-				c.TeamChat = &model.TeamChatChannel{Enabled: true}
-			case "socialPostA":
-				c.SocialPostA = &model.SocialPostChannelA{Enabled: true}
-			case "socialPostB":
-				c.SocialPostB = &model.SocialPostChannelB{Enabled: true}
-			case "neighborhood":
-				c.Neighborhood = &model.NeighborhoodChannel{Enabled: true}
-			}
-		}
-		s.Channels = c
+		s.Channels = enabledChannels(d.Channels)
 	}
-	if s.Priority == nil {
-		s.Priority = &model.PrioritySettings{Priority: d.Priority}
-		if d.Priority == model.PriorityEmergency && d.LoudTone {
-			s.Priority.LoudTone = &model.LoudToneSettings{Enabled: true}
-		}
+	p := &model.PrioritySettings{Priority: d.Priority}
+	if s.Priority != nil {
+		p.Priority = s.Priority.Priority
 	}
-	if s.Workflow == nil {
-		w := d.Workflow
-		s.Workflow = &w
+	if d.LoudTone && p.Priority == model.PriorityEmergency {
+		p.LoudTone = &model.LoudToneSettings{Enabled: true}
 	}
-	if s.Sender == nil && (d.Sender != model.SenderSettings{}) {
-		snd := d.Sender
-		s.Sender = &snd
+	var err error
+	if s.Priority, err = fill(s.Priority, p); err != nil {
+		return s, err
+	}
+	if s.Workflow, err = fill(s.Workflow, &d.Workflow); err != nil {
+		return s, err
+	}
+	if s.Sender, err = fill(s.Sender, &d.Sender); err != nil {
+		return s, err
 	}
 	if s.Schedule == nil {
 		s.Schedule = &model.ScheduleSettings{Type: model.ScheduleNow}
 	}
+	return s, nil
+}
+
+// fill returns given with what it leaves out taken from def, through their
+// JSON form: objects field by field at every depth, anything else given
+// wins whole. A default that holds nothing adds nothing.
+func fill[T any](given, def *T) (*T, error) {
+	var d map[string]any
+	if err := remarshal(def, &d); err != nil {
+		return nil, err
+	}
+	if len(d) == 0 {
+		return given, nil
+	}
+	g := map[string]any{}
+	if given != nil {
+		if err := remarshal(given, &g); err != nil {
+			return nil, err
+		}
+	}
+	out := new(T)
+	if err := remarshal(fillObject(g, d), out); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// fillObject adds to g what it leaves out of d, recursing into the
+// objects both hold.
+func fillObject(g, d map[string]any) map[string]any {
+	for k, dv := range d {
+		gv, ok := g[k]
+		if !ok {
+			g[k] = dv
+			continue
+		}
+		gm, gObj := gv.(map[string]any)
+		dm, dObj := dv.(map[string]any)
+		if gObj && dObj {
+			g[k] = fillObject(gm, dm)
+		}
+	}
+	return g
+}
+
+// remarshal copies from into to through JSON, numbers kept exact.
+func remarshal(from, to any) error {
+	b, err := json.Marshal(from)
+	if err != nil {
+		return fmt.Errorf("apply defaults: %w", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	if err := dec.Decode(to); err != nil {
+		return fmt.Errorf("apply defaults: %w", err)
+	}
+	return nil
+}
+
+// enabledChannels enables the named channels with their settings left out.
+func enabledChannels(names []model.DeliveryChannel) *model.ChannelSettings {
+	c := &model.ChannelSettings{}
+	for _, ch := range names {
+		switch ch {
+		case "email":
+			c.Email = &model.EmailChannel{Enabled: true}
+		case "text":
+			c.Text = &model.TextMessageChannel{Enabled: true}
+		case "voice":
+			c.Voice = &model.VoiceChannel{Enabled: true}
+		case "etn":
+			c.Etn = &model.EtnChannel{Enabled: true}
+		case "push":
+			c.Push = &model.PushChannel{Enabled: true}
+		case "myAlertsApp":
+			c.MyAlertsApp = &model.MyAlertsAppChannel{Enabled: true}
+		case "fax":
+			c.Fax = &model.FaxChannel{Enabled: true}
+		case "eas":
+			c.Eas = &model.EasChannel{Enabled: true}
+		case "mobileBroadcast":
+			c.MobileBroadcast = &model.MobileBroadcastChannel{Enabled: true}
+		case "teamChat":
+			c.TeamChat = &model.TeamChatChannel{Enabled: true}
+		case "socialPostA":
+			c.SocialPostA = &model.SocialPostChannelA{Enabled: true}
+		case "socialPostB":
+			c.SocialPostB = &model.SocialPostChannelB{Enabled: true}
+		case "neighborhood":
+			c.Neighborhood = &model.NeighborhoodChannel{Enabled: true}
+		}
+	}
+	return c
 }
 
 // numberPoll assigns question and option ids where absent and checks that
-// option ids are unique within the alert.
+// question ids and option ids are each unique within the alert (answers are
+// recorded by them).
 func numberPoll(sv *alert.SurveySettings, f *failures) {
 	usedQ, usedO := map[int]bool{}, map[int]bool{}
-	for _, q := range sv.Questions {
+	for i, q := range sv.Questions {
 		if q.ID > 0 {
+			if usedQ[q.ID] {
+				f.add(fmt.Sprintf("survey.questions[%d].id", i), fmt.Sprintf("question id %d is used twice", q.ID), q.ID)
+			}
 			usedQ[q.ID] = true
 		}
-		for _, o := range q.Options {
+		for j, o := range q.Options {
 			if o.ID > 0 {
 				if usedO[o.ID] {
-					f.add("survey", fmt.Sprintf("option id %d is used twice", o.ID), o.ID)
+					f.add(fmt.Sprintf("survey.questions[%d].options[%d].id", i, j), fmt.Sprintf("option id %d is used twice", o.ID), o.ID)
 				}
 				usedO[o.ID] = true
 			}
@@ -292,26 +419,20 @@ func assignFreeID(id *int, used map[int]bool, next *int) {
 }
 
 // checkText refuses text messages that cannot fit their segment limit or
-// need UCS-2 when it is not allowed. Variables count as empty, and room is
-// kept for an appended response link.
+// need UCS-2 when it is not allowed. The text measured is the one delivery
+// sends (sampleText): the alert's own variables filled, the conference
+// line and the response link (a short link of the real length) appended;
+// only each recipient's own values count as empty.
 func checkText(s *alert.Settings, rd *alert.Renderer, f *failures) {
 	c := s.Channels
 	if c == nil || c.Text == nil || !c.Text.Enabled {
 		return
 	}
-	field, text := "message.body", s.Message.Body
+	field := "message.body"
 	if c.Text.Body != "" {
-		field, text = "channels.text.body", c.Text.Body
+		field = "channels.text.body"
 	}
-	tpl, err := alertmsg.Compile(text)
-	if err != nil {
-		return
-	}
-	bare := tpl.Render(func(string) string { return "" })
-	if rd.NeedsLink() && !tpl.Uses("responseLink") {
-		bare += strings.Repeat("x", linkAllowance)
-	}
-	enc, units, segments := alertmsg.SMSInfo(bare)
+	enc, units, segments := alertmsg.SMSInfo(sampleMessage(rd, string(channels.Text), &alert.Recipient{}).Text)
 	limit := c.Text.MaxSegments
 	if limit == 0 {
 		limit = DefaultMaxSegments
@@ -323,6 +444,27 @@ func checkText(s *alert.Settings, rd *alert.Renderer, f *failures) {
 	if enc == alertmsg.UCS2 && c.Text.AllowUnicode != nil && !*c.Text.AllowUnicode {
 		f.add(field, "the text needs UCS-2 (characters outside the GSM-7 alphabet) but allowUnicode is false", nil)
 	}
+}
+
+// checkTextOf checks the text of the alert whose id is now known, so
+// {{alertId}} counts as sent (prepare counted it as 0).
+func (h *handler) checkTextOf(tenant string, id int64, s *alert.Settings, loc, prefix string) error {
+	rd, err := alert.NewRenderer(tenant, id, s, h.d.Config.PublicURL, nil)
+	if err != nil {
+		return err
+	}
+	f := newFailures(loc, prefix)
+	checkText(s, rd, f)
+	return f.err()
+}
+
+// sampleMessage is the message rd's alert sends rec on channel ch, with
+// the sample response link (alert.Renderer.SampleLink) in place of rec's
+// own: the text the submission check measures and the preview and the
+// alert's details show, as long as the one delivery sends a recipient with
+// rec's values.
+func sampleMessage(rd *alert.Renderer, ch string, rec *alert.Recipient) channels.Message {
+	return rd.Message(ch, rec, rd.SampleLink())
 }
 
 // checkReferences checks that the contacts, groups, lists, directory users
@@ -358,6 +500,11 @@ func (h *handler) checkReferences(ctx context.Context, tenant string, s alert.Se
 		}
 	}
 	if d := r.Directory; d != nil && !d.AllUsers && len(d.UserIDs) > 0 {
+		for _, u := range d.UserIDs {
+			if _, ok := ids.Parse(u); !ok {
+				return nil // reported by prepare
+			}
+		}
 		spec, err := alert.RecipientSpecOf(alert.Recipients{Directory: d})
 		if err != nil {
 			return nil // reported by prepare
@@ -381,10 +528,16 @@ func (h *handler) checkAttachments(ctx context.Context, tenant string, s *alert.
 		return nil
 	}
 	var total int64
+	first := map[string]int{}
 	for i, name := range s.Content.Attachments {
 		field := fmt.Sprintf("content.attachments[%d]", i)
-		if !safeName(name) {
-			f.add(field, "not a file name", name)
+		if j, ok := first[name]; ok {
+			f.add(field, fmt.Sprintf("%s is attached already (content.attachments[%d])", name, j), name)
+			continue
+		}
+		first[name] = i
+		if err := fileservice.CheckPath(name); err != nil {
+			f.add(field, "not a file name: "+err.Error(), name)
 			continue
 		}
 		ref, err := h.files.Original(ctx, tenant, name)
@@ -395,6 +548,7 @@ func (h *handler) checkAttachments(ctx context.Context, tenant string, s *alert.
 		if err != nil {
 			return rest.Unavailable("the database", err)
 		}
+		ref.FullName = name
 		total += ref.Size
 		p.attachments = append(p.attachments, ref)
 	}
@@ -424,23 +578,13 @@ func (h *handler) checkChannelFiles(ctx context.Context, tenant string, s *alert
 		return rest.Unavailable("the database", err)
 	}
 	for _, n := range named {
-		if _, err := catalog.Resolve(n.Use, n.Name, rows); err != nil {
+		if err := fileservice.CheckPath(n.Name); err != nil {
+			f.add(n.Field, "not a file name: "+err.Error(), n.Name)
+		} else if _, err := catalog.Resolve(n.Use, n.Name, rows); err != nil {
 			f.add(n.Field, err.Error(), n.Name)
 		}
 	}
 	return nil
-}
-
-func safeName(name string) bool {
-	if name == "" || len(name) > 512 || strings.HasPrefix(name, "/") || strings.Contains(name, "..") || strings.Contains(name, "\\") {
-		return false
-	}
-	for _, r := range name {
-		if r < 0x20 || r == 0x7f {
-			return false
-		}
-	}
-	return true
 }
 
 func settingsJSON(s alert.Settings) (json.RawMessage, error) {

@@ -4,11 +4,12 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"strings"
 
 	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/channels"
+	"github.com/tocsin/tocsin/channels/catalog"
 	"github.com/tocsin/tocsin/channels/neighborhood"
 	"github.com/tocsin/tocsin/internal/alertmsg"
 	"github.com/tocsin/tocsin/storage"
@@ -49,22 +50,19 @@ func channelsOf(list []string) []model.DeliveryChannel {
 	return out
 }
 
-// render renders each channel's message for a sample recipient (or with
-// the variables left as they are when rec is nil).
-func render(s *alert.Settings, chans []string, rd *alert.Renderer, rec *storage.RecipientRow, link string, counts storage.RecipientCounts) []model.AlertChannelMessage {
+// render renders each channel's message for a sample recipient as
+// sampleMessage does (or with the variables left as they are when rec is
+// nil), with the recipients counts has for the channel (none when counts is
+// nil).
+func render(s *alert.Settings, chans []string, rd *alert.Renderer, rec *storage.RecipientRow, counts *model.SearchSummary) []model.AlertChannelMessage {
 	out := []model.AlertChannelMessage{}
-	for _, ch := range chans {
+	for i, ch := range chans {
 		m := model.AlertChannelMessage{Channel: model.DeliveryChannel(ch)}
-		switch ch {
-		case "email":
-			m.Recipients = counts.WithEmail
-		case "text":
-			m.Recipients = counts.WithTextPhone
-		case "voice", "etn":
-			m.Recipients = counts.WithVoicePhone
+		if counts != nil {
+			m.Recipients = &counts.PerChannel[i].Count
 		}
 		if rec != nil {
-			msg := rd.Message(ch, rec, link)
+			msg := sampleMessage(rd, ch, rec)
 			m.Subject, m.Body, m.HTML = msg.Subject, msg.Text, msg.HTML
 		} else {
 			m.Subject, m.Body = s.Message.Subject, s.Message.Body
@@ -94,19 +92,20 @@ func firstOf(a, b string) string {
 	return b
 }
 
-func summaryOfCounts(c storage.RecipientCounts, chans []string, adHoc int) model.SearchSummary {
-	s := model.SearchSummary{Total: c.Total, AdHoc: int64(adHoc), PerChannel: []model.ChannelRecipientCount{}}
-	for _, ch := range chans {
-		n := int64(0)
-		switch ch {
-		case "email":
-			n = c.WithEmail
-		case "text":
-			n = c.WithTextPhone
-		case "voice", "etn":
-			n = c.WithVoicePhone
-		}
-		s.PerChannel = append(s.PerChannel, model.ChannelRecipientCount{Channel: model.DeliveryChannel(ch), Count: n})
+// descriptors are the descriptors of the channels chs, in order.
+func descriptors(chs []string) []channels.Descriptor {
+	out := make([]channels.Descriptor, len(chs))
+	for i, ch := range chs {
+		out[i] = catalog.For(channels.Channel(ch)).Descriptor
+	}
+	return out
+}
+
+// summaryOfCounts shows the counts of recipients on the channels chs.
+func summaryOfCounts(c storage.RecipientCounts, chs []string) *model.SearchSummary {
+	s := &model.SearchSummary{Total: c.Total, AdHoc: c.AdHoc, PerChannel: []model.ChannelRecipientCount{}}
+	for i, ch := range chs {
+		s.PerChannel = append(s.PerChannel, model.ChannelRecipientCount{Channel: model.DeliveryChannel(ch), Count: c.PerChannel[i]})
 	}
 	return s
 }
@@ -121,7 +120,7 @@ func (h *handler) createAlertsPreview(ctx context.Context, in *previewInput) (*r
 	if err != nil {
 		return nil, err
 	}
-	counts, err := storage.CountRecipients(ctx, h.d.DB, tenant, p.spec)
+	counts, err := storage.CountRecipients(ctx, h.d.DB, tenant, p.spec, descriptors(p.channels))
 	if err != nil {
 		return nil, rest.Unavailable("the database", err)
 	}
@@ -132,22 +131,15 @@ func (h *handler) createAlertsPreview(ctx context.Context, in *previewInput) (*r
 	if sample == nil && in.Body.SampleRecipientID > 0 {
 		return nil, rest.Invalid("body", "sampleRecipientId", "the contact is not among the alert's recipients", in.Body.SampleRecipientID)
 	}
-	if sample == nil && len(p.spec.AdHoc) > 0 {
-		a := p.spec.AdHoc[0]
-		sample = &storage.RecipientRow{FirstName: a.FirstName, LastName: a.LastName, Email: strPtr(a.Email), Phone: strPtr(a.Phone), VoicePhone: strPtr(a.Phone)}
-	}
-	link := ""
-	if p.renderer.NeedsLink() {
-		link = strings.TrimRight(h.d.Config.PublicURL, "/") + alertmsg.ResponsePath + "<personal-link>"
-	}
 	shown, err := settingsModel(&p.settings)
 	if err != nil {
 		return nil, err
 	}
+	summary := summaryOfCounts(counts, p.channels)
 	res := model.SingleAlertSettingsResponse{
 		Settings: shown, Attachments: []model.AlertAttachment{},
-		Recipients:   summaryOfCounts(counts, p.channels, len(p.spec.AdHoc)),
-		Messages:     render(&p.settings, p.channels, p.renderer, sampleOrEmpty(sample), link, counts),
+		Recipients:   summary,
+		Messages:     render(&p.settings, p.channels, p.renderer, sampleOrEmpty(sample), summary),
 		ScheduledFor: p.sendAt,
 	}
 	for _, a := range p.attachments {
@@ -164,13 +156,6 @@ func sampleOrEmpty(r *storage.RecipientRow) *storage.RecipientRow {
 		return &storage.RecipientRow{}
 	}
 	return r
-}
-
-func strPtr(s string) *string {
-	if s == "" {
-		return nil
-	}
-	return &s
 }
 
 type getAlertInput struct {
@@ -193,40 +178,31 @@ func (h *handler) getAlertsByID(ctx context.Context, in *getAlertInput) (*rest.O
 		CreatedBy: al.CreatedBy, CreatedAt: &al.CreatedAt, ScheduledFor: al.ScheduledFor, Settings: shown,
 		Attachments: attachmentsOf(al.Attachments),
 	}
-	var counts storage.RecipientCounts
 	if al.ResolvedAt != nil {
-		if counts, err = h.results.RecipientCounts(ctx, tenant, al.ID); err != nil {
+		counts, err := h.results.RecipientCounts(ctx, tenant, al.ID, descriptors(al.Channels))
+		if err != nil {
 			return nil, rest.Unavailable("the database", err)
 		}
+		res.Recipients = summaryOfCounts(counts, al.Channels)
 	}
-	adHoc := 0
-	if s.Recipients.AdHoc != nil {
-		adHoc = len(s.Recipients.AdHoc)
-	}
-	res.Recipients = summaryOfCounts(counts, al.Channels, adHoc)
 	var rec *storage.RecipientRow
-	link := ""
 	rd, rerr := alert.NewRenderer(tenant, al.ID, s, h.d.Config.PublicURL, nil)
 	if in.ReplaceMessageVariables && rerr == nil {
-		first, err := h.results.FirstRecipient(ctx, tenant, al.ID)
-		if err == nil {
+		// The first recipient's values, or, before the recipients are
+		// resolved, none (as the submission check counts them).
+		rec = &storage.RecipientRow{}
+		if first, err := h.results.FirstRecipient(ctx, tenant, al.ID); err == nil {
 			r := first.RecipientRow
 			rec = &r
 			if r.PersonID != nil {
 				res.SampleRecipientID = *r.PersonID
 			}
-			if rd.NeedsLink() {
-				link = strings.TrimRight(h.d.Config.PublicURL, "/") + alertmsg.ResponsePath + "<personal-link>"
-			}
 		}
 	}
 	if rerr != nil {
-		rd = nil
+		rd, rec = nil, nil
 	}
-	if rd == nil {
-		rec = nil
-	}
-	res.Messages = render(s, al.Channels, rd, rec, link, counts)
+	res.Messages = render(s, al.Channels, rd, rec, res.Recipients)
 	return rest.Answer(res), nil
 }
 

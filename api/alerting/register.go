@@ -26,7 +26,7 @@ var (
 	resultsArea   = rest.Area{Scope: "tamarack", Tags: []string{"Alerts", "Alert results"}}
 	contactsArea  = rest.Area{Scope: "tamarack", Tags: []string{"Alerts", "Alert results", "Contacts"}}
 	responsesArea = rest.Area{Public: true, Tags: []string{"Alert responses"}}
-	statusDoc     = "The alert's lifecycle: Scheduled (waiting for its send time) -> Queued -> Processing (recipients resolved, deliveries running) -> Sent (every recipient of the first cycle has a final result on every channel, at least one delivery succeeded) or Failed (no recipients and no broadcast or ETN area to reach, nothing delivered, or the workflow failed). An alert whose areas hold no contact still broadcasts and calls the ETN numbers inside them. Progress counts come from per-batch totals."
+	statusDoc     = "The alert's lifecycle: Scheduled (waiting for its send time) -> Queued -> Processing (recipients resolved, deliveries running) -> Sent (every recipient of the first cycle has a final result on every channel, at least one delivery succeeded) or Failed (no recipients and no broadcast or ETN area to reach, nothing delivered, or the workflow failed); Scheduled -> Cancelled by cancelAlert. An alert whose areas hold no contact still broadcasts and calls the ETN numbers inside them. Progress counts come from per-batch totals."
 	createDoc     = "Validates the alert completely (unknown contacts, groups, lists or files, including the audio files and fax documents of channel blocks, which must also be of the kind their channel uses, empty recipients, bad areas, unknown channels or variables and oversize messages are 400s naming the field), stores it together with the request to start its SendAlert workflow (`alert-<tenant>-<id>`) and answers 201; the workflow is started right after commit, so an accepted alert is delivered even when Temporal or the worker is down for a while. A NonEmergency alert is refused while too many NonEmergency alerts wait to be delivered: 429 with Retry-After when its tenant has more than TOCSIN_BACKLOG_TENANT_LIMIT of them, 503 with Retry-After when all tenants together have more than TOCSIN_BACKLOG_LIMIT. Emergency alerts are always accepted. A retry with the same `jobId` or `Idempotency-Key` answers 200 with the first alert (`replayed: true`, header `Idempotent-Replayed: true`)."
 )
 
@@ -48,19 +48,20 @@ func Register(api huma.API, d rest.Deps) {
 	rest.Register(api, alertsArea.Op("createAlerts", http.MethodPost, "/v2/alerts", http.StatusCreated, "Send an alert",
 		createDoc, http.StatusTooManyRequests), h.createAlerts)
 	rest.Register(api, alertsArea.Op("createAlertsPreview", http.MethodPost, "/v2/alerts/preview", 0, "Check and preview an alert without sending it",
-		"The same validation as createAlerts, then the recipient counts per channel and each channel's message rendered with the variables of a sample recipient (with the SMS encoding and segment count of texts). Nothing is stored or sent."),
+		"The same validation as createAlerts, then the recipients resolved and counted as the alert would resolve them now (the same rule its delivery and getAlertsById use, so for the same directory the counts are the alert's) and each channel's message rendered with the variables of a sample recipient (with the SMS encoding and segment count of texts). Nothing is stored or sent."),
 		h.createAlertsPreview)
 	rest.Register(api, alertsArea.Op("findAlerts", http.MethodPost, "/v2/alerts/find", 0, "Find alerts",
 		"Filters combine with AND; an empty body lists every visible alert. Sort by id, createdAt (default, descending), sentAt, subject, status, priority, type or from."),
 		h.findAlerts)
 	rest.Register(api, alertsArea.Op("getAlertsDefault", http.MethodPost, "/v2/alerts/defaults", 0, "The tenant's defaults for a new alert",
-		"Channels, priority, delivery settings and sender applied to alerts that leave them out; change them with updateAlertsDefault."),
+		"Channels, priority, delivery settings and sender applied to alerts that leave them out; change them with updateAlertsDefault. "+fillRule),
 		h.getAlertsDefault)
 	rest.Register(api, alertsArea.Op("updateAlertsDefault", http.MethodPut, "/v2/alerts/defaults", 0, "Change the tenant's defaults for new alerts",
-		"Replaces the defaults. They fill what an alert leaves out, so only defaults that can serve any alert are stored: type must be Default (a Poll alert needs its survey questions and a Conference alert its invitation, which defaults do not hold; give those types with the alert), channels is a list of 1 to 13 distinct channels (not null), loudTone needs priority Emergency, and workflow and sender are checked as an alert's are. Anything else is a 400 naming the field, and the defaults stay as they were."), h.updateAlertsDefault)
+		"Replaces the defaults. They fill what an alert leaves out, so only defaults that can serve any alert are stored: type must be Default (a Poll alert needs its survey questions and a Conference alert its invitation, which defaults do not hold; give those types with the alert), channels is a list of 1 to 13 distinct channels (not null), loudTone needs priority Emergency, and workflow and sender are checked as an alert's are. Anything else is a 400 naming the field, and the defaults stay as they were. "+fillRule), h.updateAlertsDefault)
 	rest.Register(api, alertsArea.Op("getAlertsById", http.MethodGet, "/v2/alerts/{id}", 0, "An alert with its settings and rendered messages", ""), h.getAlertsByID)
 	rest.Register(api, alertsArea.Op("getAlertsByIdStatus", http.MethodGet, "/v2/alerts/{id}/status", 0, "An alert's status and progress",
 		statusDoc), h.getAlertsByIDStatus)
+	rest.Register(api, alertsArea.Op("cancelAlert", http.MethodPost, "/v2/alerts/{id}/cancel", 0, "Cancel a scheduled alert", cancelDoc, http.StatusConflict), h.cancelAlert)
 	rest.Register(api, resultsArea.Op("getAlertsByIdResults", http.MethodGet, "/v2/alerts/{id}/results", 0, "An alert's delivery summary",
 		"Totals per delivery status over every channel and per channel, confirmations, and the answers of a Poll alert."),
 		h.getAlertsByIDResults)

@@ -25,6 +25,7 @@ func TestBadInputIsA4xxNamingTheField(t *testing.T) {
 	oc := &contact{First: "O", Last: "O", Email: "o@example.com"}
 	seed(t, s, other, oc)
 	otherGroup := group(t, s, other, 0, oc)
+	uploadFile(t, s, tenant, tok, "brand", "logo.png", "image/png", pngImage(t))
 
 	recipients := map[string]any{"contactIds": []int64{c.ID}}
 	with := func(mut func(settings map[string]any)) map[string]any {
@@ -90,6 +91,26 @@ func TestBadInputIsA4xxNamingTheField(t *testing.T) {
 			"body.settings.related.alertId", "unknown alerts"},
 		{"missing file", with(func(s map[string]any) { s["content"] = map[string]any{"attachments": []string{"nope.pdf"}} }),
 			"body.settings.content.attachments[0]", "no stored file"},
+		{"a file attached twice", with(func(s map[string]any) {
+			s["content"] = map[string]any{"attachments": []string{"brand/logo.png", "brand/logo.png"}}
+		}), "body.settings.content.attachments[1]", "attached already (content.attachments[0])"},
+		{"a question id twice", with(func(s map[string]any) {
+			s["type"] = "Poll"
+			s["survey"] = map[string]any{"questions": []map[string]any{
+				{"id": 1, "text": "q", "options": []map[string]any{{"text": "a"}, {"text": "b"}}},
+				{"id": 1, "text": "q2", "options": []map[string]any{{"text": "c"}, {"text": "d"}}},
+			}}
+		}), "body.settings.survey.questions[1].id", "question id 1 is used twice"},
+		{"an option id twice", with(func(s map[string]any) {
+			s["type"] = "Poll"
+			s["survey"] = map[string]any{"questions": []map[string]any{
+				{"text": "q", "options": []map[string]any{{"id": 7, "text": "a"}, {"text": "b"}}},
+				{"text": "q2", "options": []map[string]any{{"text": "c"}, {"id": 7, "text": "d"}}},
+			}}
+		}), "body.settings.survey.questions[1].options[1].id", "option id 7 is used twice"},
+		{"later past a year", with(func(s map[string]any) {
+			s["schedule"] = map[string]any{"type": "Later", "sendAt": time.Now().AddDate(1, 0, 0).Add(time.Hour).Format(time.RFC3339)}
+		}), "body.settings.schedule.sendAt", "at most a year ahead"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -113,6 +134,24 @@ func TestBadInputIsA4xxNamingTheField(t *testing.T) {
 	}
 	if n := alertCount(t, s, tok); n != 0 {
 		t.Fatalf("refused alerts left %d alerts", n)
+	}
+	// Up to a calendar year ahead is accepted; once each, the file and ids are.
+	for name, body := range map[string]map[string]any{
+		"later within a year": with(func(s map[string]any) {
+			s["schedule"] = map[string]any{"type": "Later", "sendAt": time.Now().AddDate(1, 0, 0).Add(-time.Hour).Format(time.RFC3339)}
+		}),
+		"a file attached once": with(func(s map[string]any) { s["content"] = map[string]any{"attachments": []string{"brand/logo.png"}} }),
+		"distinct ids": with(func(s map[string]any) {
+			s["type"] = "Poll"
+			s["survey"] = map[string]any{"questions": []map[string]any{
+				{"id": 2, "text": "q", "options": []map[string]any{{"id": 1, "text": "a"}, {"text": "b"}}},
+				{"text": "q2", "options": []map[string]any{{"text": "c"}, {"text": "d"}}},
+			}}
+		}),
+	} {
+		if r := s.Do(t, http.MethodPost, "/v2/alerts/preview", tok, body); r.Status != http.StatusOK {
+			t.Errorf("%s: preview %d %s", name, r.Status, r.Body)
+		}
 	}
 }
 
@@ -206,7 +245,7 @@ func TestBulkSendRefusesAMalformedAlertAlone(t *testing.T) {
 	body := `{"alerts": [` + good + `,
 		{"settings": {"message": {"subject": "s"}}},
 		{"settings": {"message": {"subject": 7, "body": "ok"}, "recipients": {"adHoc": [{"email": "x@example.com"}]}}},
-		{"settings": {"message": {"subject": "s", "body": "ok"}, "recipients": {"contactIds": [1e3]}}},
+		{"settings": {"message": {"subject": "s", "body": "ok"}, "recipients": {"contactIds": [1e19]}}},
 		null,
 		` + good + `]}`
 	r := s.Do(t, http.MethodPost, path, tok, []byte(body))
@@ -416,6 +455,33 @@ func TestMultipartAlertIsValidatedLikeJSON(t *testing.T) {
 		r := s.Do(t, http.MethodPost, "/v2/alertsWithAttachments", tok, &buf, "Content-Type", mw.FormDataContentType())
 		if p := problem(t, r); r.Status != http.StatusBadRequest || len(p.Errors) != 1 || p.Errors[0].Location != "body."+part || !strings.Contains(p.Errors[0].ErrorMessage, want) {
 			t.Errorf("part %s: %d %s", part, r.Status, r.Body)
+		}
+	}
+	// Each part is given once, as a form-data part with a name; what a form
+	// reader would drop or cannot tell apart is refused naming the part.
+	alert := `{"settings": {"message": {"subject": "s", "body": "b"}, "recipients": {"contactIds": [1]}}}`
+	part := func(disposition, value string) string {
+		return "--B\r\nContent-Disposition: " + disposition + "\r\n\r\n" + value + "\r\n"
+	}
+	for _, c := range []struct{ name, body, location, message string }{
+		{"two attachments", part(`form-data; name="alert"`, alert) + part(`form-data; name="attachment"; filename="a.txt"`, "a") +
+			part(`form-data; name="attachment"; filename="b.txt"`, "b"), "body.attachment", "given more than once"},
+		{"two alerts", part(`form-data; name="alert"`, alert) + part(`form-data; name="alert"`, alert), "body.alert", "given more than once"},
+		{"attachments in a multipart/mixed part", part(`form-data; name="alert"`, alert) +
+			"--B\r\nContent-Disposition: form-data; name=\"attachment\"\r\nContent-Type: multipart/mixed; boundary=C\r\n\r\n" +
+			"--C\r\nContent-Disposition: attachment; filename=\"a.txt\"\r\n\r\na\r\n--C\r\n" +
+			"Content-Disposition: attachment; filename=\"b.txt\"\r\n\r\nb\r\n--C--\r\n\r\n", "body.attachment", "given more than once"},
+		{"an attachment disposition", part(`form-data; name="alert"`, alert) + part(`attachment; name="attachment"; filename="a.txt"`, "a"),
+			"body.attachment", "Content-Disposition attachment"},
+		{"a part without a name", part(`form-data; name="alert"`, alert) + part(`form-data; filename="a.txt"`, "a"), "body", "without a name"},
+		{"a file too many", part(`form-data; name="alert"`, alert) + part(`form-data; name="attachment"; filename="a.txt"`, "a") +
+			part(`form-data; name="jobId"`, "j") + part(`form-data; name="attachment"; filename="a.txt"`, "a"), "body.attachment", "given more than once"},
+	} {
+		r := s.Do(t, http.MethodPost, "/v2/alertsWithAttachments", tok, strings.NewReader(c.body+"--B--\r\n"), "Content-Type", "multipart/form-data; boundary=B")
+		p := problem(t, r)
+		if r.Status != http.StatusBadRequest || len(p.Errors) != 1 || p.Errors[0].Location != c.location ||
+			p.Errors[0].PropertyName != strings.TrimPrefix(strings.TrimPrefix(c.location, "body"), ".") || !strings.Contains(p.Errors[0].ErrorMessage, c.message) {
+			t.Errorf("%s: %d %s, want a failure at %s saying %q", c.name, r.Status, r.Body, c.location, c.message)
 		}
 	}
 	for alert, field := range cases {

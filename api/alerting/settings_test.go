@@ -93,7 +93,7 @@ func TestSettingsRoundTrip(t *testing.T) {
 			AccessFilter: &model.AccessFilter{Match: "Any", Conditions: []model.AccessFilterCondition{{Field: "language", Operator: "In", Values: []string{"en"}}}}},
 		Priority:   &model.PrioritySettings{Priority: model.PriorityEmergency, LoudTone: &model.LoudToneSettings{Enabled: true}},
 		Schedule:   &model.ScheduleSettings{Type: model.ScheduleLater, SendAt: &at},
-		Workflow:   &model.WorkflowSettings{ConfirmationRequested: true, Cycles: 2},
+		Workflow:   &model.WorkflowSettings{ConfirmationRequested: &yes, Cycles: ptr(2)},
 		Pipeline:   &model.PipelineSettings{Order: model.OrderSequential, Sequence: []model.DeliveryChannel{"text", "email"}},
 		Incident:   &model.IncidentSettings{Name: "Storm", Event: &model.IncidentEvent{Name: "Snow", OccurredAt: &at}},
 		Survey:     &model.SurveySettings{Questions: []model.PollQuestionModel{{ID: 1, Text: "Safe?", Options: []model.PollOptionModel{{ID: 1, Text: "Yes"}, {ID: 2, Text: "No", Severity: "High"}}}}},

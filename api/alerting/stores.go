@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/files"
 	"github.com/tocsin/tocsin/storage/results"
@@ -22,7 +23,7 @@ type resultStore interface {
 	Recipient(ctx context.Context, tenant string, alertID, seq int64) (results.Recipient, error)
 	FirstRecipient(ctx context.Context, tenant string, alertID int64) (results.Recipient, error)
 	RecipientsBySeq(ctx context.Context, tenant string, alertID int64, seqs []int64) ([]results.Recipient, error)
-	RecipientCounts(ctx context.Context, tenant string, alertID int64) (storage.RecipientCounts, error)
+	RecipientCounts(ctx context.Context, tenant string, alertID int64, chs []channels.Descriptor) (storage.RecipientCounts, error)
 	HasRecipient(ctx context.Context, tenant string, alertID, seq int64) (bool, error)
 
 	ResponseCounts(ctx context.Context, tenant string, alertID int64) (confirmed, responded int64, err error)

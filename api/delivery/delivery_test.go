@@ -14,6 +14,7 @@ import (
 
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/channels"
+	"github.com/tocsin/tocsin/channels/etn/etntest"
 	"github.com/tocsin/tocsin/channels/providerhttp"
 	"github.com/tocsin/tocsin/channels/providers"
 	"github.com/tocsin/tocsin/channels/voice"
@@ -306,11 +307,7 @@ func TestEtnAddressPointLists(t *testing.T) {
 	if r := s.Do(t, http.MethodPut, "/v2/settings/etn/addressPointLists/x", tok, strings.NewReader("name\nfoo\n"), "Content-Type", "text/csv"); r.Status != 400 {
 		t.Fatalf("a CSV without phone %d %s", r.Status, r.Body)
 	}
-	var lists model.EtnAddressPointListsResponse
-	s.Do(t, http.MethodGet, "/v2/settings/etn/addressPointLists", tok, nil).JSON(t, &lists)
-	if len(lists.Items) != 1 || lists.Items[0].Points != 3 {
-		t.Fatalf("%+v", lists)
-	}
+	wantOneList(t, s, tok, 3)
 	// Points inside the area that the alert must not call: a list it does
 	// not name, and another tenant's list of the same name.
 	for _, imp := range []struct{ tok, list, csv string }{
@@ -428,11 +425,7 @@ func TestEtnAddressPointImportRefusesBadHeaders(t *testing.T) {
 			t.Errorf("Content-Type %q: %d %s", ct, r.Status, r.Body)
 		}
 	}
-	var lists model.EtnAddressPointListsResponse
-	s.Do(t, http.MethodGet, "/v2/settings/etn/addressPointLists", tok, nil).JSON(t, &lists)
-	if len(lists.Items) != 1 || lists.Items[0].Points != 1 {
-		t.Fatalf("a refused import changed the list: %+v", lists)
-	}
+	wantOneList(t, s, tok, 1)
 }
 
 // TestEtnAddressPointImportNamesLinesAndBoundsRows: a rejected row names the
@@ -448,15 +441,7 @@ func TestEtnAddressPointImportNamesLinesAndBoundsRows(t *testing.T) {
 		t.Helper()
 		return s.Do(t, http.MethodPut, "/v2/settings/etn/addressPointLists/wells", tok, strings.NewReader(body), "Content-Type", "text/csv")
 	}
-	file := "phone,latitude,longitude,name,address\r\n" + // line 1
-		"+15550000001,45.5,-122.6,Mill,\"1 Main St\r\nBack door\"\r\n" + // 2-3
-		"\r\n" + // 4
-		"555,45.5,-122.6,Bad phone,\r\n" + // 5
-		"\n" + // 6
-		"+15550000002,45.5,-122.6,\"Pump\nhouse\",\"2\nMain\nSt\"\n" + // 7-10
-		"+15550000003,95,-122.6,Bad latitude,\n" + // 11
-		"+15550000004,4\"5,-122.6,Bare quote,\n" // 12
-	r := put(file)
+	r := put(etntest.NumberedLines)
 	if r.Status != 200 {
 		t.Fatalf("%d %s", r.Status, r.Body)
 	}
@@ -466,7 +451,7 @@ func TestEtnAddressPointImportNamesLinesAndBoundsRows(t *testing.T) {
 	for _, e := range res.Errors {
 		lines = append(lines, e.Line)
 	}
-	if res.Imported != 2 || res.Rejected != 3 || !slices.Equal(lines, []int{5, 11, 12}) {
+	if res.Imported != 2 || res.Rejected != 3 || !slices.Equal(lines, etntest.RefusedLines) {
 		t.Fatalf("rejected rows on lines %v, want 5, 11, 12: %+v", lines, res)
 	}
 
@@ -481,11 +466,7 @@ func TestEtnAddressPointImportNamesLinesAndBoundsRows(t *testing.T) {
 			t.Errorf("%s: %d %.500s", name, r.Status, r.Body)
 		}
 	}
-	var lists model.EtnAddressPointListsResponse
-	s.Do(t, http.MethodGet, "/v2/settings/etn/addressPointLists", tok, nil).JSON(t, &lists)
-	if len(lists.Items) != 1 || lists.Items[0].Points != 2 {
-		t.Fatalf("a refused import changed the list: %+v", lists)
-	}
+	wantOneList(t, s, tok, 2)
 }
 
 // A masked secret keeps the stored one only while the URL it is sent to

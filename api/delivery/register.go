@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"mime"
 	"net/http"
 	"net/url"
@@ -95,9 +96,12 @@ func Register(api huma.API, d rest.Deps) {
 			"name, address, externalId (optional), case-insensitive. As in the contacts import, an unknown column or one named twice rejects the file (a 400 naming it): "+
 			"a typo would otherwise lose data, and a repeated phone or latitude would call the wrong place. Another content type is a 415. "+
 			"Rows with errors are left out and reported with the line they start on (the header is line 1; empty lines and line breaks inside quoted fields count); "+
-			"a row longer than 1 MiB (1,048,576 bytes) rejects the file (a 400 naming its line), and so does a file none of whose rows is a point (a 400 listing the first row problems; the list is left as it was). At most 200,000 points per list. ETN alerts call the list's numbers inside their area.", http.StatusUnsupportedMediaType)
-	importPoints.MaxBodyBytes = 32 << 20
-	rest.Register(api, importPoints, h.importPoints)
+			"a row longer than 1 MiB (1,048,576 bytes) rejects the file (a 400 naming its line), so does a NUL character or bytes that are not UTF-8 (a 400 naming their line), "+
+			"and so does a file none of whose rows is a point (a 400 listing the first row problems). At most 200,000 points per list; a body over 32 MiB is a 413. "+
+			"The rows are read and stored as they arrive, in one transaction: a file refused on any line leaves the list as it was. ETN alerts call the list's numbers inside their area.",
+		http.StatusUnsupportedMediaType, http.StatusRequestEntityTooLarge)
+	importPoints.MaxBodyBytes = maxPointsBytes
+	rest.Register(api, importPoints.DocumentedBy(documentPointsBody), h.importPoints)
 	rest.Register(api, etnArea.Op("listEtnAddressPointLists", http.MethodGet, "/v2/settings/etn/addressPointLists", 0, "List the tenant's ETN address-point lists", ""), h.listPoints)
 	rest.Register(api, etnArea.Op("deleteEtnAddressPointList", http.MethodDelete, "/v2/settings/etn/addressPointLists/{listName}", http.StatusNoContent, "Delete an ETN address-point list", ""), h.deletePoints)
 }
@@ -249,19 +253,39 @@ type listNamePath struct {
 	ListName string `path:"listName" minLength:"1" maxLength:"100" doc:"The list's name." example:"wells"`
 }
 
+// maxPointsBytes bounds the body of an address-point import.
+const maxPointsBytes = 32 << 20
+
+// importPointsInput reads nothing but the path: the handler streams the
+// CSV body itself, so a list is never held whole in memory.
 type importPointsInput struct {
 	ListName    string `path:"listName" minLength:"1" maxLength:"100" doc:"The list's name." example:"wells"`
-	RawBody     []byte `contentType:"text/csv"`
 	contentType string
+	body        io.Reader
 }
 
-// Resolve implements huma.Resolver: it keeps the body's content type, which
-// huma does not check for a raw body.
+// Resolve implements huma.Resolver: it keeps the body's content type and
+// stream for the handler.
 func (in *importPointsInput) Resolve(ctx huma.Context) []error {
 	in.contentType = ctx.Header("Content-Type")
+	in.body = ctx.BodyReader()
 	return nil
 }
 
+// documentPointsBody documents the CSV body the handler reads itself and
+// has the server hand it over as a stream (rest.StreamBody), within the
+// operation's MaxBodyBytes.
+func documentPointsBody(op *huma.Operation) {
+	op.Metadata[rest.StreamBody] = true
+	op.RequestBody = &huma.RequestBody{Required: true, Content: map[string]*huma.MediaType{
+		"text/csv": {Schema: &huma.Schema{Type: huma.TypeString, Format: "binary"}},
+	}}
+}
+
+// importPoints streams the rows of the body into the list: each point is
+// copied to the database as its row is read, and the list swapped for them
+// at the end, so that a file refused on its last line leaves the list as
+// it was.
 func (h *handlers) importPoints(ctx context.Context, in *importPointsInput) (*rest.Output[model.EtnAddressPointImportResult], error) {
 	if mt, _, err := mime.ParseMediaType(in.contentType); err != nil || mt != "text/csv" {
 		return nil, rest.Problem(http.StatusUnsupportedMediaType, "the body must be text/csv")
@@ -270,15 +294,24 @@ func (h *handlers) importPoints(ctx context.Context, in *importPointsInput) (*re
 	if err != nil || strings.TrimSpace(name) == "" {
 		return nil, rest.Invalid("path", "listName", "must be a name", in.ListName)
 	}
-	pts, bad, err := etn.ParseCSV(bytes.NewReader(in.RawBody))
+	// A chunked body is cut here; a declared length over the limit is
+	// refused before the handler runs.
+	rd, err := etn.NewReader(http.MaxBytesReader(nil, io.NopCloser(in.body), maxPointsBytes))
 	if err != nil {
-		return nil, rest.Invalid("body", "csv", err.Error(), nil)
+		return nil, refusedPoints(err)
 	}
-	if len(pts) == 0 {
+	n, err := h.pts.Replace(ctx, rest.Tenant(ctx), name, rd.Points())
+	if rd.Err() != nil {
+		return nil, refusedPoints(rd.Err())
+	}
+	if err != nil {
+		return nil, err
+	}
+	if n == 0 {
 		// A file none of whose rows is a point (a header alone, numbers
 		// without their +) would empty a list emergency calls go to.
 		fails := []rest.ValidationFailure{rest.Failure("body", "csv", "no row is an address point: the list is left as it was (delete the list to remove it)", nil)}
-		for i, b := range bad {
+		for i, b := range rd.Problems() {
 			if i == 10 {
 				break
 			}
@@ -286,17 +319,20 @@ func (h *handlers) importPoints(ctx context.Context, in *importPointsInput) (*re
 		}
 		return nil, rest.Problem(http.StatusBadRequest, "validation failed", fails...)
 	}
-	if err := h.pts.Replace(ctx, rest.Tenant(ctx), name, pts); err != nil {
-		return nil, err
-	}
-	out := model.EtnAddressPointImportResult{ListName: name, Imported: len(pts), Rejected: len(bad), Errors: []model.EtnAddressPointRowError{}}
-	for i, b := range bad {
-		if i == 100 {
-			break
-		}
+	out := model.EtnAddressPointImportResult{ListName: name, Imported: n, Rejected: rd.Rejected(), Errors: []model.EtnAddressPointRowError{}}
+	for _, b := range rd.Problems() {
 		out.Errors = append(out.Errors, model.EtnAddressPointRowError{Line: b.Line, Message: b.Message})
 	}
 	return rest.Answer(out), nil
+}
+
+// refusedPoints is the answer to an address-point list that cannot be read
+// to its end: a 413 past the body limit, else a 400 saying why.
+func refusedPoints(err error) error {
+	if errors.As(err, new(*http.MaxBytesError)) {
+		return rest.Problem(http.StatusRequestEntityTooLarge, fmt.Sprintf("the request body is larger than this operation's limit of %d bytes", maxPointsBytes))
+	}
+	return rest.Invalid("body", "csv", err.Error(), nil)
 }
 
 func (h *handlers) listPoints(ctx context.Context, _ *struct{}) (*rest.Output[model.EtnAddressPointListsResponse], error) {

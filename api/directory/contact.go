@@ -209,7 +209,7 @@ func (h *handlers) registerContact(api huma.API) {
 // newPhone checks the body of a new phone number: the number parses, and a
 // Fax line takes neither text messages nor calls.
 func newPhone(body model.CreatePhoneCommand) (model.PhoneNumber, error) {
-	num, err := normalizePhone(body.Number, body.Country)
+	num, err := normalizePhone(body.Number, string(body.Country))
 	if err != nil {
 		return model.PhoneNumber{}, rest.Invalid("body", "number", err.Error(), body.Number)
 	}

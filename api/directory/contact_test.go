@@ -233,3 +233,54 @@ func TestNotificationPreferences(t *testing.T) {
 	other := e.createUser(t, "Other", "User")
 	wantProblem(t, e.do(t, "GET", e.user(other)+"/notifications/locations/"+second, nil), 404, "")
 }
+
+// TestCountriesAreISO3166Codes: an address's country and a phone number's
+// are ISO 3166-1 alpha-2 country codes, read in either case and kept in
+// capitals; anything else is a 400 naming the field.
+func TestCountriesAreISO3166Codes(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	id := e.createUser(t, "Ada", "Lovelace")
+	loc := e.user(id) + "/notifications/locations"
+	location := func(country string) map[string]any {
+		return map[string]any{"name": "Home", "address": map[string]any{"city": "Somewhere", "country": country},
+			"geoLocation": map[string]any{"latitude": 51.5, "longitude": -0.12}}
+	}
+	for _, bad := range []struct{ country, message string }{
+		{"12", "not an ISO 3166-1"},      // digits
+		{"ZZ", "not an ISO 3166-1"},      // unknown region
+		{"zz", "not an ISO 3166-1"},      // in any case
+		{"EU", "not an ISO 3166-1"},      // a group of countries
+		{"UN", "not an ISO 3166-1"},      // reserved
+		{"AC", "not an ISO 3166-1"},      // reserved for another use
+		{"QM", "not an ISO 3166-1"},      // user-assigned
+		{"XA", "not an ISO 3166-1"},      // user-assigned
+		{"UK", "use GB"},                 // reserved, standing for GB
+		{"SU", "withdrawn"},              // withdrawn
+		{"USA", "length"},                // alpha-3
+		{"U", "length"},                  // too short
+		{"U\u00d1", "not an ISO 3166-1"}, // not ASCII letters
+	} {
+		p := wantProblem(t, e.do(t, "POST", loc, location(bad.country)), 400, "body.address.country")
+		if len(p.Errors) != 1 || p.Errors[0].PropertyName != "address.country" || !strings.Contains(p.Errors[0].ErrorMessage, bad.message) {
+			t.Errorf("country %q: %+v, want a failure at body.address.country saying %q", bad.country, p.Errors, bad.message)
+		}
+	}
+	for given, kept := range map[string]string{"GB": "GB", "gb": "GB", "Pr": "PR", "AQ": "AQ", "XK": "XK"} {
+		lid := want(t, e.do(t, "POST", loc, location(given)), 201).Header.Get("X-Location-Id")
+		var l struct{ Address struct{ Country string } }
+		want(t, e.do(t, "GET", loc+"/"+lid, nil), 200).JSON(t, &l)
+		if l.Address.Country != kept {
+			t.Errorf("country %q kept as %q, want %q", given, l.Address.Country, kept)
+		}
+	}
+	// A phone number's country follows the same rule.
+	phones := e.user(id) + "/contact/phones"
+	wantProblem(t, e.do(t, "POST", phones, map[string]any{"number": "020 7946 0018", "country": "ZZ"}), 400, "body.country")
+	wantProblem(t, e.do(t, "POST", phones, map[string]any{"number": "020 7946 0018", "country": "UK"}), 400, "body.country")
+	var ph struct{ Number string }
+	want(t, e.do(t, "POST", phones, map[string]any{"number": "020 7946 0018", "country": "gb"}), 201).JSON(t, &ph)
+	if ph.Number != "+442079460018" {
+		t.Fatalf("%+v", ph)
+	}
+}

@@ -191,6 +191,16 @@ func TestNoncesAreRateLimitedAndSpentOnce(t *testing.T) {
 	want(t, e.do(t, "POST", phonePath(e, id, "+12025550199")+"/verification/nonce", map[string]any{"nonce": "nonce-0006"}), 201)
 	// Bad nonce format.
 	wantProblem(t, e.do(t, "POST", addr+"/verification/nonce", map[string]any{"nonce": "no spaces allowed"}), 400, "body.nonce")
+
+	// Removing the address, or its user, and adding it again does not
+	// reset the limit.
+	want(t, e.do(t, "DELETE", addr, nil), 204)
+	want(t, e.do(t, "POST", e.user(id)+"/contact/emails", map[string]any{"address": "alan@example.com"}), 201)
+	wantProblem(t, e.do(t, "POST", addr+"/verification/nonce", map[string]any{"nonce": "nonce-0007"}), 429, "")
+	want(t, e.do(t, "DELETE", e.user(id), nil), 204)
+	again := e.createUser(t, "Alan", "Again")
+	want(t, e.do(t, "POST", e.user(again)+"/contact/emails", map[string]any{"address": "alan@example.com"}), 201)
+	wantProblem(t, e.do(t, "POST", emailPath(e, again, "alan@example.com")+"/verification/nonce", map[string]any{"nonce": "nonce-0008"}), 429, "")
 }
 
 // TestWrongCodesKillTheCode: the fifth wrong code kills it; the right code

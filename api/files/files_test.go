@@ -29,14 +29,20 @@ import (
 	"github.com/minio/minio-go/v7/pkg/credentials"
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/api/workflowservice/v1"
+	"go.temporal.io/sdk/client"
 
 	"github.com/tocsin/tocsin/api/model"
+	"github.com/tocsin/tocsin/dispatch"
 	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/media"
+	"github.com/tocsin/tocsin/storage"
 	storedfiles "github.com/tocsin/tocsin/storage/files"
 	"github.com/tocsin/tocsin/storage/storagetest"
 )
+
+// TestMain lets StartAPIProcess run the API in a process of its own.
+func TestMain(m *testing.M) { stacktest.Main(m) }
 
 // part is one multipart part; file parts have data.
 type part struct {
@@ -334,18 +340,21 @@ func TestFilesLifecycle(t *testing.T) {
 	}
 
 	// Lists.
-	list := decode[[]model.FileModel](t, s.Do(t, http.MethodGet, base+"?IncludeAudioUrls=false", token, nil), 200)
-	if len(list) != 3 || list[0].FileName != "Alarm-TONE.mp3" || list[1].FileName != "brand/logos/logo.png" {
-		t.Fatalf("list %+v", list)
-	}
-	for _, f := range list {
-		for _, a := range f.Assets {
-			if a.URL != "" {
-				t.Fatalf("URL without IncludeAudioUrls: %+v", a)
+	// IncludeAudioUrls is optional, false when absent.
+	for _, q := range []string{"?IncludeAudioUrls=false", ""} {
+		list := decode[[]model.FileModel](t, s.Do(t, http.MethodGet, base+q, token, nil), 200)
+		if len(list) != 3 || list[0].FileName != "Alarm-TONE.mp3" || list[1].FileName != "brand/logos/logo.png" {
+			t.Fatalf("list%s %+v", q, list)
+		}
+		for _, f := range list {
+			for _, a := range f.Assets {
+				if a.URL != "" {
+					t.Fatalf("URL without IncludeAudioUrls (%q): %+v", q, a)
+				}
 			}
 		}
 	}
-	list = decode[[]model.FileModel](t, s.Do(t, http.MethodGet, base+"?IncludeAudioUrls=true", token, nil), 200)
+	list := decode[[]model.FileModel](t, s.Do(t, http.MethodGet, base+"?IncludeAudioUrls=true", token, nil), 200)
 	for _, f := range list {
 		for _, a := range f.Assets {
 			if (a.URL != "") != (f.Kind == "audio") {
@@ -385,7 +394,19 @@ func TestFilesLifecycle(t *testing.T) {
 	if r := s.Do(t, http.MethodGet, base+"?IncludeAudioUrls=false", token, nil); r.Header.Get("Link") != "" || r.Header.Get("X-Total-Count") != "3" {
 		t.Fatalf("one page: link %q, total %q", r.Header.Get("Link"), r.Header.Get("X-Total-Count"))
 	}
-	for _, q := range []string{"", "?IncludeAudioUrls=maybe", "?IncludeAudioUrls=true&Filter=video",
+	// Past the end, the previous page is the last one, and there is no next.
+	for _, q := range []string{"page=3&pageSize=2", "page=50&pageSize=2", "page=1000000&pageSize=2"} {
+		r := s.Do(t, http.MethodGet, base+"?IncludeAudioUrls=false&"+q, token, nil)
+		if l := decode[[]model.FileModel](t, r, 200); len(l) != 0 || r.Header.Get("X-Total-Count") != "3" ||
+			r.Header.Get("Link") != "<"+base+`?IncludeAudioUrls=false&page=2&pageSize=2>; rel="prev"` {
+			t.Errorf("%s: %d files, total %q, link %q", q, len(l), r.Header.Get("X-Total-Count"), r.Header.Get("Link"))
+		}
+	}
+	if r := s.Do(t, http.MethodGet, base+"?IncludeAudioUrls=false&SearchTerm=nothing-like-it&page=5", token, nil); r.Header.Get("Link") !=
+		"<"+base+`?IncludeAudioUrls=false&SearchTerm=nothing-like-it&page=1&pageSize=500>; rel="prev"` {
+		t.Errorf("past the end of an empty list: link %q", r.Header.Get("Link"))
+	}
+	for _, q := range []string{"?IncludeAudioUrls=maybe", "?IncludeAudioUrls=true&Filter=video",
 		"?IncludeAudioUrls=true&pageSize=501", "?IncludeAudioUrls=true&pageSize=0", "?IncludeAudioUrls=true&page=0"} {
 		if r := s.Do(t, http.MethodGet, base+q, token, nil); r.Status != 400 {
 			t.Errorf("list %q: %d", q, r.Status)
@@ -535,6 +556,16 @@ func TestUploadRejectsBadInput(t *testing.T) {
 		{"absolute", std("/a.png", "image/png", pic), 400, "body.FileName"},
 		{"control character", std("a\x07.png", "image/png", pic), 400, "body.FileName"},
 		{"backslash", std(`a\b.png`, "image/png", pic), 400, "body.FileName"},
+		{"line separator", std("a\u2028b.png", "image/png", pic), 400, "body.FileName"},
+		{"paragraph separator", std("a\u2029b.png", "image/png", pic), 400, "body.FileName"},
+		{"Hangul filler", std("\u3164.png", "image/png", pic), 400, "body.FileName"},
+		{"Hangul choseong filler", std("a\u115Fb.png", "image/png", pic), 400, "body.FileName"},
+		{"Hangul jungseong filler", std("a\u1160b.png", "image/png", pic), 400, "body.FileName"},
+		{"halfwidth Hangul filler", std("a\uFFA0b.png", "image/png", pic), 400, "body.FileName"},
+		{"blank braille pattern", std("a\u2800b.png", "image/png", pic), 400, "body.FileName"},
+		{"zero-width space", std("a\u200Bb.png", "image/png", pic), 400, "body.FileName"},
+		{"variation selector", std("a\uFE0Fb.png", "image/png", pic), 400, "body.FileName"},
+		{"folder with a Hangul filler", std("a.png", "image/png", pic, text("FolderName", "x\u3164")), 400, "body.FolderName"},
 		{"folder dot-dot", std("a.png", "image/png", pic, text("FolderName", "x/../..")), 400, "body.FolderName"},
 		{"folder absolute", std("a.png", "image/png", pic, text("FolderName", "/etc")), 400, "body.FolderName"},
 		{"name taken", std("taken.png", "image/png", pic), 409, ""},
@@ -623,6 +654,56 @@ func TestUploadRejectsBadInput(t *testing.T) {
 	stacktest.Eventually(t, 30e9, "failed uploads' objects removed", func() bool {
 		return len(objects(t, s, "tenants/"+tenant+"/")) == 1
 	})
+}
+
+// TestUploadPartsAreNamedOnce: every part of an upload is named in its
+// refusal. A file given twice, as two parts or as a multipart/mixed part
+// (RFC 2388's way of giving one field several files), is refused as given
+// more than once; a part whose Content-Disposition is not form-data (which
+// form readers drop), or that has no name, is refused saying so.
+func TestUploadPartsAreNamedOnce(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	tenant := stacktest.NewTenant()
+	token := s.Token(t, tenant, "content")
+	pic := picture(40, 20)
+	head := fmt.Sprintf("--B\r\nContent-Disposition: form-data; name=\"FileName\"\r\n\r\na.png\r\n"+
+		"--B\r\nContent-Disposition: form-data; name=\"ContentType\"\r\n\r\nimage/png\r\n"+
+		"--B\r\nContent-Disposition: form-data; name=\"ContentLength\"\r\n\r\n%d\r\n", len(pic))
+	file := func(disposition string) string {
+		return "--B\r\nContent-Disposition: " + disposition + "\r\nContent-Type: image/png\r\n\r\n" + string(pic) + "\r\n"
+	}
+	cases := []struct {
+		name, body, location, message string
+	}{
+		{"two file parts", file(`form-data; name="HttpFile"; filename="a.png"`) + file(`form-data; name="HttpFile"; filename="b.png"`),
+			"body.HttpFile", "given more than once"},
+		{"two files in a multipart/mixed part", "--B\r\nContent-Disposition: form-data; name=\"HttpFile\"\r\nContent-Type: multipart/mixed; boundary=C\r\n\r\n" +
+			"--C\r\nContent-Disposition: attachment; filename=\"a.png\"\r\n\r\n" + string(pic) + "\r\n" +
+			"--C\r\nContent-Disposition: file; filename=\"b.png\"\r\n\r\n" + string(pic) + "\r\n--C--\r\n\r\n",
+			"body.HttpFile", "given more than once"},
+		{"two attachment parts", file(`attachment; name="HttpFile"; filename="a.png"`) + file(`attachment; name="HttpFile"; filename="b.png"`),
+			"body.HttpFile", "Content-Disposition attachment"},
+		{"a file disposition", file(`file; name="HttpFile"; filename="a.png"`), "body.HttpFile", "Content-Disposition file"},
+		{"a part without a name", file(`form-data; filename="a.png"`), "body", "without a name"},
+		{"a part without a disposition", "--B\r\n\r\n" + string(pic) + "\r\n", "body", "without a name"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := s.Do(t, http.MethodPost, "/v4/"+tenant+"/files", token, strings.NewReader(head+c.body+"--B--\r\n"), "Content-Type", "multipart/form-data; boundary=B")
+			var p struct {
+				Errors []struct{ PropertyName, Location, ErrorMessage string }
+			}
+			r.JSON(t, &p)
+			if r.Status != 400 || len(p.Errors) != 1 || p.Errors[0].Location != c.location ||
+				p.Errors[0].PropertyName != strings.TrimPrefix(strings.TrimPrefix(c.location, "body"), ".") || !strings.Contains(p.Errors[0].ErrorMessage, c.message) {
+				t.Fatalf("%d %s, want a failure at %s saying %q", r.Status, r.Body, c.location, c.message)
+			}
+		})
+	}
+	if n := len(stored(t, s, tenant)); n != 0 {
+		t.Fatalf("%d file rows", n)
+	}
 }
 
 // A client that declares a file over the limit before sending it, and
@@ -777,6 +858,11 @@ func TestUploadThatTimesOutLeavesNothing(t *testing.T) {
 	if n := len(stored(t, s, tenant)); n != 0 {
 		t.Fatalf("%d file rows", n)
 	}
+	// The processing was cancelled and removes what it writes: the upload
+	// released its claim on the objects.
+	if cs := claims(t, s, tenant); len(cs) != 0 {
+		t.Fatalf("claims left %+v", cs)
+	}
 	if r := s.Do(t, http.MethodGet, "/v4/"+tenant+"/files/slow.wav", token, nil); r.Status != 404 {
 		t.Fatalf("get %d", r.Status)
 	}
@@ -891,5 +977,160 @@ func TestAbsurdAudioIsRefusedBeforeProcessing(t *testing.T) {
 	}
 	if keys := objects(t, s, "tenants/"+tenant+"/"); len(keys) != 0 {
 		t.Fatalf("objects %v", keys)
+	}
+}
+
+// claims returns the tenant's upload claims.
+func claims(t *testing.T, s *stacktest.Stack, tenant string) []storagetest.UploadClaim {
+	t.Helper()
+	cs, err := storagetest.UploadClaims(context.Background(), s.DB, tenant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cs
+}
+
+// counter returns the value of the stack's counter name, 0 when it has none.
+func counter(t *testing.T, s *stacktest.Stack, name string) float64 {
+	t.Helper()
+	mfs, err := s.Metrics.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mf := range mfs {
+		if mf.GetName() == name {
+			return mf.GetMetric()[0].GetCounter().GetValue()
+		}
+	}
+	return 0
+}
+
+// An upload whose API process is killed after the original reached the
+// object store and before the file was recorded leaves objects no file
+// refers to, and its claim on them. Once the claim outlives the upload's
+// maximum life, the worker's sweep removes those objects, the versions its
+// processing made after the kill among them, and the claim; recorded files
+// keep theirs.
+func TestUploadOfAKilledProcessIsSwept(t *testing.T) {
+	t.Parallel()
+	s := stacktest.StartAPI(t)
+	tenant := stacktest.NewTenant()
+	token := s.Token(t, tenant, "content")
+	ctx := context.Background()
+	files := "tenants/" + tenant + "/files/"
+	pic := picture(40, 40)
+
+	// No worker runs yet: the upload waits for its processing when its
+	// process is killed.
+	api := s.StartAPIProcess(t, func(c *config.Config) {
+		c.FileProcessTimeout = 5 * time.Minute
+		c.FileUploadMaxLife = 8 * time.Second
+	})
+	go func() {
+		r, ct := body(std("killed.png", "image/png", pic, text("ResizeImage", "true"), text("MaxWidth", "10"))...)
+		req, _ := http.NewRequest(http.MethodPost, api.URL+"/v4/"+tenant+"/files", r)
+		req.Header.Set("Content-Type", ct)
+		req.Header.Set("Authorization", "Bearer "+token)
+		if res, err := http.DefaultClient.Do(req); err == nil {
+			res.Body.Close()
+		}
+	}()
+	stacktest.Eventually(t, 30*time.Second, "the original stored and its processing asked for", func() bool {
+		n, err := storage.PendingStarts(ctx, s.DB)
+		return err == nil && n == 1 && len(objects(t, s, files)) == 1
+	})
+	api.Kill()
+	orphan := claims(t, s, tenant)
+	if len(orphan) != 1 || orphan[0].Expired || objects(t, s, files)[0] != orphan[0].Prefix+"original" {
+		t.Fatalf("the killed upload left claims %+v on objects %v", orphan, objects(t, s, files))
+	}
+	prefix := orphan[0].Prefix
+
+	// The worker comes up and carries out the start the killed process
+	// left: the processing stores the resized version beside the
+	// original, and nothing records the file.
+	s.StartWorker(t, stacktest.WorkerOptions{})
+	stacktest.Eventually(t, 60*time.Second, "the processing to start", func() bool {
+		_, err := s.Temporal.DescribeWorkflowExecution(ctx, orphan[0].WorkflowID, "")
+		return err == nil
+	})
+	if err := s.Temporal.GetWorkflow(ctx, orphan[0].WorkflowID, "").Get(ctx, nil); err != nil {
+		t.Fatalf("the processing: %v", err)
+	}
+	if keys := objects(t, s, prefix); len(keys) != 2 {
+		t.Fatalf("the orphaned objects: %v", keys)
+	}
+
+	// Meanwhile a file is uploaded and recorded, and an upload that fails
+	// removes its objects and its claim.
+	decode[model.FileModel](t, post(t, s, tenant, token, std("kept.png", "image/png", pic)...), 201)
+	if r := post(t, s, tenant, token, std("kept.png", "image/png", pic)...); r.Status != 409 {
+		t.Fatalf("a second kept.png: %d %s", r.Status, r.Body)
+	}
+	if keys := objects(t, s, files); len(keys) != 3 {
+		t.Fatalf("objects before the sweep: %v", keys)
+	}
+	if cs := claims(t, s, tenant); len(cs) != 1 || cs[0].Prefix != prefix {
+		t.Fatalf("claims besides the killed upload's: %+v", cs)
+	}
+
+	stacktest.Eventually(t, 30*time.Second, "the killed upload's claim to expire", func() bool {
+		cs := claims(t, s, tenant)
+		return len(cs) == 1 && cs[0].Expired
+	})
+	sweep := s.Temporal.ScheduleClient().GetHandle(ctx, dispatch.OrphanSweepScheduleID(s.Config.TemporalTaskQueue))
+	if err := sweep.Trigger(ctx, client.ScheduleTriggerOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	stacktest.Eventually(t, 60*time.Second, "the orphaned objects and their claim removed", func() bool {
+		return len(objects(t, s, prefix)) == 0 && len(claims(t, s, tenant)) == 0
+	})
+	if keys := objects(t, s, files); len(keys) != 1 || !strings.HasSuffix(keys[0], "/original") {
+		t.Fatalf("objects after the sweep: %v", keys)
+	}
+	got := decode[model.FileModel](t, s.Do(t, http.MethodGet, "/v4/"+tenant+"/files/kept.png", token, nil), 200)
+	if b := fetch(t, asset(t, got, "original").URL); !bytes.Equal(b, pic) {
+		t.Fatal("the recorded file's original changed")
+	}
+	if n := counter(t, s, "tocsin_upload_orphan_objects_removed_total"); n != 2 {
+		t.Fatalf("tocsin_upload_orphan_objects_removed_total = %v", n)
+	}
+	if fs := stored(t, s, tenant); len(fs) != 1 || fs[0].FullName != "kept.png" {
+		t.Fatalf("files %+v", fs)
+	}
+}
+
+// TestFileNamesAreNFC: a name written with composed or decomposed
+// characters is one name: uploading the other form finds the name taken,
+// and the path finds the file in either form.
+func TestFileNamesAreNFC(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	tenant := stacktest.NewTenant()
+	token := s.Token(t, tenant, "content")
+	const nfc, nfd = "odd/\u00C4rger.png", "odd/A\u0308rger.png"
+	pic := picture(8, 8)
+	f := decode[model.FileModel](t, post(t, s, tenant, token, std(nfd, "image/png", pic)...), 201)
+	if f.FileName != nfc {
+		t.Fatalf("stored as %q, want %q", f.FileName, nfc)
+	}
+	if r := post(t, s, tenant, token, std(nfc, "image/png", pic)...); r.Status != http.StatusConflict {
+		t.Fatalf("the other form of the name: %d %s", r.Status, r.Body)
+	}
+	if r := post(t, s, tenant, token, std("A\u0308rger.png", "image/png", pic, text("FolderName", "odd"))...); r.Status != http.StatusConflict {
+		t.Fatalf("the other form as file and folder: %d %s", r.Status, r.Body)
+	}
+	for _, name := range []string{nfc, nfd} {
+		g := decode[model.FileModel](t, s.Do(t, http.MethodGet, "/v4/"+tenant+"/files/"+url.PathEscape(name), token, nil), 200)
+		if g.FileName != nfc {
+			t.Fatalf("get %q: %q", name, g.FileName)
+		}
+	}
+	list := decode[[]model.FileModel](t, s.Do(t, http.MethodGet, "/v4/"+tenant+"/files", token, nil), 200)
+	if len(list) != 1 {
+		t.Fatalf("%d files", len(list))
+	}
+	if r := s.Do(t, http.MethodDelete, "/v4/"+tenant+"/files/"+url.PathEscape(nfd), token, nil); r.Status != http.StatusNoContent {
+		t.Fatalf("delete by the other form: %d %s", r.Status, r.Body)
 	}
 }

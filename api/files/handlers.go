@@ -83,6 +83,7 @@ func pathName(raw string) (string, error) {
 	if err != nil {
 		return "", rest.Invalid("path", "FileName", "bad URL encoding", raw)
 	}
+	full = fileservice.NormalName(full)
 	if err := fileservice.CheckPath(full); err != nil {
 		return "", rest.Invalid("path", "FileName", err.Error(), full)
 	}
@@ -116,7 +117,7 @@ func (h *handlers) get(ctx context.Context, in *FilePath) (*rest.Output[model.Fi
 
 type listInput struct {
 	TenantID         int64          `path:"tenantId" doc:"The tenant; must be the token's." example:"1001"`
-	IncludeAudioUrls bool           `query:"IncludeAudioUrls" required:"true" doc:"Give the versions of audio files presigned download URLs (valid 15 minutes)."`
+	IncludeAudioUrls bool           `query:"IncludeAudioUrls" default:"false" doc:"Give the versions of audio files presigned download URLs (valid 15 minutes). Optional: false when absent."`
 	Filter           model.FileKind `query:"Filter" doc:"Only images or only audio."`
 	SearchTerm       string         `query:"SearchTerm" maxLength:"200" doc:"Only files whose full name contains this, case-insensitive." example:"siren"`
 	Page             int            `query:"page" minimum:"1" maximum:"1000000" default:"1" doc:"Page number, starting at 1."`
@@ -126,7 +127,7 @@ type listInput struct {
 // listOutput is a page of the files list, its total and its neighbors.
 type listOutput struct {
 	TotalCount int64  `header:"X-Total-Count" doc:"Files matching the request over all pages."`
-	Link       string `header:"Link" doc:"The next and previous pages (RFC 8288), when there are, relative to the server: </v4/1001/files?...&page=2&pageSize=500>; rel=\"next\", <...>; rel=\"prev\"."`
+	Link       string `header:"Link" doc:"The next and previous pages (RFC 8288), when there are, relative to the server: </v4/1001/files?...&page=2&pageSize=500>; rel=\"next\", <...>; rel=\"prev\". Past the end of the list, rel=\"prev\" is the last page."`
 	Body       []model.FileModel
 }
 
@@ -152,7 +153,9 @@ func (h *handlers) list(ctx context.Context, in *listInput) (*listOutput, error)
 
 // pageLinks is the Link header of a page of the files list: the same
 // request for the next and previous pages, where there are such, as
-// references relative to the server.
+// references relative to the server. Past the end of the list, the
+// previous page is the last one (page 1 of an empty list), not the page
+// before the one asked for.
 func pageLinks(ctx context.Context, in *listInput, total int64) string {
 	link := func(page int, rel string) string {
 		q := url.Values{}
@@ -172,7 +175,8 @@ func pageLinks(ctx context.Context, in *listInput, total int64) string {
 		links = append(links, link(in.Page+1, "next"))
 	}
 	if in.Page > 1 {
-		links = append(links, link(in.Page-1, "prev"))
+		last := max(rest.NewPaging(rest.PageParams{Page: in.Page, PageSize: in.PageSize}, total).TotalPages, 1)
+		links = append(links, link(int(min(int64(in.Page-1), last)), "prev"))
 	}
 	return strings.Join(links, ", ")
 }

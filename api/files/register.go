@@ -34,7 +34,7 @@ var _ fileStore = (*store.Store)(nil)
 // reads the parts itself and hands HttpFile to the file service, which
 // streams it to the object store.
 type uploadParts struct {
-	FileName            string `json:"FileName" maxLength:"1024" doc:"Name of the file; with FolderName it makes the full name folder/name. Names are case-sensitive; no .. or . segments, no leading /, no backslash, no control characters." example:"tornado.wav"`
+	FileName            string `json:"FileName" maxLength:"1024" doc:"Name of the file; with FolderName it makes the full name folder/name. Names are put in Unicode NFC (composed and decomposed forms are one name) and are case-sensitive; no .. or . segments, no leading /, no backslash, no control or invisible characters (line separators, default-ignorable characters such as zero-width joiners and Hangul fillers, the blank braille pattern)." example:"tornado.wav"`
 	ContentType         string `json:"ContentType" doc:"The file's content type; must agree with its bytes. Accepted: image/png, image/jpeg, image/gif, image/webp, image/bmp, audio/wav, audio/mpeg (common aliases such as image/jpg and audio/x-wav too)." example:"audio/wav"`
 	ContentLength       int64  `json:"ContentLength" minimum:"0" doc:"The file's size in bytes; must match the bytes of HttpFile." example:"882044"`
 	HttpFile            string `json:"HttpFile" format:"binary" contentMediaType:"application/octet-stream" doc:"The file's bytes, at most TOCSIN_FILE_SIZE_LIMIT_BYTES (25 MiB by default)."`
@@ -61,7 +61,7 @@ func Register(api huma.API, d rest.Deps) {
 	files := store.New(d.DB, d.Objects)
 	h := &handlers{d: d, files: files, uploads: &fileservice.Service{
 		DB: d.DB, Objects: d.Objects, Temporal: d.Temporal, Files: files, WakeStarts: d.WakeStarts,
-		Limit: d.Config.FileSizeLimit, ProcessTimeout: d.Config.FileProcessTimeout, Logger: d.Logger,
+		Limit: d.Config.FileSizeLimit, ProcessTimeout: d.Config.FileProcessTimeout, MaxLife: d.Config.FileUploadMaxLife, Logger: d.Logger,
 	}}
 	area := rest.Area{Scope: "content", Tags: []string{"Files"}}
 
@@ -95,10 +95,10 @@ func Register(api huma.API, d rest.Deps) {
 	const file = "/v4/{tenantId}/files/{FileName}"
 	rest.Register(api, area.Op("getAllFilesV4", http.MethodGet, "/v4/{tenantId}/files", 0, "List files",
 		"The tenant's files, ordered by full name, optionally only images or audio and only names containing "+
-			"SearchTerm (case-insensitive). With IncludeAudioUrls=true, the versions of audio files carry presigned download URLs. "+
+			"SearchTerm (case-insensitive). With IncludeAudioUrls=true, the versions of audio files carry presigned download URLs; IncludeAudioUrls is optional, false when absent. "+
 			"The answer is a list of at most pageSize files (500 by default, which is also the most): page and pageSize "+
 			"choose the part of the list; X-Total-Count says how many files match in all, and Link gives the next "+
-			"(rel=\"next\") and previous (rel=\"prev\") pages when there are."),
+			"(rel=\"next\") and previous (rel=\"prev\") pages when there are; past the end of the list, the previous page is the last one."),
 		h.list)
 	rest.Register(api, area.Op("getFileV4", http.MethodGet, file, 0, "Get a file",
 		"The file with its versions, each with a presigned download URL valid for 15 minutes."), h.get)

@@ -60,9 +60,9 @@ func setPart(f *fileservice.Form, name, v string) error {
 	var err error
 	switch name {
 	case "FileName":
-		f.FileName = v
+		f.FileName = fileservice.NormalName(v)
 	case "FolderName":
-		f.FolderName = v
+		f.FolderName = fileservice.NormalName(v)
 	case "ContentType":
 		f.ContentType = v
 	case "Description":
@@ -136,7 +136,10 @@ func readForm(mr *multipart.Reader, receive fileservice.Receive) (fileservice.Fo
 		if err != nil {
 			return form, rest.Invalid("body", "", "malformed multipart body: "+err.Error(), nil)
 		}
-		name := part.FormName()
+		name, err := rest.PartName(part)
+		if err != nil {
+			return form, err
+		}
 		switch {
 		case name == "HttpFile":
 			if err := receive(part, &form); err != nil {

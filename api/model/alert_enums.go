@@ -31,6 +31,7 @@ const (
 	AlertProcessing AlertStatus = "Processing"
 	AlertSent       AlertStatus = "Sent"
 	AlertFailed     AlertStatus = "Failed"
+	AlertCancelled  AlertStatus = "Cancelled"
 )
 
 // Schema implements huma.SchemaProvider.
@@ -39,9 +40,10 @@ func (AlertStatus) Schema(r huma.Registry) *huma.Schema {
 		"The alert's lifecycle. Scheduled: accepted, waiting for its send time. Queued: accepted, its workflow is about to resolve recipients. "+
 			"Processing: recipients resolved, deliveries in progress. Sent: every recipient has a final result on every channel of the first cycle and at least one delivery succeeded. "+
 			"Failed: nothing could be delivered (no recipients and no broadcast or ETN area to reach, every delivery failed, or the workflow failed). "+
-			"Transitions: Scheduled -> Queued -> Processing -> Sent | Failed; Queued -> Failed when recipients cannot be resolved. "+
+			"Cancelled: a scheduled alert cancelled (cancelAlert) before its send time; nothing of it was sent. "+
+			"Transitions: Scheduled -> Queued -> Processing -> Sent | Failed; Queued -> Failed when recipients cannot be resolved; Scheduled -> Cancelled. "+
 			"Later cycles (resends to recipients who have not confirmed) and receipts do not change Sent or Failed; completedAt marks the end of the alert's workflow.",
-		AlertScheduled, AlertQueued, AlertProcessing, AlertSent, AlertFailed)
+		AlertScheduled, AlertQueued, AlertProcessing, AlertSent, AlertFailed, AlertCancelled)
 }
 
 // AlertSentStatus is the completion of a sent alert, as the alertCompletion
@@ -53,13 +55,14 @@ const (
 	SentStatusProcessing AlertSentStatus = "Processing"
 	SentStatusSent       AlertSentStatus = "Sent"
 	SentStatusFailed     AlertSentStatus = "Failed"
+	SentStatusCancelled  AlertSentStatus = "Cancelled"
 )
 
 // Schema implements huma.SchemaProvider.
 func (AlertSentStatus) Schema(r huma.Registry) *huma.Schema {
 	return EnumSchema[AlertSentStatus](r,
-		"Completion of an alert: Processing (Scheduled, Queued or Processing), Sent, or Failed.",
-		SentStatusProcessing, SentStatusSent, SentStatusFailed)
+		"Completion of an alert: Processing (Scheduled, Queued or Processing), Sent, Failed, or Cancelled.",
+		SentStatusProcessing, SentStatusSent, SentStatusFailed, SentStatusCancelled)
 }
 
 // SentStatusOf maps a lifecycle status to its completion.
@@ -69,6 +72,8 @@ func SentStatusOf(s AlertStatus) AlertSentStatus {
 		return SentStatusSent
 	case AlertFailed:
 		return SentStatusFailed
+	case AlertCancelled:
+		return SentStatusCancelled
 	default:
 		return SentStatusProcessing
 	}

@@ -143,7 +143,7 @@ type Recipient struct {
 	Name         PersonName          `json:"name"`
 	Email        string              `json:"email,omitempty"`
 	Phone        string              `json:"phone,omitempty"`
-	IsMandatory  bool                `json:"isMandatory" doc:"Selected directly (by contact id, directory user id or as an ad-hoc recipient) rather than only through a group, list or area."`
+	IsMandatory  bool                `json:"isMandatory" doc:"Selected directly (by contact id, directory user id or as an ad-hoc recipient) rather than only through a group, list or area. A recipient carried over from the earlier alert (related.actions.includeOriginalRecipients) keeps its standing there."`
 	Status       DeliveryStatus      `json:"status" doc:"Best status over the recipient's channels: Delivered, Sent, Retrying, Pending, Skipped, then Failed."`
 	Confirmed    bool                `json:"confirmed"`
 	ConfirmedAt  *time.Time          `json:"confirmedAt,omitempty"`

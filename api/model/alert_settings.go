@@ -12,12 +12,12 @@ type AlertSettings struct {
 	Message         MessageSettings          `json:"message"`
 	Channels        *ChannelSettings         `json:"channels,omitempty" doc:"The channels to deliver on; the tenant's default channels when absent."`
 	Recipients      RecipientSettings        `json:"recipients"`
-	Priority        *PrioritySettings        `json:"priority,omitempty" doc:"The tenant's default priority when absent."`
+	Priority        *PrioritySettings        `json:"priority,omitempty" doc:"The tenant's default priority when absent; a field it leaves out comes from the defaults (the loud tone for an Emergency alert)."`
 	Schedule        *ScheduleSettings        `json:"schedule,omitempty" doc:"Send now when absent."`
-	Workflow        *WorkflowSettings        `json:"workflow,omitempty" doc:"Confirmation, resend cycles and broadcast duration; the tenant's defaults when absent."`
+	Workflow        *WorkflowSettings        `json:"workflow,omitempty" doc:"Confirmation, resend cycles and broadcast duration; each field it leaves out (or all, when absent) comes from the tenant's defaults."`
 	Pipeline        *PipelineSettings        `json:"pipeline,omitempty" doc:"Order of the channels; Simultaneous when absent."`
 	Content         *ContentSettings         `json:"content,omitempty"`
-	Sender          *SenderSettings          `json:"sender,omitempty" doc:"The tenant's default sender when absent."`
+	Sender          *SenderSettings          `json:"sender,omitempty" doc:"Who the alert is from; each field it leaves out (or all, when absent) comes from the tenant's defaults."`
 	Incident        *IncidentSettings        `json:"incident,omitempty"`
 	Facility        *FacilitySettings        `json:"facility,omitempty"`
 	Location        *LocationSettings        `json:"location,omitempty"`
@@ -104,7 +104,7 @@ type AlertAdHocRecipient struct {
 // DirectorySettings selects users of a directory.
 type DirectorySettings struct {
 	DirectoryID string   `json:"directoryId" minLength:"1" maxLength:"100" doc:"The directory." example:"main"`
-	UserIDs     []string `json:"userIds,omitempty" maxItems:"50000" doc:"Users of the directory by id; with allUsers false at least one." example:"[\"17\"]"`
+	UserIDs     []string `json:"userIds,omitempty" maxItems:"50000" doc:"Users of the directory by id, written as ids are everywhere (digits without sign, spaces or leading zeros: \"0017\" is a 400); with allUsers false at least one." example:"[\"17\"]"`
 	AllUsers    bool     `json:"allUsers,omitempty" doc:"Every user of the directory."`
 }
 
@@ -143,15 +143,17 @@ type LoudToneSettings struct {
 // ScheduleSettings says when the alert is sent.
 type ScheduleSettings struct {
 	Type   ScheduleType `json:"type"`
-	SendAt *time.Time   `json:"sendAt,omitempty" doc:"For Later: when to send (RFC 3339, in the future, at most a year ahead)."`
+	SendAt *time.Time   `json:"sendAt,omitempty" doc:"For Later: when to send (RFC 3339, in the future, at most a calendar year ahead: no later than the same date and time next year, in UTC, where 29 February's is 1 March)."`
 }
 
-// WorkflowSettings are the delivery settings.
+// WorkflowSettings are the delivery settings. Its fields are pointers so
+// that a value an alert gives (false and 0 too) is told apart from one it
+// leaves to the tenant's defaults.
 type WorkflowSettings struct {
-	ConfirmationRequested    bool `json:"confirmationRequested,omitempty" doc:"Ask recipients to confirm through their personal link ({{responseLink}} is appended to texts that lack it)."`
-	Cycles                   int  `json:"cycles,omitempty" minimum:"1" maximum:"10" doc:"How many times the alert is sent: cycles after the first go only to recipients who have not confirmed (default 1)." example:"1"`
-	CycleIntervalMinutes     int  `json:"cycleIntervalMinutes,omitempty" minimum:"1" maximum:"1440" doc:"Minutes between cycles (default 5)." example:"5"`
-	BroadcastDurationMinutes int  `json:"broadcastDurationMinutes,omitempty" minimum:"0" maximum:"10080" doc:"How long the alert stays open: no cycle starts later, and once the alert has completed after it, responses are refused with 410. 0: the alert never closes; responses (confirmations, poll answers) are accepted for as long as the alert exists." example:"60"`
+	ConfirmationRequested    *bool `json:"confirmationRequested,omitempty" doc:"Ask recipients to confirm through their personal link ({{responseLink}} is appended to texts that lack it)."`
+	Cycles                   *int  `json:"cycles,omitempty" minimum:"1" maximum:"10" doc:"How many times the alert is sent: cycles after the first go only to recipients who have not confirmed (default 1)." example:"1"`
+	CycleIntervalMinutes     *int  `json:"cycleIntervalMinutes,omitempty" minimum:"1" maximum:"1440" doc:"Minutes between cycles (default 5)." example:"5"`
+	BroadcastDurationMinutes *int  `json:"broadcastDurationMinutes,omitempty" minimum:"0" maximum:"10080" doc:"How long the alert stays open: no cycle starts later, and once the alert has completed after it, responses are refused with 410. 0: the alert never closes; responses (confirmations, poll answers) are accepted for as long as the alert exists." example:"60"`
 }
 
 // PipelineSettings orders the channels.
@@ -162,15 +164,17 @@ type PipelineSettings struct {
 
 // ContentSettings adds content to the alert.
 type ContentSettings struct {
-	Attachments []string `json:"attachments,omitempty" maxItems:"10" doc:"Stored files to attach to email, by their full name (folder/name) as the files operations name them; the original version is attached." example:"[\"maps/evacuation.pdf\"]"`
+	Attachments []string `json:"attachments,omitempty" maxItems:"10" doc:"Stored files to attach to email, by their full name (folder/name) as the files operations name them, each at most once; the original version is attached." example:"[\"maps/evacuation.pdf\"]"`
 	Link        string   `json:"link,omitempty" format:"uri" maxLength:"2000" doc:"A link to more information, available as {{link}}." example:"https://example.com/status"`
 }
 
-// SenderSettings says who the alert is from.
+// SenderSettings says who the alert is from. Its fields are pointers so
+// that a value an alert gives ("" too) is told apart from one it leaves to
+// the tenant's defaults.
 type SenderSettings struct {
-	Name     string `json:"name,omitempty" maxLength:"100" doc:"Display name of the sender (email From name, the sent-alerts from filter)." example:"Campus Safety"`
-	ReplyTo  string `json:"replyTo,omitempty" format:"email" maxLength:"254" doc:"Reply-To address of emails." example:"safety@example.com"`
-	CallerID string `json:"callerId,omitempty" pattern:"^\\+[1-9][0-9]{6,14}$" doc:"Number shown on calls and texts where the provider allows it." example:"+15550100"`
+	Name     *string `json:"name,omitempty" maxLength:"100" doc:"Display name of the sender (email From name, the sent-alerts from filter)." example:"Campus Safety"`
+	ReplyTo  *string `json:"replyTo,omitempty" format:"email" maxLength:"254" doc:"Reply-To address of emails." example:"safety@example.com"`
+	CallerID *string `json:"callerId,omitempty" pattern:"^\\+[1-9][0-9]{6,14}$" doc:"Number shown on calls and texts where the provider allows it." example:"+15550100"`
 }
 
 // IncidentSettings ties the alert to an incident.
@@ -244,7 +248,7 @@ type RelatedAlert struct {
 
 // RelatedAlertActions say what the relation does.
 type RelatedAlertActions struct {
-	IncludeOriginalRecipients bool `json:"includeOriginalRecipients,omitempty" doc:"Also send to every recipient of the earlier alert."`
+	IncludeOriginalRecipients bool `json:"includeOriginalRecipients,omitempty" doc:"Also send to every recipient of the earlier alert: its people, with the addresses the directory holds now and isMandatory as it was there (selected directly or only through a group, list or area), and its ad-hoc recipients as they were given; each is one recipient with the alert's own (the ad-hoc entries match as the alert's own do). The earlier alert must have resolved its recipients: one still Scheduled (or Queued for a moment) is a 409 naming this field, as who it reaches is known only once it is sent."`
 }
 
 // rawJSON is a JSON value kept as it was received.

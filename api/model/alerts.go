@@ -55,8 +55,8 @@ type BulkSendAlertResponse struct {
 // FindAlertRequest filters alerts; every filter is optional and they combine with AND.
 type FindAlertRequest struct {
 	IDs          []int64           `json:"ids,omitempty" maxItems:"500"`
-	Statuses     []AlertStatus     `json:"statuses,omitempty" maxItems:"5"`
-	Completion   []AlertSentStatus `json:"completion,omitempty" maxItems:"3"`
+	Statuses     []AlertStatus     `json:"statuses,omitempty" maxItems:"6"`
+	Completion   []AlertSentStatus `json:"completion,omitempty" maxItems:"4"`
 	Types        []AlertType       `json:"types,omitempty" maxItems:"3"`
 	Priorities   []PriorityType    `json:"priorities,omitempty" maxItems:"2"`
 	Subject      string            `json:"subject,omitempty" maxLength:"200" doc:"Subject contains this, case-insensitive."`
@@ -96,7 +96,7 @@ type PagedAlertSettingsResponse Page[AlertSummary]
 // AlertChannelMessage is the message one channel sends, rendered.
 type AlertChannelMessage struct {
 	Channel    DeliveryChannel `json:"channel"`
-	Recipients int64           `json:"recipients" doc:"Recipients with an address on this channel."`
+	Recipients *int64          `json:"recipients,omitempty" doc:"Recipients with an address on this channel, as recipients.perChannel counts them; absent while the alert's recipients are not resolved."`
 	Subject    string          `json:"subject,omitempty"`
 	Body       string          `json:"body"`
 	HTML       string          `json:"html,omitempty"`
@@ -105,11 +105,13 @@ type AlertChannelMessage struct {
 	Characters int             `json:"characters" doc:"Length of the body in characters."`
 }
 
-// SearchSummary counts the recipients an alert resolves to.
+// SearchSummary counts the recipients an alert resolves to. A preview
+// resolves them as the alert would at that moment, with the same rule, so
+// for the same directory it shows what the alert's own counts then show.
 type SearchSummary struct {
-	Total      int64                   `json:"total" doc:"Distinct recipients." example:"1200"`
-	AdHoc      int64                   `json:"adHoc" doc:"Of them, ad-hoc recipients."`
-	PerChannel []ChannelRecipientCount `json:"perChannel" doc:"Recipients with an address per enabled channel."`
+	Total      int64                   `json:"total" doc:"Distinct recipients: a person reached through several sources, or also given as an ad-hoc entry with one of their addresses, is one; ad-hoc entries that share an email or phone are one." example:"1200"`
+	AdHoc      int64                   `json:"adHoc" doc:"Of them, ad-hoc recipients: the ad-hoc entries that are no contact among the recipients and no earlier entry."`
+	PerChannel []ChannelRecipientCount `json:"perChannel" doc:"Recipients with an address per enabled channel: an email (email), a phone that takes texts (text) or calls (voice, etn), a fax number (fax), a device of the app (push, myAlertsApp). The broadcast-style channels (eas, mobileBroadcast, teamChat, socialPostA, socialPostB, neighborhood) reach the tenant's destinations rather than recipients and count 0."`
 }
 
 // ChannelRecipientCount is the number of recipients reachable on a channel.
@@ -129,8 +131,8 @@ type SingleAlertSettingsResponse struct {
 	ScheduledFor      *time.Time            `json:"scheduledFor,omitempty"`
 	Settings          AlertSettings         `json:"settings" doc:"The settings, with the tenant's defaults applied."`
 	Attachments       []AlertAttachment     `json:"attachments"`
-	Recipients        SearchSummary         `json:"recipients"`
-	Messages          []AlertChannelMessage `json:"messages" doc:"The message of each enabled channel, with variables filled from a sample recipient (when replaceMessageVariables is true)."`
+	Recipients        *SearchSummary        `json:"recipients,omitempty" doc:"Who the alert reaches. For an alert, its resolved recipients; absent while they are not resolved (a Scheduled alert, or a Queued one for a moment): they are resolved when it is sent, from the directory as it is then, and previewing its settings counts them as of now. For a preview, who the alert would reach now (always present)."`
+	Messages          []AlertChannelMessage `json:"messages" doc:"The message of each enabled channel as it is sent, with variables filled from a sample recipient (when replaceMessageVariables is true; with none before the recipients are resolved) and the response link, where messages carry one, as a short link whose code is XXXXXXXX: the text's encoding, segments and characters are those of the text that recipient receives."`
 	SampleRecipientID int64                 `json:"sampleRecipientId,omitempty" doc:"The contact whose values filled the variables."`
 }
 
@@ -191,4 +193,9 @@ type SingleAlertDefaultsResponse struct {
 	ScheduleTypes   []ScheduleType   `json:"scheduleTypes"`
 	Customized      bool             `json:"customized" doc:"The tenant changed the built-in defaults."`
 	UpdatedAt       *time.Time       `json:"updatedAt,omitempty"`
+}
+
+// CancelAlertRequest is the optional body of cancelAlert.
+type CancelAlertRequest struct {
+	Reason string `json:"reason,omitempty" maxLength:"500" doc:"Why the alert is cancelled; recorded in its status history and sent with alert.cancelled."`
 }

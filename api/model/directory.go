@@ -113,11 +113,11 @@ type CreateEmailCommand struct {
 
 // CreatePhoneCommand adds a phone number to a user.
 type CreatePhoneCommand struct {
-	Number  string    `json:"number" minLength:"2" maxLength:"32" doc:"The number, in E.164 (+ and country code) or national form with country. Stored in E.164; a duplicate is a 409." example:"+12025550123"`
-	Country string    `json:"country,omitempty" minLength:"2" maxLength:"2" doc:"ISO 3166-1 alpha-2 region for a number without a leading +." example:"US"`
-	Type    PhoneType `json:"type,omitempty" doc:"Mobile when absent."`
-	CanText *bool     `json:"canText,omitempty" doc:"Text messages may be sent to it; true when absent. Verification codes go by text only, so a number that cannot take texts cannot be verified."`
-	CanCall *bool     `json:"canCall,omitempty" doc:"Voice calls may be made to it; true when absent."`
+	Number  string      `json:"number" minLength:"2" maxLength:"32" doc:"The number, in E.164 (+ and country code) or national form with country. Stored in E.164; a duplicate is a 409." example:"+12025550123"`
+	Country CountryCode `json:"country,omitempty" doc:"The country of a number without a leading +: an ISO 3166-1 alpha-2 code (US, GB; XK for Kosovo), either case. ZZ, digits, groups such as EU, and withdrawn or reserved codes are refused (see CountryCode)." example:"US"`
+	Type    PhoneType   `json:"type,omitempty" doc:"Mobile when absent."`
+	CanText *bool       `json:"canText,omitempty" doc:"Text messages may be sent to it; true when absent. Verification codes go by text only, so a number that cannot take texts cannot be verified."`
+	CanCall *bool       `json:"canCall,omitempty" doc:"Voice calls may be made to it; true when absent."`
 }
 
 // CreateVerificationNonceCommand reserves a client-generated nonce that a

@@ -93,7 +93,7 @@ type Address struct {
 	City       string      `json:"city,omitempty" maxLength:"100" example:"Springfield"`
 	Region     string      `json:"region,omitempty" maxLength:"100" doc:"State, province or region." example:"IL"`
 	PostalCode string      `json:"postalCode,omitempty" maxLength:"20" example:"62701"`
-	Country    string      `json:"country,omitempty" maxLength:"2" minLength:"2" doc:"ISO 3166-1 alpha-2 country code." example:"US"`
+	Country    CountryCode `json:"country,omitempty" doc:"The country: an ISO 3166-1 alpha-2 code (US, GB; XK for Kosovo), either case, kept in capitals. ZZ, digits, groups such as EU, and withdrawn or reserved codes are refused (see CountryCode)." example:"US"`
 }
 
 // ContactInformation is how a person can be reached.

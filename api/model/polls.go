@@ -2,7 +2,7 @@ package model
 
 // PollQuestionModel is one question of a Poll alert.
 type PollQuestionModel struct {
-	ID      int               `json:"id,omitempty" minimum:"1" maximum:"1000" doc:"Question id; assigned 1, 2, ... in order when absent." example:"1"`
+	ID      int               `json:"id,omitempty" minimum:"1" maximum:"1000" doc:"Question id, unique within the alert; the lowest unused ids are assigned in order when absent." example:"1"`
 	Text    string            `json:"text" minLength:"1" maxLength:"500" example:"Are you safe?"`
 	Options []PollOptionModel `json:"options" minItems:"2" maxItems:"10"`
 }

@@ -27,10 +27,13 @@ index, so searches stay fast for tenants with a million contacts.`
 const exportDescription = `Streams every contact of the tenant as CSV (text/csv; UTF-8; CRLF line
 ends), one consistent snapshot read from a database cursor. The header row
 names the columns id, externalId, firstName, middleName, lastName, language,
-timeZone, emails, mobilePhones, homePhones, workPhones, otherPhones, roles,
-chatUsers, then custom.<key> for each custom field (at most 200, in
+timeZone, emails, mobilePhones, homePhones, workPhones, otherPhones, faxPhones,
+roles, chatUsers, then custom.<key> for each custom field (at most 200, in
 alphabetical order). List cells separate their items with ';'; chat users are
-platform:userId. A cell starting with =, +, -, @, tab or carriage return (after
+platform:userId. A phone's column is its type; a number whose flags differ
+from its column's (mobile: texts and calls; home, work, other: calls; fax:
+neither) carries the flags that are on in brackets: +15551234567 [text],
+[call], [text call] or [none]. A cell starting with =, +, -, @, tab or carriage return (after
 any leading single quotes) is prefixed with a single quote so spreadsheets do
 not run it as a formula; createFromFile removes that quote again, so phone
 numbers such as '+15551234567 come back as +15551234567. This file is what
@@ -144,7 +147,7 @@ func csvResponse(op *huma.Operation) {
 		},
 		Content: map[string]*huma.MediaType{
 			"text/csv": {Schema: &huma.Schema{Type: huma.TypeString, Description: "CSV with a header row, as described above.",
-				Examples: []any{"id,externalId,firstName,middleName,lastName,language,timeZone,emails,mobilePhones,homePhones,workPhones,otherPhones,roles,chatUsers,custom.building\r\n1017,EMP-0042,Ada,,Lovelace,en,Europe/London,ada@example.com,'+447700900123,,,,Floor warden,slack:U024BE7LH,A\r\n"}}},
+				Examples: []any{"id,externalId,firstName,middleName,lastName,language,timeZone,emails,mobilePhones,homePhones,workPhones,otherPhones,faxPhones,roles,chatUsers,custom.building\r\n1017,EMP-0042,Ada,,Lovelace,en,Europe/London,ada@example.com,'+447700900123,,,,,Floor warden,slack:U024BE7LH,A\r\n"}}},
 		},
 	}
 }

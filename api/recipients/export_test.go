@@ -39,7 +39,7 @@ func TestExportRoundTrip(t *testing.T) {
 		t.Fatalf("export is not CSV: %v\n%s", err, r.Body)
 	}
 	wantHeader := []string{"id", "externalId", "firstName", "middleName", "lastName", "language", "timeZone", "emails",
-		"mobilePhones", "homePhones", "workPhones", "otherPhones", "roles", "chatUsers", "custom.formula", "custom.site"}
+		"mobilePhones", "homePhones", "workPhones", "otherPhones", "faxPhones", "roles", "chatUsers", "custom.formula", "custom.site"}
 	if !reflect.DeepEqual(rows[0], wantHeader) {
 		t.Fatalf("header %v", rows[0])
 	}
@@ -47,7 +47,7 @@ func TestExportRoundTrip(t *testing.T) {
 		t.Fatalf("%d rows (other tenants leak?):\n%s", len(rows), r.Body)
 	}
 	f1 := rows[1]
-	for col, want := range map[int]string{2: `'=HYPERLINK("http://evil")`, 8: "'+15552000001", 9: "'+15552000011", 12: "'@admin", 13: "slack:U1;teams:abc", 14: "'=1+1", 15: "'-3"} {
+	for col, want := range map[int]string{2: `'=HYPERLINK("http://evil")`, 8: "'+15552000001", 9: "'+15552000011", 13: "'@admin", 14: "slack:U1;teams:abc", 15: "'=1+1", 16: "'-3"} {
 		if f1[col] != want {
 			t.Errorf("column %s = %q, want %q", rows[0][col], f1[col], want)
 		}
@@ -59,8 +59,8 @@ func TestExportRoundTrip(t *testing.T) {
 			}
 		}
 	}
-	if rows[2][14] != "'quoted" || rows[2][15] != "'+x" {
-		t.Errorf("quoted values: %q %q", rows[2][14], rows[2][15])
+	if rows[2][15] != "'quoted" || rows[2][16] != "'+x" {
+		t.Errorf("quoted values: %q %q", rows[2][15], rows[2][16])
 	}
 
 	// Importing the export creates nothing and changes nothing.
@@ -127,5 +127,77 @@ func TestExportStreamsManyBatches(t *testing.T) {
 	}
 	if len(seen) != 2500 {
 		t.Fatalf("%d distinct contacts", len(seen))
+	}
+}
+
+// TestExportRoundTripKeepsPhoneTypesAndFlags: a contact's phone numbers
+// keep their type and flags through export and import into another
+// tenant: a fax number stays a fax number (the fax channel finds it, voice
+// does not dial it), a home number that takes texts keeps taking them, a
+// mobile number without texts stays without.
+func TestExportRoundTripKeepsPhoneTypesAndFlags(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Shared(t)
+	tenant, tok := s.NewTenant(t)
+	id := directoryUser(t, s, tenant, "P1", "Phoebe", "Phones")
+	base := fmt.Sprintf("/%s/directory/staff/users/%d/contact/phones", tenant, id)
+	for _, p := range []map[string]any{
+		{"number": "+12025550101", "type": "Mobile", "canText": false},
+		{"number": "+12025550102", "type": "Home"},
+		{"number": "+12025550103", "type": "Work", "canCall": false},
+		{"number": "+12025550104", "type": "Other", "canText": false},
+		{"number": "+12025550105", "type": "Fax"},
+	} {
+		s.Create(t, base, tok, p)
+	}
+	phones := func(token string) []string {
+		t.Helper()
+		var out []string
+		for _, c := range find(t, s, token, "?sort=id&pageSize=100", nil).Items {
+			for _, p := range c.Phones {
+				out = append(out, fmt.Sprintf("%s %s text=%v call=%v", p.Number, p.Type, p.CanText, p.CanCall))
+			}
+		}
+		return out
+	}
+	want := phones(tok)
+	if len(want) != 5 {
+		t.Fatalf("phones %v", want)
+	}
+	r := s.Do(t, http.MethodGet, "/v2/contacts/export", tok, nil)
+	if r.Status != http.StatusOK {
+		t.Fatalf("export %d %s", r.Status, r.Body)
+	}
+	other, otherTok := s.NewTenant(t)
+	mustUpload(t, s, other, otherTok, "copy", string(r.Body))
+	if got := phones(otherTok); !reflect.DeepEqual(got, want) {
+		t.Fatalf("phones after export and import:\n%v\nwant\n%v\nfile:\n%s", got, want, r.Body)
+	}
+	// The copy exports the same file but for the contact ids.
+	withoutIDs := func(b []byte) []string {
+		var out []string
+		for _, row := range strings.Split(string(b), "\r\n") {
+			_, rest, _ := strings.Cut(row, ",")
+			out = append(out, rest)
+		}
+		return out
+	}
+	again := s.Do(t, http.MethodGet, "/v2/contacts/export", otherTok, nil)
+	if a, b := withoutIDs(r.Body), withoutIDs(again.Body); !reflect.DeepEqual(a, b) {
+		t.Fatalf("the export of the copy differs:\n%s\n%s", r.Body, again.Body)
+	}
+
+	// A file written before faxPhones and flags existed imports as it did.
+	old, oldTok := s.NewTenant(t)
+	mustUpload(t, s, old, oldTok, "old", "firstName,lastName,mobilePhones,homePhones,otherPhones\nOld,File,+12025550111,+12025550112,+12025550113\n")
+	if got, want := phones(oldTok), []string{"+12025550111 Mobile text=true call=true", "+12025550112 Home text=false call=true",
+		"+12025550113 Other text=false call=true"}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("an old file's phones: %v", got)
+	}
+	// A fax number that takes texts or calls, or brackets that are not
+	// flags, are problems of their row.
+	res := mustUpload(t, s, old, oldTok, "bad flags", "firstName,lastName,faxPhones,mobilePhones\nBad,Fax,+12025550121 [call],\nBad,Flags,,+12025550122 [sms]\n")
+	if res.ErrorCount != 2 || res.Errors[0].Column != "faxPhones" || res.Errors[1].Column != "mobilePhones" {
+		t.Fatalf("bad flags: %+v", res)
 	}
 }

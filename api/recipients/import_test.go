@@ -141,6 +141,11 @@ func TestCreateFromFileRejectsBadRequestsAndChangesNothing(t *testing.T) {
 		{"no name", []string{"file", good}, "", 400, "body.name"},
 		{"name too long", []string{"name", strings.Repeat("n", 201), "file", good}, "", 400, "body.name"},
 		{"unknown part", []string{"name", "x", "color", "red", "file", good}, "", 400, "body.color"},
+		{"name twice", []string{"name", "x", "name", "y", "file", good}, "", 400, "body.name"},
+		{"file twice", []string{"name", "x", "file", good, "file", good}, "", 400, "body.file"},
+		{"a file as an attachment", []string{"name", "x"}, "attachment", 400, "body.file"},
+		{"files in a multipart/mixed part", []string{"name", "x"}, "mixed", 400, "body.file"},
+		{"a part without a name", []string{"name", "x"}, "nameless", 400, "body"},
 		{"name taken, given first", []string{"name", "taken", "file", good}, "", 409, ""},
 		{"name taken, given last", []string{"file", good, "name", "taken"}, "", 409, ""},
 		{"too large", []string{"name", "x", "file", big}, "", 413, ""},
@@ -149,9 +154,21 @@ func TestCreateFromFileRejectsBadRequestsAndChangesNothing(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			var r stacktest.Response
-			if c.pairs == nil {
+			switch c.ct {
+			case "application/json":
 				r = s.Do(t, http.MethodPost, path, tok, bytes.NewReader([]byte(`{"name":"x"}`)), "Content-Type", c.ct)
-			} else {
+			case "attachment", "mixed", "nameless":
+				// A part Go's multipart writer does not write.
+				part := map[string]string{
+					"attachment": "Content-Disposition: attachment; name=\"file\"; filename=\"a.csv\"\r\n\r\n" + good,
+					"mixed": "Content-Disposition: form-data; name=\"file\"\r\nContent-Type: multipart/mixed; boundary=C\r\n\r\n" +
+						"--C\r\nContent-Disposition: attachment; filename=\"a.csv\"\r\n\r\n" + good + "\r\n--C\r\n" +
+						"Content-Disposition: attachment; filename=\"b.csv\"\r\n\r\n" + good + "\r\n--C--",
+					"nameless": "Content-Disposition: form-data; filename=\"a.csv\"\r\n\r\n" + good,
+				}[c.ct]
+				body := "--B\r\nContent-Disposition: form-data; name=\"name\"\r\n\r\nx\r\n--B\r\n" + part + "\r\n--B--\r\n"
+				r = s.Do(t, http.MethodPost, path, tok, strings.NewReader(body), "Content-Type", "multipart/form-data; boundary=B")
+			default:
 				body, ct := form(t, c.pairs...)
 				r = s.Do(t, http.MethodPost, path, tok, body, "Content-Type", ct)
 			}
@@ -161,7 +178,7 @@ func TestCreateFromFileRejectsBadRequestsAndChangesNothing(t *testing.T) {
 			if ct := r.Header.Get("Content-Type"); ct != "application/problem+json" {
 				t.Fatalf("content type %q", ct)
 			}
-			if c.field != "" && !strings.Contains(string(r.Body), `"location":"`+c.field) {
+			if c.field != "" && !strings.Contains(string(r.Body), `"location":"`+c.field+`"`) {
 				t.Fatalf("problem does not name %s: %s", c.field, r.Body)
 			}
 		})

@@ -157,20 +157,20 @@ func (s *sizeLimit) Read(p []byte) (int, error) {
 	return n, err
 }
 
-func readField(p *multipart.Part, limit int) (string, error) {
+func readField(p *multipart.Part, name string, limit int) (string, error) {
 	b, err := io.ReadAll(io.LimitReader(p, int64(limit)*4+1))
 	if err != nil {
 		return "", err
 	}
 	if !utf8.Valid(b) {
-		return "", rest.Invalid("body", p.FormName(), "not UTF-8 text", nil)
+		return "", rest.Invalid("body", name, "not UTF-8 text", nil)
 	}
 	if bytes.IndexByte(b, 0) >= 0 {
-		return "", rest.Invalid("body", p.FormName(), "contains a NUL character", nil)
+		return "", rest.Invalid("body", name, "contains a NUL character", nil)
 	}
 	v := strings.TrimSpace(string(b))
 	if utf8.RuneCountInString(v) > limit {
-		return "", rest.Invalid("body", p.FormName(), fmt.Sprintf("longer than %d characters", limit), nil)
+		return "", rest.Invalid("body", name, fmt.Sprintf("longer than %d characters", limit), nil)
 	}
 	return v, nil
 }
@@ -187,6 +187,7 @@ func (h *handlers) createFromFile(ctx context.Context, in *createFromFileInput) 
 		name, description string
 		haveName          bool
 		im                *contacts.Import
+		given             = map[string]bool{}
 	)
 	defer func() {
 		if im != nil {
@@ -207,9 +208,17 @@ func (h *handlers) createFromFile(ctx context.Context, in *createFromFileInput) 
 		if err != nil {
 			return nil, malformed(err)
 		}
-		switch part.FormName() {
+		partName, err := rest.PartName(part)
+		if err != nil {
+			return nil, err
+		}
+		if given[partName] {
+			return nil, rest.Invalid("body", partName, "given more than once", nil)
+		}
+		given[partName] = true
+		switch partName {
 		case "name":
-			if name, err = readField(part, maxListName); err != nil {
+			if name, err = readField(part, partName, maxListName); err != nil {
 				return nil, fieldError(err, malformed)
 			}
 			haveName = true
@@ -221,13 +230,10 @@ func (h *handlers) createFromFile(ctx context.Context, in *createFromFileInput) 
 				}
 			}
 		case "description":
-			if description, err = readField(part, maxListDescription); err != nil {
+			if description, err = readField(part, partName, maxListDescription); err != nil {
 				return nil, fieldError(err, malformed)
 			}
 		case "file":
-			if im != nil {
-				return nil, rest.Invalid("body", "file", "only one file may be sent", nil)
-			}
 			if im, err = contacts.BeginImport(ctx, h.d.DB, tenant, 0); err != nil {
 				return nil, h.failure(ctx, err)
 			}
@@ -246,7 +252,7 @@ func (h *handlers) createFromFile(ctx context.Context, in *createFromFileInput) 
 				return nil, h.failure(ctx, err)
 			}
 		default:
-			return nil, rest.Invalid("body", part.FormName(), "unknown part; the parts are file, name and description", nil)
+			return nil, rest.Invalid("body", partName, "unknown part; the parts are file, name and description", nil)
 		}
 	}
 	if im == nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/internal/alertmsg"
 	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/shorturls"
 )
@@ -27,7 +28,7 @@ type createShortInput struct {
 
 func (h *handlers) shortURL(s shorturls.ShortURL) model.ShortenedUrl {
 	return model.ShortenedUrl{
-		Code: s.Code, ShortURL: strings.TrimRight(h.d.Config.PublicURL, "/") + "/s/" + s.Code,
+		Code: s.Code, ShortURL: alertmsg.ShortLink(h.d.Config.PublicURL, s.Code),
 		TargetURL: s.TargetURL, ExpiresAt: s.ExpiresAt, Clicks: s.Clicks, CreatedAt: s.CreatedAt,
 	}
 }

@@ -14,16 +14,21 @@ import (
 )
 
 // JSONFormat is huma's JSON format with request bodies read by
-// UnmarshalJSON, so that a value that passes schema validation but does not
-// fit its Go field (a number too large, 1e3 for an integer) is refused
-// naming the field rather than with encoding/json's text.
+// UnmarshalJSON, so that a whole number written with a fraction or an
+// exponent (1.0, 1e3) fills an integer field, as the schema's integer type
+// allows, and a value that passes schema validation but does not fit its Go
+// field (a number too large) is refused naming the field rather than with
+// encoding/json's text.
 var JSONFormat = huma.Format{Marshal: huma.DefaultJSONFormat.Marshal, Unmarshal: UnmarshalJSON}
 
-// UnmarshalJSON is json.Unmarshal whose type errors name the field by its
-// path in the body, with a message free of Go type names. NewError turns
-// such an error, which huma reports at location "body", into a failure at
-// the field.
+// UnmarshalJSON is json.Unmarshal that takes a JSON number for the number
+// it is: a whole number fills an integer field however it is written (1.0,
+// 1e3, 10e-1), as it meets the schema's integer type. Its type errors name
+// the field by its path in the body, with a message free of Go type names.
+// NewError turns such an error, which huma reports at location "body", into
+// a failure at the field.
 func UnmarshalJSON(data []byte, v any) error {
+	data = wholeNumbers(data)
 	err := json.Unmarshal(data, v)
 	var te *json.UnmarshalTypeError
 	if !errors.As(err, &te) {
@@ -178,4 +183,107 @@ func pathAt(data []byte, offset int64) (string, bool) {
 			afterValue()
 		}
 	}
+}
+
+// wholeNumbers returns data with each number that has a fraction or an
+// exponent but a whole value within the range of a 64-bit integer (1.0,
+// 1e3, -25e-1 is not one) written as that integer (1, 1000), so that
+// encoding/json, which refuses such a number for an integer field, reads it
+// as the number it is. A float field reads either form as the same value.
+// Strings, and numbers that are not whole or out of range, are left as they
+// are; data is returned itself when nothing is rewritten.
+func wholeNumbers(data []byte) []byte {
+	if bytes.IndexAny(data, ".eE") < 0 {
+		return data
+	}
+	var out []byte
+	last := 0 // data[last:] is not yet copied to out
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; {
+		case c == '"':
+			// Skip the string, escapes and all.
+			for i++; i < len(data) && data[i] != '"'; i++ {
+				if data[i] == '\\' {
+					i++
+				}
+			}
+		case c == '-' || c >= '0' && c <= '9':
+			start := i
+			for i+1 < len(data) && strings.IndexByte("0123456789+-.eE", data[i+1]) >= 0 {
+				i++
+			}
+			if whole, ok := wholeNumber(data[start : i+1]); ok {
+				out = append(append(out, data[last:start]...), whole...)
+				last = i + 1
+			}
+		}
+	}
+	if out == nil {
+		return data
+	}
+	return append(out, data[last:]...)
+}
+
+// wholeNumber is the JSON number n as a plain integer when n has a fraction
+// or an exponent and its value is a whole number within the range of int64
+// or uint64.
+func wholeNumber(n []byte) (string, bool) {
+	if bytes.IndexAny(n, ".eE") < 0 {
+		return "", false // an integer already
+	}
+	s := string(n)
+	sign, s := "", strings.TrimPrefix(s, "-")
+	if len(s) < len(n) {
+		sign = "-"
+	}
+	mantissa, exponent, hasExp := strings.Cut(strings.ToLower(s), "e")
+	intPart, frac, hasFrac := strings.Cut(mantissa, ".")
+	if !digits(intPart) || hasFrac && !digits(frac) || len(intPart) > 1 && intPart[0] == '0' {
+		return "", false
+	}
+	exp := 0
+	if hasExp {
+		e, err := strconv.Atoi(exponent)
+		if err != nil || !digits(strings.TrimLeft(exponent, "+-")) || e < -400 || e > 400 {
+			return "", false
+		}
+		exp = e
+	}
+	// The value is ds × 10^exp.
+	ds := strings.TrimLeft(intPart+frac, "0")
+	exp -= len(frac)
+	if ds == "" {
+		return sign + "0", true
+	}
+	if exp < 0 {
+		if -exp > len(ds) || strings.Trim(ds[len(ds)+exp:], "0") != "" {
+			return "", false // a fraction
+		}
+		ds = ds[:len(ds)+exp]
+	} else {
+		if len(ds)+exp > 20 {
+			return "", false // beyond every integer field
+		}
+		ds += strings.Repeat("0", exp)
+	}
+	whole := sign + ds
+	if _, err := strconv.ParseInt(whole, 10, 64); err != nil {
+		if _, err := strconv.ParseUint(whole, 10, 64); err != nil {
+			return "", false
+		}
+	}
+	return whole, true
+}
+
+// digits reports whether s is one or more ASCII digits.
+func digits(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
 }

@@ -18,7 +18,7 @@ const MaxPageSize = 500
 type PageParams struct {
 	Page     int    `query:"page" minimum:"1" maximum:"1000000" default:"1" doc:"Page number, starting at 1."`
 	PageSize int    `query:"pageSize" minimum:"1" maximum:"500" default:"25" doc:"Items per page, at most 500."`
-	Sort     string `query:"sort" maxLength:"200" doc:"Comma-separated property names, case-insensitive; a leading '-' sorts that property descending." example:"lastName,-responseTime"`
+	Sort     string `query:"sort" maxLength:"200" doc:"Comma-separated property names, case-insensitive; a leading '-' sorts that property descending. Items without a value of a property come after those with one, in either direction." example:"lastName,-responseTime"`
 }
 
 // Offset is the number of items before the requested page.
@@ -29,7 +29,12 @@ func (p PageParams) Limit() int { return p.PageSize }
 
 // OrderBy parses a sort parameter against the allowed properties (lower-case
 // property name to SQL expression) and returns an ORDER BY list ending with
-// tieBreak, so paging is stable. An unknown property is a 400 naming sort.
+// tieBreak, so paging is stable. A property without a value (an alert not
+// sent, a recipient who has not responded) comes after those with one,
+// ascending or descending: the expression of a property that may be NULL
+// ends in " NULLS LAST" (nullsLast), which is kept after DESC. Only those
+// say it, so a descending sort on a column that is never NULL can still be
+// read backwards from its index. An unknown property is a 400 naming sort.
 func OrderBy(sort string, allowed map[string]string, defaultOrder, tieBreak string) (string, error) {
 	if strings.TrimSpace(sort) == "" {
 		return defaultOrder + ", " + tieBreak, nil
@@ -45,12 +50,19 @@ func OrderBy(sort string, allowed map[string]string, defaultOrder, tieBreak stri
 			return "", Invalid("query", "sort", fmt.Sprintf("unknown sort property %q; allowed: %s", name, strings.Join(names, ", ")), sort)
 		}
 		if desc {
-			col += " DESC"
+			expr, nullable := strings.CutSuffix(col, nullsLast)
+			col = expr + " DESC"
+			if nullable {
+				col += nullsLast
+			}
 		}
 		parts = append(parts, col)
 	}
 	return strings.Join(append(parts, tieBreak), ", "), nil
 }
+
+// nullsLast ends the sort expression of a property that may be NULL.
+const nullsLast = " NULLS LAST"
 
 // SortBy is OrderBy with the sort properties, default order and tie break of s.
 func SortBy(sort string, s storage.Sorting) (string, error) {

@@ -4,9 +4,11 @@
 package rest
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -34,7 +36,7 @@ type ProblemDetails struct {
 	Status   int                 `json:"status" doc:"The HTTP status code." example:"400"`
 	Detail   string              `json:"detail,omitempty" doc:"What went wrong in this occurrence." example:"validation failed"`
 	Instance string              `json:"instance,omitempty" doc:"The request id of this occurrence, for support."`
-	Errors   []ValidationFailure `json:"errors,omitempty" doc:"For validation problems, one entry per failing field, at most 20."`
+	Errors   []ValidationFailure `json:"errors,omitempty" doc:"For validation problems, one entry per failing field, at most 20, ordered by location (indexes by number)."`
 	// MoreErrors counts the failures left out of Errors.
 	MoreErrors int `json:"moreErrors,omitempty" doc:"How many further failing fields were found but not listed." example:"0"`
 
@@ -59,10 +61,15 @@ const (
 // sent to the client.
 func (p *ProblemDetails) Cause() error { return p.cause }
 
-// Bound caps the problem's size: at most MaxFailures failures (the rest
-// counted in MoreErrors), each attempted value cut to a short preview, and
-// every text cut to a bounded length of valid UTF-8.
+// Bound puts the failures in order and caps the problem's size: at most
+// MaxFailures failures (the rest counted in MoreErrors), each attempted
+// value cut to a short preview, and every text cut to a bounded length of
+// valid UTF-8. The failures are ordered by location (indexes by number:
+// body.alerts[2] before body.alerts[10]), those at one location as they
+// were found, so the same request always lists the same failures in the
+// same order, whatever order validation found them in.
 func (p *ProblemDetails) Bound() {
+	slices.SortStableFunc(p.Errors, func(a, b ValidationFailure) int { return compareLocations(a.Location, b.Location) })
 	if n := len(p.Errors); n > MaxFailures {
 		p.MoreErrors += n - MaxFailures
 		p.Errors = p.Errors[:MaxFailures:MaxFailures]
@@ -76,6 +83,36 @@ func (p *ProblemDetails) Bound() {
 		f.ErrorMessage = clip(f.ErrorMessage, textBytes)
 		f.AttemptedValue = Preview(f.AttemptedValue)
 	}
+}
+
+// compareLocations orders two locations as text, except that runs of
+// digits compare as the numbers they are.
+func compareLocations(a, b string) int {
+	for a != "" && b != "" {
+		da, db := digitRun(a), digitRun(b)
+		if da > 0 && db > 0 {
+			na, nb := strings.TrimLeft(a[:da], "0"), strings.TrimLeft(b[:db], "0")
+			if c := cmp.Or(cmp.Compare(len(na), len(nb)), strings.Compare(na, nb)); c != 0 {
+				return c
+			}
+			a, b = a[da:], b[db:]
+			continue
+		}
+		if a[0] != b[0] {
+			return cmp.Compare(a[0], b[0])
+		}
+		a, b = a[1:], b[1:]
+	}
+	return cmp.Compare(len(a), len(b))
+}
+
+// digitRun is the number of ASCII digits s starts with.
+func digitRun(s string) int {
+	n := 0
+	for n < len(s) && '0' <= s[n] && s[n] <= '9' {
+		n++
+	}
+	return n
 }
 
 // Preview is a short, safe rendering of a received value: strings are cut
@@ -267,18 +304,19 @@ func NewError(status int, msg string, errs ...error) huma.StatusError {
 		}
 		return p
 	}
+	if status == http.StatusBadRequest && msg == msgBodyRequired {
+		// huma says so in the detail alone: the failure names the body.
+		p.Errors = append(p.Errors, ValidationFailure{PropertyName: "body", Location: "body", ErrorMessage: msgBodyRequired})
+	}
 	for _, err := range errs {
-		if len(p.Errors) >= MaxFailures {
-			p.MoreErrors++
-			continue
-		}
 		if err == nil {
 			continue
 		}
 		var d huma.ErrorDetailer
 		if errors.As(err, &d) {
 			det := d.ErrorDetail()
-			if field, msg, ok := bodyField(det.Message); ok && det.Location == "body" {
+			location := formLocation(det.Location)
+			if field, msg, ok := bodyField(det.Message); ok && location == "body" {
 				// A value that does not fit its field (UnmarshalJSON):
 				// huma names only the body and echoes all of it.
 				p.Errors = append(p.Errors, Failure("body", field, msg, nil))
@@ -287,19 +325,25 @@ func NewError(status int, msg string, errs ...error) huma.StatusError {
 			if name, ok := missingProperty(det.Message); ok {
 				// huma reports a missing property at the object that
 				// lacks it, with the whole object as the value.
-				loc, field := det.Location+"."+name, name
-				if _, in, ok := strings.Cut(det.Location, "."); ok {
+				loc, field := location+"."+name, name
+				if _, in, ok := strings.Cut(location, "."); ok {
 					field = in + "." + name
 				}
 				p.Errors = append(p.Errors, ValidationFailure{PropertyName: field, Location: loc, ErrorMessage: det.Message})
 				continue
 			}
-			_, field, _ := strings.Cut(det.Location, ".")
+			value := det.Value
+			if det.Message == validation.MsgUnexpectedProperty {
+				// huma reports an unexpected property at the property,
+				// with the object that holds it as the value.
+				value = propertyValue(det.Value, location)
+			}
+			_, field, _ := strings.Cut(location, ".")
 			p.Errors = append(p.Errors, ValidationFailure{
 				PropertyName:   field,
-				Location:       det.Location,
+				Location:       location,
 				ErrorMessage:   det.Message,
-				AttemptedValue: Preview(det.Value),
+				AttemptedValue: Preview(value),
 			})
 			continue
 		}
@@ -308,7 +352,54 @@ func NewError(status int, msg string, errs ...error) huma.StatusError {
 	if len(p.Errors) > 0 && status == http.StatusBadRequest && p.Detail == "" {
 		p.Detail = "validation failed"
 	}
+	p.Bound()
 	return p
+}
+
+// msgBodyRequired is huma's detail for an operation that requires a body
+// and received none.
+const msgBodyRequired = "request body is required"
+
+// formLocation is the location of a failure huma reports in a multipart
+// form as tocsin names every part of a form, body.<part>: huma puts a text
+// part at form.<part> and a file part at <part> alone.
+func formLocation(location string) string {
+	if rest, ok := strings.CutPrefix(location, "form."); ok {
+		return "body." + rest
+	}
+	root, _, _ := strings.Cut(location, ".")
+	switch root {
+	case "", "body", "query", "path", "header", "cookie":
+		return location
+	}
+	return "body." + location
+}
+
+// propertyValue is the value of the property of object at location (a
+// path ending in .name): the longest name of object that ends the path, as
+// a name may itself hold a dot. It is nil when object is not an object or
+// has no such property.
+func propertyValue(object any, location string) any {
+	// The longest name that ends location (a name may hold dots), looked
+	// up directly: an object may hold many thousands of properties, each
+	// reported on its own.
+	for i := 0; i < len(location); i++ {
+		if location[i] != '.' {
+			continue
+		}
+		name := location[i+1:]
+		switch m := object.(type) {
+		case map[string]any:
+			if v, ok := m[name]; ok {
+				return v
+			}
+		case map[any]any:
+			if v, ok := m[name]; ok {
+				return v
+			}
+		}
+	}
+	return nil
 }
 
 // missingProperty reads the name of the property a huma validation message

@@ -34,7 +34,7 @@ func newAPI(t *testing.T) humatest.TestAPI {
 	_, api := humatest.New(t)
 	rest.Register(api, rest.Op{ID: "sample", Method: http.MethodPost, Path: "/sample", Public: true},
 		func(ctx context.Context, in *sampleInput) (*sampleOutput, error) {
-			order, err := rest.OrderBy(in.Sort, map[string]string{"lastname": "last_name", "firstname": "first_name"}, "last_name", "id")
+			order, err := rest.OrderBy(in.Sort, map[string]string{"lastname": "last_name", "firstname": "first_name", "sentat": "sent_at NULLS LAST"}, "last_name", "id")
 			if err != nil {
 				return nil, err
 			}
@@ -117,6 +117,10 @@ func TestSortParsing(t *testing.T) {
 		"":                    "last_name, id",
 		"lastName":            "last_name, id",
 		"-LASTNAME,firstName": "last_name DESC, first_name, id",
+		// A property that may have no value keeps it last either way; the
+		// others are left for their indexes to serve backwards.
+		"sentAt":  "sent_at NULLS LAST, id",
+		"-sentAt": "sent_at DESC NULLS LAST, id",
 	}
 	for sort, want := range cases {
 		res := api.Post("/sample?sort="+sort, valid)

@@ -66,7 +66,7 @@ func TestDeliveredEventsMatchTheCatalogue(t *testing.T) {
 		examples[e.Name] = e.ExamplePayload
 		names = append(names, e.Name)
 	}
-	if len(names) != 11 {
+	if len(names) != 12 {
 		t.Fatalf("catalogue: %s", r.Body)
 	}
 	rcv := newReceiver(t, 204)
@@ -115,6 +115,20 @@ func TestDeliveredEventsMatchTheCatalogue(t *testing.T) {
 	}}
 	if r := s.Do(t, http.MethodPost, "/v2/alerts", token, unreachable); r.Status != http.StatusCreated {
 		t.Fatalf("unreachable alert: %d %s", r.Status, r.Body)
+	}
+
+	// alert.cancelled: a scheduled alert cancelled before its time.
+	later := map[string]any{"settings": map[string]any{
+		"message":    map[string]any{"subject": "Drill", "body": "Drill next week"},
+		"channels":   map[string]any{"text": map[string]any{"enabled": true}},
+		"recipients": map[string]any{"adHoc": []map[string]any{{"firstName": "Cy", "phone": "+15553330002"}}},
+		"schedule":   map[string]any{"type": "Later", "sendAt": time.Now().Add(7 * 24 * time.Hour).UTC().Format(time.RFC3339)},
+	}}
+	var scheduled struct{ AlertID int64 }
+	r = s.Do(t, http.MethodPost, "/v2/alerts", token, later)
+	r.JSON(t, &scheduled)
+	if r := s.Do(t, http.MethodPost, fmt.Sprintf("/v2/alerts/%d/cancel", scheduled.AlertID), token, map[string]any{"reason": "drill moved"}); r.Status != 200 {
+		t.Fatalf("cancel: %d %s", r.Status, r.Body)
 	}
 
 	// verification.completed and verification.failed.

@@ -5,17 +5,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"iter"
 	"net/http"
 	"net/http/httptest"
 	"slices"
 	"strings"
 	"testing"
+	"testing/iotest"
 	"time"
 
 	"github.com/jmoiron/sqlx"
 
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/channels/etn"
+	"github.com/tocsin/tocsin/channels/etn/etntest"
 	"github.com/tocsin/tocsin/channels/providerhttp"
 	"github.com/tocsin/tocsin/channels/voice"
 	"github.com/tocsin/tocsin/channels/voice/voicetest"
@@ -26,13 +29,41 @@ import (
 	"github.com/tocsin/tocsin/storage/directory"
 )
 
+// parse reads the list in as the import does: its points, the first rows
+// left out, and the error that ended it.
+func parse(in string) ([]etn.Point, []etn.RowError, error) {
+	rd, err := etn.NewReader(strings.NewReader(in))
+	if err != nil {
+		return nil, nil, err
+	}
+	var pts []etn.Point
+	for p, err := range rd.Points() {
+		if err != nil {
+			return nil, nil, err
+		}
+		pts = append(pts, p)
+	}
+	return pts, rd.Problems(), nil
+}
+
+// points yields pts, as a parsed list does.
+func points(pts ...etn.Point) iter.Seq2[etn.Point, error] {
+	return func(yield func(etn.Point, error) bool) {
+		for _, p := range pts {
+			if !yield(p, nil) {
+				return
+			}
+		}
+	}
+}
+
 func TestParseCSV(t *testing.T) {
 	in := "\ufeffPhone,Latitude,Longitude,Name,Address\n" +
 		"+15550000001,45.5,-122.6,Mill,1 Main St\n" +
 		"555,45.5,-122.6,Bad phone,\n" +
 		"+15550000002,95,-122.6,Bad latitude,\n" +
 		"+15550000003,45.6,-122.7,,\n"
-	pts, bad, err := etn.ParseCSV(strings.NewReader(in))
+	pts, bad, err := parse(in)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +73,7 @@ func TestParseCSV(t *testing.T) {
 	if len(bad) != 2 || bad[0].Line != 3 || bad[1].Line != 4 {
 		t.Fatalf("row errors %+v", bad)
 	}
-	if _, _, err := etn.ParseCSV(strings.NewReader("phone,lat,lng\n")); err == nil {
+	if _, _, err := parse("phone,lat,lng\n"); err == nil {
 		t.Fatal("a header without latitude is an error")
 	}
 }
@@ -52,15 +83,7 @@ func TestParseCSV(t *testing.T) {
 // fields counted, and a row longer than csvheader.MaxRecordBytes refuses the
 // file, naming its line.
 func TestParseCSVNamesTheLinesOfTheFile(t *testing.T) {
-	in := "phone,latitude,longitude,name,address\r\n" + // 1
-		"+15550000001,45.5,-122.6,Mill,\"1 Main St\r\nBack door\"\r\n" + // 2-3
-		"\r\n" + // 4
-		"555,45.5,-122.6,Bad phone,\r\n" + // 5
-		"\n" + // 6
-		"+15550000002,45.5,-122.6,\"Pump\nhouse\",\"2\nMain\nSt\"\n" + // 7-10
-		"+15550000003,95,-122.6,Bad latitude,\n" + // 11
-		"+15550000004,4\"5,-122.6,Bare quote,\n" // 12
-	pts, bad, err := etn.ParseCSV(strings.NewReader(in))
+	pts, bad, err := parse(etntest.NumberedLines)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,15 +94,86 @@ func TestParseCSVNamesTheLinesOfTheFile(t *testing.T) {
 	for _, b := range bad {
 		lines = append(lines, b.Line)
 	}
-	if !slices.Equal(lines, []int{5, 11, 12}) {
+	if !slices.Equal(lines, etntest.RefusedLines) {
 		t.Fatalf("row errors on lines %v, want 5, 11, 12: %+v", lines, bad)
 	}
 
 	long := "phone,latitude,longitude\n+15550000001,45.5,-122.6\n\n\"+1555" + strings.Repeat("0,45.5,-122.6\n", 5<<20/13)
-	_, _, err = etn.ParseCSV(strings.NewReader(long))
+	_, _, err = parse(long)
 	var tooLong *csvheader.RecordTooLongError
 	if !errors.As(err, &tooLong) || tooLong.Line != 4 {
 		t.Fatalf("a 5 MiB row: %v, want a RecordTooLongError on line 4", err)
+	}
+}
+
+// TestReaderBoundsWhatItKeeps: the reader keeps the first
+// MaxReportedRows rejected rows and counts the rest, and a problem quotes
+// only the start of a rejected value, so what it holds and answers stays
+// short whatever the file.
+func TestReaderBoundsWhatItKeeps(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("phone,latitude,longitude\n")
+	b.WriteString(strings.Repeat("9", 500_000) + ",45,-122\n")
+	for range 150 {
+		b.WriteString("555,45,-122\n")
+	}
+	b.WriteString("+15550000001,45,-122\n")
+	rd, err := etn.NewReader(strings.NewReader(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, err := range rd.Points() {
+		if err != nil {
+			t.Fatal(err)
+		}
+		n++
+	}
+	bad := rd.Problems()
+	if n != 1 || rd.Rejected() != 151 || len(bad) != etn.MaxReportedRows || bad[0].Line != 2 || bad[99].Line != 101 {
+		t.Fatalf("%d points, %d rejected, %d kept", n, rd.Rejected(), len(bad))
+	}
+	if len(bad[0].Message) > 100 || !strings.Contains(bad[0].Message, `"9999999999`) {
+		t.Fatalf("a %d-byte problem: %.200s", len(bad[0].Message), bad[0].Message)
+	}
+}
+
+// TestReaderRefusesWhatIsNotText: a NUL character or bytes that are not
+// UTF-8 refuse the file, naming their line, however the reads cut the
+// file; characters cut between reads are whole again.
+func TestReaderRefusesWhatIsNotText(t *testing.T) {
+	head := "phone,latitude,longitude,name\n+15550000001,45,-122,Café ☎ 𝄞\n"
+	for name, c := range map[string]struct {
+		in   string
+		line int
+	}{
+		"text":                  {head, 0},
+		"a NUL":                 {head + "+15550000002,45,-122,a\x00b\n", 3},
+		"a NUL in the header":   {"phone,lati\x00tude,longitude\n", 1},
+		"a stray byte":          {head + "\n+15550000002,45,-122,\xff\n", 4},
+		"a cut character":       {head + "+15550000002,45,-122,\xe2\x98\n", 3},
+		"a character cut short": {head + "+15550000002,45,-122,\xe2\x98", 3},
+		"a surrogate":           {head + "+15550000002,45,-122,\xed\xa0\x80\n", 3},
+	} {
+		for _, one := range []bool{false, true} {
+			var r io.Reader = strings.NewReader(c.in)
+			if one {
+				r = iotest.OneByteReader(r)
+			}
+			rd, err := etn.NewReader(r)
+			if err == nil {
+				for _, e := range rd.Points() {
+					err = e
+				}
+			}
+			var te *etn.TextError
+			switch {
+			case c.line == 0 && err != nil:
+				t.Errorf("%s (one byte at a time %v): %v", name, one, err)
+			case c.line > 0 && (!errors.As(err, &te) || te.Line != c.line):
+				t.Errorf("%s (one byte at a time %v): %v, want a TextError on line %d", name, one, err, c.line)
+			}
+		}
 	}
 }
 
@@ -135,17 +229,17 @@ func TestTargetsInsideTheArea(t *testing.T) {
 	addPerson(t, db, tenant, "+15550000003", 45.0001, -122.0001, false) // inside, cannot take calls
 	addPerson(t, db, other, "+15550000004", 45.0, -122.0, true)         // another tenant
 	pts := &etn.Points{DB: db}
-	if err := pts.Replace(ctx, tenant, "wells", []etn.Point{
-		{Phone: "+15550000005", Name: "Well 1", Latitude: 45.001, Longitude: -121.999},
-		{Phone: "+15550000001", Name: "Same phone as a contact", Latitude: 45.0, Longitude: -122.0},
-		{Phone: "+15550000006", Name: "Far", Latitude: 46, Longitude: -122},
-	}); err != nil {
+	if _, err := pts.Replace(ctx, tenant, "wells", points(
+		etn.Point{Phone: "+15550000005", Name: "Well 1", Latitude: 45.001, Longitude: -121.999},
+		etn.Point{Phone: "+15550000001", Name: "Same phone as a contact", Latitude: 45.0, Longitude: -122.0},
+		etn.Point{Phone: "+15550000006", Name: "Far", Latitude: 46, Longitude: -122},
+	)); err != nil {
 		t.Fatal(err)
 	}
-	if err := pts.Replace(ctx, tenant, "unused", []etn.Point{{Phone: "+15550000007", Latitude: 45, Longitude: -122}}); err != nil {
+	if _, err := pts.Replace(ctx, tenant, "unused", points(etn.Point{Phone: "+15550000007", Latitude: 45, Longitude: -122})); err != nil {
 		t.Fatal(err)
 	}
-	if err := pts.Replace(ctx, other, "wells", []etn.Point{{Phone: "+15550000008", Name: "Another tenant's well", Latitude: 45, Longitude: -122}}); err != nil {
+	if _, err := pts.Replace(ctx, other, "wells", points(etn.Point{Phone: "+15550000008", Name: "Another tenant's well", Latitude: 45, Longitude: -122})); err != nil {
 		t.Fatal(err)
 	}
 	circle := etn.Area{Center: &etn.LatLng{Lat: 45.0, Lng: -122.0}, RadiusMeters: 500}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"strings"
 	"sync"
@@ -294,11 +293,11 @@ func (o *tenantObjects) AudioURL(ctx context.Context, key string) (string, error
 		return "", err
 	}
 	if _, err := o.objects.Client.StatObject(ctx, o.objects.Bucket, key, minio.StatObjectOptions{}); err != nil {
-		return "", objectError("stat", key, err)
+		return "", storage.ObjectError("stat", key, err)
 	}
 	u, err := o.objects.Client.PresignedGetObject(ctx, o.objects.Bucket, key, AudioLinkTTL, nil)
 	if err != nil {
-		return "", objectError("link", key, err)
+		return "", storage.ObjectError("link", key, err)
 	}
 	return u.String(), nil
 }
@@ -324,34 +323,7 @@ func (o *tenantObjects) Read(ctx context.Context, key string) ([]byte, string, e
 	if err := o.check(key); err != nil {
 		return nil, "", err
 	}
-	obj, err := o.objects.Client.GetObject(ctx, o.objects.Bucket, key, minio.GetObjectOptions{})
-	if err != nil {
-		return nil, "", objectError("get", key, err)
-	}
-	defer obj.Close()
-	st, err := obj.Stat()
-	if err != nil {
-		return nil, "", objectError("stat", key, err)
-	}
-	if st.Size > fax.MaxDocumentBytes {
-		return nil, "", fmt.Errorf("the file is larger than %d bytes", fax.MaxDocumentBytes)
-	}
-	b, err := io.ReadAll(obj)
-	if err != nil {
-		return nil, "", objectError("read", key, err)
-	}
-	return b, st.ContentType, nil
-}
-
-// objectError is a failure of the object store on key: channels.ErrFileMissing
-// when the object is not there, else channels.ErrFileUnavailable, both
-// with the store's own words for the logs.
-func objectError(op, key string, err error) error {
-	kind := channels.ErrFileUnavailable
-	if r := minio.ToErrorResponse(err); r.Code == "NoSuchKey" || r.StatusCode == http.StatusNotFound {
-		kind = channels.ErrFileMissing
-	}
-	return fmt.Errorf("%s %s: %w (%w)", op, key, kind, err)
+	return o.objects.Read(ctx, key, fax.MaxDocumentBytes)
 }
 
 // Destination is where a broadcast-style channel posts once per alert: a

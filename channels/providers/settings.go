@@ -356,7 +356,7 @@ func keep(v *string, prev string, sameDestination bool, field, dest string) erro
 		return &FieldError{Field: field, Message: "is masked but no stored secret matches it"}
 	}
 	if !sameDestination {
-		return &FieldError{Field: field, Message: "is masked but the destination changed (" + dest + " has a new scheme, host, port or path): " +
+		return &FieldError{Field: field, Message: "is masked but the destination changed (" + dest + " has a new scheme, host, port, path or query): " +
 			"send the secret itself again, the stored one is only sent where it was sent before"}
 	}
 	*v = prev

@@ -70,7 +70,14 @@ type AlertCompleted struct {
 // AlertFailed is the data of alert.failed.
 type AlertFailed struct {
 	Alert
-	Reason string `json:"reason" doc:"Why the alert failed, such as \"no recipients\" or \"no delivery succeeded\"."`
+	Reason string `json:"reason" doc:"Why the alert failed: \"no recipients\", \"no delivery succeeded\", or, when its workflow failed, a sentence that says so (the error itself goes to the worker's log)."`
+}
+
+// AlertCancelled is the data of alert.cancelled.
+type AlertCancelled struct {
+	Alert
+	CancelledBy string `json:"cancelledBy" doc:"Who cancelled the alert (the token's subject)."`
+	Reason      string `json:"reason" doc:"The reason given with the cancellation; empty when none was."`
 }
 
 // RecipientResponded is the data of alert.recipient.responded.
@@ -157,6 +164,8 @@ func Catalogue() []Info {
 	failed := verification
 	failed.TargetType, failed.Address, failed.Status = "Phone", "+15551234567", "Failed"
 	return []Info{
+		{storage.EventAlertCancelled, "A scheduled alert was cancelled before its send time (cancelAlert). Nothing of it is sent; no other event of the alert follows.",
+			AlertCancelled{Alert: alert("Cancelled"), CancelledBy: "dispatcher-7", Reason: "sent to the wrong campus"}},
 		{storage.EventAlertCompleted, "An alert reached its end: every cycle ran and the broadcast duration passed. Status is Sent or Failed.",
 			AlertCompleted{Alert: alert("Sent"), Counts: counts, Confirmed: 310}},
 		{storage.EventAlertCreated, "An alert was created (by a send, a bulk send or an attachment upload). Status is Queued, or Scheduled with scheduledFor.",

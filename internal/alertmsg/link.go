@@ -13,6 +13,25 @@ import (
 // token follows it.
 const ResponsePath = "/v2/public/alerts/responses/"
 
+// ShortLinkPath is where short links live: PublicURL + ShortLinkPath +
+// code redirects to the code's target (storage/shorturls). A recipient's
+// response link reaches them as one.
+const ShortLinkPath = "/s/"
+
+// ShortCodeLength is the number of characters of a short link's code.
+const ShortCodeLength = 8
+
+// ShortLink is the short link of code under publicURL.
+func ShortLink(publicURL, code string) string {
+	return strings.TrimRight(publicURL, "/") + ShortLinkPath + code
+}
+
+// SampleShortLink is a short link of the real length whose code is X's:
+// what size checks count and previews show in place of a recipient's own.
+func SampleShortLink(publicURL string) string {
+	return ShortLink(publicURL, strings.Repeat("X", ShortCodeLength))
+}
+
 // b64 decodes strictly: no padding, no line breaks, no non-zero trailing
 // bits, so one token has one spelling.
 var b64 = base64.RawURLEncoding.Strict()

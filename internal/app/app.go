@@ -312,8 +312,8 @@ func (a *App) Work(ctx context.Context, metricsAddr string) error {
 	}
 	defer stopWorker()
 	a.Logger.Info("worker started", "task_queue", a.Config.TemporalTaskQueue, "urgent_task_queue", workflows.UrgentQueue(a.Config.TemporalTaskQueue))
-	if err := dispatch.EnsureRetentionSchedule(ctx, a.Temporal, a.Config.TemporalTaskQueue); err != nil {
-		a.Logger.Error("hook history retention schedule", "err", err)
+	if err := dispatch.EnsureSchedules(ctx, a.Temporal, a.Config.TemporalTaskQueue); err != nil {
+		a.Logger.Error("maintenance schedules", "err", err)
 	}
 	<-ctx.Done()
 	return nil

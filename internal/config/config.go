@@ -30,6 +30,11 @@ type Config struct {
 	// checked and encoded; then the processing is cancelled and nothing of
 	// the upload is kept.
 	FileProcessTimeout time.Duration `env:"TOCSIN_FILE_PROCESS_TIMEOUT" envDefault:"55s"`
+	// FileUploadMaxLife is how long an upload may take from its first
+	// object stored to its file recorded. The objects of an upload that
+	// has not recorded its file nor removed them by then (its process
+	// died) are orphans, which the worker's sweep removes.
+	FileUploadMaxLife time.Duration `env:"TOCSIN_FILE_UPLOAD_MAX_LIFE" envDefault:"15m"`
 	// ImportSizeLimit bounds the body of a contacts import
 	// (createFromFile), which is streamed and may be far larger than a file.
 	ImportSizeLimit int64 `env:"TOCSIN_IMPORT_SIZE_LIMIT_BYTES" envDefault:"1073741824"`
@@ -200,6 +205,12 @@ func Load() (Config, error) {
 		if d <= 0 {
 			return c, fmt.Errorf("%s must be positive, not %s", name, d)
 		}
+	}
+	// An upload takes at most the body's minute, its processing and the 15 s
+	// a timed-out upload gives the cancellation.
+	if least := time.Minute + c.FileProcessTimeout + 15*time.Second; c.FileUploadMaxLife <= least {
+		return c, fmt.Errorf("TOCSIN_FILE_UPLOAD_MAX_LIFE must be longer than an upload can last (%s: a minute for the body, TOCSIN_FILE_PROCESS_TIMEOUT and 15 s), not %s",
+			least, c.FileUploadMaxLife)
 	}
 	for _, o := range c.CodecAllowOrigins {
 		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" {

@@ -131,3 +131,20 @@ func TestSlotsPoolsAndHTTPLimitsMustBePositive(t *testing.T) {
 		})
 	}
 }
+
+// An upload's maximum life must outlast the longest upload, or the orphan
+// sweep would take the objects of uploads still in progress.
+func TestUploadMaxLifeOutlastsAnUpload(t *testing.T) {
+	c, err := config.Load()
+	if err != nil || c.FileUploadMaxLife != 15*time.Minute {
+		t.Fatalf("default %s, %v", c.FileUploadMaxLife, err)
+	}
+	t.Setenv("TOCSIN_FILE_PROCESS_TIMEOUT", "14m")
+	if _, err := config.Load(); err == nil || !strings.Contains(err.Error(), "TOCSIN_FILE_UPLOAD_MAX_LIFE") {
+		t.Fatalf("a maximum life shorter than the processing accepted: %v", err)
+	}
+	t.Setenv("TOCSIN_FILE_UPLOAD_MAX_LIFE", "16m")
+	if _, err := config.Load(); err != nil {
+		t.Fatal(err)
+	}
+}

@@ -141,7 +141,7 @@ func TestReaderEdgeCases(t *testing.T) {
 	}
 	ada := rows[0]
 	if ada.Line != 2 || ada.FirstName != "Ada" || !reflect.DeepEqual(ada.Emails, []string{"ada@example.com"}) ||
-		!reflect.DeepEqual(ada.Phones, []contactcsv.Phone{{Number: "+15551234567", Type: "Mobile"}}) ||
+		!reflect.DeepEqual(ada.Phones, []contactcsv.Phone{{Number: "+15551234567", Type: "Mobile", CanText: true, CanCall: true}}) ||
 		ada.Custom["building"] != "A" || !reflect.DeepEqual(ada.Roles, []string{"Floor warden", "First aider"}) {
 		t.Errorf("ada %+v", ada)
 	}
@@ -193,7 +193,9 @@ func TestWriterReaderRoundTrip(t *testing.T) {
 	in := contactcsv.Row{
 		ID: 7, ExternalID: "=EXT", FirstName: "@Ada", MiddleName: "-", LastName: "Love, \"lace\"",
 		Language: "en-GB", TimeZone: "Europe/London", Emails: []string{"ada@example.com", "a@example.org"},
-		Phones:    []contactcsv.Phone{{Number: "+15551234567", Type: "Mobile"}, {Number: "+15557654321", Type: "Work"}},
+		Phones: []contactcsv.Phone{{Number: "+15551234567", Type: "Mobile", CanText: true, CanCall: true}, {Number: "+15550000001", Type: "Mobile"},
+			{Number: "+15550000002", Type: "Home", CanText: true, CanCall: true}, {Number: "+15557654321", Type: "Work", CanCall: true},
+			{Number: "+15550000003", Type: "Other", CanText: true}, {Number: "+15550000004", Type: "Fax"}},
 		Roles:     []string{"Floor warden"},
 		ChatUsers: []contactcsv.ChatUser{{Platform: "slack", UserID: "U1"}},
 		Custom:    map[string]string{"building": "+A", "desk": "12"},
@@ -210,7 +212,7 @@ func TestWriterReaderRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 	text := buf.String()
-	if !strings.Contains(text, ",'+15551234567,") || !strings.Contains(text, "'=EXT") || !strings.HasSuffix(text, "\r\n") {
+	if !strings.Contains(text, ",'+15551234567;+15550000001 [none],'+15550000002 [text call],'+15557654321,'+15550000003 [text],'+15550000004,") || !strings.Contains(text, "'=EXT") || !strings.HasSuffix(text, "\r\n") {
 		t.Fatalf("export %q", text)
 	}
 	rows, problems := readAll(t, text)

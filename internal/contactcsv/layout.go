@@ -22,6 +22,7 @@ const (
 	ColHomePhones   = "homePhones"
 	ColWorkPhones   = "workPhones"
 	ColOtherPhones  = "otherPhones"
+	ColFaxPhones    = "faxPhones"
 	ColRoles        = "roles"
 	ColChatUsers    = "chatUsers"
 	// CustomPrefix starts the name of a custom-field column: custom.building
@@ -32,7 +33,7 @@ const (
 // Columns lists the fixed columns in export order; custom-field columns follow them.
 var Columns = []string{
 	ColID, ColExternalID, ColFirstName, ColMiddleName, ColLastName, ColLanguage, ColTimeZone,
-	ColEmails, ColMobilePhones, ColHomePhones, ColWorkPhones, ColOtherPhones, ColRoles, ColChatUsers,
+	ColEmails, ColMobilePhones, ColHomePhones, ColWorkPhones, ColOtherPhones, ColFaxPhones, ColRoles, ColChatUsers,
 }
 
 // RequiredColumns must be in the header of an imported file.
@@ -43,6 +44,7 @@ var aliases = map[string]string{
 	"email": ColEmails, "emailaddress": ColEmails,
 	"phone": ColMobilePhones, "phones": ColMobilePhones, "mobile": ColMobilePhones, "mobilephone": ColMobilePhones,
 	"homephone": ColHomePhones, "workphone": ColWorkPhones, "otherphone": ColOtherPhones,
+	"fax": ColFaxPhones, "faxphone": ColFaxPhones,
 	"role": ColRoles, "chatuser": ColChatUsers, "externalid": ColExternalID, "external_id": ColExternalID,
 	"firstname": ColFirstName, "first_name": ColFirstName, "middlename": ColMiddleName, "lastname": ColLastName,
 	"last_name": ColLastName, "timezone": ColTimeZone, "time_zone": ColTimeZone,
@@ -56,7 +58,84 @@ func init() {
 
 // PhoneTypeOfColumn is the phone type (model.PhoneType) each phone column holds.
 var PhoneTypeOfColumn = map[string]string{
-	ColMobilePhones: "Mobile", ColHomePhones: "Home", ColWorkPhones: "Work", ColOtherPhones: "Other",
+	ColMobilePhones: "Mobile", ColHomePhones: "Home", ColWorkPhones: "Work", ColOtherPhones: "Other", ColFaxPhones: "Fax",
+}
+
+// columnOfPhoneType is the column a phone of each type is written in; a
+// type it does not list goes to otherPhones.
+var columnOfPhoneType = map[string]string{
+	"Mobile": ColMobilePhones, "Home": ColHomePhones, "Work": ColWorkPhones, "Other": ColOtherPhones, "Fax": ColFaxPhones,
+}
+
+// Phone flags. An item of a phone column may end in the flags of its
+// number in brackets, the ones that are on: "+15551234567 [text]",
+// "[call]", "[text call]" or "[none]". An item without them has its
+// column's default flags (DefaultFlags), and the export writes them only
+// where a number's flags differ from those. A fax number takes neither.
+const (
+	FlagText = "text"
+	FlagCall = "call"
+	FlagNone = "none"
+)
+
+// DefaultFlags are the flags of a number of a phone column written
+// without flags: a mobile number takes texts and calls, a home, work or
+// other number calls only, a fax number neither.
+func DefaultFlags(column string) (canText, canCall bool) {
+	switch column {
+	case ColMobilePhones:
+		return true, true
+	case ColFaxPhones:
+		return false, false
+	}
+	return false, true
+}
+
+// phoneItem is the item of a phone column for a number with flags.
+func phoneItem(column, number string, canText, canCall bool) string {
+	if t, c := DefaultFlags(column); t == canText && c == canCall {
+		return number
+	}
+	switch {
+	case canText && canCall:
+		return number + " [" + FlagText + " " + FlagCall + "]"
+	case canText:
+		return number + " [" + FlagText + "]"
+	case canCall:
+		return number + " [" + FlagCall + "]"
+	}
+	return number + " [" + FlagNone + "]"
+}
+
+// cutFlags splits an item of a phone column into its number and flags; ok
+// is false when its brackets hold something else than flags.
+func cutFlags(column, item string) (number string, canText, canCall, ok bool) {
+	canText, canCall = DefaultFlags(column)
+	number, flags, found := strings.Cut(item, "[")
+	if !found {
+		return item, canText, canCall, true
+	}
+	flags, rest, closed := strings.Cut(flags, "]")
+	if !closed || strings.TrimSpace(rest) != "" {
+		return "", false, false, false
+	}
+	words := strings.Fields(strings.ToLower(flags))
+	if len(words) == 0 {
+		return "", false, false, false
+	}
+	canText, canCall = false, false
+	for _, w := range words {
+		switch {
+		case w == FlagText && !canText:
+			canText = true
+		case w == FlagCall && !canCall:
+			canCall = true
+		case w == FlagNone && len(words) == 1:
+		default:
+			return "", false, false, false
+		}
+	}
+	return strings.TrimSpace(number), canText, canCall, true
 }
 
 // ListSeparator separates the items of list cells (emails, phones, roles, chat users).

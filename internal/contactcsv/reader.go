@@ -34,10 +34,12 @@ type Row struct {
 	Custom map[string]string
 }
 
-// Phone is one phone number of a row, in E.164 form.
+// Phone is one phone number of a row, in E.164 form, with its flags.
 type Phone struct {
-	Number string
-	Type   string // Mobile, Home, Work or Other
+	Number  string
+	Type    string // Mobile, Home, Work, Other or Fax
+	CanText bool   // text messages may be sent to it
+	CanCall bool   // voice calls may be made to it
 }
 
 // ChatUser is a team-chat account of a row.
@@ -304,18 +306,25 @@ func (r *Reader) set(row *Row, c column, raw string) (Problem, bool) {
 				row.Emails = append(row.Emails, e)
 			}
 		}
-	case ColMobilePhones, ColHomePhones, ColWorkPhones, ColOtherPhones:
+	case ColMobilePhones, ColHomePhones, ColWorkPhones, ColOtherPhones, ColFaxPhones:
 		items := splitList(v)
 		if len(items)+len(row.Phones) > MaxListItems {
 			return fail(fmt.Sprintf("more than %d phone numbers", MaxListItems))
 		}
 		for _, it := range items {
-			n, ok := NormalizePhone(Restore(it))
+			num, canText, canCall, ok := cutFlags(c.name, Restore(it))
+			if !ok {
+				return fail(fmt.Sprintf("%q: the brackets after a number hold its flags: text, call, text call or none", it))
+			}
+			if c.name == ColFaxPhones && (canText || canCall) {
+				return fail(fmt.Sprintf("%q: a fax number takes neither texts nor calls", it))
+			}
+			n, ok := NormalizePhone(num)
 			if !ok {
 				return fail(fmt.Sprintf("%q is not a phone number in international form (+ country code and number)", it))
 			}
 			if !slices.ContainsFunc(row.Phones, func(p Phone) bool { return p.Number == n }) {
-				row.Phones = append(row.Phones, Phone{Number: n, Type: PhoneTypeOfColumn[c.name]})
+				row.Phones = append(row.Phones, Phone{Number: n, Type: PhoneTypeOfColumn[c.name], CanText: canText, CanCall: canCall})
 			}
 		}
 	case ColRoles:

@@ -35,7 +35,11 @@ func NewWriter(w io.Writer, customKeys []string) (*Writer, error) {
 func (w *Writer) Write(r Row) error {
 	phones := map[string][]string{}
 	for _, p := range r.Phones {
-		phones[p.Type] = append(phones[p.Type], p.Number)
+		col, ok := columnOfPhoneType[p.Type]
+		if !ok {
+			col = ColOtherPhones
+		}
+		phones[col] = append(phones[col], phoneItem(col, p.Number, p.CanText, p.CanCall))
 	}
 	chat := make([]string, len(r.ChatUsers))
 	for i, c := range r.ChatUsers {
@@ -48,10 +52,11 @@ func (w *Writer) Write(r Row) error {
 	fixed := []string{
 		id, r.ExternalID, r.FirstName, r.MiddleName, r.LastName, r.Language, r.TimeZone,
 		strings.Join(r.Emails, ListSeparator),
-		strings.Join(phones["Mobile"], ListSeparator),
-		strings.Join(phones["Home"], ListSeparator),
-		strings.Join(phones["Work"], ListSeparator),
-		strings.Join(phones["Other"], ListSeparator),
+		strings.Join(phones[ColMobilePhones], ListSeparator),
+		strings.Join(phones[ColHomePhones], ListSeparator),
+		strings.Join(phones[ColWorkPhones], ListSeparator),
+		strings.Join(phones[ColOtherPhones], ListSeparator),
+		strings.Join(phones[ColFaxPhones], ListSeparator),
 		strings.Join(r.Roles, ListSeparator),
 		strings.Join(chat, ListSeparator),
 	}

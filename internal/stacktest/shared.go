@@ -24,7 +24,13 @@ var shared struct {
 //	func TestMain(m *testing.M) { stacktest.Main(m) }
 //
 // The shared stack's warnings and errors are printed when a test failed.
+// Run by StartAPIProcess, the test binary serves the API instead.
 func Main(m *testing.M) {
+	if cfg := os.Getenv(apiProcessEnv); cfg != "" {
+		err := serveAPIProcess(cfg)
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
 	shared.Lock()
 	shared.main = true
 	shared.Unlock()

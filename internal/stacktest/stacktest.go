@@ -3,7 +3,9 @@
 // gets its own PostgreSQL database (a copy of a template migrated once), MinIO
 // bucket, Temporal task queue and tenant ids, so tests run in parallel and
 // leave nothing behind. Tests of a package that need no configuration of their
-// own share one stack (Shared, with Main in the package's TestMain).
+// own share one stack (Shared, with Main in the package's TestMain). A test
+// that needs the API to die runs it in a process of its own
+// (StartAPIProcess) and kills it.
 package stacktest
 
 import (
@@ -236,12 +238,14 @@ func (s *Stack) startWorker(cleanup func(func()), o WorkerOptions) (stop func(),
 	if err != nil {
 		return nil, err
 	}
-	if err := dispatch.EnsureRetentionSchedule(context.Background(), s.Temporal, cfg.TemporalTaskQueue); err != nil {
+	if err := dispatch.EnsureSchedules(context.Background(), s.Temporal, cfg.TemporalTaskQueue); err != nil {
 		stop()
-		return nil, fmt.Errorf("hook history schedule: %w", err)
+		return nil, fmt.Errorf("maintenance schedules: %w", err)
 	}
 	cleanup(func() {
-		_ = s.Temporal.ScheduleClient().GetHandle(context.Background(), dispatch.RetentionScheduleID(cfg.TemporalTaskQueue)).Delete(context.Background())
+		for _, id := range dispatch.ScheduleIDs(cfg.TemporalTaskQueue) {
+			_ = s.Temporal.ScheduleClient().GetHandle(context.Background(), id).Delete(context.Background())
+		}
 	})
 	cleanup(stop)
 	return stop, nil

@@ -286,9 +286,16 @@ func TestETNTargetsFromContactsAndAddressPoints(t *testing.T) {
 	person(t, db, tenant, "Far", "+15550000009", 10, 10, "")
 	person(t, db, other, "Oth", "+15550000002", 45, -122, "")
 	pts := &channelstate.AddressPoints{DB: db}
-	if err := pts.Replace(ctx, tenant, "wells", []channelstate.AddressPoint{
+	wells := []channelstate.AddressPoint{
 		{Phone: "+15550000003", Name: "Well", Latitude: 45.001, Longitude: -122},
 		{Phone: "+15550000001", Name: "Dup", Latitude: 45, Longitude: -122},
+	}
+	if _, err := pts.Replace(ctx, tenant, "wells", func(yield func(channelstate.AddressPoint, error) bool) {
+		for _, p := range wells {
+			if !yield(p, nil) {
+				return
+			}
+		}
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -382,5 +389,69 @@ func TestETNTargetsFromContactsAndAddressPoints(t *testing.T) {
 	}
 	if err := pts.Delete(ctx, tenant, "wells"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestConcurrentImportsOfAListLeaveOne: imports of one list that run at
+// once each replace it whole; the list ends as exactly one of them.
+func TestConcurrentImportsOfAListLeaveOne(t *testing.T) {
+	t.Parallel()
+	ctx, db, tenant, _ := stacktest.DBTenants(t)
+	pts := &channelstate.AddressPoints{DB: db}
+	const imports, size = 6, 300
+	for round := range 3 {
+		errs := make(chan error, imports)
+		for i := range imports {
+			go func() {
+				_, err := pts.Replace(ctx, tenant, "wells", func(yield func(channelstate.AddressPoint, error) bool) {
+					for j := range size {
+						if !yield(channelstate.AddressPoint{Phone: fmt.Sprintf("+1555%03d%04d", i, j), Name: strconv.Itoa(i), Latitude: 45, Longitude: -122}, nil) {
+							return
+						}
+					}
+				})
+				errs <- err
+			}()
+		}
+		for range imports {
+			if err := <-errs; err != nil {
+				t.Fatal(err)
+			}
+		}
+		if lists, err := pts.Lists(ctx, tenant); err != nil || len(lists) != 1 || lists[0].Points != size {
+			t.Fatalf("round %d: %+v %v", round, lists, err)
+		}
+	}
+}
+
+// TestAnImportHoldsNoConnectionWhileItsPointsArrive: a client that sends
+// its list slowly does not hold one of the pool's connections meanwhile.
+func TestAnImportHoldsNoConnectionWhileItsPointsArrive(t *testing.T) {
+	t.Parallel()
+	ctx, db, tenant, _ := stacktest.DBTenants(t)
+	pts := &channelstate.AddressPoints{DB: db}
+	arrived, more := make(chan struct{}), make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		_, err := pts.Replace(ctx, tenant, "slow", func(yield func(channelstate.AddressPoint, error) bool) {
+			if !yield(channelstate.AddressPoint{Phone: "+15550000001", Latitude: 45, Longitude: -122}, nil) {
+				return
+			}
+			close(arrived)
+			<-more
+			yield(channelstate.AddressPoint{Phone: "+15550000002", Name: "two, \"quoted\"", Latitude: 45.5, Longitude: -122.25}, nil)
+		})
+		done <- err
+	}()
+	<-arrived
+	if n := db.Stats().InUse; n != 0 {
+		t.Errorf("%d connections in use while the points arrive", n)
+	}
+	close(more)
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if lists, err := pts.Lists(ctx, tenant); err != nil || len(lists) != 1 || lists[0].Points != 2 {
+		t.Fatalf("%+v %v", lists, err)
 	}
 }

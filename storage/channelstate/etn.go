@@ -1,8 +1,13 @@
 package channelstate
 
 import (
+	"bufio"
 	"context"
+	"encoding/csv"
 	"fmt"
+	"io"
+	"iter"
+	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -100,32 +105,92 @@ type AddressPoints struct {
 	DB *storage.DB
 }
 
-// Replace makes pts the content of the tenant's list name, in one transaction.
-func (s *AddressPoints) Replace(ctx context.Context, tenant, name string, pts []AddressPoint) error {
-	cols := [6][]string{}
-	lat, lng := make([]float64, len(pts)), make([]float64, len(pts))
-	for i, pt := range pts {
-		cols[0] = append(cols[0], pt.ExternalID)
-		cols[1] = append(cols[1], pt.Name)
-		cols[2] = append(cols[2], pt.Address)
-		cols[3] = append(cols[3], pt.Phone)
-		lat[i], lng[i] = pt.Latitude, pt.Longitude
+// Replace makes the points that points yields the content of the tenant's
+// list name, in one transaction, and returns how many there were. The
+// points are spooled to a temporary file as they come, so memory does not
+// grow with the list and no database connection waits on a slow client;
+// once points ends they are copied into a temporary table (COPY, which
+// lib/pq sends in messages of about 64 KiB) and the list is swapped for
+// them. An error from points ends the import and leaves the list as it
+// was, and so do no points at all (0 and a nil error).
+func (s *AddressPoints) Replace(ctx context.Context, tenant, name string, points iter.Seq2[AddressPoint, error]) (int, error) {
+	spool, err := os.CreateTemp("", "tocsin-etn-points-*.csv")
+	if err != nil {
+		return 0, fmt.Errorf("spool address points: %w", err)
 	}
-	return s.DB.InTx(ctx, func(tx *sqlx.Tx) error {
+	defer func() { _ = spool.Close(); _ = os.Remove(spool.Name()) }()
+	buf := bufio.NewWriter(spool)
+	w := csv.NewWriter(buf)
+	n := 0
+	for p, err := range points {
+		if err != nil {
+			return 0, err
+		}
+		if err := w.Write([]string{p.ExternalID, p.Name, p.Address, p.Phone,
+			strconv.FormatFloat(p.Latitude, 'g', -1, 64), strconv.FormatFloat(p.Longitude, 'g', -1, 64)}); err != nil {
+			return 0, fmt.Errorf("spool address points: %w", err)
+		}
+		n++
+	}
+	if n == 0 {
+		return 0, nil
+	}
+	if w.Flush(); w.Error() != nil {
+		return 0, fmt.Errorf("spool address points: %w", w.Error())
+	}
+	if _, err := spool.Seek(0, io.SeekStart); err != nil {
+		return 0, fmt.Errorf("spool address points: %w", err)
+	}
+	err = s.DB.InTx(ctx, func(tx *sqlx.Tx) error {
+		if _, err := tx.ExecContext(ctx, `CREATE TEMP TABLE etn_point_import (
+			external_id text, name text, address text, phone text, latitude float8, longitude float8) ON COMMIT DROP`); err != nil {
+			return fmt.Errorf("stage address points: %w", err)
+		}
+		stmt, err := tx.PrepareContext(ctx, pq.CopyIn("etn_point_import", "external_id", "name", "address", "phone", "latitude", "longitude"))
+		if err != nil {
+			return fmt.Errorf("start copy: %w", err)
+		}
+		defer stmt.Close()
+		r := csv.NewReader(bufio.NewReader(spool))
+		r.FieldsPerRecord = 6
+		r.ReuseRecord = true
+		for {
+			rec, err := r.Read()
+			if err == io.EOF {
+				break
+			}
+			if err != nil {
+				return fmt.Errorf("read spooled address points: %w", err)
+			}
+			lat, _ := strconv.ParseFloat(rec[4], 64)
+			lng, _ := strconv.ParseFloat(rec[5], 64)
+			if _, err := stmt.ExecContext(ctx, rec[0], rec[1], rec[2], rec[3], lat, lng); err != nil {
+				return fmt.Errorf("copy address points: %w", err)
+			}
+		}
+		// Without arguments, the COPY ends.
+		if _, err := stmt.ExecContext(ctx); err != nil {
+			return fmt.Errorf("copy address points: %w", err)
+		}
+		// Imports of one list take turns from here to their commit, so that
+		// each DELETE sees what the one before inserted: the list ends as
+		// one import.
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 11))`, tenant+"\n"+name); err != nil {
+			return fmt.Errorf("lock address points: %w", err)
+		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM etn_address_points WHERE tenant_id = $1 AND list_name = $2`, tenant, name); err != nil {
 			return fmt.Errorf("clear address points: %w", err)
 		}
-		if len(pts) == 0 {
-			return nil
-		}
-		_, err := tx.ExecContext(ctx, `INSERT INTO etn_address_points (tenant_id, list_name, external_id, name, address, phone, latitude, longitude)
-			SELECT $1, $2, e, n, a, ph, la, lo FROM unnest($3::text[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::float8[]) AS u(e, n, a, ph, la, lo)`,
-			tenant, name, pq.Array(cols[0]), pq.Array(cols[1]), pq.Array(cols[2]), pq.Array(cols[3]), pq.Array(lat), pq.Array(lng))
-		if err != nil {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO etn_address_points (tenant_id, list_name, external_id, name, address, phone, latitude, longitude)
+			SELECT $1, $2, external_id, name, address, phone, latitude, longitude FROM etn_point_import`, tenant, name); err != nil {
 			return fmt.Errorf("insert address points: %w", err)
 		}
 		return nil
 	})
+	if err != nil {
+		return 0, err
+	}
+	return n, nil
 }
 
 // Lists returns the tenant's lists by name.

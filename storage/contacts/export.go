@@ -43,9 +43,11 @@ func BeginExport(ctx context.Context, db *storage.DB, tenant string) (*Export, e
 		SELECT p.id, coalesce(p.external_id, '') AS external_id, p.first_name, p.middle_name, p.last_name, p.language, p.time_zone,
 		    coalesce((SELECT array_agg(e.address ORDER BY e.id) FROM person_emails e WHERE e.person_id = p.id), '{}') AS emails,
 		    coalesce(ph.numbers, '{}') AS phone_numbers, coalesce(ph.types, '{}') AS phone_types,
+		    coalesce(ph.texts, '{}') AS phone_texts, coalesce(ph.calls, '{}') AS phone_calls,
 		    p.roles, p.chat_users, p.custom_fields
 		FROM people p
-		LEFT JOIN LATERAL (SELECT array_agg(x.number ORDER BY x.id) AS numbers, array_agg(x.phone_type ORDER BY x.id) AS types
+		LEFT JOIN LATERAL (SELECT array_agg(x.number ORDER BY x.id) AS numbers, array_agg(x.phone_type ORDER BY x.id) AS types,
+		                          array_agg(x.can_text ORDER BY x.id) AS texts, array_agg(x.can_call ORDER BY x.id) AS calls
 		                   FROM person_phones x WHERE x.person_id = p.id) ph ON true
 		WHERE p.tenant_id = `+pq.QuoteLiteral(tenant)+`
 		ORDER BY p.id`)
@@ -63,6 +65,8 @@ type exportRow struct {
 	Emails       pq.StringArray `db:"emails"`
 	PhoneNumbers pq.StringArray `db:"phone_numbers"`
 	PhoneTypes   pq.StringArray `db:"phone_types"`
+	PhoneTexts   pq.BoolArray   `db:"phone_texts"`
+	PhoneCalls   pq.BoolArray   `db:"phone_calls"`
 	Roles        pq.StringArray `db:"roles"`
 	ChatUsers    []byte         `db:"chat_users"`
 	Custom       []byte         `db:"custom_fields"`
@@ -123,14 +127,14 @@ func (r exportRow) csvRow() contactcsv.Row {
 		Language: r.Language, TimeZone: r.TimeZone, Emails: r.Emails, Roles: r.Roles,
 	}
 	for i, num := range r.PhoneNumbers {
-		t := "Other"
+		p := contactcsv.Phone{Number: num, Type: "Other"}
 		if i < len(r.PhoneTypes) {
-			switch r.PhoneTypes[i] {
-			case "Mobile", "Home", "Work":
-				t = r.PhoneTypes[i]
-			}
+			p.Type = r.PhoneTypes[i]
 		}
-		row.Phones = append(row.Phones, contactcsv.Phone{Number: num, Type: t})
+		if i < len(r.PhoneTexts) && i < len(r.PhoneCalls) {
+			p.CanText, p.CanCall = r.PhoneTexts[i], r.PhoneCalls[i]
+		}
+		row.Phones = append(row.Phones, p)
 	}
 	_ = json.Unmarshal(r.ChatUsers, &row.ChatUsers)
 	p := Person{CustomRaw: r.Custom}

@@ -131,7 +131,7 @@ type Filter struct {
 var SortColumns = map[string]string{
 	"lastname":   "lower(p.last_name)",
 	"firstname":  "lower(p.first_name)",
-	"externalid": "p.external_id",
+	"externalid": "p.external_id NULLS LAST",
 	"createdat":  "p.created_at",
 	"updatedat":  "p.updated_at",
 	"id":         "p.id",

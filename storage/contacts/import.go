@@ -91,6 +91,8 @@ func BeginImport(ctx context.Context, db *storage.DB, tenant string, maxRows int
 			emails      text[],
 			phones      text[],
 			phone_types text[],
+			phone_texts boolean[],
+			phone_calls boolean[],
 			roles       text[],
 			chat_users  jsonb,
 			custom      jsonb,
@@ -143,6 +145,13 @@ func textArray(s []string) any {
 	return pq.StringArray(s)
 }
 
+func boolArray(b []bool) any {
+	if len(b) == 0 {
+		return nil
+	}
+	return pq.BoolArray(b)
+}
+
 // Stage reads the CSV file from r and copies its valid rows into the staging
 // table. It returns a *contactcsv.FileError when the file is not a contacts
 // CSV file, and ErrTooManyRows past the row limit; the import must then be
@@ -157,12 +166,13 @@ func (im *Import) Stage(ctx context.Context, r io.Reader) error {
 		return err
 	}
 	stmt, err := im.tx.PrepareContext(ctx, `COPY contact_import (line, id, external_id, first_name, middle_name, last_name,
-		language, time_zone, emails, phones, phone_types, roles, chat_users, custom) FROM STDIN`)
+		language, time_zone, emails, phones, phone_types, phone_texts, phone_calls, roles, chat_users, custom) FROM STDIN`)
 	if err != nil {
 		return fmt.Errorf("start copy: %w", err)
 	}
 	defer stmt.Close()
 	var phones, types []string
+	var texts, calls []bool
 	for {
 		row, problems, err := rd.Next()
 		if errors.Is(err, io.EOF) {
@@ -192,14 +202,17 @@ func (im *Import) Stage(ctx context.Context, r io.Reader) error {
 			b, _ := json.Marshal(row.Custom)
 			custom = string(b)
 		}
-		phones, types = phones[:0], types[:0]
+		phones, types, texts, calls = phones[:0], types[:0], texts[:0], calls[:0]
 		for _, p := range row.Phones {
 			phones = append(phones, p.Number)
 			types = append(types, p.Type)
+			texts = append(texts, p.CanText)
+			calls = append(calls, p.CanCall)
 		}
 		if _, err := stmt.ExecContext(ctx, row.Line, id, nullable(row.ExternalID), nullable(row.FirstName),
 			nullable(row.MiddleName), nullable(row.LastName), nullable(row.Language), nullable(row.TimeZone),
-			textArray(row.Emails), textArray(phones), textArray(types), textArray(row.Roles), chat, custom); err != nil {
+			textArray(row.Emails), textArray(phones), textArray(types), boolArray(texts), boolArray(calls),
+			textArray(row.Roles), chat, custom); err != nil {
 			return fmt.Errorf("copy row at line %d: %w", row.Line, err)
 		}
 	}
@@ -277,10 +290,10 @@ const (
 		SELECT $1, n.person_id, x.address
 		FROM contact_new n JOIN contact_import i USING (line) CROSS JOIN LATERAL unnest(i.emails) AS x(address)
 		ORDER BY n.person_id`
-	insertNewPhones = `INSERT INTO person_phones (tenant_id, person_id, number, phone_type, can_text)
-		SELECT $1, n.person_id, x.number, x.type, x.type = 'Mobile'
+	insertNewPhones = `INSERT INTO person_phones (tenant_id, person_id, number, phone_type, can_text, can_call)
+		SELECT $1, n.person_id, x.number, x.type, x.can_text, x.can_call
 		FROM contact_new n JOIN contact_import i USING (line)
-		CROSS JOIN LATERAL unnest(i.phones, i.phone_types) AS x(number, type)
+		CROSS JOIN LATERAL unnest(i.phones, i.phone_types, i.phone_texts, i.phone_calls) AS x(number, type, can_text, can_call)
 		ORDER BY n.person_id`
 	// updateMatched writes matched rows and counts the contacts that changed:
 	// a scalar field, a new email address or a new phone number.
@@ -316,9 +329,9 @@ const (
 		    ON CONFLICT (person_id, address) DO NOTHING
 		    RETURNING person_id
 		), ph AS (
-		    INSERT INTO person_phones (tenant_id, person_id, number, phone_type, can_text)
-		    SELECT $1, i.person_id, x.number, x.type, x.type = 'Mobile'
-		    FROM contact_import i CROSS JOIN LATERAL unnest(i.phones, i.phone_types) AS x(number, type)
+		    INSERT INTO person_phones (tenant_id, person_id, number, phone_type, can_text, can_call)
+		    SELECT $1, i.person_id, x.number, x.type, x.can_text, x.can_call
+		    FROM contact_import i CROSS JOIN LATERAL unnest(i.phones, i.phone_types, i.phone_texts, i.phone_calls) AS x(number, type, can_text, can_call)
 		    WHERE NOT i.skip AND i.person_id IS NOT NULL
 		        AND NOT EXISTS (SELECT 1 FROM person_phones x2 WHERE x2.person_id = i.person_id AND x2.number = x.number)
 		    ON CONFLICT (person_id, number) DO NOTHING

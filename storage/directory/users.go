@@ -16,6 +16,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
+	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/storage"
 )
 
@@ -46,10 +47,11 @@ type NewUser struct {
 	MobileApps  []MobileApp
 }
 
-// ParseID turns a path id into a row id; anything else is ErrNotFound.
+// ParseID turns a path id into a row id (ids.Parse); anything else is
+// ErrNotFound.
 func ParseID(s string) (int64, error) {
-	id, err := strconv.ParseInt(s, 10, 64)
-	if err != nil || id <= 0 || strconv.FormatInt(id, 10) != s {
+	id, ok := ids.Parse(s)
+	if !ok {
 		return 0, storage.ErrNotFound
 	}
 	return id, nil
@@ -150,7 +152,7 @@ func SetExternalID(ctx context.Context, q Querier, tenant, dir string, id int64,
 // UserSorts maps the sortable properties of users to SQL.
 var UserSorts = map[string]string{
 	"id": "p.id", "lastname": "lower(p.last_name)", "firstname": "lower(p.first_name)",
-	"externalid": "p.external_id", "createdat": "p.created_at", "updatedat": "p.updated_at",
+	"externalid": "p.external_id NULLS LAST", "createdat": "p.created_at", "updatedat": "p.updated_at",
 }
 
 // UserFilter is a parsed FindUserQuery.

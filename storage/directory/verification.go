@@ -142,10 +142,13 @@ type NonceReservation struct {
 
 // ReserveNonce records a client nonce for the address, unless NonceLimit
 // nonces were reserved for it (by any user of the tenant) within NonceWindow
-// (RateLimitedError). A nonce already reserved for the address is
-// ErrConflict; an address already verified is ErrAlreadyVerified, a phone
-// number that cannot take texts ErrCannotText (no nonce is reserved).
-func ReserveNonce(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, kind Kind, address, nonce string) (NonceReservation, error) {
+// (RateLimitedError). The count outlives the address and its user, so that
+// removing and adding the address again does not reset it; it is kept under
+// addressKey, a keyed hash of the address, not under the address. A nonce
+// already reserved for the address is ErrConflict; an address already
+// verified is ErrAlreadyVerified, a phone number that cannot take texts
+// ErrCannotText (no nonce is reserved).
+func ReserveNonce(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, kind Kind, address, nonce string, addressKey []byte) (NonceReservation, error) {
 	if err := codeStatus(ctx, tx, tenant, person, kind, address); err != nil {
 		return NonceReservation{}, err
 	}
@@ -158,9 +161,9 @@ func ReserveNonce(ctx context.Context, tx *sqlx.Tx, tenant string, person int64,
 		Oldest sql.NullTime `db:"oldest"`
 		Now    time.Time    `db:"now"`
 	}
-	if err := tx.GetContext(ctx, &w, `SELECT count(*) AS count, min(created_at) AS oldest, now() AS now FROM directory_verification_nonces
-		WHERE tenant_id = $1 AND kind = $2 AND address = $3 AND created_at > now() - make_interval(secs => $4)`,
-		tenant, kind, address, NonceWindow.Seconds()); err != nil {
+	if err := tx.GetContext(ctx, &w, `SELECT count(*) AS count, min(created_at) AS oldest, now() AS now FROM directory_nonce_window
+		WHERE tenant_id = $1 AND kind = $2 AND address_hash = $3 AND created_at > now() - make_interval(secs => $4)`,
+		tenant, kind, addressKey, NonceWindow.Seconds()); err != nil {
 		return NonceReservation{}, fmt.Errorf("count nonces: %w", err)
 	}
 	if w.Count >= NonceLimit {
@@ -180,9 +183,20 @@ func ReserveNonce(ctx context.Context, tx *sqlx.Tx, tenant string, person int64,
 	if err != nil {
 		return NonceReservation{}, fmt.Errorf("insert nonce: %w", err)
 	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO directory_nonce_window (tenant_id, kind, address_hash)
+		VALUES ($1, $2, $3)`, tenant, kind, addressKey); err != nil {
+		return NonceReservation{}, fmt.Errorf("count nonce: %w", err)
+	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM directory_verification_nonces
 		WHERE tenant_id = $1 AND kind = $2 AND address = $3 AND created_at < now() - interval '1 day'`, tenant, kind, address); err != nil {
 		return NonceReservation{}, fmt.Errorf("prune nonces: %w", err)
+	}
+	// Rows of every address of the tenant are pruned here, a bounded few at
+	// a time, so that addresses never reserved again do not stay.
+	if _, err := tx.ExecContext(ctx, `DELETE FROM directory_nonce_window WHERE ctid IN (
+		SELECT ctid FROM directory_nonce_window WHERE tenant_id = $1 AND created_at < now() - interval '1 day' LIMIT 100)`,
+		tenant); err != nil {
+		return NonceReservation{}, fmt.Errorf("prune nonce window: %w", err)
 	}
 	return NonceReservation{ExpiresAt: exp, Remaining: NonceLimit - w.Count - 1}, nil
 }

@@ -169,6 +169,10 @@ type NewFile struct {
 	Details      any
 	// Assets are the versions, the original first; Details is each one's.
 	Assets []NewAsset
+	// Claimed says that an upload claimed ObjectPrefix (Claim): Create
+	// releases the claim in its transaction, and fails with ErrClaimLost
+	// when it is gone.
+	Claimed bool
 }
 
 // NewAsset is a stored version of a new file.
@@ -188,13 +192,19 @@ func jsonOf(v any) ([]byte, error) {
 }
 
 // Create records a new file, its assets and the file.uploaded event in one
-// transaction. A full name the tenant already has is storage.ErrConflict.
+// transaction, releasing the upload's claim on its objects when it has one.
+// A full name the tenant already has is storage.ErrConflict.
 func (s *Store) Create(ctx context.Context, f NewFile) error {
 	details, err := jsonOf(f.Details)
 	if err != nil {
 		return err
 	}
 	err = s.DB.InTx(ctx, func(tx *sqlx.Tx) error {
+		if f.Claimed {
+			if err := releaseInTx(ctx, tx, f.Tenant, f.ObjectPrefix); err != nil {
+				return err
+			}
+		}
 		var id int64
 		if err := tx.GetContext(ctx, &id, `
 			INSERT INTO files (tenant_id, full_name, folder_name, file_name, kind, content_type, size_bytes, sha256,
@@ -226,6 +236,9 @@ func (s *Store) Create(ctx context.Context, f NewFile) error {
 	})
 	if storage.IsUniqueViolation(err, "files_tenant_full_name") {
 		return storage.ErrConflict
+	}
+	if errors.Is(err, ErrClaimLost) {
+		return err
 	}
 	if err != nil {
 		return fmt.Errorf("record file: %w", err)

@@ -170,7 +170,7 @@ const attemptColumns = `id, subscription_id, event_id, event_type, attempt, requ
 var HistorySorting = storage.Sorting{
 	Columns: map[string]string{
 		"requestedat": "requested_at", "attempt": "attempt", "eventtype": "event_type",
-		"responsestatus": "response_status", "outcome": "outcome",
+		"responsestatus": "response_status NULLS LAST", "outcome": "outcome",
 	},
 	Default: "requested_at DESC", TieBreak: "id DESC",
 }

@@ -31,7 +31,7 @@ func New(db *storage.DB) *Store { return &Store{DB: db} }
 // AlertSorting is how the alert list may be ordered.
 var AlertSorting = storage.Sorting{
 	Columns: map[string]string{
-		"id": "id", "createdat": "created_at", "sentat": "sent_at", "subject": "lower(subject)", "status": "status",
+		"id": "id", "createdat": "created_at", "sentat": "sent_at NULLS LAST", "subject": "lower(subject)", "status": "status",
 		"priority": "priority", "type": "alert_type", "from": "lower(sender_name)",
 	},
 	Default: "created_at DESC", TieBreak: "id DESC",

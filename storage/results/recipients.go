@@ -3,11 +3,12 @@ package results
 import (
 	"context"
 	"fmt"
-	"github.com/tocsin/tocsin/alert"
 	"time"
 
 	"github.com/lib/pq"
 
+	"github.com/tocsin/tocsin/alert"
+	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/storage"
 )
 
@@ -25,7 +26,7 @@ const recipientColumns = `r.seq, r.person_id, r.external_id, r.first_name, r.las
 var RecipientSorting = storage.Sorting{
 	Columns: map[string]string{
 		"lastname": "lower(r.last_name)", "firstname": "lower(r.first_name)",
-		"responsetime": "coalesce(r.responded_at, r.confirmed_at)", "recipientid": "r.seq",
+		"responsetime": "coalesce(r.responded_at, r.confirmed_at) NULLS LAST", "recipientid": "r.seq",
 	},
 	Default: "r.seq", TieBreak: "r.seq",
 }
@@ -91,15 +92,11 @@ func (s *Store) RecipientsBySeq(ctx context.Context, tenant string, alertID int6
 		alertID, tenant, pq.Int64Array(seqs))
 }
 
-// RecipientCounts counts an alert's recipients and those with each kind of address.
-func (s *Store) RecipientCounts(ctx context.Context, tenant string, alertID int64) (storage.RecipientCounts, error) {
-	var c storage.RecipientCounts
-	if err := s.DB.QueryRowxContext(ctx, `SELECT count(*), count(email), count(phone), count(voice_phone)
-		FROM alert_recipients WHERE alert_id = $1 AND tenant_id = $2`, alertID, tenant).
-		Scan(&c.Total, &c.WithEmail, &c.WithTextPhone, &c.WithVoicePhone); err != nil {
-		return c, fmt.Errorf("count recipients: %w", err)
-	}
-	return c, nil
+// RecipientCounts counts an alert's resolved recipients, the ad-hoc ones
+// and those with an address on each of the channels chs
+// (storage.CountAlertRecipients).
+func (s *Store) RecipientCounts(ctx context.Context, tenant string, alertID int64, chs []channels.Descriptor) (storage.RecipientCounts, error) {
+	return storage.CountAlertRecipients(ctx, s.DB, tenant, alertID, chs)
 }
 
 // ResponseCounts counts an alert's recipients who confirmed and who answered.

@@ -3,6 +3,7 @@ package results_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strconv"
 	"testing"
 	"time"
@@ -10,6 +11,12 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
+	"github.com/tocsin/tocsin/channels"
+	"github.com/tocsin/tocsin/channels/email"
+	"github.com/tocsin/tocsin/channels/fax"
+	"github.com/tocsin/tocsin/channels/sms"
+	"github.com/tocsin/tocsin/channels/teamchat"
+	"github.com/tocsin/tocsin/channels/voice"
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/results"
@@ -191,8 +198,12 @@ func TestRecipientsDeliveriesAndAnswers(t *testing.T) {
 	if rs, err := s.RecipientsBySeq(ctx, tenant, al.ID, []int64{1, 3}); err != nil || len(rs) != 2 {
 		t.Fatalf("by seq %+v %v", rs, err)
 	}
-	if c, err := s.RecipientCounts(ctx, tenant, al.ID); err != nil || c != (storage.RecipientCounts{Total: 3, WithEmail: 2, WithTextPhone: 2, WithVoicePhone: 2}) {
+	chs := []channels.Descriptor{email.Descriptor, sms.Descriptor, voice.Descriptor, fax.Descriptor, teamchat.Descriptor}
+	if c, err := s.RecipientCounts(ctx, tenant, al.ID, chs); err != nil || c.Total != 3 || c.AdHoc != 1 || fmt.Sprint(c.PerChannel) != "[2 2 2 0 0]" {
 		t.Fatalf("counts %+v %v", c, err)
+	}
+	if c, err := s.RecipientCounts(ctx, other, al.ID, chs); err != nil || c.Total != 0 {
+		t.Fatalf("another tenant counts the recipients: %+v %v", c, err)
 	}
 	if c, resp, err := s.ResponseCounts(ctx, tenant, al.ID); err != nil || c != 2 || resp != 1 {
 		t.Fatalf("confirmed %d responded %d %v", c, resp, err)

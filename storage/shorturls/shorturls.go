@@ -17,13 +17,14 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
+	"github.com/tocsin/tocsin/internal/alertmsg"
 	"github.com/tocsin/tocsin/storage"
 )
 
 // CodeLength is the number of base62 characters of a code: 62^8 is about
 // 2.2e14 codes (47.6 bits), so guessing a live code is hopeless even with
-// billions issued.
-const CodeLength = 8
+// billions issued. Messages are sized with links of this length.
+const CodeLength = alertmsg.ShortCodeLength
 
 // MaxTargetLength is the longest target URL accepted.
 const MaxTargetLength = 2048
@@ -183,7 +184,7 @@ func Create(ctx context.Context, q sqlx.QueryerContext, tenant string, targets [
 }
 
 // CreateShortURLs is Create for callers that only need the codes: the code
-// of targets[i] is codes[i]. The link of a code is PublicURL + "/s/" + code.
+// of targets[i] is codes[i]. The link of a code is alertmsg.ShortLink(PublicURL, code).
 func CreateShortURLs(ctx context.Context, q sqlx.QueryerContext, tenant string, targets []string, expiresAt *time.Time) (codes []string, err error) {
 	urls, err := Create(ctx, q, tenant, targets, expiresAt)
 	if err != nil {

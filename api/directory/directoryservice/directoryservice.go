@@ -8,6 +8,8 @@ package directoryservice
 
 import (
 	"context"
+	"crypto/hmac"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -290,8 +292,14 @@ func (s *Service) locationOf(ctx context.Context, tx *sqlx.Tx, u User) LocationO
 // storage.ErrConflict for a nonce reserved already and
 // store.ErrAlreadyVerified for an address verified already.
 func (s *Service) ReserveNonce(ctx context.Context, u User, kind store.Kind, address, nonce string) (store.NonceReservation, error) {
+	key, err := secrets.Derive(s.SecretsKey, "nonce window")
+	if err != nil {
+		return store.NonceReservation{}, fmt.Errorf("nonce window key: %w", err)
+	}
+	m := hmac.New(sha256.New, key)
+	m.Write([]byte(u.Tenant + "\x00" + string(kind) + "\x00" + address))
 	return change(ctx, s, u, func(tx *sqlx.Tx, _ store.User) (store.NonceReservation, error) {
-		return store.ReserveNonce(ctx, tx, u.Tenant, u.ID, kind, address, nonce)
+		return store.ReserveNonce(ctx, tx, u.Tenant, u.ID, kind, address, nonce, m.Sum(nil))
 	})
 }
 

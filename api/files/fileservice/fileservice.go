@@ -4,7 +4,10 @@
 // declares, has the ProcessFile workflow check and encode them (started
 // through the start outbox) and waits for it, then records the file, its
 // versions and the file.uploaded event. When an upload fails, nothing of it
-// is left behind. The package also holds the rules of file names.
+// is left behind; before its first object is stored, it claims the objects'
+// prefix, so that what an upload whose process dies leaves is found and
+// removed by the worker's sweep. The package also holds the rules of file
+// names.
 //
 // Its errors say what failed in terms of the upload form: a FieldError names
 // the part, and ErrTooLarge, UnsupportedError, ExistsError and
@@ -38,11 +41,17 @@ import (
 // workflow unless Service.ProcessTimeout says otherwise.
 const DefaultProcessTimeout = 55 * time.Second
 
-// Store keeps the files' metadata.
+// DefaultMaxLife is an upload's maximum life unless Service.MaxLife says
+// otherwise.
+const DefaultMaxLife = 15 * time.Minute
+
+// Store keeps the files' metadata and the uploads' claims on their objects.
 type Store interface {
 	Exists(ctx context.Context, tenant, fullName string) (bool, error)
 	Create(ctx context.Context, f files.NewFile) error
 	Get(ctx context.Context, tenant, fullName string) (files.File, error)
+	Claim(ctx context.Context, c files.UploadClaim, life time.Duration) error
+	Release(ctx context.Context, tenant, prefix string) error
 }
 
 var _ Store = (*files.Store)(nil)
@@ -63,7 +72,13 @@ type Service struct {
 	// (DefaultProcessTimeout when zero); then the processing is cancelled
 	// and the upload removed.
 	ProcessTimeout time.Duration
-	Logger         *slog.Logger
+	// MaxLife is how long an upload may take from its first object stored
+	// to its file recorded (DefaultMaxLife when zero): the claim on its
+	// objects expires then, and the worker's sweep removes them unless
+	// the file was recorded or the upload removed them. It must outlast
+	// the body's arrival, ProcessTimeout and the cancellation after it.
+	MaxLife time.Duration
+	Logger  *slog.Logger
 }
 
 // Form is what the parts of an upload declare. Given holds the names of the
@@ -147,7 +162,9 @@ func (e *ImageTooLargeError) Error() string { return e.Message }
 
 // TimeoutError means that the file's processing did not finish within the
 // upload's wait: it was cancelled and the upload removed (or is being
-// removed by the processing as it stops), so nothing of it is kept.
+// removed by the processing as it stops), so nothing of it is kept. It also
+// means that the upload outlived its maximum life, and the sweep took its
+// objects before the file was recorded.
 type TimeoutError struct{ After time.Duration }
 
 func (e *TimeoutError) Error() string {
@@ -181,13 +198,16 @@ func (s *Service) LimitBody(r io.Reader) io.Reader {
 // form, with every part it requires given. Upload then checks the form
 // against the stored bytes, has them processed, records the file and
 // answers it as stored. When anything fails before the file is recorded,
-// the objects the upload stored are removed.
+// the objects the upload stored are removed, and then its claim on them
+// unless its processing may still write some.
 func (s *Service) Upload(ctx context.Context, tenant string, decode func(receive Receive) (Form, error)) (files.File, error) {
 	u := &upload{s: s, tenant: tenant, id: uuid.NewString()}
 	u.prefix = storage.TenantKey(tenant, "files/"+u.id+"/")
 	f, err := u.run(ctx, decode)
 	if err != nil && u.file != nil && !u.recorded {
-		u.removeObjects()
+		if u.removeObjects() && !u.processing {
+			u.release()
+		}
 	}
 	return f, err
 }
@@ -206,12 +226,18 @@ type upload struct {
 	tenant string
 	id     string // random; names the object prefix and the workflow
 	prefix string
-	// file is set once an object of the upload may exist.
+	// file is set once an object of the upload may exist, after the
+	// upload claimed their prefix.
 	file *stored
 	// typeChecked records that ContentType was checked while the file streamed.
 	typeChecked bool
 	// recorded is set once the file's metadata refers to its objects.
 	recorded bool
+	// processing is set while a ProcessFile run of the upload may write
+	// objects that it will not remove itself: from its start's enqueueing
+	// until its outcome is known, its start is withdrawn or it is
+	// cancelled (a cancelled run removes what it wrote).
+	processing bool
 }
 
 func (u *upload) run(ctx context.Context, decode func(Receive) (Form, error)) (files.File, error) {
@@ -324,7 +350,8 @@ func (u *upload) process(ctx context.Context, in activities.ProcessFileInput) (a
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	id := workflows.ProcessFileID(u.tenant, u.id)
+	id := u.workflowID()
+	u.processing = true
 	if err := storage.EnqueueStart(ctx, u.s.DB, storage.StartRequest{
 		TenantID: u.tenant, WorkflowID: id, Workflow: "ProcessFile", Input: in, Priority: storage.PriorityInteractive,
 	}); err != nil {
@@ -347,6 +374,7 @@ func (u *upload) process(ctx context.Context, in activities.ProcessFileInput) (a
 			cerr := u.s.Temporal.CancelWorkflow(cctx, id, "")
 			var done *serviceerror.NotFound
 			if !errors.As(cerr, &done) {
+				u.processing = cerr != nil
 				return res, &TimeoutError{timeout}
 			}
 			// It completed in the meantime: its outcome counts.
@@ -355,8 +383,13 @@ func (u *upload) process(ctx context.Context, in activities.ProcessFileInput) (a
 				return res, &TimeoutError{timeout}
 			}
 		} else {
+			u.processing = false
 			return res, &TimeoutError{timeout}
 		}
+	}
+	var closed *temporal.WorkflowExecutionError
+	if err == nil || errors.As(err, &closed) {
+		u.processing = false
 	}
 	var appErr *temporal.ApplicationError
 	switch {
@@ -409,9 +442,13 @@ func (u *upload) record(ctx context.Context, f *Form, kind string, res activitie
 		nf.Assets = append(nf.Assets, files.NewAsset{Kind: a.Kind, Key: a.Key, ContentType: a.ContentType,
 			SizeBytes: a.SizeBytes, SHA256: a.SHA256, Details: a.Details})
 	}
+	nf.Claimed = true
 	err := u.s.Files.Create(ctx, nf)
 	if errors.Is(err, storage.ErrConflict) {
 		return files.File{}, &ExistsError{full}
+	}
+	if errors.Is(err, files.ErrClaimLost) {
+		return files.File{}, &TimeoutError{u.s.maxLife()}
 	}
 	if err != nil {
 		return files.File{}, err
@@ -420,19 +457,53 @@ func (u *upload) record(ctx context.Context, f *Form, kind string, res activitie
 	return u.s.Files.Get(ctx, u.tenant, full)
 }
 
+// workflowID is the business id of the upload's ProcessFile run.
+func (u *upload) workflowID() string { return workflows.ProcessFileID(u.tenant, u.id) }
+
+func (s *Service) maxLife() time.Duration {
+	if s.MaxLife <= 0 {
+		return DefaultMaxLife
+	}
+	return s.MaxLife
+}
+
+// claim records the upload's claim on its prefix; receive calls it before
+// the first object is stored.
+func (u *upload) claim(ctx context.Context) error {
+	c := files.UploadClaim{Tenant: u.tenant, Prefix: u.prefix, WorkflowID: u.workflowID()}
+	if err := u.s.Files.Claim(ctx, c, u.s.maxLife()); err != nil {
+		return &UnavailableError{"the database", err}
+	}
+	return nil
+}
+
+// release deletes the upload's claim once the request removed its objects,
+// in the background of a failed request. When it fails, the sweep takes
+// the claim once it expires.
+func (u *upload) release() {
+	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+	defer cancel()
+	if err := u.s.Files.Release(ctx, u.tenant, u.prefix); err != nil {
+		u.s.Logger.Warn("release upload claim", "err", err)
+	}
+}
+
 // removeObjects deletes every object of the upload, in the background of a
-// failed request.
-func (u *upload) removeObjects() {
+// failed request, and reports whether it removed them all.
+func (u *upload) removeObjects() bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	o := u.s.Objects
+	all := true
 	for obj := range o.Client.ListObjects(ctx, o.Bucket, minio.ListObjectsOptions{Prefix: u.prefix, Recursive: true}) {
 		if obj.Err != nil {
 			u.s.Logger.Warn("list upload objects to remove", "err", obj.Err)
-			return
+			return false
 		}
 		if err := o.Client.RemoveObject(ctx, o.Bucket, obj.Key, minio.RemoveObjectOptions{}); err != nil {
 			u.s.Logger.Warn("remove upload object", "err", err)
+			all = false
 		}
 	}
+	return all
 }

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // Limits of file and folder names.
@@ -14,10 +16,16 @@ const (
 	maxPathBytes    = 1024
 )
 
+// NormalName returns a file or folder path in Unicode normalization form C
+// (NFC): "Ä" written as one character or as "A" and a combining diaeresis
+// is the same name. Names are stored, checked and looked up in this form.
+func NormalName(p string) string { return norm.NFC.String(p) }
+
 // CheckPath validates a file or folder path made of "/"-separated names:
 // no leading or trailing "/", no empty, "." or ".." segment, no backslash,
-// no control or invisible formatting characters, valid UTF-8, no leading or
-// trailing spaces in a segment, and within the length limits.
+// no control or invisible character (invisible reports which), valid
+// UTF-8, no leading or trailing spaces in a segment, and within the length
+// limits. It takes the path as NormalName gives it.
 func CheckPath(p string) error {
 	if p == "" {
 		return fmt.Errorf("must not be empty")
@@ -49,12 +57,25 @@ func CheckPath(p string) error {
 			if r == '\\' {
 				return fmt.Errorf("must not contain a backslash")
 			}
-			if unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == utf8.RuneError {
-				return fmt.Errorf("must not contain control or invisible formatting characters")
+			if invisible(r) {
+				return fmt.Errorf("must not contain control or invisible characters (%U)", r)
 			}
 		}
 	}
 	return nil
+}
+
+// invisible reports a character a name must not hold: a control character
+// (Cc), a line or paragraph separator (Zl, Zp), and every character Unicode
+// says is not shown (Default_Ignorable_Code_Point: the formatting
+// characters Cf such as bidirectional controls and zero-width joiners, the
+// variation selectors, and the Hangul fillers U+115F, U+1160, U+3164 and
+// U+FFA0), and the blank braille pattern U+2800, which is drawn as nothing
+// though no property says so. A replacement character stands for invalid
+// UTF-8.
+func invisible(r rune) bool {
+	return unicode.In(r, unicode.Cc, unicode.Zl, unicode.Zp, unicode.Cf, unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector) ||
+		r == '\u2800' || r == utf8.RuneError
 }
 
 // FullName joins a folder and a file name.

@@ -78,6 +78,9 @@ func (u *upload) receive(ctx context.Context, part io.Reader, form *Form) error 
 		// The size is known: stream straight to the object store.
 		size = form.ContentLength
 		lr := &exactReader{r: src, left: size}
+		if err := u.claim(ctx); err != nil {
+			return err
+		}
 		u.file = &stored{key: key} // from here on the object may exist
 		_, perr := objects.Client.PutObject(ctx, objects.Bucket, key, lr, size, opts)
 		switch {
@@ -115,6 +118,9 @@ func (u *upload) receive(ctx context.Context, part io.Reader, form *Form) error 
 			return fmt.Errorf("spool upload: %w", err)
 		}
 		if _, err := tmp.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		if err := u.claim(ctx); err != nil {
 			return err
 		}
 		u.file = &stored{key: key}
