@@ -56,6 +56,9 @@ func (k Kind) addresses() personTable {
 
 // removeAddress removes an address of kind k with its verification state.
 func removeAddress(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, k Kind, address string) error {
+	if err := lockPerson(ctx, tx, tenant, person); err != nil {
+		return err
+	}
 	t := k.addresses()
 	if err := storage.ExecOne(ctx, tx, "delete "+string(k), `DELETE FROM `+t.table+` WHERE `+t.match(), tenant, person, address); err != nil {
 		return err

@@ -260,6 +260,9 @@ type StoredCode struct {
 func StoreCode(ctx context.Context, db *storage.DB, c Code) (StoredCode, error) {
 	var out StoredCode
 	err := db.InTx(ctx, func(tx *sqlx.Tx) error {
+		if err := lockPerson(ctx, tx, c.Tenant, c.Person); err != nil {
+			return err
+		}
 		var row struct {
 			ExpiresAt time.Time `db:"expires_at"`
 			Language  string    `db:"language"`
@@ -308,7 +311,24 @@ func (r verificationRow) attempt() Attempt {
 	return a
 }
 
+// lockPerson takes the person's row lock that orders every transaction
+// writing both an address and its verification: removing the address (or
+// the user) and storing, checking or settling its code. Without it the two
+// lock the address and the verification rows in opposite orders and
+// deadlock. NO KEY UPDATE leaves inserts referencing the person unblocked.
+// A person that is gone is not an error here; the statements that follow
+// find nothing.
+func lockPerson(ctx context.Context, tx *sqlx.Tx, tenant string, person int64) error {
+	if _, err := tx.ExecContext(ctx, `SELECT 1 FROM people WHERE tenant_id = $1 AND id = $2 FOR NO KEY UPDATE`, tenant, person); err != nil {
+		return fmt.Errorf("lock person: %w", err)
+	}
+	return nil
+}
+
 func lockVerification(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, kind Kind, address string) (verificationRow, error) {
+	if err := lockPerson(ctx, tx, tenant, person); err != nil {
+		return verificationRow{}, err
+	}
 	return storage.GetOne[verificationRow](ctx, tx, "lock verification", `
 		SELECT v.id, p.directory_id, v.status, v.seq, v.code_salt, v.code_hash, v.attempts, v.max_attempts, v.sent_at, v.expires_at,
 			coalesce(v.expires_at <= now(), false) AS expired

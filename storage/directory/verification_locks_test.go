@@ -1,0 +1,71 @@
+package directory_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+
+	"github.com/tocsin/tocsin/internal/stacktest"
+	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/directory"
+)
+
+// TestRemovingAnAddressWhileItsCodeIsStoredNeverDeadlocks races the two
+// writers of an address and its verification: the workflow storing a code
+// (or settling it) and the user removing the address or the whole user.
+// Both must finish: the one that comes second either finds nothing or
+// waits.
+func TestRemovingAnAddressWhileItsCodeIsStoredNeverDeadlocks(t *testing.T) {
+	t.Parallel()
+	ctx, db, tenant, _ := stacktest.DBTenants(t)
+	const address = "race@example.com"
+	for i := range 100 {
+		var person int64
+		var seq int
+		err := db.InTx(ctx, func(tx *sqlx.Tx) error {
+			var err error
+			if person, err = directory.CreateUser(ctx, tx, tenant, "main", directory.NewUser{}); err != nil {
+				return err
+			}
+			if _, err = directory.AddEmail(ctx, tx, tenant, person, address, "work"); err != nil {
+				return err
+			}
+			if _, err = directory.ReserveNonce(ctx, tx, tenant, person, directory.KindEmail, address, "n", []byte{byte(i), byte(i >> 8)}); err != nil {
+				return err
+			}
+			seq, err = directory.BeginResend(ctx, tx, tenant, person, directory.KindEmail, address, "n", "wf")
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		code := directory.Code{Tenant: tenant, Person: person, Kind: directory.KindEmail, Address: address, Seq: seq,
+			Salt: []byte("s"), Hash: []byte("h"), TTL: time.Minute}
+		var wg sync.WaitGroup
+		errs := make([]error, 3)
+		wg.Go(func() { _, errs[0] = directory.StoreCode(ctx, db, code) })
+		wg.Go(func() {
+			errs[1] = directory.FailCode(ctx, db, tenant, person, directory.KindEmail, address, seq, "undeliverable")
+		})
+		wg.Go(func() {
+			if i%2 == 0 {
+				errs[2] = db.InTx(ctx, func(tx *sqlx.Tx) error { return directory.RemoveEmail(ctx, tx, tenant, person, address) })
+			} else {
+				errs[2] = directory.DeleteUser(ctx, db, tenant, "main", person)
+			}
+		})
+		wg.Wait()
+		for _, err := range errs {
+			if err != nil && !errors.Is(err, storage.ErrNotFound) {
+				t.Fatalf("round %d: %v", i, err)
+			}
+		}
+		if _, err := directory.ContactStatus(context.Background(), db, tenant, person, directory.KindEmail, address); !errors.Is(err, storage.ErrNotFound) {
+			t.Fatalf("round %d: address still there after its removal: %v", i, err)
+		}
+	}
+}
