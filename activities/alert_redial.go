@@ -13,6 +13,9 @@ type RedialOutcome struct {
 	Redialled int
 	// Pending counts calls not final yet (in progress or waiting to redial).
 	Pending int
+	// Ringing counts calls dialled whose outcome has not come back yet: a
+	// busy or unanswered one may still ask for a redial.
+	Ringing int
 	// NextDue is the earliest time a waiting call is due (zero: none waits).
 	NextDue time.Time
 }
@@ -31,12 +34,13 @@ func (a *Activities) RedialCalls(ctx context.Context, ref AlertRef) (RedialOutco
 	if out.Pending, err = calls.Pending(ctx, ref.Tenant, &id); err != nil {
 		return out, err
 	}
-	next, err := calls.NextRetry(ctx, ref.Tenant, ref.AlertID)
+	o, err := calls.Outlook(ctx, ref.Tenant, ref.AlertID)
 	if err != nil {
 		return out, fmt.Errorf("next redial: %w", err)
 	}
-	if next != nil {
-		out.NextDue = *next
+	out.Ringing = o.Ringing
+	if o.NextDue != nil {
+		out.NextDue = *o.NextDue
 	}
 	return out, nil
 }

@@ -65,3 +65,37 @@ func TestSendCapUpdate(t *testing.T) {
 		t.Fatalf("workflow id %s", id)
 	}
 }
+
+// TestSendAlertWaitsForRingingCalls: a call whose outcome has not come back
+// may still turn out busy and ask for a redial, so the workflow keeps
+// looking while calls ring, and redials the one that asked.
+func TestSendAlertWaitsForRingingCalls(t *testing.T) {
+	t.Parallel()
+	log := &batchLog{}
+	env := newEnv(func(activities.AlertRef) (activities.AlertPlan, error) {
+		return activities.AlertPlan{Channels: []string{"voice"}, Recipients: 1, BatchSize: 10, Cycles: 1, Parallelism: 2, MaxAttempts: 3}, nil
+	}, log, true)
+	var a *activities.Activities
+	outcomes := []activities.RedialOutcome{
+		{Pending: 1, Ringing: 1},
+		{Pending: 1, Ringing: 1},
+		// The busy callback came: a redial is due.
+		{Pending: 1, NextDue: env.Now().Add(30 * time.Second)},
+		{Redialled: 1, Pending: 1, Ringing: 1},
+		{},
+	}
+	rounds := 0
+	env.OnActivity(a.RedialCalls, mock.Anything, mock.Anything).Return(
+		func(context.Context, activities.AlertRef) (activities.RedialOutcome, error) {
+			out := outcomes[min(rounds, len(outcomes)-1)]
+			rounds++
+			return out, nil
+		})
+	env.ExecuteWorkflow(SendAlert, SendAlertInput{Tenant: "1001", AlertID: 7})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if rounds != len(outcomes) {
+		t.Fatalf("%d redial rounds, want %d", rounds, len(outcomes))
+	}
+}

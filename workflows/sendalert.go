@@ -379,10 +379,27 @@ func retryable(err error) bool {
 // short activity and a timer).
 const MaxRedialRounds = 100
 
-// redialCalls runs RedialCalls until none of the alert's calls is waiting
-// for a redial: busy and unanswered calls with attempts left are dialled
-// again when due. Calls still ringing are not waited for (their callbacks
-// update the results).
+// RedialWaitsChange names the redial loop that also waits for calls still
+// ringing (version 1): their outcome comes by callback, and a busy or
+// unanswered one asks for a redial only then. Before it the loop ended as
+// soon as no call was waiting to be dialled again, so a busy callback that
+// came after that was never redialled. Histories written before replay the
+// old loop.
+const RedialWaitsChange = "redial-waits-for-ringing"
+
+// Polling while calls ring starts at ringPollFirst and doubles up to
+// ringPollMax (a redial is due RedialSeconds, at least 30 s, after the
+// busy callback, so a late look costs at most this much).
+const (
+	ringPollFirst = 2 * time.Second
+	ringPollMax   = 30 * time.Second
+)
+
+// redialCalls runs RedialCalls until none of the alert's calls is ringing
+// or waiting for a redial: busy and unanswered calls with attempts left are
+// dialled again when due. It ends after MaxRedialRounds rounds whatever is
+// left: a call whose provider never reports its outcome keeps its Sent
+// delivery.
 func redialCalls(ctx, actx workflow.Context, plan activities.AlertPlan, ref activities.AlertRef) error {
 	calls := false
 	for _, ch := range plan.Channels {
@@ -393,18 +410,28 @@ func redialCalls(ctx, actx workflow.Context, plan activities.AlertPlan, ref acti
 	if !calls {
 		return nil
 	}
+	waitRinging := workflow.GetVersion(ctx, RedialWaitsChange, workflow.DefaultVersion, 1) >= 1
 	var a *activities.Activities
+	poll := ringPollFirst
 	for round := 0; round < MaxRedialRounds; round++ {
 		var out activities.RedialOutcome
 		if err := workflow.ExecuteActivity(actx, a.RedialCalls, ref).Get(ctx, &out); err != nil {
 			return err
 		}
-		if out.NextDue.IsZero() {
+		ringing := waitRinging && out.Ringing > 0
+		if out.NextDue.IsZero() && !ringing {
 			return nil
 		}
-		wait := out.NextDue.Sub(workflow.Now(ctx))
-		if wait < time.Second {
-			wait = time.Second
+		if out.Redialled > 0 {
+			poll = ringPollFirst
+		}
+		var wait time.Duration
+		if !out.NextDue.IsZero() {
+			wait = max(out.NextDue.Sub(workflow.Now(ctx)), time.Second)
+		}
+		if ringing && (wait == 0 || poll < wait) {
+			wait = poll
+			poll = min(2*poll, ringPollMax)
 		}
 		if err := workflow.Sleep(ctx, wait); err != nil {
 			return err

@@ -599,7 +599,9 @@ func TestBusyCallIsRedialled(t *testing.T) {
 	l := configureLoopbacks(t, s, tok, nil)
 	alan := &contact{First: "Alan", Last: "Turing", Phone: "+15550100002"}
 	seed(t, s, tenant, alan)
-	l.voice.Script(alan.Phone, voicetest.Outcome{Status: "busy"}, voicetest.Outcome{Status: "answered", AnsweredBy: "human"})
+	// The busy outcome comes seconds after the call was placed, as it does
+	// from a carrier: the redial must not depend on it coming first.
+	l.voice.Script(alan.Phone, voicetest.Outcome{Status: "busy", Hold: 3 * time.Second}, voicetest.Outcome{Status: "answered", AnsweredBy: "human"})
 	res := send(t, s, tok, map[string]any{"settings": map[string]any{
 		"message":    map[string]any{"subject": "Drill", "body": "This is a drill."},
 		"channels":   map[string]any{"voice": map[string]any{"enabled": true, "callAttempts": 2, "redialSeconds": 30}},

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
-	"time"
 
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/storage"
@@ -68,7 +67,7 @@ type CallStore interface {
 	ClaimDue(ctx context.Context, tenant string, alertID *int64, limit int) ([]channelstate.DueCall, error)
 	Fail(ctx context.Context, tenant, key, reason string) error
 	Pending(ctx context.Context, tenant string, alertID *int64) (int, error)
-	NextRetry(ctx context.Context, tenant string, alertID int64) (*time.Time, error)
+	Outlook(ctx context.Context, tenant string, alertID int64) (channelstate.CallOutlook, error)
 }
 
 var _ CallStore = (*channelstate.Calls)(nil)
@@ -231,10 +230,10 @@ func (c *Calls) Pending(ctx context.Context, tenant string, alertID *int64) (int
 	return c.store().Pending(ctx, tenant, alertID)
 }
 
-// NextRetry returns when the alert's earliest call waiting to be dialled
-// again is due, nil when none waits.
-func (c *Calls) NextRetry(ctx context.Context, tenant string, alertID int64) (*time.Time, error) {
-	return c.store().NextRetry(ctx, tenant, alertID)
+// Outlook returns what is still to come of the alert's calls: how many
+// ring still and when the next redial is due.
+func (c *Calls) Outlook(ctx context.Context, tenant string, alertID int64) (channelstate.CallOutlook, error) {
+	return c.store().Outlook(ctx, tenant, alertID)
 }
 
 // Redial dials again up to limit due calls of the tenant's alert (nil: of

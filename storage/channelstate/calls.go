@@ -205,12 +205,21 @@ func (s *Calls) Pending(ctx context.Context, tenant string, alertID *int64) (int
 	return n, nil
 }
 
-// NextRetry returns when the alert's earliest call waiting to be dialled
-// again is due, nil when none waits.
-func (s *Calls) NextRetry(ctx context.Context, tenant string, alertID int64) (*time.Time, error) {
-	var next *time.Time
-	if err := s.DB.GetContext(ctx, &next, `SELECT min(next_attempt_at) FROM voice_calls WHERE tenant_id = $1 AND alert_id = $2`, tenant, alertID); err != nil {
-		return nil, fmt.Errorf("next call retry: %w", err)
+// CallOutlook is what is still to come of an alert's calls.
+type CallOutlook struct {
+	// Ringing counts calls dialled whose outcome has not come back yet.
+	Ringing int `db:"ringing"`
+	// NextDue is when the earliest call waiting to be dialled again is
+	// due, nil when none waits.
+	NextDue *time.Time `db:"next_due"`
+}
+
+// Outlook returns what is still to come of the alert's calls.
+func (s *Calls) Outlook(ctx context.Context, tenant string, alertID int64) (CallOutlook, error) {
+	var o CallOutlook
+	if err := s.DB.GetContext(ctx, &o, `SELECT count(*) FILTER (WHERE next_attempt_at IS NULL AND status IN ('Requested', 'Redialing')) AS ringing,
+		min(next_attempt_at) AS next_due FROM voice_calls WHERE tenant_id = $1 AND alert_id = $2`, tenant, alertID); err != nil {
+		return o, fmt.Errorf("call outlook: %w", err)
 	}
-	return next, nil
+	return o, nil
 }

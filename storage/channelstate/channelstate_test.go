@@ -79,11 +79,11 @@ func TestCallsFollowAttemptsAndStayWithTheirTenant(t *testing.T) {
 	if err != nil || got.Status != "Busy" || got.NextAttemptAt == nil {
 		t.Fatalf("update: %+v %v", got, err)
 	}
-	next, err := calls.NextRetry(ctx, tenant, alert)
-	if err != nil || next == nil {
-		t.Fatalf("next retry %v %v", next, err)
+	next, err := calls.Outlook(ctx, tenant, alert)
+	if err != nil || next.NextDue == nil || next.Ringing != 0 {
+		t.Fatalf("outlook %+v %v", next, err)
 	}
-	if none, _ := calls.NextRetry(ctx, other, alert); none != nil {
+	if none, _ := calls.Outlook(ctx, other, alert); none.NextDue != nil {
 		t.Fatal("other tenant sees a retry")
 	}
 	time.Sleep(1100 * time.Millisecond)
