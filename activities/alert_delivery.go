@@ -112,8 +112,8 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 		if err != nil {
 			return out, err
 		}
-		if areas := etn.Areas(r.Settings); len(areas) > 0 {
-			return a.deliverEtnArea(ctx, in, r, areas, lastAttempt)
+		if len(etn.Areas(r.Settings)) > 0 {
+			return a.deliverEtnArea(ctx, in, r, lastAttempt)
 		}
 	}
 	var readDur, sendDur time.Duration

@@ -14,21 +14,12 @@ import (
 // deliverEtnArea calls every number inside an alert's areas: the first
 // batch of the first cycle stores the targets (once) and calls those
 // without a final status in pages, recording each call on its target row.
-func (a *Activities) deliverEtnArea(ctx context.Context, in BatchInput, r *alertRenderer, areas []etn.Area, lastAttempt bool) (BatchOutcome, error) {
+func (a *Activities) deliverEtnArea(ctx context.Context, in BatchInput, r *alertRenderer, lastAttempt bool) (BatchOutcome, error) {
 	var out BatchOutcome
 	if in.Lo != 0 || in.Cycle != 1 {
 		return out, nil
 	}
-	var lists []string
-	if c := r.Settings.Channels; c != nil && c.Etn != nil {
-		lists = c.Etn.AddressPointLists
-	}
-	var rows []channelstate.Area
-	for _, ar := range areas {
-		if ar.Validate() == nil {
-			rows = append(rows, ar.Row())
-		}
-	}
+	rows, lists := etn.Targets(r.Settings)
 	targetStore := a.etnTargets()
 	err := targetStore.StoreOnce(ctx, in.Tenant, in.AlertID, rows, lists)
 	if err != nil {

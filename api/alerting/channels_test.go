@@ -458,12 +458,21 @@ func TestEtnCallsEveryNumberInsideTheArea(t *testing.T) {
 		t.Fatalf("import points %d %s", r.Status, r.Body)
 	}
 	l.voice.Script("+15550300001", voicetest.Outcome{Status: "no-answer"})
-	res := send(t, s, tok, map[string]any{"settings": map[string]any{
+	alert := map[string]any{"settings": map[string]any{
 		"message":    map[string]any{"subject": "Gas leak", "body": "Leave the area now."},
 		"channels":   map[string]any{"etn": map[string]any{"enabled": true, "addressPointLists": []string{"wells"}}},
 		"recipients": map[string]any{"areas": []map[string]any{{"center": map[string]any{"lat": 41.8781, "lng": -87.6298}, "radiusMeters": 2000}}},
-	}})
+	}}
+	// The preview and the alert count the numbers it calls: the contact and
+	// the well inside the area, not the one recipient with a phone.
+	if v := previewOf(t, s, tok, alert); v.Recipients.String() != "total=1 adHoc=0 etn=2" || v.messageCounts() != "etn=2" {
+		t.Errorf("preview counts %s, messages %s", v.Recipients, v.messageCounts())
+	}
+	res := send(t, s, tok, alert)
 	st := waitDone(t, s, tok, res.AlertID)
+	if v := alertOf(t, s, tok, res.AlertID); v.Recipients.String() != "total=1 adHoc=0 etn=2" {
+		t.Errorf("alert counts %s", v.Recipients)
+	}
 	if st.Status != "Sent" {
 		t.Fatalf("alert status %+v", st)
 	}

@@ -4,15 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 
 	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/channels/catalog"
+	"github.com/tocsin/tocsin/channels/etn"
 	"github.com/tocsin/tocsin/channels/neighborhood"
 	"github.com/tocsin/tocsin/internal/alertmsg"
 	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/channelstate"
 	"github.com/tocsin/tocsin/storage/results"
 )
 
@@ -110,6 +113,22 @@ func summaryOfCounts(c storage.RecipientCounts, chs []string) *model.SearchSumma
 	return s
 }
 
+// countEtnTargets puts into counts, for an alert with areas on the ETN
+// channel, the numbers it calls (count) instead of its recipients with a
+// voice phone: such an alert calls the numbers inside its areas.
+func countEtnTargets(counts *storage.RecipientCounts, chs []string, s *alert.Settings, count func([]channelstate.Area, []string) (int64, error)) error {
+	i := slices.Index(chs, string(channels.Etn))
+	if i < 0 || len(etn.Areas(s)) == 0 {
+		return nil
+	}
+	n, err := count(etn.Targets(s))
+	if err != nil {
+		return err
+	}
+	counts.PerChannel[i] = n
+	return nil
+}
+
 type previewInput struct {
 	Body model.PreviewAlertRequest
 }
@@ -122,6 +141,11 @@ func (h *handler) createAlertsPreview(ctx context.Context, in *previewInput) (*r
 	}
 	counts, err := storage.CountRecipients(ctx, h.d.DB, tenant, p.spec, descriptors(p.channels))
 	if err != nil {
+		return nil, rest.Unavailable("the database", err)
+	}
+	if err := countEtnTargets(&counts, p.channels, &p.settings, func(areas []channelstate.Area, lists []string) (int64, error) {
+		return channelstate.CountETNTargets(ctx, h.d.DB, tenant, areas, lists)
+	}); err != nil {
 		return nil, rest.Unavailable("the database", err)
 	}
 	sample, err := storage.SampleRecipient(ctx, h.d.DB, tenant, p.spec, in.Body.SampleRecipientID)
@@ -181,6 +205,16 @@ func (h *handler) getAlertsByID(ctx context.Context, in *getAlertInput) (*rest.O
 	if al.ResolvedAt != nil {
 		counts, err := h.results.RecipientCounts(ctx, tenant, al.ID, descriptors(al.Channels))
 		if err != nil {
+			return nil, rest.Unavailable("the database", err)
+		}
+		if err := countEtnTargets(&counts, al.Channels, s, func(areas []channelstate.Area, lists []string) (int64, error) {
+			// The numbers stored by the first batch, or before it the
+			// numbers inside the areas now.
+			if c, err := h.results.EtnTargetCounts(ctx, tenant, al.ID); err != nil || c.Total > 0 {
+				return c.Total, err
+			}
+			return channelstate.CountETNTargets(ctx, h.d.DB, tenant, areas, lists)
+		}); err != nil {
 			return nil, rest.Unavailable("the database", err)
 		}
 		res.Recipients = summaryOfCounts(counts, al.Channels)

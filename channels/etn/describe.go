@@ -6,6 +6,7 @@ import (
 	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/channels/voice"
+	"github.com/tocsin/tocsin/storage/channelstate"
 )
 
 // Descriptor describes the ETN channel: a call per number inside the
@@ -63,4 +64,20 @@ func Areas(s *alert.Settings) []Area {
 		}
 	}
 	return out
+}
+
+// Targets are what an alert with areas calls: the valid areas of s as
+// stored rows and the address-point lists whose numbers inside them are
+// called with the contacts'. No rows means the alert has no areas and calls
+// its recipients.
+func Targets(s *alert.Settings) (areas []channelstate.Area, lists []string) {
+	for _, ar := range Areas(s) {
+		if ar.Validate() == nil {
+			areas = append(areas, ar.Row())
+		}
+	}
+	if c := s.Channels; c != nil && c.Etn != nil {
+		lists = c.Etn.AddressPointLists
+	}
+	return areas, lists
 }

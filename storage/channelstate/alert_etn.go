@@ -3,6 +3,7 @@ package channelstate
 import (
 	"context"
 	"fmt"
+	"strings"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
@@ -44,18 +45,39 @@ func (s *AlertETNTargets) StoreOnce(ctx context.Context, tenant string, alertID 
 			return nil
 		}
 		for _, ar := range areas {
-			q, arg := ar.targetsSQL()
+			q, arg := ar.targetsSQL(4)
 			if _, err := tx.ExecContext(ctx, `
 				INSERT INTO alert_etn_targets (tenant_id, alert_id, seq, phone, source, person_id, name, latitude, longitude)
-				SELECT $1, $4, coalesce((SELECT max(seq) FROM alert_etn_targets WHERE alert_id = $4), 0) + row_number() OVER (ORDER BY phone),
+				SELECT $1, $3, coalesce((SELECT max(seq) FROM alert_etn_targets WHERE alert_id = $3), 0) + row_number() OVER (ORDER BY phone),
 					phone, source, person_id, name, latitude, longitude
-				FROM (`+q+`) t WHERE NOT EXISTS (SELECT 1 FROM alert_etn_targets x WHERE x.alert_id = $4 AND x.phone = t.phone)`,
-				tenant, arg, pq.Array(lists), alertID); err != nil {
+				FROM (`+q+`) t WHERE NOT EXISTS (SELECT 1 FROM alert_etn_targets x WHERE x.alert_id = $3 AND x.phone = t.phone)`,
+				tenant, pq.Array(lists), alertID, arg); err != nil {
 				return fmt.Errorf("store etn targets: %w", err)
 			}
 		}
 		return nil
 	})
+}
+
+// CountETNTargets counts the distinct numbers an ETN alert inside areas
+// would call now (what StoreOnce would store): for the preview, before an
+// alert exists.
+func CountETNTargets(ctx context.Context, q sqlx.QueryerContext, tenant string, areas []Area, lists []string) (int64, error) {
+	if len(areas) == 0 {
+		return 0, nil
+	}
+	args := []any{tenant, pq.Array(lists)}
+	parts := make([]string, len(areas))
+	for i, ar := range areas {
+		var arg any
+		parts[i], arg = ar.targetsSQL(len(args) + 1)
+		args = append(args, arg)
+	}
+	var n int64
+	if err := sqlx.GetContext(ctx, q, &n, `SELECT count(DISTINCT phone) FROM (`+strings.Join(parts, " UNION ALL ")+`) t`, args...); err != nil {
+		return 0, fmt.Errorf("count etn targets: %w", err)
+	}
+	return n, nil
 }
 
 // Unfinished returns up to limit of the alert's targets after seq after

@@ -62,13 +62,14 @@ func (a Area) condition(latCol, lngCol string, n int) (string, any) {
 }
 
 // targetsSQL returns a query of the distinct phone numbers of tenant ($1)
-// inside the area ($2): contacts' callable phones at their locations and the
-// points of the named address-point lists ($3, text[]), a contact's phone
-// preferred to the same number in a list. Its columns are phone, source
-// ("contact" or "addressPoint"), person_id, name, latitude and longitude.
-func (a Area) targetsSQL() (query string, areaArg any) {
-	cl, arg := a.condition("l.latitude", "l.longitude", 2)
-	cp, _ := a.condition("ap.latitude", "ap.longitude", 2)
+// inside the area ($n, whose value is areaArg): contacts' callable phones at
+// their locations and the points of the named address-point lists ($2,
+// text[]), a contact's phone preferred to the same number in a list. Its
+// columns are phone, source ("contact" or "addressPoint"), person_id, name,
+// latitude and longitude.
+func (a Area) targetsSQL(n int) (query string, areaArg any) {
+	cl, arg := a.condition("l.latitude", "l.longitude", n)
+	cp, _ := a.condition("ap.latitude", "ap.longitude", n)
 	return `SELECT DISTINCT ON (phone) phone, source, person_id, name, latitude, longitude FROM (
 		SELECT p.number AS phone, 'contact' AS source, pe.id AS person_id,
 			trim(pe.first_name || ' ' || pe.last_name) AS name, l.latitude, l.longitude, 0 AS pref
@@ -79,7 +80,7 @@ func (a Area) targetsSQL() (query string, areaArg any) {
 		UNION ALL
 		SELECT ap.phone, 'addressPoint', NULL, ap.name, ap.latitude, ap.longitude, 1
 		FROM etn_address_points ap
-		WHERE ap.tenant_id = $1 AND ap.list_name = ANY($3::text[]) AND ` + cp + `
+		WHERE ap.tenant_id = $1 AND ap.list_name = ANY($2::text[]) AND ` + cp + `
 	) t ORDER BY phone, pref`, arg
 }
 
