@@ -84,8 +84,6 @@ type Sender struct {
 	c Config
 }
 
-var _ channels.Sender = (*Sender)(nil)
-
 // NewSender returns a Sender for c.
 func NewSender(c Config) *Sender {
 	c.Client = providerhttp.Client(c.Client, 30*time.Second)

@@ -57,8 +57,6 @@ type Sender struct {
 	domain string
 }
 
-var _ channels.Sender = (*Sender)(nil)
-
 // New checks cfg and returns a Sender. It does not connect yet.
 func New(cfg Config) (*Sender, error) {
 	host, portStr, err := net.SplitHostPort(cfg.Addr)

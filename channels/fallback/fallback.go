@@ -18,8 +18,6 @@ type Sender struct {
 	OnFallback func(n int)
 }
 
-var _ channels.Sender = (*Sender)(nil)
-
 // New returns primary alone when secondary is nil, else a fallback Sender.
 func New(primary, secondary channels.Sender) channels.Sender {
 	if secondary == nil {

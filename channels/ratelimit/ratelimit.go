@@ -19,8 +19,6 @@ type Sender struct {
 	Limiter *rate.Limiter
 }
 
-var _ channels.Sender = (*Sender)(nil)
-
 // Limiters hands out one token bucket per key (a tenant's channel), shared
 // by every Sender wrapped under that key, so the worker lanes of a process
 // that each build their own Senders still hold a tenant to one rate. A

@@ -45,8 +45,6 @@ type Sender struct {
 	client *http.Client
 }
 
-var _ channels.Sender = (*Sender)(nil)
-
 // rules are how the provider's answers are read (see the package comment).
 var rules = providerhttp.Rules{TimeoutIsPermanent: true, AcceptUnreadable: true}
 

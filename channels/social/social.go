@@ -79,8 +79,6 @@ type Sender struct {
 	accounts map[string]Account
 }
 
-var _ channels.Sender = (*Sender)(nil)
-
 // New returns a Sender for c.
 func New(c Config) *Sender {
 	c.Endpoint = c.Endpoint.WithDefaults(4)

@@ -98,8 +98,6 @@ type Sender struct {
 	client  *http.Client
 }
 
-var _ channels.Sender = (*Sender)(nil)
-
 // New returns a Sender for c.
 func New(c Config) *Sender {
 	return &Sender{targets: channels.ByName(c.Targets, func(t Target) string { return t.Name }), client: providerhttp.Client(c.Client, 0)}

@@ -163,8 +163,6 @@ type Sender struct {
 	c Config
 }
 
-var _ channels.Sender = (*Sender)(nil)
-
 // New returns a Sender for c.
 func New(c Config) *Sender {
 	if c.Channel == "" {
