@@ -72,7 +72,7 @@ func TestConnectionsOverTheCapAreRefused(t *testing.T) {
 		b, _ := io.ReadAll(res.Body)
 		return res.StatusCode, string(b)
 	}
-	stacktest.Eventually(t, 5*time.Second, "a request served once the idle connections closed", func() bool {
+	stacktest.Eventually(t, 30*time.Second, "a request served once the idle connections closed", func() bool {
 		status, _ := get("/healthz")
 		return status == http.StatusOK
 	})

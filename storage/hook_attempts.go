@@ -53,11 +53,21 @@ func (s *HookAttempts) Target(ctx context.Context, tenant string, id int64) (Hoo
 
 // Record stores the attempt (a retried attempt replaces its row) and
 // returns its id. A disable reason that is not empty also deactivates the
-// subscription, in the same transaction. ErrNotFound when the subscription
-// was deleted meanwhile.
+// subscription, in the same transaction and before the attempt is written:
+// deleting the subscription locks it and then its attempts, so a retried
+// attempt that held its row while waiting for the subscription would
+// deadlock with it. ErrNotFound when the subscription was deleted meanwhile.
 func (s *HookAttempts) Record(ctx context.Context, a HookAttempt, disable string) (int64, error) {
 	var id int64
 	err := s.DB.InTx(ctx, func(tx *sqlx.Tx) error {
+		if disable != "" {
+			if _, err := tx.ExecContext(ctx, `
+				UPDATE hook_subscriptions SET active = false, disabled_reason = $3, disabled_at = now(), updated_at = now()
+				WHERE id = $1 AND tenant_id = $2`,
+				a.SubscriptionID, a.Tenant, disable); err != nil {
+				return fmt.Errorf("disable subscription: %w", err)
+			}
+		}
 		if err := tx.GetContext(ctx, &id, `
 			INSERT INTO hook_attempts (tenant_id, subscription_id, event_id, event_type, attempt, requested_at,
 				response_status, latency_ms, outcome, error, next_retry_at)
@@ -70,14 +80,6 @@ func (s *HookAttempts) Record(ctx context.Context, a HookAttempt, disable string
 			a.Tenant, a.SubscriptionID, a.EventID, a.EventType, a.Attempt, a.RequestedAt,
 			a.ResponseStatus, a.LatencyMs, a.Outcome, a.Error, a.NextRetryAt); err != nil {
 			return fmt.Errorf("record hook attempt: %w", err)
-		}
-		if disable != "" {
-			if _, err := tx.ExecContext(ctx, `
-				UPDATE hook_subscriptions SET active = false, disabled_reason = $3, disabled_at = now(), updated_at = now()
-				WHERE id = $1 AND tenant_id = $2`,
-				a.SubscriptionID, a.Tenant, disable); err != nil {
-				return fmt.Errorf("disable subscription: %w", err)
-			}
 		}
 		return nil
 	})

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/storage"
@@ -83,14 +82,17 @@ func TestPageReadsOneSnapshot(t *testing.T) {
 	// The count waits, and a run is added while it does.
 	const count = `SELECT count(*) FROM (SELECT pg_sleep(0.5)) wait, smoke_runs WHERE tenant_id = $1`
 	const list = `SELECT workflow_id FROM smoke_runs WHERE tenant_id = $1 ORDER BY workflow_id`
-	added := make(chan struct{})
+	var rows []string
+	var total int64
+	var err error
+	paged := make(chan struct{})
 	go func() {
-		defer close(added)
-		time.Sleep(100 * time.Millisecond)
-		storagetest.NewSmokeRun(t, db, tenant, "c")
+		defer close(paged)
+		rows, total, err = storage.Page[string](ctx, db, "runs", count, list, []any{tenant}, 10, 0)
 	}()
-	rows, total, err := storage.Page[string](ctx, db, "runs", count, list, []any{tenant}, 10, 0)
-	<-added
+	storagetest.WaitRunning(t, db, "pg_sleep(0.5)")
+	storagetest.NewSmokeRun(t, db, tenant, "c")
+	<-paged
 	if err != nil || total != 2 || !slices.Equal(rows, []string{"a", "b"}) {
 		t.Fatalf("page %v of %d, %v: the count and the list saw different rows", rows, total, err)
 	}

@@ -293,7 +293,9 @@ func TestScheduledAlertWaitsForItsTime(t *testing.T) {
 	later["settings"].(map[string]any)["schedule"] = map[string]any{"type": "Later", "sendAt": time.Now().Add(time.Hour).UTC().Format(time.RFC3339)}
 	far := send(t, s, tok, later)
 	soon := textAlert("Drill now.", map[string]any{"contactIds": []int64{c.ID}})
-	sendAt := time.Now().Add(3 * time.Second).UTC()
+	// Far enough ahead that the request is answered before its time, however
+	// loaded the machine.
+	sendAt := time.Now().Add(10 * time.Second).UTC()
 	soon["settings"].(map[string]any)["schedule"] = map[string]any{"type": "Later", "sendAt": sendAt.Format(time.RFC3339Nano)}
 	near := send(t, s, tok, soon)
 	if far.Status != "Scheduled" || near.Status != "Scheduled" {

@@ -28,8 +28,11 @@ func TestScheduledAlertCanBeCancelled(t *testing.T) {
 		a["settings"].(map[string]any)["schedule"] = map[string]any{"type": "Later", "sendAt": time.Now().Add(in).UTC().Format(time.RFC3339Nano)}
 		return a
 	}
-	sendAt := time.Now().Add(8 * time.Second)
-	soon := send(t, s, tok, later("Drill, cancelled.", 8*time.Second))
+	// The cancel must come before the send time, after the workflow has
+	// started: on a loaded machine that can take seconds.
+	const lead = 30 * time.Second
+	sendAt := time.Now().Add(lead)
+	soon := send(t, s, tok, later("Drill, cancelled.", lead))
 	cancel := func(id int64, tok string, body any) stacktest.Response {
 		return s.Do(t, http.MethodPost, fmt.Sprintf("/v2/alerts/%d/cancel", id), tok, body)
 	}

@@ -119,7 +119,9 @@ func TestCallsCallbacksAndRedial(t *testing.T) {
 	prov.Script("+15550000003", voicetest.Outcome{Status: voice.CallbackAnswered, AnsweredBy: "human", Digits: "1"})
 	prov.Script("+15550000004", voicetest.Outcome{Status: voice.CallbackNoAnswer})
 	prov.Script("+15550000005", voicetest.Outcome{Status: voice.CallbackFailed})
-	redial := voice.Options{MaxAttempts: 2, RetryIntervalSeconds: 30}
+	// The longest retry interval: the busy call is not due before the test
+	// brings its retry forward, however slowly the callbacks come.
+	redial := voice.Options{MaxAttempts: 2, RetryIntervalSeconds: 3600}
 	confirm, once := redial, redial
 	confirm.Confirm, once.MaxAttempts = true, 1
 	msgs := []channels.Message{

@@ -295,6 +295,15 @@ const (
 		FROM contact_new n JOIN contact_import i USING (line)
 		CROSS JOIN LATERAL unnest(i.phones, i.phone_types, i.phone_texts, i.phone_calls) AS x(number, type, can_text, can_call)
 		ORDER BY n.person_id`
+	// lockMatched takes the row locks (KEY SHARE, in id order) of the
+	// matched contacts that the file gives addresses, before those are
+	// written. The directory changes a user's addresses holding the user's
+	// row; an address written first would wait for that change while the
+	// change waited for the address.
+	lockMatched = `SELECT 1 FROM people WHERE tenant_id = $1 AND id IN (
+		    SELECT person_id FROM contact_import
+		    WHERE NOT skip AND person_id IS NOT NULL AND (emails IS NOT NULL OR phones IS NOT NULL))
+		ORDER BY id FOR KEY SHARE`
 	// updateMatched writes matched rows and counts the contacts that changed:
 	// a scalar field, a new email address or a new phone number.
 	updateMatched = `WITH upd AS (
@@ -419,6 +428,9 @@ func (im *Import) Finish(ctx context.Context, name, description string) (ImportR
 		if _, err := exec(s.what, s.q, t); err != nil {
 			return res, err
 		}
+	}
+	if _, err := exec("lock contacts", lockMatched, t); err != nil {
+		return res, err
 	}
 	if err := tx.GetContext(ctx, &res.Updated, updateMatched, t); err != nil {
 		return res, fmt.Errorf("update contacts: %w", err)
