@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -217,27 +218,8 @@ func (a *Activities) RemoveUpload(ctx context.Context, prefix string) error {
 	if !strings.HasPrefix(prefix, "tenants/") || !strings.HasSuffix(prefix, "/") || strings.Count(prefix, "/") < 4 {
 		return temporal.NewNonRetryableApplicationError("not an upload's prefix: "+prefix, ErrTypeInvalidMedia, nil)
 	}
-	_, err := a.removePrefix(ctx, prefix)
+	_, err := a.Objects.RemovePrefix(ctx, prefix)
 	return err
-}
-
-// removePrefix removes every object under prefix and returns how many it
-// removed.
-func (a *Activities) removePrefix(ctx context.Context, prefix string) (int, error) {
-	ctx, cancel := context.WithCancel(ctx) // ends the listing when a removal fails
-	defer cancel()
-	o := a.Objects
-	n := 0
-	for obj := range o.Client.ListObjects(ctx, o.Bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
-		if obj.Err != nil {
-			return n, fmt.Errorf("list %s: %w", prefix, obj.Err)
-		}
-		if err := o.Client.RemoveObject(ctx, o.Bucket, obj.Key, minio.RemoveObjectOptions{}); err != nil {
-			return n, fmt.Errorf("remove %s: %w", obj.Key, err)
-		}
-		n++
-	}
-	return n, nil
 }
 
 // UploadSweep is what SweepUploadOrphans did.
@@ -259,15 +241,16 @@ var errStillProcessing = errors.New("the upload's processing was still running")
 
 // SweepUploadOrphans removes what uploads whose process died (killed,
 // out of memory, redeployed) between storing their first object and
-// recording their file left in the object store. It takes up to batch
-// expired upload claims of every tenant (files.Store.SweepClaims), and for
-// each makes sure the upload's processing writes nothing more (a start
-// still waiting in the outbox is withdrawn; a run still going is
-// cancelled, removes what it wrote itself, and its claim is looked at
-// again later), then removes every object under the claim's prefix, which
-// lies inside the claim's tenant, and deletes the claim. It counts the
-// objects in tocsin_upload_orphan_objects_removed_total and logs each
-// upload it swept. A repeated sweep finds nothing more to do.
+// recording their file, or the alert they came with, left in the object
+// store. It takes up to batch expired upload claims of every tenant
+// (files.Store.SweepClaims), and for each makes sure the upload's
+// processing, if it has one, writes nothing more (a start still waiting in
+// the outbox is withdrawn; a run still going is cancelled, removes what it
+// wrote itself, and its claim is looked at again later), then removes
+// every object under the claim's prefix, which lies inside the claim's
+// tenant, and deletes the claim. It counts the objects in
+// tocsin_upload_orphan_objects_removed_total and logs each upload it
+// swept. A repeated sweep finds nothing more to do.
 func (a *Activities) SweepUploadOrphans(ctx context.Context, batch int) (UploadSweep, error) {
 	tc := activity.GetClient(ctx)
 	var res UploadSweep
@@ -288,7 +271,27 @@ func (a *Activities) sweepUpload(ctx context.Context, tc client.Client, c files.
 	if !isUploadPrefix(c.Tenant, c.Prefix) {
 		return fmt.Errorf("not an upload's prefix of the tenant")
 	}
-	if _, err := storage.CancelStart(ctx, a.DB, c.Tenant, c.WorkflowID); err != nil {
+	if c.WorkflowID != "" {
+		if err := stopProcessing(ctx, tc, a.DB, c); err != nil {
+			return err
+		}
+	}
+	n, err := a.Objects.RemovePrefix(ctx, c.Prefix)
+	res.Objects += n
+	a.state().orphanObjects.Add(float64(n))
+	if n > 0 && a.Logger != nil {
+		a.Logger.Info("removed the objects of an upload whose process died before recording them",
+			"tenant", c.Tenant, "prefix", c.Prefix, "objects", n, "claimed_at", c.CreatedAt)
+	}
+	return err
+}
+
+// stopProcessing makes sure that the ProcessFile run of claim c writes
+// nothing more: its start is withdrawn if it still waits, and a run still
+// going is cancelled (errStillProcessing: it removes what it wrote itself,
+// and the claim is looked at again later).
+func stopProcessing(ctx context.Context, tc client.Client, db *storage.DB, c files.UploadClaim) error {
+	if _, err := storage.CancelStart(ctx, db, c.Tenant, c.WorkflowID); err != nil {
 		return err
 	}
 	d, err := tc.DescribeWorkflowExecution(ctx, c.WorkflowID, "")
@@ -303,19 +306,18 @@ func (a *Activities) sweepUpload(ctx context.Context, tc client.Client, c files.
 		}
 		return errStillProcessing
 	}
-	n, err := a.removePrefix(ctx, c.Prefix)
-	res.Objects += n
-	a.state().orphanObjects.Add(float64(n))
-	if n > 0 && a.Logger != nil {
-		a.Logger.Info("removed the objects of an upload whose process died before recording its file",
-			"tenant", c.Tenant, "prefix", c.Prefix, "objects", n, "claimed_at", c.CreatedAt)
-	}
-	return err
+	return nil
 }
 
 // isUploadPrefix reports whether prefix is the prefix of one upload of
-// tenant: tenants/<tenant>/files/<upload>/.
+// tenant: a file's, tenants/<tenant>/files/<upload>/, or the attachment
+// uploaded with an alert, tenants/<tenant>/alerts/<id>/
+// (storage.AttachmentPrefix).
 func isUploadPrefix(tenant, prefix string) bool {
+	if rest, ok := strings.CutPrefix(prefix, storage.TenantKey(tenant, "alerts/")); ok {
+		id, err := strconv.ParseInt(strings.TrimSuffix(rest, "/"), 10, 64)
+		return err == nil && prefix == storage.AttachmentPrefix(tenant, id)
+	}
 	rest, ok := strings.CutPrefix(prefix, storage.TenantKey(tenant, "files/"))
 	id, end := strings.CutSuffix(rest, "/")
 	return ok && end && id != "" && id != "." && id != ".." && !strings.ContainsAny(id, "/\\")

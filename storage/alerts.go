@@ -199,8 +199,17 @@ type OutboxEvent struct {
 // AcceptAlert stores a new alert, its events and the request to start its
 // workflow in one transaction: an alert is accepted with everything that
 // carries it out, or not at all. A client key already used is ErrConflict.
-func AcceptAlert(ctx context.Context, db *DB, a *Alert, events []OutboxEvent, start StartRequest) error {
+// release, when not nil, runs first in the transaction: it releases the
+// claim on the attachment uploaded with the alert (files.ReleaseIn), so
+// that the commit hands the object to the alert, and its error fails the
+// transaction.
+func AcceptAlert(ctx context.Context, db *DB, a *Alert, events []OutboxEvent, start StartRequest, release func(context.Context, *sqlx.Tx) error) error {
 	return db.InTx(ctx, func(tx *sqlx.Tx) error {
+		if release != nil {
+			if err := release(ctx, tx); err != nil {
+				return err
+			}
+		}
 		if err := InsertAlert(ctx, tx, a); err != nil {
 			return err
 		}

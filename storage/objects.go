@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
@@ -102,3 +103,29 @@ func ObjectError(op, key string, err error) error {
 
 // TenantKey is the object key of name within tenant's prefix.
 func TenantKey(tenant, name string) string { return "tenants/" + tenant + "/" + name }
+
+// AttachmentPrefix is the key prefix of the file uploaded with the tenant's
+// alert id (createAlertWithAttachment): tenants/<tenant>/alerts/<id>/.
+// Alert ids are never reused and nothing else is stored under it, so an
+// orphan sweep may empty it.
+func AttachmentPrefix(tenant string, alertID int64) string {
+	return TenantKey(tenant, "alerts/"+strconv.FormatInt(alertID, 10)+"/")
+}
+
+// RemovePrefix removes every object under prefix and returns how many it
+// removed. It stops at the first failure.
+func (o *Objects) RemovePrefix(ctx context.Context, prefix string) (int, error) {
+	ctx, cancel := context.WithCancel(ctx) // ends the listing when a removal fails
+	defer cancel()
+	n := 0
+	for obj := range o.Client.ListObjects(ctx, o.Bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
+		if obj.Err != nil {
+			return n, fmt.Errorf("list %s: %w", prefix, obj.Err)
+		}
+		if err := o.Client.RemoveObject(ctx, o.Bucket, obj.Key, minio.RemoveObjectOptions{}); err != nil {
+			return n, fmt.Errorf("remove %s: %w", obj.Key, err)
+		}
+		n++
+	}
+	return n, nil
+}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
+	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 	"github.com/minio/minio-go/v7"
 
@@ -27,6 +28,7 @@ import (
 	"github.com/tocsin/tocsin/api/rest"
 	"github.com/tocsin/tocsin/hooks/events"
 	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/files"
 	"github.com/tocsin/tocsin/workflows"
 )
 
@@ -64,24 +66,15 @@ func (h *handler) create(ctx context.Context, req model.SendAlertRequest, key st
 		return nil, err
 	}
 	refs := p.attachments
+	var attPrefix string
 	if att != nil {
 		if h.d.Objects == nil {
 			return nil, rest.Unavailable("the object store", errors.New("not configured"))
 		}
-		ref := storage.AttachmentRef{
-			Name: att.name, ContentType: att.contentType, Size: int64(len(att.data)),
-			Key: storage.TenantKey(tenant, fmt.Sprintf("alerts/%d/%s", id, att.name)),
-		}
-		if _, err := h.d.Objects.Client.PutObject(ctx, h.d.Objects.Bucket, ref.Key, bytes.NewReader(att.data), ref.Size,
-			minio.PutObjectOptions{ContentType: ref.ContentType}); err != nil {
-			return nil, rest.Unavailable("the object store", err)
-		}
-		refs = append(refs, ref)
-	}
-	removeUpload := func() {
-		if att != nil {
-			_ = h.d.Objects.Client.RemoveObject(context.WithoutCancel(ctx), h.d.Objects.Bucket, refs[len(refs)-1].Key, minio.RemoveObjectOptions{})
-		}
+		attPrefix = storage.AttachmentPrefix(tenant, id)
+		refs = append(refs, storage.AttachmentRef{
+			Name: att.name, ContentType: att.contentType, Size: int64(len(att.data)), Key: attPrefix + att.name,
+		})
 	}
 	settings, err := settingsJSON(p.settings)
 	if err != nil {
@@ -132,23 +125,82 @@ func (h *handler) create(ctx context.Context, req model.SendAlertRequest, key st
 	if p.sendAt != nil {
 		in.SendAt = *p.sendAt
 	}
+	var release func(context.Context, *sqlx.Tx) error
+	if att != nil {
+		if err := h.storeAttachment(ctx, tenant, attPrefix, refs[len(refs)-1], att.data); err != nil {
+			return nil, err
+		}
+		release = files.ReleaseIn(tenant, attPrefix)
+	}
 	err = storage.AcceptAlert(ctx, h.d.DB, al, evs, storage.StartRequest{
 		TenantID: tenant, WorkflowID: al.WorkflowID, Workflow: "SendAlert", Input: in, Priority: alertPriority(al.Priority),
-	})
+	}, release)
+	if err != nil && att != nil {
+		h.dropAttachment(tenant, attPrefix)
+	}
 	if errors.Is(err, storage.ErrConflict) {
-		removeUpload()
 		existing, gerr := storage.GetAlertByClientKey(ctx, h.d.DB, tenant, key)
 		if gerr != nil {
 			return nil, rest.Unavailable("the database", gerr)
 		}
 		return responseOf(existing, true), nil
 	}
+	if errors.Is(err, files.ErrClaimLost) {
+		return nil, rest.Problem(http.StatusServiceUnavailable, fmt.Sprintf(
+			"storing the alert took longer than %s (the database is busy or slow): its attachment was removed and the alert not stored; send it again",
+			h.attachmentLife())).WithHeader("Retry-After", "30")
+	}
 	if err != nil {
-		removeUpload()
 		return nil, rest.Unavailable("the database", err)
 	}
 	h.d.WakeStarts()
 	return responseOf(al, false), nil
+}
+
+// attachmentLife is how long the request may take from storing an alert's
+// attachment to storing the alert: an upload's maximum life.
+func (h *handler) attachmentLife() time.Duration {
+	if life := h.d.Config.FileUploadMaxLife; life > 0 {
+		return life
+	}
+	return fileservice.DefaultMaxLife
+}
+
+// storeAttachment claims prefix, the attachment's (storage.AttachmentPrefix),
+// then writes the attachment's object under it. From then on the object
+// belongs to the claim until the transaction that stores the alert
+// releases it (files.ReleaseIn); a refused alert removes the object and
+// the claim (dropAttachment), and when the process dies in between, the
+// worker's orphan sweep removes the object once the claim expires
+// (attachmentLife).
+func (h *handler) storeAttachment(ctx context.Context, tenant, prefix string, ref storage.AttachmentRef, data []byte) error {
+	c := files.UploadClaim{Tenant: tenant, Prefix: prefix}
+	if err := h.files.Claim(ctx, c, h.attachmentLife()); err != nil {
+		return rest.Unavailable("the database", err)
+	}
+	if _, err := h.d.Objects.Client.PutObject(ctx, h.d.Objects.Bucket, ref.Key, bytes.NewReader(data), ref.Size,
+		minio.PutObjectOptions{ContentType: ref.ContentType}); err != nil {
+		h.dropAttachment(tenant, prefix)
+		return rest.Unavailable("the object store", err)
+	}
+	return nil
+}
+
+// dropAttachment removes the attachment of a refused alert, then its
+// claim, with a context of its own (the request's may have ended). When
+// the object store fails,
+// the claim stays, and the orphan sweep removes what is left once it
+// expires.
+func (h *handler) dropAttachment(tenant, prefix string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := h.d.Objects.RemovePrefix(ctx, prefix); err != nil {
+		h.d.Logger.Warn("remove the attachment of a refused alert", "err", err)
+		return
+	}
+	if err := h.files.Release(ctx, tenant, prefix); err != nil {
+		h.d.Logger.Warn("release the claim on a refused alert's attachment", "err", err)
+	}
 }
 
 // alertPriority is the task queue priority of an alert's workflow.

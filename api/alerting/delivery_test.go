@@ -59,6 +59,10 @@ func TestEmailAlertWithAttachmentArrivesWithVariablesFilled(t *testing.T) {
 	if res.WorkflowID != fmt.Sprintf("alert-%s-%d", tenant, res.AlertID) || res.Status != "Queued" {
 		t.Fatalf("response %s", r.Body)
 	}
+	// The transaction that stored the alert released the claim on its attachment.
+	if cs := s.UploadClaims(t, tenant); len(cs) != 0 {
+		t.Fatalf("claims left: %+v", cs)
+	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()

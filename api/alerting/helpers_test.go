@@ -23,6 +23,9 @@ import (
 	"github.com/tocsin/tocsin/storage/storagetest"
 )
 
+// TestMain lets StartAPIProcess run the API in a process of its own.
+func TestMain(m *testing.M) { stacktest.Main(m) }
+
 // contact is a person seeded for a test.
 type contact struct {
 	ID           int64

@@ -44,9 +44,12 @@ type resultStore interface {
 
 var _ resultStore = (*results.Store)(nil)
 
-// attachmentStore finds the stored files an alert attaches.
+// attachmentStore finds the stored files an alert attaches, and holds the
+// claim on the attachment uploaded with an alert while it is stored.
 type attachmentStore interface {
 	Original(ctx context.Context, tenant, fullName string) (storage.AttachmentRef, error)
+	Claim(ctx context.Context, c files.UploadClaim, life time.Duration) error
+	Release(ctx context.Context, tenant, prefix string) error
 }
 
 var _ attachmentStore = (*files.Store)(nil)

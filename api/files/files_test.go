@@ -239,17 +239,6 @@ func fetch(t *testing.T, u string) []byte {
 	return b
 }
 
-func objects(t *testing.T, s *stacktest.Stack, prefix string) []string {
-	var keys []string
-	for o := range s.Objects.Client.ListObjects(context.Background(), s.Objects.Bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
-		if o.Err != nil {
-			t.Fatal(o.Err)
-		}
-		keys = append(keys, o.Key)
-	}
-	return keys
-}
-
 // stored returns the tenant's file rows, with their asset rows, as the
 // file store keeps them (a half-written file shows here).
 func stored(t *testing.T, s *stacktest.Stack, tenant string) []storedfiles.File {
@@ -332,7 +321,7 @@ func TestFilesLifecycle(t *testing.T) {
 		t.Fatalf("mp3 %+v", mp3)
 	}
 
-	if keys := objects(t, s, "tenants/"+tenant+"/"); len(keys) != 2+3+2 {
+	if keys := s.ObjectKeys(t, "tenants/"+tenant+"/"); len(keys) != 2+3+2 {
 		t.Fatalf("objects %v", keys)
 	}
 	if n := len(events(t, s, tenant, "file.uploaded")); n != 3 {
@@ -467,7 +456,7 @@ func TestFilesLifecycle(t *testing.T) {
 	if r := s.Do(t, http.MethodGet, base+"/siren.wav", token, nil); r.Status != 404 {
 		t.Fatalf("get after delete %d", r.Status)
 	}
-	if keys := objects(t, s, "tenants/"+tenant+"/"); len(keys) != 2+2 {
+	if keys := s.ObjectKeys(t, "tenants/"+tenant+"/"); len(keys) != 2+2 {
 		t.Fatalf("objects after delete %v", keys)
 	}
 	assets := 0
@@ -652,7 +641,7 @@ func TestUploadRejectsBadInput(t *testing.T) {
 		t.Fatalf("%d file rows", n)
 	}
 	stacktest.Eventually(t, 30e9, "failed uploads' objects removed", func() bool {
-		return len(objects(t, s, "tenants/"+tenant+"/")) == 1
+		return len(s.ObjectKeys(t, "tenants/"+tenant+"/")) == 1
 	})
 }
 
@@ -853,14 +842,14 @@ func TestUploadThatTimesOutLeavesNothing(t *testing.T) {
 		return false
 	})
 	stacktest.Eventually(t, 30*time.Second, "the upload's objects removed", func() bool {
-		return len(objects(t, s, "tenants/"+tenant+"/")) == 0
+		return len(s.ObjectKeys(t, "tenants/"+tenant+"/")) == 0
 	})
 	if n := len(stored(t, s, tenant)); n != 0 {
 		t.Fatalf("%d file rows", n)
 	}
 	// The processing was cancelled and removes what it writes: the upload
 	// released its claim on the objects.
-	if cs := claims(t, s, tenant); len(cs) != 0 {
+	if cs := s.UploadClaims(t, tenant); len(cs) != 0 {
 		t.Fatalf("claims left %+v", cs)
 	}
 	if r := s.Do(t, http.MethodGet, "/v4/"+tenant+"/files/slow.wav", token, nil); r.Status != 404 {
@@ -975,19 +964,9 @@ func TestAbsurdAudioIsRefusedBeforeProcessing(t *testing.T) {
 			}
 		}
 	}
-	if keys := objects(t, s, "tenants/"+tenant+"/"); len(keys) != 0 {
+	if keys := s.ObjectKeys(t, "tenants/"+tenant+"/"); len(keys) != 0 {
 		t.Fatalf("objects %v", keys)
 	}
-}
-
-// claims returns the tenant's upload claims.
-func claims(t *testing.T, s *stacktest.Stack, tenant string) []storagetest.UploadClaim {
-	t.Helper()
-	cs, err := storagetest.UploadClaims(context.Background(), s.DB, tenant)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return cs
 }
 
 // counter returns the value of the stack's counter name, 0 when it has none.
@@ -1037,12 +1016,12 @@ func TestUploadOfAKilledProcessIsSwept(t *testing.T) {
 	}()
 	stacktest.Eventually(t, 30*time.Second, "the original stored and its processing asked for", func() bool {
 		n, err := storage.PendingStarts(ctx, s.DB)
-		return err == nil && n == 1 && len(objects(t, s, files)) == 1
+		return err == nil && n == 1 && len(s.ObjectKeys(t, files)) == 1
 	})
 	api.Kill()
-	orphan := claims(t, s, tenant)
-	if len(orphan) != 1 || orphan[0].Expired || objects(t, s, files)[0] != orphan[0].Prefix+"original" {
-		t.Fatalf("the killed upload left claims %+v on objects %v", orphan, objects(t, s, files))
+	orphan := s.UploadClaims(t, tenant)
+	if len(orphan) != 1 || orphan[0].Expired || s.ObjectKeys(t, files)[0] != orphan[0].Prefix+"original" {
+		t.Fatalf("the killed upload left claims %+v on objects %v", orphan, s.ObjectKeys(t, files))
 	}
 	prefix := orphan[0].Prefix
 
@@ -1057,7 +1036,7 @@ func TestUploadOfAKilledProcessIsSwept(t *testing.T) {
 	if err := s.Temporal.GetWorkflow(ctx, orphan[0].WorkflowID, "").Get(ctx, nil); err != nil {
 		t.Fatalf("the processing: %v", err)
 	}
-	if keys := objects(t, s, prefix); len(keys) != 2 {
+	if keys := s.ObjectKeys(t, prefix); len(keys) != 2 {
 		t.Fatalf("the orphaned objects: %v", keys)
 	}
 
@@ -1067,15 +1046,15 @@ func TestUploadOfAKilledProcessIsSwept(t *testing.T) {
 	if r := post(t, s, tenant, token, std("kept.png", "image/png", pic)...); r.Status != 409 {
 		t.Fatalf("a second kept.png: %d %s", r.Status, r.Body)
 	}
-	if keys := objects(t, s, files); len(keys) != 3 {
+	if keys := s.ObjectKeys(t, files); len(keys) != 3 {
 		t.Fatalf("objects before the sweep: %v", keys)
 	}
-	if cs := claims(t, s, tenant); len(cs) != 1 || cs[0].Prefix != prefix {
+	if cs := s.UploadClaims(t, tenant); len(cs) != 1 || cs[0].Prefix != prefix {
 		t.Fatalf("claims besides the killed upload's: %+v", cs)
 	}
 
 	stacktest.Eventually(t, 30*time.Second, "the killed upload's claim to expire", func() bool {
-		cs := claims(t, s, tenant)
+		cs := s.UploadClaims(t, tenant)
 		return len(cs) == 1 && cs[0].Expired
 	})
 	sweep := s.Temporal.ScheduleClient().GetHandle(ctx, dispatch.OrphanSweepScheduleID(s.Config.TemporalTaskQueue))
@@ -1083,9 +1062,9 @@ func TestUploadOfAKilledProcessIsSwept(t *testing.T) {
 		t.Fatal(err)
 	}
 	stacktest.Eventually(t, 60*time.Second, "the orphaned objects and their claim removed", func() bool {
-		return len(objects(t, s, prefix)) == 0 && len(claims(t, s, tenant)) == 0
+		return len(s.ObjectKeys(t, prefix)) == 0 && len(s.UploadClaims(t, tenant)) == 0
 	})
-	if keys := objects(t, s, files); len(keys) != 1 || !strings.HasSuffix(keys[0], "/original") {
+	if keys := s.ObjectKeys(t, files); len(keys) != 1 || !strings.HasSuffix(keys[0], "/original") {
 		t.Fatalf("objects after the sweep: %v", keys)
 	}
 	got := decode[model.FileModel](t, s.Do(t, http.MethodGet, "/v4/"+tenant+"/files/kept.png", token, nil), 200)

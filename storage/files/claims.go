@@ -13,6 +13,8 @@ import (
 
 // ErrClaimLost means that an upload's claim on its objects is gone: the
 // upload outlived its maximum life and the orphan sweep took its objects.
+// An upload is a file's (fileservice) or the attachment uploaded with an
+// alert (storage.AttachmentPrefix).
 var ErrClaimLost = errors.New("the upload's claim on its objects is gone")
 
 // UploadClaim is an upload's claim on the objects under its prefix: while
@@ -22,7 +24,9 @@ type UploadClaim struct {
 	Tenant string `db:"tenant_id"`
 	// Prefix is the key prefix of every object of the upload.
 	Prefix string `db:"object_prefix"`
-	// WorkflowID is the ProcessFile run that may write under Prefix.
+	// WorkflowID is the ProcessFile run that may write under Prefix;
+	// empty when only the request that claimed it writes there (an
+	// alert's attachment).
 	WorkflowID string    `db:"workflow_id"`
 	CreatedAt  time.Time `db:"created_at"`
 	ExpiresAt  time.Time `db:"expires_at"`
@@ -48,6 +52,14 @@ func (s *Store) Release(ctx context.Context, tenant, prefix string) error {
 		return fmt.Errorf("release upload claim: %w", err)
 	}
 	return nil
+}
+
+// ReleaseIn is what deletes tenant's claim on prefix inside the
+// transaction that records what refers to its objects, when another
+// repository writes that (storage.AcceptAlert): ErrClaimLost when the
+// claim is gone.
+func ReleaseIn(tenant, prefix string) func(context.Context, *sqlx.Tx) error {
+	return func(ctx context.Context, tx *sqlx.Tx) error { return releaseInTx(ctx, tx, tenant, prefix) }
 }
 
 // releaseInTx deletes tenant's claim on prefix inside tx, ErrClaimLost when

@@ -25,7 +25,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/minio/minio-go/v7"
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
@@ -493,17 +492,9 @@ func (u *upload) release() {
 func (u *upload) removeObjects() bool {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	o := u.s.Objects
-	all := true
-	for obj := range o.Client.ListObjects(ctx, o.Bucket, minio.ListObjectsOptions{Prefix: u.prefix, Recursive: true}) {
-		if obj.Err != nil {
-			u.s.Logger.Warn("list upload objects to remove", "err", obj.Err)
-			return false
-		}
-		if err := o.Client.RemoveObject(ctx, o.Bucket, obj.Key, minio.RemoveObjectOptions{}); err != nil {
-			u.s.Logger.Warn("remove upload object", "err", err)
-			all = false
-		}
+	if _, err := u.s.Objects.RemovePrefix(ctx, u.prefix); err != nil {
+		u.s.Logger.Warn("remove upload objects", "err", err)
+		return false
 	}
-	return all
+	return true
 }

@@ -1,0 +1,211 @@
+package alerting_test
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"io"
+	"mime/multipart"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jmoiron/sqlx"
+	"go.temporal.io/sdk/client"
+
+	"github.com/tocsin/tocsin/dispatch"
+	"github.com/tocsin/tocsin/internal/config"
+	"github.com/tocsin/tocsin/internal/stacktest"
+	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/workflows"
+)
+
+// emailAlert is an email alert to c.
+func emailAlert(c *contact) map[string]any {
+	return map[string]any{"settings": map[string]any{
+		"message":    map[string]any{"subject": "Drill", "body": "Fire drill at noon."},
+		"channels":   map[string]any{"email": map[string]any{"enabled": true}},
+		"recipients": map[string]any{"contactIds": []int64{c.ID}},
+	}}
+}
+
+// postWithAttachment sends alert with jobId and a file as
+// createAlertWithAttachment to the API at base. It calls no t method, so
+// that a goroutine may use it.
+func postWithAttachment(base, tok string, alert map[string]any, jobID, name string, data []byte) (int, []byte, error) {
+	raw, err := json.Marshal(alert)
+	if err != nil {
+		return 0, nil, err
+	}
+	var buf bytes.Buffer
+	mw := multipart.NewWriter(&buf)
+	_ = mw.WriteField("alert", string(raw))
+	_ = mw.WriteField("jobId", jobID)
+	fw, _ := mw.CreateFormFile("attachment", name)
+	_, _ = fw.Write(data)
+	_ = mw.Close()
+	req, err := http.NewRequest(http.MethodPost, base+"/v2/alertsWithAttachments", &buf)
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Authorization", "Bearer "+tok)
+	res, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil, err
+	}
+	defer res.Body.Close()
+	b, err := io.ReadAll(res.Body)
+	return res.StatusCode, b, err
+}
+
+// holdJobID begins storing an alert of tenant with jobID and leaves its
+// transaction open: an alert with the same jobId that reaches the
+// database waits for it to end. It returns the transaction and the alert's id.
+func holdJobID(t *testing.T, s *stacktest.Stack, tenant, jobID string) (*sqlx.Tx, int64) {
+	t.Helper()
+	ctx := context.Background()
+	id, err := storage.NextAlertID(ctx, s.DB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tx, err := s.DB.BeginTxx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = tx.Rollback() })
+	err = storage.InsertAlert(ctx, tx, &storage.Alert{
+		ID: id, TenantID: tenant, ClientKey: sql.NullString{String: jobID, Valid: true}, Type: "Default", Priority: "NonEmergency",
+		Subject: "Held", Settings: json.RawMessage(`{}`), Status: storage.AlertQueued,
+		WorkflowID: workflows.AlertWorkflowID(tenant, id), CreatedAt: time.Now().UTC(),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tx, id
+}
+
+// An alert whose API process is killed after its attachment reached the
+// object store and before the alert was stored leaves the object, and its
+// claim on it. Once the claim outlives TOCSIN_FILE_UPLOAD_MAX_LIFE, the
+// worker's orphan sweep removes both; a stored alert's attachment has no
+// claim, and is kept and delivered.
+func TestAttachmentOfAKilledProcessIsSwept(t *testing.T) {
+	t.Parallel()
+	sb, withSandbox := stacktest.Sandbox(t)
+	s := stacktest.StartAPI(t, withSandbox)
+	tenant, tok := s.NewTenant(t)
+	ctx := context.Background()
+	c := &contact{First: "Kim", Last: "Kept", Email: "kim-" + tenant + "@example.com"}
+	seed(t, s, tenant, c)
+	alerts := storage.TenantKey(tenant, "alerts/")
+
+	// An alert with the killed request's jobId is being stored: the
+	// request waits for it once its attachment is in the object store,
+	// and its process is killed there.
+	held, _ := holdJobID(t, s, tenant, "job-killed")
+	api := s.StartAPIProcess(t, func(c *config.Config) { c.FileUploadMaxLife = 8 * time.Second })
+	go func() {
+		_, _, _ = postWithAttachment(api.URL, tok, emailAlert(c), "job-killed", "killed.txt", []byte("Never sent."))
+	}()
+	stacktest.Eventually(t, 30*time.Second, "the attachment stored", func() bool {
+		return len(s.ObjectKeys(t, alerts)) == 1
+	})
+	api.Kill()
+	if err := held.Rollback(); err != nil {
+		t.Fatal(err)
+	}
+	orphan := s.UploadClaims(t, tenant)
+	if keys := s.ObjectKeys(t, alerts); len(orphan) != 1 || orphan[0].Expired || orphan[0].WorkflowID != "" ||
+		len(keys) != 1 || keys[0] != orphan[0].Prefix+"killed.txt" {
+		t.Fatalf("the killed request left claims %+v on objects %v", orphan, keys)
+	}
+	prefix := orphan[0].Prefix
+	if _, err := storage.GetAlertByClientKey(ctx, s.DB, tenant, "job-killed"); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("the killed request's alert: %v", err)
+	}
+
+	// Meanwhile an alert with an attachment is stored: the transaction
+	// that stores it releases the claim on its attachment.
+	status, body, err := postWithAttachment(s.URL, tok, emailAlert(c), "job-kept", "kept.txt", []byte("Assemble at the gate."))
+	if err != nil || status != http.StatusCreated {
+		t.Fatalf("create: %d %s %v", status, body, err)
+	}
+	var kept sendResponse
+	if err := json.Unmarshal(body, &kept); err != nil {
+		t.Fatal(err)
+	}
+	keptKey := storage.AttachmentPrefix(tenant, kept.AlertID) + "kept.txt"
+	if cs := s.UploadClaims(t, tenant); len(cs) != 1 || cs[0].Prefix != prefix {
+		t.Fatalf("claims besides the killed request's: %+v", cs)
+	}
+
+	s.StartWorker(t, stacktest.WorkerOptions{})
+	stacktest.Eventually(t, 30*time.Second, "the killed request's claim to expire", func() bool {
+		cs := s.UploadClaims(t, tenant)
+		return len(cs) == 1 && cs[0].Expired
+	})
+	sweep := s.Temporal.ScheduleClient().GetHandle(ctx, dispatch.OrphanSweepScheduleID(s.Config.TemporalTaskQueue))
+	if err := sweep.Trigger(ctx, client.ScheduleTriggerOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	stacktest.Eventually(t, 60*time.Second, "the orphaned attachment and its claim removed", func() bool {
+		return len(s.ObjectKeys(t, prefix)) == 0 && len(s.UploadClaims(t, tenant)) == 0
+	})
+	if keys := s.ObjectKeys(t, alerts); len(keys) != 1 || keys[0] != keptKey {
+		t.Fatalf("objects after the sweep: %v, want %s", keys, keptKey)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 60*time.Second)
+	defer cancel()
+	mail, err := sb.SMTP.WaitTo(wctx, c.Email)
+	if err != nil {
+		t.Fatalf("no email: %v", err)
+	}
+	if len(mail.Attachments) != 1 || mail.Attachments[0].Name != "kept.txt" || !strings.Contains(string(mail.Attachments[0].Data), "gate") {
+		t.Fatalf("attachments %+v", mail.Attachments)
+	}
+}
+
+// An alert refused after its attachment was stored (another request stored
+// an alert with its jobId meanwhile) removes the attachment and its claim,
+// and answers the other alert.
+func TestRefusedAlertRemovesItsAttachment(t *testing.T) {
+	t.Parallel()
+	s := stacktest.StartAPI(t)
+	tenant, tok := s.NewTenant(t)
+	c := &contact{First: "Rae", Last: "Refused", Email: "rae-" + tenant + "@example.com"}
+	seed(t, s, tenant, c)
+	alerts := storage.TenantKey(tenant, "alerts/")
+
+	held, first := holdJobID(t, s, tenant, "job-twice")
+	type answer struct {
+		status int
+		body   []byte
+		err    error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		status, body, err := postWithAttachment(s.URL, tok, emailAlert(c), "job-twice", "twice.txt", []byte("Only once."))
+		done <- answer{status, body, err}
+	}()
+	stacktest.Eventually(t, 30*time.Second, "the attachment stored", func() bool {
+		return len(s.ObjectKeys(t, alerts)) == 1
+	})
+	if err := held.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	a := <-done
+	if a.err != nil || a.status != http.StatusOK {
+		t.Fatalf("create: %d %s %v", a.status, a.body, a.err)
+	}
+	var res sendResponse
+	if err := json.Unmarshal(a.body, &res); err != nil || res.AlertID != first || !res.Replayed {
+		t.Fatalf("answer %s, want alert %d replayed", a.body, first)
+	}
+	if keys, cs := s.ObjectKeys(t, alerts), s.UploadClaims(t, tenant); len(keys) != 0 || len(cs) != 0 {
+		t.Fatalf("the refused alert left objects %v and claims %+v", keys, cs)
+	}
+}
