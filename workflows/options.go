@@ -75,11 +75,11 @@ func deliveryOptions(ctx workflow.Context, maxAttempts int) workflow.Context {
 }
 
 // localDeliveryOptions are deliveryOptions for a batch delivered as a local
-// activity (a single-batch alert); the SDK heartbeats the workflow task
-// while it runs. Attempts whose backoff is shorter than the workflow task's
-// timeout are retried inside the task, so since SendAlert version 3 the
-// batch gets one attempt here (maxAttempts 1) and its retries run as an
-// activity (deliverOnceLocally).
+// activity (a single-batch alert of SendAlert version 2); the SDK
+// heartbeats the workflow task while it runs. Attempts whose backoff is
+// shorter than the workflow task's timeout are retried inside the task, so
+// since version 3 the batch gets one local attempt and its retries run as
+// an activity (executeOnceLocally with deliveryOptions).
 func localDeliveryOptions(ctx workflow.Context, maxAttempts int) workflow.Context {
 	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: 5 * time.Minute,
