@@ -121,12 +121,15 @@ func maintenanceOptions(ctx workflow.Context) workflow.Context {
 	return withOptions(ctx, 10*time.Minute, &temporal.RetryPolicy{MaximumAttempts: 5})
 }
 
-// codeOptions are for sending a verification code.
+// codeOptions are for sending a verification code: since Verification
+// version 2 its first attempt runs as a local activity and the other five
+// as an activity (executeOnceLocally).
 func codeOptions(ctx workflow.Context) workflow.Context {
 	return withOptions(ctx, time.Minute, backoff(2*time.Second, time.Minute, 6, codeErrors))
 }
 
-// codeLocalOptions are codeOptions for sending the code as a local activity.
+// codeLocalOptions are codeOptions for sending the code as a local activity,
+// retried inside the workflow task (Verification version 1).
 func codeLocalOptions(ctx workflow.Context) workflow.Context {
 	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: time.Minute,
