@@ -75,11 +75,11 @@ func deliveryOptions(ctx workflow.Context, maxAttempts int) workflow.Context {
 }
 
 // localDeliveryOptions are deliveryOptions for a batch delivered as a local
-// activity (a single-batch alert); the SDK heartbeats the workflow task
-// while it runs. Attempts whose backoff is shorter than the workflow task's
-// timeout are retried inside the task, so since SendAlert version 3 the
-// batch gets one attempt here (maxAttempts 1) and its retries run as an
-// activity (deliverOnceLocally).
+// activity (a single-batch alert of SendAlert version 2); the SDK
+// heartbeats the workflow task while it runs. Attempts whose backoff is
+// shorter than the workflow task's timeout are retried inside the task, so
+// since version 3 the batch gets one local attempt and its retries run as
+// an activity (executeOnceLocally with deliveryOptions).
 func localDeliveryOptions(ctx workflow.Context, maxAttempts int) workflow.Context {
 	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: 5 * time.Minute,
@@ -121,12 +121,15 @@ func maintenanceOptions(ctx workflow.Context) workflow.Context {
 	return withOptions(ctx, 10*time.Minute, &temporal.RetryPolicy{MaximumAttempts: 5})
 }
 
-// codeOptions are for sending a verification code.
+// codeOptions are for sending a verification code: since Verification
+// version 2 its first attempt runs as a local activity and the other five
+// as an activity (executeOnceLocally).
 func codeOptions(ctx workflow.Context) workflow.Context {
 	return withOptions(ctx, time.Minute, backoff(2*time.Second, time.Minute, 6, codeErrors))
 }
 
-// codeLocalOptions are codeOptions for sending the code as a local activity.
+// codeLocalOptions are codeOptions for sending the code as a local activity,
+// retried inside the workflow task (Verification version 1).
 func codeLocalOptions(ctx workflow.Context) workflow.Context {
 	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
 		StartToCloseTimeout: time.Minute,

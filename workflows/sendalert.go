@@ -1,12 +1,9 @@
 package workflows
 
 import (
-	"errors"
 	"fmt"
-	"slices"
 	"time"
 
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/tocsin/tocsin/activities"
@@ -273,7 +270,9 @@ const (
 	// task (SendAlert version 2).
 	asLocalActivities
 	// onceLocally: a local activity's one attempt, then, after an error a
-	// retry may fix, the other attempts as an activity.
+	// retry may fix (a provider or the file store down, temporary failures
+	// recorded as Retrying), the other attempts as an activity, counting on
+	// from the first (SendAlert version 3, executeOnceLocally).
 	onceLocally
 )
 
@@ -313,7 +312,10 @@ func deliverBatches(ctx workflow.Context, in ChunkInput, mode deliveryMode) (Chu
 			case asLocalActivities:
 				f = workflow.ExecuteLocalActivity(lctx, a.DeliverBatch, bin)
 			case onceLocally:
-				f = deliverOnceLocally(ctx, bin)
+				// Retries count on from the local attempt.
+				rest := bin
+				rest.PriorAttempts = 1
+				f = executeOnceLocally(actx, a.DeliverBatch, bin, rest)
 			default:
 				f = workflow.ExecuteActivity(actx, a.DeliverBatch, bin)
 			}
@@ -336,43 +338,6 @@ func deliverBatches(ctx workflow.Context, in ChunkInput, mode deliveryMode) (Chu
 		sel.Select(ctx)
 	}
 	return out, firstErr
-}
-
-// deliverOnceLocally runs a batch's first attempt as a local activity,
-// inside the workflow task. When it fails with an error a retry may fix
-// (a provider or the file store down, temporary failures recorded as
-// Retrying), the remaining attempts run as an activity a second later,
-// counting on from the first, so the workflow task never waits through
-// the retries' backoff.
-func deliverOnceLocally(ctx workflow.Context, bin activities.BatchInput) workflow.Future {
-	f, set := workflow.NewFuture(ctx)
-	workflow.Go(ctx, func(ctx workflow.Context) {
-		var a *activities.Activities
-		var o activities.BatchOutcome
-		err := workflow.ExecuteLocalActivity(localDeliveryOptions(ctx, 1), a.DeliverBatch, bin).Get(ctx, &o)
-		if err != nil && bin.MaxAttempts > 1 && retryable(err) {
-			if err = workflow.Sleep(ctx, time.Second); err == nil {
-				bin.PriorAttempts = 1
-				err = workflow.ExecuteActivity(deliveryOptions(ctx, bin.MaxAttempts-1), a.DeliverBatch, bin).Get(ctx, &o)
-			}
-		}
-		set.Set(o, err)
-	})
-	return f
-}
-
-// retryable tells whether another attempt may fix the error of an
-// activity: not when it was cancelled or its error type is non-retryable.
-func retryable(err error) bool {
-	var canceled *temporal.CanceledError
-	if errors.As(err, &canceled) {
-		return false
-	}
-	var app *temporal.ApplicationError
-	if errors.As(err, &app) {
-		return !app.NonRetryable() && !slices.Contains(alertErrors, app.Type())
-	}
-	return true
 }
 
 // MaxRedialRounds bounds the redial loop of one cycle (each round is a

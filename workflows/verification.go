@@ -31,10 +31,13 @@ const (
 	verificationMaxResends = 50
 )
 
-// LocalCodeChange names the Verification shape that sends a code as a local
-// activity, inside the workflow task that asked for it (one round trip less
-// while a person waits); histories written before it send it as an
-// activity (workflow.GetVersion).
+// LocalCodeChange names the versions of Verification's shape
+// (workflow.GetVersion): 1 sends a code as a local activity, inside the
+// workflow task that asked for it (one round trip less while a person
+// waits); 2 gives that local activity one attempt only and runs its
+// retries as an activity, so a failing email or text provider never holds
+// the workflow task through the retries' backoff. Histories written before
+// replay their own version (the default sends the code as an activity).
 const LocalCodeChange = "local-code"
 
 // VerificationInput names the address being verified.
@@ -145,9 +148,12 @@ func Verification(ctx workflow.Context, in VerificationInput) (VerificationResul
 			Tenant: in.Tenant, Person: in.Person, Kind: in.Kind, Address: in.Address, Seq: seq, WorkflowID: wfID, TTL: in.TTL,
 		}
 		var send workflow.Future
-		if workflow.GetVersion(ctx, LocalCodeChange, workflow.DefaultVersion, 1) >= 1 {
+		switch workflow.GetVersion(ctx, LocalCodeChange, workflow.DefaultVersion, 2) {
+		case 2:
+			send = executeOnceLocally(ctx, a.SendVerificationCode, code, code)
+		case 1:
 			send = workflow.ExecuteLocalActivity(codeLocalOptions(ctx), a.SendVerificationCode, code)
-		} else {
+		default:
 			send = workflow.ExecuteActivity(ctx, a.SendVerificationCode, code)
 		}
 		err := send.Get(ctx, &sent)

@@ -2,6 +2,8 @@ package workflows_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"regexp"
 	"strings"
 	"testing"
@@ -10,7 +12,6 @@ import (
 	"github.com/stretchr/testify/mock"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/workflow"
@@ -127,20 +128,77 @@ func TestResendReplacesTheLiveCode(t *testing.T) {
 	env.AssertExpectations(t)
 }
 
+// TestUndeliverableCodeFailsTheVerification: an error no retry can fix
+// (non-retryable, or of a type codeOptions names) ends the code after its
+// one local attempt, with no attempt as an activity.
 func TestUndeliverableCodeFailsTheVerification(t *testing.T) {
 	t.Parallel()
+	for _, err := range []error{
+		temporal.NewNonRetryableApplicationError("550 no such user", activities.ErrTypeUndeliverable, nil),
+		temporal.NewApplicationError("no text provider", activities.ErrTypeNoProvider),
+		temporal.NewNonRetryableApplicationError("unreadable input", "BadInput", nil),
+	} {
+		r, attempts := sendCode(t, 1, err)
+		if r.Status != "Failed" || attempts != "[local=true attempt=1]" {
+			t.Fatalf("%v: %+v after attempts %s, want Failed after the local one", err, r, attempts)
+		}
+	}
+}
+
+// TestACodeIsRetriedAsAnActivity: a code gets one attempt as a local
+// activity, inside the workflow task; after an error a retry may fix (a
+// provider down), the other attempts run as an activity, so a failing
+// provider never holds the workflow task through the retries' backoff.
+// The local attempt counts among the code's six; after the last the code
+// is Failed.
+func TestACodeIsRetriedAsAnActivity(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		failures     int
+		status, want string
+	}{
+		{2, "Verified", "[local=true attempt=1 local=false attempt=1 local=false attempt=2]"},
+		{6, "Failed", "[local=true attempt=1 local=false attempt=1 local=false attempt=2 local=false attempt=3 local=false attempt=4 local=false attempt=5]"},
+	} {
+		r, attempts := sendCode(t, c.failures, errTemporary)
+		if r.Status != c.status || attempts != c.want {
+			t.Fatalf("%d failures: %+v after attempts %s, want %s after %s", c.failures, r, attempts, c.status, c.want)
+		}
+	}
+}
+
+var errTemporary = errors.New("send verification code: provider answered 503 Service Unavailable")
+
+// sendCode runs a verification of one resend whose first failures sends
+// fail with err and the others succeed; a sent code is verified a minute
+// after the resend, an unsent one must fail as undeliverable. It returns
+// the run's result and the send's attempts, local or not. version, if
+// given, is the shape's version (LocalCodeChange).
+func sendCode(t *testing.T, failures int, err error, version ...workflow.Version) (workflows.VerificationResult, string) {
+	t.Helper()
 	env, a := verificationEnv(t)
-	env.OnActivity(a.SendVerificationCode, mock.Anything, mock.Anything).
-		Return(activities.CodeSent{}, temporal.NewNonRetryableApplicationError("550 no such user", activities.ErrTypeUndeliverable, nil)).Once()
+	if len(version) > 0 {
+		env.OnGetVersion(workflows.LocalCodeChange, workflow.DefaultVersion, 2).Return(version[0])
+	}
+	var attempts []string
+	env.OnActivity(a.SendVerificationCode, mock.Anything, mock.MatchedBy(func(c activities.VerificationCode) bool { return c.Seq == 1 })).
+		Return(func(ctx context.Context, _ activities.VerificationCode) (activities.CodeSent, error) {
+			info := activity.GetInfo(ctx)
+			attempts = append(attempts, fmt.Sprintf("local=%v attempt=%d", info.IsLocalActivity, info.Attempt))
+			if len(attempts) <= failures {
+				return activities.CodeSent{}, err
+			}
+			return activities.CodeSent{Sent: true}, nil
+		})
 	env.OnActivity(a.FailVerification, mock.Anything, mock.MatchedBy(func(e activities.VerificationEnd) bool {
 		return e.Seq == 1 && e.Reason == "undeliverable"
-	})).Return(nil).Once()
+	})).Return(nil).Maybe()
 	resendAt(env, 0, 1)
+	env.RegisterDelayedCallback(func() {
+		env.SignalWorkflow(workflows.SignalVerificationSettled, workflows.VerificationSettled{Seq: 1, Status: "Verified"})
+	}, time.Minute)
 	env.ExecuteWorkflow(workflows.Verification, input())
-	if r := result(t, env); r.Status != "Failed" {
-		t.Fatalf("%+v", r)
-	}
-	env.AssertExpectations(t)
+	return result(t, env), fmt.Sprint(attempts)
 }
 
 func testsuiteStartOptions() client.StartWorkflowOptions {
@@ -173,29 +231,25 @@ func TestVerificationWorkflowIDHoldsNoAddress(t *testing.T) {
 }
 
 // A code is sent as a local activity, in the workflow task that asked for
-// it; histories from before the change send it as an activity.
+// it, and retried as an activity; histories from before the change replay
+// their own shape: version 1 retried the local activity inside the
+// workflow task, the default sent the code as an activity.
 func TestCodeIsSentInsideTheWorkflowTask(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
-		version workflow.Version
-		local   bool
-	}{{1, true}, {workflow.DefaultVersion, false}} {
-		env, a := verificationEnv(t)
-		env.OnGetVersion(workflows.LocalCodeChange, workflow.DefaultVersion, 1).Return(c.version)
-		var local, remote int
-		env.SetOnLocalActivityStartedListener(func(*activity.Info, context.Context, []any) { local++ })
-		env.SetOnActivityStartedListener(func(*activity.Info, context.Context, converter.EncodedValues) { remote++ })
-		env.OnActivity(a.SendVerificationCode, mock.Anything, mock.Anything).Return(activities.CodeSent{Sent: true}, nil).Once()
-		resendAt(env, 0, 1)
-		env.RegisterDelayedCallback(func() {
-			env.SignalWorkflow(workflows.SignalVerificationSettled, workflows.VerificationSettled{Seq: 1, Status: "Verified"})
-		}, time.Minute)
-		env.ExecuteWorkflow(workflows.Verification, input())
-		if r := result(t, env); r.Status != "Verified" {
-			t.Fatalf("version %d: %+v", c.version, r)
-		}
-		if c.local && (local != 1 || remote != 0) || !c.local && (local != 0 || remote != 1) {
-			t.Fatalf("version %d: %d local activities, %d activities", c.version, local, remote)
+		version  workflow.Version
+		failures int
+		want     string
+	}{
+		{2, 0, "[local=true attempt=1]"},
+		{2, 1, "[local=true attempt=1 local=false attempt=1]"},
+		{1, 0, "[local=true attempt=1]"},
+		{1, 1, "[local=true attempt=1 local=true attempt=2]"},
+		{workflow.DefaultVersion, 1, "[local=false attempt=1 local=false attempt=2]"},
+	} {
+		r, attempts := sendCode(t, c.failures, errTemporary, c.version)
+		if r.Status != "Verified" || attempts != c.want {
+			t.Fatalf("version %d: %+v after attempts %s, want Verified after %s", c.version, r, attempts, c.want)
 		}
 	}
 }

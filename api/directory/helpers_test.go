@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -11,8 +12,10 @@ import (
 	"github.com/tocsin/tocsin/api/rest"
 	"github.com/tocsin/tocsin/channels/sandbox"
 	"github.com/tocsin/tocsin/internal/config"
+	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/storage/storagetest"
+	"github.com/tocsin/tocsin/workflows"
 )
 
 // env is a running stack with a sandbox, a fresh tenant and a directory.
@@ -152,6 +155,20 @@ func (e *env) resend(t *testing.T, addrPath string) {
 	nonce := "nonce-" + stacktest.Suffix()
 	want(t, e.do(t, "POST", addrPath+"/verification/nonce", map[string]any{"nonce": nonce}), 201)
 	want(t, e.do(t, "POST", addrPath+"/verification/resend", map[string]any{"nonce": nonce}), 202)
+}
+
+// verificationID is the id of the Verification workflow of a user's address.
+func (e *env) verificationID(t *testing.T, user, address string) string {
+	t.Helper()
+	uid, err := strconv.ParseInt(user, 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	idKey, err := secrets.Derive(e.s.Config.SecretsKey, "workflow ids")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return workflows.VerificationWorkflowID(idKey, e.tenant, uid, address)
 }
 
 // eventCount counts the tenant's events of a type.
