@@ -43,7 +43,7 @@ func (a *Activities) DeliverCapUpdate(ctx context.Context, in CapUpdateInput) (C
 		if len(refs) == 0 {
 			continue
 		}
-		m := r.Message(string(ch), &storage.RecipientRow{}, "")
+		m, _ := r.Message(string(ch), &storage.RecipientRow{}, "")
 		if in.Headline != "" {
 			m.Subject = in.Headline
 		}

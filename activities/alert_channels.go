@@ -105,7 +105,7 @@ func (a *Activities) deliverBroadcast(ctx context.Context, in BatchInput, lastAt
 		if slices.Contains(done, d.ID) {
 			continue
 		}
-		m := r.Message(in.Channel, &storage.RecipientRow{}, "")
+		m, _ := r.Message(in.Channel, &storage.RecipientRow{}, "")
 		r.options(&m)
 		m.Key = alert.DeliveryKey(in.Tenant, in.AlertID, in.Channel, in.Cycle, int64(i)) + ":" + d.ID
 		m.To = d.ID

@@ -57,7 +57,7 @@ func TestBroadcastTextIsTheMobileBroadcastText(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &alertRenderer{Renderer: rd}
-	m := r.Message("mobileBroadcast", &alert.Recipient{}, "")
+	m, _ := r.Message("mobileBroadcast", &alert.Recipient{}, "")
 	r.options(&m)
 	if m.Text != "Broadcast 42" {
 		t.Errorf("text %q, want %q", m.Text, "Broadcast 42")

@@ -150,6 +150,7 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 	rows := make([]storage.DeliveryRow, 0, len(recs))
 	msgs := make([]channels.Message, 0, len(recs))
 	msgSeq := make([]int64, 0, len(recs))
+	shortened := 0
 	for i := range recs {
 		rec := &recs[i]
 		addr := alert.AddressOf(in.Channel, &rec.RecipientRow)
@@ -167,7 +168,10 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 			o := alert.StatusOf(*r.attachmentFailure, at)
 			rows = append(rows, storage.DeliveryRow{Seq: rec.Seq, Address: addr, Status: o.Status, Permanent: o.Permanent, Error: o.Error})
 		default:
-			m := r.Message(in.Channel, &rec.RecipientRow, links[rec.Seq])
+			m, written := r.Message(in.Channel, &rec.RecipientRow, links[rec.Seq])
+			if m.Text != written {
+				shortened++
+			}
 			r.options(&m)
 			m.RecipientID = rec.Seq
 			m.Key = alert.DeliveryKey(in.Tenant, in.AlertID, in.Channel, in.Cycle, rec.Seq)
@@ -252,7 +256,7 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 	}
 	if a.Logger != nil {
 		a.Logger.Debug("delivery batch", "alert", in.AlertID, "channel", in.Channel, "cycle", in.Cycle, "lo", in.Lo, "hi", in.Hi,
-			"messages", len(msgs), "read_ms", readDur.Milliseconds(), "send_ms", sendDur.Milliseconds(),
+			"messages", len(msgs), "shortened", shortened, "read_ms", readDur.Milliseconds(), "send_ms", sendDur.Milliseconds(),
 			"total_ms", time.Since(began).Milliseconds())
 	}
 	st := a.state()
@@ -264,6 +268,7 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 	c.WithLabelValues(in.Channel, "failed").Add(float64(out.Failed))
 	c.WithLabelValues(in.Channel, "skipped").Add(float64(out.Skipped))
 	c.WithLabelValues(in.Channel, "retrying").Add(float64(out.Retrying))
+	st.textShortened.Add(float64(shortened))
 	return out, retryErr
 }
 

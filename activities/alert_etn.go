@@ -37,7 +37,7 @@ func (a *Activities) deliverEtnArea(ctx context.Context, in BatchInput, r *alert
 		}
 		msgs := make([]channels.Message, len(targets))
 		for i, t := range targets {
-			m := r.Message(in.Channel, &storage.RecipientRow{FirstName: t.Name, VoicePhone: &targets[i].Phone}, "")
+			m, _ := r.Message(in.Channel, &storage.RecipientRow{FirstName: t.Name, VoicePhone: &targets[i].Phone}, "")
 			r.options(&m)
 			m.Key = alert.DeliveryKey(in.Tenant, in.AlertID, in.Channel, in.Cycle, t.Seq)
 			m.To = t.Phone

@@ -10,13 +10,15 @@ import (
 )
 
 // alertState is what the activities of one Activities value keep between
-// calls: the deliveries and upload orphan counters, the per-tenant rate
+// calls: the deliveries, shortened texts and upload orphan counters, the per-tenant rate
 // limiters and the renderers of the alerts being delivered, and the slots
 // of image decoding (one worker process's lanes share them, see
 // ShareState). It lives and dies with its Activities; renderers expire
 // after renderTTL and at most renderCacheSize are kept.
 type alertState struct {
 	deliveries *prometheus.CounterVec
+	// textShortened counts the text messages shortened to fit maxSegments.
+	textShortened prometheus.Counter
 	// imageSlots holds a value per image being decoded; its capacity is
 	// TOCSIN_IMAGE_DECODE_CONCURRENCY.
 	imageSlots   chan struct{}
@@ -54,6 +56,10 @@ func (a *Activities) state() *alertState {
 			Name: "tocsin_deliveries_total",
 			Help: "Alert deliveries by channel and outcome (sent, delivered, failed, skipped, retrying).",
 		}, []string{"channel", "outcome"}))
+		st.textShortened = register(a.Metrics, prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "tocsin_text_shortened_total",
+			Help: "Text messages whose recipient's values made them longer than the alert's maxSegments, shortened to fit before they were sent (each attempt at sending counts).",
+		}))
 		st.imageDecodes = register(a.Metrics, prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "tocsin_image_decodes",
 			Help: "Uploaded images being decoded by this worker process (at most TOCSIN_IMAGE_DECODE_CONCURRENCY).",

@@ -283,10 +283,14 @@ func (r *Renderer) render(key, fallback string, look func(string) string) string
 }
 
 // Message renders the message of one channel for one recipient. link is
-// the recipient's response link ("" when not needed); address is where it goes.
-func (r *Renderer) Message(ch string, rec *Recipient, link string) channels.Message {
+// the recipient's response link ("" when not needed). A text message that
+// takes more than the alert's TextSegments is shortened to fit
+// (alertmsg.FitSMS: the body is cut and ends in "...", the conference line
+// and the response link stay whole); written is the text before that, the
+// same as m.Text on every other message.
+func (r *Renderer) Message(ch string, rec *Recipient, link string) (m channels.Message, written string) {
 	look := r.lookup(rec, link)
-	m := channels.Message{Tenant: r.Tenant, Channel: channels.Channel(ch)}
+	m = channels.Message{Tenant: r.Tenant, Channel: channels.Channel(ch), AlertID: r.AlertID}
 	s := r.Settings
 	extra := r.extraLines(link, r.templateUses(ch, "responseLink"))
 	switch ch {
@@ -303,7 +307,9 @@ func (r *Renderer) Message(ch string, rec *Recipient, link string) channels.Mess
 			m.Attachments = r.Attachments
 		}
 	case string(channels.Text):
-		m.Text = r.render(tplText, tplBody, look) + extra
+		body := r.render(tplText, tplBody, look)
+		m.Text, _ = alertmsg.FitSMS(body, extra, s.TextSegments(), link)
+		return m, body + extra
 	case string(channels.Voice), string(channels.Etn):
 		m.Subject = r.render(tplSubject, "", look)
 		if ch == string(channels.Etn) {
@@ -329,8 +335,7 @@ func (r *Renderer) Message(ch string, rec *Recipient, link string) channels.Mess
 			m.Text = r.render(tplBody, "", look) + extra
 		}
 	}
-	m.AlertID = r.AlertID
-	return m
+	return m, m.Text
 }
 
 // Attaches reports whether the messages of channel ch carry the alert's

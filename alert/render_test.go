@@ -3,6 +3,8 @@ package alert
 import (
 	"strings"
 	"testing"
+
+	"github.com/tocsin/tocsin/internal/alertmsg"
 )
 
 // TestChannelTextsAreRendered: every channel block's own text reaches the
@@ -36,7 +38,7 @@ func TestChannelTextsAreRendered(t *testing.T) {
 		"fax":             {"Storm 42", "Hello Ada"},
 	}
 	for ch, w := range want {
-		m := r.Message(ch, ada, "")
+		m, _ := r.Message(ch, ada, "")
 		if m.Subject != w[0] || m.Text != w[1] {
 			t.Errorf("%s: %q / %q, want %q / %q", ch, m.Subject, m.Text, w[0], w[1])
 		}
@@ -55,5 +57,44 @@ func TestChannelTextsAreRendered(t *testing.T) {
 	_, err = NewRenderer("7", 42, s, "", nil)
 	if fe, ok := err.(*FieldError); !ok || fe.Field != "settings.channels.myAlertsApp.body" {
 		t.Fatalf("unknown variable: %v", err)
+	}
+}
+
+// TestTextFitsItsSegments: a recipient whose values make the text longer
+// than maxSegments gets it shortened, the response link whole after the
+// cut body; a recipient whose text fits gets it as written.
+func TestTextFitsItsSegments(t *testing.T) {
+	link := "https://t.example/s/ABCDEFGH"
+	long := &Recipient{FirstName: "Ada", CustomFields: []byte(`{"building":"` + strings.Repeat("Hall ", 60) + `"}`)}
+	short := &Recipient{FirstName: "Alan", CustomFields: []byte(`{"building":"B12"}`)}
+	for _, c := range []struct {
+		name, body, end string
+	}{
+		{"link appended", "Hello {{firstName}}, go to {{custom.building}}.", "...\n\nPlease confirm: " + link},
+		{"link in the body", "Hello {{firstName}}, go to {{custom.building}}. Details: {{responseLink}}", "... " + link},
+	} {
+		s := &Settings{
+			Message:  MessageSettings{Subject: "Storm", Body: c.body},
+			Channels: &Channels{Text: &TextMessageChannel{Enabled: true, MaxSegments: 2}},
+			Workflow: &WorkflowSettings{ConfirmationRequested: true},
+		}
+		r, err := NewRenderer("7", 42, s, "https://t.example", []byte("k"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, written := r.Message("text", long, link)
+		if _, _, n := alertmsg.SMSInfo(m.Text); n > 2 || m.Text == written || !strings.HasPrefix(m.Text, "Hello Ada, go to Hall Hall") || !strings.HasSuffix(m.Text, c.end) {
+			t.Errorf("%s: %d segments: %q", c.name, n, m.Text)
+		}
+		if _, _, n := alertmsg.SMSInfo(written); n <= 2 || !strings.Contains(written, strings.Repeat("Hall ", 60)) {
+			t.Errorf("%s: written %q", c.name, written)
+		}
+		if m, written := r.Message("text", short, link); m.Text != written || !strings.HasPrefix(m.Text, "Hello Alan, go to B12.") || !strings.Contains(m.Text, link) {
+			t.Errorf("%s: a text that fits became %q (written %q)", c.name, m.Text, written)
+		}
+		// Other channels are not shortened.
+		if m, written := r.Message("email", long, link); m.Text != written || !strings.Contains(m.Text, strings.Repeat("Hall ", 60)) {
+			t.Errorf("%s: email %q", c.name, m.Text)
+		}
 	}
 }

@@ -343,9 +343,21 @@ type EmailChannel struct {
 type TextMessageChannel struct {
 	Enabled bool   `json:"enabled"`
 	Body    string `json:"body,omitempty"`
-	// MaxSegments defaults to 10.
+	// MaxSegments defaults to DefaultMaxSegments.
 	MaxSegments  int   `json:"maxSegments,omitempty"`
 	AllowUnicode *bool `json:"allowUnicode,omitempty"`
+}
+
+// DefaultMaxSegments is the SMS segment limit when maxSegments is absent.
+const DefaultMaxSegments = 10
+
+// TextSegments is the number of SMS segments the alert's text message may
+// take: channels.text.maxSegments, or DefaultMaxSegments.
+func (s *Settings) TextSegments() int {
+	if c := s.Channels; c != nil && c.Text != nil && c.Text.MaxSegments > 0 {
+		return c.Text.MaxSegments
+	}
+	return DefaultMaxSegments
 }
 
 // VoiceChannel calls each recipient's first phone number that can take calls.

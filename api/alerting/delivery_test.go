@@ -361,6 +361,70 @@ func TestASmallAlertRetriesOutsideTheWorkflowTask(t *testing.T) {
 	stacktest.CheckWorkflowTasks(t, s.History(t, res.WorkflowID), 5*time.Second)
 }
 
+// TestTextLongerForARecipientIsShortenedToItsSegments: a contact whose
+// custom field makes the text longer than maxSegments gets it shortened to
+// fit, the response link whole after the "...", as the preview with that
+// contact shows it; another contact gets the text as written.
+func TestTextLongerForARecipientIsShortenedToItsSegments(t *testing.T) {
+	t.Parallel()
+	sb, withSandbox := stacktest.Sandbox(t)
+	s := stacktest.Start(t, withSandbox)
+	tenant, tok := s.NewTenant(t)
+	hall := strings.Repeat("Hall ", 80)
+	long := &contact{First: "Lena", Last: "L", Phone: "+15557770020", Custom: `{"building":"` + hall + `"}`}
+	short := &contact{First: "Sam", Last: "S", Phone: "+15557770021", Custom: `{"building":"B12"}`}
+	seed(t, s, tenant, long, short)
+	a := textAlert("Hello {{firstName}}, go to {{custom.building}} now.", map[string]any{"contactIds": []int64{long.ID, short.ID}})
+	st := a["settings"].(map[string]any)
+	st["channels"] = map[string]any{"text": map[string]any{"enabled": true, "maxSegments": 2}}
+	st["workflow"] = map[string]any{"confirmationRequested": true}
+	confirm := "\n\nPlease confirm: " + s.App.Config.PublicURL + "/s/"
+
+	r := s.Do(t, http.MethodPost, "/v2/alerts/preview", tok, map[string]any{"settings": st, "sampleRecipientId": long.ID})
+	var preview struct {
+		Messages []struct{ Channel, Body string }
+	}
+	r.JSON(t, &preview)
+	if r.Status != http.StatusOK || len(preview.Messages) != 1 {
+		t.Fatalf("preview: %d %s", r.Status, r.Body)
+	}
+	res := send(t, s, tok, a)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	longSMS, err := sb.SMS.WaitTo(ctx, long.Phone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shortSMS, err := sb.SMS.WaitTo(ctx, short.Phone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, code, _ := strings.Cut(longSMS.Body, confirm)
+	if enc, units, n := alertmsg.SMSInfo(longSMS.Body); n > 2 || enc != alertmsg.GSM7 || units < 2*153-3 ||
+		!strings.HasPrefix(body, "Hello Lena, go to Hall Hall") || !strings.HasSuffix(body, "...") || len(code) != 8 {
+		t.Fatalf("%s alert %d: %d %s segments (%d septets): %q", tenant, res.AlertID, n, enc, units, longSMS.Body)
+	}
+	if want := strings.TrimSuffix(longSMS.Body, code) + "XXXXXXXX"; preview.Messages[0].Body != want {
+		t.Errorf("the preview shows %q, sent %q", preview.Messages[0].Body, longSMS.Body)
+	}
+	if !strings.HasPrefix(shortSMS.Body, "Hello Sam, go to B12 now."+confirm) || len(shortSMS.Body) != len("Hello Sam, go to B12 now."+confirm)+8 {
+		t.Errorf("the contact whose text fits got %q", shortSMS.Body)
+	}
+	// The worker counts the shortened text.
+	stacktest.Eventually(t, 30*time.Second, "tocsin_text_shortened_total to count the shortened text", func() bool {
+		mfs, err := s.Metrics.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, mf := range mfs {
+			if mf.GetName() == "tocsin_text_shortened_total" {
+				return mf.GetMetric()[0].GetCounter().GetValue() == 1
+			}
+		}
+		return false
+	})
+}
+
 // TestTextSizeIsTheSizeOfTheTextSent: the submission check, the preview
 // and the alert's details all measure the text the SMS endpoint receives:
 // with the conference line and the response link appended as sent (a short

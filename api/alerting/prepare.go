@@ -24,8 +24,6 @@ import (
 
 // Limits of an alert beyond the ones its schema states.
 const (
-	// DefaultMaxSegments is the SMS segment limit when TextMessageChannel.maxSegments is absent.
-	DefaultMaxSegments = 10
 	// MaxAttachmentBytes bounds the attachments of one alert together.
 	MaxAttachmentBytes = 10 << 20
 )
@@ -420,9 +418,10 @@ func assignFreeID(id *int, used map[int]bool, next *int) {
 
 // checkText refuses text messages that cannot fit their segment limit or
 // need UCS-2 when it is not allowed. The text measured is the one delivery
-// sends (sampleText): the alert's own variables filled, the conference
-// line and the response link (a short link of the real length) appended;
-// only each recipient's own values count as empty.
+// writes (sampleMessage) before fitting it to the limit: the alert's own
+// variables filled, the conference line and the response link (a short
+// link of the real length) appended; only each recipient's own values count
+// as empty. Delivery shortens a recipient's text that they make longer.
 func checkText(s *alert.Settings, rd *alert.Renderer, f *failures) {
 	c := s.Channels
 	if c == nil || c.Text == nil || !c.Text.Enabled {
@@ -432,12 +431,9 @@ func checkText(s *alert.Settings, rd *alert.Renderer, f *failures) {
 	if c.Text.Body != "" {
 		field = "channels.text.body"
 	}
-	enc, units, segments := alertmsg.SMSInfo(sampleMessage(rd, string(channels.Text), &alert.Recipient{}).Text)
-	limit := c.Text.MaxSegments
-	if limit == 0 {
-		limit = DefaultMaxSegments
-	}
-	if segments > limit {
+	_, written := sampleMessage(rd, string(channels.Text), &alert.Recipient{})
+	enc, units, segments := alertmsg.SMSInfo(written)
+	if limit := s.TextSegments(); segments > limit {
 		f.add(field, fmt.Sprintf("the text message takes %d %s segments (%d characters), more than the limit of %d; shorten it or raise channels.text.maxSegments (at most 10)",
 			segments, enc, units, limit), nil)
 	}
@@ -460,10 +456,11 @@ func (h *handler) checkTextOf(tenant string, id int64, s *alert.Settings, loc, p
 
 // sampleMessage is the message rd's alert sends rec on channel ch, with
 // the sample response link (alert.Renderer.SampleLink) in place of rec's
-// own: the text the submission check measures and the preview and the
-// alert's details show, as long as the one delivery sends a recipient with
-// rec's values.
-func sampleMessage(rd *alert.Renderer, ch string, rec *alert.Recipient) channels.Message {
+// own: what the preview and the alert's details show, as long as the one
+// delivery sends a recipient with rec's values (a text shortened to fit
+// its segment limit as delivery shortens it), and its text as written,
+// before that shortening, which the submission check measures.
+func sampleMessage(rd *alert.Renderer, ch string, rec *alert.Recipient) (m channels.Message, written string) {
 	return rd.Message(ch, rec, rd.SampleLink())
 }
 

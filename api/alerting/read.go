@@ -65,7 +65,7 @@ func render(s *alert.Settings, chans []string, rd *alert.Renderer, rec *storage.
 			m.Recipients = &counts.PerChannel[i].Count
 		}
 		if rec != nil {
-			msg := sampleMessage(rd, ch, rec)
+			msg, _ := sampleMessage(rd, ch, rec)
 			m.Subject, m.Body, m.HTML = msg.Subject, msg.Text, msg.HTML
 		} else {
 			m.Subject, m.Body = s.Message.Subject, s.Message.Body

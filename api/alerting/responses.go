@@ -156,7 +156,8 @@ func (h *handler) getAlertResponsePage(ctx context.Context, in *responsePageInpu
 	}
 	if rd, err := alert.NewRenderer(t.tenant, t.alert.ID, t.s, "", nil); err == nil {
 		if r, err := h.results.Recipient(ctx, t.tenant, t.alert.ID, t.seq); err == nil {
-			data.Body = rd.Message("email", &r.RecipientRow, "").Text
+			m, _ := rd.Message("email", &r.RecipientRow, "")
+			data.Body = m.Text
 		}
 	}
 	if t.s.Survey != nil {

@@ -18,9 +18,9 @@ type EmailChannel struct {
 // recipient's first phone number that can receive texts.
 type TextMessageChannel struct {
 	Enabled bool   `json:"enabled" doc:"Deliver on this channel."`
-	Body    string `json:"body,omitempty" maxLength:"1600" doc:"Text for SMS; MessageSettings.body when empty. The text as sent (the alert's own variables filled, the conference line and the response link appended, the link being a short link) must fit in maxSegments segments (153 GSM-7 characters or 67 UCS-2 characters each when split; 160 or 70 in a single segment); each recipient's own values ({{firstName}}, {{custom.<field>}}, ...) count as empty, a CustomField variable as its fallback." example:"Campus closed today. Details: {{responseLink}}"`
+	Body    string `json:"body,omitempty" maxLength:"1600" doc:"Text for SMS; MessageSettings.body when empty. The text as sent (the alert's own variables filled, the conference line and the response link appended, the link being a short link) must fit in maxSegments segments (153 GSM-7 characters or 67 UCS-2 characters each when split; 160 or 70 in a single segment); each recipient's own values ({{firstName}}, {{custom.<field>}}, ...) count as empty, a CustomField variable as its fallback. A recipient whose values make the text longer gets it shortened to fit (see maxSegments)." example:"Campus closed today. Details: {{responseLink}}"`
 	// MaxSegments defaults to 10.
-	MaxSegments  int   `json:"maxSegments,omitempty" minimum:"1" maximum:"10" doc:"Largest number of SMS segments the text may take (default 10), measured as body says; a longer text is refused at submission." example:"3"`
+	MaxSegments  int   `json:"maxSegments,omitempty" minimum:"1" maximum:"10" doc:"Largest number of SMS segments the text may take (default 10), measured as body says; a longer text is refused at submission. Delivery holds every recipient's text to it: one that a recipient's values make longer is shortened, its body cut after a whole character and ended with \"...\", the conference line and the response link kept whole (a link the body shows follows the \"...\"); a GSM-7 text stays GSM-7." example:"3"`
 	AllowUnicode *bool `json:"allowUnicode,omitempty" doc:"Allow characters outside the GSM-7 alphabet, which switches the message to UCS-2 (default true). When false such a message is refused."`
 }
 

@@ -84,7 +84,7 @@ func TestOptions(t *testing.T) {
 		{channels.SocialPostA, social.Options{Link: "https://example.com/storm"}, " https://example.com/storm"},
 		{channels.Neighborhood, neighborhood.Options{Groups: []string{"g1", "g2"}, Urgent: true}, ""},
 	} {
-		m := r.Message(string(c.ch), &alert.Recipient{}, "")
+		m, _ := r.Message(string(c.ch), &alert.Recipient{}, "")
 		text := m.Text
 		For(c.ch).Apply(r, files, &m)
 		if !reflect.DeepEqual(m.Options, c.want) {
@@ -101,7 +101,7 @@ func TestOptions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := bare.Message(string(channels.Push), &alert.Recipient{}, "")
+	m, _ := bare.Message(string(channels.Push), &alert.Recipient{}, "")
 	For(channels.Push).Apply(bare, files, &m)
 	if m.Options != nil {
 		t.Errorf("an alert without channel blocks got push options: %+v", m.Options)

@@ -132,3 +132,55 @@ func TestResponseTokenHasOneSpelling(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestFitSMS: a text over its segment limit is cut to fit, at a whole
+// character, ending in "..." before the tail, which stays whole.
+func TestFitSMS(t *testing.T) {
+	t.Parallel()
+	a, zh := strings.Repeat, "ж"
+	link := "\n\nPlease confirm: https://t.example/s/ABCDEFGH" // 46 septets
+	cases := []struct {
+		name, body, tail, keep string
+		max                    int
+		want                   string
+	}{
+		{name: "exact limit untouched", body: a("a", 160-46), tail: link, max: 1, want: a("a", 160-46) + link},
+		{name: "exact limit of three untouched", body: a("a", 3*153), max: 3, want: a("a", 3*153)},
+		{name: "no limit", body: a("a", 2000), max: 0, want: a("a", 2000)},
+		{name: "GSM-7 one over", body: a("a", 160-45), tail: link, max: 1, want: a("a", 160-46-3) + "..." + link},
+		{name: "GSM-7 across segments", body: a("b", 400), tail: link, max: 2, want: a("b", 306-46-3) + "..." + link},
+		{name: "UCS-2", body: a(zh, 80), max: 1, want: a(zh, 67) + "..."},
+		{name: "UCS-2 with the link", body: a(zh, 200), tail: link, max: 2, want: a(zh, 134-46-3) + "..." + link},
+		// 66 units then an emoji of two: a third unit does not fit.
+		{name: "emoji at the cut", body: a(zh, 66) + "🔥🔥🔥", max: 1, want: a(zh, 66) + "..."},
+		{name: "emoji inside", body: a(zh, 65) + "🔥" + a(zh, 10), max: 1, want: a(zh, 65) + "🔥" + "..."},
+		// 156 septets then a two-septet character: one septet is left.
+		{name: "euro at the cut", body: a("a", 156) + "€bbbb", max: 1, want: a("a", 156) + "..."},
+		{name: "brace at the cut", body: a("a", 156) + "{bbbb", max: 1, want: a("a", 156) + "..."},
+		{name: "brace before the cut", body: a("a", 155) + "{bbbb", max: 1, want: a("a", 155) + "{" + "..."},
+		// GSM-7 keeps more of a body whose UCS-2 characters come late.
+		{name: "cut before the UCS-2 character", body: a("a", 300) + zh, max: 2, want: a("a", 300) + "..."},
+		{name: "UCS-2 keeps more", body: a("a", 100) + a(zh, 200), max: 2, want: a("a", 100) + a(zh, 31) + "..."},
+		{name: "trailing spaces dropped", body: a("a", 150) + "       bbbbbb", max: 1, want: a("a", 150) + "..."},
+		{name: "link in the body kept", body: "Go to " + a("x", 200) + ". Details: https://t/s/K", keep: "https://t/s/K", max: 1,
+			want: "Go to " + a("x", 160-6-3-14) + "... https://t/s/K"},
+		{name: "link in the body within the cut", body: "https://t/s/K " + a("x", 200), keep: "https://t/s/K", max: 1,
+			want: "https://t/s/K " + a("x", 160-14-3) + "..."},
+		{name: "no room but the tail", body: a("a", 10), tail: a("t", 159), max: 1, want: a("t", 159)},
+	}
+	for _, c := range cases {
+		got, short := FitSMS(c.body, c.tail, c.max, c.keep)
+		if got != c.want || short != (c.want != c.body+c.tail) {
+			t.Errorf("%s: got %q (shortened %v), want %q", c.name, got, short, c.want)
+			continue
+		}
+		if enc, _, n := SMSInfo(got); c.max > 0 && n > c.max {
+			t.Errorf("%s: %d %s segments, limit %d", c.name, n, enc, c.max)
+		}
+		if full, _, _ := SMSInfo(c.body + c.tail); full == GSM7 {
+			if enc, _, _ := SMSInfo(got); enc != GSM7 {
+				t.Errorf("%s: a GSM-7 text became %s", c.name, enc)
+			}
+		}
+	}
+}
