@@ -95,12 +95,15 @@ func (d Descriptor) Addressing() Addressing { return d.Channel.Addressing() }
 // Addresses is the channel's (Channel.Addresses).
 func (d Descriptor) Addresses() Addresses { return d.Channel.Addresses() }
 
-// ByName indexes the destinations of a PerDestination channel (accounts,
-// webhook targets) by the name a message's To gives them, which name reads.
-func ByName[D any](dests []D, name func(D) string) map[string]D {
-	out := make(map[string]D, len(dests))
+// Find returns the destination of a PerDestination channel (account,
+// webhook target) that a message's To names: the one of dests whose name,
+// as name reads it, is to.
+func Find[D any](dests []D, to string, name func(D) string) (D, bool) {
 	for _, d := range dests {
-		out[name(d)] = d
+		if name(d) == to {
+			return d, true
+		}
 	}
-	return out
+	var none D
+	return none, false
 }

@@ -1,6 +1,7 @@
 package cap
 
 import (
+	"cmp"
 	"context"
 	"crypto/sha1" //nolint:gosec // CAP 1.2 defines the resource digest as SHA-1.
 	"encoding/base64"
@@ -11,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -66,32 +68,26 @@ type Log interface {
 	Record(ctx context.Context, tenant string, alertID *int64, ch channels.Channel, a *Alert, doc []byte, sendErr error) error
 }
 
-// Config configures a Sender.
-type Config struct {
-	// Endpoint's URL is the CAP endpoint documents are POSTed to, one
-	// after the other; the client waits 30s for an answer by default.
+// Sender delivers CAP documents for EAS or mobile broadcast: each is
+// POSTed to Endpoint's URL, one after the other. Without a Client of its
+// own it waits Timeout for an answer.
+type Sender struct {
 	providerhttp.Endpoint
 	// Channel is Eas or MobileBroadcast.
 	Channel channels.Channel
-	// SenderID is the CAP sender when the input names none.
+	// SenderID is the CAP sender when the input names none ("tocsin"
+	// when not set).
 	SenderID string
 	Objects  ObjectReader
 	Log      Log
 }
 
-// Sender delivers CAP documents for EAS or mobile broadcast.
-type Sender struct {
-	c Config
-}
+// Timeout is how long a CAP endpoint may take to answer: CAP feeds may
+// answer slowly.
+const Timeout = 30 * time.Second
 
-// NewSender returns a Sender for c.
-func NewSender(c Config) *Sender {
-	c.Client = providerhttp.Client(c.Client, 30*time.Second)
-	if c.SenderID == "" {
-		c.SenderID = "tocsin"
-	}
-	return &Sender{c: c}
-}
+// slow is the client of the Senders without one.
+var slow = sync.OnceValue(func() *http.Client { return providerhttp.NewClient(Timeout, 0) })
 
 var notID = regexp.MustCompile(`[\s,<&]+`)
 
@@ -102,11 +98,9 @@ func (s *Sender) Document(ctx context.Context, msg channels.Message) (*Alert, er
 	in := channels.OptionsOf[Options](msg).Input
 	in.Parameters, in.Resources = slices.Clone(in.Parameters), slices.Clone(in.Resources)
 	if in.Identifier == "" {
-		in.Identifier = "tocsin-" + msg.Tenant + "-" + string(s.c.Channel) + "-" + notID.ReplaceAllString(msg.Key, "_")
+		in.Identifier = "tocsin-" + msg.Tenant + "-" + string(s.Channel) + "-" + notID.ReplaceAllString(msg.Key, "_")
 	}
-	if in.Sender == "" {
-		in.Sender = s.c.SenderID
-	}
+	in.Sender = cmp.Or(in.Sender, s.SenderID, "tocsin")
 	if in.Sent.IsZero() {
 		in.Sent = time.Now().Truncate(time.Second)
 	}
@@ -116,7 +110,7 @@ func (s *Sender) Document(ctx context.Context, msg channels.Message) (*Alert, er
 	if in.Description == "" {
 		in.Description = msg.Text
 	}
-	switch s.c.Channel {
+	switch s.Channel {
 	case channels.MobileBroadcast:
 		// The broadcast text is the message's own (the channel block's
 		// text); the document's description when it has none.
@@ -149,10 +143,10 @@ func (s *Sender) Document(ctx context.Context, msg channels.Message) (*Alert, er
 func (s *Sender) audio(ctx context.Context, msg channels.Message) (*Resource, error) {
 	o := channels.OptionsOf[Options](msg)
 	if key := o.AudioKey; key != "" {
-		if s.c.Objects == nil {
+		if s.Objects == nil {
 			return nil, fmt.Errorf("no object store to read the EAS audio from")
 		}
-		data, ct, err := s.c.Objects.Read(ctx, key)
+		data, ct, err := s.Objects.Read(ctx, key)
 		if err != nil {
 			return nil, errors.New(channels.FileProblem("EAS audio file", o.AudioFile, err))
 		}
@@ -187,10 +181,14 @@ func (s *Sender) send(ctx context.Context, msg channels.Message) channels.Result
 	if err != nil {
 		return providerhttp.Refused(msg.Key, err.Error())
 	}
-	sendErr := s.c.Post(ctx, "", providerhttp.Request{Body: doc, ContentType: "application/xml",
+	api := s.Endpoint
+	if api.Client == nil {
+		api.Client = slow()
+	}
+	sendErr := api.Post(ctx, "", providerhttp.Request{Body: doc, ContentType: "application/xml",
 		Header: http.Header{"Accept": {"application/xml, application/json"}}}, a.Identifier, nil)
-	if s.c.Log != nil {
-		if err := s.c.Log.Record(ctx, msg.Tenant, msg.Alert(), s.c.Channel, a, doc, sendErr); err != nil && sendErr == nil {
+	if s.Log != nil {
+		if err := s.Log.Record(ctx, msg.Tenant, msg.Alert(), s.Channel, a, doc, sendErr); err != nil && sendErr == nil {
 			sendErr = err
 		}
 	}

@@ -15,11 +15,11 @@ import (
 	"github.com/tocsin/tocsin/storage/channelstate"
 )
 
-// New returns the ETN Sender: the voice provider in c, throttled by slots.
-func New(c voice.Config, slots *Slots) *voice.Sender {
-	c.Channel = channels.Etn
-	c.Throttle = slots
-	return voice.New(c)
+// New returns the ETN Sender: the voice provider of s, throttled by slots.
+func New(s voice.Sender, slots *Slots) *voice.Sender {
+	s.Channel = channels.Etn
+	s.Throttle = slots
+	return &s
 }
 
 // DefaultLease bounds how long a call holds its slot when its final status

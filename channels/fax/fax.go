@@ -47,25 +47,18 @@ type Response struct {
 	Status string `json:"status"`
 }
 
-// Config configures a Sender.
-type Config struct {
-	// Endpoint is the provider's API; faxes go to URL + "/faxes"
-	// (Concurrency defaults to 8).
+// Sender sends faxes through the provider's API at Endpoint: each is
+// POSTed to URL + "/faxes", from the number From, with Concurrency faxes of
+// a batch in flight (DefaultConcurrency when not set).
+type Sender struct {
 	providerhttp.Endpoint
 	From    string
 	Objects ObjectReader
 }
 
-// Sender sends faxes.
-type Sender struct {
-	c Config
-}
-
-// New returns a Sender for c.
-func New(c Config) *Sender {
-	c.Endpoint = c.Endpoint.WithDefaults(8)
-	return &Sender{c: c}
-}
+// DefaultConcurrency is how many faxes a batch has in flight when the
+// Endpoint does not say.
+const DefaultConcurrency = 8
 
 // Document returns the file faxed for msg: the stored document when the
 // message names one, else the message rendered as HTML (when it has HTML)
@@ -73,10 +66,10 @@ func New(c Config) *Sender {
 func (s *Sender) Document(ctx context.Context, msg channels.Message) (name, contentType string, data []byte, err error) {
 	if o := channels.OptionsOf[Options](msg); o.DocumentKey != "" {
 		key := o.DocumentKey
-		if s.c.Objects == nil {
+		if s.Objects == nil {
 			return "", "", nil, fmt.Errorf("no object store to read the document from")
 		}
-		data, ct, err := s.c.Objects.Read(ctx, key)
+		data, ct, err := s.Objects.Read(ctx, key)
 		if err != nil {
 			return "", "", nil, errors.New(channels.FileProblem("document", o.Document, err))
 		}
@@ -116,7 +109,7 @@ func accepted(ct string) bool {
 
 // Send implements channels.Sender.
 func (s *Sender) Send(ctx context.Context, msgs []channels.Message) ([]channels.Result, error) {
-	return channels.SendEach(ctx, msgs, s.c.Concurrency, s.send), nil
+	return channels.SendEach(ctx, msgs, s.Limit(DefaultConcurrency), s.send), nil
 }
 
 func (s *Sender) send(ctx context.Context, msg channels.Message) channels.Result {
@@ -127,7 +120,7 @@ func (s *Sender) send(ctx context.Context, msg channels.Message) channels.Result
 	var body bytes.Buffer
 	mw := multipart.NewWriter(&body)
 	_ = mw.WriteField("to", msg.To)
-	_ = mw.WriteField("from", s.c.From)
+	_ = mw.WriteField("from", s.From)
 	_ = mw.WriteField("reference", msg.Key)
 	if channels.OptionsOf[Options](msg).CoverPage {
 		_ = mw.WriteField("coverPage", "true")
@@ -140,6 +133,6 @@ func (s *Sender) send(ctx context.Context, msg channels.Message) channels.Result
 	_, _ = pw.Write(data)
 	_ = mw.Close()
 	var fr Response
-	err = s.c.Post(ctx, "/faxes", providerhttp.Request{Body: body.Bytes(), ContentType: mw.FormDataContentType()}, msg.Key, &fr)
+	err = s.Post(ctx, "/faxes", providerhttp.Request{Body: body.Bytes(), ContentType: mw.FormDataContentType()}, msg.Key, &fr)
 	return providerhttp.Answer(msg.Key, err, channels.Sent, fr.FaxID, "the provider returned no fax id")
 }

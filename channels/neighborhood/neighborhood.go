@@ -71,26 +71,13 @@ type Recorder interface {
 	Record(ctx context.Context, st []Status) error
 }
 
-// Config configures a Sender.
-type Config struct {
-	// Endpoint is the network's API; a post carries its account's token
-	// instead of Endpoint.Token, and the messages of a batch are posted
-	// one after the other.
+// Sender posts to the neighborhood network through its API at Endpoint,
+// the messages of a batch one after the other; a post carries its
+// account's token instead of Endpoint.Token.
+type Sender struct {
 	providerhttp.Endpoint
 	Accounts []Account
 	Statuses Recorder
-}
-
-// Sender posts to the neighborhood network.
-type Sender struct {
-	c        Config
-	accounts map[string]Account
-}
-
-// New returns a Sender for c.
-func New(c Config) *Sender {
-	c.Endpoint = c.Endpoint.WithDefaults(1)
-	return &Sender{c: c, accounts: channels.ByName(c.Accounts, func(a Account) string { return a.ID })}
 }
 
 // Send implements channels.Sender: a message's To is an account id. The
@@ -103,8 +90,8 @@ func (s *Sender) Send(ctx context.Context, msgs []channels.Message) ([]channels.
 		out[i] = r
 		all = append(all, st...)
 	}
-	if s.c.Statuses != nil && len(all) > 0 {
-		if err := s.c.Statuses.Record(ctx, all); err != nil {
+	if s.Statuses != nil && len(all) > 0 {
+		if err := s.Statuses.Record(ctx, all); err != nil {
 			return nil, err
 		}
 	}
@@ -112,7 +99,7 @@ func (s *Sender) Send(ctx context.Context, msgs []channels.Message) ([]channels.
 }
 
 func (s *Sender) post(ctx context.Context, msg channels.Message) (channels.Result, []Status) {
-	acct, ok := s.accounts[msg.To]
+	acct, ok := channels.Find(s.Accounts, msg.To, func(a Account) string { return a.ID })
 	if !ok {
 		return providerhttp.Refused(msg.Key, fmt.Sprintf("no neighborhood account %q", msg.To)), nil
 	}
@@ -136,7 +123,7 @@ func (s *Sender) post(ctx context.Context, msg channels.Message) (channels.Resul
 			GroupID: gid, GroupName: names[gid], Status: st, PostID: post, Error: errText}
 	}
 	var pr PostResponse
-	if err := s.c.As(acct.Token).Post(ctx, "/v1/accounts/"+url.PathEscape(acct.ID)+"/posts", providerhttp.Request{JSON: req}, msg.Key, &pr); err != nil {
+	if err := s.As(acct.Token).Post(ctx, "/v1/accounts/"+url.PathEscape(acct.ID)+"/posts", providerhttp.Request{JSON: req}, msg.Key, &pr); err != nil {
 		var st []Status
 		for _, g := range groups {
 			st = append(st, status(g.ID, StatusFailed, "", err.Error()))

@@ -11,9 +11,9 @@ import (
 // http.Client.Timeout.
 func TestDefaultTimeout(t *testing.T) {
 	for name, cl := range map[string]*http.Client{
-		"NewClient":    NewClient(0, 4),
-		"Client(nil)":  Client(nil, 0),
-		"WithDefaults": Endpoint{}.WithDefaults(8).Client,
+		"NewClient":   NewClient(0, 4),
+		"Client(nil)": Client(nil, 0),
+		"shared":      shared(),
 	} {
 		st, ok := cl.Transport.(*slotted)
 		if !ok {

@@ -402,7 +402,8 @@ func Client(cl *http.Client, timeout time.Duration) *http.Client {
 
 // Endpoint is a provider's HTTP API as a channel's configuration names it:
 // the base URL requests go to, the bearer token they carry, how many
-// requests a batch has in flight and the client that sends them.
+// requests a batch has in flight (see Limit) and the client that sends
+// them (see Post).
 type Endpoint struct {
 	URL         string
 	Token       string
@@ -410,14 +411,13 @@ type Endpoint struct {
 	Client      *http.Client
 }
 
-// WithDefaults returns e with a pooled client when it has none (see
-// Client) and concurrency requests in flight when Concurrency is not set.
-func (e Endpoint) WithDefaults(concurrency int) Endpoint {
-	e.Client = Client(e.Client, 0)
+// Limit is how many requests of a batch e has in flight at once:
+// Concurrency, or def when it is not set.
+func (e Endpoint) Limit(def int) int {
 	if e.Concurrency <= 0 {
-		e.Concurrency = concurrency
+		return def
 	}
-	return e
+	return e.Concurrency
 }
 
 // As returns e carrying token instead of e.Token: the API as one of a
@@ -427,9 +427,18 @@ func (e Endpoint) As(token string) Endpoint {
 	return e
 }
 
+// shared is the client of the endpoints without one: a pooled client with
+// the default timeout (see NewClient).
+var shared = sync.OnceValue(func() *http.Client { return NewClient(0, 0) })
+
 // Post sends r to e.URL + path with e.Token and idempotencyKey (see Call)
-// and decodes a 2xx answer into out (when not nil).
+// through e.Client, or a pooled client shared by the endpoints without
+// one, and decodes a 2xx answer into out (when not nil).
 func (e Endpoint) Post(ctx context.Context, path string, r Request, idempotencyKey string, out any) error {
 	r.URL = e.URL + path
-	return Call{Request: r, Token: e.Token, IdempotencyKey: idempotencyKey}.Send(ctx, e.Client, out)
+	cl := e.Client
+	if cl == nil {
+		cl = shared()
+	}
+	return Call{Request: r, Token: e.Token, IdempotencyKey: idempotencyKey}.Send(ctx, cl, out)
 }

@@ -133,9 +133,9 @@ func TestRequestsCarryBodyAndHeaders(t *testing.T) {
 			body:   `{"n":1}`,
 		},
 		{
-			name: "Endpoint.Post carries the token and the idempotency key",
+			name: "Endpoint.Post carries the token and the idempotency key, without a client of its own too",
 			send: func(ctx context.Context, url string) error {
-				e := providerhttp.Endpoint{URL: url + "/v1", Token: "tok-2"}.WithDefaults(1)
+				e := providerhttp.Endpoint{URL: url + "/v1", Token: "tok-2"}
 				var out struct{ ID string }
 				err := e.Post(ctx, "/messages", providerhttp.Request{JSON: []string{"x"}, Header: http.Header{"X-Extra": {"1"}}}, "key-7", &out)
 				if err == nil && out.ID != "m-1" {
@@ -464,44 +464,26 @@ func TestErrorsDoNotRevealTheURLsSecrets(t *testing.T) {
 	}
 }
 
-func TestEndpointWithDefaults(t *testing.T) {
-	own := &http.Client{}
-	cases := []struct {
-		name            string
-		in              providerhttp.Endpoint
-		wantConcurrency int
-		wantClient      *http.Client // nil: a new pooled client
+func TestEndpointLimit(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		concurrency int
+		want        int
 	}{
-		{"zero", providerhttp.Endpoint{URL: "https://p.example"}, 8, nil},
-		{"negative concurrency", providerhttp.Endpoint{Concurrency: -1}, 8, nil},
-		{"explicit values kept", providerhttp.Endpoint{Concurrency: 3, Client: own}, 3, own},
-	}
-	for _, c := range cases {
+		{"zero", 0, 8},
+		{"negative", -1, 8},
+		{"explicit value kept", 3, 3},
+	} {
 		t.Run(c.name, func(t *testing.T) {
-			before := c.in
-			got := c.in.WithDefaults(8)
-			if got.Concurrency != c.wantConcurrency {
-				t.Errorf("Concurrency %d, want %d", got.Concurrency, c.wantConcurrency)
-			}
-			switch {
-			case c.wantClient != nil && got.Client != c.wantClient:
-				t.Error("the endpoint's own client was replaced")
-			case c.wantClient == nil && (got.Client == nil || got.Client.Transport == nil):
-				t.Errorf("default client %+v, want a pooled client", got.Client)
-			}
-			if got.URL != c.in.URL || got.Token != c.in.Token {
-				t.Errorf("URL or token changed: %+v", got)
-			}
-			if c.in != before {
-				t.Errorf("WithDefaults changed its receiver: %+v", c.in)
+			if got := (providerhttp.Endpoint{Concurrency: c.concurrency}).Limit(8); got != c.want {
+				t.Errorf("Limit(8) = %d, want %d", got, c.want)
 			}
 		})
 	}
-	a, b := providerhttp.Endpoint{}.WithDefaults(1), providerhttp.Endpoint{}.WithDefaults(1)
-	if a.Client == b.Client {
-		t.Error("two endpoints share one default client")
-	}
-	// The new client gives up after its timeout.
+}
+
+func TestClientTimeout(t *testing.T) {
+	// A new client gives up after its timeout.
 	stall := stalling(t)
 	start := time.Now()
 	_, err := providerhttp.Do(context.Background(), providerhttp.Client(nil, 100*time.Millisecond), providerhttp.Request{URL: stall.URL})

@@ -61,12 +61,9 @@ type Registry struct {
 	cache   map[cacheKey]*cached
 }
 
-// The answer timeouts of the registry's provider clients: CAP feeds may
-// answer slowly.
-const (
-	providerTimeout = 15 * time.Second
-	capTimeout      = 30 * time.Second
-)
+// providerTimeout is the answer timeout of the registry's provider
+// clients but CAP's (cap.Timeout).
+const providerTimeout = 15 * time.Second
 
 type cacheKey struct {
 	tenant string
@@ -165,7 +162,7 @@ func (r *Registry) Build(tenant string, ch channels.Channel, s Settings) (channe
 		for _, t := range s.Targets {
 			ts = append(ts, teamchat.Target{Name: t.Name, URL: t.URL, Style: t.Style})
 		}
-		snd = teamchat.New(teamchat.Config{Targets: ts, Client: r.httpClient(providerTimeout)})
+		snd = &teamchat.Sender{Targets: ts, Client: r.httpClient(providerTimeout)}
 	default:
 		var built []channels.Sender
 		for _, p := range s.Providers {
@@ -186,23 +183,23 @@ func (r *Registry) one(tenant string, ch channels.Channel, s Settings, p Provide
 	objs := &tenantObjects{objects: r.Objects, tenant: tenant}
 	switch ch {
 	case channels.Voice, channels.Etn:
-		vc := voice.Config{Endpoint: api, From: p.From, Channel: ch,
+		vs := voice.Sender{Endpoint: api, From: p.From, Channel: ch,
 			CallbackURL: strings.TrimRight(r.PublicURL, "/") + CallbackPath(ch, tenant),
 			Calls:       &voice.Calls{DB: r.DB}, Audio: objs}
 		if ch == channels.Etn {
-			return etn.New(vc, &etn.Slots{DB: r.DB, Limit: s.MaxConcurrentCalls})
+			return etn.New(vs, &etn.Slots{DB: r.DB, Limit: s.MaxConcurrentCalls})
 		}
-		return voice.New(vc)
+		return &vs
 	case channels.Push, channels.MyAlertsApp:
 		app := push.AppPush
 		if ch == channels.MyAlertsApp {
 			app = push.AppMyAlerts
 		}
-		return push.New(push.Config{Endpoint: api, App: app, Tokens: &channelstate.Devices{DB: r.DB}})
+		return &push.Sender{Endpoint: api, App: app, Tokens: &channelstate.Devices{DB: r.DB}}
 	case channels.Fax:
-		return fax.New(fax.Config{Endpoint: api, From: p.From, Objects: objs})
+		return &fax.Sender{Endpoint: api, From: p.From, Objects: objs}
 	case channels.Eas, channels.MobileBroadcast:
-		return cap.NewSender(cap.Config{Endpoint: providerhttp.Endpoint{URL: p.URL, Token: p.Token, Client: r.httpClient(capTimeout)}, Channel: ch, SenderID: p.SenderID, Objects: objs, Log: &cap.Messages{DB: r.DB}})
+		return &cap.Sender{Endpoint: providerhttp.Endpoint{URL: p.URL, Token: p.Token, Client: r.httpClient(cap.Timeout)}, Channel: ch, SenderID: p.SenderID, Objects: objs, Log: &cap.Messages{DB: r.DB}}
 	case channels.SocialPostA, channels.SocialPostB:
 		name := social.NetworkA
 		if ch == channels.SocialPostB {
@@ -212,7 +209,7 @@ func (r *Registry) one(tenant string, ch channels.Channel, s Settings, p Provide
 		for _, a := range s.Accounts {
 			as = append(as, social.Account{ID: a.ID, Name: a.Name, Token: a.Token})
 		}
-		return social.New(social.Config{Network: name, Endpoint: network, Accounts: as})
+		return &social.Sender{Network: name, Endpoint: network, Accounts: as}
 	case channels.Neighborhood:
 		var as []neighborhood.Account
 		for _, a := range s.Accounts {
@@ -222,7 +219,7 @@ func (r *Registry) one(tenant string, ch channels.Channel, s Settings, p Provide
 			}
 			as = append(as, na)
 		}
-		return neighborhood.New(neighborhood.Config{Endpoint: network, Accounts: as, Statuses: &neighborhood.Statuses{DB: r.DB}})
+		return &neighborhood.Sender{Endpoint: network, Accounts: as, Statuses: &neighborhood.Statuses{DB: r.DB}}
 	}
 	return nil
 }

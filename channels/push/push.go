@@ -6,6 +6,7 @@
 package push
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strconv"
@@ -92,29 +93,19 @@ type TokenStore interface {
 
 var _ TokenStore = (*channelstate.Devices)(nil)
 
-// Config configures a Sender.
-type Config struct {
-	// Endpoint is the service's API; batches go to URL + "/push/send"
-	// (Concurrency defaults to 8).
+// Sender delivers push notifications through the service's API at
+// Endpoint: batches of up to MaxBatch are POSTed to URL + "/push/send",
+// with Concurrency batches in flight (DefaultConcurrency when not set).
+type Sender struct {
 	providerhttp.Endpoint
-	// App is AppPush or AppMyAlerts.
+	// App is AppPush (when not set) or AppMyAlerts.
 	App    string
 	Tokens TokenStore
 }
 
-// Sender delivers push notifications.
-type Sender struct {
-	c Config
-}
-
-// New returns a Sender for c.
-func New(c Config) *Sender {
-	c.Endpoint = c.Endpoint.WithDefaults(8)
-	if c.App == "" {
-		c.App = AppPush
-	}
-	return &Sender{c: c}
-}
+// DefaultConcurrency is how many batches are in flight when the Endpoint
+// does not say.
+const DefaultConcurrency = 8
 
 // Notify builds the service's entry for msg.
 func Notify(msg channels.Message) Notification {
@@ -149,7 +140,7 @@ func (s *Sender) Send(ctx context.Context, msgs []channels.Message) ([]channels.
 	for lo := 0; lo < len(msgs); lo += MaxBatch {
 		chunks = append(chunks, chunk{lo, min(len(msgs), lo+MaxBatch)})
 	}
-	errs := channels.Each(chunks, s.c.Concurrency, func(c chunk) error {
+	errs := channels.Each(chunks, s.Limit(DefaultConcurrency), func(c chunk) error {
 		return s.batch(ctx, msgs[c.lo:c.hi], out[c.lo:c.hi])
 	})
 	failed := 0
@@ -172,10 +163,10 @@ func (s *Sender) Send(ctx context.Context, msgs []channels.Message) ([]channels.
 			gone[msgs[i].Tenant] = append(gone[msgs[i].Tenant], msgs[i].To)
 		}
 	}
-	if s.c.Tokens != nil {
+	if s.Tokens != nil {
 		for tenant, tokens := range gone {
 			// A token left behind is refused again next time and removed then.
-			_ = s.c.Tokens.Remove(ctx, tenant, s.c.App, tokens)
+			_ = s.Tokens.Remove(ctx, tenant, cmp.Or(s.App, AppPush), tokens)
 		}
 	}
 	return out, nil
@@ -187,7 +178,7 @@ func (s *Sender) batch(ctx context.Context, msgs []channels.Message, out []chann
 		body[i] = Notify(m)
 	}
 	var res Response
-	if err := s.c.Post(ctx, "/push/send", providerhttp.Request{JSON: body}, msgs[0].Key+"+"+strconv.Itoa(len(msgs)), &res); err != nil {
+	if err := s.Post(ctx, "/push/send", providerhttp.Request{JSON: body}, msgs[0].Key+"+"+strconv.Itoa(len(msgs)), &res); err != nil {
 		return err
 	}
 	if len(res.Data) != len(msgs) {

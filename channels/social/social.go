@@ -63,27 +63,19 @@ type Options struct {
 	Link string
 }
 
-// Config configures a Sender.
-type Config struct {
-	// Network is NetworkA or NetworkB.
-	Network string
-	// Endpoint is the network's API (Concurrency defaults to 4); a post
-	// carries its account's token instead of Endpoint.Token.
+// Sender posts to one network through its API at Endpoint, with
+// Concurrency posts of a batch in flight (DefaultConcurrency when not
+// set); a post carries its account's token instead of Endpoint.Token.
+type Sender struct {
 	providerhttp.Endpoint
+	// Network is NetworkA or NetworkB.
+	Network  string
 	Accounts []Account
 }
 
-// Sender posts to one network.
-type Sender struct {
-	c        Config
-	accounts map[string]Account
-}
-
-// New returns a Sender for c.
-func New(c Config) *Sender {
-	c.Endpoint = c.Endpoint.WithDefaults(4)
-	return &Sender{c: c, accounts: channels.ByName(c.Accounts, func(a Account) string { return a.ID })}
-}
+// DefaultConcurrency is how many posts are in flight when the Endpoint
+// does not say.
+const DefaultConcurrency = 4
 
 // Text is the text posted for msg, cut to limit characters at a word boundary.
 func Text(msg channels.Message, limit int) string {
@@ -104,18 +96,18 @@ func Text(msg channels.Message, limit int) string {
 
 // Send implements channels.Sender.
 func (s *Sender) Send(ctx context.Context, msgs []channels.Message) ([]channels.Result, error) {
-	return channels.SendEach(ctx, msgs, s.c.Concurrency, s.post), nil
+	return channels.SendEach(ctx, msgs, s.Limit(DefaultConcurrency), s.post), nil
 }
 
 func (s *Sender) post(ctx context.Context, msg channels.Message) channels.Result {
-	acct, ok := s.accounts[msg.To]
+	acct, ok := channels.Find(s.Accounts, msg.To, func(a Account) string { return a.ID })
 	if !ok {
-		return providerhttp.Refused(msg.Key, fmt.Sprintf("no %s account %q", s.c.Network, msg.To))
+		return providerhttp.Refused(msg.Key, fmt.Sprintf("no %s account %q", s.Network, msg.To))
 	}
-	api := s.c.As(acct.Token)
+	api := s.As(acct.Token)
 	var id string
 	var err error
-	switch s.c.Network {
+	switch s.Network {
 	case NetworkA:
 		var a AnswerA
 		err = api.Post(ctx, "/2/posts", providerhttp.Request{JSON: PostA{Text: Text(msg, LimitA)}}, msg.Key, &a)
@@ -126,7 +118,7 @@ func (s *Sender) post(ctx context.Context, msg channels.Message) channels.Result
 		err = api.Post(ctx, "/"+url.PathEscape(acct.ID)+"/feed", providerhttp.Request{JSON: post}, msg.Key, &b)
 		id = b.ID
 	default:
-		err = fmt.Errorf("unknown network %q", s.c.Network)
+		err = fmt.Errorf("unknown network %q", s.Network)
 	}
 	return providerhttp.Answer(msg.Key, err, channels.Delivered, id, "the network returned no post id")
 }

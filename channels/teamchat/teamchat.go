@@ -86,21 +86,11 @@ type TextBlock struct {
 // AdaptiveCardType is the attachment content type of an Adaptive Card.
 const AdaptiveCardType = "application/vnd.microsoft.card.adaptive"
 
-// Config configures a Sender.
-type Config struct {
+// Sender posts to team-chat webhooks: a message's To names one of Targets.
+// Client sends the posts (nil: the pooled client providerhttp shares).
+type Sender struct {
 	Targets []Target
 	Client  *http.Client
-}
-
-// Sender posts to team-chat webhooks.
-type Sender struct {
-	targets map[string]Target
-	client  *http.Client
-}
-
-// New returns a Sender for c.
-func New(c Config) *Sender {
-	return &Sender{targets: channels.ByName(c.Targets, func(t Target) string { return t.Name }), client: providerhttp.Client(c.Client, 0)}
 }
 
 // Payload builds the webhook body of msg in style.
@@ -148,7 +138,7 @@ func (s *Sender) Send(ctx context.Context, msgs []channels.Message) ([]channels.
 }
 
 func (s *Sender) post(ctx context.Context, msg channels.Message) channels.Result {
-	t, ok := s.targets[msg.To]
+	t, ok := channels.Find(s.Targets, msg.To, func(t Target) string { return t.Name })
 	if !ok {
 		return providerhttp.Refused(msg.Key, fmt.Sprintf("no team-chat target named %q", msg.To))
 	}
@@ -157,6 +147,6 @@ func (s *Sender) post(ctx context.Context, msg channels.Message) channels.Result
 		return providerhttp.Refused(msg.Key, err.Error())
 	}
 	// The webhook URL is the credential: no token, no idempotency key.
-	err = providerhttp.Call{Request: providerhttp.Request{URL: t.URL, JSON: p}}.Send(ctx, s.client, nil)
+	err = providerhttp.Endpoint{URL: t.URL, Client: s.Client}.Post(ctx, "", providerhttp.Request{JSON: p}, "", nil)
 	return providerhttp.Answer(msg.Key, err, channels.Delivered, t.Name, "")
 }

@@ -11,11 +11,11 @@ import (
 
 func TestWebhooksEndToEnd(t *testing.T) {
 	srv := teamchattest.New(t)
-	snd := teamchat.New(teamchat.Config{Targets: []teamchat.Target{
+	snd := &teamchat.Sender{Targets: []teamchat.Target{
 		{Name: "ops", URL: srv.Webhook("slack", "T000/B000/xyz"), Style: teamchat.StyleSlack},
 		{Name: "council", URL: srv.Webhook("teams", "abc123"), Style: teamchat.StyleTeams},
 		{Name: "old", URL: srv.Webhook("slack", "gone"), Style: teamchat.StyleSlack},
-	}})
+	}}
 	srv.Archive("gone")
 	urgent := teamchat.Options{Urgent: true}
 	msgs := []channels.Message{

@@ -8,6 +8,7 @@
 package voice
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -133,48 +134,38 @@ type AudioLinker interface {
 	AudioURL(ctx context.Context, key string) (string, error)
 }
 
-// Config configures a Sender.
-type Config struct {
-	// Endpoint is the provider's API; calls are POSTed to URL + "/calls"
-	// (Concurrency defaults to 16).
+// Sender places calls through the provider's API at Endpoint: each is
+// POSTed to URL + "/calls", with Concurrency calls of a batch requested at
+// once (DefaultConcurrency when not set).
+type Sender struct {
 	providerhttp.Endpoint
 	// From is the caller id.
 	From string
 	// CallbackURL is our status-callback operation for this tenant and channel.
 	CallbackURL string
-	// Channel is Voice or Etn (recorded with each call).
+	// Channel is Voice (when not set) or Etn, recorded with each call.
 	Channel  channels.Channel
 	Calls    CallLog
 	Throttle Throttle
 	Audio    AudioLinker
-	// SlotWait bounds how long a call waits for a Throttle slot (default
-	// 20s). A call that gets none fails temporarily and is retried with its
-	// batch, so a tenant whose slots are all held (by calls whose final
-	// status never arrived) sees Retrying deliveries with the reason rather
-	// than a batch that waits silently.
+	// SlotWait bounds how long a call waits for a Throttle slot
+	// (DefaultSlotWait when not set). A call that gets none fails
+	// temporarily and is retried with its batch, so a tenant whose slots
+	// are all held (by calls whose final status never arrived) sees
+	// Retrying deliveries with the reason rather than a batch that waits
+	// silently.
 	SlotWait time.Duration
 }
 
-// DefaultSlotWait is Config.SlotWait when zero.
-const DefaultSlotWait = 20 * time.Second
-
-// Sender places calls through the HTTP provider.
-type Sender struct {
-	c Config
-}
-
-// New returns a Sender for c.
-func New(c Config) *Sender {
-	if c.Channel == "" {
-		c.Channel = channels.Voice
-	}
-	c.Endpoint = c.Endpoint.WithDefaults(16)
-	return &Sender{c: c}
-}
+// Defaults of a Sender.
+const (
+	DefaultConcurrency = 16
+	DefaultSlotWait    = 20 * time.Second
+)
 
 // Send implements channels.Sender: it requests one call per message.
 func (s *Sender) Send(ctx context.Context, msgs []channels.Message) ([]channels.Result, error) {
-	return channels.SendEach(ctx, msgs, s.c.Concurrency, s.call), nil
+	return channels.SendEach(ctx, msgs, s.Limit(DefaultConcurrency), s.call), nil
 }
 
 // Request builds the provider request of msg: it plays the options'
@@ -182,7 +173,7 @@ func (s *Sender) Send(ctx context.Context, msgs []channels.Message) ([]channels.
 func (s *Sender) Request(msg channels.Message) (CallRequest, error) {
 	o := channels.OptionsOf[Options](msg)
 	req := CallRequest{
-		To: msg.To, From: s.c.From, StatusCallback: s.c.CallbackURL, Reference: msg.Key,
+		To: msg.To, From: s.From, StatusCallback: s.CallbackURL, Reference: msg.Key,
 		Repeat: o.repeat(), MachineDetection: LeaveMessage,
 	}
 	if v := o.AnsweringMachine; v != "" {
@@ -217,11 +208,11 @@ func (s *Sender) call(ctx context.Context, msg channels.Message) channels.Result
 	if o.AudioKey != "" {
 		// The link is made for this attempt only: the call log keeps the
 		// key, so a redial hours later gets a fresh link.
-		if s.c.Audio == nil {
+		if s.Audio == nil {
 			res.Permanent, res.Error = true, "no object store to link the audio file from"
 			return res
 		}
-		u, err := s.c.Audio.AudioURL(ctx, o.AudioKey)
+		u, err := s.Audio.AudioURL(ctx, o.AudioKey)
 		if err != nil {
 			res.Permanent, res.Error = true, channels.FileProblem("audio file", o.AudioFile, err)
 			return res
@@ -235,13 +226,13 @@ func (s *Sender) call(ctx context.Context, msg channels.Message) channels.Result
 		return res
 	}
 	attempt := o.attempt()
-	if s.c.Throttle != nil {
-		wait := s.c.SlotWait
+	if s.Throttle != nil {
+		wait := s.SlotWait
 		if wait <= 0 {
 			wait = DefaultSlotWait
 		}
 		actx, cancel := context.WithTimeout(ctx, wait)
-		err := s.c.Throttle.Acquire(actx, msg.Tenant, msg.Key)
+		err := s.Throttle.Acquire(actx, msg.Tenant, msg.Key)
 		cancel()
 		if err != nil {
 			if ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
@@ -251,8 +242,8 @@ func (s *Sender) call(ctx context.Context, msg channels.Message) channels.Result
 			return res
 		}
 	}
-	if s.c.Calls != nil {
-		if err := s.c.Calls.Prepare(ctx, msg, s.c.Channel, attempt); err != nil {
+	if s.Calls != nil {
+		if err := s.Calls.Prepare(ctx, msg, cmp.Or(s.Channel, channels.Voice), attempt); err != nil {
 			s.release(ctx, msg)
 			res.Error = err.Error()
 			return res
@@ -263,16 +254,16 @@ func (s *Sender) call(ctx context.Context, msg channels.Message) channels.Result
 		idem += "/" + strconv.Itoa(attempt)
 	}
 	var cr CallResponse
-	err = s.c.Post(ctx, "/calls", providerhttp.Request{JSON: req}, idem, &cr)
+	err = s.Post(ctx, "/calls", providerhttp.Request{JSON: req}, idem, &cr)
 	if res := providerhttp.Answer(msg.Key, err, channels.Sent, cr.CallID, "the provider returned no call id"); res.Outcome == channels.Failed {
 		s.release(ctx, msg)
-		if s.c.Calls != nil {
-			_ = s.c.Calls.Fail(context.WithoutCancel(ctx), msg.Tenant, msg.Key, res.Error)
+		if s.Calls != nil {
+			_ = s.Calls.Fail(context.WithoutCancel(ctx), msg.Tenant, msg.Key, res.Error)
 		}
 		return res
 	}
-	if s.c.Calls != nil {
-		if err := s.c.Calls.Placed(ctx, msg.Tenant, msg.Key, cr.CallID); err != nil {
+	if s.Calls != nil {
+		if err := s.Calls.Placed(ctx, msg.Tenant, msg.Key, cr.CallID); err != nil {
 			// The call is placed; its callbacks will not match. Say so.
 			res.Outcome, res.ProviderMessageID, res.Error = channels.Sent, cr.CallID, "record call: "+err.Error()
 			return res
@@ -282,7 +273,7 @@ func (s *Sender) call(ctx context.Context, msg channels.Message) channels.Result
 }
 
 func (s *Sender) release(ctx context.Context, msg channels.Message) {
-	if s.c.Throttle != nil {
-		_ = s.c.Throttle.Release(context.WithoutCancel(ctx), msg.Tenant, msg.Key)
+	if s.Throttle != nil {
+		_ = s.Throttle.Release(context.WithoutCancel(ctx), msg.Tenant, msg.Key)
 	}
 }
