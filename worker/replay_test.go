@@ -22,7 +22,8 @@ func (replayRegistry) RegisterActivity(any) {}
 // TestRecordedHistoriesReplay replays histories recorded from real runs of
 // earlier releases (testdata/histories, `temporal workflow show --output
 // json` of an email-and-text alert and a phone verification under `make
-// run`, and of the uploads of the api/files tests on the test stack, named
+// run`, and of the uploads of the api/files tests and the nonce prune of
+// the api/directory tests on the test stack, named
 // <workflow type>-<version>[-<outcome>].json) against the workflows as
 // registered today. A change that makes a workflow non-deterministic for
 // runs already in flight fails here; a new version of a workflow's shape
