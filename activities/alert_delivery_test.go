@@ -2,7 +2,6 @@ package activities_test
 
 import (
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"strings"
@@ -18,8 +17,10 @@ import (
 	"github.com/tocsin/tocsin/activities"
 	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/channels"
+	"github.com/tocsin/tocsin/channels/voice"
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/files"
 	"github.com/tocsin/tocsin/storage/storagetest"
 )
 
@@ -63,28 +64,36 @@ func (f *fakeSender) sent() []string {
 
 func newAlert(t *testing.T, db *storage.DB, tenant string) int64 {
 	t.Helper()
-	ctx := context.Background()
-	s := alert.Settings{
+	return storeAlert(t, db, tenant, alert.Settings{
 		Type:     alert.TypeDefault,
 		Message:  alert.MessageSettings{Subject: "S", Body: "Hi {{firstName}}"},
 		Channels: &alert.Channels{Text: &alert.TextMessageChannel{Enabled: true}},
-	}
+	}, nil, []alert.AdHocRecipient{
+		{FirstName: "One", Phone: "+15550000001"}, {FirstName: "Two", Phone: "+15550000002"},
+		{FirstName: "Three", Phone: "+15550000003"}, {FirstName: "Four", Email: "four@example.com"},
+	})
+}
+
+// storeAlert stores a queued alert of settings, attaching the stored
+// objects refs, with its ad-hoc recipients resolved, as the API accepts
+// one, and returns its id.
+func storeAlert(t *testing.T, db *storage.DB, tenant string, s alert.Settings, refs []storage.AttachmentRef, adhoc []alert.AdHocRecipient) int64 {
+	t.Helper()
+	ctx := context.Background()
 	raw, _ := json.Marshal(s)
+	att, _ := json.Marshal(append([]storage.AttachmentRef{}, refs...))
 	var id int64
 	err := db.InTx(ctx, func(tx *sqlx.Tx) error {
 		var err error
 		if id, err = storage.NextAlertID(ctx, tx); err != nil {
 			return err
 		}
-		if err := storage.InsertAlert(ctx, tx, &storage.Alert{ID: id, TenantID: tenant, Type: "Default", Priority: "NonEmergency", Subject: "S",
-			Channels: pq.StringArray{"text"}, Settings: raw, Attachments: []byte("[]"), Status: storage.AlertQueued,
-			WorkflowID: "w", CreatedAt: time.Now(), ClientKey: sql.NullString{}}); err != nil {
+		if err := storage.InsertAlert(ctx, tx, &storage.Alert{ID: id, TenantID: tenant, Type: "Default", Priority: "NonEmergency",
+			Subject: s.Message.Subject, Channels: pq.StringArray(s.Channels.Enabled()), Settings: raw, Attachments: att,
+			Status: storage.AlertQueued, WorkflowID: "w", CreatedAt: time.Now()}); err != nil {
 			return err
 		}
-		_, err = storage.ResolveRecipients(ctx, tx, tenant, id, storage.RecipientSpec{RecipientSpec: alert.RecipientSpec{AdHoc: []alert.AdHocRecipient{
-			{FirstName: "One", Phone: "+15550000001"}, {FirstName: "Two", Phone: "+15550000002"},
-			{FirstName: "Three", Phone: "+15550000003"}, {FirstName: "Four", Email: "four@example.com"},
-		}}})
+		_, err = storage.ResolveRecipients(ctx, tx, tenant, id, storage.RecipientSpec{RecipientSpec: alert.RecipientSpec{AdHoc: adhoc}})
 		return err
 	})
 	if err != nil {
@@ -225,30 +234,8 @@ func (r *recordingSender) Send(_ context.Context, msgs []channels.Message) ([]ch
 // stored objects refs, with its recipient resolved.
 func emailAlert(t *testing.T, db *storage.DB, tenant string, refs ...storage.AttachmentRef) int64 {
 	t.Helper()
-	ctx := context.Background()
-	s := alert.Settings{Type: alert.TypeDefault, Message: alert.MessageSettings{Subject: "Map", Body: "See the map."},
-		Channels: &alert.Channels{Email: &alert.EmailChannel{Enabled: true}}}
-	raw, _ := json.Marshal(s)
-	att, _ := json.Marshal(refs)
-	var id int64
-	err := db.InTx(ctx, func(tx *sqlx.Tx) error {
-		var err error
-		if id, err = storage.NextAlertID(ctx, tx); err != nil {
-			return err
-		}
-		if err := storage.InsertAlert(ctx, tx, &storage.Alert{ID: id, TenantID: tenant, Type: "Default", Priority: "NonEmergency", Subject: "Map",
-			Channels: pq.StringArray{"email"}, Settings: raw, Attachments: att, Status: storage.AlertQueued,
-			WorkflowID: "w", CreatedAt: time.Now()}); err != nil {
-			return err
-		}
-		_, err = storage.ResolveRecipients(ctx, tx, tenant, id, storage.RecipientSpec{RecipientSpec: alert.RecipientSpec{
-			AdHoc: []alert.AdHocRecipient{{FirstName: "Ann", Email: "ann@example.com"}}}})
-		return err
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return id
+	return storeAlert(t, db, tenant, alert.Settings{Type: alert.TypeDefault, Message: alert.MessageSettings{Subject: "Map", Body: "See the map."},
+		Channels: &alert.Channels{Email: &alert.EmailChannel{Enabled: true}}}, refs, []alert.AdHocRecipient{{FirstName: "Ann", Email: "ann@example.com"}})
 }
 
 // TestDeliverBatchRetriesAnAttachmentTheStoreCouldNotRead: when the object
@@ -302,5 +289,45 @@ func TestDeliverBatchRetriesAnAttachmentTheStoreCouldNotRead(t *testing.T) {
 	d := deliveries(t, db, in)
 	if d[1].Status != "Failed" || d[1].Error != "gave up after 1 attempts: attachment maps/map.png could not be read from the file store" {
 		t.Fatalf("store down on the last attempt: %+v", d)
+	}
+}
+
+// TestStoredAlertFindsItsFileInNFC: an alert accepted before file names
+// were put in NFC may name its voice file in another form (here NFD); the
+// file is stored under the NFC name (uploaded since, or renamed by the
+// migration 00204_file_names_nfc), and the call still plays its voice
+// version, by full name and by name alone.
+func TestStoredAlertFindsItsFileInNFC(t *testing.T) {
+	t.Parallel()
+	db := stacktest.DB(t)
+	tenant := stacktest.NewTenant()
+	ctx := context.Background()
+	const nfc, nfd = "\u00C4rger.wav", "A\u0308rger.wav"
+	voiceKey := storage.TenantKey(tenant, "files/1/voice")
+	err := files.New(db, nil).Create(ctx, files.NewFile{Tenant: tenant, FullName: "sirens/" + nfc, FolderName: "sirens", FileName: nfc,
+		Kind: "audio", ContentType: "audio/wav", SizeBytes: 1, ObjectPrefix: storage.TenantKey(tenant, "files/1/"),
+		Assets: []files.NewAsset{
+			{Kind: "original", Key: storage.TenantKey(tenant, "files/1/original"), ContentType: "audio/wav", SizeBytes: 1},
+			{Kind: "voice", Key: voiceKey, ContentType: "audio/wav", SizeBytes: 1},
+		}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"sirens/" + nfd, nfd} {
+		id := storeAlert(t, db, tenant, alert.Settings{Type: alert.TypeDefault, Message: alert.MessageSettings{Subject: "Siren", Body: "Siren test."},
+			Channels: &alert.Channels{Voice: &alert.VoiceChannel{Enabled: true, AudioFileName: name}}},
+			nil, []alert.AdHocRecipient{{FirstName: "Ann", Phone: "+15550000001"}})
+		snd := &recordingSender{}
+		a := &activities.Activities{DB: db, Senders: channels.Senders{channels.Voice: snd}}
+		in := activities.BatchInput{AlertRef: activities.AlertRef{Tenant: tenant, AlertID: id}, Channel: "voice", Cycle: 1, Lo: 0, Hi: 1, MaxAttempts: 3}
+		if _, err := a.DeliverBatch(ctx, in); err != nil {
+			t.Fatal(err)
+		}
+		if len(snd.msgs) != 1 {
+			t.Fatalf("%q: %d calls", name, len(snd.msgs))
+		}
+		if o, _ := snd.msgs[0].Options.(voice.Options); o.AudioKey != voiceKey {
+			t.Errorf("%q: the call plays %q, want the stored file's voice version %q", name, o.AudioKey, voiceKey)
+		}
 	}
 }

@@ -130,3 +130,9 @@ func (a *Activities) ExpireVerification(ctx context.Context, in VerificationEnd)
 func (a *Activities) FailVerification(ctx context.Context, in VerificationEnd) error {
 	return dirstore.FailCode(ctx, a.DB, in.Tenant, in.Person, in.Kind, in.Address, in.Seq, in.Reason)
 }
+
+// PruneNonces deletes up to batch reserved nonces and up to batch nonce
+// counts of every tenant older than dirstore.NonceRetention.
+func (a *Activities) PruneNonces(ctx context.Context, batch int) (dirstore.PrunedNonces, error) {
+	return dirstore.PruneNonces(ctx, a.DB, batch)
+}

@@ -4,7 +4,8 @@
 // deliveries: it claims undispatched events, starts a HookDelivery workflow
 // for every matching active subscription of the event's tenant and marks
 // the events dispatched. It also keeps the maintenance schedules: the
-// purge of old hook history and the sweep of orphaned upload objects.
+// purge of old hook history, the sweep of orphaned upload objects and the
+// prune of old verification nonces.
 package dispatch
 
 import (
@@ -102,16 +103,20 @@ func RetentionScheduleID(taskQueue string) string { return "hook-history-retenti
 // of uploads whose process died, for the workers of taskQueue.
 func OrphanSweepScheduleID(taskQueue string) string { return "upload-orphan-sweep-" + taskQueue }
 
+// NonceRetentionScheduleID is the id of the schedule that prunes old
+// verification nonces for the workers of taskQueue.
+func NonceRetentionScheduleID(taskQueue string) string { return "nonce-retention-" + taskQueue }
+
 // ScheduleIDs are the ids of the schedules EnsureSchedules keeps for the
 // workers of taskQueue.
 func ScheduleIDs(taskQueue string) []string {
-	return []string{RetentionScheduleID(taskQueue), OrphanSweepScheduleID(taskQueue)}
+	return []string{RetentionScheduleID(taskQueue), OrphanSweepScheduleID(taskQueue), NonceRetentionScheduleID(taskQueue)}
 }
 
 // EnsureSchedules creates, unless they exist, the maintenance schedules of
-// the workers of taskQueue: HookHistoryRetention every hour and
-// UploadOrphanSweep every 15 minutes, each skipping a run while the last
-// one still runs.
+// the workers of taskQueue: HookHistoryRetention and NonceRetention every
+// hour and UploadOrphanSweep every 15 minutes, each skipping a run while
+// the last one still runs.
 func EnsureSchedules(ctx context.Context, c client.Client, taskQueue string) error {
 	for _, s := range []struct {
 		id       string
@@ -121,6 +126,7 @@ func EnsureSchedules(ctx context.Context, c client.Client, taskQueue string) err
 	}{
 		{RetentionScheduleID(taskQueue), time.Hour, workflows.HookHistoryRetention, workflows.HookHistoryRetentionInput{Days: workflows.HookHistoryDays}},
 		{OrphanSweepScheduleID(taskQueue), 15 * time.Minute, workflows.UploadOrphanSweep, workflows.UploadOrphanSweepInput{}},
+		{NonceRetentionScheduleID(taskQueue), time.Hour, workflows.NonceRetention, workflows.NonceRetentionInput{}},
 	} {
 		_, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{
 			ID:      s.id,

@@ -22,9 +22,9 @@ func (replayRegistry) RegisterActivity(any) {}
 // TestRecordedHistoriesReplay replays histories recorded from real runs of
 // earlier releases (testdata/histories, `temporal workflow show --output
 // json` of an email-and-text alert and a phone verification under `make
-// run`, and of the alerts, phone verifications and uploads of the
-// api/alerting, api/directory and api/files tests on the test stack (the
-// same JSON, written from GetWorkflowHistory with protojson), named
+// run`, and of the alerts, phone verifications, uploads and nonce prunes
+// of the api/alerting, api/directory and api/files tests on the test stack
+// (the same JSON, written from GetWorkflowHistory with protojson), named
 // <workflow type>-<version>[-<outcome>].json) against the workflows as
 // registered today. A change that makes a workflow non-deterministic for
 // runs already in flight fails here; a new version of a workflow's shape

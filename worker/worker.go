@@ -64,6 +64,7 @@ func Register(r Registry, acts *activities.Activities) {
 	r.RegisterWorkflow(workflows.ProcessFile)
 	r.RegisterWorkflow(workflows.UploadOrphanSweep)
 	r.RegisterWorkflow(workflows.Verification)
+	r.RegisterWorkflow(workflows.NonceRetention)
 	r.RegisterActivity(acts)
 }
 

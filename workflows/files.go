@@ -82,16 +82,8 @@ func UploadOrphanSweep(ctx workflow.Context, in UploadOrphanSweepInput) (activit
 		in.Batches = UploadOrphanBatches
 	}
 	var a *activities.Activities
-	var total activities.UploadSweep
-	for range in.Batches {
-		var r activities.UploadSweep
-		if err := workflow.ExecuteActivity(ctx, a.SweepUploadOrphans, in.Batch).Get(ctx, &r); err != nil {
-			return total, err
-		}
+	return inBatches(ctx, a.SweepUploadOrphans, in.Batch, in.Batches, func(total *activities.UploadSweep, r activities.UploadSweep) bool {
 		total.Uploads, total.Objects, total.Kept = total.Uploads+r.Uploads, total.Objects+r.Objects, total.Kept+r.Kept
-		if r.Uploads+r.Kept < in.Batch {
-			break
-		}
-	}
-	return total, nil
+		return r.Uploads+r.Kept >= in.Batch
+	})
 }

@@ -121,6 +121,24 @@ func maintenanceOptions(ctx workflow.Context) workflow.Context {
 	return withOptions(ctx, 10*time.Minute, &temporal.RetryPolicy{MaximumAttempts: 5})
 }
 
+// inBatches runs act, a maintenance activity that takes a batch size and
+// handles at most that many rows, once per batch up to batches times,
+// stopping after a batch that was not full: add adds a batch's result to
+// the total and says whether the batch was full.
+func inBatches[R any](ctx workflow.Context, act any, batch, batches int, add func(total *R, r R) (full bool)) (R, error) {
+	var total R
+	for range batches {
+		var r R
+		if err := workflow.ExecuteActivity(ctx, act, batch).Get(ctx, &r); err != nil {
+			return total, err
+		}
+		if !add(&total, r) {
+			break
+		}
+	}
+	return total, nil
+}
+
 // codeOptions are for sending a verification code: since Verification
 // version 2 its first attempt runs as a local activity and the other five
 // as an activity (executeOnceLocally).

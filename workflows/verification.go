@@ -212,3 +212,37 @@ func Verification(ctx workflow.Context, in VerificationInput) (VerificationResul
 		cancel()
 	}
 }
+
+// NonceRetentionInput bounds one prune: at most Batches activities, each
+// deleting at most Batch rows of each nonce table (NonceBatch and
+// NonceBatches when zero).
+type NonceRetentionInput struct {
+	Batch, Batches int
+}
+
+// The bounds of a nonce prune: 1,000 rows of each table a statement, at
+// most 50,000 a run; a larger backlog waits for the next runs.
+const (
+	NonceBatch   = 1000
+	NonceBatches = 50
+)
+
+// NonceRetention deletes the reserved nonces and the nonce rate limit's
+// counts of every tenant once they are older than dirstore.NonceRetention
+// (activities.PruneNonces), batch after batch while a batch comes back
+// full. A Temporal schedule runs it every hour, so the rows of tenants and
+// addresses that reserve no more nonces go too.
+func NonceRetention(ctx workflow.Context, in NonceRetentionInput) (dirstore.PrunedNonces, error) {
+	ctx = maintenanceOptions(ctx)
+	if in.Batch <= 0 {
+		in.Batch = NonceBatch
+	}
+	if in.Batches <= 0 {
+		in.Batches = NonceBatches
+	}
+	var a *activities.Activities
+	return inBatches(ctx, a.PruneNonces, in.Batch, in.Batches, func(total *dirstore.PrunedNonces, p dirstore.PrunedNonces) bool {
+		total.Nonces, total.Counts = total.Nonces+p.Nonces, total.Counts+p.Counts
+		return p.Nonces >= int64(in.Batch) || p.Counts >= int64(in.Batch)
+	})
+}

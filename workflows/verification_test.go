@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -251,5 +252,59 @@ func TestCodeIsSentInsideTheWorkflowTask(t *testing.T) {
 		if r.Status != "Verified" || attempts != c.want {
 			t.Fatalf("version %d: %+v after attempts %s, want Verified after %s", c.version, r, attempts, c.want)
 		}
+	}
+}
+
+// A nonce prune takes batch after batch while either table's batch comes
+// back full, and no more than its bound; with no bounds given it takes
+// NonceBatch rows a batch and at most NonceBatches batches.
+func TestNonceRetentionIsBounded(t *testing.T) {
+	t.Parallel()
+	full, part := int64(4), int64(1)
+	for _, c := range []struct {
+		name    string
+		in      workflows.NonceRetentionInput
+		batches []dirstore.PrunedNonces // what each batch deletes; past the end, nothing
+		want    dirstore.PrunedNonces
+		calls   int
+	}{
+		{"nothing old", workflows.NonceRetentionInput{Batch: 4, Batches: 3}, nil, dirstore.PrunedNonces{}, 1},
+		{"while either table is full", workflows.NonceRetentionInput{Batch: 4, Batches: 5},
+			[]dirstore.PrunedNonces{{Nonces: full, Counts: part}, {Nonces: part, Counts: full}, {Nonces: part, Counts: part}},
+			dirstore.PrunedNonces{Nonces: full + 2*part, Counts: full + 2*part}, 3},
+		{"stops at its bound", workflows.NonceRetentionInput{Batch: 4, Batches: 2},
+			[]dirstore.PrunedNonces{{Nonces: full, Counts: full}, {Nonces: full, Counts: full}, {Nonces: full, Counts: full}},
+			dirstore.PrunedNonces{Nonces: 2 * full, Counts: 2 * full}, 2},
+		{"default bounds", workflows.NonceRetentionInput{},
+			slices.Repeat([]dirstore.PrunedNonces{{Nonces: workflows.NonceBatch, Counts: workflows.NonceBatch}}, workflows.NonceBatches+1),
+			dirstore.PrunedNonces{Nonces: workflows.NonceBatch * workflows.NonceBatches, Counts: workflows.NonceBatch * workflows.NonceBatches},
+			workflows.NonceBatches},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			wantBatch := c.in.Batch
+			if wantBatch == 0 {
+				wantBatch = workflows.NonceBatch
+			}
+			env, a := activityEnv()
+			calls := 0
+			env.OnActivity(a.PruneNonces, mockAny, mockAny).Return(func(_ context.Context, batch int) (dirstore.PrunedNonces, error) {
+				calls++
+				if batch != wantBatch {
+					t.Errorf("batch of %d, want %d", batch, wantBatch)
+				}
+				if calls > len(c.batches) {
+					return dirstore.PrunedNonces{}, nil
+				}
+				return c.batches[calls-1], nil
+			})
+			env.ExecuteWorkflow(workflows.NonceRetention, c.in)
+			if err := env.GetWorkflowError(); err != nil {
+				t.Fatal(err)
+			}
+			var got dirstore.PrunedNonces
+			if err := env.GetWorkflowResult(&got); err != nil || got != c.want || calls != c.calls {
+				t.Fatalf("%+v after %d batches, want %+v after %d (%v)", got, calls, c.want, c.calls, err)
+			}
+		})
 	}
 }

@@ -8,6 +8,10 @@ import (
 	"testing"
 	"time"
 
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/tocsin/tocsin/dispatch"
 	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/internal/stacktest"
 	storagedir "github.com/tocsin/tocsin/storage/directory"
@@ -221,6 +225,32 @@ func TestNoncesAreRateLimitedAndSpentOnce(t *testing.T) {
 	again := e.createUser(t, "Alan", "Again")
 	want(t, e.do(t, "POST", e.user(again)+"/contact/emails", map[string]any{"address": "alan@example.com"}), 201)
 	wantProblem(t, e.do(t, "POST", emailPath(e, again, "alan@example.com")+"/verification/nonce", map[string]any{"nonce": "nonce-0008"}), 429, "")
+}
+
+// TestNonceRetentionSchedule: the hourly schedule prunes a day-old nonce,
+// though the address reserves no other, and then the nonce may be reserved
+// again.
+func TestNonceRetentionSchedule(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	id := e.createUser(t, "Grace", "Hopper")
+	want(t, e.do(t, "POST", e.user(id)+"/contact/emails", map[string]any{"address": "grace@example.com"}), 201)
+	nonce := emailPath(e, id, "grace@example.com") + "/verification/nonce"
+	want(t, e.do(t, "POST", nonce, map[string]any{"nonce": "nonce-0001"}), 201)
+	wantProblem(t, e.do(t, "POST", nonce, map[string]any{"nonce": "nonce-0001"}), 409, "")
+	ctx := context.Background()
+	if err := storagetest.AgeNonces(ctx, e.s.DB, e.tenant, storagedir.NonceRetention+time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	handle := e.s.Temporal.ScheduleClient().GetHandle(ctx, dispatch.NonceRetentionScheduleID(e.s.Config.TemporalTaskQueue))
+	if err := handle.Trigger(ctx, client.ScheduleTriggerOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	stacktest.Eventually(t, 60*time.Second, "the old nonce pruned", func() bool {
+		n, err := storagetest.PersonRowCounts(ctx, e.s.DB, e.tenant)
+		return err == nil && n["directory_verification_nonces"] == 0
+	})
+	want(t, e.do(t, "POST", nonce, map[string]any{"nonce": "nonce-0001"}), 201)
 }
 
 // TestWrongCodesKillTheCode: the fifth wrong code kills it; the right code

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -425,6 +426,45 @@ func TestSubscriptionTestSendsNow(t *testing.T) {
 	}
 	if h := history(t, s, token, sub2.ID, ""); h.TotalCount != 1 {
 		t.Fatalf("history of the failed test: %+v", h)
+	}
+}
+
+// TestHistorySortsAttemptsWithoutAResponseLast: sorted by responseStatus,
+// either way, the history lists attempts that got no answer (here a
+// refused connection) after those that did.
+func TestHistorySortsAttemptsWithoutAResponseLast(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	_, token := s.NewTenant(t)
+	rcv := newReceiver(t, 500, 200)
+	sub := create(t, s, token, rcv.URL, "alert.sent")
+	path := fmt.Sprintf("%s/%d", base, sub.ID)
+	sendTest := func() model.SubscriptionHistory {
+		t.Helper()
+		r := s.Do(t, http.MethodGet, path+"/test", token, nil)
+		if r.Status != 200 {
+			t.Fatalf("test: %d %s", r.Status, r.Body)
+		}
+		var a model.SubscriptionHistory
+		r.JSON(t, &a)
+		return a
+	}
+	sendTest()
+	sendTest()
+	if r := s.Do(t, http.MethodPut, path, token, map[string]any{"url": "http://127.0.0.1:9/hook", "eventTypes": []string{"alert.sent"}}); r.Status != 200 {
+		t.Fatalf("update: %d %s", r.Status, r.Body)
+	}
+	if a := sendTest(); a.ResponseStatus != 0 || a.Outcome != "Failed" || a.Error == "" {
+		t.Fatalf("the refused attempt: %+v", a)
+	}
+	for sort, want := range map[string][]int{"responseStatus": {200, 500, 0}, "-responseStatus": {500, 200, 0}} {
+		var got []int
+		for _, a := range history(t, s, token, sub.ID, "?sort="+sort).Items {
+			got = append(got, a.ResponseStatus)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("sorted by %s: statuses %v, want %v (0: no response)", sort, got, want)
+		}
 	}
 }
 

@@ -43,6 +43,10 @@ const (
 	NonceWindow = 15 * time.Minute
 	// NonceTTL is how long a reserved nonce may be spent on a resend.
 	NonceTTL = 15 * time.Minute
+	// NonceRetention is how long reserved nonces and the rate limit's
+	// counts are kept (PruneNonces): a nonce cannot be reserved again for
+	// its address within it.
+	NonceRetention = 24 * time.Hour
 	// CodeDigits is the length of a verification code.
 	CodeDigits = 6
 	// MaxAttempts wrong codes kill a code.
@@ -144,10 +148,11 @@ type NonceReservation struct {
 // nonces were reserved for it (by any user of the tenant) within NonceWindow
 // (RateLimitedError). The count outlives the address and its user, so that
 // removing and adding the address again does not reset it; it is kept under
-// addressKey, a keyed hash of the address, not under the address. A nonce
-// already reserved for the address is ErrConflict; an address already
-// verified is ErrAlreadyVerified, a phone number that cannot take texts
-// ErrCannotText (no nonce is reserved).
+// addressKey, a keyed hash of the address, not under the address. Both the
+// nonce and the count are kept until PruneNonces deletes them, at least
+// NonceRetention. A nonce reserved for the address before is ErrConflict;
+// an address already verified is ErrAlreadyVerified, a phone number that
+// cannot take texts ErrCannotText (no nonce is reserved).
 func ReserveNonce(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, kind Kind, address, nonce string, addressKey []byte) (NonceReservation, error) {
 	if err := codeStatus(ctx, tx, tenant, person, kind, address); err != nil {
 		return NonceReservation{}, err
@@ -187,18 +192,43 @@ func ReserveNonce(ctx context.Context, tx *sqlx.Tx, tenant string, person int64,
 		VALUES ($1, $2, $3)`, tenant, kind, addressKey); err != nil {
 		return NonceReservation{}, fmt.Errorf("count nonce: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM directory_verification_nonces
-		WHERE tenant_id = $1 AND kind = $2 AND address = $3 AND created_at < now() - interval '1 day'`, tenant, kind, address); err != nil {
-		return NonceReservation{}, fmt.Errorf("prune nonces: %w", err)
-	}
-	// Rows of every address of the tenant are pruned here, a bounded few at
-	// a time, so that addresses never reserved again do not stay.
-	if _, err := tx.ExecContext(ctx, `DELETE FROM directory_nonce_window WHERE ctid IN (
-		SELECT ctid FROM directory_nonce_window WHERE tenant_id = $1 AND created_at < now() - interval '1 day' LIMIT 100)`,
-		tenant); err != nil {
-		return NonceReservation{}, fmt.Errorf("prune nonce window: %w", err)
-	}
 	return NonceReservation{ExpiresAt: exp, Remaining: NonceLimit - w.Count - 1}, nil
+}
+
+// PrunedNonces counts the rows one PruneNonces deleted.
+type PrunedNonces struct {
+	// Nonces are reserved nonces, spent or expired.
+	Nonces int64
+	// Counts are the rate limit's records of reservations.
+	Counts int64
+}
+
+// PruneNonces deletes, for every tenant, up to limit reserved nonces and up
+// to limit rate-limit counts created more than NonceRetention ago. Each
+// table is pruned by a statement of its own, so no transaction holds many
+// rows for long; a caller repeats it while a count comes back at limit.
+func PruneNonces(ctx context.Context, db *storage.DB, limit int) (PrunedNonces, error) {
+	var p PrunedNonces
+	var err error
+	if p.Nonces, err = pruneOld(ctx, db, "directory_verification_nonces", limit); err != nil {
+		return p, fmt.Errorf("prune nonces: %w", err)
+	}
+	if p.Counts, err = pruneOld(ctx, db, "directory_nonce_window", limit); err != nil {
+		return p, fmt.Errorf("prune nonce counts: %w", err)
+	}
+	return p, nil
+}
+
+// pruneOld deletes up to limit rows of table created more than
+// NonceRetention ago, of every tenant, and returns how many it deleted.
+func pruneOld(ctx context.Context, db *storage.DB, table string, limit int) (int64, error) {
+	res, err := db.ExecContext(ctx, `DELETE FROM `+table+` WHERE ctid IN (
+		SELECT ctid FROM `+table+` WHERE created_at < now() - make_interval(secs => $1) LIMIT $2)`,
+		NonceRetention.Seconds(), limit)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }
 
 // BeginResend spends the nonce and numbers a new resend of the address,

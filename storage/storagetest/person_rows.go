@@ -3,6 +3,7 @@ package storagetest
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 
@@ -49,4 +50,17 @@ func CountStoredCodes(ctx context.Context, q sqlx.QueryerContext, tenant string,
 		return c, fmt.Errorf("count stored codes: %w", err)
 	}
 	return c, nil
+}
+
+// AgeNonces makes the tenant's reserved nonces and nonce rate-limit counts
+// older by age, as if they had been reserved that long before, so tests
+// need not wait for their retention to end.
+func AgeNonces(ctx context.Context, q sqlx.ExecerContext, tenant string, age time.Duration) error {
+	for _, table := range []string{"directory_verification_nonces", "directory_nonce_window"} {
+		if _, err := q.ExecContext(ctx, `UPDATE `+table+` SET created_at = created_at - make_interval(secs => $2) WHERE tenant_id = $1`,
+			tenant, age.Seconds()); err != nil {
+			return fmt.Errorf("age %s: %w", table, err)
+		}
+	}
+	return nil
 }

@@ -1,8 +1,9 @@
 // Package storagetest reads and changes, for tests, what the API does not
 // show: a tenant's recorded events and their dispatch, the stored rows of a
 // delivery batch or an alert, the smoke runs' workflows, the tenant's phone
-// numbers, rows holding people's data, stored verification codes and
-// uploads' claims on their objects. Every function is scoped to a tenant,
-// but for those that watch the test database's sessions, with which a test
-// lines transactions up to race them. Only tests import it.
+// numbers, rows holding people's data, stored verification codes, the age
+// of reserved nonces and uploads' claims on their objects. Every function
+// is scoped to a tenant, but for those that watch the test database's
+// sessions, with which a test lines transactions up to race them. Only
+// tests import it.
 package storagetest
