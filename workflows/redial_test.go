@@ -99,3 +99,33 @@ func TestSendAlertWaitsForRingingCalls(t *testing.T) {
 		t.Fatalf("%d redial rounds, want %d", rounds, len(outcomes))
 	}
 }
+
+// TestSendAlertStopsWaitingForCallsThatNeverEnd: a call whose outcome never
+// comes back (its provider cannot reach the callback) is waited for
+// RingWaitMax after the last dial, not for every redial round.
+func TestSendAlertStopsWaitingForCallsThatNeverEnd(t *testing.T) {
+	t.Parallel()
+	log := &batchLog{}
+	env := newEnv(func(activities.AlertRef) (activities.AlertPlan, error) {
+		return activities.AlertPlan{Channels: []string{"etn"}, Recipients: 1, BatchSize: 10, Cycles: 1, Parallelism: 2, MaxAttempts: 3}, nil
+	}, log, true)
+	var a *activities.Activities
+	rounds := 0
+	var start, last time.Time
+	env.OnActivity(a.RedialCalls, mock.Anything, mock.Anything).Return(
+		func(context.Context, activities.AlertRef) (activities.RedialOutcome, error) {
+			if rounds == 0 {
+				start = env.Now()
+			}
+			rounds++
+			last = env.Now()
+			return activities.RedialOutcome{Pending: 1, Ringing: 1}, nil
+		})
+	env.ExecuteWorkflow(SendAlert, SendAlertInput{Tenant: "1001", AlertID: 7})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if waited := last.Sub(start); rounds >= MaxRedialRounds || waited < RingWaitMax || waited > RingWaitMax+time.Minute {
+		t.Fatalf("%d rounds over %s, want the rounds of %s", rounds, waited, RingWaitMax)
+	}
+}

@@ -354,17 +354,21 @@ const RedialWaitsChange = "redial-waits-for-ringing"
 
 // Polling while calls ring starts at ringPollFirst and doubles up to
 // ringPollMax (a redial is due RedialSeconds, at least 30 s, after the
-// busy callback, so a late look costs at most this much).
+// busy callback, so a late look costs at most this much). Calls that ring
+// longer than RingWaitMax since the last dial are not waited for any more:
+// their outcome never came back (a callback URL providers cannot reach),
+// as an ETN call slot is let go after as long.
 const (
 	ringPollFirst = 2 * time.Second
 	ringPollMax   = 30 * time.Second
+	RingWaitMax   = 10 * time.Minute
 )
 
 // redialCalls runs RedialCalls until none of the alert's calls is ringing
 // or waiting for a redial: busy and unanswered calls with attempts left are
 // dialled again when due. It ends after MaxRedialRounds rounds whatever is
-// left: a call whose provider never reports its outcome keeps its Sent
-// delivery.
+// left, and stops waiting for ringing calls RingWaitMax after the last
+// dial: a call whose outcome never comes back keeps its Sent delivery.
 func redialCalls(ctx, actx workflow.Context, plan activities.AlertPlan, ref activities.AlertRef) error {
 	calls := false
 	for _, ch := range plan.Channels {
@@ -378,17 +382,18 @@ func redialCalls(ctx, actx workflow.Context, plan activities.AlertPlan, ref acti
 	waitRinging := workflow.GetVersion(ctx, RedialWaitsChange, workflow.DefaultVersion, 1) >= 1
 	var a *activities.Activities
 	poll := ringPollFirst
+	dialled := workflow.Now(ctx)
 	for round := 0; round < MaxRedialRounds; round++ {
 		var out activities.RedialOutcome
 		if err := workflow.ExecuteActivity(actx, a.RedialCalls, ref).Get(ctx, &out); err != nil {
 			return err
 		}
-		ringing := waitRinging && out.Ringing > 0
+		if out.Redialled > 0 {
+			poll, dialled = ringPollFirst, workflow.Now(ctx)
+		}
+		ringing := waitRinging && out.Ringing > 0 && workflow.Now(ctx).Sub(dialled) < RingWaitMax
 		if out.NextDue.IsZero() && !ringing {
 			return nil
-		}
-		if out.Redialled > 0 {
-			poll = ringPollFirst
 		}
 		var wait time.Duration
 		if !out.NextDue.IsZero() {

@@ -161,6 +161,15 @@ func launchAPI(cleanup func(func()), logs io.Writer, configure ...func(*config.C
 	cfg.TemporalTaskQueue = "test-" + Suffix()
 	cfg.MinIOEndpoint = MinIOEndpoint
 	cfg.MinIOAccessKey, cfg.MinIOSecretKey = "minioadmin", "minioadmin"
+	// The API listens before anything is built, so that its address is the
+	// public URL (what providers call back and links point at) unless the
+	// test configures one of its own.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("listen: %w", err)
+	}
+	cleanup(func() { _ = ln.Close() })
+	cfg.PublicURL = "http://" + ln.Addr().String()
 	for _, f := range configure {
 		f(&cfg)
 	}
@@ -193,15 +202,10 @@ func launchAPI(cleanup func(func()), logs io.Writer, configure ...func(*config.C
 	if err != nil {
 		return nil, fmt.Errorf("api: %w", err)
 	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return nil, fmt.Errorf("listen: %w", err)
-	}
 	go func() { _ = srv.App.Listener(ln) }()
 	cleanup(func() { _ = srv.App.ShutdownWithTimeout(5 * time.Second) })
 
 	s := &Stack{URL: "http://" + ln.Addr().String(), Config: cfg, App: a, DB: db, Objects: objects, Temporal: tc, Metrics: reg}
-	s.Config.PublicURL = s.URL
 	return s, nil
 }
 
