@@ -4,8 +4,11 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/minio/minio-go/v7"
 
@@ -297,5 +300,40 @@ func TestProviderURLsFollowTheOutboundPolicy(t *testing.T) {
 	}
 	if len(push.Received()) != 0 {
 		t.Fatal("the loopback provider received a request")
+	}
+}
+
+// TestProviderTimeoutIsTheRegistrys: a provider slower than the registry's
+// Timeout (TOCSIN_PROVIDER_TIMEOUT) fails the message once the timeout has
+// passed, not the default's 15 s later.
+func TestProviderTimeoutIsTheRegistrys(t *testing.T) {
+	t.Parallel()
+	db := stacktest.DB(t)
+	ctx := context.Background()
+	tenant := stacktest.NewTenant()
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-time.After(3 * time.Second):
+		}
+	}))
+	t.Cleanup(slow.Close)
+	loopback, err := hooks.NewPolicy([]string{"127.0.0.1"}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := &providers.Store{DB: db, Box: box(t)}
+	if _, _, err := st.Put(ctx, tenant, channels.TeamChat, providers.Settings{Targets: []providers.Target{{Name: "ops", URL: slow.URL + "/hook", Style: "slack"}}}); err != nil {
+		t.Fatal(err)
+	}
+	reg := &providers.Registry{Store: st, DB: db, PublicURL: "http://127.0.0.1:1", Guard: loopback, Timeout: 300 * time.Millisecond}
+	began := time.Now()
+	res, err := reg.Senders()[channels.TeamChat].Send(ctx, []channels.Message{{Key: "k", Tenant: tenant, To: "ops", Text: "x"}})
+	took := time.Since(began)
+	if err == nil && res[0].Outcome == channels.Delivered {
+		t.Fatalf("a provider that never answered delivered: %+v", res)
+	}
+	if took > 2*time.Second {
+		t.Fatalf("the send took %s, want about the registry's 300ms timeout", took)
 	}
 }

@@ -46,6 +46,9 @@ type Registry struct {
 	// TTL is how long a built Sender is used before the settings' change
 	// time is checked again (default 10s).
 	TTL time.Duration
+	// Timeout is how long a provider has to answer a request (default
+	// DefaultTimeout); CAP endpoints have cap.Timeout.
+	Timeout time.Duration
 
 	// Guard checks every connection to a provider (loopback, private and
 	// other reserved addresses are refused unless allowed); nil means the
@@ -61,9 +64,18 @@ type Registry struct {
 	cache   map[cacheKey]*cached
 }
 
-// providerTimeout is the answer timeout of the registry's provider
-// clients but CAP's (cap.Timeout).
-const providerTimeout = 15 * time.Second
+// DefaultTimeout is the answer timeout of the registry's provider clients
+// when Registry.Timeout is not set.
+const DefaultTimeout = 15 * time.Second
+
+// timeout is the answer timeout of the registry's provider clients but
+// CAP's (cap.Timeout).
+func (r *Registry) timeout() time.Duration {
+	if r.Timeout > 0 {
+		return r.Timeout
+	}
+	return DefaultTimeout
+}
 
 type cacheKey struct {
 	tenant string
@@ -162,7 +174,7 @@ func (r *Registry) Build(tenant string, ch channels.Channel, s Settings) (channe
 		for _, t := range s.Targets {
 			ts = append(ts, teamchat.Target{Name: t.Name, URL: t.URL, Style: t.Style})
 		}
-		snd = &teamchat.Sender{Targets: ts, Client: r.httpClient(providerTimeout)}
+		snd = &teamchat.Sender{Targets: ts, Client: r.httpClient(r.timeout())}
 	default:
 		var built []channels.Sender
 		for _, p := range s.Providers {
@@ -177,7 +189,7 @@ func (r *Registry) Build(tenant string, ch channels.Channel, s Settings) (channe
 }
 
 func (r *Registry) one(tenant string, ch channels.Channel, s Settings, p Provider) channels.Sender {
-	api := providerhttp.Endpoint{URL: strings.TrimRight(p.URL, "/"), Token: p.Token, Concurrency: r.Concurrency, Client: r.httpClient(providerTimeout)}
+	api := providerhttp.Endpoint{URL: strings.TrimRight(p.URL, "/"), Token: p.Token, Concurrency: r.Concurrency, Client: r.httpClient(r.timeout())}
 	// The networks' posts carry each account's token, at their own concurrency.
 	network := providerhttp.Endpoint{URL: api.URL, Client: api.Client}
 	objs := &tenantObjects{objects: r.Objects, tenant: tenant}

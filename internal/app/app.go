@@ -258,7 +258,7 @@ func (a *App) channelProviders(db *storage.DB) *providers.Registry {
 	guard := OutboundPolicy(a.Config, a.Logger)
 	return &providers.Registry{
 		Store: &providers.Store{DB: db, Box: a.Secrets, Guard: guard}, DB: db, Objects: a.Objects,
-		PublicURL: a.Config.PublicURL, Concurrency: a.Config.ProviderConcurrency, Guard: guard,
+		PublicURL: a.Config.PublicURL, Concurrency: a.Config.ProviderConcurrency, Timeout: a.Config.ProviderTimeout, Guard: guard,
 	}
 }
 

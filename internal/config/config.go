@@ -124,6 +124,10 @@ type Config struct {
 	HookAllowHosts []string      `env:"TOCSIN_HOOK_ALLOW_HOSTS" envSeparator:","`
 	HookAllowHTTP  bool          `env:"TOCSIN_HOOK_ALLOW_HTTP" envDefault:"false"`
 	HookTimeout    time.Duration `env:"TOCSIN_HOOK_TIMEOUT" envDefault:"15s"`
+	// ProviderTimeout is how long a tenant's channel provider (voice, ETN,
+	// push, fax, team chat, social, neighborhood) has to answer a request;
+	// CAP endpoints have cap.Timeout.
+	ProviderTimeout time.Duration `env:"TOCSIN_PROVIDER_TIMEOUT" envDefault:"15s"`
 	// HookRetrySchedule is the wait before each retry of a failed hook
 	// delivery (before jitter); its length is the number of retries.
 	HookRetrySchedule []time.Duration `env:"TOCSIN_HOOK_RETRY_SCHEDULE" envSeparator:"," envDefault:"5s,5m,30m,2h,5h,10h,10h"`
