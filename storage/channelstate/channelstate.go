@@ -5,22 +5,3 @@
 // are aliases of them): one declaration of each.
 package channelstate
 
-import (
-	"context"
-	"fmt"
-
-	"github.com/tocsin/tocsin/storage"
-)
-
-// deleteSome runs the DELETE query and returns storage.ErrNotFound when it
-// removed no row; what names the rows in an error.
-func deleteSome(ctx context.Context, db *storage.DB, what, query string, args ...any) error {
-	res, err := db.ExecContext(ctx, query, args...)
-	if err != nil {
-		return fmt.Errorf("delete %s: %w", what, err)
-	}
-	if n, _ := res.RowsAffected(); n == 0 {
-		return storage.ErrNotFound
-	}
-	return nil
-}

@@ -176,8 +176,8 @@ func (s *AddressPoints) Replace(ctx context.Context, tenant, name string, points
 		// Imports of one list take turns from here to their commit, so that
 		// each DELETE sees what the one before inserted: the list ends as
 		// one import.
-		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 11))`, tenant+"\n"+name); err != nil {
-			return fmt.Errorf("lock address points: %w", err)
+		if err := lockPointList(ctx, tx, tenant, name); err != nil {
+			return err
 		}
 		if _, err := tx.ExecContext(ctx, `DELETE FROM etn_address_points WHERE tenant_id = $1 AND list_name = $2`, tenant, name); err != nil {
 			return fmt.Errorf("clear address points: %w", err)
@@ -206,8 +206,24 @@ func (s *AddressPoints) Lists(ctx context.Context, tenant string) ([]AddressPoin
 }
 
 // Delete removes a list; storage.ErrNotFound when it has no points.
+// It waits for an import of the list in progress, so that it removes the
+// list that import leaves rather than finding none.
 func (s *AddressPoints) Delete(ctx context.Context, tenant, name string) error {
-	return deleteSome(ctx, s.DB, "address points", `DELETE FROM etn_address_points WHERE tenant_id = $1 AND list_name = $2`, tenant, name)
+	return s.DB.InTx(ctx, func(tx *sqlx.Tx) error {
+		if err := lockPointList(ctx, tx, tenant, name); err != nil {
+			return err
+		}
+		return storage.ExecOne(ctx, tx, "delete address points", `DELETE FROM etn_address_points WHERE tenant_id = $1 AND list_name = $2`, tenant, name)
+	})
+}
+
+// lockPointList makes the transactions that replace or delete one list
+// take turns until they commit.
+func lockPointList(ctx context.Context, tx *sqlx.Tx, tenant, name string) error {
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 11))`, tenant+"\n"+name); err != nil {
+		return fmt.Errorf("lock address points: %w", err)
+	}
+	return nil
 }
 
 // CallSlots are a tenant's ETN call slots (etn_call_slots): a call holds

@@ -65,5 +65,5 @@ func (s *Providers) Put(ctx context.Context, tenant, channel string, sealed []by
 
 // Delete removes the tenant's settings of channel; storage.ErrNotFound when none.
 func (s *Providers) Delete(ctx context.Context, tenant, channel string) error {
-	return deleteSome(ctx, s.DB, "channel settings", `DELETE FROM channel_providers WHERE tenant_id = $1 AND channel = $2`, tenant, channel)
+	return storage.ExecOne(ctx, s.DB, "delete channel settings", `DELETE FROM channel_providers WHERE tenant_id = $1 AND channel = $2`, tenant, channel)
 }
