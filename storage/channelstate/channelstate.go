@@ -4,4 +4,3 @@
 // channel packages' types too (voice.Call, cap.Message, etn.Point, ...
 // are aliases of them): one declaration of each.
 package channelstate
-
