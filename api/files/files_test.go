@@ -1113,3 +1113,37 @@ func TestFileNamesAreNFC(t *testing.T) {
 		t.Fatalf("delete by the other form: %d %s", r.Status, r.Body)
 	}
 }
+
+// A file stored under a name that the rules for new names now refuse (an
+// invisible character) is still read, described and deleted by its name;
+// a new file cannot take such a name.
+func TestFileWithANameRefusedSinceIsReachable(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Shared(t)
+	tenant := stacktest.NewTenant()
+	token := s.Token(t, tenant, "content")
+	const name = "siren\u200b.wav"
+	key := "tenants/" + tenant + "/files/old/original"
+	if err := storedfiles.New(s.DB, s.Objects).Create(context.Background(), storedfiles.NewFile{
+		Tenant: tenant, FullName: name, FileName: name, Kind: "audio", ContentType: "audio/wav", SizeBytes: 1,
+		ObjectPrefix: "tenants/" + tenant + "/files/old/",
+		Assets:       []storedfiles.NewAsset{{Kind: "original", Key: key, ContentType: "audio/wav", SizeBytes: 1}},
+	}); err != nil {
+		t.Fatal(err)
+	}
+	path := "/v4/" + tenant + "/files/" + url.PathEscape(name)
+	if g := decode[model.FileModel](t, s.Do(t, http.MethodGet, path, token, nil), 200); g.FileName != name {
+		t.Fatalf("get %+v", g)
+	}
+	decode[model.FileModelResponse](t, s.Do(t, http.MethodPut, path+"?Description=old", token, nil), 200)
+	if r := s.Do(t, http.MethodDelete, path, token, nil); r.Status != 204 {
+		t.Fatalf("delete %d %s", r.Status, r.Body)
+	}
+	if r := s.Do(t, http.MethodGet, path, token, nil); r.Status != 404 {
+		t.Fatalf("get after delete %d", r.Status)
+	}
+	r := post(t, s, tenant, token, std(name, "audio/wav", wavHeader(8000, 1, 16, 0))...)
+	if r.Status != 400 || !strings.Contains(string(r.Body), "invisible") {
+		t.Fatalf("a new file of that name: %d %s", r.Status, r.Body)
+	}
+}

@@ -84,7 +84,7 @@ func pathName(raw string) (string, error) {
 		return "", rest.Invalid("path", "FileName", "bad URL encoding", raw)
 	}
 	full = fileservice.NormalName(full)
-	if err := fileservice.CheckPath(full); err != nil {
+	if err := fileservice.CheckLookup(full); err != nil {
 		return "", rest.Invalid("path", "FileName", err.Error(), full)
 	}
 	return full, nil

@@ -21,26 +21,49 @@ const (
 // is the same name. Names are stored, checked and looked up in this form.
 func NormalName(p string) string { return norm.NFC.String(p) }
 
-// CheckPath validates a file or folder path made of "/"-separated names:
-// no leading or trailing "/", no empty, "." or ".." segment, no backslash,
-// no control or invisible character (invisible reports which), valid
-// UTF-8, no leading or trailing spaces in a segment, and within the length
-// limits. It takes the path as NormalName gives it.
+// CheckPath validates a new file or folder path made of "/"-separated
+// names: what CheckLookup asks, and no control or invisible character
+// (invisible reports which) and no leading or trailing spaces in a name.
+// It takes the path as NormalName gives it.
 func CheckPath(p string) error {
-	if p == "" {
+	if err := CheckLookup(p); err != nil {
+		return err
+	}
+	for _, seg := range strings.Split(p, "/") {
+		if strings.TrimSpace(seg) != seg {
+			return fmt.Errorf("names must not start or end with spaces")
+		}
+		for _, r := range seg {
+			if invisible(r) {
+				return fmt.Errorf("must not contain control or invisible characters (%U)", r)
+			}
+		}
+	}
+	return nil
+}
+
+// CheckLookup validates a path that names a stored file: valid UTF-8
+// without NUL, no leading or trailing "/", no empty, "." or ".." name, no
+// backslash, and within the length limits. New names must also pass
+// CheckPath; the looser check lets a file stored under a name that later
+// rules refuse (an invisible character, a trailing space) still be read,
+// described and deleted.
+func CheckLookup(p string) error {
+	switch {
+	case p == "":
 		return fmt.Errorf("must not be empty")
-	}
-	if !utf8.ValidString(p) {
+	case !utf8.ValidString(p):
 		return fmt.Errorf("must be valid UTF-8")
-	}
-	if len(p) > maxPathBytes {
+	case len(p) > maxPathBytes:
 		return fmt.Errorf("must be at most %d bytes", maxPathBytes)
-	}
-	if strings.HasPrefix(p, "/") {
+	case strings.ContainsRune(p, 0):
+		return fmt.Errorf("must not contain NUL")
+	case strings.HasPrefix(p, "/"):
 		return fmt.Errorf("must not start with /")
-	}
-	if strings.HasSuffix(p, "/") {
+	case strings.HasSuffix(p, "/"):
 		return fmt.Errorf("must not end with /")
+	case strings.ContainsRune(p, '\\'):
+		return fmt.Errorf("must not contain a backslash")
 	}
 	for _, seg := range strings.Split(p, "/") {
 		switch {
@@ -50,16 +73,6 @@ func CheckPath(p string) error {
 			return fmt.Errorf("must not contain . or .. as a name")
 		case len(seg) > maxSegmentBytes:
 			return fmt.Errorf("each name must be at most %d bytes", maxSegmentBytes)
-		case strings.TrimSpace(seg) != seg:
-			return fmt.Errorf("names must not start or end with spaces")
-		}
-		for _, r := range seg {
-			if r == '\\' {
-				return fmt.Errorf("must not contain a backslash")
-			}
-			if invisible(r) {
-				return fmt.Errorf("must not contain control or invisible characters (%U)", r)
-			}
 		}
 	}
 	return nil
