@@ -74,16 +74,10 @@ const (
 // minutes; only claims past their upload's maximum life are taken, so an
 // upload in progress is never touched.
 func UploadOrphanSweep(ctx workflow.Context, in UploadOrphanSweepInput) (activities.UploadSweep, error) {
-	ctx = maintenanceOptions(ctx)
-	if in.Batch <= 0 {
-		in.Batch = UploadOrphanBatch
-	}
-	if in.Batches <= 0 {
-		in.Batches = UploadOrphanBatches
-	}
+	batch := bound(in.Batch, UploadOrphanBatch)
 	var a *activities.Activities
-	return inBatches(ctx, a.SweepUploadOrphans, in.Batch, in.Batches, func(total *activities.UploadSweep, r activities.UploadSweep) bool {
+	return inBatches(ctx, a.SweepUploadOrphans, batch, bound(in.Batches, UploadOrphanBatches), func(total *activities.UploadSweep, r activities.UploadSweep) bool {
 		total.Uploads, total.Objects, total.Kept = total.Uploads+r.Uploads, total.Objects+r.Objects, total.Kept+r.Kept
-		return r.Uploads+r.Kept >= in.Batch
+		return r.Uploads+r.Kept >= batch
 	})
 }

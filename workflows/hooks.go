@@ -83,11 +83,8 @@ const HookHistoryDays = 30
 // period. A Temporal schedule runs it every hour.
 func HookHistoryRetention(ctx workflow.Context, in HookHistoryRetentionInput) (int64, error) {
 	ctx = maintenanceOptions(ctx)
-	if in.Days <= 0 {
-		in.Days = HookHistoryDays
-	}
 	var a *activities.Activities
 	var n int64
-	err := workflow.ExecuteActivity(ctx, a.PurgeHookHistory, in.Days).Get(ctx, &n)
+	err := workflow.ExecuteActivity(ctx, a.PurgeHookHistory, bound(in.Days, HookHistoryDays)).Get(ctx, &n)
 	return n, err
 }

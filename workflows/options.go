@@ -121,11 +121,21 @@ func maintenanceOptions(ctx workflow.Context) workflow.Context {
 	return withOptions(ctx, 10*time.Minute, &temporal.RetryPolicy{MaximumAttempts: 5})
 }
 
+// bound returns n, or def when n is not positive: a maintenance
+// workflow's input leaves a bound zero to take its default.
+func bound(n, def int) int {
+	if n <= 0 {
+		return def
+	}
+	return n
+}
+
 // inBatches runs act, a maintenance activity that takes a batch size and
-// handles at most that many rows, once per batch up to batches times,
-// stopping after a batch that was not full: add adds a batch's result to
-// the total and says whether the batch was full.
+// handles at most that many rows, with maintenanceOptions, once per batch
+// up to batches times, stopping after a batch that was not full: add adds
+// a batch's result to the total and says whether the batch was full.
 func inBatches[R any](ctx workflow.Context, act any, batch, batches int, add func(total *R, r R) (full bool)) (R, error) {
+	ctx = maintenanceOptions(ctx)
 	var total R
 	for range batches {
 		var r R

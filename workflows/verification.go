@@ -233,16 +233,10 @@ const (
 // full. A Temporal schedule runs it every hour, so the rows of tenants and
 // addresses that reserve no more nonces go too.
 func NonceRetention(ctx workflow.Context, in NonceRetentionInput) (dirstore.PrunedNonces, error) {
-	ctx = maintenanceOptions(ctx)
-	if in.Batch <= 0 {
-		in.Batch = NonceBatch
-	}
-	if in.Batches <= 0 {
-		in.Batches = NonceBatches
-	}
+	batch := bound(in.Batch, NonceBatch)
 	var a *activities.Activities
-	return inBatches(ctx, a.PruneNonces, in.Batch, in.Batches, func(total *dirstore.PrunedNonces, p dirstore.PrunedNonces) bool {
+	return inBatches(ctx, a.PruneNonces, batch, bound(in.Batches, NonceBatches), func(total *dirstore.PrunedNonces, p dirstore.PrunedNonces) bool {
 		total.Nonces, total.Counts = total.Nonces+p.Nonces, total.Counts+p.Counts
-		return p.Nonces >= int64(in.Batch) || p.Counts >= int64(in.Batch)
+		return p.Nonces >= int64(batch) || p.Counts >= int64(batch)
 	})
 }

@@ -128,10 +128,8 @@ func (h *handlers) registerUsers(api huma.API) {
 						return nil, rest.Invalid("body", "phone", err.Error(), q.Phone)
 					}
 				}
-				if q.GroupID != "" {
-					if f.GroupID, err = strconv.ParseInt(q.GroupID, 10, 64); err != nil || f.GroupID <= 0 {
-						return nil, rest.Invalid("body", "groupId", "not a group id", q.GroupID)
-					}
+				if f.GroupID, err = groupID("groupId", q.GroupID); err != nil {
+					return nil, err
 				}
 			}
 			items, total, err := store.FindUsers(ctx, h.d.DB, rest.Tenant(ctx), dir, f, order, in.Limit(), in.Offset())
