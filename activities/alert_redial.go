@@ -13,8 +13,9 @@ type RedialOutcome struct {
 	Redialled int
 	// Pending counts calls not final yet (in progress or waiting to redial).
 	Pending int
-	// Ringing counts calls dialled whose outcome has not come back yet: a
-	// busy or unanswered one may still ask for a redial.
+	// Ringing counts calls dialled within voice.RingWindow whose outcome
+	// has not come back yet: a busy or unanswered one may still ask for a
+	// redial.
 	Ringing int
 	// NextDue is the earliest time a waiting call is due (zero: none waits).
 	NextDue time.Time
@@ -34,7 +35,7 @@ func (a *Activities) RedialCalls(ctx context.Context, ref AlertRef) (RedialOutco
 	if out.Pending, err = calls.Pending(ctx, ref.Tenant, &id); err != nil {
 		return out, err
 	}
-	o, err := calls.Outlook(ctx, ref.Tenant, ref.AlertID)
+	o, err := calls.Outlook(ctx, ref.Tenant, ref.AlertID, voice.RingWindow)
 	if err != nil {
 		return out, fmt.Errorf("next redial: %w", err)
 	}

@@ -100,10 +100,10 @@ func TestSendAlertWaitsForRingingCalls(t *testing.T) {
 	}
 }
 
-// TestSendAlertStopsWaitingForCallsThatNeverEnd: a call whose outcome never
-// comes back (its provider cannot reach the callback) is waited for
-// RingWaitMax after the last dial, not for every redial round.
-func TestSendAlertStopsWaitingForCallsThatNeverEnd(t *testing.T) {
+// TestSendAlertStopsLookingAtCallsThatNeverEnd: calls that ring on (their
+// outcome never comes back within the activity's ring window) are looked
+// at maxRingPolls times, not for ever, and the cycle ends.
+func TestSendAlertStopsLookingAtCallsThatNeverEnd(t *testing.T) {
 	t.Parallel()
 	log := &batchLog{}
 	env := newEnv(func(activities.AlertRef) (activities.AlertPlan, error) {
@@ -111,21 +111,49 @@ func TestSendAlertStopsWaitingForCallsThatNeverEnd(t *testing.T) {
 	}, log, true)
 	var a *activities.Activities
 	rounds := 0
-	var start, last time.Time
 	env.OnActivity(a.RedialCalls, mock.Anything, mock.Anything).Return(
 		func(context.Context, activities.AlertRef) (activities.RedialOutcome, error) {
-			if rounds == 0 {
-				start = env.Now()
-			}
 			rounds++
-			last = env.Now()
 			return activities.RedialOutcome{Pending: 1, Ringing: 1}, nil
 		})
 	env.ExecuteWorkflow(SendAlert, SendAlertInput{Tenant: "1001", AlertID: 7})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
-	if waited := last.Sub(start); rounds >= MaxRedialRounds || waited < RingWaitMax || waited > RingWaitMax+time.Minute {
-		t.Fatalf("%d rounds over %s, want the rounds of %s", rounds, waited, RingWaitMax)
+	if rounds != maxRingPolls {
+		t.Fatalf("%d looks at ringing calls, want %d", rounds, maxRingPolls)
+	}
+}
+
+// TestRingingPollsLeaveTheRedialsTheirRounds: looking at ringing calls
+// does not count against the redial rounds, so calls due for a redial
+// after many looks are still redialled.
+func TestRingingPollsLeaveTheRedialsTheirRounds(t *testing.T) {
+	t.Parallel()
+	log := &batchLog{}
+	env := newEnv(func(activities.AlertRef) (activities.AlertPlan, error) {
+		return activities.AlertPlan{Channels: []string{"voice"}, Recipients: 1, BatchSize: 10, Cycles: 1, Parallelism: 2, MaxAttempts: 3}, nil
+	}, log, true)
+	var a *activities.Activities
+	rounds := 0
+	env.OnActivity(a.RedialCalls, mock.Anything, mock.Anything).Return(
+		func(context.Context, activities.AlertRef) (activities.RedialOutcome, error) {
+			rounds++
+			switch {
+			case rounds <= 60:
+				// One call rings, another waits an hour for its redial.
+				return activities.RedialOutcome{Pending: 2, Ringing: 1, NextDue: env.Now().Add(time.Hour)}, nil
+			case rounds <= 120:
+				// Then calls are redialled, one due after another.
+				return activities.RedialOutcome{Redialled: 1, Pending: 1, NextDue: env.Now().Add(time.Minute)}, nil
+			}
+			return activities.RedialOutcome{}, nil
+		})
+	env.ExecuteWorkflow(SendAlert, SendAlertInput{Tenant: "1001", AlertID: 7})
+	if err := env.GetWorkflowError(); err != nil {
+		t.Fatal(err)
+	}
+	if rounds != 121 {
+		t.Fatalf("%d rounds, want 60 looks and 60 redials, then the end", rounds)
 	}
 }

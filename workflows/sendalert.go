@@ -340,9 +340,14 @@ func deliverBatches(ctx workflow.Context, in ChunkInput, mode deliveryMode) (Chu
 	return out, firstErr
 }
 
-// MaxRedialRounds bounds the redial loop of one cycle (each round is a
-// short activity and a timer).
-const MaxRedialRounds = 100
+// MaxRedialRounds bounds the redial rounds of one cycle (each a short
+// activity and a timer until the next redial is due); maxRingPolls bounds
+// the looks while calls ring, apart from them, so that polling never uses
+// up the redials.
+const (
+	MaxRedialRounds = 100
+	maxRingPolls    = 100
+)
 
 // RedialWaitsChange names the redial loop that also waits for calls still
 // ringing (version 1): their outcome comes by callback, and a busy or
@@ -354,21 +359,18 @@ const RedialWaitsChange = "redial-waits-for-ringing"
 
 // Polling while calls ring starts at ringPollFirst and doubles up to
 // ringPollMax (a redial is due RedialSeconds, at least 30 s, after the
-// busy callback, so a late look costs at most this much). Calls that ring
-// longer than RingWaitMax since the last dial are not waited for any more:
-// their outcome never came back (a callback URL providers cannot reach),
-// as an ETN call slot is let go after as long.
+// busy callback, so a late look costs at most this much). A call counts as
+// ringing for voice.RingWindow after it was dialled (RedialCalls).
 const (
 	ringPollFirst = 2 * time.Second
 	ringPollMax   = 30 * time.Second
-	RingWaitMax   = 10 * time.Minute
 )
 
 // redialCalls runs RedialCalls until none of the alert's calls is ringing
 // or waiting for a redial: busy and unanswered calls with attempts left are
-// dialled again when due. It ends after MaxRedialRounds rounds whatever is
-// left, and stops waiting for ringing calls RingWaitMax after the last
-// dial: a call whose outcome never comes back keeps its Sent delivery.
+// dialled again when due. It ends after MaxRedialRounds redial rounds or
+// maxRingPolls looks whatever is left, with a warning: such calls keep
+// their delivery as it is.
 func redialCalls(ctx, actx workflow.Context, plan activities.AlertPlan, ref activities.AlertRef) error {
 	calls := false
 	for _, ch := range plan.Channels {
@@ -382,18 +384,17 @@ func redialCalls(ctx, actx workflow.Context, plan activities.AlertPlan, ref acti
 	waitRinging := workflow.GetVersion(ctx, RedialWaitsChange, workflow.DefaultVersion, 1) >= 1
 	var a *activities.Activities
 	poll := ringPollFirst
-	dialled := workflow.Now(ctx)
-	for round := 0; round < MaxRedialRounds; round++ {
+	for rounds, polls := 0, 0; rounds < MaxRedialRounds && polls < maxRingPolls; {
 		var out activities.RedialOutcome
 		if err := workflow.ExecuteActivity(actx, a.RedialCalls, ref).Get(ctx, &out); err != nil {
 			return err
 		}
-		if out.Redialled > 0 {
-			poll, dialled = ringPollFirst, workflow.Now(ctx)
-		}
-		ringing := waitRinging && out.Ringing > 0 && workflow.Now(ctx).Sub(dialled) < RingWaitMax
+		ringing := waitRinging && out.Ringing > 0
 		if out.NextDue.IsZero() && !ringing {
 			return nil
+		}
+		if out.Redialled > 0 {
+			poll = ringPollFirst
 		}
 		var wait time.Duration
 		if !out.NextDue.IsZero() {
@@ -402,10 +403,14 @@ func redialCalls(ctx, actx workflow.Context, plan activities.AlertPlan, ref acti
 		if ringing && (wait == 0 || poll < wait) {
 			wait = poll
 			poll = min(2*poll, ringPollMax)
+			polls++
+		} else {
+			rounds++
 		}
 		if err := workflow.Sleep(ctx, wait); err != nil {
 			return err
 		}
 	}
+	workflow.GetLogger(ctx).Warn("redial step ended with calls left", "tenant", ref.Tenant, "alert", ref.AlertID)
 	return nil
 }

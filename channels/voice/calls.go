@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/storage"
@@ -67,7 +68,7 @@ type CallStore interface {
 	ClaimDue(ctx context.Context, tenant string, alertID *int64, limit int) ([]channelstate.DueCall, error)
 	Fail(ctx context.Context, tenant, key, reason string) error
 	Pending(ctx context.Context, tenant string, alertID *int64) (int, error)
-	Outlook(ctx context.Context, tenant string, alertID int64) (channelstate.CallOutlook, error)
+	Outlook(ctx context.Context, tenant string, alertID int64, ringWindow time.Duration) (channelstate.CallOutlook, error)
 }
 
 var _ CallStore = (*channelstate.Calls)(nil)
@@ -230,10 +231,14 @@ func (c *Calls) Pending(ctx context.Context, tenant string, alertID *int64) (int
 	return c.store().Pending(ctx, tenant, alertID)
 }
 
+// RingWindow is how long after it was dialled a call whose outcome has not
+// come back is still waited for, as long as an ETN call holds its slot.
+const RingWindow = 10 * time.Minute
+
 // Outlook returns what is still to come of the alert's calls: how many
-// ring still and when the next redial is due.
-func (c *Calls) Outlook(ctx context.Context, tenant string, alertID int64) (channelstate.CallOutlook, error) {
-	return c.store().Outlook(ctx, tenant, alertID)
+// dialled within ringWindow ring still, and when the next redial is due.
+func (c *Calls) Outlook(ctx context.Context, tenant string, alertID int64, ringWindow time.Duration) (channelstate.CallOutlook, error) {
+	return c.store().Outlook(ctx, tenant, alertID, ringWindow)
 }
 
 // Redial dials again up to limit due calls of the tenant's alert (nil: of

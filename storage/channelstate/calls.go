@@ -207,18 +207,23 @@ func (s *Calls) Pending(ctx context.Context, tenant string, alertID *int64) (int
 
 // CallOutlook is what is still to come of an alert's calls.
 type CallOutlook struct {
-	// Ringing counts calls dialled whose outcome has not come back yet.
+	// Ringing counts calls dialled within the ring window whose outcome
+	// has not come back yet.
 	Ringing int `db:"ringing"`
 	// NextDue is when the earliest call waiting to be dialled again is
 	// due, nil when none waits.
 	NextDue *time.Time `db:"next_due"`
 }
 
-// Outlook returns what is still to come of the alert's calls.
-func (s *Calls) Outlook(ctx context.Context, tenant string, alertID int64) (CallOutlook, error) {
+// Outlook returns what is still to come of the alert's calls. A call
+// counts as ringing for ringWindow after it was last dialled: one whose
+// outcome has not come back by then (its callback lost, or never able to
+// reach us) is not waited for, by this cycle or a later one.
+func (s *Calls) Outlook(ctx context.Context, tenant string, alertID int64, ringWindow time.Duration) (CallOutlook, error) {
 	var o CallOutlook
-	if err := s.DB.GetContext(ctx, &o, `SELECT count(*) FILTER (WHERE next_attempt_at IS NULL AND status IN ('Requested', 'Redialing')) AS ringing,
-		min(next_attempt_at) AS next_due FROM voice_calls WHERE tenant_id = $1 AND alert_id = $2`, tenant, alertID); err != nil {
+	if err := s.DB.GetContext(ctx, &o, `SELECT count(*) FILTER (WHERE next_attempt_at IS NULL AND status IN ('Requested', 'Redialing')
+			AND updated_at > now() - make_interval(secs => $3)) AS ringing,
+		min(next_attempt_at) AS next_due FROM voice_calls WHERE tenant_id = $1 AND alert_id = $2`, tenant, alertID, ringWindow.Seconds()); err != nil {
 		return o, fmt.Errorf("call outlook: %w", err)
 	}
 	return o, nil

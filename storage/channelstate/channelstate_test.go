@@ -70,6 +70,14 @@ func TestCallsFollowAttemptsAndStayWithTheirTenant(t *testing.T) {
 	if n, _ := calls.Pending(ctx, tenant, &alert); n != 1 {
 		t.Fatalf("pending %d", n)
 	}
+	// Placed and not answered yet: ringing within the window, not past it.
+	if o, err := calls.Outlook(ctx, tenant, alert, time.Hour); err != nil || o.Ringing != 1 || o.NextDue != nil {
+		t.Fatalf("outlook while ringing %+v %v", o, err)
+	}
+	time.Sleep(10 * time.Millisecond)
+	if o, _ := calls.Outlook(ctx, tenant, alert, time.Millisecond); o.Ringing != 0 {
+		t.Fatalf("a call dialled before the ring window counts as ringing: %+v", o)
+	}
 	got, err := calls.Update(ctx, tenant, "voice", "k1", func(cur channelstate.CurrentCall) (channelstate.CallUpdate, error) {
 		if string(cur.Message) != `{"Options": {"Confirm": true}}` || cur.ProviderCallID != "p1" || cur.RetryIntervalSeconds != 30 || cur.Attempts != 1 {
 			t.Errorf("current call %+v", cur)
@@ -79,11 +87,11 @@ func TestCallsFollowAttemptsAndStayWithTheirTenant(t *testing.T) {
 	if err != nil || got.Status != "Busy" || got.NextAttemptAt == nil {
 		t.Fatalf("update: %+v %v", got, err)
 	}
-	next, err := calls.Outlook(ctx, tenant, alert)
+	next, err := calls.Outlook(ctx, tenant, alert, time.Hour)
 	if err != nil || next.NextDue == nil || next.Ringing != 0 {
 		t.Fatalf("outlook %+v %v", next, err)
 	}
-	if none, _ := calls.Outlook(ctx, other, alert); none.NextDue != nil {
+	if none, _ := calls.Outlook(ctx, other, alert, time.Hour); none.NextDue != nil {
 		t.Fatal("other tenant sees a retry")
 	}
 	time.Sleep(1100 * time.Millisecond)
