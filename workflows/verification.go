@@ -71,13 +71,16 @@ type VerificationResult struct {
 
 // VerificationWorkflowID is the business id of the verification of an
 // address: verify-<tenant>-<user>-<hash>, where hash is a keyed hash
-// (HMAC-SHA256 under idKey, 96 bits in hex) of the address, so the id is
-// stable (starts and signals find the same run) but puts no email address or
-// phone number into Temporal's UI and visibility store, and cannot be
-// reversed by hashing candidate addresses without the key.
-func VerificationWorkflowID(idKey []byte, tenant string, person int64, address string) string {
+// (HMAC-SHA256 under idKey, 96 bits in hex) of the address and its row id
+// (addressID), so the id is stable (starts and signals find the same run)
+// but puts no email address or phone number into Temporal's UI and
+// visibility store, and cannot be reversed by hashing candidate addresses
+// without the key. An address removed and added again has a new row id,
+// so its verification is a run of its own: the old run's resend numbers,
+// which the new ones start below, do not hide them.
+func VerificationWorkflowID(idKey []byte, tenant string, person int64, address string, addressID int64) string {
 	m := hmac.New(sha256.New, idKey)
-	m.Write([]byte(tenant + "\x00" + strconv.FormatInt(person, 10) + "\x00" + address))
+	m.Write([]byte(tenant + "\x00" + strconv.FormatInt(person, 10) + "\x00" + address + "\x00" + strconv.FormatInt(addressID, 10)))
 	return "verify-" + tenant + "-" + strconv.FormatInt(person, 10) + "-" + hex.EncodeToString(m.Sum(nil)[:12])
 }
 

@@ -203,30 +203,32 @@ func sendCode(t *testing.T, failures int, err error, version ...workflow.Version
 }
 
 func testsuiteStartOptions() client.StartWorkflowOptions {
-	return client.StartWorkflowOptions{ID: workflows.VerificationWorkflowID([]byte("test key"), "1001", 7, "ada@example.com")}
+	return client.StartWorkflowOptions{ID: workflows.VerificationWorkflowID([]byte("test key"), "1001", 7, "ada@example.com", 1)}
 }
 
 // TestVerificationWorkflowIDHoldsNoAddress: the id is stable for one
 // address, differs between addresses and keys, and holds no address.
 func TestVerificationWorkflowIDHoldsNoAddress(t *testing.T) {
 	key, other := []byte("key one"), []byte("key two")
-	id := workflows.VerificationWorkflowID(key, "2001", 62, "lock.b6vpbrvq@example.com")
-	if id != workflows.VerificationWorkflowID(key, "2001", 62, "lock.b6vpbrvq@example.com") {
+	id := workflows.VerificationWorkflowID(key, "2001", 62, "lock.b6vpbrvq@example.com", 1)
+	if id != workflows.VerificationWorkflowID(key, "2001", 62, "lock.b6vpbrvq@example.com", 1) {
 		t.Fatal("not stable")
 	}
 	if !regexp.MustCompile(`^verify-2001-62-[0-9a-f]{24}$`).MatchString(id) {
 		t.Fatalf("id %s", id)
 	}
 	for _, differ := range []string{
-		workflows.VerificationWorkflowID(key, "2001", 62, "lock.b6vpbrvq@example.org"),
-		workflows.VerificationWorkflowID(key, "2001", 63, "lock.b6vpbrvq@example.com"),
-		workflows.VerificationWorkflowID(other, "2001", 62, "lock.b6vpbrvq@example.com"),
+		workflows.VerificationWorkflowID(key, "2001", 62, "lock.b6vpbrvq@example.org", 1),
+		workflows.VerificationWorkflowID(key, "2001", 63, "lock.b6vpbrvq@example.com", 1),
+		workflows.VerificationWorkflowID(other, "2001", 62, "lock.b6vpbrvq@example.com", 1),
+		// The address removed and added again.
+		workflows.VerificationWorkflowID(key, "2001", 62, "lock.b6vpbrvq@example.com", 2),
 	} {
 		if differ == id {
 			t.Fatalf("%s repeats for other inputs", id)
 		}
 	}
-	if phone := workflows.VerificationWorkflowID(key, "2001", 56, "+12025554578"); strings.Contains(phone, "2025554578") {
+	if phone := workflows.VerificationWorkflowID(key, "2001", 56, "+12025554578", 1); strings.Contains(phone, "2025554578") {
 		t.Fatalf("id %s holds the number", phone)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/internal/stacktest"
+	storagedir "github.com/tocsin/tocsin/storage/directory"
 	"github.com/tocsin/tocsin/storage/storagetest"
 	"github.com/tocsin/tocsin/workflows"
 )
@@ -168,7 +169,15 @@ func (e *env) verificationID(t *testing.T, user, address string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return workflows.VerificationWorkflowID(idKey, e.tenant, uid, address)
+	kind := storagedir.KindPhone
+	if strings.Contains(address, "@") {
+		kind = storagedir.KindEmail
+	}
+	aid, err := storagedir.AddressID(context.Background(), e.s.DB, e.tenant, uid, kind, address)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return workflows.VerificationWorkflowID(idKey, e.tenant, uid, address, aid)
 }
 
 // eventCount counts the tenant's events of a type.

@@ -414,3 +414,27 @@ func TestNoCodeForNumbersThatCannotText(t *testing.T) {
 		}
 	}
 }
+
+// TestAnAddressAddedAgainGetsItsCodes: an address removed after codes were
+// sent to it and added again gets a code on its first resend, and the code
+// sent before the removal does not verify it.
+func TestAnAddressAddedAgainGetsItsCodes(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	id := e.createUser(t, "Grace", "Hopper")
+	const address = "grace@example.com"
+	want(t, e.do(t, "POST", e.user(id)+"/contact/emails", map[string]any{"address": address}), 201)
+	addr := emailPath(e, id, address)
+	e.resend(t, addr)
+	old := e.emailCode(t, address, 1)
+	// A second resend: the old run has seen resend 2.
+	e.resend(t, addr)
+	e.emailCode(t, address, 2)
+
+	want(t, e.do(t, "DELETE", addr, nil), 204)
+	want(t, e.do(t, "POST", e.user(id)+"/contact/emails", map[string]any{"address": address}), 201)
+	wantProblem(t, e.do(t, "POST", addr+"/verification/verify", map[string]any{"code": old}), 409, "")
+	e.resend(t, addr)
+	code := e.emailCode(t, address, 3)
+	want(t, e.do(t, "POST", addr+"/verification/verify", map[string]any{"code": code}), 200)
+}

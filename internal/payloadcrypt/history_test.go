@@ -18,6 +18,7 @@ import (
 	"github.com/tocsin/tocsin/internal/payloadcrypt"
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/internal/stacktest"
+	storagedir "github.com/tocsin/tocsin/storage/directory"
 	"github.com/tocsin/tocsin/workflows"
 )
 
@@ -117,11 +118,14 @@ func TestHistoriesHoldNoPersonalDataInClear(t *testing.T) {
 		t.Fatal(err)
 	}
 	person, _ := strconv.ParseInt(u.ID, 10, 64)
-	roots := []string{
-		workflows.VerificationWorkflowID(idKey, tenant, person, email),
-		workflows.VerificationWorkflowID(idKey, tenant, person, phone),
-		sent.WorkflowID,
+	verificationID := func(kind storagedir.Kind, address string) string {
+		aid, err := storagedir.AddressID(ctx, s.DB, tenant, person, kind, address)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return workflows.VerificationWorkflowID(idKey, tenant, person, address, aid)
 	}
+	roots := []string{verificationID(storagedir.KindEmail, email), verificationID(storagedir.KindPhone, phone), sent.WorkflowID}
 	secretsInClear := []string{
 		email, phone, strings.TrimPrefix(phone, "+"), adHocEmail, adHocPhone, strings.TrimPrefix(adHocPhone, "+"),
 		"lock." + sfx, "grace." + sfx, subject, body, "north stairs", emailCode, phoneCode, "Hopper",
@@ -169,7 +173,7 @@ func TestHistoriesHoldNoPersonalDataInClear(t *testing.T) {
 
 	// The data is there, encrypted: tocsin's own client reads the verification input.
 	var in workflows.VerificationInput
-	hist := s.Temporal.GetWorkflowHistory(ctx, workflows.VerificationWorkflowID(idKey, tenant, person, email), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+	hist := s.Temporal.GetWorkflowHistory(ctx, verificationID(storagedir.KindEmail, email), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	first, err := hist.Next()
 	if err != nil {
 		t.Fatal(err)

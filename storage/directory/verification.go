@@ -105,6 +105,13 @@ func ContactStatus(ctx context.Context, q Querier, tenant string, person int64, 
 	return storage.GetOne[storage.VerificationStatus](ctx, q, "read verification status", `SELECT verification_status FROM `+t.table+` WHERE `+t.match(), tenant, person, address)
 }
 
+// AddressID returns the row id of the person's address of kind k; an
+// address removed and added again has a new one. None is ErrNotFound.
+func AddressID(ctx context.Context, q Querier, tenant string, person int64, k Kind, address string) (int64, error) {
+	t := k.addresses()
+	return storage.GetOne[int64](ctx, q, "read address", `SELECT id FROM `+t.table+` WHERE `+t.match(), tenant, person, address)
+}
+
 // codeStatus reads the verification status of the person's address, which
 // a code is about to be sent to: an address verified already is
 // ErrAlreadyVerified, a phone number that cannot take texts ErrCannotText.

@@ -311,7 +311,7 @@ func (s *Service) ReserveNonce(ctx context.Context, u User, kind store.Kind, add
 // store.ErrAlreadyVerified for an address verified already.
 func (s *Service) Resend(ctx context.Context, u User, kind store.Kind, address, nonce string) error {
 	err := changeOnly(ctx, s, u, func(tx *sqlx.Tx) error {
-		wfID, err := s.verificationID(u, address)
+		wfID, err := s.verificationID(ctx, tx, u, kind, address)
 		if err != nil {
 			return err
 		}
@@ -346,7 +346,7 @@ func (s *Service) Verify(ctx context.Context, u User, kind store.Kind, address, 
 	}
 	switch res.Outcome {
 	case store.CheckVerified, store.CheckExhausted, store.CheckExpired:
-		wfID, err := s.verificationID(u, address)
+		wfID, err := s.verificationID(ctx, s.DB, u, kind, address)
 		if err == nil {
 			err = s.Temporal.SignalWorkflow(ctx, wfID, "", workflows.SignalVerificationSettled,
 				workflows.VerificationSettled{Seq: res.Seq, Status: string(res.Attempt.Status)})
@@ -359,11 +359,16 @@ func (s *Service) Verify(ctx context.Context, u User, kind store.Kind, address, 
 }
 
 // verificationID is the id of the verification workflow of an address; its
-// hash key derives from the secrets key, so the id holds no address.
-func (s *Service) verificationID(u User, address string) (string, error) {
+// hash key derives from the secrets key, so the id holds no address. An
+// address that is gone is store.ErrNotFound.
+func (s *Service) verificationID(ctx context.Context, q store.Querier, u User, kind store.Kind, address string) (string, error) {
 	key, err := secrets.Derive(s.SecretsKey, "workflow ids")
 	if err != nil {
 		return "", fmt.Errorf("verification workflow id: %w", err)
 	}
-	return workflows.VerificationWorkflowID(key, u.Tenant, u.ID, address), nil
+	id, err := store.AddressID(ctx, q, u.Tenant, u.ID, kind, address)
+	if err != nil {
+		return "", err
+	}
+	return workflows.VerificationWorkflowID(key, u.Tenant, u.ID, address, id), nil
 }
