@@ -113,9 +113,15 @@ func (p *Policy) check(ctx context.Context, raw string, mustResolve bool) (*url.
 	if p.hostAllowed(host) {
 		return u, nil
 	}
+	name := normalHost(host)
+	if name == "localhost" || strings.HasSuffix(name, ".localhost") {
+		return nil, fmt.Errorf("%w: the host %s is not allowed: a loopback, private, link-local or otherwise reserved address", ErrTarget, host)
+	}
 	var addrs []netip.Addr
-	if a, err := netip.ParseAddr(host); err == nil {
+	if a, err := netip.ParseAddr(name); err == nil {
 		addrs = []netip.Addr{a}
+	} else if numericHost(name) {
+		return nil, fmt.Errorf("%w: the host %s is an IP address in a form other than the standard one; write it as four decimal numbers or as IPv6", ErrTarget, host)
 	} else {
 		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
@@ -135,6 +141,27 @@ func (p *Policy) check(ctx context.Context, raw string, mustResolve bool) (*url.
 		}
 	}
 	return u, nil
+}
+
+// numericHost reports a host made only of numbers in decimal, octal or hex
+// ("127.1", "0x7f000001", "2130706433", "0177.0.0.1"): some resolvers read
+// such a name as an IP address, so it must not pass as a name that merely
+// does not resolve here.
+func numericHost(h string) bool {
+	for part := range strings.SplitSeq(h, ".") {
+		digits := part
+		if len(part) > 1 && (part[:2] == "0x" || part[:2] == "0X") {
+			digits = part[2:]
+			if strings.Trim(digits, "0123456789abcdefABCDEF") != "" {
+				return false
+			}
+			continue
+		}
+		if digits == "" || strings.Trim(digits, "0123456789") != "" {
+			return false
+		}
+	}
+	return true
 }
 
 // Client returns an HTTP client for deliveries: it checks every connection's
