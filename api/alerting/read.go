@@ -820,7 +820,7 @@ func (h *handler) etnTargetsPage(ctx context.Context, in *channelPageInput) (*ch
 	out := model.EtnResultsSummaryResponse{Paging: rest.NewPaging(pp, sum.Total), Totals: totals, Items: []model.EtnResultSummary{}}
 	for _, r := range rows {
 		item := model.EtnResultSummary{Phone: r.Phone}
-		item.RecipientID, item.ContactID, item.Name, item.Cycle, item.Status = r.Seq, r.PersonID, model.PersonName{First: r.Name}, 1, model.DeliveryStatus(r.Status)
+		item.RecipientID, item.ContactID, item.Name, item.Cycle, item.Status = r.Seq, r.PersonID, model.PersonName{First: r.First, Last: r.Last}, 1, model.DeliveryStatus(r.Status)
 		item.Attempts, item.ProviderMessageID, item.Error, item.SentAt, item.DeliveredAt, item.UpdatedAt = r.Attempts, r.ProviderMessageID, r.Error, r.SentAt, r.DeliveredAt, r.UpdatedAt
 		out.Items = append(out.Items, item)
 	}

@@ -359,7 +359,8 @@ func TestEtnAddressPointLists(t *testing.T) {
 		got = append(got, fmt.Sprintf("%d %s %s", it.RecipientID, it.Phone, contact))
 	}
 	want := []string{"1 +12025550105 contact " + pat.ID, "2 +15550000001 point"}
-	if !slices.Equal(got, want) || page.Totals.Total != 2 || page.Items[1].Name.First != "Well 1" {
+	if !slices.Equal(got, want) || page.Totals.Total != 2 || page.Items[1].Name.First != "Well 1" ||
+		page.Items[0].Name.First != "Pat" || page.Items[0].Name.Last != "Contact" {
 		t.Fatalf("etn page %v, want %v: %+v", got, want, page)
 	}
 	var called []string

@@ -246,19 +246,25 @@ func (s *Store) EtnTargetCounts(ctx context.Context, tenant string, alertID int6
 	return c, nil
 }
 
-// EtnTarget is a number an ETN alert with areas called.
+// EtnTarget is a number an ETN alert with areas called. A contact's number
+// has the contact's first and last name (as they are now; the name stored
+// with the target when the contact is gone), an address point's its name
+// as First.
 type EtnTarget struct {
 	Seq      int64  `db:"seq"`
 	Phone    string `db:"phone"`
 	PersonID *int64 `db:"person_id"`
-	Name     string `db:"name"`
+	First    string `db:"first_name"`
+	Last     string `db:"last_name"`
 	Outcome
 }
 
 // EtnTargets returns a page of an alert's ETN targets in order.
 func (s *Store) EtnTargets(ctx context.Context, tenant string, alertID int64, limit, offset int) ([]EtnTarget, error) {
-	return storage.SelectAll[EtnTarget](ctx, s.DB, "read etn targets", `SELECT seq, phone, person_id, name, status, attempts, provider_message_id, error,
-			sent_at, delivered_at, updated_at
-		FROM alert_etn_targets WHERE tenant_id = $1 AND alert_id = $2 ORDER BY seq LIMIT $3 OFFSET $4`,
+	return storage.SelectAll[EtnTarget](ctx, s.DB, "read etn targets", `SELECT t.seq, t.phone, t.person_id,
+			coalesce(p.first_name, t.name) AS first_name, coalesce(p.last_name, '') AS last_name,
+			t.status, t.attempts, t.provider_message_id, t.error, t.sent_at, t.delivered_at, t.updated_at
+		FROM alert_etn_targets t LEFT JOIN people p ON p.id = t.person_id AND p.tenant_id = t.tenant_id
+		WHERE t.tenant_id = $1 AND t.alert_id = $2 ORDER BY t.seq LIMIT $3 OFFSET $4`,
 		tenant, alertID, limit, offset)
 }

@@ -339,7 +339,7 @@ func TestSharedDeliveriesAndEtnTargets(t *testing.T) {
 	if c, _ := s.EtnTargetCounts(ctx, other, al.ID); c.Total != 0 {
 		t.Fatal("another tenant counts the targets")
 	}
-	if ts, err := s.EtnTargets(ctx, tenant, al.ID, 1, 1); err != nil || len(ts) != 1 || ts[0].Name != "Well" {
+	if ts, err := s.EtnTargets(ctx, tenant, al.ID, 1, 1); err != nil || len(ts) != 1 || ts[0].First != "Well" || ts[0].Last != "" {
 		t.Fatalf("etn targets page 2: %+v %v", ts, err)
 	}
 
