@@ -202,7 +202,16 @@ func (r *Renderer) ResponseLink(seq int64) string {
 	return r.PublicURL + alertmsg.ResponsePath + alertmsg.ResponseToken(r.LinkSecret, r.Tenant, r.AlertID, seq)
 }
 
-func (r *Renderer) lookup(rec *Recipient, link string) func(string) string {
+// lookup fills variables for rec. With gsm7 the recipient's own values
+// are made GSM-7 (alertmsg.ToGSM7); the alert's own values are left as
+// they are, as submission checks them.
+func (r *Renderer) lookup(rec *Recipient, link string, gsm7 bool) func(string) string {
+	own := func(v string) string {
+		if gsm7 {
+			return alertmsg.ToGSM7(v)
+		}
+		return v
+	}
 	var custom map[string]any
 	var look func(string) string
 	look = func(name string) string {
@@ -213,20 +222,20 @@ func (r *Renderer) lookup(rec *Recipient, link string) func(string) string {
 				return t.Render(look)
 			}
 		case "firstName":
-			return rec.FirstName
+			return own(rec.FirstName)
 		case "lastName":
-			return rec.LastName
+			return own(rec.LastName)
 		case "fullName":
-			return strings.TrimSpace(rec.FirstName + " " + rec.LastName)
+			return own(strings.TrimSpace(rec.FirstName + " " + rec.LastName))
 		case "email":
-			return deref(rec.Email)
+			return own(deref(rec.Email))
 		case "phone":
 			if rec.Phone != nil {
-				return *rec.Phone
+				return own(*rec.Phone)
 			}
-			return deref(rec.VoicePhone)
+			return own(deref(rec.VoicePhone))
 		case "externalId":
-			return rec.ExternalID
+			return own(rec.ExternalID)
 		case "responseLink":
 			return link
 		}
@@ -256,10 +265,10 @@ func (r *Renderer) lookup(rec *Recipient, link string) func(string) string {
 		case nil:
 			return fallback
 		case string:
-			return v
+			return own(v)
 		default:
 			b, _ := json.Marshal(v)
-			return string(b)
+			return own(string(b))
 		}
 	}
 	return look
@@ -283,13 +292,15 @@ func (r *Renderer) render(key, fallback string, look func(string) string) string
 }
 
 // Message renders the message of one channel for one recipient. link is
-// the recipient's response link ("" when not needed). A text message that
+// the recipient's response link ("" when not needed). In a text message of
+// an alert whose TextGSM7Only, the recipient's own values are made GSM-7
+// (alertmsg.ToGSM7); submission holds the rest to GSM-7. A text message that
 // takes more than the alert's TextSegments is shortened to fit
 // (alertmsg.FitSMS: the body is cut and ends in "...", the conference line
 // and the response link stay whole); written is the text before that, the
 // same as m.Text on every other message.
 func (r *Renderer) Message(ch string, rec *Recipient, link string) (m channels.Message, written string) {
-	look := r.lookup(rec, link)
+	look := r.lookup(rec, link, ch == string(channels.Text) && r.Settings.TextGSM7Only())
 	m = channels.Message{Tenant: r.Tenant, Channel: channels.Channel(ch), AlertID: r.AlertID}
 	s := r.Settings
 	extra := r.extraLines(link, r.templateUses(ch, "responseLink"))
@@ -351,7 +362,7 @@ func (r *Renderer) Attaches(ch string) bool {
 // BroadcastText is the mobile broadcast's own text with its variables
 // filled ("" when the block has none).
 func (r *Renderer) BroadcastText() string {
-	return r.render(string(channels.MobileBroadcast)+bodySuffix, "", r.lookup(&Recipient{}, ""))
+	return r.render(string(channels.MobileBroadcast)+bodySuffix, "", r.lookup(&Recipient{}, "", false))
 }
 
 func (r *Renderer) templateUses(ch, name string) bool {

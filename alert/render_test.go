@@ -98,3 +98,41 @@ func TestTextFitsItsSegments(t *testing.T) {
 		}
 	}
 }
+
+// TestTextIsGSM7WhenUnicodeIsNotAllowed: with allowUnicode false the
+// recipient's own values are made GSM-7 in their text (alone: other
+// channels and allowUnicode absent keep them), and the text then fits its
+// segments as GSM-7.
+func TestTextIsGSM7WhenUnicodeIsNotAllowed(t *testing.T) {
+	zoe := &Recipient{FirstName: "Zoë😀", LastName: "Ŝmith", CustomFields: []byte(`{"x":"Bâtiment ж"}`)}
+	long := &Recipient{FirstName: "Zoë", CustomFields: []byte(`{"x":"` + strings.Repeat("ж", 100) + `"}`)}
+	for _, allow := range []*bool{nil, new(bool)} {
+		s := &Settings{
+			Message:  MessageSettings{Subject: "Storm", Body: "Hi {{fullName}} ({{firstName}}) at {{custom.x}}."},
+			Channels: &Channels{Text: &TextMessageChannel{Enabled: true, MaxSegments: 1, AllowUnicode: allow}},
+		}
+		r, err := NewRenderer("7", 42, s, "https://t.example", []byte("k"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		const asIs = "Hi Zoë😀 Ŝmith (Zoë😀) at Bâtiment ж."
+		want := asIs
+		if allow != nil {
+			want = "Hi Zoe? Smith (Zoe?) at Batiment ?."
+		}
+		if m, written := r.Message("text", zoe, ""); m.Text != want || written != want {
+			t.Errorf("GSM-7 only %v: %q (written %q), want %q", allow != nil, m.Text, written, want)
+		}
+		if m, _ := r.Message("email", zoe, ""); m.Text != asIs {
+			t.Errorf("GSM-7 only %v: email %q", allow != nil, m.Text)
+		}
+		// 100 characters of the custom field: 100 septets fit one GSM-7
+		// segment, 100 UCS-2 units do not.
+		m, written := r.Message("text", long, "")
+		if enc, _, n := alertmsg.SMSInfo(m.Text); allow != nil && (enc != alertmsg.GSM7 || n != 1 || m.Text != written || !strings.Contains(m.Text, strings.Repeat("?", 100))) {
+			t.Errorf("GSM-7 only: %s %d segments: %q", enc, n, m.Text)
+		} else if allow == nil && (enc != alertmsg.UCS2 || !strings.HasSuffix(m.Text, alertmsg.Ellipsis)) {
+			t.Errorf("unicode allowed: %s %q", enc, m.Text)
+		}
+	}
+}

@@ -360,6 +360,13 @@ func (s *Settings) TextSegments() int {
 	return DefaultMaxSegments
 }
 
+// TextGSM7Only reports whether the alert's text messages must be GSM-7:
+// channels.text.allowUnicode is false.
+func (s *Settings) TextGSM7Only() bool {
+	c := s.Channels
+	return c != nil && c.Text != nil && c.Text.AllowUnicode != nil && !*c.Text.AllowUnicode
+}
+
 // VoiceChannel calls each recipient's first phone number that can take calls.
 type VoiceChannel struct {
 	Enabled           bool   `json:"enabled"`

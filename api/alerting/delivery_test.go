@@ -425,6 +425,49 @@ func TestTextLongerForARecipientIsShortenedToItsSegments(t *testing.T) {
 	})
 }
 
+// TestTextWithoutUnicodeIsSentInGSM7: with allowUnicode false, a contact
+// whose name and custom field GSM-7 lacks gets a GSM-7 text, those
+// characters replaced by their base letter or "?", as the preview for them
+// and the alert's details show it.
+func TestTextWithoutUnicodeIsSentInGSM7(t *testing.T) {
+	t.Parallel()
+	sb, withSandbox := stacktest.Sandbox(t)
+	s := stacktest.Start(t, withSandbox)
+	tenant, tok := s.NewTenant(t)
+	zoe := &contact{First: "Zoë😀", Last: "Ŝmith", Phone: "+15557770030", Custom: `{"building":"Bâtiment ж"}`}
+	seed(t, s, tenant, zoe)
+	a := textAlert("Hello {{fullName}}, go to {{custom.building}} now.", map[string]any{"contactIds": []int64{zoe.ID}})
+	st := a["settings"].(map[string]any)
+	st["channels"] = map[string]any{"text": map[string]any{"enabled": true, "allowUnicode": false}}
+	const want = "Hello Zoe? Smith, go to Batiment ? now."
+
+	r := s.Do(t, http.MethodPost, "/v2/alerts/preview", tok, map[string]any{"settings": st, "sampleRecipientId": zoe.ID})
+	var preview struct {
+		Messages []struct{ Channel, Body, Encoding string }
+	}
+	r.JSON(t, &preview)
+	if r.Status != http.StatusOK || len(preview.Messages) != 1 || preview.Messages[0].Body != want || preview.Messages[0].Encoding != alertmsg.GSM7 {
+		t.Fatalf("preview: %d %s", r.Status, r.Body)
+	}
+	res := send(t, s, tok, a)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	sms, err := sb.SMS.WaitTo(ctx, zoe.Phone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if enc, _, _ := alertmsg.SMSInfo(sms.Body); sms.Body != want || enc != alertmsg.GSM7 {
+		t.Fatalf("%s alert %d: sent %s %q, want %q", tenant, res.AlertID, enc, sms.Body, want)
+	}
+	var detail struct {
+		Messages []struct{ Channel, Body string }
+	}
+	s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d", res.AlertID), tok, nil).JSON(t, &detail)
+	if len(detail.Messages) != 1 || detail.Messages[0].Body != want {
+		t.Errorf("the alert's details show %+v", detail.Messages)
+	}
+}
+
 // TestTextSizeIsTheSizeOfTheTextSent: the submission check, the preview
 // and the alert's details all measure the text the SMS endpoint receives:
 // with the conference line and the response link appended as sent (a short

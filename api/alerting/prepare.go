@@ -437,7 +437,7 @@ func checkText(s *alert.Settings, rd *alert.Renderer, f *failures) {
 		f.add(field, fmt.Sprintf("the text message takes %d %s segments (%d characters), more than the limit of %d; shorten it or raise channels.text.maxSegments (at most 10)",
 			segments, enc, units, limit), nil)
 	}
-	if enc == alertmsg.UCS2 && c.Text.AllowUnicode != nil && !*c.Text.AllowUnicode {
+	if enc == alertmsg.UCS2 && s.TextGSM7Only() {
 		f.add(field, "the text needs UCS-2 (characters outside the GSM-7 alphabet) but allowUnicode is false", nil)
 	}
 }

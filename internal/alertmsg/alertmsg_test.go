@@ -184,3 +184,30 @@ func TestFitSMS(t *testing.T) {
 		}
 	}
 }
+
+// TestToGSM7: a character GSM-7 lacks becomes its base letter when it has
+// one, else "?", one per character; GSM-7 text is left as it is.
+func TestToGSM7(t *testing.T) {
+	t.Parallel()
+	cases := []struct{ in, want string }{
+		{"Zoë😀 Ŝmith", "Zoe? Smith"},
+		{"ça, Ćwikła, Ångström", "ca, Cwik?a, Ångström"}, // ł has no base letter; Å and ö are GSM-7
+		{"héllo {€} [x] ~^|\\", "héllo {€} [x] ~^|\\"},
+		{"Привет", "??????"},
+		{"👍🏽 ok", "?? ok"},         // an emoji and its skin tone are two characters
+		{"e\u0308 c\u0327", "e c"}, // combining marks count with their letter
+		{"e\u0301", "é"},           // and make GSM-7 letters where they can
+		{"Ø ø ß Æ", "Ø ø ß Æ"},
+		{"ĳ Œ ﬁ", "? ? ?"}, // no canonical base letter
+		{"", ""},
+	}
+	for _, c := range cases {
+		got := ToGSM7(c.in)
+		if got != c.want {
+			t.Errorf("%q: got %q, want %q", c.in, got, c.want)
+		}
+		if enc, _, _ := SMSInfo(got); enc != GSM7 {
+			t.Errorf("%q: %q is %s", c.in, got, enc)
+		}
+	}
+}

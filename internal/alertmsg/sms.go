@@ -3,6 +3,8 @@ package alertmsg
 import (
 	"strings"
 	"unicode"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // The GSM 03.38 basic character set and its extension table (each extension
@@ -64,6 +66,48 @@ func segmentsFor(n, single, multi int) int {
 		return 1
 	}
 	return (n + multi - 1) / multi
+}
+
+// Unknown replaces, in ToGSM7, a character that GSM-7 lacks and that has no
+// base letter in GSM-7.
+const Unknown = "?"
+
+// ToGSM7 returns s with every character that GSM-7 lacks replaced: by its
+// base letter when it decomposes to one that GSM-7 has (NFD, combining
+// marks dropped: "ë" → "e", "Ŝ" → "S"), else by Unknown, once per
+// character (an emoji, a UTF-16 surrogate pair, is one). A letter written
+// with separate combining marks counts as the one character they make.
+func ToGSM7(s string) string {
+	if enc, _, _ := SMSInfo(s); enc == GSM7 {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range norm.NFC.String(s) {
+		if unitsOf(r, GSM7) == 0 {
+			r = baseLetter(r)
+		}
+		if r == 0 {
+			b.WriteString(Unknown)
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// baseLetter is the GSM-7 character r is, once decomposed and stripped of
+// combining marks, or 0 when it is not one.
+func baseLetter(r rune) rune {
+	var base []rune
+	for _, d := range norm.NFD.String(string(r)) {
+		if !unicode.Is(unicode.Mn, d) {
+			base = append(base, d)
+		}
+	}
+	if len(base) != 1 || unitsOf(base[0], GSM7) == 0 {
+		return 0
+	}
+	return base[0]
 }
 
 // Ellipsis ends a text message's body that FitSMS shortened; it is GSM-7,
