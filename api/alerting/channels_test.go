@@ -759,6 +759,12 @@ func wavTone(t *testing.T) []byte {
 		v := int16(12000 * math.Sin(2*math.Pi*440*float64(i)/rate))
 		data = binary.LittleEndian.AppendUint16(data, uint16(v))
 	}
+	return wav(data)
+}
+
+// wav is a WAV file of data, 16-bit mono samples at 16 kHz.
+func wav(data []byte) []byte {
+	const rate = 16000
 	var b bytes.Buffer
 	b.WriteString("RIFF")
 	_ = binary.Write(&b, binary.LittleEndian, uint32(36+len(data)))
