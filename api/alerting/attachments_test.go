@@ -9,6 +9,7 @@ import (
 	"io"
 	"mime/multipart"
 	"net/http"
+	"net/textproto"
 	"strings"
 	"testing"
 	"time"
@@ -32,26 +33,45 @@ func emailAlert(c *contact) map[string]any {
 	}}
 }
 
-// postWithAttachment sends alert with jobId and a file as
-// createAlertWithAttachment to the API at base. It calls no t method, so
-// that a goroutine may use it.
-func postWithAttachment(base, tok string, alert map[string]any, jobID, name string, data []byte) (int, []byte, error) {
+// attachmentForm is the form of createAlertWithAttachment with alert,
+// jobId (when not empty) and the file name, whose part declares
+// contentType, and its content type.
+func attachmentForm(alert map[string]any, jobID, name, contentType string, data []byte) (*bytes.Buffer, string, error) {
 	raw, err := json.Marshal(alert)
 	if err != nil {
-		return 0, nil, err
+		return nil, "", err
 	}
 	var buf bytes.Buffer
 	mw := multipart.NewWriter(&buf)
 	_ = mw.WriteField("alert", string(raw))
-	_ = mw.WriteField("jobId", jobID)
-	fw, _ := mw.CreateFormFile("attachment", name)
+	if jobID != "" {
+		_ = mw.WriteField("jobId", jobID)
+	}
+	fw, err := mw.CreatePart(textproto.MIMEHeader{
+		"Content-Disposition": {`form-data; name="attachment"; filename="` + name + `"`},
+		"Content-Type":        {contentType},
+	})
+	if err != nil {
+		return nil, "", err
+	}
 	_, _ = fw.Write(data)
 	_ = mw.Close()
-	req, err := http.NewRequest(http.MethodPost, base+"/v2/alertsWithAttachments", &buf)
+	return &buf, mw.FormDataContentType(), nil
+}
+
+// postWithAttachment sends alert with jobId and a file as
+// createAlertWithAttachment to the API at base. It calls no t method, so
+// that a goroutine may use it.
+func postWithAttachment(base, tok string, alert map[string]any, jobID, name string, data []byte) (int, []byte, error) {
+	buf, formType, err := attachmentForm(alert, jobID, name, "application/octet-stream", data)
 	if err != nil {
 		return 0, nil, err
 	}
-	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req, err := http.NewRequest(http.MethodPost, base+"/v2/alertsWithAttachments", buf)
+	if err != nil {
+		return 0, nil, err
+	}
+	req.Header.Set("Content-Type", formType)
 	req.Header.Set("Authorization", "Bearer "+tok)
 	res, err := http.DefaultClient.Do(req)
 	if err != nil {
@@ -207,5 +227,85 @@ func TestRefusedAlertRemovesItsAttachment(t *testing.T) {
 	}
 	if keys, cs := s.ObjectKeys(t, alerts), s.UploadClaims(t, tenant); len(keys) != 0 || len(cs) != 0 {
 		t.Fatalf("the refused alert left objects %v and claims %+v", keys, cs)
+	}
+}
+
+// postAttachment sends alert with the file name, whose part declares
+// contentType, as createAlertWithAttachment.
+func postAttachment(t *testing.T, s *stacktest.Stack, tok string, alert map[string]any, name, contentType string, data []byte) stacktest.Response {
+	t.Helper()
+	buf, formType, err := attachmentForm(alert, "", name, contentType, data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s.Do(t, http.MethodPost, "/v2/alertsWithAttachments", tok, buf, "Content-Type", formType)
+}
+
+// expectNothingStored fails t when the tenant has an alert, an alert
+// attachment in the object store or a claim on one.
+func expectNothingStored(t *testing.T, s *stacktest.Stack, tenant, tok string) {
+	t.Helper()
+	if n, keys, cs := alertCount(t, s, tok), s.ObjectKeys(t, storage.TenantKey(tenant, "alerts/")), s.UploadClaims(t, tenant); n != 0 || len(keys) != 0 || len(cs) != 0 {
+		t.Fatalf("a refused alert left %d alerts, objects %v and claims %+v", n, keys, cs)
+	}
+}
+
+// The attachment uploaded with an alert counts toward the 10 MiB its
+// attachments take together, with the stored files content.attachments
+// names: past it, the alert is a 400 naming the part, and neither the
+// attachment nor a claim on it is stored.
+func TestUploadedAttachmentCountsTowardTheTotal(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	tenant, tok := s.NewTenant(t)
+	c := &contact{First: "Tia", Last: "Total", Email: "tia-" + tenant + "@example.com"}
+	seed(t, s, tenant, c)
+	uploadFile(t, s, tenant, tok, "big", "silence.wav", "audio/wav", wav(make([]byte, 6<<20)))
+	alert := emailAlert(c)
+	alert["settings"].(map[string]any)["content"] = map[string]any{"attachments": []string{"big/silence.wav"}}
+
+	r := postAttachment(t, s, tok, alert, "plan.txt", "text/plain", bytes.Repeat([]byte("x"), 5<<20))
+	if r.Status != http.StatusBadRequest {
+		t.Fatalf("6 MiB stored and 5 MiB uploaded: %d %s", r.Status, r.Body)
+	}
+	expectFailure(t, problem(t, r).Errors, "body.attachment", "alert.settings.content.attachments", r.Body)
+	expectNothingStored(t, s, tenant, tok)
+
+	if r := postAttachment(t, s, tok, alert, "plan.txt", "text/plain", bytes.Repeat([]byte("x"), 3<<20)); r.Status != http.StatusCreated {
+		t.Fatalf("6 MiB stored and 3 MiB uploaded: %d %s", r.Status, r.Body)
+	}
+}
+
+// The content type the attachment's part declares goes into the email's
+// MIME header: one that is not a media type is a 400 naming the part,
+// with nothing stored, and one that is is stored in canonical form.
+func TestAttachmentContentTypeIsAMediaType(t *testing.T) {
+	t.Parallel()
+	s := stacktest.StartAPI(t)
+	tenant, tok := s.NewTenant(t)
+	c := &contact{First: "Mo", Last: "Mime", Email: "mo-" + tenant + "@example.com"}
+	seed(t, s, tenant, c)
+	for _, ct := range []string{`text/html\r\nX-Evil: 1`, "text/plain;\tcharset=utf-8", "html", "text/plain; charset", "text/"} {
+		r := postAttachment(t, s, tok, emailAlert(c), "a.txt", ct, []byte("Hello."))
+		if r.Status != http.StatusBadRequest {
+			t.Fatalf("%q: %d %s", ct, r.Status, r.Body)
+		}
+		expectFailure(t, problem(t, r).Errors, "body.attachment", "not a media type", r.Body)
+	}
+	expectNothingStored(t, s, tenant, tok)
+
+	r := postAttachment(t, s, tok, emailAlert(c), "a.txt", "Text/Plain; Charset=UTF-8", []byte("Hello."))
+	if r.Status != http.StatusCreated {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
+	}
+	var res sendResponse
+	r.JSON(t, &res)
+	al, err := storage.GetAlert(context.Background(), s.DB, tenant, res.AlertID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var refs []storage.AttachmentRef
+	if err := json.Unmarshal(al.Attachments, &refs); err != nil || len(refs) != 1 || refs[0].ContentType != "text/plain; charset=UTF-8" {
+		t.Fatalf("attachments %s (%v)", al.Attachments, err)
 	}
 }

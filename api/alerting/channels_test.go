@@ -13,6 +13,7 @@ import (
 	"net/http/httptest"
 	"net/http/httputil"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -502,6 +503,59 @@ func TestEtnCallsEveryNumberInsideTheArea(t *testing.T) {
 	l.checkProblems(t)
 }
 
+// TestUnknownAddressPointListsAreRefused: an ETN address-point list that
+// the tenant has not imported (another tenant's of that name does not
+// count) is a 400 naming it, when the alert is made or previewed, enabled
+// block or not, instead of an alert that calls none of its points.
+func TestUnknownAddressPointListsAreRefused(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	_, tok := s.NewTenant(t)
+	_, other := s.NewTenant(t)
+	csv := "phone,latitude,longitude,name\n+15550300001,41.8790,-87.6300,Well 1\n"
+	for _, imp := range []struct{ tok, list string }{{tok, "wells"}, {other, "pumps"}} {
+		if r := s.Do(t, http.MethodPut, "/v2/settings/etn/addressPointLists/"+imp.list, imp.tok, strings.NewReader(csv), "Content-Type", "text/csv"); r.Status != http.StatusOK {
+			t.Fatalf("import %s: %d %s", imp.list, r.Status, r.Body)
+		}
+	}
+	alertWith := func(channels map[string]any) map[string]any {
+		return map[string]any{"settings": map[string]any{
+			"message":    map[string]any{"subject": "Gas leak", "body": "Leave the area now."},
+			"channels":   channels,
+			"recipients": map[string]any{"areas": []map[string]any{{"center": map[string]any{"lat": 41.8781, "lng": -87.6298}, "radiusMeters": 2000}}},
+		}}
+	}
+	lists := []string{"wells", "pumps", "nope"}
+	for _, channels := range []map[string]any{
+		{"etn": map[string]any{"enabled": true, "addressPointLists": lists}},
+		{"text": map[string]any{"enabled": true}, "etn": map[string]any{"enabled": false, "addressPointLists": lists}},
+	} {
+		for _, path := range []string{"/v2/alerts", "/v2/alerts/preview"} {
+			r := s.Do(t, http.MethodPost, path, tok, alertWith(channels))
+			if r.Status != http.StatusBadRequest {
+				t.Fatalf("%s %v: %d %s", path, channels, r.Status, r.Body)
+			}
+			var at []string
+			for _, f := range problem(t, r).Errors {
+				at = append(at, f.Location)
+			}
+			for i := range 3 {
+				refused := slices.Contains(at, fmt.Sprintf("body.settings.channels.etn.addressPointLists[%d]", i))
+				if refused != (i > 0) {
+					t.Errorf("%s %v: list %s refused %v: %s", path, channels, lists[i], refused, r.Body)
+				}
+			}
+			expectFailure(t, problem(t, r).Errors, "body.settings.channels.etn.addressPointLists[2]", "PUT /v2/settings/etn/addressPointLists/{name} imports one", r.Body)
+		}
+	}
+	if n := alertCount(t, s, tok); n != 0 {
+		t.Fatalf("refused alerts left %d alerts", n)
+	}
+	if r := s.Do(t, http.MethodPost, "/v2/alerts/preview", tok, alertWith(map[string]any{"etn": map[string]any{"enabled": true, "addressPointLists": []string{"wells"}}})); r.Status != http.StatusOK {
+		t.Fatalf("preview with an imported list: %d %s", r.Status, r.Body)
+	}
+}
+
 // TestCapCancelReferencesTheAlertsMessages cancels an alert sent on EAS and
 // mobile broadcast: each endpoint gets a Cancel that references the
 // message it got before, valid against the CAP 1.2 schema.
@@ -705,6 +759,12 @@ func wavTone(t *testing.T) []byte {
 		v := int16(12000 * math.Sin(2*math.Pi*440*float64(i)/rate))
 		data = binary.LittleEndian.AppendUint16(data, uint16(v))
 	}
+	return wav(data)
+}
+
+// wav is a WAV file of data, 16-bit mono samples at 16 kHz.
+func wav(data []byte) []byte {
+	const rate = 16000
 	var b bytes.Buffer
 	b.WriteString("RIFF")
 	_ = binary.Write(&b, binary.LittleEndian, uint32(36+len(data)))

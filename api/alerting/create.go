@@ -10,12 +10,14 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"mime"
 	"net/http"
 	"path"
 	"reflect"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/danielgtaylor/huma/v2"
 	"github.com/jmoiron/sqlx"
@@ -53,6 +55,9 @@ func (h *handler) create(ctx context.Context, req model.SendAlertRequest, key st
 	}
 	p, err := h.prepare(ctx, tenant, req.Settings, loc, prefix)
 	if err != nil {
+		return nil, err
+	}
+	if err := fitsWithStored(att, p.attachments, prefix); err != nil {
 		return nil, err
 	}
 	if err := h.admit(ctx, tenant, p.settings.Priority.Priority); err != nil {
@@ -307,7 +312,7 @@ func created(res *model.SendAlertResponse) *createOutput {
 // multipartAlert is the form of createAlertWithAttachment.
 type multipartAlert struct {
 	Alert      string        `form:"alert" required:"true" doc:"The alert: a SendAlertRequest as a JSON string."`
-	Attachment huma.FormFile `form:"attachment" required:"false" contentType:"application/octet-stream" doc:"A file attached to the alert's email; stored in the object store."`
+	Attachment huma.FormFile `form:"attachment" required:"false" contentType:"application/octet-stream" doc:"A file attached to the alert's email; stored in the object store. It and the stored files of content.attachments take 10 MiB together at most (more is a 400 naming this part). The part's Content-Type, which the email's part is sent with, must be a media type (type/subtype with parameters, no control character; written back in canonical form), else a 400 naming this part; without one, or with application/octet-stream, the type is detected from the data."`
 	JobID      string        `form:"jobId" required:"false" maxLength:"200" doc:"Send-alert job id: a retry with the same jobId returns the first alert."`
 	Async      bool          `form:"async" required:"false" doc:"Deprecated and ignored: every alert is processed asynchronously by its workflow; subscribe to the alert.sent / alert.completed / alert.failed hook events to be notified when it reaches a final state."`
 }
@@ -340,9 +345,9 @@ func (h *handler) createAlertWithAttachment(ctx context.Context, in *createMulti
 		if fileservice.CheckPath(name) != nil {
 			name = "attachment"
 		}
-		ct := form.Attachment.ContentType
-		if ct == "" || ct == "application/octet-stream" {
-			ct = http.DetectContentType(data)
+		ct, err := attachmentType(form.Attachment.ContentType, data)
+		if err != nil {
+			return nil, err
 		}
 		att = &upload{name: name, contentType: ct, data: data}
 	}
@@ -355,6 +360,57 @@ func (h *handler) createAlertWithAttachment(ctx context.Context, in *createMulti
 		return nil, err
 	}
 	return created(res), nil
+}
+
+// attachmentType is the content type the attachment's email part is sent
+// with: the one its multipart part declares, checked as a media type
+// (mime.ParseMediaType, no control character) and written in canonical
+// form, or the one its data shows (http.DetectContentType) when the part
+// declares none or application/octet-stream. Anything else is a 400
+// naming the part: it goes into the email's MIME header as it is.
+func attachmentType(declared string, data []byte) (string, error) {
+	if declared == "" || declared == "application/octet-stream" {
+		return http.DetectContentType(data), nil
+	}
+	refuse := func(why string) error {
+		return rest.Invalid("body", "attachment", "the part's Content-Type is not a media type ("+why+
+			"): give one such as text/plain; charset=utf-8, or application/octet-stream to have it detected", declared)
+	}
+	if i := strings.IndexFunc(declared, unicode.IsControl); i >= 0 {
+		return "", refuse(fmt.Sprintf("control character %q", declared[i]))
+	}
+	mt, params, err := mime.ParseMediaType(declared)
+	if err != nil {
+		return "", refuse(err.Error())
+	}
+	if !strings.Contains(mt, "/") {
+		return "", refuse("no type/subtype")
+	}
+	ct := mime.FormatMediaType(mt, params)
+	if ct == "" {
+		return "", refuse("it cannot be written back")
+	}
+	return ct, nil
+}
+
+// fitsWithStored refuses att, the attachment uploaded with an alert, when
+// it and the stored files the alert attaches (stored) take more than
+// MaxAttachmentBytes together: the email carries them all. prefix is
+// where the alert lies in the form ("alert").
+func fitsWithStored(att *upload, stored []storage.AttachmentRef, prefix string) error {
+	if att == nil {
+		return nil
+	}
+	var inStore int64
+	for _, r := range stored {
+		inStore += r.Size
+	}
+	if total := inStore + int64(len(att.data)); total > MaxAttachmentBytes {
+		return rest.Invalid("body", "attachment", fmt.Sprintf(
+			"the attachment (%d bytes) and the stored files of %s.settings.content.attachments (%d bytes) take %d bytes together, more than %d: an alert's attachments are 10 MiB together at most",
+			len(att.data), prefix, inStore, total, MaxAttachmentBytes), nil)
+	}
+	return nil
 }
 
 // decodeAlert decodes and validates raw, the alert at field of the request

@@ -20,6 +20,7 @@ import (
 	"github.com/tocsin/tocsin/internal/alertmsg"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/channelstate"
 )
 
 // Limits of an alert beyond the ones its schema states.
@@ -512,6 +513,27 @@ func (h *handler) checkReferences(ctx context.Context, tenant string, s alert.Se
 		}
 		if len(missing) > 0 {
 			f.add("recipients.directory.userIds", fmt.Sprintf("unknown users of directory %s: %v", d.DirectoryID, missing), missing)
+		}
+	}
+	return h.checkPointLists(ctx, tenant, s.Channels, f)
+}
+
+// checkPointLists checks that the ETN address-point lists the alert names
+// exist in the tenant, enabled block or not (as its files are checked): a
+// list that does not would add no number to call, silently.
+func (h *handler) checkPointLists(ctx context.Context, tenant string, c *alert.Channels, f *failures) error {
+	if c == nil || c.Etn == nil {
+		return nil
+	}
+	names := c.Etn.AddressPointLists
+	missing, err := channelstate.MissingPointLists(ctx, h.d.DB, tenant, names)
+	if err != nil {
+		return rest.Unavailable("the database", err)
+	}
+	for i, name := range names {
+		if slices.Contains(missing, name) {
+			f.add(fmt.Sprintf("channels.etn.addressPointLists[%d]", i),
+				"no address-point list of this name; PUT /v2/settings/etn/addressPointLists/{name} imports one", name)
 		}
 	}
 	return nil

@@ -34,7 +34,7 @@ var (
 func Register(api huma.API, d rest.Deps) {
 	h := &handler{d: d, api: api, results: results.New(d.DB), files: files.New(d.DB, d.Objects)}
 	rest.Register(api, alertsArea.Op("createAlertWithAttachment", http.MethodPost, "/v2/alertsWithAttachments", http.StatusCreated, "Send an alert with an attachment",
-		createDoc+" Multipart form: `alert` is the SendAlertRequest as a JSON string (validated like the JSON body of createAlerts; failures are located at body.alert...), `attachment` an optional file (at most 10 MiB) stored in the object store and attached to the email, `jobId` the send-alert job id, and `async` is deprecated and ignored (every alert is asynchronous; subscribe to alert.sent, alert.completed and alert.failed for its final state).", http.StatusRequestEntityTooLarge, http.StatusTooManyRequests).
+		createDoc+" Multipart form: `alert` is the SendAlertRequest as a JSON string (validated like the JSON body of createAlerts; failures are located at body.alert...), `attachment` an optional file stored in the object store and attached to the email (it and the stored files of content.attachments take 10 MiB together at most; its part's Content-Type must be a media type, else a 400 naming the part; without one, or with application/octet-stream, the type is detected), `jobId` the send-alert job id, and `async` is deprecated and ignored (every alert is asynchronous; subscribe to alert.sent, alert.completed and alert.failed for its final state).", http.StatusRequestEntityTooLarge, http.StatusTooManyRequests).
 		DocumentedBy(func(op *huma.Operation) {
 			// The alert part is checked as the JSON body of createAlerts is.
 			if op.Metadata == nil {

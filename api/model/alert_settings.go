@@ -164,7 +164,7 @@ type PipelineSettings struct {
 
 // ContentSettings adds content to the alert.
 type ContentSettings struct {
-	Attachments []string `json:"attachments,omitempty" maxItems:"10" doc:"Stored files to attach to email, by their full name (folder/name) as the files operations name them, each at most once; the original version is attached." example:"[\"maps/evacuation.pdf\"]"`
+	Attachments []string `json:"attachments,omitempty" maxItems:"10" doc:"Stored files to attach to email, by their full name (folder/name) as the files operations name them, each at most once; the original version is attached. They take 10 MiB together at most, with the attachment uploaded with createAlertWithAttachment." example:"[\"maps/evacuation.pdf\"]"`
 	Link        string   `json:"link,omitempty" format:"uri" maxLength:"2000" doc:"A link to more information, available as {{link}}." example:"https://example.com/status"`
 }
 

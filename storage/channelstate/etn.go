@@ -205,6 +205,17 @@ func (s *AddressPoints) Lists(ctx context.Context, tenant string) ([]AddressPoin
 	return out, nil
 }
 
+// MissingPointLists returns the names among names that are no list of the
+// tenant (a list exists while it has points), each once, in order.
+func MissingPointLists(ctx context.Context, q sqlx.QueryerContext, tenant string, names []string) ([]string, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	return storage.SelectAll[string](ctx, q, "check address-point lists", `SELECT n FROM unnest($2::text[]) WITH ORDINALITY AS u(n, i)
+		WHERE NOT EXISTS (SELECT 1 FROM etn_address_points p WHERE p.tenant_id = $1 AND p.list_name = u.n)
+		GROUP BY n ORDER BY min(i)`, tenant, pq.StringArray(names))
+}
+
 // Delete removes a list; storage.ErrNotFound when it has no points.
 // It waits for an import of the list in progress, so that it removes the
 // list that import leaves rather than finding none.
