@@ -155,14 +155,17 @@ func area(ring [][2]float64) float64 {
 }
 
 // CircleBounds is a bounding box that contains every point within radius
-// meters of (lat, lng).
+// meters of (lat, lng): its longitudes are the widest the circle reaches
+// (the tangent meridians), and all of them when the circle takes in a pole
+// or its box would cross the antimeridian, so that one range serves.
 func CircleBounds(lat, lng, radius float64) Box {
-	dLat := radius / EarthRadiusMeters * 180 / math.Pi
+	r := radius / EarthRadiusMeters // radians of arc
+	dLat := r * 180 / math.Pi
 	b := Box{MinLat: math.Max(-90, lat-dLat), MaxLat: math.Min(90, lat+dLat), MinLng: -180, MaxLng: 180}
-	cos := math.Cos(lat * math.Pi / 180)
-	if cos > 1e-6 && b.MinLat > -90 && b.MaxLat < 90 {
-		dLng := dLat / cos
-		if dLng < 180 && lng-dLng >= -180 && lng+dLng <= 180 {
+	if b.MinLat > -90 && b.MaxLat < 90 {
+		// The circle reaches neither pole, so sin r < cos lat.
+		dLng := math.Asin(math.Sin(r)/math.Cos(lat*math.Pi/180)) * 180 / math.Pi
+		if lng-dLng >= -180 && lng+dLng <= 180 {
 			b.MinLng, b.MaxLng = lng-dLng, lng+dLng
 		}
 	}
