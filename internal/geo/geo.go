@@ -142,6 +142,9 @@ func checkRing(r [][]float64) ([][2]float64, error) {
 	if area(out) == 0 {
 		return nil, fmt.Errorf("the ring has no area")
 	}
+	if err := CheckAntimeridian(out); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
@@ -170,4 +173,18 @@ func CircleBounds(lat, lng, radius float64) Box {
 		}
 	}
 	return b
+}
+
+// CheckAntimeridian refuses a ring with an edge that crosses the
+// antimeridian (two consecutive positions, [longitude, latitude], more
+// than 180° of longitude apart): read on a plane such a ring goes the long
+// way round the world.
+func CheckAntimeridian(ring [][2]float64) error {
+	for i := range ring {
+		j := (i + 1) % len(ring)
+		if math.Abs(ring[i][0]-ring[j][0]) > 180 {
+			return fmt.Errorf("positions %d and %d are more than 180° of longitude apart: a polygon must not cross the antimeridian (longitude ±180); split it in two (RFC 7946 3.1.9)", i, j)
+		}
+	}
+	return nil
 }

@@ -24,6 +24,8 @@ func TestParseGeometry(t *testing.T) {
 		{"point", "Point", `[1,2]`, "not supported"},
 		{"empty", "Polygon", ``, "missing"},
 		{"empty multi", "MultiPolygon", `[]`, "at least one"},
+		{"across the antimeridian", "Polygon", `[[[179,39],[-179,39],[-179,41],[179,41],[179,39]]]`, "antimeridian"},
+		{"up to the antimeridian", "Polygon", `[[[179,39],[180,39],[180,41],[179,41],[179,39]]]`, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
