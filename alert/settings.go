@@ -481,7 +481,8 @@ type IcrsObject struct {
 
 // IGeometryObject is a GeoJSON geometry. tocsin targets Polygon and
 // MultiPolygon geometries; coordinates are [longitude, latitude] positions,
-// rings closed (first position equals the last) with at least four positions.
+// rings closed (first position equals the last) with at least four positions,
+// none crossing the antimeridian.
 type IGeometryObject struct {
 	Type        string          `json:"type"`
 	Coordinates json.RawMessage `json:"coordinates"`

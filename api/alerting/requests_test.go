@@ -36,6 +36,10 @@ func TestBadInputIsA4xxNamingTheField(t *testing.T) {
 	badPolygon := map[string]any{"geometry": map[string]any{"type": "FeatureCollection", "features": []map[string]any{{
 		"type": "Feature", "geometry": map[string]any{"type": "Polygon", "coordinates": [][][]float64{{{0, 0}, {1, 0}, {1, 1}, {0, 1}}}},
 	}}}}
+	// Read on a plane, this 2° square across longitude 180 is a band round the world.
+	acrossTheAntimeridian := map[string]any{"geometry": map[string]any{"type": "FeatureCollection", "features": []map[string]any{{
+		"type": "Feature", "geometry": map[string]any{"type": "Polygon", "coordinates": [][][]float64{{{179, 39}, {-179, 39}, {-179, 41}, {179, 41}, {179, 39}}}},
+	}}}}
 	cases := []struct {
 		name  string
 		body  map[string]any
@@ -55,6 +59,9 @@ func TestBadInputIsA4xxNamingTheField(t *testing.T) {
 		{"bad polygon", with(func(s map[string]any) {
 			s["recipients"] = map[string]any{"areas": []any{badPolygon}}
 		}), "body.settings.recipients.areas[0]", "not closed"},
+		{"polygon across the antimeridian", with(func(s map[string]any) {
+			s["recipients"] = map[string]any{"areas": []any{acrossTheAntimeridian}}
+		}), "body.settings.recipients.areas[0]", "must not cross the antimeridian"},
 		{"unknown channel", with(func(s map[string]any) {
 			s["channels"] = map[string]any{"pager": map[string]any{"enabled": true}}
 		}), "body.settings.channels", "pager"},

@@ -25,7 +25,7 @@ type IcrsObject struct {
 // rings closed (first position equals the last) with at least four positions.
 type IGeometryObject struct {
 	Type        string      `json:"type" enum:"Polygon,MultiPolygon" example:"Polygon"`
-	Coordinates rawJSON     `json:"coordinates" doc:"Polygon: an array of linear rings (the first is the outer ring, the others holes). MultiPolygon: an array of polygons." example:"[[[-87.7,41.8],[-87.6,41.8],[-87.6,41.9],[-87.7,41.9],[-87.7,41.8]]]"`
+	Coordinates rawJSON     `json:"coordinates" doc:"Polygon: an array of linear rings (the first is the outer ring, the others holes). MultiPolygon: an array of polygons. A ring must not cross the antimeridian (two consecutive positions more than 180° of longitude apart): split it in two at ±180 (RFC 7946 3.1.9)." example:"[[[-87.7,41.8],[-87.6,41.8],[-87.6,41.9],[-87.7,41.9],[-87.7,41.8]]]"`
 	Crs         *IcrsObject `json:"crs,omitempty" doc:"Only WGS 84 is accepted."`
 }
 

@@ -3,6 +3,7 @@ package etn
 import (
 	"fmt"
 
+	"github.com/tocsin/tocsin/internal/geo"
 	"github.com/tocsin/tocsin/storage/channelstate"
 )
 
@@ -29,11 +30,14 @@ func (a Area) Validate() error {
 		if len(a.Polygon) < 3 {
 			return fmt.Errorf("a polygon needs at least three points")
 		}
-		for _, p := range a.Polygon {
+		ring := make([][2]float64, len(a.Polygon))
+		for i, p := range a.Polygon {
 			if err := p.valid(); err != nil {
 				return err
 			}
+			ring[i] = [2]float64{p.Lng, p.Lat}
 		}
+		return geo.CheckAntimeridian(ring)
 	case a.Center != nil:
 		if err := a.Center.valid(); err != nil {
 			return err

@@ -191,6 +191,7 @@ func TestAreaValidate(t *testing.T) {
 		{"both", etn.Area{Center: c, RadiusMeters: 1, Polygon: []etn.LatLng{{0, 0}, {0, 1}, {1, 1}}}, false},
 		{"no radius", etn.Area{Center: c}, false},
 		{"bad latitude", etn.Area{Center: &etn.LatLng{Lat: 91}, RadiusMeters: 1}, false},
+		{"across the antimeridian", etn.Area{Polygon: []etn.LatLng{{39, 179}, {39, -179}, {41, -179}, {41, 179}}}, false},
 	}
 	for _, tc := range cases {
 		if err := tc.a.Validate(); (err == nil) != tc.ok {

@@ -142,6 +142,9 @@ func checkRing(r [][]float64) ([][2]float64, error) {
 	if area(out) == 0 {
 		return nil, fmt.Errorf("the ring has no area")
 	}
+	if err := CheckAntimeridian(out); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
@@ -155,16 +158,33 @@ func area(ring [][2]float64) float64 {
 }
 
 // CircleBounds is a bounding box that contains every point within radius
-// meters of (lat, lng).
+// meters of (lat, lng): its longitudes are the widest the circle reaches
+// (the tangent meridians), and all of them when the circle takes in a pole
+// or its box would cross the antimeridian, so that one range serves.
 func CircleBounds(lat, lng, radius float64) Box {
-	dLat := radius / EarthRadiusMeters * 180 / math.Pi
+	r := radius / EarthRadiusMeters // radians of arc
+	dLat := r * 180 / math.Pi
 	b := Box{MinLat: math.Max(-90, lat-dLat), MaxLat: math.Min(90, lat+dLat), MinLng: -180, MaxLng: 180}
-	cos := math.Cos(lat * math.Pi / 180)
-	if cos > 1e-6 && b.MinLat > -90 && b.MaxLat < 90 {
-		dLng := dLat / cos
-		if dLng < 180 && lng-dLng >= -180 && lng+dLng <= 180 {
+	if b.MinLat > -90 && b.MaxLat < 90 {
+		// The circle reaches neither pole, so sin r < cos lat.
+		dLng := math.Asin(math.Sin(r)/math.Cos(lat*math.Pi/180)) * 180 / math.Pi
+		if lng-dLng >= -180 && lng+dLng <= 180 {
 			b.MinLng, b.MaxLng = lng-dLng, lng+dLng
 		}
 	}
 	return b
+}
+
+// CheckAntimeridian refuses a ring with an edge that crosses the
+// antimeridian (two consecutive positions, [longitude, latitude], more
+// than 180° of longitude apart): read on a plane such a ring goes the long
+// way round the world.
+func CheckAntimeridian(ring [][2]float64) error {
+	for i := range ring {
+		j := (i + 1) % len(ring)
+		if math.Abs(ring[i][0]-ring[j][0]) > 180 {
+			return fmt.Errorf("positions %d and %d are more than 180° of longitude apart: a polygon must not cross the antimeridian (longitude ±180); split it in two (RFC 7946 3.1.9)", i, j)
+		}
+	}
+	return nil
 }

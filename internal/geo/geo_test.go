@@ -24,6 +24,8 @@ func TestParseGeometry(t *testing.T) {
 		{"point", "Point", `[1,2]`, "not supported"},
 		{"empty", "Polygon", ``, "missing"},
 		{"empty multi", "MultiPolygon", `[]`, "at least one"},
+		{"across the antimeridian", "Polygon", `[[[179,39],[-179,39],[-179,41],[179,41],[179,39]]]`, "antimeridian"},
+		{"up to the antimeridian", "Polygon", `[[[179,39],[180,39],[180,41],[179,41],[179,39]]]`, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -67,6 +69,28 @@ func TestCircle(t *testing.T) {
 	}
 	if b.MaxLat-b.MinLat > 0.02 || b.MaxLng-b.MinLng > 0.03 {
 		t.Fatalf("box too large: %+v", b)
+	}
+}
+
+// TestCircleBoundsNearPoles checks that the box holds the whole circle
+// where meridians converge: walking round the circle's edge never leaves it.
+func TestCircleBoundsNearPoles(t *testing.T) {
+	t.Parallel()
+	const radius = 44000
+	for _, c := range [][2]float64{{89.5, 0}, {-89.5, 170}, {85, -179.9}, {60, 10}, {89.95, 90}} {
+		b := CircleBounds(c[0], c[1], radius)
+		rad, r := math.Pi/180, radius/EarthRadiusMeters
+		for i := range 3600 {
+			// The point at distance r and bearing i/10 degrees.
+			brg, lat1 := float64(i)/10*rad, c[0]*rad
+			lat := math.Asin(math.Sin(lat1)*math.Cos(r) + math.Cos(lat1)*math.Sin(r)*math.Cos(brg))
+			lng := c[1]*rad + math.Atan2(math.Sin(brg)*math.Sin(r)*math.Cos(lat1), math.Cos(r)-math.Sin(lat1)*math.Sin(lat))
+			lat, lng = lat/rad, math.Remainder(lng/rad, 360)
+			const eps = 1e-9
+			if lat < b.MinLat-eps || lat > b.MaxLat+eps || lng < b.MinLng-eps || lng > b.MaxLng+eps {
+				t.Fatalf("centre %v: edge point (%g, %g) outside the box %+v", c, lat, lng, b)
+			}
+		}
 	}
 }
 

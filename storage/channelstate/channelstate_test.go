@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"iter"
 	"slices"
 	"strconv"
 	"testing"
@@ -46,6 +47,41 @@ func person(t *testing.T, db *storage.DB, tenant, name, phone string, lat, lng f
 		t.Fatal(err)
 	}
 	return id
+}
+
+// pointsOf yields ps for AddressPoints.Replace.
+func pointsOf(ps []channelstate.AddressPoint) iter.Seq2[channelstate.AddressPoint, error] {
+	return func(yield func(channelstate.AddressPoint, error) bool) {
+		for _, p := range ps {
+			if !yield(p, nil) {
+				return
+			}
+		}
+	}
+}
+
+// storeTargets stores the ETN targets of a new alert of tenant and returns
+// them as seq/phone/name.
+func storeTargets(t *testing.T, db *storage.DB, tenant string, areas []channelstate.Area, lists []string) []string {
+	t.Helper()
+	ctx := context.Background()
+	id, err := storage.NextAlertID(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := &channelstate.AlertETNTargets{DB: db}
+	if err := at.StoreOnce(ctx, tenant, id, areas, lists); err != nil {
+		t.Fatal(err)
+	}
+	todo, err := at.Unfinished(ctx, tenant, id, 0, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, x := range todo {
+		got = append(got, fmt.Sprintf("%d/%s/%s", x.Seq, x.Phone, x.Name))
+	}
+	return got
 }
 
 func TestCallsFollowAttemptsAndStayWithTheirTenant(t *testing.T) {
@@ -298,13 +334,7 @@ func TestETNTargetsFromContactsAndAddressPoints(t *testing.T) {
 		{Phone: "+15550000003", Name: "Well", Latitude: 45.001, Longitude: -122},
 		{Phone: "+15550000001", Name: "Dup", Latitude: 45, Longitude: -122},
 	}
-	if _, err := pts.Replace(ctx, tenant, "wells", func(yield func(channelstate.AddressPoint, error) bool) {
-		for _, p := range wells {
-			if !yield(p, nil) {
-				return
-			}
-		}
-	}); err != nil {
+	if _, err := pts.Replace(ctx, tenant, "wells", pointsOf(wells)); err != nil {
 		t.Fatal(err)
 	}
 	if lists, err := pts.Lists(ctx, tenant); err != nil || len(lists) != 1 || lists[0].Points != 2 {
@@ -316,26 +346,8 @@ func TestETNTargetsFromContactsAndAddressPoints(t *testing.T) {
 	circle := channelstate.Area{Center: &channelstate.LatLng{Lat: 45, Lng: -122}, RadiusMeters: 1000}
 	square := channelstate.Area{Polygon: []channelstate.LatLng{{Lat: 44.9, Lng: -122.1}, {Lat: 44.9, Lng: -121.9}, {Lat: 45.1, Lng: -121.9}, {Lat: 45.1, Lng: -122.1}}}
 	at := &channelstate.AlertETNTargets{DB: db}
-	// targets stores the targets of a new alert of tenant and returns them
-	// as seq/phone/name.
 	targets := func(tenant string, areas []channelstate.Area, lists []string) []string {
-		t.Helper()
-		id, err := storage.NextAlertID(ctx, db)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := at.StoreOnce(ctx, tenant, id, areas, lists); err != nil {
-			t.Fatal(err)
-		}
-		todo, err := at.Unfinished(ctx, tenant, id, 0, 10)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var got []string
-		for _, x := range todo {
-			got = append(got, fmt.Sprintf("%d/%s/%s", x.Seq, x.Phone, x.Name))
-		}
-		return got
+		return storeTargets(t, db, tenant, areas, lists)
 	}
 	// The contact's phone is called once, as the contact, not as the
 	// list's point with the same number; Far and the other tenant's contact
@@ -397,6 +409,42 @@ func TestETNTargetsFromContactsAndAddressPoints(t *testing.T) {
 	}
 	if err := pts.Delete(ctx, tenant, "wells"); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A circle that reaches over the antimeridian or round a pole finds the
+// contacts and address points on every side of it, and no further.
+func TestETNCirclesReachOverTheAntimeridianAndThePoles(t *testing.T) {
+	t.Parallel()
+	ctx, db, tenant, _ := stacktest.DBTenants(t)
+	person(t, db, tenant, "West", "+15550000011", 40, -179.95, "")
+	person(t, db, tenant, "Pole180", "+15550000012", 89.9, 180, "")
+	person(t, db, tenant, "Far", "+15550000019", 40, -179, "")
+	pts := &channelstate.AddressPoints{DB: db}
+	points := []channelstate.AddressPoint{
+		{Phone: "+15550000013", Name: "East", Latitude: 40, Longitude: 179.95},
+		{Phone: "+15550000014", Name: "Pole0", Latitude: 89.9, Longitude: 0},
+		{Phone: "+15550000018", Name: "FarPoint", Latitude: 89, Longitude: 0},
+	}
+	if _, err := pts.Replace(ctx, tenant, "edges", pointsOf(points)); err != nil {
+		t.Fatal(err)
+	}
+	antimeridian := channelstate.Area{Center: &channelstate.LatLng{Lat: 40, Lng: 179.99}, RadiusMeters: 50000}
+	pole := channelstate.Area{Center: &channelstate.LatLng{Lat: 89.95, Lng: 90}, RadiusMeters: 50000}
+	for name, c := range map[string]struct {
+		area channelstate.Area
+		want []string
+	}{
+		"antimeridian": {antimeridian, []string{"1/+15550000011/West", "2/+15550000013/East"}},
+		"pole":         {pole, []string{"1/+15550000012/Pole180", "2/+15550000014/Pole0"}},
+	} {
+		areas, lists := []channelstate.Area{c.area}, []string{"edges"}
+		if n, err := channelstate.CountETNTargets(ctx, db, tenant, areas, lists); err != nil || n != int64(len(c.want)) {
+			t.Errorf("%s: count %d %v, want %d", name, n, err, len(c.want))
+		}
+		if got := storeTargets(t, db, tenant, areas, lists); !slices.Equal(got, c.want) {
+			t.Errorf("%s: stored %v, want %v", name, got, c.want)
+		}
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
+	"github.com/tocsin/tocsin/internal/geo"
 	"github.com/tocsin/tocsin/storage"
 )
 
@@ -34,8 +35,9 @@ type Area struct {
 // condition returns an SQL condition that is true for rows whose latCol and
 // lngCol lie inside the area; its one parameter is $n with value arg. A
 // polygon uses PostgreSQL's built-in polygon containment on (lng, lat); a
-// circle the haversine distance after a bounding-box test the
-// (tenant_id, latitude, longitude) indexes serve.
+// circle the haversine distance after the bounding box of geo.CircleBounds,
+// which contacts' circles use too and the (tenant_id, latitude, longitude)
+// indexes serve.
 func (a Area) condition(latCol, lngCol string, n int) (string, any) {
 	if len(a.Polygon) > 0 {
 		var b strings.Builder
@@ -49,16 +51,15 @@ func (a Area) condition(latCol, lngCol string, n int) (string, any) {
 		b.WriteString(")")
 		return fmt.Sprintf("$%d::polygon @> point(%s, %s)", n, lngCol, latCol), b.String()
 	}
-	arr := fmt.Sprintf("{%s,%s,%s}", strconv.FormatFloat(a.Center.Lat, 'f', -1, 64), strconv.FormatFloat(a.Center.Lng, 'f', -1, 64), strconv.FormatFloat(a.RadiusMeters, 'f', -1, 64))
+	c := a.Center
+	box := geo.CircleBounds(c.Lat, c.Lng, a.RadiusMeters)
+	arg := pq.Float64Array{c.Lat, c.Lng, a.RadiusMeters, box.MinLat, box.MaxLat, box.MinLng, box.MaxLng}
 	p := fmt.Sprintf("($%d::float8[])", n)
-	// Degrees of latitude per metre: 1/111320; longitude shrinks with cos(lat).
-	cond := fmt.Sprintf(`(%[1]s BETWEEN %[3]s[1] - %[3]s[3] / 111320.0 AND %[3]s[1] + %[3]s[3] / 111320.0
-		AND %[2]s BETWEEN %[3]s[2] - %[3]s[3] / (111320.0 * greatest(cos(radians(%[3]s[1])), 0.01))
-			AND %[3]s[2] + %[3]s[3] / (111320.0 * greatest(cos(radians(%[3]s[1])), 0.01))
-		AND 2 * 6371008.8 * asin(sqrt(power(sin(radians(%[1]s - %[3]s[1]) / 2), 2)
+	cond := fmt.Sprintf(`(%[1]s BETWEEN %[3]s[4] AND %[3]s[5] AND %[2]s BETWEEN %[3]s[6] AND %[3]s[7]
+		AND 2 * %[4]s * asin(sqrt(power(sin(radians(%[1]s - %[3]s[1]) / 2), 2)
 			+ cos(radians(%[3]s[1])) * cos(radians(%[1]s)) * power(sin(radians(%[2]s - %[3]s[2]) / 2), 2))) <= %[3]s[3])`,
-		latCol, lngCol, p)
-	return cond, arr
+		latCol, lngCol, p, strconv.FormatFloat(geo.EarthRadiusMeters, 'f', -1, 64))
+	return cond, arg
 }
 
 // targetsSQL returns a query of the distinct phone numbers of tenant ($1)
