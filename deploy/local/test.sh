@@ -8,5 +8,7 @@ cd "$(dirname "$0")/../.."
 . deploy/local/test-services.sh
 use_test_services TOCSIN_TEST_DATABASE_URL tocsin_test
 
-go test -json -count=1 -timeout "${TEST_TIMEOUT:-25m}" ${TEST_FLAGS:-} ./... 2>&1 | go run ./deploy/local/testsummary
+# Integration tests mostly wait (timers, callbacks, a broadcast window), so
+# more of them run at once than the machine has cores (go test's default).
+go test -json -count=1 -parallel "${TEST_PARALLEL:-8}" -timeout "${TEST_TIMEOUT:-25m}" ${TEST_FLAGS:-} ./... 2>&1 | go run ./deploy/local/testsummary
 bin/node/node_modules/.bin/redocly lint openapi.json --format=summary 2>&1 | grep -v -e '^\s*[║╔╚]' -e '^$'
