@@ -10,33 +10,44 @@ import (
 	"github.com/tocsin/tocsin/activities"
 )
 
-// TestSendAlertRedialsUntilNoCallWaits: with a voice channel, the workflow
-// redials when calls are due (sleeping until then) and finishes the cycle
-// once none waits.
-func TestSendAlertRedialsUntilNoCallWaits(t *testing.T) {
-	t.Parallel()
+// redialRun runs SendAlert for a one-cycle alert of recipients on channel
+// ch whose RedialCalls answers outcome(round, now) (rounds from 1), and
+// returns how many rounds ran and the batches delivered.
+func redialRun(t *testing.T, ch string, recipients int64, outcome func(round int, now time.Time) activities.RedialOutcome) (int, []string) {
+	t.Helper()
 	log := &batchLog{}
 	env := newEnv(func(activities.AlertRef) (activities.AlertPlan, error) {
-		return activities.AlertPlan{Channels: []string{"voice"}, Recipients: 3, BatchSize: 10, Cycles: 1, Parallelism: 2, MaxAttempts: 3}, nil
+		return activities.AlertPlan{Channels: []string{ch}, Recipients: recipients, BatchSize: 10, Cycles: 1, Parallelism: 2, MaxAttempts: 3}, nil
 	}, log, true)
 	var a *activities.Activities
 	rounds := 0
 	env.OnActivity(a.RedialCalls, mock.Anything, mock.Anything).Return(
 		func(context.Context, activities.AlertRef) (activities.RedialOutcome, error) {
 			rounds++
-			if rounds < 3 {
-				return activities.RedialOutcome{Pending: 1, NextDue: env.Now().Add(5 * time.Minute)}, nil
-			}
-			return activities.RedialOutcome{}, nil
+			return outcome(rounds, env.Now()), nil
 		})
 	env.ExecuteWorkflow(SendAlert, SendAlertInput{Tenant: "1001", AlertID: 7})
 	if err := env.GetWorkflowError(); err != nil {
 		t.Fatal(err)
 	}
+	return rounds, log.keys()
+}
+
+// TestSendAlertRedialsUntilNoCallWaits: with a voice channel, the workflow
+// redials when calls are due (sleeping until then) and finishes the cycle
+// once none waits.
+func TestSendAlertRedialsUntilNoCallWaits(t *testing.T) {
+	t.Parallel()
+	rounds, got := redialRun(t, "voice", 3, func(round int, now time.Time) activities.RedialOutcome {
+		if round < 3 {
+			return activities.RedialOutcome{Pending: 1, NextDue: now.Add(5 * time.Minute)}
+		}
+		return activities.RedialOutcome{}
+	})
 	if rounds != 3 {
 		t.Fatalf("%d redial rounds, want 3", rounds)
 	}
-	if got := log.keys(); len(got) != 1 || got[0] != "voice:1:0-3" {
+	if len(got) != 1 || got[0] != "voice:1:0-3" {
 		t.Fatalf("batches %v", got)
 	}
 }
@@ -71,32 +82,20 @@ func TestSendCapUpdate(t *testing.T) {
 // looking while calls ring, and redials the one that asked.
 func TestSendAlertWaitsForRingingCalls(t *testing.T) {
 	t.Parallel()
-	log := &batchLog{}
-	env := newEnv(func(activities.AlertRef) (activities.AlertPlan, error) {
-		return activities.AlertPlan{Channels: []string{"voice"}, Recipients: 1, BatchSize: 10, Cycles: 1, Parallelism: 2, MaxAttempts: 3}, nil
-	}, log, true)
-	var a *activities.Activities
-	outcomes := []activities.RedialOutcome{
-		{Pending: 1, Ringing: 1},
-		{Pending: 1, Ringing: 1},
-		// The busy callback came: a redial is due.
-		{Pending: 1, NextDue: env.Now().Add(30 * time.Second)},
-		{Redialled: 1, Pending: 1, Ringing: 1},
-		{},
-	}
-	rounds := 0
-	env.OnActivity(a.RedialCalls, mock.Anything, mock.Anything).Return(
-		func(context.Context, activities.AlertRef) (activities.RedialOutcome, error) {
-			out := outcomes[min(rounds, len(outcomes)-1)]
-			rounds++
-			return out, nil
-		})
-	env.ExecuteWorkflow(SendAlert, SendAlertInput{Tenant: "1001", AlertID: 7})
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
-	if rounds != len(outcomes) {
-		t.Fatalf("%d redial rounds, want %d", rounds, len(outcomes))
+	rounds, _ := redialRun(t, "voice", 1, func(round int, now time.Time) activities.RedialOutcome {
+		switch round {
+		case 1, 2:
+			return activities.RedialOutcome{Pending: 1, Ringing: 1}
+		case 3:
+			// The busy callback came: a redial is due.
+			return activities.RedialOutcome{Pending: 1, NextDue: now.Add(30 * time.Second)}
+		case 4:
+			return activities.RedialOutcome{Redialled: 1, Pending: 1, Ringing: 1}
+		}
+		return activities.RedialOutcome{}
+	})
+	if rounds != 5 {
+		t.Fatalf("%d redial rounds, want 5", rounds)
 	}
 }
 
@@ -105,21 +104,9 @@ func TestSendAlertWaitsForRingingCalls(t *testing.T) {
 // at maxRingPolls times, not for ever, and the cycle ends.
 func TestSendAlertStopsLookingAtCallsThatNeverEnd(t *testing.T) {
 	t.Parallel()
-	log := &batchLog{}
-	env := newEnv(func(activities.AlertRef) (activities.AlertPlan, error) {
-		return activities.AlertPlan{Channels: []string{"etn"}, Recipients: 1, BatchSize: 10, Cycles: 1, Parallelism: 2, MaxAttempts: 3}, nil
-	}, log, true)
-	var a *activities.Activities
-	rounds := 0
-	env.OnActivity(a.RedialCalls, mock.Anything, mock.Anything).Return(
-		func(context.Context, activities.AlertRef) (activities.RedialOutcome, error) {
-			rounds++
-			return activities.RedialOutcome{Pending: 1, Ringing: 1}, nil
-		})
-	env.ExecuteWorkflow(SendAlert, SendAlertInput{Tenant: "1001", AlertID: 7})
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
+	rounds, _ := redialRun(t, "etn", 1, func(int, time.Time) activities.RedialOutcome {
+		return activities.RedialOutcome{Pending: 1, Ringing: 1}
+	})
 	if rounds != maxRingPolls {
 		t.Fatalf("%d looks at ringing calls, want %d", rounds, maxRingPolls)
 	}
@@ -130,29 +117,17 @@ func TestSendAlertStopsLookingAtCallsThatNeverEnd(t *testing.T) {
 // after many looks are still redialled.
 func TestRingingPollsLeaveTheRedialsTheirRounds(t *testing.T) {
 	t.Parallel()
-	log := &batchLog{}
-	env := newEnv(func(activities.AlertRef) (activities.AlertPlan, error) {
-		return activities.AlertPlan{Channels: []string{"voice"}, Recipients: 1, BatchSize: 10, Cycles: 1, Parallelism: 2, MaxAttempts: 3}, nil
-	}, log, true)
-	var a *activities.Activities
-	rounds := 0
-	env.OnActivity(a.RedialCalls, mock.Anything, mock.Anything).Return(
-		func(context.Context, activities.AlertRef) (activities.RedialOutcome, error) {
-			rounds++
-			switch {
-			case rounds <= 60:
-				// One call rings, another waits an hour for its redial.
-				return activities.RedialOutcome{Pending: 2, Ringing: 1, NextDue: env.Now().Add(time.Hour)}, nil
-			case rounds <= 120:
-				// Then calls are redialled, one due after another.
-				return activities.RedialOutcome{Redialled: 1, Pending: 1, NextDue: env.Now().Add(time.Minute)}, nil
-			}
-			return activities.RedialOutcome{}, nil
-		})
-	env.ExecuteWorkflow(SendAlert, SendAlertInput{Tenant: "1001", AlertID: 7})
-	if err := env.GetWorkflowError(); err != nil {
-		t.Fatal(err)
-	}
+	rounds, _ := redialRun(t, "voice", 1, func(round int, now time.Time) activities.RedialOutcome {
+		switch {
+		case round <= 60:
+			// One call rings, another waits an hour for its redial.
+			return activities.RedialOutcome{Pending: 2, Ringing: 1, NextDue: now.Add(time.Hour)}
+		case round <= 120:
+			// Then calls are redialled, one due after another.
+			return activities.RedialOutcome{Redialled: 1, Pending: 1, NextDue: now.Add(time.Minute)}
+		}
+		return activities.RedialOutcome{}
+	})
 	if rounds != 121 {
 		t.Fatalf("%d rounds, want 60 looks and 60 redials, then the end", rounds)
 	}
