@@ -215,7 +215,7 @@ func TestEmergencyAlertIsDeliveredWhileNonEmergencyWorkHoldsEverySlot(t *testing
 		c.WorkerMaxActivities, c.WorkerUrgentActivities = 2, 2
 		// The held posts must stay held while the Emergency alert is
 		// delivered, however slow the machine.
-		c.ProviderTimeout = 5 * time.Minute
+		c.ProviderTimeout = 2 * time.Minute
 		// The stalling webhook is a loopback server speaking plain http.
 		c.HookAllowHosts, c.HookAllowHTTP = []string{"127.0.0.1"}, true
 	})

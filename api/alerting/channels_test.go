@@ -556,6 +556,33 @@ func TestUnknownAddressPointListsAreRefused(t *testing.T) {
 	}
 }
 
+// TestEtnCountOfAnEndedAlertIsWhatItCalled: an ETN alert with areas that
+// ended without a number inside them counts 0 on etn afterwards, however
+// many numbers its areas hold by now.
+func TestEtnCountOfAnEndedAlertIsWhatItCalled(t *testing.T) {
+	t.Parallel()
+	s := startWithPublicURL(t)
+	_, tok := s.NewTenant(t)
+	configureLoopbacks(t, s, tok, nil)
+	importWells := func(csv string) {
+		t.Helper()
+		if r := s.Do(t, http.MethodPut, "/v2/settings/etn/addressPointLists/wells", tok, strings.NewReader(csv), "Content-Type", "text/csv"); r.Status/100 != 2 {
+			t.Fatalf("import points %d %s", r.Status, r.Body)
+		}
+	}
+	importWells("phone,latitude,longitude,name\n+15550300009,45.0,-90.0,Far well\n")
+	res := send(t, s, tok, map[string]any{"settings": map[string]any{
+		"message":    map[string]any{"subject": "Gas leak", "body": "Leave the area now."},
+		"channels":   map[string]any{"etn": map[string]any{"enabled": true, "addressPointLists": []string{"wells"}}},
+		"recipients": map[string]any{"areas": []map[string]any{{"center": map[string]any{"lat": 41.8781, "lng": -87.6298}, "radiusMeters": 2000}}},
+	}})
+	waitDone(t, s, tok, res.AlertID)
+	importWells("phone,latitude,longitude,name\n+15550300010,41.8790,-87.6300,Near well\n")
+	if v := alertOf(t, s, tok, res.AlertID); v.Recipients.String() != "total=0 adHoc=0 etn=0" {
+		t.Errorf("alert counts %s, want what it called", v.Recipients)
+	}
+}
+
 // TestCapCancelReferencesTheAlertsMessages cancels an alert sent on EAS and
 // mobile broadcast: each endpoint gets a Cancel that references the
 // message it got before, valid against the CAP 1.2 schema.

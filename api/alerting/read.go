@@ -208,9 +208,11 @@ func (h *handler) getAlertsByID(ctx context.Context, in *getAlertInput) (*rest.O
 			return nil, rest.Unavailable("the database", err)
 		}
 		if err := countEtnTargets(&counts, al.Channels, s, func(areas []channelstate.Area, lists []string) (int64, error) {
-			// The numbers stored by the first batch, or before it the
-			// numbers inside the areas now.
-			if c, err := h.results.EtnTargetCounts(ctx, tenant, al.ID); err != nil || c.Total > 0 {
+			// The numbers stored by the first batch, or, while the alert is
+			// being delivered and has stored none yet, the numbers inside
+			// the areas now. An alert that ended stored all it called.
+			c, err := h.results.EtnTargetCounts(ctx, tenant, al.ID)
+			if err != nil || c.Total > 0 || (al.Status != storage.AlertQueued && al.Status != storage.AlertProcessing) {
 				return c.Total, err
 			}
 			return channelstate.CountETNTargets(ctx, h.d.DB, tenant, areas, lists)

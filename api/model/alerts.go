@@ -111,7 +111,7 @@ type AlertChannelMessage struct {
 type SearchSummary struct {
 	Total      int64                   `json:"total" doc:"Distinct recipients: a person reached through several sources, or also given as an ad-hoc entry with one of their addresses, is one; ad-hoc entries that share an email or phone are one." example:"1200"`
 	AdHoc      int64                   `json:"adHoc" doc:"Of them, ad-hoc recipients: the ad-hoc entries that are no contact among the recipients and no earlier entry."`
-	PerChannel []ChannelRecipientCount `json:"perChannel" doc:"Recipients with an address per enabled channel: an email (email), a phone that takes texts (text) or calls (voice, etn), a fax number (fax), a device of the app (push, myAlertsApp). The broadcast-style channels (eas, mobileBroadcast, teamChat, socialPostA, socialPostB, neighborhood) reach the tenant's destinations rather than recipients and count 0."`
+	PerChannel []ChannelRecipientCount `json:"perChannel" doc:"Recipients with an address per enabled channel: an email (email), a phone that takes texts (text) or calls (voice, etn), a fax number (fax), a device of the app (push, myAlertsApp). An alert with areas counts on etn the numbers it calls inside them (contacts' and address points', distinct; before its first batch, those inside the areas at the time asked). The broadcast-style channels (eas, mobileBroadcast, teamChat, socialPostA, socialPostB, neighborhood) reach the tenant's destinations rather than recipients and count 0."`
 }
 
 // ChannelRecipientCount is the number of recipients reachable on a channel.

@@ -205,10 +205,15 @@ func Load() (Config, error) {
 			return c, fmt.Errorf("%s must be at least 1, not %d", name, n)
 		}
 	}
-	for name, d := range map[string]time.Duration{"TOCSIN_HTTP_HEADER_TIMEOUT": c.HTTPHeaderTimeout, "TOCSIN_FILE_PROCESS_TIMEOUT": c.FileProcessTimeout} {
+	for name, d := range map[string]time.Duration{"TOCSIN_HTTP_HEADER_TIMEOUT": c.HTTPHeaderTimeout, "TOCSIN_FILE_PROCESS_TIMEOUT": c.FileProcessTimeout,
+		"TOCSIN_PROVIDER_TIMEOUT": c.ProviderTimeout} {
 		if d <= 0 {
 			return c, fmt.Errorf("%s must be positive, not %s", name, d)
 		}
+	}
+	// A batch's requests must end well inside its activity's 5 minutes.
+	if c.ProviderTimeout > 2*time.Minute {
+		return c, fmt.Errorf("TOCSIN_PROVIDER_TIMEOUT must be at most 2m (a delivery batch has 5 minutes), not %s", c.ProviderTimeout)
 	}
 	// An upload takes at most the body's minute, its processing and the 15 s
 	// a timed-out upload gives the cancellation.

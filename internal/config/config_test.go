@@ -122,13 +122,25 @@ func TestPayloadKeys(t *testing.T) {
 
 func TestSlotsPoolsAndHTTPLimitsMustBePositive(t *testing.T) {
 	for _, k := range []string{"TOCSIN_WORKER_MAX_ACTIVITIES", "TOCSIN_WORKER_URGENT_ACTIVITIES", "TOCSIN_WORKER_URGENT_DB_CONNS",
-		"TOCSIN_HTTP_MAX_CONNS", "TOCSIN_HTTP_HEADER_TIMEOUT"} {
+		"TOCSIN_HTTP_MAX_CONNS", "TOCSIN_HTTP_HEADER_TIMEOUT", "TOCSIN_PROVIDER_TIMEOUT"} {
 		t.Run(k, func(t *testing.T) {
 			t.Setenv(k, "0")
 			if _, err := config.Load(); err == nil || !strings.Contains(err.Error(), k) {
 				t.Fatalf("%s=0 accepted: %v", k, err)
 			}
 		})
+	}
+}
+
+// A provider's answer must come well inside a delivery batch's 5 minutes.
+func TestProviderTimeoutFitsABatch(t *testing.T) {
+	t.Setenv("TOCSIN_PROVIDER_TIMEOUT", "3m")
+	if _, err := config.Load(); err == nil || !strings.Contains(err.Error(), "TOCSIN_PROVIDER_TIMEOUT") {
+		t.Fatalf("3m accepted: %v", err)
+	}
+	t.Setenv("TOCSIN_PROVIDER_TIMEOUT", "2m")
+	if c, err := config.Load(); err != nil || c.ProviderTimeout != 2*time.Minute {
+		t.Fatalf("2m: %v %v", c.ProviderTimeout, err)
 	}
 }
 
