@@ -351,17 +351,18 @@ func (r verificationRow) attempt() Attempt {
 // lockPerson orders every transaction writing both an address and its
 // verification: removing the address and storing, checking or settling its
 // code. Without it the two lock the address and the verification rows in
-// opposite orders and deadlock. It takes a lock of the person's own (an
-// advisory lock, so a contacts import updating the person's row does not
-// hold it up) and a KEY SHARE lock on the person's row, so that removing
-// the user, whose cascade locks the rows the other way round, waits for it
-// or comes first. A person that is gone is not an error here; the
-// statements that follow find nothing.
+// opposite orders and deadlock. It takes a KEY SHARE lock on the person's
+// row, so that removing the user, whose cascade locks the rows the other
+// way round, waits for it or comes first, and then a lock of the person's
+// own (an advisory lock: a contacts import updating the person's row does
+// not hold it up). The row comes first, as in the API's transactions,
+// which lock the user's row before anything else. A person that is gone is
+// not an error here; the statements that follow find nothing.
 func lockPerson(ctx context.Context, tx *sqlx.Tx, tenant string, person int64) error {
-	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 13))`, tenant+"\n"+strconv.FormatInt(person, 10)); err != nil {
+	if _, err := tx.ExecContext(ctx, `SELECT 1 FROM people WHERE tenant_id = $1 AND id = $2 FOR KEY SHARE`, tenant, person); err != nil {
 		return fmt.Errorf("lock person: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, `SELECT 1 FROM people WHERE tenant_id = $1 AND id = $2 FOR KEY SHARE`, tenant, person); err != nil {
+	if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended($1, 13))`, tenant+"\n"+strconv.FormatInt(person, 10)); err != nil {
 		return fmt.Errorf("lock person: %w", err)
 	}
 	return nil

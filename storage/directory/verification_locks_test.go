@@ -53,7 +53,13 @@ func TestRemovingAnAddressWhileItsCodeIsStoredNeverDeadlocks(t *testing.T) {
 		})
 		wg.Go(func() {
 			if i%2 == 0 {
-				errs[2] = db.InTx(ctx, func(tx *sqlx.Tx) error { return directory.RemoveEmail(ctx, tx, tenant, person, address) })
+				// As the API does: the user's row locked first.
+				errs[2] = db.InTx(ctx, func(tx *sqlx.Tx) error {
+					if _, err := directory.LockUser(ctx, tx, tenant, "main", person); err != nil {
+						return err
+					}
+					return directory.RemoveEmail(ctx, tx, tenant, person, address)
+				})
 			} else {
 				errs[2] = directory.DeleteUser(ctx, db, tenant, "main", person)
 			}
