@@ -120,6 +120,10 @@ func TestCheckURL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	looseLoopback, err := hooks.NewPolicy([]string{"127.0.0.0/8", "::1/128"}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
 	cases := []struct {
 		name string
 		p    *hooks.Policy
@@ -140,6 +144,8 @@ func TestCheckURL(t *testing.T) {
 		{"allowed loopback over http", loose, "http://127.0.0.1:9999/hook", true},
 		{"allowed host name", loose, "https://hooks.internal/x", true},
 		{"still refused private", loose, "https://10.0.0.1/hook", false},
+		{"localhost where loopback is allowed", looseLoopback, "http://localhost:9999/hook", true},
+		{"localhost. where loopback is allowed", looseLoopback, "http://localhost.:9999/hook", true},
 	}
 	for _, c := range cases {
 		_, err := c.p.CheckURL(context.Background(), c.url)

@@ -114,11 +114,12 @@ func (p *Policy) check(ctx context.Context, raw string, mustResolve bool) (*url.
 		return u, nil
 	}
 	name := normalHost(host)
-	if name == "localhost" || strings.HasSuffix(name, ".localhost") {
-		return nil, fmt.Errorf("%w: the host %s is not allowed: a loopback, private, link-local or otherwise reserved address", ErrTarget, host)
-	}
 	var addrs []netip.Addr
-	if a, err := netip.ParseAddr(name); err == nil {
+	if name == "localhost" || strings.HasSuffix(name, ".localhost") {
+		// Loopback by definition (RFC 6761), whatever a resolver says:
+		// allowed only where the operator allowed loopback.
+		addrs = []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.IPv6Loopback()}
+	} else if a, err := netip.ParseAddr(name); err == nil {
 		addrs = []netip.Addr{a}
 	} else if numericHost(name) {
 		return nil, fmt.Errorf("%w: the host %s is an IP address in a form other than the standard one; write it as four decimal numbers or as IPv6", ErrTarget, host)
