@@ -25,39 +25,54 @@ var reserved = map[string]bool{
 	"Keep-Alive": true, "Proxy-Authorization": true, "Proxy-Connection": true, "User-Agent": true, "Expect": true,
 }
 
-// CheckHeaders validates a subscription's custom headers and returns the
-// name of the first bad one (in sorted order) with the reason. Header names
+// HeaderProblem is a custom header CheckHeaders refuses: Name is the
+// header as given (empty for a problem of the whole set) and Err says why.
+type HeaderProblem struct {
+	Name string
+	Err  error
+}
+
+// CheckHeaders validates a subscription's custom headers and returns every
+// bad one, in sorted order of their names, with the reason. Header names
 // are case-insensitive, so two names that differ only in case are one
-// header given twice.
-func CheckHeaders(h map[string]string) (string, error) {
+// header given twice (the later name is the bad one).
+func CheckHeaders(h map[string]string) []HeaderProblem {
 	if len(h) > MaxHeaders {
-		return "", fmt.Errorf("at most %d custom headers", MaxHeaders)
+		return []HeaderProblem{{Err: fmt.Errorf("at most %d custom headers", MaxHeaders)}}
 	}
-	names := sortedNames(h)
+	var out []HeaderProblem
 	seen := map[string]string{}
-	for _, name := range names {
-		value := h[name]
-		if name == "" || len(name) > 100 || strings.IndexFunc(name, func(r rune) bool { return !isTokenChar(r) }) >= 0 {
-			return name, fmt.Errorf("%q is not a valid header name", name)
-		}
-		canonical := textproto.CanonicalMIMEHeaderKey(name)
-		if reserved[canonical] {
-			return name, fmt.Errorf("the header %s is set by tocsin and cannot be overridden", name)
-		}
-		if first, ok := seen[canonical]; ok {
-			return name, fmt.Errorf("the header %s is given twice, as %s and %s: header names are case-insensitive", canonical, first, name)
-		}
-		seen[canonical] = name
-		if len(value) > 1000 || strings.ContainsAny(value, "\r\n\x00") {
-			return name, fmt.Errorf("the value of %s must be at most 1000 characters on one line", name)
-		}
-		// A masked value stands for the stored value, which
-		// KeepMaskedHeaders checks it against.
-		if !IsMasked(value) && strings.IndexFunc(value, func(r rune) bool { return !isValueChar(r) }) >= 0 {
-			return name, fmt.Errorf("the value of %s may hold only visible ASCII characters, spaces and tabs (RFC 9110 field values)", name)
+	for _, name := range sortedNames(h) {
+		if err := checkHeader(name, h[name], seen); err != nil {
+			out = append(out, HeaderProblem{Name: name, Err: err})
 		}
 	}
-	return "", nil
+	return out
+}
+
+// checkHeader checks one header; seen maps the canonical names met so far
+// to the name they were given as.
+func checkHeader(name, value string, seen map[string]string) error {
+	if name == "" || len(name) > 100 || strings.IndexFunc(name, func(r rune) bool { return !isTokenChar(r) }) >= 0 {
+		return fmt.Errorf("%q is not a valid header name", name)
+	}
+	canonical := textproto.CanonicalMIMEHeaderKey(name)
+	if reserved[canonical] {
+		return fmt.Errorf("the header %s is set by tocsin and cannot be overridden", name)
+	}
+	if first, ok := seen[canonical]; ok {
+		return fmt.Errorf("the header %s is given twice, as %s and %s: header names are case-insensitive", canonical, first, name)
+	}
+	seen[canonical] = name
+	if len(value) > 1000 || strings.ContainsAny(value, "\r\n\x00") {
+		return fmt.Errorf("the value of %s must be at most 1000 characters on one line", name)
+	}
+	// A masked value stands for the stored value, which
+	// KeepMaskedHeaders checks it against.
+	if !IsMasked(value) && strings.IndexFunc(value, func(r rune) bool { return !isValueChar(r) }) >= 0 {
+		return fmt.Errorf("the value of %s may hold only visible ASCII characters, spaces and tabs (RFC 9110 field values)", name)
+	}
+	return nil
 }
 
 func sortedNames(h map[string]string) []string {

@@ -241,12 +241,21 @@ func TestSendClassifiesAnswers(t *testing.T) {
 
 func TestCheckHeaders(t *testing.T) {
 	t.Parallel()
-	if _, err := hooks.CheckHeaders(map[string]string{"X-Api-Key": "k", "X-Team": "ops"}); err != nil {
-		t.Fatal(err)
+	// one returns the only problem of h, failing when there is not one.
+	one := func(h map[string]string) hooks.HeaderProblem {
+		t.Helper()
+		bad := hooks.CheckHeaders(h)
+		if len(bad) != 1 {
+			t.Fatalf("%v: %d problems %v, want one", h, len(bad), bad)
+		}
+		return bad[0]
+	}
+	if bad := hooks.CheckHeaders(map[string]string{"X-Api-Key": "k", "X-Team": "ops"}); len(bad) != 0 {
+		t.Fatal(bad)
 	}
 	// One HTTP header given twice in different case: the later name is named.
-	if name, err := hooks.CheckHeaders(map[string]string{"X-A": "1", "x-a": "2"}); name != "x-a" || err == nil || !strings.Contains(err.Error(), "X-A and x-a") {
-		t.Errorf("X-A and x-a: %q %v", name, err)
+	if p := one(map[string]string{"X-A": "1", "x-a": "2"}); p.Name != "x-a" || !strings.Contains(p.Err.Error(), "X-A and x-a") {
+		t.Errorf("X-A and x-a: %+v", p)
 	}
 	for _, h := range []map[string]string{
 		{"webhook-signature": "x"},
@@ -254,23 +263,29 @@ func TestCheckHeaders(t *testing.T) {
 		{"X-A": "line\r\nInjected: yes"},
 		{"content-type": "text/plain"},
 	} {
-		if _, err := hooks.CheckHeaders(h); err == nil {
-			t.Errorf("accepted %v", h)
-		}
+		one(h)
+	}
+	// Every bad header is named, in order, not only the first.
+	bad := hooks.CheckHeaders(map[string]string{"Content-Length": "1", "Expect": "x", "TE": "x", "X-Ok": "y", "Proxy-Authorization": "z"})
+	var names []string
+	for _, b := range bad {
+		names = append(names, b.Name)
+	}
+	if strings.Join(names, ",") != "Content-Length,Expect,Proxy-Authorization,TE" {
+		t.Errorf("named %v", names)
 	}
 	// Values are visible ASCII, spaces and tabs; the bad one is named.
-	if _, err := hooks.CheckHeaders(map[string]string{"X-A": "Bearer a~b!\t c"}); err != nil {
-		t.Errorf("visible ASCII refused: %v", err)
+	if bad := hooks.CheckHeaders(map[string]string{"X-A": "Bearer a~b!\t c"}); len(bad) != 0 {
+		t.Errorf("visible ASCII refused: %v", bad)
 	}
 	for _, v := range []string{"geheimnis-ä€", "x\xff", "bell\a", "del\x7f"} {
-		name, err := hooks.CheckHeaders(map[string]string{"X-A": "ok", "X-B": v})
-		if name != "X-B" || err == nil || !strings.Contains(err.Error(), "visible ASCII") {
-			t.Errorf("%q: %q %v", v, name, err)
+		if p := one(map[string]string{"X-A": "ok", "X-B": v}); p.Name != "X-B" || !strings.Contains(p.Err.Error(), "visible ASCII") {
+			t.Errorf("%q: %+v", v, p)
 		}
 	}
 	// A masked value is checked against the stored one instead: a value
 	// stored before the rule keeps its GET-PUT round trip.
-	if _, err := hooks.CheckHeaders(map[string]string{"X-A": "****s-ä€"}); err != nil {
-		t.Errorf("masked value refused: %v", err)
+	if bad := hooks.CheckHeaders(map[string]string{"X-A": "****s-ä€"}); len(bad) != 0 {
+		t.Errorf("masked value refused: %v", bad)
 	}
 }

@@ -108,12 +108,16 @@ func (h *handlers) checkBody(ctx context.Context, s *model.Subscription) error {
 		return rest.Invalid("body", "url", strings.TrimPrefix(err.Error(), hooks.ErrTarget.Error()+": "), s.URL)
 	}
 	s.URL = u.String()
-	if name, err := hooks.CheckHeaders(s.Headers); err != nil {
-		field := "headers"
-		if name != "" {
-			field += "." + name
+	if bad := hooks.CheckHeaders(s.Headers); len(bad) > 0 {
+		failures := make([]rest.ValidationFailure, len(bad))
+		for i, b := range bad {
+			field := "headers"
+			if b.Name != "" {
+				field += "." + b.Name
+			}
+			failures[i] = rest.Failure("body", field, b.Err.Error(), nil)
 		}
-		return rest.Invalid("body", field, err.Error(), nil)
+		return rest.Problem(http.StatusBadRequest, "validation failed", failures...)
 	}
 	if s.Headers == nil {
 		s.Headers = map[string]string{}
