@@ -214,6 +214,17 @@ func TestSubscriptionRequestsThatCannotMeanWhatTheySay(t *testing.T) {
 			})
 		}
 	}
+	// Every refused header is named, in the order of the names.
+	r := s.Do(t, http.MethodPost, base, token, body(map[string]any{"headers": map[string]string{"TE": "x", "Expect": "y", "X-Fine": "z", "Content-Length": "1"}}))
+	var p rest.ProblemDetails
+	r.JSON(t, &p)
+	var named []string
+	for _, f := range p.Errors {
+		named = append(named, f.Location)
+	}
+	if r.Status != http.StatusBadRequest || strings.Join(named, " ") != "body.headers.Content-Length body.headers.Expect body.headers.TE" {
+		t.Errorf("three reserved headers: %d %v", r.Status, named)
+	}
 	// Nothing changed: the signing secret is still the generated one.
 	var page model.PagedSubscriptionResponse
 	s.Do(t, http.MethodGet, base, token, nil).JSON(t, &page)
