@@ -70,7 +70,11 @@ func CountETNTargets(ctx context.Context, q sqlx.QueryerContext, tenant string, 
 	parts := make([]string, len(areas))
 	for i, ar := range areas {
 		var arg any
-		parts[i], arg = ar.targetsSQL(len(args) + 1)
+		var q string
+		q, arg = ar.targetsSQL(len(args) + 1)
+		// Each part has its own ORDER BY (DISTINCT ON), so each is
+		// parenthesised.
+		parts[i] = "(" + q + ")"
 		args = append(args, arg)
 	}
 	var n int64

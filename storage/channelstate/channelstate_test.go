@@ -446,6 +446,11 @@ func TestETNCirclesReachOverTheAntimeridianAndThePoles(t *testing.T) {
 			t.Errorf("%s: stored %v, want %v", name, got, c.want)
 		}
 	}
+	// Both areas at once count each number once, as storing them does.
+	both := []channelstate.Area{antimeridian, pole, antimeridian}
+	if n, err := channelstate.CountETNTargets(ctx, db, tenant, both, []string{"edges"}); err != nil || n != 4 {
+		t.Errorf("several areas: count %d %v, want 4", n, err)
+	}
 }
 
 // TestConcurrentImportsOfAListLeaveOne: imports of one list that run at
