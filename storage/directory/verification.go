@@ -293,11 +293,20 @@ type StoredCode struct {
 }
 
 // StoreCode makes c the address's live code (status Pending, no attempts
-// used), if c.Seq is still the newest resend.
+// used), if c.Seq is still the newest resend and the address is there and
+// not verified.
 func StoreCode(ctx context.Context, db *storage.DB, c Code) (StoredCode, error) {
 	var out StoredCode
 	err := db.InTx(ctx, func(tx *sqlx.Tx) error {
 		if err := lockPerson(ctx, tx, c.Tenant, c.Person); err != nil {
+			return err
+		}
+		// A code checked since the resend began may have verified the
+		// address: a resend then sends nothing and leaves it Verified.
+		switch st, err := ContactStatus(ctx, tx, c.Tenant, c.Person, c.Kind, c.Address); {
+		case errors.Is(err, storage.ErrNotFound), err == nil && st == storage.VerificationVerified:
+			return nil
+		case err != nil:
 			return err
 		}
 		var row struct {

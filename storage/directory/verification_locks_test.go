@@ -75,3 +75,65 @@ func TestRemovingAnAddressWhileItsCodeIsStoredNeverDeadlocks(t *testing.T) {
 		}
 	}
 }
+
+// TestAResendDoesNotUndoAVerification: a code checked after a resend began
+// and before its code was stored verifies the address; the resend's code
+// is then not stored (nothing is sent) and the address stays Verified.
+func TestAResendDoesNotUndoAVerification(t *testing.T) {
+	t.Parallel()
+	ctx, db, tenant, _ := stacktest.DBTenants(t)
+	const address = "first@example.com"
+	var person int64
+	resend := func(nonce string) int {
+		t.Helper()
+		var seq int
+		err := db.InTx(ctx, func(tx *sqlx.Tx) error {
+			var err error
+			if person == 0 {
+				if person, err = directory.CreateUser(ctx, tx, tenant, "main", directory.NewUser{}); err != nil {
+					return err
+				}
+				if _, err = directory.AddEmail(ctx, tx, tenant, person, address, "work"); err != nil {
+					return err
+				}
+			}
+			if _, err = directory.ReserveNonce(ctx, tx, tenant, person, directory.KindEmail, address, nonce, []byte(nonce)); err != nil {
+				return err
+			}
+			seq, err = directory.BeginResend(ctx, tx, tenant, person, directory.KindEmail, address, nonce, "wf")
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return seq
+	}
+	store := func(seq int, code string) directory.StoredCode {
+		t.Helper()
+		salt := []byte("salt")
+		out, err := directory.StoreCode(ctx, db, directory.Code{Tenant: tenant, Person: person, Kind: directory.KindEmail, Address: address,
+			Seq: seq, Salt: salt, Hash: directory.HashCode(salt, code), TTL: time.Minute})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	if !store(resend("n1"), "111111").Stored {
+		t.Fatal("the first code was not stored")
+	}
+	second := resend("n2")
+	var res directory.CheckResult
+	if err := db.InTx(ctx, func(tx *sqlx.Tx) error {
+		var err error
+		res, err = directory.CheckCode(ctx, tx, tenant, person, directory.KindEmail, address, "111111")
+		return err
+	}); err != nil || res.Outcome != directory.CheckVerified {
+		t.Fatalf("check: %+v %v", res, err)
+	}
+	if store(second, "222222").Stored {
+		t.Error("the resend's code was stored after the address was verified")
+	}
+	if st, err := directory.ContactStatus(ctx, db, tenant, person, directory.KindEmail, address); err != nil || st != storage.VerificationVerified {
+		t.Fatalf("status %s %v, want Verified", st, err)
+	}
+}
