@@ -48,7 +48,7 @@ type Response struct {
 }
 
 // Sender sends faxes through the provider's API at Endpoint: each is
-// POSTed to URL + "/faxes", from the number From, with Concurrency faxes of
+// POSTed to /faxes under URL (providerhttp.JoinPath), from the number From, with Concurrency faxes of
 // a batch in flight (DefaultConcurrency when not set).
 type Sender struct {
 	providerhttp.Endpoint

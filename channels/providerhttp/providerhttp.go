@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -427,15 +428,31 @@ func (e Endpoint) As(token string) Endpoint {
 	return e
 }
 
+// JoinPath appends path to the path of the base URL, keeping its query (a
+// provider's key may be there) and dropping a fragment, which is never
+// sent: "https://p.example/v1?key=k" and "/calls" give
+// "https://p.example/v1/calls?key=k". A base that does not parse is
+// joined as text (the request then fails on it).
+func JoinPath(base, path string) string {
+	u, err := url.Parse(base)
+	if err != nil {
+		return base + path
+	}
+	u.Path = strings.TrimSuffix(u.Path, "/") + path
+	u.RawPath, u.Fragment, u.RawFragment = "", "", ""
+	return u.String()
+}
+
 // shared is the client of the endpoints without one: a pooled client with
 // the default timeout (see NewClient).
 var shared = sync.OnceValue(func() *http.Client { return NewClient(0, 0) })
 
-// Post sends r to e.URL + path with e.Token and idempotencyKey (see Call)
-// through e.Client, or a pooled client shared by the endpoints without
-// one, and decodes a 2xx answer into out (when not nil).
+// Post sends r to path under e.URL (see JoinPath) with e.Token and
+// idempotencyKey (see Call) through e.Client, or a pooled client shared by
+// the endpoints without one, and decodes a 2xx answer into out (when not
+// nil).
 func (e Endpoint) Post(ctx context.Context, path string, r Request, idempotencyKey string, out any) error {
-	r.URL = e.URL + path
+	r.URL = JoinPath(e.URL, path)
 	cl := e.Client
 	if cl == nil {
 		cl = shared()

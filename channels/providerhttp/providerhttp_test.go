@@ -711,3 +711,19 @@ func TestRedirectIsTheProvidersAnswer(t *testing.T) {
 		t.Error("the redirect was followed")
 	}
 }
+
+// A provider's base URL keeps its query (a key may be there) and loses its
+// fragment when an operation's path is appended.
+func TestJoinPath(t *testing.T) {
+	t.Parallel()
+	for base, want := range map[string]string{
+		"https://p.example":            "https://p.example/calls",
+		"https://p.example/v1/":        "https://p.example/v1/calls",
+		"https://p.example/v1?key=k&x": "https://p.example/v1/calls?key=k&x",
+		"https://p.example/h#frag":     "https://p.example/h/calls",
+	} {
+		if got := providerhttp.JoinPath(base, "/calls"); got != want {
+			t.Errorf("%s: %s, want %s", base, got, want)
+		}
+	}
+}

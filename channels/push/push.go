@@ -94,7 +94,7 @@ type TokenStore interface {
 var _ TokenStore = (*channelstate.Devices)(nil)
 
 // Sender delivers push notifications through the service's API at
-// Endpoint: batches of up to MaxBatch are POSTed to URL + "/push/send",
+// Endpoint: batches of up to MaxBatch are POSTed to /push/send under URL (providerhttp.JoinPath),
 // with Concurrency batches in flight (DefaultConcurrency when not set).
 type Sender struct {
 	providerhttp.Endpoint

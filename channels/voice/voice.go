@@ -135,7 +135,7 @@ type AudioLinker interface {
 }
 
 // Sender places calls through the provider's API at Endpoint: each is
-// POSTed to URL + "/calls", with Concurrency calls of a batch requested at
+// POSTed to /calls under URL (providerhttp.JoinPath), with Concurrency calls of a batch requested at
 // once (DefaultConcurrency when not set).
 type Sender struct {
 	providerhttp.Endpoint
