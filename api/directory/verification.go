@@ -173,7 +173,11 @@ func (h *handlers) verify(ctx context.Context, p addressPath, code string) (*res
 			VerifiedAt: res.VerifiedAt, Attempt: attemptOut(res.Attempt),
 		}), nil
 	case store.CheckWrong:
-		return nil, rest.Invalid("body", "code", fmt.Sprintf("the code does not match; %d attempts left", res.Remaining), nil)
+		left := fmt.Sprintf("%d attempts left", res.Remaining)
+		if res.Remaining == 1 {
+			left = "1 attempt left"
+		}
+		return nil, rest.Invalid("body", "code", "the code does not match; "+left, nil)
 	case store.CheckExhausted:
 		return nil, rest.Invalid("body", "code", "the code does not match and no attempts are left: the code is dead, resend to get a new one", nil)
 	case store.CheckExpired:

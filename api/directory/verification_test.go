@@ -271,6 +271,9 @@ func TestWrongCodesKillTheCode(t *testing.T) {
 		if i == 5 && !strings.Contains(p.Error(), "no attempts are left") {
 			t.Fatalf("fifth wrong code: %s", p.Error())
 		}
+		if i == 4 && !strings.Contains(p.Error(), "; 1 attempt left") {
+			t.Fatalf("fourth wrong code: %s", p.Error())
+		}
 	}
 	wantProblem(t, e.do(t, "POST", addr+"/verification/verify", map[string]any{"code": code}), 410, "")
 	if !strings.Contains(string(e.do(t, "GET", addr, nil).Body), `"verificationStatus":"Failed"`) {
