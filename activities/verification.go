@@ -54,8 +54,12 @@ func (a *Activities) SendVerificationCode(ctx context.Context, in VerificationCo
 	if err != nil {
 		return CodeSent{}, err
 	}
+	key, err := dirstore.CodeKey(a.Config.SecretsKey)
+	if err != nil {
+		return CodeSent{}, err
+	}
 	c := dirstore.Code{Tenant: in.Tenant, Person: in.Person, Kind: in.Kind, Address: in.Address, Seq: in.Seq,
-		Salt: salt, Hash: dirstore.HashCode(salt, code), TTL: in.TTL}
+		Salt: salt, Hash: dirstore.HashCode(key, salt, code), TTL: in.TTL}
 	if a.Config.TestingEndpoints {
 		c.TestingCode = code
 	}

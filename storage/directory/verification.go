@@ -2,6 +2,7 @@ package directory
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
@@ -15,6 +16,7 @@ import (
 	"github.com/jmoiron/sqlx"
 
 	"github.com/tocsin/tocsin/hooks/events"
+	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/storage"
 )
 
@@ -82,12 +84,25 @@ func NewCode() (string, error) {
 	return fmt.Sprintf("%0*d", CodeDigits, n), nil
 }
 
-// HashCode hashes a code with its salt; only the hash is stored.
-func HashCode(salt []byte, code string) []byte {
-	h := sha256.New()
-	h.Write(salt)
-	h.Write([]byte(code))
-	return h.Sum(nil)
+// HashCode hashes a code with its salt under key (CodeKey); only the hash
+// is stored. A code has CodeDigits digits: a hash anyone could compute
+// would give a live code back to whoever reads the row, in a million
+// guesses; keyed, the row alone tells nothing.
+func HashCode(key, salt []byte, code string) []byte {
+	m := hmac.New(sha256.New, key)
+	m.Write(salt)
+	m.Write([]byte(code))
+	return m.Sum(nil)
+}
+
+// CodeKey derives the key HashCode hashes codes under from the secrets
+// key (TOCSIN_SECRETS_KEY).
+func CodeKey(secretsKey string) ([]byte, error) {
+	key, err := secrets.Derive(secretsKey, "verification code")
+	if err != nil {
+		return nil, fmt.Errorf("verification code key: %w", err)
+	}
+	return key, nil
 }
 
 // NewSalt returns a random salt for HashCode.
@@ -440,11 +455,11 @@ type CheckResult struct {
 	Seq int
 }
 
-// CheckCode compares code with the address's most recent code and records
-// the outcome: Verified, a wrong attempt (the last allowed one kills the
-// code: Failed), or Expired. Final outcomes emit their event in the same
+// CheckCode compares code, hashed under key (CodeKey), with the address's
+// most recent code and records the outcome: Verified, a wrong attempt (the
+// last allowed one kills the code: Failed), or Expired. Final outcomes emit their event in the same
 // transaction.
-func CheckCode(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, kind Kind, address, code string) (CheckResult, error) {
+func CheckCode(ctx context.Context, tx *sqlx.Tx, key []byte, tenant string, person int64, kind Kind, address, code string) (CheckResult, error) {
 	st, err := ContactStatus(ctx, tx, tenant, person, kind, address)
 	if err != nil {
 		return CheckResult{}, err
@@ -474,7 +489,7 @@ func CheckCode(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, ki
 			return res, err
 		}
 		res.Outcome = CheckExpired
-	case subtle.ConstantTimeCompare(HashCode(r.Salt, code), r.Hash) == 1:
+	case subtle.ConstantTimeCompare(HashCode(key, r.Salt, code), r.Hash) == 1:
 		if err := settle(ctx, tx, tenant, person, kind, address, &r, storage.VerificationVerified, ""); err != nil {
 			return res, err
 		}

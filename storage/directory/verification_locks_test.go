@@ -9,6 +9,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/directory"
@@ -108,11 +109,15 @@ func TestAResendDoesNotUndoAVerification(t *testing.T) {
 		}
 		return seq
 	}
+	codeKey, err := directory.CodeKey(secrets.DevKey)
+	if err != nil {
+		t.Fatal(err)
+	}
 	store := func(seq int, code string) directory.StoredCode {
 		t.Helper()
 		salt := []byte("salt")
 		out, err := directory.StoreCode(ctx, db, directory.Code{Tenant: tenant, Person: person, Kind: directory.KindEmail, Address: address,
-			Seq: seq, Salt: salt, Hash: directory.HashCode(salt, code), TTL: time.Minute})
+			Seq: seq, Salt: salt, Hash: directory.HashCode(codeKey, salt, code), TTL: time.Minute})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -125,7 +130,7 @@ func TestAResendDoesNotUndoAVerification(t *testing.T) {
 	var res directory.CheckResult
 	if err := db.InTx(ctx, func(tx *sqlx.Tx) error {
 		var err error
-		res, err = directory.CheckCode(ctx, tx, tenant, person, directory.KindEmail, address, "111111")
+		res, err = directory.CheckCode(ctx, tx, codeKey, tenant, person, directory.KindEmail, address, "111111")
 		return err
 	}); err != nil || res.Outcome != directory.CheckVerified {
 		t.Fatalf("check: %+v %v", res, err)

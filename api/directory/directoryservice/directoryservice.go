@@ -29,8 +29,8 @@ import (
 type Service struct {
 	DB       *storage.DB
 	Temporal client.Client
-	// SecretsKey derives the key that hashes an address into the id of its
-	// verification workflow.
+	// SecretsKey derives the keys that hash an address into the id of its
+	// verification workflow and a code into what is stored of it.
 	SecretsKey string
 	// CodeTTL is how long a verification code lives.
 	CodeTTL time.Duration
@@ -338,8 +338,12 @@ func (s *Service) Resend(ctx context.Context, u User, kind store.Kind, address, 
 // address and answers the outcome. A code that ended (verified, out of
 // attempts or expired) lets its workflow finish now rather than at expiry.
 func (s *Service) Verify(ctx context.Context, u User, kind store.Kind, address, code string) (store.CheckResult, error) {
+	key, err := store.CodeKey(s.SecretsKey)
+	if err != nil {
+		return store.CheckResult{}, err
+	}
 	res, err := change(ctx, s, u, func(tx *sqlx.Tx, _ store.User) (store.CheckResult, error) {
-		return store.CheckCode(ctx, tx, u.Tenant, u.ID, kind, address, code)
+		return store.CheckCode(ctx, tx, key, u.Tenant, u.ID, kind, address, code)
 	})
 	if err != nil {
 		return res, err
