@@ -13,6 +13,7 @@ package sms
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -52,7 +53,8 @@ var rules = providerhttp.Rules{TimeoutIsPermanent: true, AcceptUnreadable: true}
 func New(cfg Config) (*Sender, error) {
 	u, err := url.Parse(cfg.URL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return nil, fmt.Errorf("sms provider url %q: want http(s)://host/path", cfg.URL)
+		// Not the URL itself: a provider's key may be in it.
+		return nil, errors.New("the sms provider url (TOCSIN_SMS_URL) must look like http(s)://host/path")
 	}
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 16

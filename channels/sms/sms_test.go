@@ -207,6 +207,21 @@ func TestConfigIsChecked(t *testing.T) {
 	}
 }
 
+// A refused provider URL is logged when the text channel is disabled: its
+// error names the setting, not the URL, which may carry the provider's
+// key in its query or user information.
+func TestRefusedURLIsNotQuoted(t *testing.T) {
+	for _, u := range []string{"sms.example/send?api_key=s3cr3t", "ftp://user:s3cr3t@sms.example/send", "https://user:s3cr3t@/send?key=s3cr3t"} {
+		_, err := sms.New(sms.Config{URL: u})
+		if err == nil {
+			t.Fatalf("accepted %q", u)
+		}
+		if strings.Contains(err.Error(), "s3cr3t") || !strings.Contains(err.Error(), "TOCSIN_SMS_URL") {
+			t.Errorf("%q: %v", u, err)
+		}
+	}
+}
+
 // TestParallelBatchesDoNotTimeOutWaitingForAConnection: batches sent side
 // by side share the sender's Concurrency connections; a text waiting for
 // one is not timed, so against a provider that answers within the timeout
