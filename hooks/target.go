@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"code.dny.dev/ssrf"
+	"golang.org/x/net/idna"
 )
 
 // Policy decides which hook targets, and which tenant-configured channel
@@ -45,6 +46,9 @@ func NewPolicy(allow []string, allowHTTP bool) (*Policy, error) {
 		} else if strings.ContainsAny(s, "/: ") {
 			return nil, fmt.Errorf("TOCSIN_HOOK_ALLOW_HOSTS: %q is neither a host name, an address nor a CIDR", s)
 		} else {
+			if a, err := idna.Lookup.ToASCII(s); err == nil {
+				s = a
+			}
 			p.hosts[normalHost(s)] = true
 			continue
 		}
@@ -102,18 +106,18 @@ func (p *Policy) check(ctx context.Context, raw string, mustResolve bool) (*url.
 		return nil, fmt.Errorf("%w: credentials in the URL are not allowed; use custom headers", ErrTarget)
 	}
 	host := u.Hostname()
-	if host == "" {
-		return nil, fmt.Errorf("%w: no host", ErrTarget)
+	dialed, err := CheckHost(u)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrTarget, err)
 	}
-	if port := u.Port(); port != "" {
-		if n, err := netip.ParseAddrPort("0.0.0.0:" + port); err != nil || n.Port() == 0 {
-			return nil, fmt.Errorf("%w: bad port %q", ErrTarget, port)
-		}
+	if !isASCII(host) {
+		// An internationalized name, kept as the client dials it.
+		u.Host = strings.Replace(u.Host, host, dialed, 1)
 	}
-	if p.hostAllowed(host) {
+	if p.hostAllowed(dialed) {
 		return u, nil
 	}
-	name := normalHost(host)
+	name := normalHost(dialed)
 	var addrs []netip.Addr
 	if name == "localhost" || strings.HasSuffix(name, ".localhost") {
 		// Loopback by definition (RFC 6761), whatever a resolver says:
@@ -121,12 +125,10 @@ func (p *Policy) check(ctx context.Context, raw string, mustResolve bool) (*url.
 		addrs = []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.IPv6Loopback()}
 	} else if a, err := netip.ParseAddr(name); err == nil {
 		addrs = []netip.Addr{a}
-	} else if numericHost(name) {
-		return nil, fmt.Errorf("%w: the host %s is an IP address in a form other than the standard one; write it as four decimal numbers or as IPv6", ErrTarget, host)
 	} else {
 		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
-		addrs, err = p.resolver.LookupNetIP(rctx, "ip", host)
+		addrs, err = p.resolver.LookupNetIP(rctx, "ip", dialed)
 		if (err != nil || len(addrs) == 0) && !mustResolve {
 			return u, nil
 		}

@@ -33,6 +33,7 @@ import (
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/storage/channelstate"
 	"github.com/tocsin/tocsin/storage/results"
+	"github.com/tocsin/tocsin/storage/storagetest"
 )
 
 // loopbacks are every provider's loopback counterpart, configured as a
@@ -894,5 +895,40 @@ func TestAreaAlertWithoutRecipientsStillBroadcastsAndCalls(t *testing.T) {
 	}
 	if len(called) != 1 || called[0] != "+12025550177" {
 		t.Errorf("ETN called %v, want only the point inside the area", called)
+	}
+}
+
+// TestPreviewEtnCountIsBounded: counting the numbers inside an ETN alert's
+// areas stops after channelstate.ETNCountTimeout; the preview then answers
+// a 503 problem saying the count took too long (here the address points
+// are locked, as a count over a very large list runs long), not a 500 and
+// not a request that hangs.
+func TestPreviewEtnCountIsBounded(t *testing.T) {
+	t.Parallel()
+	s := stacktest.StartAPI(t)
+	tenant, tok := s.NewTenant(t)
+	ada := &contact{First: "Ada", Last: "Lovelace", Phone: "+15550100001"}
+	seed(t, s, tenant, ada)
+	lock, err := storagetest.LockAddressPoints(context.Background(), s.DB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = lock.Rollback() })
+	// Without the bound, the preview would wait for the lock: end it in
+	// time for the test to say so.
+	time.AfterFunc(3*channelstate.ETNCountTimeout, func() { _ = lock.Rollback() })
+	started := time.Now()
+	r := s.Do(t, http.MethodPost, "/v2/alerts/preview", tok, map[string]any{"settings": map[string]any{
+		"message":    map[string]any{"subject": "Gas leak", "body": "Leave the area now."},
+		"channels":   map[string]any{"etn": map[string]any{"enabled": true}},
+		"recipients": map[string]any{"areas": []map[string]any{{"center": map[string]any{"lat": 41.8781, "lng": -87.6298}, "radiusMeters": 2000}}},
+	}})
+	took := time.Since(started)
+	if r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" ||
+		!strings.Contains(problem(t, r).Detail, "took longer than "+channelstate.ETNCountTimeout.String()) {
+		t.Fatalf("preview while the count cannot finish: %d %s after %s", r.Status, r.Body, took)
+	}
+	if took >= 3*channelstate.ETNCountTimeout {
+		t.Fatalf("the preview answered after %s", took)
 	}
 }

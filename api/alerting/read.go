@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net/http"
 	"slices"
 
 	"github.com/tocsin/tocsin/alert"
@@ -129,6 +131,21 @@ func countEtnTargets(counts *storage.RecipientCounts, chs []string, s *alert.Set
 	return nil
 }
 
+// etnCountProblem answers err, the failure of counting an ETN alert's
+// numbers: a count that ran past its bound (channelstate.ETNCountTimeout)
+// is a 503 that says so, since a retry may find the database less busy;
+// one that failed otherwise, an unavailable database.
+func etnCountProblem(err error) error {
+	var timedOut *channelstate.CountTimeoutError
+	if errors.As(err, &timedOut) {
+		return rest.Problem(http.StatusServiceUnavailable, fmt.Sprintf(
+			"counting the numbers inside the alert's areas (etn) took longer than %s and was stopped: "+
+				"the areas hold too many contacts and address points to count in time, or the database is busy; "+
+				"try again later, or with smaller areas or fewer address-point lists", timedOut.After)).WithHeader("Retry-After", "5")
+	}
+	return rest.Unavailable("the database", err)
+}
+
 type previewInput struct {
 	Body model.PreviewAlertRequest
 }
@@ -144,9 +161,9 @@ func (h *handler) createAlertsPreview(ctx context.Context, in *previewInput) (*r
 		return nil, rest.Unavailable("the database", err)
 	}
 	if err := countEtnTargets(&counts, p.channels, &p.settings, func(areas []channelstate.Area, lists []string) (int64, error) {
-		return channelstate.CountETNTargets(ctx, h.d.DB, tenant, areas, lists)
+		return (&channelstate.AlertETNTargets{DB: h.d.DB}).Count(ctx, tenant, areas, lists)
 	}); err != nil {
-		return nil, rest.Unavailable("the database", err)
+		return nil, etnCountProblem(err)
 	}
 	sample, err := storage.SampleRecipient(ctx, h.d.DB, tenant, p.spec, in.Body.SampleRecipientID)
 	if err != nil {
@@ -215,9 +232,9 @@ func (h *handler) getAlertsByID(ctx context.Context, in *getAlertInput) (*rest.O
 			if err != nil || c.Total > 0 || (al.Status != storage.AlertQueued && al.Status != storage.AlertProcessing) {
 				return c.Total, err
 			}
-			return channelstate.CountETNTargets(ctx, h.d.DB, tenant, areas, lists)
+			return (&channelstate.AlertETNTargets{DB: h.d.DB}).Count(ctx, tenant, areas, lists)
 		}); err != nil {
-			return nil, rest.Unavailable("the database", err)
+			return nil, etnCountProblem(err)
 		}
 		res.Recipients = summaryOfCounts(counts, al.Channels)
 	}

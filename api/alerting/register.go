@@ -9,6 +9,7 @@ import (
 
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/storage/channelstate"
 	"github.com/tocsin/tocsin/storage/files"
 	"github.com/tocsin/tocsin/storage/results"
 )
@@ -48,7 +49,7 @@ func Register(api huma.API, d rest.Deps) {
 	rest.Register(api, alertsArea.Op("createAlerts", http.MethodPost, "/v2/alerts", http.StatusCreated, "Send an alert",
 		createDoc, http.StatusTooManyRequests), h.createAlerts)
 	rest.Register(api, alertsArea.Op("createAlertsPreview", http.MethodPost, "/v2/alerts/preview", 0, "Check and preview an alert without sending it",
-		"The same validation as createAlerts, then the recipients resolved and counted as the alert would resolve them now (the same rule its delivery and getAlertsById use, so for the same directory the counts are the alert's) and each channel's message rendered with the variables of a sample recipient (with the SMS encoding and segment count of texts). Nothing is stored or sent."),
+		"The same validation as createAlerts, then the recipients resolved and counted as the alert would resolve them now (the same rule its delivery and getAlertsById use, so for the same directory the counts are the alert's) and each channel's message rendered with the variables of a sample recipient (with the SMS encoding and segment count of texts). Nothing is stored or sent. Counting the numbers inside the areas of an alert on etn is bounded to "+channelstate.ETNCountTimeout.String()+": past it the answer is a 503 with Retry-After saying that the count took too long."),
 		h.createAlertsPreview)
 	rest.Register(api, alertsArea.Op("findAlerts", http.MethodPost, "/v2/alerts/find", 0, "Find alerts",
 		"Filters combine with AND; an empty body lists every visible alert. Sort by id, createdAt (default, descending), sentAt, subject, status, priority, type or from."),

@@ -103,6 +103,65 @@ func TestChannelSettingsOperations(t *testing.T) {
 	}
 }
 
+// TestProviderHostsMustBeNames: a provider or webhook URL whose host is
+// neither an IP address nor a valid DNS name is refused when saved, on
+// every configurable channel, with a 400 problem naming the URL's field;
+// an internationalized name is kept in the ASCII form it is dialed in.
+func TestProviderHostsMustBeNames(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Shared(t)
+	tenant, tok := s.NewTenant(t)
+	provider := func(u string) map[string]any {
+		return map[string]any{"url": u, "token": "provider-token-1234", "signingSecret": "callback-signing-secret", "from": "+15550001000"}
+	}
+	account := []map[string]any{{"id": "a", "name": "A", "token": "account-token-1234", "groups": []map[string]any{{"id": "g", "name": "G"}}}}
+	bodyFor := func(ch, u string) map[string]any {
+		switch ch {
+		case "teamChat":
+			return map[string]any{"targets": []map[string]any{{"name": "ops", "url": u, "style": "slack"}}}
+		case "neighborhood":
+			return map[string]any{"providers": []map[string]any{provider(u)}, "accounts": account}
+		case "socialPostA", "socialPostB":
+			return map[string]any{"providers": []map[string]any{provider(u)}, "accounts": []map[string]any{{"id": "a", "name": "A", "token": "account-token-1234"}}}
+		}
+		return map[string]any{"providers": []map[string]any{provider(u)}}
+	}
+	hosts := []struct{ url, says string }{
+		{"https://./v1", "not a name"},
+		{"https://provider.example../v1", "empty label"},
+		{"https://provider.example:/v1", "port"},
+		{"https://ｐrovider.example/v1", "reads as provider.example"},
+		{"https://" + strings.Repeat("p", 64) + ".example/v1", "longer than 63"},
+		{"https://" + strings.Repeat(strings.Repeat("p", 62)+".", 4) + "pp/v1", "longer than 253"},
+		{"https://pro_vider.example/v1", "other than letters"},
+		{"https://-provider.example/v1", "hyphen"},
+		{"https://provider-.example/v1", "hyphen"},
+	}
+	for _, ch := range providers.Configurable {
+		field := "providers[0].url"
+		if ch == channels.TeamChat {
+			field = "targets[0].url"
+		}
+		for _, h := range hosts {
+			r := s.Do(t, http.MethodPut, "/v2/settings/channels/"+string(ch), tok, bodyFor(string(ch), h.url))
+			if r.Status != 400 || !strings.HasPrefix(r.Header.Get("Content-Type"), "application/problem+json") ||
+				!strings.Contains(string(r.Body), `"propertyName":"`+field+`"`) || !strings.Contains(string(r.Body), `"location":"body.`+field+`"`) ||
+				!strings.Contains(string(r.Body), h.says) {
+				t.Errorf("%s %s: %d %s %s, want a 400 problem at %s saying %q", ch, h.url, r.Status, r.Header.Get("Content-Type"), r.Body, field, h.says)
+			}
+		}
+	}
+	for _, u := range []string{"https://push.example./v1", "https://push.example:8443/v1", "https://[2606:4700:4700::1111]:8443/v1", "https://bücher.example/v1?key=k"} {
+		if r := s.Do(t, http.MethodPut, "/v2/settings/channels/push", tok, bodyFor("push", u)); r.Status != 200 {
+			t.Errorf("%s: %d %s", u, r.Status, r.Body)
+		}
+	}
+	e, err := (&providers.Store{DB: s.DB, Box: mustBox(t)}).Get(context.Background(), tenant, channels.Push)
+	if err != nil || e.Settings.Providers[0].URL != "https://xn--bcher-kva.example/v1?key=k" {
+		t.Fatalf("stored %+v %v, want the internationalized name in ASCII", e.Settings.Providers, err)
+	}
+}
+
 // Some providers take their API key in the URL's query: answers mask each
 // query value, and a masked URL sent back keeps the stored one.
 func TestProviderURLQueryIsMasked(t *testing.T) {

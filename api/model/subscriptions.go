@@ -46,7 +46,7 @@ func (HookDeliveryOutcome) Schema(r huma.Registry) *huma.Schema {
 // types to url, signed per the Standard Webhooks specification.
 type Subscription struct {
 	ID                int64                   `json:"id" readOnly:"true" doc:"Identifier of the subscription." example:"12"`
-	URL               string                  `json:"url" format:"uri" minLength:"8" maxLength:"2048" doc:"Where events are POSTed. https, and a host that resolves to public addresses only, unless the operator allows more (TOCSIN_HOOK_ALLOW_HTTP, TOCSIN_HOOK_ALLOW_HOSTS)." example:"https://hooks.example.com/tocsin"`
+	URL               string                  `json:"url" format:"uri" minLength:"8" maxLength:"2048" doc:"Where events are POSTed. https, and a host that resolves to public addresses only, unless the operator allows more (TOCSIN_HOOK_ALLOW_HTTP, TOCSIN_HOOK_ALLOW_HOSTS). The host is an IP address or a valid DNS name (RFC 1123 labels; an internationalized name is read by IDNA's lookup rules and stored in its ASCII form)." example:"https://hooks.example.com/tocsin"`
 	EventTypes        []SubscribableEventType `json:"eventTypes" minItems:"1" maxItems:"20" uniqueItems:"true" doc:"The event types delivered to this subscription."`
 	Active            *bool                   `json:"active" required:"false" default:"true" doc:"Only active subscriptions receive events. Defaults to true on creation; a 410 answer sets it to false."`
 	Description       string                  `json:"description,omitempty" maxLength:"500" doc:"What the subscription is for." example:"Incident dashboard"`

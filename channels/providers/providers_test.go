@@ -41,6 +41,9 @@ func box(t *testing.T) *secrets.Box {
 
 func TestValidate(t *testing.T) {
 	voice := providers.Settings{Providers: []providers.Provider{{URL: "https://v.example", Token: "t", From: "+15550001000", SigningSecret: "0123456789abcdef"}}}
+	push := func(u string) providers.Settings {
+		return providers.Settings{Providers: []providers.Provider{{URL: u, Token: "t"}}}
+	}
 	cases := []struct {
 		name  string
 		ch    channels.Channel
@@ -59,6 +62,23 @@ func TestValidate(t *testing.T) {
 		{"team chat style", channels.TeamChat, providers.Settings{Targets: []providers.Target{{Name: "a", URL: "https://h/x", Style: "irc"}}}, "targets[0].style"},
 		{"duplicate account", channels.SocialPostA, providers.Settings{Providers: []providers.Provider{{URL: "https://s"}}, Accounts: []providers.Account{{ID: "a", Name: "A", Token: "t"}, {ID: "a", Name: "B", Token: "t"}}}, "accounts[1].id"},
 		{"neighborhood without groups", channels.Neighborhood, providers.Settings{Providers: []providers.Provider{{URL: "https://n"}}, Accounts: []providers.Account{{ID: "a", Name: "A", Token: "t"}}}, "accounts[0].groups"},
+		{"host of a dot", channels.Push, push("https://./v1"), "providers[0].url"},
+		{"host with two trailing dots", channels.Push, push("https://example.com../v1"), "providers[0].url"},
+		{"empty port", channels.Push, push("https://example.com:/x"), "providers[0].url"},
+		{"fullwidth letter", channels.Push, push("https://ｅxample.com/v1"), "providers[0].url"},
+		{"label of 64 bytes", channels.Push, push("https://" + strings.Repeat("a", 64) + ".example/v1"), "providers[0].url"},
+		{"name of 254 bytes", channels.Push, push("https://" + strings.Repeat(strings.Repeat("a", 62)+".", 4) + "ab/v1"), "providers[0].url"},
+		{"underscore", channels.Push, push("https://a_b.example/v1"), "providers[0].url"},
+		{"leading hyphen", channels.Push, push("https://-a.example/v1"), "providers[0].url"},
+		{"trailing hyphen", channels.Push, push("https://a-.example/v1"), "providers[0].url"},
+		{"fallback host", channels.Push, providers.Settings{Providers: []providers.Provider{{URL: "https://p.example", Token: "t"}, {URL: "https://p..example", Token: "t"}}}, "providers[1].url"},
+		{"CAP endpoint host", channels.Eas, push("https://ｃap.example/v1"), "providers[0].url"},
+		{"webhook host", channels.TeamChat, providers.Settings{Targets: []providers.Target{{Name: "a", URL: "https://hooks.example:/x", Style: "slack"}}}, "targets[0].url"},
+		{"localhost", channels.Push, push("http://localhost:8080/v1"), ""},
+		{"ipv6 literal", channels.Push, push("https://[2001:db8::1]:8443/v1"), ""},
+		{"trailing dot", channels.Push, push("https://push.example./v1"), ""},
+		{"internationalized name", channels.Push, push("https://bücher.example/v1"), ""},
+		{"name of 253 bytes", channels.Push, push("https://" + strings.Repeat(strings.Repeat("a", 62)+".", 4) + "a/v1"), ""},
 		{"negative rate", channels.Push, providers.Settings{RatePerSecond: -1, Providers: []providers.Provider{{URL: "https://p", Token: "t"}}}, "ratePerSecond"},
 	}
 	for _, c := range cases {

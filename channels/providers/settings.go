@@ -94,9 +94,45 @@ var (
 	nameRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9 ._@:-]{0,99}$`)
 )
 
-func httpURL(u string) bool {
-	p, err := url.Parse(u)
-	return err == nil && (p.Scheme == "https" || p.Scheme == "http") && p.Host != "" && p.User == nil
+// checkURL checks that raw is an absolute http(s) URL without credentials
+// whose host follows the rule of hook targets (hooks.CheckHost), and
+// returns what is wrong ("" when nothing), calling raw what.
+func checkURL(raw, what string) string {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil {
+		return "must be an absolute http(s) " + what + " without credentials"
+	}
+	if _, err := hooks.CheckHost(u); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// asciiHost returns raw with an internationalized host in the ASCII form
+// it is dialed in (hooks.CheckHost), the rest of raw as it is; raw when
+// its host is ASCII or not valid.
+func asciiHost(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	dialed, err := hooks.CheckHost(u)
+	if err != nil || strings.EqualFold(dialed, u.Hostname()) {
+		return raw
+	}
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return raw
+	}
+	end := strings.IndexAny(rest, "/?#")
+	if end < 0 {
+		end = len(rest)
+	}
+	authority := dialed
+	if port := u.Port(); port != "" {
+		authority += ":" + port
+	}
+	return scheme + "://" + authority + rest[end:]
 }
 
 // Validate checks s for channel ch.
@@ -122,8 +158,8 @@ func (s Settings) Validate(ch channels.Channel) error {
 	}
 	for i, p := range s.Providers {
 		f := fmt.Sprintf("providers[%d]", i)
-		if !httpURL(p.URL) {
-			return bad(f+".url", "must be an absolute http(s) URL without credentials")
+		if msg := checkURL(p.URL, "URL"); msg != "" {
+			return bad(f+".url", "%s", msg)
 		}
 		if ch != channels.SocialPostA && ch != channels.SocialPostB && ch != channels.Neighborhood && p.Token == "" {
 			return bad(f+".token", "is required")
@@ -147,8 +183,8 @@ func (s Settings) Validate(ch channels.Channel) error {
 	}
 	if ch == channels.TeamChat {
 		err := keyed("targets", "webhook target", "name", s.Targets, func(t Target) string { return t.Name }, func(f string, t Target) error {
-			if !httpURL(t.URL) {
-				return bad(f+".url", "must be an absolute http(s) webhook URL")
+			if msg := checkURL(t.URL, "webhook URL"); msg != "" {
+				return bad(f+".url", "%s", msg)
 			}
 			if t.Style != "slack" && t.Style != "teams" {
 				return bad(f+".style", "must be slack or teams")
@@ -487,6 +523,12 @@ func (st *Store) Put(ctx context.Context, tenant string, ch channels.Channel, s 
 	}
 	if err := s.Validate(ch); err != nil {
 		return Entry{}, false, err
+	}
+	for i := range s.Providers {
+		s.Providers[i].URL = asciiHost(s.Providers[i].URL)
+	}
+	for i := range s.Targets {
+		s.Targets[i].URL = asciiHost(s.Targets[i].URL)
 	}
 	if st.Guard != nil {
 		if err := s.CheckURLs(ctx, st.Guard); err != nil {

@@ -117,6 +117,9 @@ type Stack struct {
 	Objects  *storage.Objects
 	Temporal client.Client
 	Metrics  *prometheus.Registry
+	// Sandbox receives the stack's email and texts, unless the test
+	// pointed them elsewhere (Sandbox, the function).
+	Sandbox *sandbox.Sandbox
 }
 
 // Start runs tocsin for the test: the API, and a worker with the outbox
@@ -170,6 +173,15 @@ func launchAPI(cleanup func(func()), logs io.Writer, configure ...func(*config.C
 	}
 	cleanup(func() { _ = ln.Close() })
 	cfg.PublicURL = "http://" + ln.Addr().String()
+	// Email and texts go to a sandbox of the stack's own unless the test
+	// configures its own: never to the defaults, where nothing (or another
+	// process's sandbox) listens.
+	sb, withSandbox, err := startSandbox()
+	if err != nil {
+		return nil, err
+	}
+	cleanup(func() { _ = sb.Close() })
+	withSandbox(&cfg)
 	for _, f := range configure {
 		f(&cfg)
 	}
@@ -205,7 +217,7 @@ func launchAPI(cleanup func(func()), logs io.Writer, configure ...func(*config.C
 	go func() { _ = srv.App.Listener(ln) }()
 	cleanup(func() { _ = srv.App.ShutdownWithTimeout(5 * time.Second) })
 
-	s := &Stack{URL: "http://" + ln.Addr().String(), Config: cfg, App: a, DB: db, Objects: objects, Temporal: tc, Metrics: reg}
+	s := &Stack{URL: "http://" + ln.Addr().String(), Config: cfg, App: a, DB: db, Objects: objects, Temporal: tc, Metrics: reg, Sandbox: sb}
 	return s, nil
 }
 
@@ -387,18 +399,28 @@ func (s *Stack) Do(t testing.TB, method, path, token string, body any, headers .
 // at it.
 func Sandbox(t testing.TB) (*sandbox.Sandbox, func(*config.Config)) {
 	t.Helper()
+	sb, configure, err := startSandbox()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sb.Close() })
+	return sb, configure
+}
+
+// startSandbox starts a loopback SMTP server and text-message endpoint and
+// returns them with the configure function that points a stack at them.
+func startSandbox() (*sandbox.Sandbox, func(*config.Config), error) {
 	token := "sandbox-" + Suffix()
 	sb, err := sandbox.Start(sandbox.Config{SMTPAddr: "127.0.0.1:0", SMSURL: "http://127.0.0.1:0/messages", SMSToken: token})
 	if err != nil {
-		t.Fatalf("sandbox: %v", err)
+		return nil, nil, fmt.Errorf("sandbox: %w", err)
 	}
-	t.Cleanup(func() { _ = sb.Close() })
 	return sb, func(c *config.Config) {
 		c.SMTPAddr = sb.SMTP.Addr()
 		c.SMTPUsername, c.SMTPPassword, c.SMTPTLS = "", "", "none"
 		c.SMSURL = sb.SMS.URL()
 		c.SMSToken = token
-	}
+	}, nil
 }
 
 // Eventually polls cond every 50ms until it is true or timeout passes.

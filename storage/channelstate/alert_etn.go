@@ -2,8 +2,10 @@ package channelstate
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
@@ -30,6 +32,8 @@ type ETNCallResult struct {
 // AlertETNTargets are the phone numbers of ETN alerts (alert_etn_targets).
 type AlertETNTargets struct {
 	DB *storage.DB
+	// CountTimeout bounds Count's statement (ETNCountTimeout when zero).
+	CountTimeout time.Duration
 }
 
 // StoreOnce stores the targets of the tenant's alert inside areas (from the
@@ -59,10 +63,28 @@ func (s *AlertETNTargets) StoreOnce(ctx context.Context, tenant string, alertID 
 	})
 }
 
-// CountETNTargets counts the distinct numbers an ETN alert inside areas
-// would call now (what StoreOnce would store): for the preview, before an
-// alert exists.
-func CountETNTargets(ctx context.Context, q sqlx.QueryerContext, tenant string, areas []Area, lists []string) (int64, error) {
+// ETNCountTimeout bounds the statement that counts the numbers an ETN
+// alert inside areas would call (AlertETNTargets.Count, for the preview and
+// an alert not yet delivered): large areas over a large address-point list
+// must not hold a connection for long while a client waits.
+const ETNCountTimeout = 5 * time.Second
+
+// CountTimeoutError is AlertETNTargets.Count's error when its statement
+// ran longer than After.
+type CountTimeoutError struct {
+	After time.Duration
+}
+
+func (e *CountTimeoutError) Error() string {
+	return fmt.Sprintf("count etn targets: took longer than %s", e.After)
+}
+
+// Count counts the distinct numbers an ETN alert inside areas would call
+// now (what StoreOnce would store): for the preview, before an alert
+// exists. The count runs in a read-only transaction whose statement
+// timeout is CountTimeout (ETNCountTimeout when zero); past it the error
+// is a *CountTimeoutError.
+func (s *AlertETNTargets) Count(ctx context.Context, tenant string, areas []Area, lists []string) (int64, error) {
 	if len(areas) == 0 {
 		return 0, nil
 	}
@@ -77,12 +99,31 @@ func CountETNTargets(ctx context.Context, q sqlx.QueryerContext, tenant string, 
 		parts[i] = "(" + q + ")"
 		args = append(args, arg)
 	}
+	timeout := s.CountTimeout
+	if timeout <= 0 {
+		timeout = ETNCountTimeout
+	}
 	var n int64
-	if err := sqlx.GetContext(ctx, q, &n, `SELECT count(DISTINCT phone) FROM (`+strings.Join(parts, " UNION ALL ")+`) t`, args...); err != nil {
+	err := s.DB.InSnapshot(ctx, func(tx *sqlx.Tx) error {
+		// SET takes no parameters; at least 1 ms, since 0 turns the bound off.
+		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`SET LOCAL statement_timeout = %d`, max(timeout.Milliseconds(), 1))); err != nil {
+			return fmt.Errorf("bound the etn count: %w", err)
+		}
+		return tx.GetContext(ctx, &n, `SELECT count(DISTINCT phone) FROM (`+strings.Join(parts, " UNION ALL ")+`) t`, args...)
+	})
+	var pqe *pq.Error
+	if errors.As(err, &pqe) && pqe.Code == queryCanceled && ctx.Err() == nil {
+		return 0, &CountTimeoutError{After: timeout}
+	}
+	if err != nil {
 		return 0, fmt.Errorf("count etn targets: %w", err)
 	}
 	return n, nil
 }
+
+// queryCanceled is PostgreSQL's error code of a statement cancelled by its
+// statement timeout (or at a client's request, when its context ended).
+const queryCanceled = "57014"
 
 // Unfinished returns up to limit of the alert's targets after seq after
 // that are still to be called (Pending or Retrying), in seq order.

@@ -16,6 +16,7 @@ import (
 	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/channelstate"
 	"github.com/tocsin/tocsin/storage/directory"
+	"github.com/tocsin/tocsin/storage/storagetest"
 )
 
 // person adds a user of tenant with a callable phone at (lat, lng) and,
@@ -439,7 +440,7 @@ func TestETNCirclesReachOverTheAntimeridianAndThePoles(t *testing.T) {
 		"pole":         {pole, []string{"1/+15550000012/Pole180", "2/+15550000014/Pole0"}},
 	} {
 		areas, lists := []channelstate.Area{c.area}, []string{"edges"}
-		if n, err := channelstate.CountETNTargets(ctx, db, tenant, areas, lists); err != nil || n != int64(len(c.want)) {
+		if n, err := (&channelstate.AlertETNTargets{DB: db}).Count(ctx, tenant, areas, lists); err != nil || n != int64(len(c.want)) {
 			t.Errorf("%s: count %d %v, want %d", name, n, err, len(c.want))
 		}
 		if got := storeTargets(t, db, tenant, areas, lists); !slices.Equal(got, c.want) {
@@ -448,8 +449,58 @@ func TestETNCirclesReachOverTheAntimeridianAndThePoles(t *testing.T) {
 	}
 	// Both areas at once count each number once, as storing them does.
 	both := []channelstate.Area{antimeridian, pole, antimeridian}
-	if n, err := channelstate.CountETNTargets(ctx, db, tenant, both, []string{"edges"}); err != nil || n != 4 {
+	if n, err := (&channelstate.AlertETNTargets{DB: db}).Count(ctx, tenant, both, []string{"edges"}); err != nil || n != 4 {
 		t.Errorf("several areas: count %d %v, want 4", n, err)
+	}
+}
+
+// TestETNCountIsBounded: counting the numbers inside areas stops after its
+// statement timeout with a *CountTimeoutError, rather than holding the
+// connection for as long as the query takes (here: while another
+// transaction keeps the address points locked).
+func TestETNCountIsBounded(t *testing.T) {
+	t.Parallel()
+	ctx, db, tenant, _ := stacktest.DBTenants(t)
+	pts := &channelstate.AddressPoints{DB: db}
+	if _, err := pts.Replace(ctx, tenant, "wells", pointsOf([]channelstate.AddressPoint{{Phone: "+15550000021", Name: "Well", Latitude: 40, Longitude: -100}})); err != nil {
+		t.Fatal(err)
+	}
+	areas := []channelstate.Area{{Center: &channelstate.LatLng{Lat: 40, Lng: -100}, RadiusMeters: 1000}}
+	counter := &channelstate.AlertETNTargets{DB: db, CountTimeout: 200 * time.Millisecond}
+	var before string
+	if err := db.GetContext(ctx, &before, `SHOW statement_timeout`); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := counter.Count(ctx, tenant, areas, []string{"wells"}); err != nil || n != 1 {
+		t.Fatalf("count %d %v, want 1", n, err)
+	}
+
+	lock, err := storagetest.LockAddressPoints(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = lock.Rollback() }()
+	// Without a bound the count would wait for the lock as long as the
+	// context lets it.
+	waitAtMost, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	started := time.Now()
+	n, err := counter.Count(waitAtMost, tenant, areas, []string{"wells"})
+	var timedOut *channelstate.CountTimeoutError
+	if !errors.As(err, &timedOut) || timedOut.After != 200*time.Millisecond {
+		t.Fatalf("count under a lock: %d %v after %s, want a CountTimeoutError", n, err, time.Since(started))
+	}
+	if took := time.Since(started); took > 5*time.Second {
+		t.Fatalf("the count stopped after %s, want about its timeout", took)
+	}
+	_ = lock.Rollback()
+	// The bound was the transaction's only: the connections are as they were.
+	var setting string
+	if err := db.GetContext(ctx, &setting, `SHOW statement_timeout`); err != nil || setting != before {
+		t.Fatalf("statement_timeout afterwards %q %v", setting, err)
+	}
+	if n, err := counter.Count(ctx, tenant, areas, []string{"wells"}); err != nil || n != 1 {
+		t.Fatalf("count after the lock: %d %v, want 1", n, err)
 	}
 }
 

@@ -4,6 +4,7 @@
 // numbers, rows holding people's data, stored verification codes, the age
 // of reserved nonces and uploads' claims on their objects. Every function
 // is scoped to a tenant, but for those that watch the test database's
-// sessions, with which a test lines transactions up to race them. Only
-// tests import it.
+// sessions, with which a test lines transactions up to race them, and the
+// lock of every tenant's address points that holds reads of them off.
+// Only tests import it.
 package storagetest
