@@ -24,6 +24,9 @@ const (
 // HTTP client dials it. The host is an IP address (IPv6 in brackets) or a
 // DNS name of RFC 1123 labels: letters, digits and inner hyphens, 1 to 63
 // bytes each, 253 at most in all, with at most one trailing dot. An
+// underscore is allowed too: resolvers answer for such names, and the
+// internal services a deployment allows (a Compose service named
+// sms_gateway) are often named so. An
 // internationalized name is read by IDNA's lookup rules (UTS #46) and
 // returned in its ASCII form (bücher.example is xn--bcher-kva.example);
 // it must be written as those rules read it, so that what a tenant reads
@@ -68,11 +71,11 @@ func CheckHost(u *url.URL) (string, error) {
 			return "", err
 		}
 	}
-	ascii, err := idna.Lookup.ToASCII(name)
+	ascii, err := lookup.ToASCII(name)
 	if err != nil {
 		return "", fmt.Errorf("the host %s is not a valid internationalized name (%s)", host, strings.TrimPrefix(err.Error(), "idna: "))
 	}
-	uni, err := idna.Lookup.ToUnicode(ascii)
+	uni, err := lookup.ToUnicode(ascii)
 	if err != nil {
 		return "", fmt.Errorf("the host %s is not a valid internationalized name (%s)", host, strings.TrimPrefix(err.Error(), "idna: "))
 	}
@@ -98,8 +101,13 @@ func CheckHost(u *url.URL) (string, error) {
 	return ascii, nil
 }
 
+// lookup is IDNA's lookup profile (UTS #46) but for the underscore, which
+// it refuses among ASCII characters; checkLabel allows that one more.
+var lookup = idna.New(idna.MapForLookup(), idna.BidiRule(), idna.StrictDomainName(false))
+
 // checkLabel checks one label of host as written: not empty, and, when
-// ASCII, made of letters, digits and inner hyphens, at most 63 bytes.
+// ASCII, made of letters, digits, underscores and inner hyphens, at most
+// 63 bytes.
 // Labels in other scripts are left to IDNA.
 func checkLabel(host, label string) error {
 	switch {
@@ -116,8 +124,8 @@ func checkLabel(host, label string) error {
 	}
 	for i := 0; i < len(label); i++ {
 		c := label[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
-			return fmt.Errorf("the host %s has a character other than letters, digits and hyphens (%q)", host, c)
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			return fmt.Errorf("the host %s has a character other than letters, digits, underscores and hyphens (%q)", host, c)
 		}
 	}
 	return nil

@@ -31,7 +31,7 @@ func TestHostsMustBeAddressesOrNames(t *testing.T) {
 		{"https://" + long + "b.example/x", "longer than 63"},
 		{"https://" + strings.Repeat("aü", 30) + ".example/x", "longer than 63"}, // 67 bytes in ASCII
 		{"https://" + strings.Repeat(long+".", 4) + "example/x", "longer than 253"},
-		{"https://a_b.example/x", "other than letters"},
+		{"https://a*b.example/x", "other than letters"},
 		{"https://-ab.example/x", "hyphen"},
 		{"https://ab-.example/x", "hyphen"},
 		{"https://ab--cd.example/x", "3rd and 4th"},
@@ -64,6 +64,8 @@ func TestHostsMustBeAddressesOrNames(t *testing.T) {
 		{"https://[2001:db8::1]/x", "2001:db8::1"},
 		{"https://single/x", "single"},
 		{"https://123.example/x", "123.example"},
+		{"https://sms_gateway:8080/x", "sms_gateway"},
+		{"https://_a.b_c.example/x", "_a.b_c.example"},
 		{"https://" + long + "." + long + ".example/x", long + "." + long + ".example"},
 		{"https://bücher.example/x", "xn--bcher-kva.example"},
 		{"https://BÜCHER.example/x", "xn--bcher-kva.example"},

@@ -133,7 +133,7 @@ func TestProviderHostsMustBeNames(t *testing.T) {
 		{"https://ｐrovider.example/v1", "reads as provider.example"},
 		{"https://" + strings.Repeat("p", 64) + ".example/v1", "longer than 63"},
 		{"https://" + strings.Repeat(strings.Repeat("p", 62)+".", 4) + "pp/v1", "longer than 253"},
-		{"https://pro_vider.example/v1", "other than letters"},
+		{"https://pro*vider.example/v1", "other than letters"},
 		{"https://-provider.example/v1", "hyphen"},
 		{"https://provider-.example/v1", "hyphen"},
 	}

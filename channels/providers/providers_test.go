@@ -68,7 +68,7 @@ func TestValidate(t *testing.T) {
 		{"fullwidth letter", channels.Push, push("https://ｅxample.com/v1"), "providers[0].url"},
 		{"label of 64 bytes", channels.Push, push("https://" + strings.Repeat("a", 64) + ".example/v1"), "providers[0].url"},
 		{"name of 254 bytes", channels.Push, push("https://" + strings.Repeat(strings.Repeat("a", 62)+".", 4) + "ab/v1"), "providers[0].url"},
-		{"underscore", channels.Push, push("https://a_b.example/v1"), "providers[0].url"},
+		{"asterisk", channels.Push, push("https://a*b.example/v1"), "providers[0].url"},
 		{"leading hyphen", channels.Push, push("https://-a.example/v1"), "providers[0].url"},
 		{"trailing hyphen", channels.Push, push("https://a-.example/v1"), "providers[0].url"},
 		{"fallback host", channels.Push, providers.Settings{Providers: []providers.Provider{{URL: "https://p.example", Token: "t"}, {URL: "https://p..example", Token: "t"}}}, "providers[1].url"},
