@@ -292,6 +292,14 @@ func TestAttachmentContentTypeIsAMediaType(t *testing.T) {
 		}
 		expectFailure(t, problem(t, r).Errors, "body.attachment", "not a media type", r.Body)
 	}
+	// A media range names many types, not the file's.
+	for _, ct := range []string{"*/*", "image/*", "Text/*; charset=utf-8", "*/plain"} {
+		r := postAttachment(t, s, tok, emailAlert(c), "a.txt", ct, []byte("Hello."))
+		if r.Status != http.StatusBadRequest {
+			t.Fatalf("%q: %d %s", ct, r.Status, r.Body)
+		}
+		expectFailure(t, problem(t, r).Errors, "body.attachment", "media range", r.Body)
+	}
 	expectNothingStored(t, s, tenant, tok)
 
 	r := postAttachment(t, s, tok, emailAlert(c), "a.txt", "Text/Plain; Charset=UTF-8", []byte("Hello."))

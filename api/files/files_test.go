@@ -532,6 +532,9 @@ func TestUploadRejectsBadInput(t *testing.T) {
 		{"text file", std("a.txt", "text/plain", []byte("just some words, not a picture")), 415, ""},
 		{"pdf declared", std("a.pdf", "application/pdf", []byte("%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj")), 415, ""},
 		{"png declared as pdf", std("a.png", "application/pdf", pic), 415, ""},
+		{"png declared as any type", std("a.png", "*/*", pic), 400, "body.ContentType"},
+		{"png declared as any image", std("a.png", "image/*", pic), 400, "body.ContentType"},
+		{"png declared as any image, with a parameter", std("a.png", "Image/*; q=1", pic), 400, "body.ContentType"},
 		// The bytes, counted as they stream, are over the limit (the
 		// declared ContentLength comes after the file). A declared length
 		// over the limit before the file is refused before the bytes are
