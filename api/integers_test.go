@@ -2,14 +2,12 @@ package api_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"mime/multipart"
 	"net/http"
 	"strings"
 	"testing"
 
-	"github.com/tocsin/tocsin/api"
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
 	"github.com/tocsin/tocsin/internal/config"
@@ -133,10 +131,6 @@ func TestPathIntegersAreWrittenCanonically(t *testing.T) {
 // answered 401 and nothing else until the body's signature verifies.
 func TestEveryPathIDIsAnInteger(t *testing.T) {
 	t.Parallel()
-	doc, err := api.Document()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var spec struct {
 		Paths map[string]map[string]struct {
 			OperationID string `json:"operationId"`
@@ -149,9 +143,7 @@ func TestEveryPathIDIsAnInteger(t *testing.T) {
 			} `json:"parameters"`
 		} `json:"paths"`
 	}
-	if err := json.Unmarshal(doc, &spec); err != nil {
-		t.Fatal(err)
-	}
+	decodeDocument(t, &spec)
 	n := 0
 	for path, item := range spec.Paths {
 		for method, op := range item {
