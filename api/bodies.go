@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"math"
 	"mime"
 	"mime/multipart"
 	"net"
@@ -452,10 +453,43 @@ func checkForm(ctx huma.Context, reg huma.Registry, op *huma.Operation) *rest.Pr
 		if msg := badText(string(v)); msg != "" {
 			return rest.Invalid("body", name, msg, nil)
 		}
+		if p := checkFormValue(parts[name], name, string(v)); p != nil {
+			return p
+		}
 		if field, msg := badJSON(v, reg, jsonParts[name]); msg != "" && bytes.HasPrefix(bytes.TrimSpace(v), []byte("{")) {
 			return rest.Invalid("body", joinField(name, field), msg, nil)
 		}
 	}
+}
+
+// checkFormValue reads v, the text part name of a form, as a boolean or an
+// integer when its schema says it is one (rest.FormBoolean,
+// rest.FormInteger within the schema's bounds), and answers the problem
+// when it is not: huma would take 1, t, +1 or 01 and refuse the rest as
+// "invalid boolean" or "invalid integer" with an array as the value.
+func checkFormValue(schema *huma.Schema, name, v string) *rest.ProblemDetails {
+	if schema == nil {
+		return nil
+	}
+	var err error
+	switch schema.Type {
+	case huma.TypeBoolean:
+		_, err = rest.FormBoolean(name, v)
+	case huma.TypeInteger:
+		low, high := int64(0), int64(math.MaxInt64)
+		if schema.Minimum != nil && *schema.Minimum > 0 {
+			low = int64(*schema.Minimum)
+		}
+		if schema.Maximum != nil && *schema.Maximum < float64(math.MaxInt64) {
+			high = int64(*schema.Maximum)
+		}
+		_, err = rest.FormInteger(name, v, low, high)
+	}
+	var p *rest.ProblemDetails
+	if errors.As(err, &p) {
+		return p
+	}
+	return nil
 }
 
 // checkPart refuses a part the form does not have, and a part sent as a

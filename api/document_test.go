@@ -11,22 +11,28 @@ import (
 	"github.com/tocsin/tocsin/api"
 )
 
-// TestDocumentHasEveryOperation checks that the OpenAPI document declares
-// every operation of the interface documents with its exact id, method and path.
-func TestDocumentHasEveryOperation(t *testing.T) {
-	t.Parallel()
+// decodeDocument decodes the OpenAPI document into spec.
+func decodeDocument(t *testing.T, spec any) {
+	t.Helper()
 	doc, err := api.Document()
 	if err != nil {
 		t.Fatal(err)
 	}
+	if err := json.Unmarshal(doc, spec); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDocumentHasEveryOperation checks that the OpenAPI document declares
+// every operation of the interface documents with its exact id, method and path.
+func TestDocumentHasEveryOperation(t *testing.T) {
+	t.Parallel()
 	var spec struct {
 		Paths map[string]map[string]struct {
 			OperationID string `json:"operationId"`
 		} `json:"paths"`
 	}
-	if err := json.Unmarshal(doc, &spec); err != nil {
-		t.Fatal(err)
-	}
+	decodeDocument(t, &spec)
 	f, err := os.Open("testdata/operations.tsv")
 	if err != nil {
 		t.Fatal(err)
@@ -75,10 +81,6 @@ func TestCommittedDocumentIsCurrent(t *testing.T) {
 // name is a schema of the document, and that object schemas have fields.
 func TestDocumentHasEveryModel(t *testing.T) {
 	t.Parallel()
-	doc, err := api.Document()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var spec struct {
 		Components struct {
 			Schemas map[string]struct {
@@ -87,9 +89,7 @@ func TestDocumentHasEveryModel(t *testing.T) {
 			} `json:"schemas"`
 		} `json:"components"`
 	}
-	if err := json.Unmarshal(doc, &spec); err != nil {
-		t.Fatal(err)
-	}
+	decodeDocument(t, &spec)
 	list, err := os.ReadFile("testdata/models.txt")
 	if err != nil {
 		t.Fatal(err)

@@ -21,8 +21,11 @@ and records what happened to every recipient on every channel.
 
 Every operation except the health checks and short-link redirects needs an
 ` + "`Authorization: Bearer <JWT>`" + ` header. The token's claims are sub (the user),
-tenant (the tenant id) and scope (space-separated scopes). A tenant id in a
-path must be the token's tenant, or the answer is 404. Errors are RFC 9457
+tenant (the tenant id) and scope (space-separated scopes). An integer in a
+path (an id, a tenant; the directory's ids, strings there, alike) is written
+in canonical decimal, digits without sign, spaces or leading zeros, or the
+answer is a 400 naming it. A tenant id in a path must be the token's tenant,
+or the answer is 404. Errors are RFC 9457
 problem details (application/problem+json); validation problems list every
 failing field as a ValidationFailure. A JSON object gives each property once;
 in an object with fixed properties two names that differ only in case are the

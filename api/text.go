@@ -281,8 +281,9 @@ func foldName(s string) string {
 
 // checkParameters refuses a path, query or header parameter of the
 // operation holding a NUL character or invalid UTF-8 (raw or
-// percent-decoded), and a query parameter given more than once (huma
-// would read the first one only) unless the document declares it
+// percent-decoded), an integer path parameter not written in canonical
+// decimal (see pathInteger), and a query parameter given more than once
+// (huma would read the first one only) unless the document declares it
 // exploded, naming it. Undeclared parameters are never read.
 func checkParameters(ctx huma.Context, op *huma.Operation) *rest.ProblemDetails {
 	for _, p := range op.Parameters {
@@ -310,6 +311,11 @@ func checkParameters(ctx huma.Context, op *huma.Operation) *rest.ProblemDetails 
 				return rest.Invalid(p.In, p.Name, msg, nil)
 			}
 		}
+		if p.In == "path" && pathInteger(p) {
+			if bad := rest.CheckPathInteger(p.Name, values[0]); bad != nil {
+				return bad
+			}
+		}
 		if p.In == "query" && len(values) > 1 && (p.Explode == nil || !*p.Explode) {
 			return rest.Invalid(p.In, p.Name, repeatedParameter(p), nil)
 		}
@@ -320,6 +326,16 @@ func checkParameters(ctx huma.Context, op *huma.Operation) *rest.ProblemDetails 
 		}
 	}
 	return nil
+}
+
+// pathInteger reports whether p, a path parameter, holds an integer: the
+// document types it as one, or as a string of rest.IntegerPattern (the
+// directory's ids). huma reads an integer with strconv.ParseInt, which
+// takes 0001 and +1 for 1; every such parameter of every operation is held
+// to canonical decimal here instead, before the operation runs.
+func pathInteger(p *huma.Param) bool {
+	return p.Schema != nil && (p.Schema.Type == huma.TypeInteger ||
+		p.Schema.Type == huma.TypeString && p.Schema.Pattern == rest.IntegerPattern)
 }
 
 // repeatedParameter says why a query parameter given more than once is

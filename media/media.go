@@ -51,6 +51,14 @@ func Normalize(ct string) string {
 	return t
 }
 
+// IsRange reports whether t, a media type without its parameters, is a
+// media range such as */* or image/*: a * in place of its type or subtype
+// (no registered name holds one). A range is what a client accepts (an
+// Accept header); it names many types, never the type of some content.
+func IsRange(t string) bool {
+	return strings.ContainsRune(t, '*')
+}
+
 // Kind returns Image or Audio for a supported content type, "" otherwise.
 func Kind(ct string) string {
 	switch ct {

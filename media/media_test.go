@@ -330,3 +330,14 @@ func TestResizeImageHoldsNoCopies(t *testing.T) {
 		}
 	}
 }
+
+func TestIsRange(t *testing.T) {
+	for ct, want := range map[string]bool{
+		"*/*": true, "image/*": true, "*/png": true, "*": true,
+		"image/png": false, "text/plain": false, "application/vnd.api+json": false, "": false,
+	} {
+		if got := media.IsRange(ct); got != want {
+			t.Errorf("IsRange(%q) = %v, want %v", ct, got, want)
+		}
+	}
+}

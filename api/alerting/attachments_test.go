@@ -292,6 +292,14 @@ func TestAttachmentContentTypeIsAMediaType(t *testing.T) {
 		}
 		expectFailure(t, problem(t, r).Errors, "body.attachment", "not a media type", r.Body)
 	}
+	// A media range names many types, not the file's.
+	for _, ct := range []string{"*/*", "image/*", "Text/*; charset=utf-8", "*/plain"} {
+		r := postAttachment(t, s, tok, emailAlert(c), "a.txt", ct, []byte("Hello."))
+		if r.Status != http.StatusBadRequest {
+			t.Fatalf("%q: %d %s", ct, r.Status, r.Body)
+		}
+		expectFailure(t, problem(t, r).Errors, "body.attachment", "media range", r.Body)
+	}
 	expectNothingStored(t, s, tenant, tok)
 
 	r := postAttachment(t, s, tok, emailAlert(c), "a.txt", "Text/Plain; Charset=UTF-8", []byte("Hello."))
@@ -307,5 +315,44 @@ func TestAttachmentContentTypeIsAMediaType(t *testing.T) {
 	var refs []storage.AttachmentRef
 	if err := json.Unmarshal(al.Attachments, &refs); err != nil || len(refs) != 1 || refs[0].ContentType != "text/plain; charset=UTF-8" {
 		t.Fatalf("attachments %s (%v)", al.Attachments, err)
+	}
+}
+
+// A boolean part of the form is true or false: anything else is a 400
+// naming the part, with what it allows and the value sent, where huma said
+// "invalid boolean" of "an array of 1 items" (and took 1 or t for true).
+func TestFormBooleanIsTrueOrFalse(t *testing.T) {
+	t.Parallel()
+	s := stacktest.StartAPI(t)
+	tenant, tok := s.NewTenant(t)
+	c := &contact{First: "Bo", Last: "Olean", Email: "bo-" + tenant + "@example.com"}
+	seed(t, s, tenant, c)
+	raw, err := json.Marshal(emailAlert(c))
+	if err != nil {
+		t.Fatal(err)
+	}
+	post := func(async string) stacktest.Response {
+		var buf bytes.Buffer
+		mw := multipart.NewWriter(&buf)
+		_ = mw.WriteField("alert", string(raw))
+		_ = mw.WriteField("async", async)
+		_ = mw.Close()
+		return s.Do(t, http.MethodPost, "/v2/alertsWithAttachments", tok, buf.Bytes(), "Content-Type", mw.FormDataContentType())
+	}
+	for _, v := range []string{"yes", "1", "0", "t", "on", "", " true", "true ", "tRuE"} {
+		r := post(v)
+		if r.Status != http.StatusBadRequest {
+			t.Fatalf("async %q: %d %s", v, r.Status, r.Body)
+		}
+		p := problem(t, r)
+		if len(p.Errors) != 1 || p.Errors[0].Location != "body.async" || p.Errors[0].ErrorMessage != "must be true or false" || p.Errors[0].AttemptedValue != v {
+			t.Fatalf("async %q: %s", v, r.Body)
+		}
+	}
+	expectNothingStored(t, s, tenant, tok)
+	for _, v := range []string{"true", "False", "TRUE"} {
+		if r := post(v); r.Status != http.StatusCreated {
+			t.Fatalf("async %q: %d %s", v, r.Status, r.Body)
+		}
 	}
 }

@@ -29,6 +29,7 @@ import (
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
 	"github.com/tocsin/tocsin/hooks/events"
+	"github.com/tocsin/tocsin/media"
 	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/files"
 	"github.com/tocsin/tocsin/workflows"
@@ -312,7 +313,7 @@ func created(res *model.SendAlertResponse) *createOutput {
 // multipartAlert is the form of createAlertWithAttachment.
 type multipartAlert struct {
 	Alert      string        `form:"alert" required:"true" doc:"The alert: a SendAlertRequest as a JSON string."`
-	Attachment huma.FormFile `form:"attachment" required:"false" contentType:"application/octet-stream" doc:"A file attached to the alert's email; stored in the object store. It and the stored files of content.attachments take 10 MiB together at most (more is a 400 naming this part). The part's Content-Type, which the email's part is sent with, must be a media type (type/subtype with parameters, no control character; written back in canonical form), else a 400 naming this part; without one, or with application/octet-stream, the type is detected from the data."`
+	Attachment huma.FormFile `form:"attachment" required:"false" contentType:"application/octet-stream" doc:"A file attached to the alert's email; stored in the object store. It and the stored files of content.attachments take 10 MiB together at most (more is a 400 naming this part). The part's Content-Type, which the email's part is sent with, must be a media type (type/subtype with parameters, not a range such as */* or image/*, no control character; written back in canonical form), else a 400 naming this part; without one, or with application/octet-stream, the type is detected from the data."`
 	JobID      string        `form:"jobId" required:"false" maxLength:"200" doc:"Send-alert job id: a retry with the same jobId returns the first alert."`
 	Async      bool          `form:"async" required:"false" doc:"Deprecated and ignored: every alert is processed asynchronously by its workflow; subscribe to the alert.sent / alert.completed / alert.failed hook events to be notified when it reaches a final state."`
 }
@@ -366,8 +367,9 @@ func (h *handler) createAlertWithAttachment(ctx context.Context, in *createMulti
 // with: the one its multipart part declares, checked as a media type
 // (mime.ParseMediaType, no control character) and written in canonical
 // form, or the one its data shows (http.DetectContentType) when the part
-// declares none or application/octet-stream. Anything else is a 400
-// naming the part: it goes into the email's MIME header as it is.
+// declares none or application/octet-stream. Anything else, a media
+// range such as */* or image/* included, is a 400 naming the part: it goes
+// into the email's MIME header as it is.
 func attachmentType(declared string, data []byte) (string, error) {
 	if declared == "" || declared == "application/octet-stream" {
 		return http.DetectContentType(data), nil
@@ -385,6 +387,9 @@ func attachmentType(declared string, data []byte) (string, error) {
 	}
 	if !strings.Contains(mt, "/") {
 		return "", refuse("no type/subtype")
+	}
+	if media.IsRange(mt) {
+		return "", refuse(mt + " is a media range, which names many types, not the file's")
 	}
 	ct := mime.FormatMediaType(mt, params)
 	if ct == "" {

@@ -106,11 +106,11 @@ func TestNotificationPreferences(t *testing.T) {
 	}
 	wantProblem(t, e.do(t, "POST", mem, map[string]any{"groupId": "1"}), 400, "body")
 	// The id is written as the group's paths take it: leading zeros are
-	// refused rather than joining a group the DELETE would not find.
+	// refused in the body as in the path.
 	wantProblem(t, e.do(t, "POST", mem, "00"+fmt.Sprint(campus)), 400, "body")
 	wantProblem(t, e.do(t, "POST", mem, "0"), 400, "body")
 	want(t, e.do(t, "POST", mem, fmt.Sprint(campus)), 204)
-	wantProblem(t, e.do(t, "DELETE", mem+"/00"+fmt.Sprint(campus), nil), 404, "")
+	wantProblem(t, e.do(t, "DELETE", mem+"/00"+fmt.Sprint(campus), nil), 400, "path.groupId")
 	want(t, e.do(t, "DELETE", mem+"/"+fmt.Sprint(campus), nil), 204)
 	wantProblem(t, e.do(t, "DELETE", mem+"/"+fmt.Sprint(campus), nil), 404, "")
 	// A user whose settings forbid joining cannot join.
@@ -224,7 +224,7 @@ func TestNotificationPreferences(t *testing.T) {
 	want(t, e.do(t, "DELETE", loc+"/"+lid, nil), 204)
 	wantProblem(t, e.do(t, "GET", loc+"/"+lid, nil), 404, "")
 	wantProblem(t, e.do(t, "DELETE", loc+"/"+lid, nil), 404, "")
-	wantProblem(t, e.do(t, "GET", loc+"/nope", nil), 404, "")
+	wantProblem(t, e.do(t, "GET", loc+"/nope", nil), 400, "path.locationId")
 	want(t, e.do(t, "GET", w, nil), 200).JSON(t, &wc)
 	if wc.Count != 0 {
 		t.Fatalf("%+v", wc)

@@ -17,7 +17,7 @@ import (
 // DevicePath adds a device to the user path.
 type DevicePath struct {
 	UserPath
-	DeviceID string `path:"deviceId" maxLength:"20" doc:"The device's id (ContactInformationDevice.id)." example:"7"`
+	DeviceID string `path:"deviceId" maxLength:"20" pattern:"^(0|[1-9][0-9]*)$" doc:"The device's id (ContactInformationDevice.id)." example:"7"`
 }
 
 // registerDevices adds the operations that register push devices: the push

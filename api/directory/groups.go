@@ -156,7 +156,7 @@ func (h *handlers) registerGroups(api huma.API) {
 		func(ctx context.Context, in *struct {
 			DirPath
 			rest.PageParams
-			GroupID string `path:"groupId" maxLength:"20" doc:"The group's id." example:"42"`
+			GroupID string `path:"groupId" maxLength:"20" pattern:"^(0|[1-9][0-9]*)$" doc:"The group's id." example:"42"`
 		}) (*rest.Output[model.UserProfileSummaryPagedApiResponse], error) {
 			dir, err := in.dir()
 			if err != nil {
@@ -184,7 +184,7 @@ func (h *handlers) registerGroups(api huma.API) {
 
 // TenantPath is the path parameter of the tenant-wide operations.
 type TenantPath struct {
-	TenantID string `path:"tenantId" maxLength:"20" doc:"The tenant; must be the token's." example:"1001"`
+	TenantID string `path:"tenantId" maxLength:"20" pattern:"^(0|[1-9][0-9]*)$" doc:"The tenant; must be the token's." example:"1001"`
 }
 
 func (h *handlers) registerMeta(api huma.API) {

@@ -144,7 +144,7 @@ func TestGroups(t *testing.T) {
 		t.Fatalf("%+v", m)
 	}
 	wantProblem(t, e.do(t, "POST", e.base()+"/groups/999999999/members", nil), 404, "")
-	wantProblem(t, e.do(t, "POST", e.base()+"/groups/x/members", nil), 404, "")
+	wantProblem(t, e.do(t, "POST", e.base()+"/groups/x/members", nil), 400, "path.groupId")
 	// Another directory's view lists none of these users.
 	want(t, e.do(t, "POST", "/"+e.tenant+"/directory/other/groups/"+fmt.Sprint(wardens.ID)+"/members", nil), 200).JSON(t, &m)
 	if m.Paging.TotalCount != 0 {

@@ -42,7 +42,7 @@ func (h *handlers) preferences(ctx context.Context, tenant string, id int64) (mo
 // LocationPath adds a location of the user.
 type LocationPath struct {
 	UserPath
-	LocationID string `path:"locationId" maxLength:"20" doc:"The location's id." example:"311"`
+	LocationID string `path:"locationId" maxLength:"20" pattern:"^(0|[1-9][0-9]*)$" doc:"The location's id." example:"311"`
 }
 
 func (h *handlers) registerNotifications(api huma.API) {
@@ -88,7 +88,7 @@ func (h *handlers) registerNotifications(api huma.API) {
 		"Ends the user's direct membership of the group; a 404 when the user is not a member."),
 		func(ctx context.Context, in *struct {
 			UserPath
-			GroupID string `path:"groupId" maxLength:"20" doc:"The group's id." example:"42"`
+			GroupID string `path:"groupId" maxLength:"20" pattern:"^(0|[1-9][0-9]*)$" doc:"The group's id." example:"42"`
 		}) (*struct{}, error) {
 			return h.removeOfUser(ctx, in.UserPath, in.GroupID, "membership", func(u directoryservice.User, gid int64) error {
 				return h.users.LeaveGroup(ctx, u, gid)

@@ -19,14 +19,14 @@ import (
 
 // DirPath are the path parameters of every directory operation.
 type DirPath struct {
-	TenantID    string `path:"tenantId" maxLength:"20" doc:"The tenant; must be the token's." example:"1001"`
+	TenantID    string `path:"tenantId" maxLength:"20" pattern:"^(0|[1-9][0-9]*)$" doc:"The tenant; must be the token's." example:"1001"`
 	DirectoryID string `path:"directoryId" minLength:"1" maxLength:"64" doc:"The directory within the tenant." example:"staff"`
 }
 
 // UserPath adds the user.
 type UserPath struct {
 	DirPath
-	UserID string `path:"userId" maxLength:"20" doc:"The user's id." example:"1042"`
+	UserID string `path:"userId" maxLength:"20" pattern:"^(0|[1-9][0-9]*)$" doc:"The user's id." example:"1042"`
 }
 
 // userWith is the input of an operation on a user with a body B.

@@ -109,9 +109,13 @@ func TestUsers(t *testing.T) {
 	want(t, e.do(t, "POST", e.user(other)+"/externalId", map[string]any{"externalId": "E-1"}), 204)
 	wantProblem(t, e.do(t, "POST", e.user(other)+"/externalId", map[string]any{"externalId": ""}), 400, "body.externalId")
 
-	// Unknown users are 404s everywhere.
-	for _, path := range []string{e.user("999999999"), e.user("abc"), e.user("-1"), e.user("01")} {
+	// Unknown users are 404s everywhere; an id not written as ids are
+	// (digits without sign or leading zeros) is a 400 naming it.
+	for _, path := range []string{e.user("999999999"), e.user("0")} {
 		wantProblem(t, e.do(t, "GET", path, nil), 404, "")
+	}
+	for _, path := range []string{e.user("abc"), e.user("-1"), e.user("01")} {
+		wantProblem(t, e.do(t, "GET", path, nil), 400, "path.userId")
 	}
 	for _, c := range []struct{ method, path string }{
 		{"PUT", ""}, {"DELETE", ""}, {"POST", "/externalId"}, {"GET", "/contact"}, {"GET", "/notifications"},

@@ -87,7 +87,7 @@ func registerVerification[N addressIn[model.CreateVerificationNonceCommand], R a
 	rest.Register(api, op("testGetPending"+kind+"Verifications", http.MethodGet, "/{tenantId}/testing/verifications/"+noun, 0,
 		"List pending "+noun+" verifications (testing)", testingDoc),
 		func(ctx context.Context, in *struct {
-			TenantID string `path:"tenantId" maxLength:"20" example:"1001"`
+			TenantID string `path:"tenantId" maxLength:"20" pattern:"^(0|[1-9][0-9]*)$" example:"1001"`
 		}) (*rest.Output[[]model.PendingVerificationAttempt], error) {
 			return h.pending(ctx, zero.kind())
 		})

@@ -316,7 +316,7 @@ func TestFilesLifecycle(t *testing.T) {
 	}
 
 	// MP3 (declared with an alias) to voice audio.
-	mp3 := decode[model.FileModel](t, post(t, s, tenant, token, std("Alarm-TONE.mp3", "audio/mp3", mp3Tone(t), text("EncodeForVoiceAudio", "1"))...), 201)
+	mp3 := decode[model.FileModel](t, post(t, s, tenant, token, std("Alarm-TONE.mp3", "audio/mp3", mp3Tone(t), text("EncodeForVoiceAudio", "TRUE"))...), 201)
 	if mp3.ContentType != "audio/mpeg" || asset(t, mp3, "voice").Details.SampleRate != 8000 {
 		t.Fatalf("mp3 %+v", mp3)
 	}
@@ -532,6 +532,9 @@ func TestUploadRejectsBadInput(t *testing.T) {
 		{"text file", std("a.txt", "text/plain", []byte("just some words, not a picture")), 415, ""},
 		{"pdf declared", std("a.pdf", "application/pdf", []byte("%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj")), 415, ""},
 		{"png declared as pdf", std("a.png", "application/pdf", pic), 415, ""},
+		{"png declared as any type", std("a.png", "*/*", pic), 400, "body.ContentType"},
+		{"png declared as any image", std("a.png", "image/*", pic), 400, "body.ContentType"},
+		{"png declared as any image, with a parameter", std("a.png", "Image/*; q=1", pic), 400, "body.ContentType"},
 		// The bytes, counted as they stream, are over the limit (the
 		// declared ContentLength comes after the file). A declared length
 		// over the limit before the file is refused before the bytes are
@@ -600,6 +603,37 @@ func TestUploadRejectsBadInput(t *testing.T) {
 				t.Fatalf("content type %q", r.Header.Get("Content-Type"))
 			}
 		})
+	}
+	// Each boolean part is true or false and each integer part digits
+	// without sign, spaces or leading zeros, which the refusal says, with
+	// the value sent: 1, " true", +10 and 010 were taken.
+	size := fmt.Sprint(len(pic))
+	for _, c := range []struct {
+		parts              []part
+		field, value, want string
+	}{
+		{std("one.png", "image/png", pic, text("ResizeImage", "1"), text("MaxWidth", "10")), "ResizeImage", "1", "must be true or false"},
+		{std("spaced.png", "image/png", pic, text("ResizeImage", " true"), text("MaxWidth", "10")), "ResizeImage", " true", "must be true or false"},
+		{std("plus.png", "image/png", pic, text("ResizeImage", "true"), text("MaxWidth", "+10")), "MaxWidth", "+10",
+			"must be a whole number from 1 to 10000, in digits without sign, spaces or leading zeros"},
+		{std("zero.png", "image/png", pic, text("ResizeImage", "true"), text("MaxWidth", "010")), "MaxWidth", "010",
+			"must be a whole number from 1 to 10000, in digits without sign, spaces or leading zeros"},
+		{[]part{text("FileName", "len.png"), text("ContentType", "image/png"), text("ContentLength", "+"+size), file(pic)}, "ContentLength", "+" + size,
+			"must be a whole number of 0 or more, in digits without sign, spaces or leading zeros"},
+		{[]part{text("FileName", "len2.png"), text("ContentType", "image/png"), text("ContentLength", size+" "), file(pic)}, "ContentLength", size + " ",
+			"must be a whole number of 0 or more, in digits without sign, spaces or leading zeros"},
+	} {
+		r := post(t, s, tenant, token, c.parts...)
+		var p struct {
+			Errors []struct{ Location, ErrorMessage, AttemptedValue string }
+		}
+		if r.Status != http.StatusBadRequest {
+			t.Fatalf("%s %q: %d %s", c.field, c.value, r.Status, r.Body)
+		}
+		r.JSON(t, &p)
+		if len(p.Errors) != 1 || p.Errors[0].Location != "body."+c.field || p.Errors[0].ErrorMessage != c.want || p.Errors[0].AttemptedValue != c.value {
+			t.Fatalf("%s %q: %s", c.field, c.value, r.Body)
+		}
 	}
 	// A chunked form (no declared length to refuse first) over its cap of
 	// the limit and 1 MiB with a file within the limit: the bytes before the

@@ -35,7 +35,7 @@ var _ fileStore = (*store.Store)(nil)
 // streams it to the object store.
 type uploadParts struct {
 	FileName            string `json:"FileName" maxLength:"1024" doc:"Name of the file; with FolderName it makes the full name folder/name. Names are put in Unicode NFC (composed and decomposed forms are one name) and are case-sensitive; no .. or . segments, no leading /, no backslash, no control or invisible characters (line separators, default-ignorable characters such as zero-width joiners and Hangul fillers, the blank braille pattern)." example:"tornado.wav"`
-	ContentType         string `json:"ContentType" doc:"The file's content type; must agree with its bytes. Accepted: image/png, image/jpeg, image/gif, image/webp, image/bmp, audio/wav, audio/mpeg (common aliases such as image/jpg and audio/x-wav too)." example:"audio/wav"`
+	ContentType         string `json:"ContentType" doc:"The file's content type; must agree with its bytes (a media range such as image/* is a 400). Accepted: image/png, image/jpeg, image/gif, image/webp, image/bmp, audio/wav, audio/mpeg (common aliases such as image/jpg and audio/x-wav too)." example:"audio/wav"`
 	ContentLength       int64  `json:"ContentLength" minimum:"0" doc:"The file's size in bytes; must match the bytes of HttpFile." example:"882044"`
 	HttpFile            string `json:"HttpFile" format:"binary" contentMediaType:"application/octet-stream" doc:"The file's bytes, at most TOCSIN_FILE_SIZE_LIMIT_BYTES (25 MiB by default)."`
 	FolderName          string `json:"FolderName,omitempty" maxLength:"1024" doc:"Folder of the file; may be nested (a/b)." example:"sirens"`

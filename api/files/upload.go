@@ -5,11 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"mime"
 	"mime/multipart"
 	"net/http"
 	"slices"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -71,19 +71,17 @@ func setPart(f *fileservice.Form, name, v string) error {
 		}
 		f.Description = v
 	case "ContentLength":
-		f.ContentLength, err = strconv.ParseInt(strings.TrimSpace(v), 10, 64)
-		if err != nil || f.ContentLength < 0 {
-			return invalidPart(name, "must be a non-negative integer (the file's size in bytes)", v)
-		}
+		f.ContentLength, err = rest.FormInteger(name, v, 0, math.MaxInt64)
+		return err
 	case "MaxWidth":
-		f.MaxWidth, err = strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || f.MaxWidth < 1 || f.MaxWidth > MaxWidthLimit {
-			return invalidPart(name, fmt.Sprintf("must be an integer from 1 to %d", MaxWidthLimit), v)
-		}
+		var w int64
+		w, err = rest.FormInteger(name, v, 1, MaxWidthLimit)
+		f.MaxWidth = int(w)
+		return err
 	case "EncodeForEasAudio", "EncodeForVoiceAudio", "ResizeImage":
-		b, err := strconv.ParseBool(strings.TrimSpace(v))
+		b, err := rest.FormBoolean(name, v)
 		if err != nil {
-			return invalidPart(name, "must be true or false", v)
+			return err
 		}
 		switch name {
 		case "EncodeForEasAudio":

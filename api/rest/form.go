@@ -1,9 +1,13 @@
 package rest
 
 import (
+	"fmt"
+	"math"
 	"mime"
 	"mime/multipart"
 	"strings"
+
+	"github.com/tocsin/tocsin/internal/ids"
 )
 
 // PartName is the name of a part of a multipart/form-data body: the name
@@ -30,4 +34,35 @@ func PartName(p *multipart.Part) (string, error) {
 		return name, Invalid("body", name, "is a "+mt+" part, the form of a field given more than once: give it once, as one part with one value", nil)
 	}
 	return name, nil
+}
+
+// FormBoolean reads v, the text of the boolean form field name: true or
+// false, as JSON writes them (True, TRUE, False and FALSE, as other
+// clients write them, too), else a 400 naming the field. Every boolean
+// form field is read by this one rule; 1, t, yes, on and the empty text
+// are refused.
+func FormBoolean(name, v string) (bool, error) {
+	switch v {
+	case "true", "True", "TRUE":
+		return true, nil
+	case "false", "False", "FALSE":
+		return false, nil
+	}
+	return false, Invalid("body", name, "must be true or false", v)
+}
+
+// FormInteger reads v, the text of the integer form field name: a number
+// from low (at least 0) to high written in canonical decimal, as path
+// integers are (ids.Decimal), else a 400 naming the field that says which
+// numbers it takes and how to write them.
+func FormInteger(name, v string, low, high int64) (int64, error) {
+	n, ok := ids.Decimal(v)
+	if ok && n >= low && n <= high {
+		return n, nil
+	}
+	which := fmt.Sprintf("from %d to %d", low, high)
+	if high == math.MaxInt64 {
+		which = fmt.Sprintf("of %d or more", low)
+	}
+	return 0, Invalid("body", name, "must be a whole number "+which+", in digits without sign, spaces or leading zeros", v)
 }

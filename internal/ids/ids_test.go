@@ -13,3 +13,15 @@ func TestParse(t *testing.T) {
 		}
 	}
 }
+
+func TestDecimal(t *testing.T) {
+	for s, want := range map[string]bool{
+		"0": true, "1": true, "42": true, "9223372036854775807": true,
+		"": false, "00": false, "01": false, "+1": false, "-1": false, "-0": false, " 1": false, "1 ": false,
+		"1.0": false, "1e3": false, "0x1": false, "1_000": false, "9223372036854775808": false, "٣": false,
+	} {
+		if _, ok := Decimal(s); ok != want {
+			t.Errorf("Decimal(%q) ok = %v; want %v", s, ok, want)
+		}
+	}
+}

@@ -299,6 +299,9 @@ func (u *upload) run(ctx context.Context, decode func(Receive) (Form, error)) (f
 // checkType compares the declared ContentType with the type of the file's bytes.
 func (u *upload) checkType(f *Form, sniffed string) error {
 	declared := media.Normalize(f.ContentType)
+	if media.IsRange(declared) {
+		return invalid("ContentType", fmt.Sprintf("is a media range (%s), which names many types: give the file's own type, one of %s", declared, strings.Join(media.Supported, ", ")), f.ContentType)
+	}
 	if media.Kind(declared) == "" {
 		return &UnsupportedError{fmt.Sprintf("ContentType %q is not accepted; accepted are %s", f.ContentType, strings.Join(media.Supported, ", "))}
 	}

@@ -1,0 +1,23 @@
+package rest
+
+import "github.com/tocsin/tocsin/internal/ids"
+
+// IntegerPattern is the pattern of a path parameter that holds an integer
+// in a string, as the directory's ids do (its interface types them as
+// strings): the server holds such a parameter to the rule of integer path
+// parameters (see CheckPathInteger), and the document shows it.
+const IntegerPattern = `^(0|[1-9][0-9]*)$`
+
+// MsgCanonicalInteger is what an integer written as text must be.
+const MsgCanonicalInteger = "must be a whole number written in canonical decimal: digits only, without sign, spaces or leading zeros (1, not 01, +1 or 1.0)"
+
+// CheckPathInteger refuses v, the value of the integer path parameter name,
+// unless it writes a number in canonical decimal (ids.Decimal): 0001, +1,
+// 1.0 or %201 would otherwise name the same row as 1, or nothing at all,
+// depending on the operation. The problem is a 400 naming the parameter.
+func CheckPathInteger(name, v string) *ProblemDetails {
+	if _, ok := ids.Decimal(v); ok {
+		return nil
+	}
+	return Invalid("path", name, MsgCanonicalInteger, v)
+}
