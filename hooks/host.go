@@ -91,6 +91,11 @@ func CheckHost(u *url.URL) (string, error) {
 		if len(label) > maxLabel {
 			return "", fmt.Errorf("the host %s has a label longer than %d bytes in its ASCII form (%s)", host, maxLabel, label)
 		}
+		// IDNA without its ASCII rule keeps the ASCII characters of an
+		// internationalized label as they are: bü*cher is xn--b*cher-3ya.
+		if err := checkLabel(host, label); err != nil {
+			return "", err
+		}
 	}
 	if len(ascii) > maxName {
 		return "", fmt.Errorf("the host %s is longer than %d bytes in its ASCII form", host, maxName)
@@ -105,10 +110,10 @@ func CheckHost(u *url.URL) (string, error) {
 // it refuses among ASCII characters; checkLabel allows that one more.
 var lookup = idna.New(idna.MapForLookup(), idna.BidiRule(), idna.StrictDomainName(false))
 
-// checkLabel checks one label of host as written: not empty, and, when
-// ASCII, made of letters, digits, underscores and inner hyphens, at most
-// 63 bytes.
-// Labels in other scripts are left to IDNA.
+// checkLabel checks one label of host: not empty, and, when ASCII, made of
+// letters, digits, underscores and inner hyphens, at most 63 bytes.
+// Labels in other scripts are left to IDNA, and their ASCII forms checked
+// here in turn.
 func checkLabel(host, label string) error {
 	switch {
 	case label == "":

@@ -32,6 +32,10 @@ func TestHostsMustBeAddressesOrNames(t *testing.T) {
 		{"https://" + strings.Repeat("aü", 30) + ".example/x", "longer than 63"}, // 67 bytes in ASCII
 		{"https://" + strings.Repeat(long+".", 4) + "example/x", "longer than 253"},
 		{"https://a*b.example/x", "other than letters"},
+		{"https://bü*cher.example/x", "other than letters"},
+		{"https://bü!cher.example/x", "other than letters"},
+		{"https://bü=x.example/x", "other than letters"},
+		{"https://b(ü).example/x", "other than letters"},
 		{"https://-ab.example/x", "hyphen"},
 		{"https://ab-.example/x", "hyphen"},
 		{"https://ab--cd.example/x", "3rd and 4th"},
@@ -66,6 +70,7 @@ func TestHostsMustBeAddressesOrNames(t *testing.T) {
 		{"https://123.example/x", "123.example"},
 		{"https://sms_gateway:8080/x", "sms_gateway"},
 		{"https://_a.b_c.example/x", "_a.b_c.example"},
+		{"https://bü_x.example/x", "xn--b_x-hoa.example"},
 		{"https://" + long + "." + long + ".example/x", long + "." + long + ".example"},
 		{"https://bücher.example/x", "xn--bcher-kva.example"},
 		{"https://BÜCHER.example/x", "xn--bcher-kva.example"},
