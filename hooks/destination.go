@@ -3,8 +3,6 @@ package hooks
 import (
 	"net/url"
 	"strings"
-
-	"golang.org/x/net/idna"
 )
 
 // SameDestination reports whether the URLs a and b reach the same receiver:
@@ -12,8 +10,9 @@ import (
 // written or not), the same path (trailing slashes aside) and the same
 // query parameters (in any order). The fragment does not count. Hosts are
 // compared as the HTTP client dials them: an internationalized name in its
-// ASCII form (so STRAẞE.de, which goes to strasse.de, is not straße.de),
-// then case-insensitively; a trailing dot counts, as it changes how a
+// ASCII form by the lookup rules CheckHost reads hosts with, underscores
+// allowed (so STRAẞE.de, which goes to strasse.de, is not straße.de, and
+// sms_gateway is itself), then case-insensitively; a trailing dot counts, as it changes how a
 // single-label name resolves.
 //
 // A masked secret sent back keeps its stored value only while the URL the
@@ -58,7 +57,7 @@ func destination(raw string) ([5]string, bool) {
 	if err != nil || u.Host == "" {
 		return [5]string{}, false
 	}
-	host, err := idna.Lookup.ToASCII(u.Hostname())
+	host, err := lookup.ToASCII(u.Hostname())
 	if err != nil {
 		return [5]string{}, false
 	}

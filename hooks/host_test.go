@@ -97,3 +97,20 @@ func TestHostsMustBeAddressesOrNames(t *testing.T) {
 		t.Errorf("internationalized target kept as %v (%v)", u, err)
 	}
 }
+
+// TestAllowedNamesAreReadAsHostsAre: a name the operator allows
+// (TOCSIN_HOOK_ALLOW_HOSTS) is read by the rule of hosts, an underscore in
+// an internationalized name included, so the target that writes it is
+// allowed by name.
+func TestAllowedNamesAreReadAsHostsAre(t *testing.T) {
+	t.Parallel()
+	p, err := hooks.NewPolicy([]string{"bü_x.internal", "sms_gateway"}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, raw := range []string{"http://bü_x.internal/in", "http://xn--b_x-hoa.internal/in", "http://SMS_gateway:8080/in"} {
+		if _, err := p.CheckURL(context.Background(), raw); err != nil {
+			t.Errorf("%s: %v", raw, err)
+		}
+	}
+}

@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"code.dny.dev/ssrf"
-	"golang.org/x/net/idna"
 )
 
 // Policy decides which hook targets, and which tenant-configured channel
@@ -46,7 +45,7 @@ func NewPolicy(allow []string, allowHTTP bool) (*Policy, error) {
 		} else if strings.ContainsAny(s, "/: ") {
 			return nil, fmt.Errorf("TOCSIN_HOOK_ALLOW_HOSTS: %q is neither a host name, an address nor a CIDR", s)
 		} else {
-			if a, err := idna.Lookup.ToASCII(s); err == nil {
+			if a, err := lookup.ToASCII(s); err == nil {
 				s = a
 			}
 			p.hosts[normalHost(s)] = true
