@@ -97,8 +97,12 @@ func TestPathIntegersAreWrittenCanonically(t *testing.T) {
 				continue
 			}
 			p := problem(t, r)
+			msg := rest.MsgCanonicalInteger
+			if bad == "99999999999999999999" {
+				msg = rest.MsgIntegerTooLarge
+			}
 			if len(p.Errors) != 1 || p.Errors[0].Location != "path."+o.param || p.Errors[0].PropertyName != o.param ||
-				p.Errors[0].ErrorMessage != rest.MsgCanonicalInteger || p.Errors[0].AttemptedValue != bad {
+				p.Errors[0].ErrorMessage != msg || p.Errors[0].AttemptedValue != bad {
 				t.Errorf("%s %s: %s", o.method, o.path(bad), r.Body)
 			}
 		}

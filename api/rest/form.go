@@ -54,14 +54,15 @@ func FormBoolean(name, v string) (bool, error) {
 // FormInteger reads v, the text of the integer form field name: a number
 // from low (at least 0) to high written in canonical decimal, as path
 // integers are (ids.Decimal), else a 400 naming the field that says which
-// numbers it takes and how to write them.
+// numbers it takes and how to write them (up to 9223372036854775807 when
+// the digits sent were beyond it).
 func FormInteger(name, v string, low, high int64) (int64, error) {
 	n, ok := ids.Decimal(v)
 	if ok && n >= low && n <= high {
 		return n, nil
 	}
 	which := fmt.Sprintf("from %d to %d", low, high)
-	if high == math.MaxInt64 {
+	if high == math.MaxInt64 && !beyondInt64(v) {
 		which = fmt.Sprintf("of %d or more", low)
 	}
 	return 0, Invalid("body", name, "must be a whole number "+which+", in digits without sign, spaces or leading zeros", v)

@@ -50,6 +50,8 @@ func TestFormInteger(t *testing.T) {
 		{"0", 1, 100, "must be a whole number from 1 to 100, in digits without sign, spaces or leading zeros"},
 		{"101", 1, 100, "must be a whole number from 1 to 100, in digits without sign, spaces or leading zeros"},
 		{"+5", 0, math.MaxInt64, "must be a whole number of 0 or more, in digits without sign, spaces or leading zeros"},
+		{"9223372036854775808", 0, math.MaxInt64, "must be a whole number from 0 to 9223372036854775807, in digits without sign, spaces or leading zeros"},
+		{"99999999999999999999", 1, 100, "must be a whole number from 1 to 100, in digits without sign, spaces or leading zeros"},
 	} {
 		_, err := rest.FormInteger("MaxWidth", c.v, c.low, c.high)
 		if f := refusal(t, err); f.Location != "body.MaxWidth" || f.ErrorMessage != c.msg || f.AttemptedValue != c.v {
