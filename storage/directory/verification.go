@@ -95,6 +95,20 @@ func HashCode(key, salt []byte, code string) []byte {
 	return m.Sum(nil)
 }
 
+// codeMatches reports whether code is the one hash was made of with salt:
+// under key (HashCode), or without a key, as versions before the key
+// stored codes (SHA-256 of salt and code), so that a code one of them
+// stored during a rolling upgrade still verifies while it lives
+// (TOCSIN_VERIFICATION_CODE_TTL). The unkeyed hash of a code matches only
+// such a row: a keyed hash is the plain hash of no code.
+func codeMatches(key, salt, hash []byte, code string) bool {
+	plain := sha256.New()
+	plain.Write(salt)
+	plain.Write([]byte(code))
+	keyed := subtle.ConstantTimeCompare(HashCode(key, salt, code), hash)
+	return keyed|subtle.ConstantTimeCompare(plain.Sum(nil), hash) == 1
+}
+
 // CodeKey derives the key HashCode hashes codes under from the secrets
 // key (TOCSIN_SECRETS_KEY).
 func CodeKey(secretsKey string) ([]byte, error) {
@@ -455,8 +469,8 @@ type CheckResult struct {
 	Seq int
 }
 
-// CheckCode compares code, hashed under key (CodeKey), with the address's
-// most recent code and records the outcome: Verified, a wrong attempt (the
+// CheckCode compares code, hashed under key (CodeKey; see codeMatches for a
+// code stored before the key), with the address's most recent code and records the outcome: Verified, a wrong attempt (the
 // last allowed one kills the code: Failed), or Expired. Final outcomes emit their event in the same
 // transaction.
 func CheckCode(ctx context.Context, tx *sqlx.Tx, key []byte, tenant string, person int64, kind Kind, address, code string) (CheckResult, error) {
@@ -489,7 +503,7 @@ func CheckCode(ctx context.Context, tx *sqlx.Tx, key []byte, tenant string, pers
 			return res, err
 		}
 		res.Outcome = CheckExpired
-	case subtle.ConstantTimeCompare(HashCode(key, r.Salt, code), r.Hash) == 1:
+	case codeMatches(key, r.Salt, r.Hash, code):
 		if err := settle(ctx, tx, tenant, person, kind, address, &r, storage.VerificationVerified, ""); err != nil {
 			return res, err
 		}

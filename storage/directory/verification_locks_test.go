@@ -2,6 +2,7 @@ package directory_test
 
 import (
 	"context"
+	"crypto/sha256"
 	"errors"
 	"sync"
 	"testing"
@@ -137,6 +138,65 @@ func TestAResendDoesNotUndoAVerification(t *testing.T) {
 	}
 	if store(second, "222222").Stored {
 		t.Error("the resend's code was stored after the address was verified")
+	}
+	if st, err := directory.ContactStatus(ctx, db, tenant, person, directory.KindEmail, address); err != nil || st != storage.VerificationVerified {
+		t.Fatalf("status %s %v, want Verified", st, err)
+	}
+}
+
+// TestACodeStoredBeforeTheKeyStillVerifies: during a rolling upgrade a
+// worker of the version before the keyed hash stores a code as the plain
+// SHA-256 of salt and code; the API checking it under the key still takes
+// the right code, and counts a wrong one as wrong.
+func TestACodeStoredBeforeTheKeyStillVerifies(t *testing.T) {
+	t.Parallel()
+	ctx, db, tenant, _ := stacktest.DBTenants(t)
+	const address = "upgrade@example.com"
+	var person int64
+	var seq int
+	if err := db.InTx(ctx, func(tx *sqlx.Tx) error {
+		var err error
+		if person, err = directory.CreateUser(ctx, tx, tenant, "main", directory.NewUser{}); err != nil {
+			return err
+		}
+		if _, err = directory.AddEmail(ctx, tx, tenant, person, address, "work"); err != nil {
+			return err
+		}
+		if _, err = directory.ReserveNonce(ctx, tx, tenant, person, directory.KindEmail, address, "n", []byte("n")); err != nil {
+			return err
+		}
+		seq, err = directory.BeginResend(ctx, tx, tenant, person, directory.KindEmail, address, "n", "wf")
+		return err
+	}); err != nil {
+		t.Fatal(err)
+	}
+	salt := []byte("salt of an older version")
+	plain := sha256.Sum256(append(salt, "314159"...))
+	if out, err := directory.StoreCode(ctx, db, directory.Code{Tenant: tenant, Person: person, Kind: directory.KindEmail, Address: address,
+		Seq: seq, Salt: salt, Hash: plain[:], TTL: time.Minute}); err != nil || !out.Stored {
+		t.Fatalf("store: %+v %v", out, err)
+	}
+	key, err := directory.CodeKey(secrets.DevKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(code string) directory.CheckResult {
+		t.Helper()
+		var res directory.CheckResult
+		if err := db.InTx(ctx, func(tx *sqlx.Tx) error {
+			var err error
+			res, err = directory.CheckCode(ctx, tx, key, tenant, person, directory.KindEmail, address, code)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	if res := check("271828"); res.Outcome != directory.CheckWrong {
+		t.Fatalf("a wrong code: %+v", res)
+	}
+	if res := check("314159"); res.Outcome != directory.CheckVerified {
+		t.Fatalf("the code stored before the key: %+v, want Verified", res)
 	}
 	if st, err := directory.ContactStatus(ctx, db, tenant, person, directory.KindEmail, address); err != nil || st != storage.VerificationVerified {
 		t.Fatalf("status %s %v, want Verified", st, err)
