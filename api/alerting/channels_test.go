@@ -932,3 +932,45 @@ func TestPreviewEtnCountIsBounded(t *testing.T) {
 		t.Fatalf("the preview answered after %s", took)
 	}
 }
+
+// TestAlertReadOutlivesItsEtnCount: getAlertsById of an ETN alert whose
+// first batch has not stored its numbers counts the numbers inside its
+// areas; when that count runs past channelstate.ETNCountTimeout the alert
+// is still answered, without its recipient summary, not refused.
+func TestAlertReadOutlivesItsEtnCount(t *testing.T) {
+	t.Parallel()
+	s := startWithPublicURL(t)
+	tenant, tok := s.NewTenant(t)
+	configureLoopbacks(t, s, tok, nil)
+	ada := &contact{First: "Ada", Last: "Lovelace", Phone: "+15550100001", Lat: 41.8781, Lng: -87.6298, HasLocation: true}
+	seed(t, s, tenant, ada)
+	lock, err := storagetest.LockAddressPoints(context.Background(), s.DB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = lock.Rollback() })
+	res := send(t, s, tok, map[string]any{"settings": map[string]any{
+		"message":    map[string]any{"subject": "Gas leak", "body": "Leave the area now."},
+		"channels":   map[string]any{"etn": map[string]any{"enabled": true}},
+		"recipients": map[string]any{"areas": []map[string]any{{"center": map[string]any{"lat": 41.8781, "lng": -87.6298}, "radiusMeters": 2000}}},
+	}})
+	// The recipients resolve; the batch that stores the numbers waits for
+	// the address points, so reading the alert counts them, in vain.
+	stacktest.Eventually(t, 60*time.Second, "the recipients to resolve", func() bool {
+		return status(t, s, tok, res.AlertID).Recipients > 0
+	})
+	r := s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d", res.AlertID), tok, nil)
+	var got struct {
+		ID         int64           `json:"id"`
+		Recipients json.RawMessage `json:"recipients"`
+	}
+	if r.Status != http.StatusOK {
+		t.Fatalf("reading the alert while its ETN count cannot finish: %d %s", r.Status, r.Body)
+	}
+	r.JSON(t, &got)
+	if got.ID != res.AlertID || got.Recipients != nil {
+		t.Errorf("alert %d with recipients %s, want %d without", got.ID, got.Recipients, res.AlertID)
+	}
+	_ = lock.Rollback()
+	waitDone(t, s, tok, res.AlertID)
+}

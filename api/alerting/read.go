@@ -233,10 +233,14 @@ func (h *handler) getAlertsByID(ctx context.Context, in *getAlertInput) (*rest.O
 				return c.Total, err
 			}
 			return (&channelstate.AlertETNTargets{DB: h.d.DB}).Count(ctx, tenant, areas, lists)
-		}); err != nil {
+		}); err == nil {
+			res.Recipients = summaryOfCounts(counts, al.Channels)
+		} else if !errors.As(err, new(*channelstate.CountTimeoutError)) {
 			return nil, etnCountProblem(err)
 		}
-		res.Recipients = summaryOfCounts(counts, al.Channels)
+		// A count past its bound leaves the summary out of this read, as
+		// while the recipients are not resolved: the alert is still there
+		// to read, and its first batch stores the numbers it calls.
 	}
 	var rec *storage.RecipientRow
 	rd, rerr := alert.NewRenderer(tenant, al.ID, s, h.d.Config.PublicURL, nil)
