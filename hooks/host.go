@@ -106,26 +106,28 @@ func CheckHost(u *url.URL) (string, error) {
 	return ascii, nil
 }
 
-// lookup is IDNA's lookup profile (UTS #46) but for the underscore, which
-// it refuses among ASCII characters; checkLabel allows that one more.
-var lookup = idna.New(idna.MapForLookup(), idna.BidiRule(), idna.StrictDomainName(false))
+// lookup is IDNA's lookup profile (UTS #46) but for two ASCII rules that
+// names in use break: the underscore, which checkLabel allows, and
+// hyphens in a label's 3rd and 4th places (r3---sn-abc.googlevideo.com),
+// as browsers allow them; a label that claims to be internationalized
+// (xn--) is still decoded and checked.
+var lookup = idna.New(idna.MapForLookup(), idna.BidiRule(), idna.StrictDomainName(false), idna.CheckHyphens(false))
 
-// checkLabel checks one label of host: not empty, and, when ASCII, made of
-// letters, digits, underscores and inner hyphens, at most 63 bytes.
+// checkLabel checks one label of host: not empty, no hyphen first or
+// last, and, when ASCII, made of letters, digits, underscores and
+// hyphens, at most 63 bytes.
 // Labels in other scripts are left to IDNA, and their ASCII forms checked
 // here in turn.
 func checkLabel(host, label string) error {
 	switch {
 	case label == "":
 		return fmt.Errorf("the host %s has an empty label (two dots in a row, or more than one trailing dot)", host)
+	case label[0] == '-' || label[len(label)-1] == '-':
+		return fmt.Errorf("the host %s has a label that starts or ends with a hyphen (%s)", host, label)
 	case !isASCII(label):
 		return nil
 	case len(label) > maxLabel:
 		return fmt.Errorf("the host %s has a label longer than %d bytes (%s)", host, maxLabel, label)
-	case label[0] == '-' || label[len(label)-1] == '-':
-		return fmt.Errorf("the host %s has a label that starts or ends with a hyphen (%s)", host, label)
-	case len(label) >= 4 && label[2:4] == "--" && !strings.EqualFold(label[:2], "xn"):
-		return fmt.Errorf("the host %s has a label with hyphens in its 3rd and 4th places, which only internationalized labels (xn--) have (%s)", host, label)
 	}
 	for i := 0; i < len(label); i++ {
 		c := label[i]
