@@ -1,6 +1,9 @@
 package storage
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Profile is a person's names, language and time zone, as the people table
 // holds them; the rows that contacts and directory read from people embed
@@ -70,3 +73,32 @@ const (
 	PhoneColumns  = `person_id, number, phone_type, can_text, can_call, verification_status, verified_at, created_at`
 	DeviceColumns = `id, person_id, app, platform, token, created_at`
 )
+
+// The most rows of each kind one person may hold. Every path that adds
+// them (the directory's operations, a user's mobileApps, a contacts
+// import) refuses to go past them, so what reads a person's rows (a
+// user's profile, a page of contacts) stays bounded.
+const (
+	MaxEmailsPerPerson    = 20
+	MaxPhonesPerPerson    = 20
+	MaxDevicesPerPerson   = 50
+	MaxLocationsPerPerson = 100
+	// MaxWeatherPerPerson counts weather subscriptions: one per category
+	// and location (or all locations).
+	MaxWeatherPerPerson = 100
+	// MaxGroupsPerPerson counts the groups a person is a direct member of.
+	MaxGroupsPerPerson = 500
+)
+
+// LimitError says that a change would leave a person holding more rows of
+// a kind than its limit; the change is not made.
+type LimitError struct {
+	// What names the rows: "email addresses", "phone numbers", …
+	What string
+	// Limit is the most a person may hold.
+	Limit int
+}
+
+func (e *LimitError) Error() string {
+	return fmt.Sprintf("a person holds at most %d %s", e.Limit, e.What)
+}

@@ -235,3 +235,51 @@ func wantOneList(t *testing.T, s *stacktest.Stack, tok string, points int) {
 		t.Fatalf("the tenant's lists are %+v, want one of %d points", lists, points)
 	}
 }
+
+// TestEtnAddressPointListsArePaged: the lists come in pages, as every list
+// of the API does: page and pageSize (at most 500) with the totals, sorted
+// by name unless sort names listName, points or importedAt.
+func TestEtnAddressPointListsArePaged(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Shared(t)
+	_, tok := s.NewTenant(t)
+	for i, name := range []string{"cedar", "ash", "birch"} {
+		csv := pointsHeader
+		for j := range i + 1 {
+			csv += fmt.Sprintf("+1555%03d%04d,45.0,-122.0,Point,\n", i, j)
+		}
+		if r := s.Do(t, http.MethodPut, "/v2/settings/etn/addressPointLists/"+name, tok, strings.NewReader(csv), "Content-Type", "text/csv"); r.Status != 200 {
+			t.Fatalf("%d %s", r.Status, r.Body)
+		}
+	}
+	page := func(query string) (names []string, p model.EtnAddressPointListsResponse) {
+		t.Helper()
+		r := s.Do(t, http.MethodGet, "/v2/settings/etn/addressPointLists"+query, tok, nil)
+		if r.Status != http.StatusOK {
+			t.Fatalf("%s: %d %s", query, r.Status, r.Body)
+		}
+		r.JSON(t, &p)
+		for _, l := range p.Items {
+			names = append(names, l.ListName)
+		}
+		return names, p
+	}
+	if names, p := page("?pageSize=2"); strings.Join(names, ",") != "ash,birch" || p.TotalCount != 3 || p.TotalPages != 2 || p.Page != 1 || p.PageSize != 2 {
+		t.Errorf("first page %v %+v", names, p.Paging)
+	}
+	if names, _ := page("?pageSize=2&page=2"); strings.Join(names, ",") != "cedar" {
+		t.Errorf("second page %v", names)
+	}
+	if names, p := page(""); len(names) != 3 || p.PageSize != 25 {
+		t.Errorf("default page %v %+v", names, p.Paging)
+	}
+	if names, _ := page("?sort=-points"); strings.Join(names, ",") != "birch,ash,cedar" {
+		t.Errorf("by points %v", names)
+	}
+	for query, field := range map[string]string{"?sort=size": "query.sort", "?pageSize=501": "query.pageSize"} {
+		r := s.Do(t, http.MethodGet, "/v2/settings/etn/addressPointLists"+query, tok, nil)
+		if r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), `"location":"`+field+`"`) {
+			t.Errorf("%s: %d %s", query, r.Status, r.Body)
+		}
+	}
+}

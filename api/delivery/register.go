@@ -29,6 +29,7 @@ import (
 	"github.com/tocsin/tocsin/hooks"
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/channelstate"
 	"github.com/tocsin/tocsin/storage/results"
 )
 
@@ -102,7 +103,8 @@ func Register(api huma.API, d rest.Deps) {
 		http.StatusUnsupportedMediaType, http.StatusRequestEntityTooLarge)
 	importPoints.MaxBodyBytes = maxPointsBytes
 	rest.Register(api, importPoints.DocumentedBy(documentPointsBody), h.importPoints)
-	rest.Register(api, etnArea.Op("listEtnAddressPointLists", http.MethodGet, "/v2/settings/etn/addressPointLists", 0, "List the tenant's ETN address-point lists", ""), h.listPoints)
+	rest.Register(api, etnArea.Op("listEtnAddressPointLists", http.MethodGet, "/v2/settings/etn/addressPointLists", 0, "List the tenant's ETN address-point lists",
+		"Answers a page of the tenant's address-point lists with their points and when each was imported. Sortable by listName (default), points and importedAt."), h.listPoints)
 	rest.Register(api, etnArea.Op("deleteEtnAddressPointList", http.MethodDelete, "/v2/settings/etn/addressPointLists/{listName}", http.StatusNoContent, "Delete an ETN address-point list", ""), h.deletePoints)
 }
 
@@ -335,12 +337,16 @@ func refusedPoints(err error) error {
 	return rest.Invalid("body", "csv", err.Error(), nil)
 }
 
-func (h *handlers) listPoints(ctx context.Context, _ *struct{}) (*rest.Output[model.EtnAddressPointListsResponse], error) {
-	lists, err := h.pts.Lists(ctx, rest.Tenant(ctx))
+func (h *handlers) listPoints(ctx context.Context, in *struct{ rest.PageParams }) (*rest.Output[model.EtnAddressPointListsResponse], error) {
+	order, err := rest.SortBy(in.Sort, channelstate.PointListSorting)
 	if err != nil {
 		return nil, err
 	}
-	out := model.EtnAddressPointListsResponse{Items: []model.EtnAddressPointList{}}
+	lists, total, err := h.pts.Lists(ctx, rest.Tenant(ctx), order, in.Limit(), in.Offset())
+	if err != nil {
+		return nil, err
+	}
+	out := model.EtnAddressPointListsResponse{Paging: rest.NewPaging(in.PageParams, total), Items: []model.EtnAddressPointList{}}
 	for _, l := range lists {
 		out.Items = append(out.Items, model.EtnAddressPointList{ListName: l.Name, Points: l.Points, ImportedAt: l.ImportedAt})
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/tocsin/tocsin/api/directory/directoryservice"
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/storage"
 	store "github.com/tocsin/tocsin/storage/directory"
 )
 
@@ -167,7 +168,8 @@ func registerAddress[P addressPath, B, M any](api huma.API, h *handlers, path, k
 
 func (h *handlers) registerContact(api huma.API) {
 	registerAddress[EmailPath](api, h, "/{tenantId}/directory/{directoryId}/users/{userId}/contact/emails", "Email", "address",
-		"Adds an address (RFC 5322, stored in lower case) to the user, Unverified. An address the user already has is a 409.",
+		"Adds an address (RFC 5322, stored in lower case) to the user, Unverified. An address the user already has is a 409."+
+			limitDoc(storage.MaxEmailsPerPerson, "email addresses"),
 		func(ctx context.Context, body model.CreateEmailCommand) (func(directoryservice.User) (model.EmailAddress, error), error) {
 			addr, err := normalizeEmail(body.Address)
 			if err != nil {
@@ -179,7 +181,7 @@ func (h *handlers) registerContact(api huma.API) {
 			}
 			return func(u directoryservice.User) (model.EmailAddress, error) {
 				e, err := h.users.AddEmail(ctx, u, addr, label)
-				return emailOut(e), err
+				return emailOut(e), overLimit(err, "address")
 			}, nil
 		},
 		func(ctx context.Context, u directoryservice.User, addr string) (model.EmailAddress, error) {
@@ -189,7 +191,8 @@ func (h *handlers) registerContact(api huma.API) {
 
 	registerAddress[PhonePath](api, h, "/{tenantId}/directory/{directoryId}/users/{userId}/contact/phones", "Phone", "number",
 		"Adds a number to the user, stored in E.164, Unverified. A number of type Fax is reached by the fax channel only (canText and canCall false). "+
-			"A number that cannot be parsed is a 400 naming the field; one the user already has is a 409.",
+			"A number that cannot be parsed is a 400 naming the field; one the user already has is a 409."+
+			limitDoc(storage.MaxPhonesPerPerson, "phone numbers"),
 		func(ctx context.Context, body model.CreatePhoneCommand) (func(directoryservice.User) (model.PhoneNumber, error), error) {
 			p, err := newPhone(body)
 			if err != nil {
@@ -197,7 +200,7 @@ func (h *handlers) registerContact(api huma.API) {
 			}
 			return func(u directoryservice.User) (model.PhoneNumber, error) {
 				added, err := h.users.AddPhone(ctx, u, phoneIn(p))
-				return phoneOut(added), err
+				return phoneOut(added), overLimit(err, "number")
 			}, nil
 		},
 		func(ctx context.Context, u directoryservice.User, num string) (model.PhoneNumber, error) {

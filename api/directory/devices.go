@@ -11,6 +11,7 @@ import (
 	"github.com/tocsin/tocsin/api/directory/directoryservice"
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/storage"
 	store "github.com/tocsin/tocsin/storage/directory"
 )
 
@@ -28,7 +29,8 @@ func (h *handlers) registerDevices(api huma.API) {
 	rest.Register(api, op("usersCreateNewDevice", http.MethodPost, devices, http.StatusCreated, "Register a push device",
 		"Registers a device token for the push channel (app push): alerts on push then notify it. "+
 			"The token is unique among the tenant's push devices: one registered already (to this user or another) is a 409. "+
-			"Devices of the alerts app (app myalerts) are registered through the user's mobileApps instead.", http.StatusConflict),
+			"Devices of the alerts app (app myalerts) are registered through the user's mobileApps instead."+
+			limitDoc(storage.MaxDevicesPerPerson, "devices (push devices and the mobileApps' push tokens together)"), http.StatusConflict),
 		func(ctx context.Context, in *userWith[model.CreateDeviceCommand]) (*rest.Output[model.ContactInformationDevice], error) {
 			token := strings.TrimSpace(in.Body.Token)
 			if token != in.Body.Token || strings.ContainsAny(token, "\r\n\t ") {
@@ -37,7 +39,7 @@ func (h *handlers) registerDevices(api huma.API) {
 			return addToUser(ctx, h, in.UserPath, "the push token is registered already",
 				func(u directoryservice.User) (model.ContactInformationDevice, error) {
 					d, err := h.users.AddPushDevice(ctx, u, in.Body.Platform, token)
-					return deviceOf(d), err
+					return deviceOf(d), overLimit(err, "token")
 				})
 		})
 

@@ -21,7 +21,7 @@ import (
 // preferences reads the user's memberships, locations and weather subscriptions.
 func (h *handlers) preferences(ctx context.Context, tenant string, id int64) (model.NotificationPreferencesSummary, error) {
 	s := model.NotificationPreferencesSummary{UserID: strconv.FormatInt(id, 10)}
-	groups, err := store.Memberships(ctx, h.d.DB, tenant, id)
+	groups, total, err := store.Memberships(ctx, h.d.DB, tenant, id)
 	if err != nil {
 		return s, err
 	}
@@ -33,7 +33,7 @@ func (h *handlers) preferences(ctx context.Context, tenant string, id int64) (mo
 	if err != nil {
 		return s, err
 	}
-	s.Memberships = model.GroupMemberships{Items: groupRefsOut(groups), Count: len(groups)}
+	s.Memberships = model.GroupMemberships{Items: groupRefsOut(groups), Count: int(total)}
 	s.Locations = model.LocationCollection{Items: rest.Items(locs, locationOut), Count: len(locs)}
 	s.WeatherNotifications = model.WeatherNotificationCollection{Items: weatherOut(weather), Count: len(weather)}
 	return s, nil
@@ -48,7 +48,9 @@ type LocationPath struct {
 func (h *handlers) registerNotifications(api huma.API) {
 	const base = "/{tenantId}/directory/{directoryId}/users/{userId}/notifications"
 	rest.Register(api, op("usersGetNotificationPreferencesById", http.MethodGet, base, 0, "Read a user's notification preferences",
-		"Answers the user's group memberships, locations and weather subscriptions together."),
+		"Answers the user's group memberships, locations and weather subscriptions together. "+
+			fmt.Sprintf("Each is whole: a user has at most %d direct group memberships, %d locations and %d weather subscriptions. ", storage.MaxGroupsPerPerson, storage.MaxLocationsPerPerson, storage.MaxWeatherPerPerson)+
+			"memberships.count counts every membership: a user given more groups before that limit existed has the first by path listed, and a count above the items says so."),
 		func(ctx context.Context, in *UserPath) (*rest.Output[model.NotificationPreferencesSummary], error) {
 			return readOfUser(ctx, h, *in, nil, "user", func(u directoryservice.User) (model.NotificationPreferencesSummary, error) {
 				return h.preferences(ctx, u.Tenant, u.ID)
@@ -58,7 +60,8 @@ func (h *handlers) registerNotifications(api huma.API) {
 	rest.Register(api, op("usersCreateGroupMembership", http.MethodPost, base+"/memberships", http.StatusNoContent, "Join a group",
 		"Makes the user a direct member of the group whose id is the body (a JSON string), so the user receives notifications sent to it. "+
 			"The group must exist (404). A token with only the directory:public scope joins as the user: the group must be public and the user's self-service settings must allow joins (403 otherwise). "+
-			"A token that also has the tamarack scope (an alerting administrator's) adds the user to any group of the tenant, public or not, whatever the user's settings. Already a member is a 409.",
+			"A token that also has the tamarack scope (an alerting administrator's) adds the user to any group of the tenant, public or not, whatever the user's settings. Already a member is a 409."+
+			limitDoc(storage.MaxGroupsPerPerson, "direct group memberships"),
 		http.StatusConflict),
 		func(ctx context.Context, in *userWith[model.CreateGroupMembership]) (*struct{}, error) {
 			// The same id the group's paths take (DELETE …/memberships/{groupId}).
@@ -81,7 +84,7 @@ func (h *handlers) registerNotifications(api huma.API) {
 			case errors.Is(err, directoryservice.ErrAlreadyMember):
 				return nil, rest.Conflict("the user is already a member of the group")
 			}
-			return nil, h.fail(ctx, err, "user")
+			return nil, h.fail(ctx, overLimit(err, ""), "user")
 		})
 
 	rest.Register(api, op("usersRemoveGroupMembership", http.MethodDelete, base+"/memberships/{groupId}", http.StatusNoContent, "Leave a group",
@@ -97,7 +100,7 @@ func (h *handlers) registerNotifications(api huma.API) {
 
 	rest.Register(api, op("usersCreateNewLocation", http.MethodPost, base+"/locations", http.StatusCreated, "Add a location",
 		"Adds a place the user wants notifications for; geo-targeted alerts match against it. The answer's Location header names the new location "+
-			"(and X-Location-Id its id). Coordinates out of range are a 400."),
+			"(and X-Location-Id its id). Coordinates out of range are a 400."+limitDoc(storage.MaxLocationsPerPerson, "locations"), http.StatusConflict),
 		func(ctx context.Context, in *userWith[model.CreateLocationCommand]) (*struct {
 			Location   string `header:"Location" doc:"The new location's address."`
 			LocationID string `header:"X-Location-Id" doc:"The new location's id."`
@@ -113,7 +116,7 @@ func (h *handlers) registerNotifications(api huma.API) {
 			}
 			lid, err := h.users.AddLocation(ctx, u, locationIn(in.Body))
 			if err != nil {
-				return nil, h.fail(ctx, err, "user")
+				return nil, h.fail(ctx, overLimit(err, ""), "user")
 			}
 			return &struct {
 				Location   string `header:"Location" doc:"The new location's address."`
@@ -141,7 +144,8 @@ func (h *handlers) registerNotifications(api huma.API) {
 		})
 
 	rest.Register(api, op("usersAddWeatherNotifications", http.MethodPost, base+"/weather", http.StatusNoContent, "Subscribe to weather notifications",
-		"Adds channels for weather categories (ids from metaGetWeatherCategories), for all the user's locations or one of them; channels already there stay."),
+		"Adds channels for weather categories (ids from metaGetWeatherCategories), for all the user's locations or one of them; channels already there stay."+
+			limitDoc(storage.MaxWeatherPerPerson, "weather subscriptions (one per category and location, or all locations)"), http.StatusConflict),
 		func(ctx context.Context, in *userWith[model.AddWeatherNotificationsCommand]) (*struct{}, error) {
 			return nil, h.changeWeather(ctx, in.UserPath, in.Body.Notifications, true)
 		})
@@ -179,7 +183,7 @@ func (h *handlers) changeWeather(ctx context.Context, p UserPath, cmds []model.W
 	if errors.Is(err, directoryservice.ErrNoWeather) {
 		return rest.NotFound("weather notification")
 	}
-	return h.fail(ctx, err, "user")
+	return h.fail(ctx, overLimit(err, "notifications"), "user")
 }
 
 // weatherChanges checks the commands (known categories, channels for an

@@ -4,6 +4,7 @@ package directory
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"reflect"
@@ -179,6 +180,24 @@ func conflict(err error, detail string) error {
 		return rest.Conflict(detail)
 	}
 	return err
+}
+
+// limitDoc tells, in an operation's description, the most of what (a
+// storage.Max…PerPerson) a user has and how one more is answered.
+func limitDoc(max int, what string) string {
+	return fmt.Sprintf(" A user has at most %d %s: one more is a 409 naming the field, and nothing is added.", max, what)
+}
+
+// overLimit makes a *storage.LimitError the 409 naming field of the body
+// (the body itself when field is empty) and leaves other errors as they
+// are.
+func overLimit(err error, field string) error {
+	var limit *storage.LimitError
+	if !errors.As(err, &limit) {
+		return err
+	}
+	msg := fmt.Sprintf("a user has at most %d %s: remove one before adding another", limit.Limit, limit.What)
+	return rest.Problem(http.StatusConflict, msg, rest.Failure("body", field, msg, nil))
 }
 
 // fail maps storage errors to problems: not found is a 404 naming what,

@@ -14,6 +14,7 @@ import (
 	"github.com/tocsin/tocsin/api/directory/directoryservice"
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/storage"
 	store "github.com/tocsin/tocsin/storage/directory"
 )
 
@@ -50,7 +51,7 @@ func (h *handlers) registerUsers(api huma.API) {
 			tenant := rest.Tenant(ctx)
 			id, err := h.users.CreateUser(ctx, tenant, dir, u)
 			if err != nil {
-				return nil, h.fail(ctx, conflict(err, "another user of the directory has this external id, or a push token is registered to another user"), "user")
+				return nil, h.fail(ctx, overLimit(conflict(err, "another user of the directory has this external id, or a push token is registered to another user"), "mobileApps"), "user")
 			}
 			p, err := h.profile(ctx, tenant, dir, id)
 			if err != nil {
@@ -75,7 +76,8 @@ func (h *handlers) registerUsers(api huma.API) {
 		})
 
 	rest.Register(api, op("usersUpdate", http.MethodPut, user, http.StatusNoContent, "Update a user's base information",
-		"Replaces the name, preferred language and time zone; the self-service settings and mobile apps when given.", http.StatusConflict),
+		"Replaces the name, preferred language and time zone; the self-service settings and mobile apps when given. "+
+			fmt.Sprintf("A user has at most %d devices, push devices and the mobileApps' push tokens together: mobile apps that would go past it are a 409 naming body.mobileApps, and nothing is changed.", storage.MaxDevicesPerPerson), http.StatusConflict),
 		func(ctx context.Context, in *userWith[model.UpdateUserProfileCommand]) (*struct{}, error) {
 			user, err := in.user(ctx)
 			if err != nil {
@@ -89,7 +91,7 @@ func (h *handlers) registerUsers(api huma.API) {
 				u.SelfService = store.SelfService(*in.Body.SelfService)
 			}
 			err = h.users.UpdateUser(ctx, user, u, in.Body.SelfService != nil, in.Body.MobileApps != nil)
-			return nil, h.fail(ctx, conflict(err, "a push token of the mobile apps is registered to another user"), "user")
+			return nil, h.fail(ctx, overLimit(conflict(err, "a push token of the mobile apps is registered to another user"), "mobileApps"), "user")
 		})
 
 	rest.Register(api, op("usersDelete", http.MethodDelete, user, http.StatusNoContent, "Delete a user",

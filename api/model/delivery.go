@@ -1,6 +1,10 @@
 package model
 
-import "time"
+import (
+	"time"
+
+	"github.com/tocsin/tocsin/api/rest"
+)
 
 // ChannelProviderSettings configures a tenant's providers of one channel.
 // Secrets (tokens, signing secrets, webhook URLs) are stored encrypted and
@@ -92,7 +96,8 @@ type EtnAddressPointList struct {
 	ImportedAt time.Time `json:"importedAt" doc:"When the list was imported."`
 }
 
-// EtnAddressPointListsResponse lists the tenant's address-point lists.
+// EtnAddressPointListsResponse is a page of the tenant's address-point lists.
 type EtnAddressPointListsResponse struct {
-	Items []EtnAddressPointList `json:"items" doc:"The lists by name."`
+	rest.Paging
+	Items []EtnAddressPointList `json:"items" doc:"The lists of this page, by name unless sort says otherwise."`
 }

@@ -307,7 +307,7 @@ type WeatherNotificationCollection Collection[WeatherNotification]
 // NotificationPreferences are a user's notification settings in brief, as
 // the profile carries them.
 type NotificationPreferences struct {
-	GroupIDs          []string `json:"groupIds" doc:"Groups the user is a direct member of."`
+	GroupIDs          []string `json:"groupIds" doc:"Groups the user is a direct member of, by path: at most 500, as a user joins at most 500 (usersGetNotificationPreferencesById counts them all in memberships.count)."`
 	LocationIDs       []string `json:"locationIds" doc:"The user's locations."`
 	WeatherCategories []string `json:"weatherCategories" doc:"Weather categories the user is subscribed to."`
 }
@@ -316,7 +316,7 @@ type NotificationPreferences struct {
 // weather subscriptions together.
 type NotificationPreferencesSummary struct {
 	UserID               string                        `json:"userId" example:"1042"`
-	Memberships          GroupMemberships              `json:"memberships"`
+	Memberships          GroupMemberships              `json:"memberships" doc:"The groups the user is a direct member of, by path: at most 500, as a user joins at most 500; count counts every membership, so a count above the items says some are not listed."`
 	Locations            LocationCollection            `json:"locations"`
 	WeatherNotifications WeatherNotificationCollection `json:"weatherNotifications"`
 }

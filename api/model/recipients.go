@@ -69,23 +69,25 @@ type DisplayGroup struct {
 // Contact is a person of the tenant that alerts can reach. Directory users
 // are contacts too (with directoryId set): there is one set of people.
 type Contact struct {
-	ID                int64                            `json:"id" doc:"The contact id." example:"1017"`
-	ExternalID        string                           `json:"externalId,omitempty" maxLength:"200" doc:"The id the tenant's own systems use for the contact." example:"EMP-0042"`
-	DirectoryID       string                           `json:"directoryId,omitempty" doc:"The directory of a directory user; absent for plain contacts." example:"staff"`
-	Name              PersonName                       `json:"name"`
-	Language          string                           `json:"language" doc:"BCP 47 language tag for messages." example:"en"`
-	TimeZone          string                           `json:"timeZone" doc:"IANA time zone." example:"America/Chicago"`
-	Emails            []ContactInformationEmailAddress `json:"emails"`
-	Phones            []ContactInformationPhone        `json:"phones"`
-	Devices           []ContactInformationDevice       `json:"devices" doc:"Devices for push and app notifications."`
-	ChatUsers         []ChatUser                       `json:"chatUsers" doc:"Team-chat accounts."`
-	Locations         []ContactLocation                `json:"locations" doc:"Places the contact wants notifications for."`
-	Groups            []DisplayGroup                   `json:"groups" doc:"Groups the contact is a direct member of."`
-	Roles             []DisplayRole                    `json:"roles"`
-	DistributionLists []Reference                      `json:"distributionLists" doc:"Distribution lists the contact is on."`
-	CustomFields      map[string]string                `json:"customFields" doc:"Custom fields of the tenant's choosing." example:"{\"building\":\"A\"}"`
-	CreatedAt         time.Time                        `json:"createdAt"`
-	UpdatedAt         time.Time                        `json:"updatedAt"`
+	ID                    int64                            `json:"id" doc:"The contact id." example:"1017"`
+	ExternalID            string                           `json:"externalId,omitempty" maxLength:"200" doc:"The id the tenant's own systems use for the contact." example:"EMP-0042"`
+	DirectoryID           string                           `json:"directoryId,omitempty" doc:"The directory of a directory user; absent for plain contacts." example:"staff"`
+	Name                  PersonName                       `json:"name"`
+	Language              string                           `json:"language" doc:"BCP 47 language tag for messages." example:"en"`
+	TimeZone              string                           `json:"timeZone" doc:"IANA time zone." example:"America/Chicago"`
+	Emails                []ContactInformationEmailAddress `json:"emails"`
+	Phones                []ContactInformationPhone        `json:"phones"`
+	Devices               []ContactInformationDevice       `json:"devices" doc:"Devices for push and app notifications."`
+	ChatUsers             []ChatUser                       `json:"chatUsers" doc:"Team-chat accounts."`
+	Locations             []ContactLocation                `json:"locations" doc:"Places the contact wants notifications for."`
+	Groups                []DisplayGroup                   `json:"groups" maxItems:"50" doc:"Groups the contact is a direct member of, by path: the first 50; groupCount counts them all."`
+	GroupCount            int                              `json:"groupCount" doc:"How many groups the contact is a direct member of; more than the groups listed when some are not." example:"1"`
+	Roles                 []DisplayRole                    `json:"roles"`
+	DistributionLists     []Reference                      `json:"distributionLists" maxItems:"50" doc:"Distribution lists the contact is on, by name: the first 50; distributionListCount counts them all."`
+	DistributionListCount int                              `json:"distributionListCount" doc:"How many distribution lists the contact is on; more than the lists listed when some are not." example:"1"`
+	CustomFields          map[string]string                `json:"customFields" doc:"Custom fields of the tenant's choosing." example:"{\"building\":\"A\"}"`
+	CreatedAt             time.Time                        `json:"createdAt"`
+	UpdatedAt             time.Time                        `json:"updatedAt"`
 }
 
 // ContactSummary is a contact in short: enough to recognise and reach it.

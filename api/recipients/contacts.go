@@ -22,7 +22,10 @@ const findContactsDescription = `Returns one page of the tenant's contacts (dire
 matching every filter given in the body; an empty or absent body matches all.
 Sort properties: lastName, firstName, externalId, createdAt, updatedAt, id
 (default lastName, firstName; id breaks ties). Every filter is served by an
-index, so searches stay fast for tenants with a million contacts.`
+index, so searches stay fast for tenants with a million contacts. A contact
+lists at most its first 50 groups (by path) and 50 distribution lists (by
+name), and groupCount and distributionListCount count them all, so a page
+stays bounded whoever is on it.`
 
 const exportDescription = `Streams every contact of the tenant as CSV (text/csv; UTF-8; CRLF line
 ends), one consistent snapshot read from a database cursor. The header row
@@ -85,6 +88,7 @@ func contactModel(p contacts.Person) model.Contact {
 		Devices: []model.ContactInformationDevice{}, ChatUsers: []model.ChatUser{}, Locations: []model.ContactLocation{},
 		Groups: []model.DisplayGroup{}, Roles: []model.DisplayRole{}, DistributionLists: []model.Reference{},
 		CustomFields: p.CustomFields(), CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
+		GroupCount: p.GroupCount, DistributionListCount: p.ListCount,
 	}
 	for _, e := range p.Emails {
 		c.Emails = append(c.Emails, model.ContactInformationEmailAddress{Address: e.Address, Label: e.Label,

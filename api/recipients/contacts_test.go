@@ -11,6 +11,7 @@ import (
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/internal/auth"
 	"github.com/tocsin/tocsin/internal/stacktest"
+	"github.com/tocsin/tocsin/storage/contacts"
 )
 
 const people = "externalId,firstName,lastName,emails,mobilePhones,workPhones,roles,custom.building,custom.floor\n" +
@@ -203,3 +204,40 @@ func TestDirectoryUsersAreContacts(t *testing.T) {
 }
 
 var _ = model.Contact{}
+
+// TestAContactListsItsFirstGroupsAndListsAndCountsThemAll: a contact in
+// more groups and on more lists than a page lists per contact carries the
+// first of each, in order, with counts of all of them; the contact beside
+// it on the page carries its own.
+func TestAContactListsItsFirstGroupsAndListsAndCountsThemAll(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Shared(t)
+	tenant, tok := s.NewTenant(t)
+	ada := directoryUser(t, s, tenant, "A1", "Ada", "Lovelace")
+	alan := directoryUser(t, s, tenant, "A2", "Alan", "Turing")
+	for i := range contacts.MaxPageGroups + 2 {
+		g := directoryGroup(t, s, tenant, 0, fmt.Sprintf("g%03d", i))
+		join(t, s, tenant, ada, g)
+		if i == 0 {
+			join(t, s, tenant, alan, g)
+		}
+	}
+	for i := range contacts.MaxPageLists + 1 {
+		mustUpload(t, s, tenant, tok, fmt.Sprintf("list %03d", i), "externalId,firstName,lastName\nA1,,\n")
+	}
+	res := find(t, s, tok, "?sort=externalId", nil)
+	if len(res.Items) != 2 {
+		t.Fatalf("%d contacts", len(res.Items))
+	}
+	a, b := res.Items[0], res.Items[1]
+	if len(a.Groups) != contacts.MaxPageGroups || a.GroupCount != contacts.MaxPageGroups+2 {
+		t.Errorf("Ada lists %d groups of %d", len(a.Groups), a.GroupCount)
+	}
+	if len(a.DistributionLists) != contacts.MaxPageLists || a.DistributionListCount != contacts.MaxPageLists+1 ||
+		a.DistributionLists[0].Name != "list 000" {
+		t.Errorf("Ada lists %d lists of %d", len(a.DistributionLists), a.DistributionListCount)
+	}
+	if len(b.Groups) != 1 || b.GroupCount != 1 || len(b.DistributionLists) != 0 || b.DistributionListCount != 0 {
+		t.Errorf("Alan lists %d groups of %d, %d lists of %d", len(b.Groups), b.GroupCount, len(b.DistributionLists), b.DistributionListCount)
+	}
+}

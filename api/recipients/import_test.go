@@ -12,6 +12,7 @@ import (
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/internal/stacktest"
+	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/storagetest"
 )
 
@@ -288,5 +289,50 @@ func TestCreateFromFileNULIsAProblemOfItsLineAndColumn(t *testing.T) {
 	r := upload(t, s, tenant, tok, "nul header", "externalId,firstName,last\x00Name\nN1,A,B\n")
 	if r.Status != http.StatusBadRequest || !strings.Contains(string(r.Body), "line 1: column 3 of the header holds a NUL character") {
 		t.Fatalf("NUL in the header: %d %s", r.Status, r.Body)
+	}
+}
+
+// TestCreateFromFileKeepsAContactWithinItsLimits: a row that would leave
+// its contact holding more email addresses or phone numbers than a person
+// may is a row problem, and nothing of it is written; the other rows are.
+func TestCreateFromFileKeepsAContactWithinItsLimits(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Shared(t)
+	tenant, tok := s.NewTenant(t)
+	list := func(format string, from, n int) string {
+		items := make([]string, n)
+		for i := range items {
+			items[i] = fmt.Sprintf(format, from+i)
+		}
+		return strings.Join(items, ";")
+	}
+	mustUpload(t, s, tenant, tok, "first", "externalId,firstName,lastName,emails,mobilePhones\n"+
+		"X1,Ann,One,"+list("ann%d@example.com", 0, 15)+",\n"+
+		"X2,Bob,Two,,"+list("+1555100%04d", 0, 15)+"\n")
+	res := mustUpload(t, s, tenant, tok, "second", "externalId,firstName,lastName,emails,mobilePhones\n"+
+		"X1,Anne,,"+list("ann%d@example.com", 10, storage.MaxEmailsPerPerson-10+1)+",\n"+ // 5 held and 6 new: one too many
+		"X2,Bobby,,,"+list("+1555100%04d", 10, storage.MaxPhonesPerPerson-10+1)+"\n"+
+		"X3,Cid,Three,cid@example.com,\n")
+	if res.Created != 1 || res.Updated != 0 || res.Skipped != 2 || res.ErrorCount != 2 || len(res.Errors) != 2 ||
+		res.Errors[0].Line != 2 || res.Errors[0].Column != "emails" || !strings.Contains(res.Errors[0].Message, "21 email addresses") ||
+		res.Errors[1].Line != 3 || !strings.Contains(res.Errors[1].Message, "21 phone numbers") {
+		t.Fatalf("result %+v", res)
+	}
+	all := find(t, s, tok, "?sort=externalId", nil)
+	if len(all.Items) != 3 {
+		t.Fatalf("%d contacts", len(all.Items))
+	}
+	if c := all.Items[0]; c.Name.First != "Ann" || len(c.Emails) != 15 {
+		t.Errorf("X1 is %s with %d emails", c.Name.First, len(c.Emails))
+	}
+	if c := all.Items[1]; c.Name.First != "Bob" || len(c.Phones) != 15 {
+		t.Errorf("X2 is %s with %d phones", c.Name.First, len(c.Phones))
+	}
+	// Within the limit, the same contacts take the rows.
+	res = mustUpload(t, s, tenant, tok, "third", "externalId,firstName,lastName,emails,mobilePhones\n"+
+		"X1,,,"+list("ann%d@example.com", 10, storage.MaxEmailsPerPerson-10)+",\n"+
+		"X2,,,,"+list("+1555100%04d", 10, storage.MaxPhonesPerPerson-10)+"\n")
+	if res.Updated != 2 || res.Skipped != 0 {
+		t.Fatalf("result %+v", res)
 	}
 }

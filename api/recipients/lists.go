@@ -37,7 +37,8 @@ addresses and phone numbers are added, never removed, and an existing
 external id is kept. Only firstName and lastName columns are required.
 
 Rows with a problem (bad email, unparsable phone, missing name, duplicate of
-an earlier row, wrong number of fields...) are skipped and listed in errors;
+an earlier row, wrong number of fields, more than 20 email addresses or 20
+phone numbers for the contact with those it has...) are skipped and listed in errors;
 the rest are imported. The file is rejected with a 400 when it is not CSV,
 its header lacks required columns or names unknown ones, or a row is longer
 than 1 MiB (1,048,576 bytes, line breaks included: the line it starts on is

@@ -278,7 +278,7 @@ func TestTargetsInsideTheArea(t *testing.T) {
 			t.Fatalf("%s: another tenant reads the targets %+v", name, got)
 		}
 	}
-	lists, err := pts.Lists(ctx, tenant)
+	lists, _, err := pts.Lists(ctx, tenant, "", 500, 0)
 	if err != nil || len(lists) != 2 || lists[1].Name != "wells" || lists[1].Points != 3 {
 		t.Fatalf("lists %+v %v", lists, err)
 	}
@@ -291,7 +291,7 @@ func TestTargetsInsideTheArea(t *testing.T) {
 	if err := pts.Delete(ctx, other, "wells"); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("another tenant's list: %v", err)
 	}
-	if lists, _ := pts.Lists(ctx, tenant); len(lists) != 1 || lists[0].Name != "wells" || lists[0].Points != 3 {
+	if lists, _, _ := pts.Lists(ctx, tenant, "", 500, 0); len(lists) != 1 || lists[0].Name != "wells" || lists[0].Points != 3 {
 		t.Fatalf("another tenant deleted the list: %+v", lists)
 	}
 }

@@ -338,10 +338,10 @@ func TestETNTargetsFromContactsAndAddressPoints(t *testing.T) {
 	if _, err := pts.Replace(ctx, tenant, "wells", pointsOf(wells)); err != nil {
 		t.Fatal(err)
 	}
-	if lists, err := pts.Lists(ctx, tenant); err != nil || len(lists) != 1 || lists[0].Points != 2 {
+	if lists, _, err := pts.Lists(ctx, tenant, "", 500, 0); err != nil || len(lists) != 1 || lists[0].Points != 2 {
 		t.Fatalf("%+v %v", lists, err)
 	}
-	if lists, _ := pts.Lists(ctx, other); len(lists) != 0 {
+	if lists, _, _ := pts.Lists(ctx, other, "", 500, 0); len(lists) != 0 {
 		t.Fatal("another tenant sees the list")
 	}
 	circle := channelstate.Area{Center: &channelstate.LatLng{Lat: 45, Lng: -122}, RadiusMeters: 1000}
@@ -530,7 +530,7 @@ func TestConcurrentImportsOfAListLeaveOne(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		if lists, err := pts.Lists(ctx, tenant); err != nil || len(lists) != 1 || lists[0].Points != size {
+		if lists, _, err := pts.Lists(ctx, tenant, "", 500, 0); err != nil || len(lists) != 1 || lists[0].Points != size {
 			t.Fatalf("round %d: %+v %v", round, lists, err)
 		}
 	}
@@ -563,7 +563,7 @@ func TestAnImportHoldsNoConnectionWhileItsPointsArrive(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if lists, err := pts.Lists(ctx, tenant); err != nil || len(lists) != 1 || lists[0].Points != 2 {
+	if lists, _, err := pts.Lists(ctx, tenant, "", 500, 0); err != nil || len(lists) != 1 || lists[0].Points != 2 {
 		t.Fatalf("%+v %v", lists, err)
 	}
 }

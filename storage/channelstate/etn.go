@@ -195,15 +195,24 @@ func (s *AddressPoints) Replace(ctx context.Context, tenant, name string, points
 	return n, nil
 }
 
-// Lists returns the tenant's lists by name.
-func (s *AddressPoints) Lists(ctx context.Context, tenant string) ([]AddressPointList, error) {
-	var out []AddressPointList
-	err := s.DB.SelectContext(ctx, &out, `SELECT list_name, count(*) AS points, max(created_at) AS imported_at
-		FROM etn_address_points WHERE tenant_id = $1 GROUP BY list_name ORDER BY list_name`, tenant)
-	if err != nil {
-		return nil, fmt.Errorf("list address-point lists: %w", err)
+// PointListSorting is how address-point lists may be ordered: by name
+// unless asked otherwise, the name breaking ties.
+var PointListSorting = storage.Sorting{
+	Columns: map[string]string{"listname": "list_name", "points": "points", "importedat": "imported_at"},
+	Default: "list_name", TieBreak: "list_name",
+}
+
+// Lists returns a page of the tenant's lists in order (an ORDER BY list
+// built from PointListSorting; by name when empty) and how many lists the
+// tenant has.
+func (s *AddressPoints) Lists(ctx context.Context, tenant, order string, limit, offset int) ([]AddressPointList, int64, error) {
+	if order == "" {
+		order = PointListSorting.Default
 	}
-	return out, nil
+	return storage.Page[AddressPointList](ctx, s.DB, "address-point lists",
+		`SELECT count(DISTINCT list_name) FROM etn_address_points WHERE tenant_id = $1`,
+		`SELECT list_name, count(*) AS points, max(created_at) AS imported_at
+		FROM etn_address_points WHERE tenant_id = $1 GROUP BY list_name ORDER BY `+order, []any{tenant}, limit, offset)
 }
 
 // MissingPointLists returns the names among names that are no list of the

@@ -50,7 +50,7 @@ func TestDeletingAListWhileItIsReplacedRemovesIt(t *testing.T) {
 	if err := <-deleted; err != nil {
 		t.Fatalf("delete during an import: %v", err)
 	}
-	if lists, err := pts.Lists(ctx, tenant); err != nil || len(lists) != 0 {
+	if lists, _, err := pts.Lists(ctx, tenant, "", 500, 0); err != nil || len(lists) != 0 {
 		t.Fatalf("lists after the delete: %+v %v", lists, err)
 	}
 	if err := pts.Delete(ctx, tenant, "wells"); !errors.Is(err, storage.ErrNotFound) {

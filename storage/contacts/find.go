@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -36,9 +37,23 @@ type Person struct {
 	Phones    []storage.Phone
 	Devices   []storage.Device
 	Locations []Location
-	Groups    []Group
+	// Groups are the first MaxPageGroups of the person's groups, by path;
+	// GroupCount counts them all.
+	Groups     []Group
+	GroupCount int
+	// Lists are the first MaxPageLists of the lists the person is on, by
+	// name; ListCount counts them all.
 	Lists     []ListRef
+	ListCount int
 }
+
+// The most groups and lists a page of contacts holds per person: a person
+// may be in up to storage.MaxGroupsPerPerson groups and on any number of
+// lists (every import makes one), and a page holds up to 500 people.
+const (
+	MaxPageGroups = 50
+	MaxPageLists  = 50
+)
 
 // ChatUser is a team-chat account of a person.
 type ChatUser struct {
@@ -301,9 +316,11 @@ func loadDetails(ctx context.Context, db sqlx.QueryerContext, tenant string, peo
 		func(l Location) { at[l.PersonID].Locations = append(at[l.PersonID].Locations, l) }); err != nil {
 		return err
 	}
-	groups, err := storage.SelectAll[Group](ctx, db, "load groups", `SELECT gm.person_id, g.id, g.name, g.parent_id, g.depth, g.path, gm.created_at AS since
-		FROM group_memberships gm JOIN groups g ON g.id = gm.group_id
-		WHERE gm.tenant_id = $1 AND g.tenant_id = $1 AND gm.person_id = ANY($2) ORDER BY gm.person_id, g.path`, tenant, ids)
+	groups, err := storage.SelectAll[groupRow](ctx, db, "load groups", `SELECT m.* FROM unnest($2::bigint[]) AS p(id) CROSS JOIN LATERAL (
+			SELECT gm.person_id, g.id, g.name, g.parent_id, g.depth, g.path, gm.created_at AS since, count(*) OVER () AS total
+			FROM group_memberships gm JOIN groups g ON g.id = gm.group_id
+			WHERE gm.tenant_id = $1 AND g.tenant_id = $1 AND gm.person_id = p.id ORDER BY g.path LIMIT `+strconv.Itoa(MaxPageGroups)+`) m
+		ORDER BY m.person_id, m.path`, tenant, ids)
 	if err != nil {
 		return err
 	}
@@ -320,13 +337,32 @@ func loadDetails(ctx context.Context, db sqlx.QueryerContext, tenant string, peo
 		if g.Path == "" {
 			g.Path = g.Name
 		}
-		at[g.PersonID].Groups = append(at[g.PersonID].Groups, g)
+		p := at[g.PersonID]
+		p.Groups, p.GroupCount = append(p.Groups, g.Group), g.Total
 	}
-	return attach(ctx, db, "load lists", `SELECT m.person_id, l.id, l.name
-		FROM distribution_list_members m JOIN distribution_lists l ON l.id = m.list_id
-		WHERE m.tenant_id = $1 AND l.tenant_id = $1 AND m.person_id = ANY($2) ORDER BY m.person_id, l.name, l.id`, tenant, ids,
-		func(l ListRef) { at[l.PersonID].Lists = append(at[l.PersonID].Lists, l) })
+	return attach(ctx, db, "load lists", `SELECT x.* FROM unnest($2::bigint[]) AS p(id) CROSS JOIN LATERAL (
+			SELECT m.person_id, l.id, l.name, count(*) OVER () AS total
+			FROM distribution_list_members m JOIN distribution_lists l ON l.id = m.list_id
+			WHERE m.tenant_id = $1 AND l.tenant_id = $1 AND m.person_id = p.id ORDER BY l.name, l.id LIMIT `+strconv.Itoa(MaxPageLists)+`) x
+		ORDER BY x.person_id, x.name, x.id`, tenant, ids,
+		func(l listRow) {
+			p := at[l.PersonID]
+			p.Lists, p.ListCount = append(p.Lists, l.ListRef), l.Total
+		})
 }
+
+// groupRow and listRow are a group and a list of a person with how many
+// the person has in all.
+type (
+	groupRow struct {
+		Group
+		Total int `db:"total"`
+	}
+	listRow struct {
+		ListRef
+		Total int `db:"total"`
+	}
+)
 
 // attach reads the rows query answers for a page of people (tenant and
 // their ids as $1 and $2) and passes each, in order, to add. what names the

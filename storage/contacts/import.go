@@ -37,7 +37,9 @@ var ErrTooManyRows = fmt.Errorf("the file has more than %d data rows", MaxImport
 // by external id, else by any of the row's email addresses, else by any of
 // its phone numbers. Matched contacts get the row's non-empty values; their
 // existing external id is kept, and email addresses and phone numbers are
-// added, never removed. Unmatched rows create contacts.
+// added, never removed, up to storage.MaxEmailsPerPerson and
+// storage.MaxPhonesPerPerson: a row past them is a row problem and
+// nothing of it is written. Unmatched rows create contacts.
 type Import struct {
 	tx       *sqlx.Tx
 	tenant   string
@@ -236,7 +238,8 @@ func matchByAddress(list, table, column string) string {
 		WHERE i.line = m.line`
 }
 
-// The statements of Finish, in order. $1 is always the tenant.
+// The statements of Finish, in order. $1 is the tenant in those that take
+// it; overLimit takes the limits instead.
 const (
 	matchByID = `UPDATE contact_import i SET person_id = p.id
 		FROM people p WHERE i.id IS NOT NULL AND p.tenant_id = $1 AND p.id = i.id`
@@ -276,6 +279,28 @@ const (
 		      WHERE person_id IS NULL AND external_id IS NULL AND NOT skip AND (emails IS NOT NULL OR phones IS NOT NULL)
 		      WINDOW w AS (PARTITION BY coalesce('e' || emails[1], 't' || phones[1]) ORDER BY line)) d
 		WHERE d.rn > 1 AND i.line = d.line`
+	// overLimit skips the rows that would leave their contact holding more
+	// email addresses ($1) or phone numbers ($2) than a person may: the
+	// contact's own and the row's new ones together. A row creating a
+	// contact has only its own (at most contactcsv.MaxListItems of each).
+	// The contacts are the tenant's (matched so), and their addresses are
+	// found by person alone, as updateMatched finds them: with the tenant
+	// too, statistics not yet updated after a large import can have the
+	// planner scan the tenant's whole address index for every row.
+	overLimit = `UPDATE contact_import i SET skip = true, problem_value = NULL,
+		    problem_column = CASE WHEN n.emails > $1 THEN 'emails' END,
+		    problem = CASE WHEN n.emails > $1
+		        THEN format('the contact would have %s email addresses, more than the %s a contact may have: nothing of the row is written', n.emails, $1)
+		        ELSE format('the contact would have %s phone numbers, more than the %s a contact may have: nothing of the row is written', n.phones, $2) END
+		FROM (SELECT c.line,
+		        (SELECT count(*) FROM (SELECT e.address FROM person_emails e WHERE e.person_id = c.person_id
+		            UNION SELECT unnest(c.emails)) a) AS emails,
+		        (SELECT count(*) FROM (SELECT ph.number FROM person_phones ph WHERE ph.person_id = c.person_id
+		            UNION SELECT unnest(c.phones)) a) AS phones
+		      FROM contact_import c
+		      WHERE NOT c.skip AND ((c.person_id IS NOT NULL AND (c.emails IS NOT NULL OR c.phones IS NOT NULL))
+		          OR cardinality(c.emails) > $1 OR cardinality(c.phones) > $2)) n
+		WHERE i.line = n.line AND (n.emails > $1 OR n.phones > $2)`
 	stagedProblems = `SELECT line, coalesce(problem_column, '') AS problem_column, coalesce(problem_value, '') AS problem_value, problem
 		FROM contact_import WHERE problem IS NOT NULL ORDER BY line LIMIT $1`
 	assignIDs = `INSERT INTO contact_new (line, person_id)
@@ -297,9 +322,11 @@ const (
 		ORDER BY n.person_id`
 	// lockMatched takes the row locks (KEY SHARE, in id order) of the
 	// matched contacts that the file gives addresses, before those are
-	// written. The directory changes a user's addresses holding the user's
-	// row; an address written first would wait for that change while the
-	// change waited for the address.
+	// counted (overLimit) and written. The directory changes a user's
+	// addresses holding the user's row; an address written first would
+	// wait for that change while the change waited for the address, and
+	// one counted without the lock could pass the limit together with an
+	// address the directory adds meanwhile.
 	lockMatched = `SELECT 1 FROM people WHERE tenant_id = $1 AND id IN (
 		    SELECT person_id FROM contact_import
 		    WHERE NOT skip AND person_id IS NOT NULL AND (emails IS NOT NULL OR phones IS NOT NULL))
@@ -408,6 +435,14 @@ func (im *Import) Finish(ctx context.Context, name, description string) (ImportR
 		}
 		skipped += n
 	}
+	if _, err := exec("lock contacts", lockMatched, t); err != nil {
+		return res, err
+	}
+	n, err := exec("check limits", overLimit, storage.MaxEmailsPerPerson, storage.MaxPhonesPerPerson)
+	if err != nil {
+		return res, err
+	}
+	skipped += n
 	stagedProblems, err := im.stagedProblems(ctx)
 	if err != nil {
 		return res, err
@@ -428,9 +463,6 @@ func (im *Import) Finish(ctx context.Context, name, description string) (ImportR
 		if _, err := exec(s.what, s.q, t); err != nil {
 			return res, err
 		}
-	}
-	if _, err := exec("lock contacts", lockMatched, t); err != nil {
-		return res, err
 	}
 	if err := tx.GetContext(ctx, &res.Updated, updateMatched, t); err != nil {
 		return res, fmt.Errorf("update contacts: %w", err)

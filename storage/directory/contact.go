@@ -66,13 +66,17 @@ func removeAddress(ctx context.Context, tx *sqlx.Tx, tenant string, person int64
 	return forgetVerification(ctx, tx, tenant, person, k, address)
 }
 
-// AddEmail adds a normalised address to the user; an existing one is ErrConflict.
+// AddEmail adds a normalised address to the user; an existing one is
+// ErrConflict, one past storage.MaxEmailsPerPerson a *storage.LimitError.
 func AddEmail(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, address, label string) (storage.Email, error) {
 	var e storage.Email
 	err := insertNew(ctx, tx, &e, "email", `
 		INSERT INTO person_emails (tenant_id, person_id, address, label) VALUES ($1, $2, $3, $4)
 		ON CONFLICT (person_id, address) DO NOTHING
 		RETURNING `+emails.cols, tenant, person, address, label)
+	if err == nil {
+		err = emailLimit.check(ctx, tx, tenant, person)
+	}
 	return e, err
 }
 
@@ -86,13 +90,17 @@ func RemoveEmail(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, 
 	return removeAddress(ctx, tx, tenant, person, KindEmail, address)
 }
 
-// AddPhone adds an E.164 number to the user; an existing one is ErrConflict.
+// AddPhone adds an E.164 number to the user; an existing one is
+// ErrConflict, one past storage.MaxPhonesPerPerson a *storage.LimitError.
 func AddPhone(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, p storage.Phone) (storage.Phone, error) {
 	var out storage.Phone
 	err := insertNew(ctx, tx, &out, "phone", `
 		INSERT INTO person_phones (tenant_id, person_id, number, phone_type, can_text, can_call) VALUES ($1, $2, $3, $4, $5, $6)
 		ON CONFLICT (person_id, number) DO NOTHING
 		RETURNING `+phones.cols, tenant, person, p.Number, p.Type, p.CanText, p.CanCall)
+	if err == nil {
+		err = phoneLimit.check(ctx, tx, tenant, person)
+	}
 	return out, err
 }
 

@@ -203,15 +203,18 @@ func GroupIsPublic(ctx context.Context, q Querier, tenant string, id int64) (boo
 }
 
 // AddMembership makes the person a direct member of the group; it reports
-// false when it already was.
+// false when it already was. A membership past storage.MaxGroupsPerPerson
+// is a *storage.LimitError.
 func AddMembership(ctx context.Context, q Querier, tenant string, group, person int64) (bool, error) {
 	res, err := q.ExecContext(ctx, `INSERT INTO group_memberships (tenant_id, group_id, person_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
 		tenant, group, person)
 	if err != nil {
 		return false, fmt.Errorf("insert membership: %w", err)
 	}
-	n, _ := res.RowsAffected()
-	return n == 1, nil
+	if n, _ := res.RowsAffected(); n != 1 {
+		return false, nil
+	}
+	return true, groupLimit.check(ctx, q, tenant, person)
 }
 
 // RemoveMembership ends a direct membership; ErrNotFound when there was none.
@@ -219,8 +222,11 @@ func RemoveMembership(ctx context.Context, q Querier, tenant string, group, pers
 	return storage.ExecOne(ctx, q, "delete membership", `DELETE FROM group_memberships WHERE tenant_id = $1 AND group_id = $2 AND person_id = $3`, tenant, group, person)
 }
 
-// Memberships lists the groups the person is a direct member of, by path.
-func Memberships(ctx context.Context, q Querier, tenant string, person int64) ([]Group, error) {
-	groups, _, err := FindGroups(ctx, q, tenant, GroupFilter{MemberUserID: person}, "names, id", 10000, 0)
-	return groups, err
+// Memberships lists the groups the person is a direct member of, by path,
+// and how many they are. AddMembership keeps them within
+// storage.MaxGroupsPerPerson, and no more are read: a person given more
+// before that limit existed has the first of them listed, and total
+// counts them all.
+func Memberships(ctx context.Context, q Querier, tenant string, person int64) (groups []Group, total int64, err error) {
+	return FindGroups(ctx, q, tenant, GroupFilter{MemberUserID: person}, "names, id", storage.MaxGroupsPerPerson, 0)
 }

@@ -13,7 +13,8 @@ import (
 	"github.com/tocsin/tocsin/storage"
 )
 
-// AddLocation stores a location of the person and returns its id.
+// AddLocation stores a location of the person and returns its id; one
+// past storage.MaxLocationsPerPerson is a *storage.LimitError.
 func AddLocation(ctx context.Context, q Querier, tenant string, person int64, c NewLocation) (int64, error) {
 	addr := c.Address
 	if addr == nil {
@@ -26,7 +27,7 @@ func AddLocation(ctx context.Context, q Querier, tenant string, person int64, c 
 	if err != nil {
 		return 0, fmt.Errorf("insert location: %w", err)
 	}
-	return id, nil
+	return id, locationLimit.check(ctx, q, tenant, person)
 }
 
 // GetLocation reads one location of the person.
@@ -57,7 +58,8 @@ type WeatherChange struct {
 	Location int64
 }
 
-// AddWeather merges channels into the person's subscriptions.
+// AddWeather merges channels into the person's subscriptions; more than
+// storage.MaxWeatherPerPerson subscriptions is a *storage.LimitError.
 func AddWeather(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, changes []WeatherChange) error {
 	for _, c := range changes {
 		_, err := tx.ExecContext(ctx, `
@@ -71,7 +73,7 @@ func AddWeather(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, c
 			return fmt.Errorf("add weather notification: %w", err)
 		}
 	}
-	return nil
+	return weatherLimit.check(ctx, tx, tenant, person)
 }
 
 // RemoveWeather takes channels out of the person's subscriptions; no

@@ -83,7 +83,9 @@ func CreateUser(ctx context.Context, tx *sqlx.Tx, tenant, dir string, u NewUser)
 }
 
 // syncAppDevices makes the user's MyAlertsApp devices those of its app
-// registrations with a push token. A token registered to someone else is ErrConflict.
+// registrations with a push token. A token registered to someone else is
+// ErrConflict; devices past storage.MaxDevicesPerPerson (push devices
+// included) a *storage.LimitError.
 func syncAppDevices(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, apps []MobileApp) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM person_devices WHERE tenant_id = $1 AND person_id = $2 AND app = 'myalerts'`, tenant, person); err != nil {
 		return fmt.Errorf("clear app devices: %w", err)
@@ -101,7 +103,7 @@ func syncAppDevices(ctx context.Context, tx *sqlx.Tx, tenant string, person int6
 			return fmt.Errorf("insert app device: %w", err)
 		}
 	}
-	return nil
+	return deviceLimit.check(ctx, tx, tenant, person)
 }
 
 // GetUser reads a user of the directory; ErrNotFound when there is none.

@@ -21,13 +21,13 @@ func TestLockAddressPointsHoldsReadsOff(t *testing.T) {
 	defer func() { _ = lock.Rollback() }()
 	short, cancel := context.WithTimeout(ctx, 300*time.Millisecond)
 	defer cancel()
-	if _, err := pts.Lists(short, tenant); err == nil || short.Err() == nil {
+	if _, _, err := pts.Lists(short, tenant, "", 500, 0); err == nil || short.Err() == nil {
 		t.Fatalf("read while locked: %v, want it to wait", err)
 	}
 	if err := lock.Rollback(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := pts.Lists(ctx, tenant); err != nil {
+	if _, _, err := pts.Lists(ctx, tenant, "", 500, 0); err != nil {
 		t.Fatalf("read after the lock: %v", err)
 	}
 }
