@@ -3,6 +3,7 @@ package push_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/jmoiron/sqlx"
@@ -12,6 +13,7 @@ import (
 	"github.com/tocsin/tocsin/channels/push"
 	"github.com/tocsin/tocsin/channels/push/pushtest"
 	"github.com/tocsin/tocsin/internal/stacktest"
+	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/channelstate"
 	"github.com/tocsin/tocsin/storage/directory"
 )
@@ -50,12 +52,16 @@ func TestBatchesTicketsAndInvalidTokens(t *testing.T) {
 		msgs = append(msgs, channels.Message{Key: fmt.Sprintf("k%d", i), Tenant: tenant, To: tok, Subject: "Flood", Text: "Move to higher ground",
 			AlertID: 7, Options: push.Options{LoudTone: true}})
 	}
-	var person int64
-	if err := db.InTx(ctx, func(tx *sqlx.Tx) (err error) {
-		person, err = directory.CreateUser(ctx, tx, tenant, "", directory.NewUser{Profile: directory.Profile{FirstName: "Ada"}, MobileApps: apps})
-		return err
-	}); err != nil {
-		t.Fatal(err)
+	// The devices of several people, as many as a person may hold each.
+	var people []int64
+	for apps := range slices.Chunk(apps, storage.MaxDevicesPerPerson) {
+		if err := db.InTx(ctx, func(tx *sqlx.Tx) error {
+			person, err := directory.CreateUser(ctx, tx, tenant, "", directory.NewUser{Profile: directory.Profile{FirstName: "Ada"}, MobileApps: apps})
+			people = append(people, person)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	srv := pushtest.New(t, "push-token")
 	srv.Unregister("device-005", "device-150")
@@ -85,14 +91,17 @@ func TestBatchesTicketsAndInvalidTokens(t *testing.T) {
 	if len(got) != n-2 || got[0].InterruptionLevel != "critical" || got[0].Data[push.DataAlertID] != "7" {
 		t.Fatalf("received %d, first %+v", len(got), got[0])
 	}
-	ci, err := directory.ContactInformation(ctx, db, tenant, person)
-	if err != nil {
-		t.Fatal(err)
-	}
-	left, all := 0, len(ci.Devices)
-	for _, d := range ci.Devices {
-		if d.Token == "device-005" || d.Token == "device-150" {
-			left++
+	left, all := 0, 0
+	for _, person := range people {
+		ci, err := directory.ContactInformation(ctx, db, tenant, person)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all += len(ci.Devices)
+		for _, d := range ci.Devices {
+			if d.Token == "device-005" || d.Token == "device-150" {
+				left++
+			}
 		}
 	}
 	if left != 0 || all != n-2 {
