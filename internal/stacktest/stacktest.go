@@ -170,6 +170,14 @@ func launchAPI(cleanup func(func()), logs io.Writer, configure ...func(*config.C
 	}
 	cleanup(func() { _ = ln.Close() })
 	cfg.PublicURL = "http://" + ln.Addr().String()
+	// Email and texts reach no one unless the test gives them a provider
+	// (Sandbox): the default addresses are where `make run`'s sandbox, or a
+	// developer's own mail catcher, listens, and tests run beside it.
+	nowhere, err := closedAddr()
+	if err != nil {
+		return nil, err
+	}
+	cfg.SMTPAddr, cfg.SMSURL = nowhere, "http://"+nowhere+"/messages"
 	for _, f := range configure {
 		f(&cfg)
 	}
@@ -379,6 +387,17 @@ func (s *Stack) Do(t testing.TB, method, path, token string, body any, headers .
 		t.Fatal(err)
 	}
 	return Response{Status: res.StatusCode, Header: res.Header, Body: b}
+}
+
+// closedAddr returns a loopback address that nothing listens on: a port
+// the system gave out and that was closed again.
+func closedAddr() (string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("listen: %w", err)
+	}
+	addr := ln.Addr().String()
+	return addr, ln.Close()
 }
 
 // Sandbox starts a loopback SMTP server and text-message endpoint for the
