@@ -142,8 +142,8 @@ func (a *Activities) PrepareAlert(ctx context.Context, ref AlertRef) (AlertPlan,
 	}
 	if plan.Recipients >= 10000 {
 		// Fresh statistics keep the result pages' plans sane for a large alert.
-		if _, err := a.DB.ExecContext(ctx, `ANALYZE alert_recipients`); err != nil && a.Logger != nil {
-			a.Logger.Warn("analyze alert_recipients", "err", err)
+		if _, err := storage.Analyze(ctx, a.DB, "alert_recipients"); err != nil && a.Logger != nil {
+			a.Logger.Warn("refreshing the statistics of alert recipients", "err", err)
 		}
 	}
 	return plan, nil

@@ -16,7 +16,7 @@ import (
 
 // sqlInCapitals matches the statements tocsin writes, with keywords in
 // capitals as the code writes them, so prose in strings does not trigger it.
-var sqlInCapitals = regexp.MustCompile(`\bSELECT\b[\s\S]*\bFROM\b|\bINSERT INTO\b|\bUPDATE\b[\s\S]*\bSET\b|\bDELETE FROM\b`)
+var sqlInCapitals = regexp.MustCompile(`\bSELECT\b[\s\S]*\bFROM\b|\bINSERT INTO\b|\bUPDATE\b[\s\S]*\bSET\b|\bDELETE FROM\b|\bANALYZE\s+[a-z_]`)
 
 // sqlAnyCase matches statements whatever the case of their keywords. A
 // pair of keywords is not enough here ("select a file from the list",
@@ -26,7 +26,7 @@ var sqlInCapitals = regexp.MustCompile(`\bSELECT\b[\s\S]*\bFROM\b|\bINSERT INTO\
 // with on, a column list before values, a set column with an equals sign,
 // or a string that ends with a space after the opening keywords, as code
 // writes a statement to append a table name to.
-var sqlAnyCase = regexp.MustCompile(`(?i)` + sqlSelectList + `|` + sqlSelectClause + `|` + sqlInsert + `|` + sqlUpdate + `|` + sqlDelete + `|` + sqlOpening)
+var sqlAnyCase = regexp.MustCompile(`(?i)` + sqlSelectList + `|` + sqlSelectClause + `|` + sqlInsert + `|` + sqlUpdate + `|` + sqlDelete + `|` + sqlOpening + `|` + sqlAnalyze)
 
 // The parts of sqlAnyCase.
 const (
@@ -59,6 +59,10 @@ const (
 	sqlInsert       = `\binsert\s+into\s+` + sqlTable + sqlAs + `?\s*(?:\(\s*` + sqlIdent + `(?:\s*,\s*` + sqlIdent + `)*\s*\)\s*)?(?:values|select|with|default\s+values)\b`
 	sqlUpdate       = `\bupdate\s+` + sqlTable + sqlAlias + `\s+set\s*(?:$|` + sqlIdent + `\s*=)`
 	sqlDelete       = `\bdelete\s+from\s+` + sqlTable + sqlAlias + `\s+(?:` + sqlWhere + `|using\s+` + sqlTable + sqlAlias + `\s+` + sqlWhere + `|returning\b)`
+	// sqlAnalyze: a string that opens with analyze and tables (analyze
+	// people, person_emails; vacuum analyze people), or with analyze and
+	// a space, to append them to.
+	sqlAnalyze = `^\s*(?:vacuum\s+)?analyze\s+(?:$|` + sqlIdent + `(?:\s*,\s*` + sqlIdent + `)*\s*(?:;|$))`
 	// sqlOpening: "select count(*) from " + table, "delete from " + table.
 	sqlOpening = `\b(?:select\s+(?:distinct\s+)?(?:` + sqlColumn + `|` + sqlIdent + sqlAs + `?)(?:\s*,\s*(?:` + sqlColumn + `|` + sqlIdent + sqlAs + `?))*\s+from|delete\s+from|insert\s+into)\s$`
 )
@@ -155,6 +159,10 @@ func TestSQLStatementPattern(t *testing.T) {
 		"INSERT INTO people (tenant_id) VALUES ($1)":                     true,
 		"UPDATE events SET dispatched_at = NULL":                         true,
 		"DELETE FROM hook_attempts WHERE id = $1":                        true,
+		"ANALYZE alert_recipients":                                       true,
+		"analyze people, person_emails":                                  true,
+		"Analyze the results":                                            false,
+		"analyze ":                                                       true,
 		"select id from alerts where tenant_id = $1":                     true,
 		"select id from t":                                               true,
 		"select id from t;":                                              true,

@@ -509,7 +509,7 @@ func (im *Import) refreshStatistics(ctx context.Context, created int64) {
 	if float64(created) <= 50+rows/10 {
 		return
 	}
-	_, _ = im.db.ExecContext(ctx, `ANALYZE people, person_emails, person_phones, distribution_list_members`)
+	_, _ = storage.Analyze(ctx, im.db, "people", "person_emails", "person_phones", "distribution_list_members")
 }
 
 func (im *Import) stagedProblems(ctx context.Context) ([]contactcsv.Problem, error) {
