@@ -161,21 +161,29 @@ func (a *App) StartWorker(o worker.Options) (stop func(), err error) {
 	if o.UrgentActivities == 0 {
 		o.UrgentActivities = a.Config.WorkerUrgentActivities
 	}
-	// The urgent lane has database connections of its own too, so its
-	// steps never queue for one behind a big alert's batches.
-	urgentDB, err := storage.Open(context.Background(), a.DB.URL, a.Config.WorkerUrgentDBConns)
+	// Each lane has database connections of its own, apart from the
+	// app's (the API's, when `tocsin dev` serves both): the urgent lane's
+	// steps never queue for one behind a big alert's batches, and neither
+	// do the API's requests.
+	normalDB, err := storage.Open(context.Background(), a.DB.URL, a.Config.DBMaxOpenConns)
 	if err != nil {
 		return nil, err
 	}
+	urgentDB, err := storage.Open(context.Background(), a.DB.URL, a.Config.WorkerUrgentDBConns)
+	if err != nil {
+		_ = normalDB.Close()
+		return nil, err
+	}
+	closeDBs := func() { _, _ = normalDB.Close(), urgentDB.Close() }
 	// The lanes hold a tenant to its rates together: the email and text
 	// limits through shared activity state, the providers' ratePerSecond
 	// through shared token buckets.
 	limiters := new(ratelimit.Limiters)
-	acts, urgent := a.activitiesOn(a.DB, limiters), a.activitiesOn(urgentDB, limiters)
+	acts, urgent := a.activitiesOn(normalDB, limiters), a.activitiesOn(urgentDB, limiters)
 	activities.ShareState(urgent, acts)
 	stopLanes, err := worker.Start(a.Temporal, o, acts, urgent)
 	if err != nil {
-		_ = urgentDB.Close()
+		closeDBs()
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -192,7 +200,7 @@ func (a *App) StartWorker(o worker.Options) (stop func(), err error) {
 			cancel()
 			wg.Wait()
 			stopLanes()
-			_ = urgentDB.Close()
+			closeDBs()
 		})
 	}, nil
 }
