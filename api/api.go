@@ -4,6 +4,7 @@
 package api
 
 import (
+	"context"
 	"errors"
 	"log/slog"
 	"maps"
@@ -98,7 +99,7 @@ func New(d rest.Deps, verifier *auth.Verifier, reg *prometheus.Registry) *Server
 	cfg.OnAddOperation = append(cfg.OnAddOperation, describeDirectoryContentTypes)
 	cfg.Transformers = append(cfg.Transformers, finishProblem(d.Logger))
 	hapi := huma.NewAPI(cfg, withHead{humafiber.New(app, huma.Config{}).Adapter()})
-	hapi.UseMiddleware(authenticate(hapi, verifier), checkInput(hapi))
+	hapi.UseMiddleware(authenticate(hapi, verifier), checkInput(hapi), boundWork(d.Config.HTTPRequestTimeout))
 	d.CheckJSONBody = func(body []byte, schema *huma.Schema) *rest.ProblemDetails {
 		return checkJSONBody(hapi.OpenAPI().Components.Schemas, schema, body)
 	}
@@ -371,6 +372,25 @@ func checkInput(api huma.API) func(huma.Context, func(huma.Context)) {
 			}
 		}
 		next(ctx)
+	}
+}
+
+// boundWork gives the handler of every operation but the uploads (a
+// streamed or multipart body, bounded by TOCSIN_FILE_PROCESS_TIMEOUT and
+// the body's minute) a context that ends after limit, so that a request
+// waiting for a database connection, a lock or Temporal is answered 503
+// rather than held open without end.
+func boundWork(limit time.Duration) func(huma.Context, func(huma.Context)) {
+	return func(ctx huma.Context, next func(huma.Context)) {
+		op := ctx.Operation()
+		if limit <= 0 || op == nil || op.Metadata[rest.StreamBody] == true ||
+			(op.RequestBody != nil && op.RequestBody.Content["multipart/form-data"] != nil) {
+			next(ctx)
+			return
+		}
+		bounded, cancel := context.WithTimeout(ctx.Context(), limit)
+		defer cancel()
+		next(huma.WithContext(ctx, bounded))
 	}
 }
 

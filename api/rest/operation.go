@@ -2,6 +2,7 @@ package rest
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 
@@ -176,7 +177,13 @@ func Register[I, O any](api huma.API, o Op, h func(context.Context, *I) (*O, err
 // RegisterOperation adds op with handler h to api, then lets document
 // complete its OpenAPI description (see Op.Document); document may be nil.
 func RegisterOperation[I, O any](api huma.API, op huma.Operation, document func(*huma.Operation), h func(context.Context, *I) (*O, error)) {
-	huma.Register(api, op, h)
+	huma.Register(api, op, func(ctx context.Context, in *I) (*O, error) {
+		out, err := h(ctx, in)
+		if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			return nil, TimedOut(err)
+		}
+		return out, err
+	})
 	if document != nil {
 		document(documented(api.OpenAPI().Paths[op.Path], op.Method))
 	}

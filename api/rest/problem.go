@@ -258,6 +258,15 @@ func Unavailable(dependency string, err error) *ProblemDetails {
 	return p
 }
 
+// TimedOut is the 503 of a request whose work ran out of the time the
+// server gives one (TOCSIN_HTTP_REQUEST_TIMEOUT) while it waited, for a
+// database connection or a lock most often; err, its cause, is logged.
+func TimedOut(err error) *ProblemDetails {
+	p := Problem(http.StatusServiceUnavailable, "the request could not finish in the time the server gives one (it waited for the database or another service that is busy) and was stopped: try again").WithHeader("Retry-After", "5")
+	p.cause = err
+	return p
+}
+
 // Internal is a generic 500 whose cause is logged, never sent.
 func Internal(err error) *ProblemDetails {
 	p := Problem(http.StatusInternalServerError, "internal error; quote the instance to support")

@@ -48,6 +48,11 @@ type Config struct {
 	// from opening the connection or from the first byte of a later request
 	// on it; the body then has a minute of its own.
 	HTTPHeaderTimeout time.Duration `env:"TOCSIN_HTTP_HEADER_TIMEOUT" envDefault:"10s"`
+	// HTTPRequestTimeout bounds the work of a request once its body is
+	// read: a request that waits longer (for a database connection, a lock,
+	// Temporal) is answered 503. Streamed and multipart uploads have
+	// bounds of their own (FileProcessTimeout, the body's minute).
+	HTTPRequestTimeout time.Duration `env:"TOCSIN_HTTP_REQUEST_TIMEOUT" envDefault:"30s"`
 
 	DatabaseURL string `env:"TOCSIN_DATABASE_URL"`
 	// DatabaseURLFallback is the conventional DATABASE_URL, used when
@@ -206,7 +211,7 @@ func Load() (Config, error) {
 		}
 	}
 	for name, d := range map[string]time.Duration{"TOCSIN_HTTP_HEADER_TIMEOUT": c.HTTPHeaderTimeout, "TOCSIN_FILE_PROCESS_TIMEOUT": c.FileProcessTimeout,
-		"TOCSIN_PROVIDER_TIMEOUT": c.ProviderTimeout} {
+		"TOCSIN_PROVIDER_TIMEOUT": c.ProviderTimeout, "TOCSIN_HTTP_REQUEST_TIMEOUT": c.HTTPRequestTimeout} {
 		if d <= 0 {
 			return c, fmt.Errorf("%s must be positive, not %s", name, d)
 		}
