@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/danielgtaylor/huma/v2"
+
+	"github.com/tocsin/tocsin/storage"
 )
 
 // SelfServiceSettings say what a directory user may do on their own.
@@ -307,18 +309,34 @@ type WeatherNotificationCollection Collection[WeatherNotification]
 // NotificationPreferences are a user's notification settings in brief, as
 // the profile carries them.
 type NotificationPreferences struct {
-	GroupIDs          []string `json:"groupIds" doc:"Groups the user is a direct member of, by path: at most 500, as a user joins at most 500 (usersGetNotificationPreferencesById counts them all in memberships.count)."`
+	GroupIDs          []string `json:"groupIds"` // described by TransformSchema
 	LocationIDs       []string `json:"locationIds" doc:"The user's locations."`
 	WeatherCategories []string `json:"weatherCategories" doc:"Weather categories the user is subscribed to."`
+}
+
+// TransformSchema implements huma.SchemaTransformer: how many groups a
+// user lists comes from storage.MaxGroupsPerPerson.
+func (NotificationPreferences) TransformSchema(_ huma.Registry, s *huma.Schema) *huma.Schema {
+	describe(s, "groupIds", storage.MaxGroupsPerPerson, false,
+		"Groups the user is a direct member of, by path: at most %[1]d, as a user joins at most %[1]d (usersGetNotificationPreferencesById counts them all in memberships.count).")
+	return s
 }
 
 // NotificationPreferencesSummary brings a user's memberships, locations and
 // weather subscriptions together.
 type NotificationPreferencesSummary struct {
 	UserID               string                        `json:"userId" example:"1042"`
-	Memberships          GroupMemberships              `json:"memberships" doc:"The groups the user is a direct member of, by path: at most 500, as a user joins at most 500; count counts every membership, so a count above the items says some are not listed."`
+	Memberships          GroupMemberships              `json:"memberships"` // described by TransformSchema
 	Locations            LocationCollection            `json:"locations"`
 	WeatherNotifications WeatherNotificationCollection `json:"weatherNotifications"`
+}
+
+// TransformSchema implements huma.SchemaTransformer: how many groups a
+// user lists comes from storage.MaxGroupsPerPerson.
+func (NotificationPreferencesSummary) TransformSchema(_ huma.Registry, s *huma.Schema) *huma.Schema {
+	describe(s, "memberships", storage.MaxGroupsPerPerson, false,
+		"The groups the user is a direct member of, by path: at most %[1]d, as a user joins at most %[1]d; count counts every membership, so a count above the items says some are not listed.")
+	return s
 }
 
 // LanguageCode is a language tocsin translates into.

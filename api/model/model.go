@@ -10,6 +10,7 @@
 package model
 
 import (
+	"fmt"
 	"reflect"
 
 	"github.com/danielgtaylor/huma/v2"
@@ -77,4 +78,16 @@ type ChannelResultsPage[T any] struct {
 type Collection[T any] struct {
 	Items []T `json:"items"`
 	Count int `json:"count" example:"1"`
+}
+
+// describe gives property name of s, a list of at most n items, the
+// description doc, a format that names n (as %d or %[1]d), and, when
+// bound, maxItems n: models whose bounds are constants elsewhere document
+// them from the constants in their TransformSchema.
+func describe(s *huma.Schema, name string, n int, bound bool, doc string) {
+	p := s.Properties[name]
+	p.Description = fmt.Sprintf(doc, n)
+	if bound {
+		p.MaxItems = &n
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/storage/contacts"
 )
 
 // ChatPlatform is the team-chat platform of a ChatUser.
@@ -80,14 +81,24 @@ type Contact struct {
 	Devices               []ContactInformationDevice       `json:"devices" doc:"Devices for push and app notifications."`
 	ChatUsers             []ChatUser                       `json:"chatUsers" doc:"Team-chat accounts."`
 	Locations             []ContactLocation                `json:"locations" doc:"Places the contact wants notifications for."`
-	Groups                []DisplayGroup                   `json:"groups" maxItems:"50" doc:"Groups the contact is a direct member of, by path: the first 50; groupCount counts them all."`
+	Groups                []DisplayGroup                   `json:"groups"` // described by TransformSchema
 	GroupCount            int                              `json:"groupCount" doc:"How many groups the contact is a direct member of; more than the groups listed when some are not." example:"1"`
 	Roles                 []DisplayRole                    `json:"roles"`
-	DistributionLists     []Reference                      `json:"distributionLists" maxItems:"50" doc:"Distribution lists the contact is on, by name: the first 50; distributionListCount counts them all."`
+	DistributionLists     []Reference                      `json:"distributionLists"` // described by TransformSchema
 	DistributionListCount int                              `json:"distributionListCount" doc:"How many distribution lists the contact is on; more than the lists listed when some are not." example:"1"`
 	CustomFields          map[string]string                `json:"customFields" doc:"Custom fields of the tenant's choosing." example:"{\"building\":\"A\"}"`
 	CreatedAt             time.Time                        `json:"createdAt"`
 	UpdatedAt             time.Time                        `json:"updatedAt"`
+}
+
+// TransformSchema implements huma.SchemaTransformer: how many groups and
+// distribution lists a contact lists comes from storage/contacts.
+func (Contact) TransformSchema(_ huma.Registry, s *huma.Schema) *huma.Schema {
+	describe(s, "groups", contacts.MaxPageGroups, true,
+		"Groups the contact is a direct member of, by path: the first %d; groupCount counts them all.")
+	describe(s, "distributionLists", contacts.MaxPageLists, true,
+		"Distribution lists the contact is on, by name: the first %d; distributionListCount counts them all.")
+	return s
 }
 
 // ContactSummary is a contact in short: enough to recognise and reach it.

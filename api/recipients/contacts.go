@@ -18,12 +18,14 @@ import (
 	"github.com/tocsin/tocsin/storage/contacts"
 )
 
+// findContactsDescription is a format of contacts.MaxPageGroups and
+// contacts.MaxPageLists.
 const findContactsDescription = `Returns one page of the tenant's contacts (directory users included)
 matching every filter given in the body; an empty or absent body matches all.
 Sort properties: lastName, firstName, externalId, createdAt, updatedAt, id
 (default lastName, firstName; id breaks ties). Every filter is served by an
 index, so searches stay fast for tenants with a million contacts. A contact
-lists at most its first 50 groups (by path) and 50 distribution lists (by
+lists at most its first %d groups (by path) and %d distribution lists (by
 name), and groupCount and distributionListCount count them all, so a page
 stays bounded whoever is on it.`
 

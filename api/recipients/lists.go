@@ -25,6 +25,8 @@ import (
 	"github.com/tocsin/tocsin/storage/contacts"
 )
 
+// createFromFileDescription is a format of storage.MaxEmailsPerPerson and
+// storage.MaxPhonesPerPerson.
 const createFromFileDescription = `multipart/form-data with the parts file (the CSV, laid out like the
 export of GET /v2/contacts/export), name and description. Creates or updates
 the contacts in the file and a distribution list holding them, all in one
@@ -37,7 +39,7 @@ addresses and phone numbers are added, never removed, and an existing
 external id is kept. Only firstName and lastName columns are required.
 
 Rows with a problem (bad email, unparsable phone, missing name, duplicate of
-an earlier row, wrong number of fields, more than 20 email addresses or 20
+an earlier row, wrong number of fields, more than %d email addresses or %d
 phone numbers for the contact with those it has...) are skipped and listed in errors;
 the rest are imported. The file is rejected with a 400 when it is not CSV,
 its header lacks required columns or names unknown ones, or a row is longer

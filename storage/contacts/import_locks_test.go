@@ -3,7 +3,6 @@ package contacts_test
 import (
 	"errors"
 	"strconv"
-	"strings"
 	"sync"
 	"testing"
 
@@ -11,7 +10,6 @@ import (
 
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/storage"
-	"github.com/tocsin/tocsin/storage/contacts"
 	"github.com/tocsin/tocsin/storage/directory"
 	"github.com/tocsin/tocsin/storage/storagetest"
 )
@@ -46,17 +44,7 @@ func TestImportingAnAddressWhileItsUserAddsItNeverDeadlocks(t *testing.T) {
 	var wg sync.WaitGroup
 	var imported error
 	wg.Go(func() {
-		im, err := contacts.BeginImport(ctx, db, tenant, 0)
-		if err != nil {
-			imported = err
-			return
-		}
-		defer im.Rollback()
-		if err := im.Stage(ctx, strings.NewReader("id,firstName,lastName,emails\n"+strconv.FormatInt(person, 10)+",,,"+address+"\n")); err != nil {
-			imported = err
-			return
-		}
-		_, imported = im.Finish(ctx, "imported", "")
+		_, imported = importFile(ctx, db, tenant, "imported", "id,firstName,lastName,emails\n"+strconv.FormatInt(person, 10)+",,,"+address+"\n")
 	})
 	storagetest.WaitBlocked(t, db, "FROM contact_import")
 	_, added := directory.AddEmail(ctx, change, tenant, person, address, "work")

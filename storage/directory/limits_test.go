@@ -242,3 +242,70 @@ func TestTwoAddsAtTheLimitDoNotBothPass(t *testing.T) {
 		t.Fatalf("%d emails (%v), want %d", len(ci.Emails), err, storage.MaxEmailsPerPerson)
 	}
 }
+
+// TestAChangeAddingNoRowPassesAPersonOverTheLimit: a person holding more
+// devices and weather subscriptions than the limits (as one could before
+// they existed; here a transaction that commits despite the refusal)
+// still changes their mobile apps without adding devices and merges
+// channels into the subscriptions they have; one device or subscription
+// more is refused.
+func TestAChangeAddingNoRowPassesAPersonOverTheLimit(t *testing.T) {
+	t.Parallel()
+	ctx, db, tenant, _ := stacktest.DBTenants(t)
+	apps := []directory.MobileApp{{InstallationID: "1", Platform: "ios", PushToken: "app-1"}}
+	changes := make([]directory.WeatherChange, storage.MaxWeatherPerPerson+1)
+	for i := range changes {
+		changes[i] = directory.WeatherChange{Category: fmt.Sprint("c", i), Channels: []string{"Email"}}
+	}
+	tx, err := db.BeginTxx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback()
+	person, err := directory.CreateUser(ctx, tx, tenant, "main", directory.NewUser{MobileApps: apps})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range storage.MaxDevicesPerPerson {
+		if _, err := directory.AddPushDevice(ctx, tx, tenant, person, "ios", fmt.Sprintf("push-%d", i)); err != nil && i < storage.MaxDevicesPerPerson-1 {
+			t.Fatal(err)
+		}
+	}
+	wantLimit(t, directory.AddWeather(ctx, tx, tenant, person, changes), storage.MaxWeatherPerPerson)
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	in := func(fn func(tx *sqlx.Tx) error) error { return db.InTx(ctx, fn) }
+
+	// The same number of app devices, another token, and none.
+	for _, apps := range [][]directory.MobileApp{apps, {{InstallationID: "2", Platform: "ios", PushToken: "app-2"}}, nil} {
+		if err := in(func(tx *sqlx.Tx) error {
+			return directory.UpdateUser(ctx, tx, tenant, person, directory.NewUser{}, apps, true)
+		}); err != nil {
+			t.Fatalf("apps %v: %v", apps, err)
+		}
+	}
+	wantLimit(t, in(func(tx *sqlx.Tx) error {
+		return directory.UpdateUser(ctx, tx, tenant, person, directory.NewUser{}, append(apps, directory.MobileApp{InstallationID: "3", Platform: "ios", PushToken: "app-3"}), true)
+	}), storage.MaxDevicesPerPerson)
+
+	if err := in(func(tx *sqlx.Tx) error {
+		return directory.AddWeather(ctx, tx, tenant, person, []directory.WeatherChange{{Category: "c0", Channels: []string{"Text"}}})
+	}); err != nil {
+		t.Fatalf("merge a channel: %v", err)
+	}
+	wantLimit(t, in(func(tx *sqlx.Tx) error {
+		return directory.AddWeather(ctx, tx, tenant, person, []directory.WeatherChange{{Category: "c0", Channels: []string{"Fax"}}, {Category: "new", Channels: []string{"Email"}}})
+	}), storage.MaxWeatherPerPerson)
+	ci, err := directory.ContactInformation(ctx, db, tenant, person)
+	if err != nil {
+		t.Fatal(err)
+	}
+	weather, err := directory.ListWeather(ctx, db, tenant, person)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ci.Devices) != storage.MaxDevicesPerPerson || len(weather) != storage.MaxWeatherPerPerson+1 || len(weather[0].Channels) != 2 {
+		t.Fatalf("%d devices, %d weather subscriptions (the first with %v)", len(ci.Devices), len(weather), weather[0].Channels)
+	}
+}

@@ -58,20 +58,32 @@ type WeatherChange struct {
 	Location int64
 }
 
-// AddWeather merges channels into the person's subscriptions; more than
-// storage.MaxWeatherPerPerson subscriptions is a *storage.LimitError.
+// AddWeather merges channels into the person's subscriptions; new
+// subscriptions past storage.MaxWeatherPerPerson are a
+// *storage.LimitError. Changes that only merge channels into subscriptions
+// the person has pass, even for a person given more before the limit
+// existed.
 func AddWeather(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, changes []WeatherChange) error {
+	added := false
 	for _, c := range changes {
-		_, err := tx.ExecContext(ctx, `
+		// A row the statement inserted has no xmax; one it updated has the
+		// transaction's.
+		var inserted bool
+		err := tx.GetContext(ctx, &inserted, `
 			INSERT INTO directory_weather_notifications (tenant_id, person_id, category, location_id, channels)
 			VALUES ($1, $2, $3, NULLIF($4, 0), $5)
 			ON CONFLICT (person_id, category, location_id) DO UPDATE
 			SET channels = ARRAY(SELECT DISTINCT unnest(directory_weather_notifications.channels || excluded.channels) ORDER BY 1),
-				updated_at = now()`,
+				updated_at = now()
+			RETURNING xmax = 0`,
 			tenant, person, c.Category, c.Location, pq.StringArray(sorted(c.Channels)))
 		if err != nil {
 			return fmt.Errorf("add weather notification: %w", err)
 		}
+		added = added || inserted
+	}
+	if !added {
+		return nil
 	}
 	return weatherLimit.check(ctx, tx, tenant, person)
 }

@@ -84,12 +84,17 @@ func CreateUser(ctx context.Context, tx *sqlx.Tx, tenant, dir string, u NewUser)
 
 // syncAppDevices makes the user's MyAlertsApp devices those of its app
 // registrations with a push token. A token registered to someone else is
-// ErrConflict; devices past storage.MaxDevicesPerPerson (push devices
-// included) a *storage.LimitError.
+// ErrConflict; more devices than before and past
+// storage.MaxDevicesPerPerson (push devices included) a
+// *storage.LimitError. As many devices as before or fewer pass, so a user
+// given more devices before the limit existed can still change their apps.
 func syncAppDevices(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, apps []MobileApp) error {
-	if _, err := tx.ExecContext(ctx, `DELETE FROM person_devices WHERE tenant_id = $1 AND person_id = $2 AND app = 'myalerts'`, tenant, person); err != nil {
+	res, err := tx.ExecContext(ctx, `DELETE FROM person_devices WHERE tenant_id = $1 AND person_id = $2 AND app = 'myalerts'`, tenant, person)
+	if err != nil {
 		return fmt.Errorf("clear app devices: %w", err)
 	}
+	removed, _ := res.RowsAffected()
+	var added int64
 	for _, a := range apps {
 		if a.PushToken == "" {
 			continue
@@ -102,6 +107,10 @@ func syncAppDevices(ctx context.Context, tx *sqlx.Tx, tenant string, person int6
 		if err != nil {
 			return fmt.Errorf("insert app device: %w", err)
 		}
+		added++
+	}
+	if added <= removed {
+		return nil
 	}
 	return deviceLimit.check(ctx, tx, tenant, person)
 }
