@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/channels/cap"
 	"github.com/tocsin/tocsin/storage"
@@ -53,7 +54,7 @@ func (a *Activities) DeliverCapUpdate(ctx context.Context, in CapUpdateInput) (C
 		ci := cap.InputOf(r.Renderer, &m)
 		ci.MsgType, ci.References, ci.Note, ci.Instruction = in.MsgType, refs, in.Note, in.Instruction
 		m.Options = cap.Options{Input: ci}
-		m.Key = fmt.Sprintf("alert-%s-%d:%s:cap-%s-%d", in.Tenant, in.AlertID, ch, in.MsgType, in.Seq)
+		m.Key = fmt.Sprintf("%s:%s:cap-%s-%d", alert.WorkflowID(in.Tenant, in.AlertID, in.Tag), ch, in.MsgType, in.Seq)
 		m.To = string(ch)
 		res, err := a.send(ctx, BatchInput{AlertRef: in.AlertRef, Channel: string(ch)}, []channels.Message{m})
 		if err != nil {

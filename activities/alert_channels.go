@@ -80,7 +80,7 @@ func (a *Activities) deliverBroadcast(ctx context.Context, in BatchInput, lastAt
 	}
 	if a.Destinations == nil {
 		return out, a.recordBroadcasts(ctx, in, []BroadcastRow{{Destination: in.Channel, Status: storage.DeliveryFailed, Permanent: true,
-			Key: alert.DeliveryKey(in.Tenant, in.AlertID, in.Channel, in.Cycle, 0), Error: "no provider is configured for the " + in.Channel + " channel"}}, &out)
+			Key: alert.DeliveryKey(in.Tenant, in.AlertID, in.Tag, in.Channel, in.Cycle, 0), Error: "no provider is configured for the " + in.Channel + " channel"}}, &out)
 	}
 	dests, err := a.Destinations.Destinations(ctx, in.Tenant, channels.Channel(in.Channel))
 	if err != nil && !isNoProvider(err) {
@@ -88,7 +88,7 @@ func (a *Activities) deliverBroadcast(ctx context.Context, in BatchInput, lastAt
 	}
 	if isNoProvider(err) || len(dests) == 0 {
 		return out, a.recordBroadcasts(ctx, in, []BroadcastRow{{Destination: in.Channel, Status: storage.DeliveryFailed, Permanent: true,
-			Key: alert.DeliveryKey(in.Tenant, in.AlertID, in.Channel, in.Cycle, 0), Error: "no provider is configured for the " + in.Channel + " channel"}}, &out)
+			Key: alert.DeliveryKey(in.Tenant, in.AlertID, in.Tag, in.Channel, in.Cycle, 0), Error: "no provider is configured for the " + in.Channel + " channel"}}, &out)
 	}
 	r, err := a.rendererFor(ctx, in.AlertRef)
 	if err != nil {
@@ -107,7 +107,7 @@ func (a *Activities) deliverBroadcast(ctx context.Context, in BatchInput, lastAt
 		}
 		m, _ := r.Message(in.Channel, &storage.RecipientRow{}, "")
 		r.options(&m)
-		m.Key = alert.DeliveryKey(in.Tenant, in.AlertID, in.Channel, in.Cycle, int64(i)) + ":" + d.ID
+		m.Key = alert.DeliveryKey(in.Tenant, in.AlertID, in.Tag, in.Channel, in.Cycle, int64(i)) + ":" + d.ID
 		m.To = d.ID
 		msgs = append(msgs, m)
 		rows = append(rows, BroadcastRow{Destination: d.ID, Name: d.Name, Key: m.Key})
@@ -236,7 +236,7 @@ func syncCalls(ctx context.Context, tx *sqlx.Tx, in BatchInput, key storage.Batc
 	var keys []string
 	for _, r := range rows {
 		if r.Status == storage.DeliverySent {
-			keys = append(keys, alert.DeliveryKey(in.Tenant, in.AlertID, in.Channel, in.Cycle, r.Seq))
+			keys = append(keys, alert.DeliveryKey(in.Tenant, in.AlertID, in.Tag, in.Channel, in.Cycle, r.Seq))
 		}
 	}
 	if len(keys) == 0 {

@@ -174,7 +174,7 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 			}
 			r.options(&m)
 			m.RecipientID = rec.Seq
-			m.Key = alert.DeliveryKey(in.Tenant, in.AlertID, in.Channel, in.Cycle, rec.Seq)
+			m.Key = alert.DeliveryKey(in.Tenant, in.AlertID, in.Tag, in.Channel, in.Cycle, rec.Seq)
 			m.To = addr
 			if !perDevice {
 				msgs = append(msgs, m)

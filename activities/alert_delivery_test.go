@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -124,7 +125,7 @@ func TestDeliverBatchClassifiesErrorsAndNeverDuplicates(t *testing.T) {
 	id := newAlert(t, db, tenant)
 	snd := &fakeSender{failTemp: true}
 	a := &activities.Activities{DB: db, Senders: channels.Senders{channels.Text: snd}}
-	in := activities.BatchInput{AlertRef: activities.AlertRef{Tenant: tenant, AlertID: id}, Channel: "text", Cycle: 1, Lo: 0, Hi: 4, MaxAttempts: 3}
+	in := activities.BatchInput{AlertRef: activities.AlertRef{Tenant: tenant, AlertID: id, Tag: "abcdefgh"}, Channel: "text", Cycle: 1, Lo: 0, Hi: 4, MaxAttempts: 3}
 	ctx := context.Background()
 
 	out, err := a.DeliverBatch(ctx, in)
@@ -147,7 +148,8 @@ func TestDeliverBatchClassifiesErrorsAndNeverDuplicates(t *testing.T) {
 		t.Fatal(err)
 	}
 	second := snd.sent()
-	if len(second) != 1 || second[0] != first[2] || second[0] != alert.DeliveryKey(tenant, id, "text", 1, 3) {
+	if len(second) != 1 || second[0] != first[2] || second[0] != alert.DeliveryKey(tenant, id, "abcdefgh", "text", 1, 3) ||
+		second[0] != "alert-"+tenant+"-"+strconv.FormatInt(id, 10)+"-abcdefgh:text:1:3" {
 		t.Fatalf("retry sent %v (first attempt %v)", second, first)
 	}
 	d = deliveries(t, db, in)

@@ -39,7 +39,7 @@ func (a *Activities) deliverEtnArea(ctx context.Context, in BatchInput, r *alert
 		for i, t := range targets {
 			m, _ := r.Message(in.Channel, &storage.RecipientRow{FirstName: t.Name, VoicePhone: &targets[i].Phone}, "")
 			r.options(&m)
-			m.Key = alert.DeliveryKey(in.Tenant, in.AlertID, in.Channel, in.Cycle, t.Seq)
+			m.Key = alert.DeliveryKey(in.Tenant, in.AlertID, in.Tag, in.Channel, in.Cycle, t.Seq)
 			m.To = t.Phone
 			msgs[i] = m
 			after = t.Seq
@@ -64,7 +64,7 @@ func (a *Activities) deliverEtnArea(ctx context.Context, in BatchInput, r *alert
 				temporary++
 			}
 		}
-		if err := targetStore.RecordCalls(ctx, in.Tenant, in.AlertID, calls); err != nil {
+		if err := targetStore.RecordCalls(ctx, in.Tenant, in.AlertID, alert.WorkflowID(in.Tenant, in.AlertID, in.Tag), calls); err != nil {
 			return out, err
 		}
 	}
@@ -78,7 +78,7 @@ func (a *Activities) deliverEtnArea(ctx context.Context, in BatchInput, r *alert
 type etnTargetStore interface {
 	StoreOnce(ctx context.Context, tenant string, alertID int64, areas []channelstate.Area, lists []string) error
 	Unfinished(ctx context.Context, tenant string, alertID, after int64, limit int) ([]channelstate.AlertETNTarget, error)
-	RecordCalls(ctx context.Context, tenant string, alertID int64, res []channelstate.ETNCallResult) error
+	RecordCalls(ctx context.Context, tenant string, alertID int64, keyHead string, res []channelstate.ETNCallResult) error
 }
 
 var _ etnTargetStore = (*channelstate.AlertETNTargets)(nil)

@@ -31,6 +31,10 @@ const (
 type AlertRef struct {
 	Tenant  string
 	AlertID int64
+	// Tag is the alert's tag, in its delivery keys (alert.DeliveryKey); ""
+	// for alerts stored before tags came and in the inputs of activities
+	// scheduled before.
+	Tag string
 }
 
 // AlertPlan is what the SendAlert workflow needs to deliver an alert. It is

@@ -241,5 +241,29 @@ func (s *Starter) start(ctx context.Context, r storage.WorkflowStart) error {
 	if err != nil && !errors.As(err, &started) {
 		return fmt.Errorf("start %s: %w", r.WorkflowType, err)
 	}
+	if err != nil {
+		s.checkAlreadyStarted(sctx, r, started.RunId)
+	}
 	return nil
+}
+
+// checkAlreadyStarted looks at the run that holds r's workflow id when the
+// start found one. A start repeated after a crash finds the run it started,
+// which began after the request was written. A run that began before is
+// another's: its id was handed out again (workflow ids carry a random tag
+// so that this does not happen), and r's workflow will never run. That is
+// logged as an error with the workflow id; the request is done all the
+// same, since starting it again cannot succeed.
+func (s *Starter) checkAlreadyStarted(ctx context.Context, r storage.WorkflowStart, runID string) {
+	d, err := s.Temporal.DescribeWorkflowExecution(ctx, r.WorkflowID, runID)
+	if err != nil {
+		s.Logger.Warn("describe the workflow that was already started", "workflow_id", r.WorkflowID, "err", err)
+		return
+	}
+	info := d.GetWorkflowExecutionInfo()
+	if started := info.GetStartTime().AsTime(); info.GetStartTime() != nil && started.Before(r.CreatedAt) {
+		s.Logger.Error("workflow id taken by an earlier run: the request's workflow was not started",
+			"workflow_id", r.WorkflowID, "workflow_type", r.WorkflowType, "run_id", info.GetExecution().GetRunId(),
+			"run_started", started, "requested", r.CreatedAt)
+	}
 }

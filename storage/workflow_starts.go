@@ -86,6 +86,8 @@ type WorkflowStart struct {
 	SignalInput  json.RawMessage `db:"signal_input"`
 	Priority     int             `db:"priority"`
 	Attempts     int             `db:"attempts"`
+	// CreatedAt is when the request was written, with what asked for it.
+	CreatedAt time.Time `db:"created_at"`
 }
 
 // ClaimStarts locks up to limit start requests that are due, most urgent
@@ -101,7 +103,7 @@ func ClaimStarts(ctx context.Context, tx *sqlx.Tx, limit int, urgent bool) ([]Wo
 	}
 	return SelectAll[WorkflowStart](ctx, tx, "claim workflow starts", `
 		SELECT id, tenant_id, workflow_id, workflow_type, input, COALESCE(signal_name, '') AS signal_name,
-			COALESCE(signal_input, 'null') AS signal_input, priority, attempts
+			COALESCE(signal_input, 'null') AS signal_input, priority, attempts, created_at
 		FROM workflow_starts WHERE available_at <= now() AND `+lane+`
 		ORDER BY priority, id LIMIT $1
 		FOR UPDATE SKIP LOCKED`, limit, PriorityUrgent)

@@ -8,9 +8,10 @@ import (
 	"github.com/tocsin/tocsin/activities"
 )
 
-// CapUpdateWorkflowID is the business id of an alert's seq-th CAP update.
-func CapUpdateWorkflowID(tenant string, alertID int64, seq int) string {
-	return fmt.Sprintf("%s-cap-%d", AlertWorkflowID(tenant, alertID), seq)
+// CapUpdateWorkflowID is the business id of the seq-th CAP update of the
+// alert whose stored workflow id is alertWorkflowID.
+func CapUpdateWorkflowID(alertWorkflowID string, seq int) string {
+	return fmt.Sprintf("%s-cap-%d", alertWorkflowID, seq)
 }
 
 // SendCapUpdate sends an Update or Cancel of an alert's CAP messages.

@@ -72,7 +72,7 @@ func TestSendCapUpdate(t *testing.T) {
 	if got != in || len(out.Sent) != 1 {
 		t.Fatalf("activity got %+v, workflow returned %+v", got, out)
 	}
-	if id := CapUpdateWorkflowID("1001", 7, 2); id != "alert-1001-7-cap-2" {
+	if id := CapUpdateWorkflowID("alert-1001-7-abcdefgh", 2); id != "alert-1001-7-abcdefgh-cap-2" {
 		t.Fatalf("workflow id %s", id)
 	}
 }

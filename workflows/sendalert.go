@@ -7,6 +7,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/tocsin/tocsin/activities"
+	"github.com/tocsin/tocsin/alert"
 )
 
 // Limits that keep every workflow history small: a DeliverChunk child runs
@@ -35,15 +36,13 @@ const FewRoundTripsChange = "few-round-trips"
 // alert.failed event says; the error itself goes to the worker's log.
 const FailedReason = "delivery stopped on an internal error; the worker's log has the details"
 
-// AlertWorkflowID is the business id of an alert's SendAlert workflow.
-func AlertWorkflowID(tenant string, alertID int64) string {
-	return fmt.Sprintf("alert-%s-%d", tenant, alertID)
-}
-
 // SendAlertInput starts the SendAlert workflow of an alert.
 type SendAlertInput struct {
 	Tenant  string
 	AlertID int64
+	// Tag is the alert's tag (alert.NewTag), part of its workflow id and
+	// delivery keys; "" for alerts stored before tags came.
+	Tag string
 	// SendAt is when a scheduled alert is sent; zero means now.
 	SendAt time.Time
 	// State is set when the workflow continues as new.
@@ -75,7 +74,7 @@ type SendAlertState struct {
 // workflow tasks and one DeliverBatch activity. They are idempotent, so a
 // workflow task that is retried after a worker died may run them again.
 func SendAlert(ctx workflow.Context, in SendAlertInput) error {
-	ref := activities.AlertRef{Tenant: in.Tenant, AlertID: in.AlertID}
+	ref := activities.AlertRef{Tenant: in.Tenant, AlertID: in.AlertID, Tag: in.Tag}
 	shape := workflow.GetVersion(ctx, FewRoundTripsChange, workflow.DefaultVersion, 3)
 	fast, oneTask, localOnce := shape >= 1, shape >= 2, shape >= 3
 	actx := alertStepOptions(ctx)
@@ -185,7 +184,9 @@ func SendAlert(ctx workflow.Context, in SendAlertInput) error {
 				}
 				to := min(batches, st.NextBatch+per)
 				cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{
-					WorkflowID: fmt.Sprintf("%s-c%d-g%d-b%d", AlertWorkflowID(in.Tenant, in.AlertID), st.Cycle, st.Group, st.NextBatch),
+					// The alert's workflow id (made of the input as the API
+					// made it; the same as before tags for earlier alerts).
+					WorkflowID: fmt.Sprintf("%s-c%d-g%d-b%d", alert.WorkflowID(in.Tenant, in.AlertID, in.Tag), st.Cycle, st.Group, st.NextBatch),
 				})
 				chunk := ChunkInput{
 					AlertRef: ref, Cycle: st.Cycle, Channels: group, Earlier: earlier,

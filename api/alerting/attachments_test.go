@@ -17,11 +17,11 @@ import (
 	"github.com/jmoiron/sqlx"
 	"go.temporal.io/sdk/client"
 
+	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/dispatch"
 	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/storage"
-	"github.com/tocsin/tocsin/workflows"
 )
 
 // emailAlert is an email alert to c.
@@ -100,7 +100,7 @@ func holdJobID(t *testing.T, s *stacktest.Stack, tenant, jobID string) (*sqlx.Tx
 	err = storage.InsertAlert(ctx, tx, &storage.Alert{
 		ID: id, TenantID: tenant, ClientKey: sql.NullString{String: jobID, Valid: true}, Type: "Default", Priority: "NonEmergency",
 		Subject: "Held", Settings: json.RawMessage(`{}`), Status: storage.AlertQueued,
-		WorkflowID: workflows.AlertWorkflowID(tenant, id), CreatedAt: time.Now().UTC(),
+		WorkflowID: alert.WorkflowID(tenant, id, alert.NewTag()), CreatedAt: time.Now().UTC(),
 	})
 	if err != nil {
 		t.Fatal(err)

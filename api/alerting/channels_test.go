@@ -756,23 +756,24 @@ func TestEtnWithoutAreasCallsEveryTime(t *testing.T) {
 			}
 		}
 	}
-	var ids []int64
+	var sent []sendResponse
 	for range 2 {
-		id := send(t, s, tok, alert).AlertID
-		check(id)
-		ids = append(ids, id)
+		res := send(t, s, tok, alert)
+		check(res.AlertID)
+		sent = append(sent, res)
 	}
-	a, b := send(t, s, tok, alert).AlertID, send(t, s, tok, alert).AlertID
-	check(a)
-	check(b)
-	ids = append(ids, a, b)
+	a, b := send(t, s, tok, alert), send(t, s, tok, alert)
+	check(a.AlertID)
+	check(b.AlertID)
+	sent = append(sent, a, b)
 	calls := map[string]int{}
 	for _, c := range l.voice.Calls() {
 		calls[strings.SplitN(c.IdempotencyKey, ":", 2)[0]]++
 	}
-	for _, id := range ids {
-		if n := calls[fmt.Sprintf("alert-%s-%d", tenant, id)]; n != 2 {
-			t.Errorf("alert %d made %d calls, want 2", id, n)
+	// A delivery key begins with its alert's workflow id.
+	for _, res := range sent {
+		if n := calls[res.WorkflowID]; n != 2 {
+			t.Errorf("alert %d made %d calls, want 2", res.AlertID, n)
 		}
 	}
 	l.checkProblems(t)

@@ -68,6 +68,10 @@ func (h *handler) create(ctx context.Context, req model.SendAlertRequest, key st
 	if err != nil {
 		return nil, rest.Unavailable("the database", err)
 	}
+	// The tag makes the workflow id and delivery keys this alert's alone,
+	// even if the id was handed out before (the database restored from a
+	// backup while Temporal and the providers remember the alerts since).
+	tag := alert.NewTag()
 	if err := h.checkTextOf(tenant, id, &p.settings, loc, prefix); err != nil {
 		return nil, err
 	}
@@ -94,7 +98,7 @@ func (h *handler) create(ctx context.Context, req model.SendAlertRequest, key st
 	al := &storage.Alert{
 		ID: id, TenantID: tenant, CreatedBy: rest.Caller(ctx).Subject, Type: string(s.Type), Priority: string(s.Priority.Priority),
 		Subject: s.Message.Subject, Channels: pq.StringArray(p.channels), Settings: settings, Attachments: attJSON,
-		Status: storage.AlertQueued, WorkflowID: workflows.AlertWorkflowID(tenant, id), ScheduledFor: p.sendAt,
+		Status: storage.AlertQueued, WorkflowID: alert.WorkflowID(tenant, id, tag), ScheduledFor: p.sendAt,
 		CreatedAt: time.Now().UTC(),
 	}
 	if key != "" {
@@ -127,7 +131,7 @@ func (h *handler) create(ctx context.Context, req model.SendAlertRequest, key st
 	// The start request commits with the alert; the starter starts the
 	// workflow right after (see dispatch.Starter), so an accepted alert is
 	// started even when this process dies now.
-	in := workflows.SendAlertInput{Tenant: tenant, AlertID: id}
+	in := workflows.SendAlertInput{Tenant: tenant, AlertID: id, Tag: tag}
 	if p.sendAt != nil {
 		in.SendAt = *p.sendAt
 	}

@@ -571,7 +571,7 @@ func (h *handler) getAlertsByIDSingleRecipient(ctx context.Context, in *singleRe
 		if !ok {
 			continue
 		}
-		cd.Deliveries = append(cd.Deliveries, deliveryModel(d, alert.DeliveryKey(al.TenantID, al.ID, d.Channel, d.Cycle, d.Seq)))
+		cd.Deliveries = append(cd.Deliveries, deliveryModel(d, alert.DeliveryKey(al.TenantID, al.ID, tagOf(al), d.Channel, d.Cycle, d.Seq)))
 		cd.Status = model.DeliveryStatus(d.Status)
 	}
 	if err := h.sharedDeliveries(ctx, al, s, row, byChannel); err != nil {
@@ -582,6 +582,10 @@ func (h *handler) getAlertsByIDSingleRecipient(ctx context.Context, in *singleRe
 	}
 	return rest.Answer(out), nil
 }
+
+// tagOf is the tag of al, in its delivery keys ("" for alerts stored
+// before tags came).
+func tagOf(al *storage.Alert) string { return alert.TagOf(al.TenantID, al.ID, al.WorkflowID) }
 
 // deliveryModel shows one delivery, whose idempotency key is key.
 func deliveryModel(d results.Delivery, key string) model.ChannelDelivery {
@@ -613,7 +617,7 @@ func (h *handler) sharedDeliveries(ctx context.Context, al *storage.Alert, s *al
 	if len(bcast) == 0 && !etnArea {
 		return nil
 	}
-	rows, err := h.results.SharedDeliveries(ctx, al.TenantID, al.ID, bcast, etnArea, row.PersonID)
+	rows, err := h.results.SharedDeliveries(ctx, al.TenantID, al.ID, alert.WorkflowID(al.TenantID, al.ID, tagOf(al)), bcast, etnArea, row.PersonID)
 	if err != nil {
 		return rest.Unavailable("the database", err)
 	}

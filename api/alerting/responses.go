@@ -252,7 +252,7 @@ func (t *responseTarget) answered(token string, browser bool, as []results.Answe
 
 // DeliveryReceipt is a provider's report on one delivery.
 type DeliveryReceipt struct {
-	Key               string     `json:"key" minLength:"1" maxLength:"300" doc:"The idempotency key tocsin sent with the message." example:"alert-1001-42:text:1:7"`
+	Key               string     `json:"key" minLength:"1" maxLength:"300" doc:"The idempotency key tocsin sent with the message." example:"alert-1001-42-k3x7q2ab:text:1:7"`
 	Status            string     `json:"status" enum:"delivered,failed" doc:"What became of the message."`
 	ProviderMessageID string     `json:"providerMessageId,omitempty" maxLength:"200"`
 	Error             string     `json:"error,omitempty" maxLength:"1000" doc:"Why it failed."`
@@ -297,18 +297,17 @@ func (h *handler) receiveDeliveryReceipts(ctx context.Context, in *receiptsInput
 }
 
 func (h *handler) applyReceipt(ctx context.Context, r DeliveryReceipt) (bool, error) {
-	tenant, alertID, ch, cycle, seq, err := alert.ParseDeliveryKey(r.Key)
+	k, err := alert.ParseDeliveryKey(r.Key)
 	if err != nil {
 		return false, nil
 	}
+	ref := results.DeliveryRef{Tenant: k.Tenant, AlertID: k.AlertID, Channel: k.Channel, Cycle: k.Cycle, Seq: k.Seq, WorkflowID: k.WorkflowID()}
 	at := time.Now().UTC()
 	if r.At != nil {
 		at = *utc(r.At)
 	}
 	if r.Status == "delivered" {
-		return h.results.ApplyReceipt(ctx, results.DeliveryRef{Tenant: tenant, AlertID: alertID, Channel: ch, Cycle: cycle, Seq: seq},
-			results.Receipt{Delivered: true, At: at, ProviderMessageID: r.ProviderMessageID})
+		return h.results.ApplyReceipt(ctx, ref, results.Receipt{Delivered: true, At: at, ProviderMessageID: r.ProviderMessageID})
 	}
-	return h.results.ApplyReceipt(ctx, results.DeliveryRef{Tenant: tenant, AlertID: alertID, Channel: ch, Cycle: cycle, Seq: seq},
-		results.Receipt{Error: firstOf(r.Error, "the provider reported a failure")})
+	return h.results.ApplyReceipt(ctx, ref, results.Receipt{Error: firstOf(r.Error, "the provider reported a failure")})
 }

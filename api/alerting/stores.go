@@ -35,7 +35,7 @@ type resultStore interface {
 	LatestStatuses(ctx context.Context, tenant string, alertID int64, seqs []int64) ([]results.SeqStatus, error)
 	RecipientDeliveries(ctx context.Context, tenant string, alertID, seq int64) ([]results.Delivery, error)
 	ChannelDeliveries(ctx context.Context, tenant string, alertID int64, channel string, limit, offset int) ([]results.Delivery, int64, error)
-	SharedDeliveries(ctx context.Context, tenant string, alertID int64, broadcast []string, etnArea bool, personID *int64) ([]results.Delivery, error)
+	SharedDeliveries(ctx context.Context, tenant string, alertID int64, keyHead string, broadcast []string, etnArea bool, personID *int64) ([]results.Delivery, error)
 	OwnRowCounts(ctx context.Context, tenant string, alertID int64) ([]results.Counts, error)
 	EtnTargetCounts(ctx context.Context, tenant string, alertID int64) (results.Counts, error)
 	EtnTargets(ctx context.Context, tenant string, alertID int64, limit, offset int) ([]results.EtnTarget, error)

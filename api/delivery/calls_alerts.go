@@ -24,8 +24,8 @@ var _ alertResults = (*results.Store)(nil)
 // not be redialled fails the delivery. Calls that are not an alert's
 // deliveries (another key shape) change nothing.
 func applyCall(ctx context.Context, store alertResults, call voice.Call) error {
-	tenant, alertID, ch, cycle, seq, err := alert.ParseDeliveryKey(call.Key)
-	if err != nil || tenant != call.Tenant {
+	k, err := alert.ParseDeliveryKey(call.Key)
+	if err != nil || k.Tenant != call.Tenant {
 		return nil
 	}
 	c := results.CallOutcome{
@@ -38,5 +38,6 @@ func applyCall(ctx context.Context, store alertResults, call voice.Call) error {
 	if c.Error == "" {
 		c.Error = "the call ended " + call.Status
 	}
-	return store.ApplyCall(ctx, results.DeliveryRef{Tenant: tenant, AlertID: alertID, Channel: ch, Cycle: cycle, Seq: seq}, c)
+	return store.ApplyCall(ctx, results.DeliveryRef{Tenant: k.Tenant, AlertID: k.AlertID, Channel: k.Channel, Cycle: k.Cycle, Seq: k.Seq,
+		WorkflowID: k.WorkflowID()}, c)
 }

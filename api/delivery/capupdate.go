@@ -8,6 +8,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/tocsin/tocsin/activities"
+	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
 	"github.com/tocsin/tocsin/storage"
@@ -47,10 +48,10 @@ func (h *handlers) capUpdate(ctx context.Context, in *capUpdateInput) (*rest.Out
 	if err != nil {
 		return nil, rest.Unavailable("the database", err)
 	}
-	id := workflows.CapUpdateWorkflowID(tenant, al.ID, seq)
+	id := workflows.CapUpdateWorkflowID(al.WorkflowID, seq)
 	_, err = h.d.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: h.d.Config.TemporalTaskQueue},
 		workflows.SendCapUpdate, activities.CapUpdateInput{
-			AlertRef: activities.AlertRef{Tenant: tenant, AlertID: al.ID}, MsgType: string(in.Body.MsgType), Seq: seq,
+			AlertRef: activities.AlertRef{Tenant: tenant, AlertID: al.ID, Tag: alert.TagOf(tenant, al.ID, al.WorkflowID)}, MsgType: string(in.Body.MsgType), Seq: seq,
 			Headline: in.Body.Headline, Description: in.Body.Description, Instruction: in.Body.Instruction, Note: in.Body.Note,
 		})
 	if err != nil {

@@ -22,7 +22,7 @@ type PreviewAlertRequest struct {
 type SendAlertResponse struct {
 	AlertID      int64       `json:"alertId" example:"42"`
 	Status       AlertStatus `json:"status"`
-	WorkflowID   string      `json:"workflowId" doc:"The SendAlert workflow in the Temporal UI." example:"alert-1001-42"`
+	WorkflowID   string      `json:"workflowId" doc:"The SendAlert workflow in the Temporal UI: alert-<tenant>-<id>-<tag>, the tag random and chosen when the alert is stored (alerts stored before tags came have none)." example:"alert-1001-42-k3x7q2ab"`
 	JobID        string      `json:"jobId,omitempty" doc:"The client's job id or Idempotency-Key."`
 	ScheduledFor *time.Time  `json:"scheduledFor,omitempty" doc:"When a Later alert will be sent."`
 	Replayed     bool        `json:"replayed" doc:"True when this answers a retry: the alert was created by an earlier request with the same key."`

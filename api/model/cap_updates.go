@@ -27,6 +27,6 @@ type CapUpdateResponse struct {
 	AlertID    int64      `json:"alertId" example:"42"`
 	MsgType    CapMsgType `json:"msgType"`
 	Sequence   int        `json:"sequence" doc:"The update's number among the alert's updates and cancels (1, 2, ...)." example:"1"`
-	WorkflowID string     `json:"workflowId" doc:"The workflow delivering it." example:"alert-1001-42-cap-1"`
+	WorkflowID string     `json:"workflowId" doc:"The workflow delivering it." example:"alert-1001-42-k3x7q2ab-cap-1"`
 	Channels   []string   `json:"channels" doc:"The CAP channels (eas, mobileBroadcast) whose delivered messages it references." example:"[\"eas\"]"`
 }

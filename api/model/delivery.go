@@ -67,7 +67,7 @@ type ChannelProviderSettingsList struct {
 // VoiceStatusCallback is what a voice provider posts about a call.
 type VoiceStatusCallback struct {
 	CallID          string `json:"callId" maxLength:"200" doc:"The provider's id of the call." example:"CA3f2b"`
-	Reference       string `json:"reference" maxLength:"400" doc:"The reference tocsin sent with the call request." example:"alert-1001-42-r17-voice"`
+	Reference       string `json:"reference" maxLength:"400" doc:"The reference tocsin sent with the call request." example:"alert-1001-42-k3x7q2ab:voice:1:17"`
 	Status          string `json:"status" enum:"answered,busy,no-answer,failed" doc:"What happened to the call." example:"answered"`
 	AnsweredBy      string `json:"answeredBy,omitempty" enum:"human,machine" doc:"Who answered an answered call." example:"human"`
 	Digits          string `json:"digits,omitempty" maxLength:"20" doc:"Digits the callee pressed; 1 confirms a call that asked for confirmation." example:"1"`

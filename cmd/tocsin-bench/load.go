@@ -26,7 +26,6 @@ import (
 	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/benchdata"
 	"github.com/tocsin/tocsin/worker"
-	"github.com/tocsin/tocsin/workflows"
 )
 
 // loadOptions are the sizes of a load run; BENCH_LOAD_QUICK=1 makes them
@@ -292,7 +291,11 @@ BENCH_LOAD_EMERGENCY, BENCH_LOAD_VERIFICATIONS.`)
 		return fmt.Errorf("warm-up: %w", err)
 	}
 	if ids := r.finals.since(warm); len(ids) > 0 {
-		if res.OneAlert, err = r.history(ctx, workflows.AlertWorkflowID(tenants["a"], ids[0])); err != nil {
+		al, err := storage.GetAlert(ctx, r.db, tenants["a"], ids[0])
+		if err != nil {
+			return err
+		}
+		if res.OneAlert, err = r.history(ctx, al.WorkflowID); err != nil {
 			return err
 		}
 		h := res.OneAlert

@@ -139,8 +139,10 @@ func (s *AlertETNTargets) Unfinished(ctx context.Context, tenant string, alertID
 
 // RecordCalls records the outcome of requesting the targets' calls; a
 // target already Delivered or Failed keeps its status. Then it applies the
-// final call statuses that arrived before the request was recorded.
-func (s *AlertETNTargets) RecordCalls(ctx context.Context, tenant string, alertID int64, res []ETNCallResult) error {
+// final call statuses that arrived before the request was recorded, found
+// by their call keys, which begin with keyHead (the alert's workflow id,
+// alert.WorkflowID).
+func (s *AlertETNTargets) RecordCalls(ctx context.Context, tenant string, alertID int64, keyHead string, res []ETNCallResult) error {
 	seqs := make(pq.Int64Array, len(res))
 	statuses := make(pq.StringArray, len(res))
 	pids := make(pq.StringArray, len(res))
@@ -165,9 +167,9 @@ func (s *AlertETNTargets) RecordCalls(ctx context.Context, tenant string, alertI
 			delivered_at = CASE WHEN c.status IN ('Answered', 'Confirmed') THEN c.updated_at END, updated_at = now()
 		FROM voice_calls c
 		WHERE c.tenant_id = $1 AND c.alert_id = $2 AND c.channel = 'etn' AND t.alert_id = $2 AND t.seq = ANY($3)
-			AND c.call_key = 'alert-' || $1 || '-' || $2 || ':etn:1:' || t.seq AND t.status = 'Sent'
+			AND c.call_key = $4 || ':etn:1:' || t.seq AND t.status = 'Sent'
 			AND (c.status IN ('Answered', 'Confirmed') OR (c.status IN ('Busy', 'NoAnswer', 'Failed') AND c.next_attempt_at IS NULL))`,
-		tenant, alertID, seqs); err != nil {
+		tenant, alertID, seqs, keyHead); err != nil {
 		return fmt.Errorf("apply early etn call statuses: %w", err)
 	}
 	return nil

@@ -386,7 +386,8 @@ func TestETNTargetsFromContactsAndAddressPoints(t *testing.T) {
 		t.Fatal("another tenant sees the targets")
 	}
 	calls := &channelstate.Calls{DB: db}
-	key := "alert-" + tenant + "-" + strconv.FormatInt(alertID, 10) + ":etn:1:1"
+	head := "alert-" + tenant + "-" + strconv.FormatInt(alertID, 10) + "-abcdefgh" // the alert's workflow id
+	key := head + ":etn:1:1"
 	if err := calls.Prepare(ctx, channelstate.NewCall{Tenant: tenant, Key: key, Channel: "etn", AlertID: &alertID, Message: []byte(`{}`), Attempt: 1, MaxAttempts: 1, RetryIntervalSeconds: 30}); err != nil {
 		t.Fatal(err)
 	}
@@ -395,7 +396,7 @@ func TestETNTargetsFromContactsAndAddressPoints(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	if err := at.RecordCalls(ctx, tenant, alertID, []channelstate.ETNCallResult{
+	if err := at.RecordCalls(ctx, tenant, alertID, head, []channelstate.ETNCallResult{
 		{Seq: 1, Status: storage.DeliverySent, ProviderMessageID: "c1"},
 		{Seq: 2, Status: storage.DeliveryRetrying, Error: "busy"},
 	}); err != nil {

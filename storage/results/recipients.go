@@ -200,17 +200,19 @@ func (s *Store) ChannelDeliveries(ctx context.Context, tenant string, alertID in
 // SharedDeliveries returns the deliveries shared by a whole alert that
 // reach a recipient: those of the broadcast-style channels (one per
 // destination) and, with etnArea, the ETN calls to the person's numbers
-// among the targets inside the alert's areas. They come by channel and address.
-func (s *Store) SharedDeliveries(ctx context.Context, tenant string, alertID int64, broadcast []string, etnArea bool, personID *int64) ([]Delivery, error) {
+// among the targets inside the alert's areas, whose keys begin with keyHead
+// (the alert's workflow id, alert.WorkflowID). They come by channel and
+// address.
+func (s *Store) SharedDeliveries(ctx context.Context, tenant string, alertID int64, keyHead string, broadcast []string, etnArea bool, personID *int64) ([]Delivery, error) {
 	return storage.SelectAll[Delivery](ctx, s.DB, "read shared deliveries", `
 		SELECT channel, cycle, 0::bigint AS seq, coalesce(nullif(destination_name, ''), destination) AS address, status, attempts,
 			provider_message_id, error, permanent, idempotency_key AS key, sent_at, NULL::timestamptz AS delivered_at, updated_at
 		FROM alert_broadcasts WHERE tenant_id = $1 AND alert_id = $2 AND channel = ANY($3)
 		UNION ALL
 		SELECT 'etn', 1, 0, phone, status, attempts, provider_message_id, error, false,
-			'alert-' || tenant_id || '-' || alert_id || ':etn:1:' || seq, sent_at, delivered_at, updated_at
+			$6 || ':etn:1:' || seq, sent_at, delivered_at, updated_at
 		FROM alert_etn_targets WHERE $4 AND tenant_id = $1 AND alert_id = $2 AND person_id = $5
-		ORDER BY 1, 4`, tenant, alertID, pq.StringArray(broadcast), etnArea, personID)
+		ORDER BY 1, 4`, tenant, alertID, pq.StringArray(broadcast), etnArea, personID, keyHead)
 }
 
 // Counts are the deliveries of a channel by status, for channels whose

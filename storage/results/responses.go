@@ -98,6 +98,25 @@ type DeliveryRef struct {
 	Channel string
 	Cycle   int
 	Seq     int64
+	// WorkflowID, when not empty, is the workflow id of the alert the
+	// delivery's key names (alert.Key): a report on a delivery of another
+	// alert that had the same id (before the database was restored from a
+	// backup) changes nothing.
+	WorkflowID string
+}
+
+// ofTheAlert reports whether d's alert is the one d names: always when d
+// names no workflow id, else when the alert stored is of that workflow.
+func ofTheAlert(ctx context.Context, tx *sqlx.Tx, d DeliveryRef) (bool, error) {
+	if d.WorkflowID == "" {
+		return true, nil
+	}
+	var n int
+	if err := tx.GetContext(ctx, &n, `SELECT count(*) FROM alerts WHERE tenant_id = $1 AND id = $2 AND workflow_id = $3`,
+		d.Tenant, d.AlertID, d.WorkflowID); err != nil {
+		return false, fmt.Errorf("read alert workflow: %w", err)
+	}
+	return n > 0, nil
 }
 
 // Receipt is a provider's report on one delivery.
@@ -116,6 +135,9 @@ type Receipt struct {
 func (s *Store) ApplyReceipt(ctx context.Context, d DeliveryRef, r Receipt) (bool, error) {
 	applied := false
 	err := s.DB.InTx(ctx, func(tx *sqlx.Tx) error {
+		if ok, err := ofTheAlert(ctx, tx, d); !ok || err != nil {
+			return err
+		}
 		var res interface{ RowsAffected() (int64, error) }
 		var err error
 		if r.Delivered {
@@ -177,6 +199,9 @@ type CallOutcome struct {
 // event. It waits for the batch's rows when they are being written.
 func (s *Store) ApplyCall(ctx context.Context, d DeliveryRef, c CallOutcome) error {
 	return s.DB.InTx(ctx, func(tx *sqlx.Tx) error {
+		if ok, err := ofTheAlert(ctx, tx, d); !ok || err != nil {
+			return err
+		}
 		batch, err := batchOf(ctx, tx, d)
 		if err != nil {
 			return err

@@ -270,7 +270,21 @@ func TestReceiptsAndCallsRecountTheirBatch(t *testing.T) {
 		}
 		return storage.ChannelCounts{}
 	}
-	ref := results.DeliveryRef{Tenant: tenant, AlertID: al.ID, Channel: "email", Cycle: 1, Seq: 3}
+	// A receipt or call status for the alert that had this id before a
+	// restore (its key names another workflow) changes nothing.
+	earlier := results.DeliveryRef{Tenant: tenant, AlertID: al.ID, Channel: "email", Cycle: 1, Seq: 3,
+		WorkflowID: "alert-" + tenant + "-" + strconv.FormatInt(al.ID, 10)}
+	if ok, err := s.ApplyReceipt(ctx, earlier, results.Receipt{Delivered: true, At: time.Now()}); err != nil || ok {
+		t.Fatalf("the earlier alert's receipt: %v %v", ok, err)
+	}
+	earlier.Channel = "voice"
+	if err := s.ApplyCall(ctx, earlier, results.CallOutcome{Answered: true, At: time.Now()}); err != nil {
+		t.Fatal(err)
+	}
+	if c, v := counts("email"), counts("voice"); c.Delivered != 0 || c.Sent != 1 || v.Delivered != 0 {
+		t.Fatalf("after the earlier alert's reports: email %+v voice %+v", c, v)
+	}
+	ref := results.DeliveryRef{Tenant: tenant, AlertID: al.ID, Channel: "email", Cycle: 1, Seq: 3, WorkflowID: "wf"}
 	if ok, err := s.ApplyReceipt(ctx, ref, results.Receipt{Delivered: true, At: time.Now(), ProviderMessageID: "p1"}); err != nil || !ok {
 		t.Fatalf("receipt: %v %v", ok, err)
 	}
@@ -316,12 +330,13 @@ func TestSharedDeliveriesAndEtnTargets(t *testing.T) {
 		t.Fatal(err)
 	}
 	ada := int64(11)
-	ds, err := s.SharedDeliveries(ctx, tenant, al.ID, []string{"social"}, true, &ada)
-	if err != nil || len(ds) != 3 || ds[0].Channel != "etn" || ds[0].Key != "alert-"+tenant+"-"+strconv.FormatInt(al.ID, 10)+":etn:1:1" ||
+	head := "alert-" + tenant + "-" + strconv.FormatInt(al.ID, 10) + "-abcdefgh"
+	ds, err := s.SharedDeliveries(ctx, tenant, al.ID, head, []string{"social"}, true, &ada)
+	if err != nil || len(ds) != 3 || ds[0].Channel != "etn" || ds[0].Key != head+":etn:1:1" ||
 		ds[1].Address != "Town page" || ds[2].Address != "acct-2" {
 		t.Fatalf("shared deliveries %+v %v", ds, err)
 	}
-	if ds, _ := s.SharedDeliveries(ctx, tenant, al.ID, []string{"social"}, false, &ada); len(ds) != 2 {
+	if ds, _ := s.SharedDeliveries(ctx, tenant, al.ID, head, []string{"social"}, false, &ada); len(ds) != 2 {
 		t.Fatalf("without etn areas: %+v", ds)
 	}
 	own, err := s.OwnRowCounts(ctx, tenant, al.ID)

@@ -1,0 +1,53 @@
+package alerting_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tocsin/tocsin/internal/stacktest"
+	"github.com/tocsin/tocsin/storage/storagetest"
+)
+
+// After the database is restored from a backup taken before an alert was
+// stored, Temporal still has that alert's workflow and the text provider
+// its keys, and the next alert gets the same id: it is delivered all the
+// same, under a workflow id and delivery keys of its own.
+func TestAlertIDHandedOutAgainAfterARestoreIsDelivered(t *testing.T) {
+	t.Parallel()
+	sb, withSandbox := stacktest.Sandbox(t)
+	s := stacktest.Start(t, withSandbox)
+	tenant, tok := s.NewTenant(t)
+	before := &contact{First: "Bea", Last: "Before", Phone: "+15550102001"}
+	after := &contact{First: "Abe", Last: "After", Phone: "+15550102002"}
+	seed(t, s, tenant, before, after)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+
+	first := send(t, s, tok, textAlert("Before the restore.", map[string]any{"contactIds": []int64{before.ID}}))
+	if st := waitDone(t, s, tok, first.AlertID); st.Status != "Sent" {
+		t.Fatalf("first alert %+v", st)
+	}
+	firstText, err := sb.SMS.WaitTo(ctx, before.Phone)
+	if err != nil {
+		t.Fatalf("no text for the first alert: %v", err)
+	}
+
+	storagetest.RestoreAlertsBefore(t, s.DB, tenant, first.AlertID)
+	second := send(t, s, tok, textAlert("After the restore.", map[string]any{"contactIds": []int64{after.ID}}))
+	if second.AlertID != first.AlertID || second.WorkflowID == first.WorkflowID {
+		t.Fatalf("second alert %+v, first %+v", second, first)
+	}
+	if st := waitDone(t, s, tok, second.AlertID); st.Status != "Sent" || st.Deliveries.Sent != 1 {
+		t.Fatalf("second alert %+v", st)
+	}
+	msg, err := sb.SMS.WaitTo(ctx, after.Phone)
+	if err != nil {
+		t.Fatalf("no text for the second alert: %v", err)
+	}
+	if msg.Body != "After the restore." || msg.IdempotencyKey == firstText.IdempotencyKey ||
+		!strings.HasPrefix(msg.IdempotencyKey, second.WorkflowID+":text:1:") {
+		t.Fatalf("second text %+v, first %+v", msg, firstText)
+	}
+}
