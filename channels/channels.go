@@ -156,11 +156,35 @@ func (s Senders) For(ch Channel) (Sender, error) {
 	return nil, ErrNoProvider
 }
 
+// resultsKey is the context key of the function WithResults adds.
+type resultsKey struct{}
+
+// WithResults returns a copy of ctx through which Senders tell f the result
+// of each message as soon as they know it, before Send returns and from any
+// goroutine, so the caller knows what has left even if Send never returns
+// (its process dies). Senders that do not report leave f uncalled.
+func WithResults(ctx context.Context, f func(Result)) context.Context {
+	return context.WithValue(ctx, resultsKey{}, f)
+}
+
+// Report tells the function WithResults added to ctx, if any, the result r
+// of one message. Senders call it as each message's result is known.
+func Report(ctx context.Context, r Result) {
+	if f, ok := ctx.Value(resultsKey{}).(func(Result)); ok {
+		f(r)
+	}
+}
+
 // SendEach runs send for every message with at most limit in flight at once
-// and returns the results in message order. Senders whose provider takes one
-// message per request build their Send on it.
+// and returns the results in message order, reporting each (Report) as it
+// comes. Senders whose provider takes one message per request build their
+// Send on it.
 func SendEach(ctx context.Context, msgs []Message, limit int, send func(context.Context, Message) Result) []Result {
-	return Each(msgs, limit, func(m Message) Result { return send(ctx, m) })
+	return Each(msgs, limit, func(m Message) Result {
+		r := send(ctx, m)
+		Report(ctx, r)
+		return r
+	})
 }
 
 // Each runs f for every item with at most limit (at least one) in flight at

@@ -133,7 +133,8 @@ func (s *Sender) client() (*gomail.Client, error) {
 }
 
 // Send delivers msgs over one SMTP connection and returns one result per
-// message, in order. It returns an error, and no results, when the server
+// message, in order, reporting each message the server took or refused as it
+// goes (channels.Report). It returns an error, and no results, when the server
 // cannot be reached or refuses the session; a connection lost in the middle
 // of the batch is reopened once, and the messages it could not carry are
 // temporary failures.
@@ -182,6 +183,7 @@ func (s *Sender) Send(ctx context.Context, msgs []channels.Message) ([]channels.
 			res.Error = err.Error()
 		}
 		results[i] = res
+		channels.Report(ctx, res)
 	}
 	return results, nil
 }

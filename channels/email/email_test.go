@@ -135,3 +135,36 @@ func TestConfigIsChecked(t *testing.T) {
 		}
 	}
 }
+
+func TestReportsEachMessageAsItGoes(t *testing.T) {
+	srv := startSandbox(t)
+	srv.Reject("gone@example.com", 550)
+	s := newSender(t, srv.Addr())
+	msgs := []channels.Message{
+		{Key: "k1", Tenant: "1001", To: "ada@example.com", Subject: "Drill", Text: "x"},
+		{Key: "k2", Tenant: "1001", To: "gone@example.com", Subject: "Drill", Text: "x"},
+		{Key: "k3", Tenant: "1001", To: "grace@example.com", Subject: "Drill", Text: "x"},
+	}
+	var reported []channels.Result
+	var received []int
+	ctx := channels.WithResults(context.Background(), func(r channels.Result) {
+		reported = append(reported, r)
+		received = append(received, len(srv.Messages()))
+	})
+	res, err := s.Send(ctx, msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(reported) != len(res) {
+		t.Fatalf("reported %+v, results %+v", reported, res)
+	}
+	for i := range res {
+		if reported[i] != res[i] {
+			t.Errorf("reported %+v, result %+v", reported[i], res[i])
+		}
+	}
+	// Each message is reported once the server has it, before the next.
+	if received[0] != 1 || received[2] != 2 {
+		t.Errorf("the server had %v messages at each report", received)
+	}
+}

@@ -199,6 +199,7 @@ func (s *Sender) batch(ctx context.Context, msgs []channels.Message, out []chann
 			r.Permanent = r.Error != ErrMessageRateExceeded
 		}
 		out[i] = r
+		channels.Report(ctx, r)
 	}
 	return nil
 }
