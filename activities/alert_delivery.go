@@ -90,10 +90,13 @@ func (o *BatchOutcome) count(status string) {
 // channel's Sender (throttled per tenant and channel) with a stable
 // idempotency key per delivery, and writes every outcome with one statement.
 // Temporary failures make it return a retryable error after recording, so
-// the next attempt sends only those again.
+// the next attempt sends only those again. As messages leave, it records
+// them in its heartbeat details (BatchProgress), so an attempt that follows
+// a dead worker records them from there instead of sending them again.
 func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutcome, error) {
 	var out BatchOutcome
-	stop := heartbeat(ctx)
+	progress := startProgress(ctx)
+	stop := heartbeatWith(ctx, progress.details)
 	defer stop()
 	began := time.Now()
 	attempt := 1
@@ -150,6 +153,7 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 	rows := make([]storage.DeliveryRow, 0, len(recs))
 	msgs := make([]channels.Message, 0, len(recs))
 	msgSeq := make([]int64, 0, len(recs))
+	refs := make([]messageRef, 0, len(recs))
 	shortened := 0
 	for i := range recs {
 		rec := &recs[i]
@@ -179,6 +183,7 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 			if !perDevice {
 				msgs = append(msgs, m)
 				msgSeq = append(msgSeq, rec.Seq)
+				refs = append(refs, messageRef{seq: rec.Seq})
 				continue
 			}
 			// One notification per device token; the recipient's row
@@ -191,18 +196,45 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 				}
 				msgs = append(msgs, d)
 				msgSeq = append(msgSeq, rec.Seq)
+				refs = append(refs, messageRef{seq: rec.Seq, device: j})
 			}
 		}
 	}
 
 	var retryErr error
 	if len(msgs) > 0 {
+		// What an earlier attempt recorded as sent is not sent again.
+		done, left := progress.begin(msgs, refs)
 		sendStart := time.Now()
-		results, err := a.send(ctx, in, msgs)
+		var results []channels.Result
+		var err error
+		if len(left) > 0 {
+			results, err = a.send(channels.WithResults(ctx, progress.report), in, left)
+		}
 		sendDur = time.Since(sendStart)
+		// resultAt is the result of msgs[i]: recorded by an earlier attempt,
+		// or of this attempt's send (left[sentAt[i]]).
+		sentAt := make([]int, len(msgs))
+		for i, j := 0, 0; i < len(msgs); i++ {
+			if _, ok := done[i]; !ok {
+				sentAt[i] = j
+				j++
+			}
+		}
+		resultAt := func(i int, err error) channels.Result {
+			if r, ok := done[i]; ok {
+				return r
+			}
+			return alert.ResultAt(results, err, sentAt[i])
+		}
 		switch {
 		case errors.Is(err, channels.ErrNoProvider):
 			for i, m := range msgs {
+				if r, ok := done[i]; ok {
+					o := alert.StatusOf(r, at)
+					rows = append(rows, storage.DeliveryRow{Seq: msgSeq[i], Address: m.To, ProviderMessageID: r.ProviderMessageID, Status: o.Status})
+					continue
+				}
 				rows = append(rows, storage.DeliveryRow{Seq: msgSeq[i], Address: m.To, Status: storage.DeliveryFailed, Permanent: true,
 					Error: "no provider is configured for the " + in.Channel + " channel"})
 			}
@@ -213,12 +245,14 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 			return out, fmt.Errorf("deliver %s batch (%d, %d]: %w", in.Channel, in.Lo, in.Hi, err)
 		case err != nil:
 			for i, m := range msgs {
-				o := alert.StatusOf(alert.ResultAt(nil, err, i), at)
-				rows = append(rows, storage.DeliveryRow{Seq: msgSeq[i], Address: m.To, Status: o.Status, Permanent: o.Permanent, Error: o.Error})
+				res := resultAt(i, err)
+				o := alert.StatusOf(res, at)
+				rows = append(rows, storage.DeliveryRow{Seq: msgSeq[i], Address: m.To, ProviderMessageID: res.ProviderMessageID,
+					Status: o.Status, Permanent: o.Permanent, Error: o.Error})
 			}
 		default:
 			for i, m := range msgs {
-				res := alert.ResultAt(results, nil, i)
+				res := resultAt(i, nil)
 				o := alert.StatusOf(res, at)
 				rows = append(rows, storage.DeliveryRow{Seq: msgSeq[i], Address: m.To, ProviderMessageID: res.ProviderMessageID,
 					Status: o.Status, Permanent: o.Permanent, Error: o.Error})
@@ -324,16 +358,23 @@ func (a *Activities) send(ctx context.Context, in BatchInput, msgs []channels.Me
 	return snd.Send(ctx, msgs)
 }
 
-// heartbeat records a heartbeat every few seconds until stopped, so a worker
+// heartbeat records a heartbeat every second until stopped, so a worker
 // that dies mid-batch is noticed within the heartbeat timeout. A local
 // activity has none to record: the SDK heartbeats its workflow task.
 func heartbeat(ctx context.Context) func() {
+	return heartbeatWith(ctx, func() any { return nil })
+}
+
+// heartbeatWith is heartbeat recording details() in each heartbeat; the
+// SDK holds heartbeats back for up to the worker's throttle (2 s) and then
+// sends the last details given.
+func heartbeatWith(ctx context.Context, details func() any) func() {
 	if !activity.IsActivity(ctx) || activity.GetInfo(ctx).IsLocalActivity {
 		return func() {}
 	}
 	done := make(chan struct{})
 	go func() {
-		t := time.NewTicker(2 * time.Second)
+		t := time.NewTicker(time.Second)
 		defer t.Stop()
 		for {
 			select {
@@ -342,7 +383,7 @@ func heartbeat(ctx context.Context) func() {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				activity.RecordHeartbeat(ctx)
+				activity.RecordHeartbeat(ctx, details())
 			}
 		}
 	}()

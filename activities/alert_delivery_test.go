@@ -121,11 +121,9 @@ func deliveries(t *testing.T, db *storage.DB, in activities.BatchInput) map[int6
 func TestDeliverBatchClassifiesErrorsAndNeverDuplicates(t *testing.T) {
 	t.Parallel()
 	db := stacktest.DB(t)
-	tenant := stacktest.NewTenant()
-	id := newAlert(t, db, tenant)
 	snd := &fakeSender{failTemp: true}
-	a := &activities.Activities{DB: db, Senders: channels.Senders{channels.Text: snd}}
-	in := activities.BatchInput{AlertRef: activities.AlertRef{Tenant: tenant, AlertID: id, Tag: "abcdefgh"}, Channel: "text", Cycle: 1, Lo: 0, Hi: 4, MaxAttempts: 3}
+	a, in := textBatch(t, db, snd)
+	tenant, id := in.Tenant, in.AlertID
 	ctx := context.Background()
 
 	out, err := a.DeliverBatch(ctx, in)

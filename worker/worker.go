@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.temporal.io/sdk/client"
@@ -89,6 +90,13 @@ const (
 	activityTaskPollers = 8
 )
 
+// heartbeatThrottle is the longest a heartbeat an activity records waits
+// before it reaches the server (the SDK's own is 0.8 × the heartbeat
+// timeout, 8 s for a delivery batch). A delivery batch's heartbeat details
+// say which messages have left, and an attempt that follows a dead worker
+// sends again only those the server had not heard of.
+const heartbeatThrottle = 2 * time.Second
+
 // New builds a worker on the task queue with everything registered.
 // Workflow tasks are short and CPU-light, so unless Options say otherwise
 // the SDK's default of 1,000 concurrent workflow tasks and its sticky cache
@@ -135,5 +143,6 @@ func SDKOptions(o Options) sdkworker.Options {
 		MaxConcurrentWorkflowTaskExecutionSize:  o.MaxWorkflowTasks,
 		MaxConcurrentWorkflowTaskPollers:        pollers,
 		MaxConcurrentActivityTaskPollers:        activityTaskPollers,
+		MaxHeartbeatThrottleInterval:            heartbeatThrottle,
 	}
 }
