@@ -2,6 +2,7 @@ package alerting_test
 
 import (
 	"context"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -49,5 +50,46 @@ func TestAlertIDHandedOutAgainAfterARestoreIsDelivered(t *testing.T) {
 	if msg.Body != "After the restore." || msg.IdempotencyKey == firstText.IdempotencyKey ||
 		!strings.HasPrefix(msg.IdempotencyKey, second.WorkflowID+":text:1:") {
 		t.Fatalf("second text %+v, first %+v", msg, firstText)
+	}
+}
+
+// A recipient's response link of the alert stored before the restore
+// answers nothing of the alert that gets its id (and recipient number)
+// again: it is an unknown link, while the new alert's own link works.
+func TestResponseLinkOfAnAlertBeforeARestoreIsRefused(t *testing.T) {
+	t.Parallel()
+	sb, withSandbox := stacktest.Sandbox(t)
+	s := stacktest.Start(t, withSandbox)
+	tenant, tok := s.NewTenant(t)
+	before := &contact{First: "Bea", Last: "Before", Phone: "+15550102011"}
+	after := &contact{First: "Abe", Last: "After", Phone: "+15550102012"}
+	seed(t, s, tenant, before, after)
+	confirm := func(c *contact) map[string]any {
+		body := textAlert("Confirm, please: {{responseLink}}", map[string]any{"contactIds": []int64{c.ID}})
+		body["settings"].(map[string]any)["workflow"] = map[string]any{"confirmationRequested": true}
+		return body
+	}
+
+	first := send(t, s, tok, confirm(before))
+	_, oldLink := responseLink(t, s, sb, before.Phone)
+	waitDone(t, s, tok, first.AlertID)
+
+	storagetest.RestoreAlertsBefore(t, s.DB, tenant, first.AlertID)
+	second := send(t, s, tok, confirm(after))
+	if second.AlertID != first.AlertID {
+		t.Fatalf("second alert %+v, first %+v", second, first)
+	}
+	_, newLink := responseLink(t, s, sb, after.Phone)
+	if newLink == oldLink {
+		t.Fatalf("both alerts have the link %s", newLink)
+	}
+	if r := s.Do(t, http.MethodGet, oldLink, "", nil); r.Status != http.StatusNotFound {
+		t.Fatalf("the earlier alert's page answered %d: %s", r.Status, r.Body)
+	}
+	if r := s.Do(t, http.MethodPost, oldLink+"?confirm=true", "", nil); r.Status != http.StatusNotFound {
+		t.Fatalf("the earlier alert's confirmation answered %d: %s", r.Status, r.Body)
+	}
+	if r := s.Do(t, http.MethodPost, newLink+"?confirm=true", "", nil); r.Status != http.StatusOK {
+		t.Fatalf("the new alert's confirmation answered %d: %s", r.Status, r.Body)
 	}
 }
