@@ -2,12 +2,16 @@ package alerting_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/internal/stacktest"
+	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/storagetest"
 )
 
@@ -91,5 +95,54 @@ func TestResponseLinkOfAnAlertBeforeARestoreIsRefused(t *testing.T) {
 	}
 	if r := s.Do(t, http.MethodPost, newLink+"?confirm=true", "", nil); r.Status != http.StatusOK {
 		t.Fatalf("the new alert's confirmation answered %d: %s", r.Status, r.Body)
+	}
+}
+
+// The attachment of the alert that gets its id again after a restore is
+// stored under a prefix of its own: the object store still has the earlier
+// alert's attachment, which it neither overwrites nor shares a prefix
+// with (an orphan sweep of one never takes the other).
+func TestAttachmentOfAnAlertIDHandedOutAgainHasItsOwnPrefix(t *testing.T) {
+	t.Parallel()
+	sb, withSandbox := stacktest.Sandbox(t)
+	s := stacktest.Start(t, withSandbox)
+	tenant, tok := s.NewTenant(t)
+	before := &contact{First: "Bea", Last: "Before", Email: "bea-" + tenant + "@example.com"}
+	after := &contact{First: "Abe", Last: "After", Email: "abe-" + tenant + "@example.com"}
+	seed(t, s, tenant, before, after)
+	post := func(c *contact, text string) sendResponse {
+		t.Helper()
+		status, body, err := postWithAttachment(s.URL, tok, emailAlert(c), "", "notice.txt", []byte(text))
+		var res sendResponse
+		if err != nil || status != http.StatusCreated || json.Unmarshal(body, &res) != nil {
+			t.Fatalf("create: %d %s %v", status, body, err)
+		}
+		return res
+	}
+
+	first := post(before, "Before the restore.")
+	waitDone(t, s, tok, first.AlertID)
+	storagetest.RestoreAlertsBefore(t, s.DB, tenant, first.AlertID)
+	second := post(after, "After the restore.")
+	if second.AlertID != first.AlertID {
+		t.Fatalf("second alert %+v, first %+v", second, first)
+	}
+	prefix := func(r sendResponse) string {
+		return storage.AttachmentPrefix(tenant, r.AlertID, alert.TagOf(tenant, r.AlertID, r.WorkflowID))
+	}
+	p1, p2 := prefix(first), prefix(second)
+	keys := s.ObjectKeys(t, storage.TenantKey(tenant, "alerts/"))
+	if strings.HasPrefix(p1, p2) || strings.HasPrefix(p2, p1) ||
+		len(keys) != 2 || !slices.Contains(keys, p1+"notice.txt") || !slices.Contains(keys, p2+"notice.txt") {
+		t.Fatalf("objects %v, prefixes %s and %s", keys, p1, p2)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	mail, err := sb.SMTP.WaitTo(ctx, after.Email)
+	if err != nil {
+		t.Fatalf("no email: %v", err)
+	}
+	if len(mail.Attachments) != 1 || string(mail.Attachments[0].Data) != "After the restore." {
+		t.Fatalf("attachments %+v", mail.Attachments)
 	}
 }
