@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/tocsin/tocsin/alert"
+	"github.com/tocsin/tocsin/channels/cap"
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/storagetest"
@@ -145,4 +146,63 @@ func TestAttachmentOfAnAlertIDHandedOutAgainHasItsOwnPrefix(t *testing.T) {
 	if len(mail.Attachments) != 1 || string(mail.Attachments[0].Data) != "After the restore." {
 		t.Fatalf("attachments %+v", mail.Attachments)
 	}
+}
+
+// The CAP messages of the alert that gets its id again after a restore
+// have identifiers of their own, with the alert's tag: a CAP gateway that
+// remembers the earlier alert's takes them neither for duplicates nor for
+// updates of it.
+func TestCapIdentifiersOfAnAlertIDHandedOutAgainAreNew(t *testing.T) {
+	t.Parallel()
+	s := startWithPublicURL(t)
+	tenant, tok := s.NewTenant(t)
+	l := configureLoopbacks(t, s, tok, nil)
+	ada := &contact{First: "Ada", Last: "Lovelace", Phone: "+15550102021"}
+	seed(t, s, tenant, ada)
+	broadcast := map[string]any{"settings": map[string]any{
+		"message": map[string]any{"subject": "Evacuate", "body": "Leave now."},
+		"channels": map[string]any{
+			"eas":             map[string]any{"enabled": true, "eventCode": "EVI", "sameCodes": []string{"041005"}},
+			"mobileBroadcast": map[string]any{"enabled": true},
+		},
+		"recipients": map[string]any{"contactIds": []int64{ada.ID}},
+	}}
+	// The identifiers of the documents the gateway took, one document per
+	// identifier: it drops one whose identifier it has seen. The documents
+	// reach it before their alert is done.
+	identifiers := func() []string {
+		t.Helper()
+		var ids []string
+		for _, d := range l.cap.Documents() {
+			a, err := cap.Parse(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, a.Identifier)
+		}
+		return ids
+	}
+
+	first := send(t, s, tok, broadcast)
+	waitDone(t, s, tok, first.AlertID)
+	before := identifiers()
+	if len(before) != 2 {
+		t.Fatalf("CAP identifiers before the restore %v", before)
+	}
+	storagetest.RestoreAlertsBefore(t, s.DB, tenant, first.AlertID)
+	second := send(t, s, tok, broadcast)
+	if second.AlertID != first.AlertID {
+		t.Fatalf("second alert %+v, first %+v", second, first)
+	}
+	waitDone(t, s, tok, second.AlertID)
+	ids := identifiers()
+	if len(ids) != 4 {
+		t.Fatalf("the gateway took the alert after the restore as %v; before it %v", ids, before)
+	}
+	for _, id := range ids[2:] {
+		if slices.Contains(before, id) || !strings.Contains(id, second.WorkflowID+":") {
+			t.Fatalf("identifier %s after the restore; before it %v", id, before)
+		}
+	}
+	l.checkProblems(t)
 }
