@@ -34,6 +34,7 @@ func (a *Activities) rendererFor(ctx context.Context, ref AlertRef) (*alertRende
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadAlert, err)
 	}
+	rd.Tag = alert.TagOf(ref.Tenant, ref.AlertID, al.WorkflowID)
 	r := &alertRenderer{Renderer: rd}
 	if err := a.loadAttachments(ctx, ref, r, al.Attachments); err != nil {
 		return nil, err

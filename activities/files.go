@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
 
+	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/media"
 	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/files"
@@ -311,12 +312,13 @@ func stopProcessing(ctx context.Context, tc client.Client, db *storage.DB, c fil
 
 // isUploadPrefix reports whether prefix is the prefix of one upload of
 // tenant: a file's, tenants/<tenant>/files/<upload>/, or the attachment
-// uploaded with an alert, tenants/<tenant>/alerts/<id>/
-// (storage.AttachmentPrefix).
+// uploaded with an alert, tenants/<tenant>/alerts/<id>-<tag>/ or, claimed
+// before tags came, tenants/<tenant>/alerts/<id>/ (storage.AttachmentPrefix).
 func isUploadPrefix(tenant, prefix string) bool {
 	if rest, ok := strings.CutPrefix(prefix, storage.TenantKey(tenant, "alerts/")); ok {
-		id, err := strconv.ParseInt(strings.TrimSuffix(rest, "/"), 10, 64)
-		return err == nil && prefix == storage.AttachmentPrefix(tenant, id)
+		num, tag, tagged := strings.Cut(strings.TrimSuffix(rest, "/"), "-")
+		id, err := strconv.ParseInt(num, 10, 64)
+		return err == nil && (!tagged || alert.IsTag(tag)) && prefix == storage.AttachmentPrefix(tenant, id, tag)
 	}
 	rest, ok := strings.CutPrefix(prefix, storage.TenantKey(tenant, "files/"))
 	id, end := strings.CutSuffix(rest, "/")

@@ -38,14 +38,14 @@ func NewTag() string {
 		var b [5]byte
 		_, _ = rand.Read(b[:]) // never fails (crypto/rand)
 		tag := strings.ToLower(base32.StdEncoding.EncodeToString(b[:]))
-		if validTag(tag) {
+		if IsTag(tag) {
 			return tag
 		}
 	}
 }
 
-// validTag reports whether s has the shape of a tag NewTag returns.
-func validTag(s string) bool {
+// IsTag reports whether s has the shape of a tag NewTag returns.
+func IsTag(s string) bool {
 	if len(s) != TagLen {
 		return false
 	}
@@ -79,7 +79,7 @@ func WorkflowID(tenant string, alertID int64, tag string) string {
 // another shape).
 func TagOf(tenant string, alertID int64, workflowID string) string {
 	tag, ok := strings.CutPrefix(workflowID, WorkflowID(tenant, alertID, "")+"-")
-	if !ok || !validTag(tag) {
+	if !ok || !IsTag(tag) {
 		return ""
 	}
 	return tag
@@ -118,7 +118,7 @@ func ParseDeliveryKey(key string) (Key, error) {
 	}
 	var k Key
 	head = head[len("alert-"):]
-	if i := strings.LastIndex(head, "-"); i >= 0 && validTag(head[i+1:]) {
+	if i := strings.LastIndex(head, "-"); i >= 0 && IsTag(head[i+1:]) {
 		head, k.Tag = head[:i], head[i+1:]
 	}
 	i := strings.LastIndex(head, "-")

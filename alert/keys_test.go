@@ -58,7 +58,7 @@ func TestNewTagNamesAnotherWorkflow(t *testing.T) {
 	seen := map[string]bool{}
 	for range 1000 {
 		tag := NewTag()
-		if !validTag(tag) || seen[tag] {
+		if !IsTag(tag) || seen[tag] {
 			t.Fatalf("tag %q (seen %v)", tag, seen[tag])
 		}
 		seen[tag] = true

@@ -20,8 +20,11 @@ func (e *FieldError) Error() string { return e.Field + ": " + e.Message }
 
 // Renderer renders an alert's messages per recipient and channel.
 type Renderer struct {
-	AlertID     int64
-	Tenant      string
+	AlertID int64
+	Tenant  string
+	// Tag is the alert's tag (TagOf its stored workflow id), bound into its
+	// response links; "" for alerts stored before tags came.
+	Tag         string
 	Settings    *Settings
 	PublicURL   string
 	LinkSecret  []byte
@@ -199,7 +202,7 @@ func (r *Renderer) SampleLink() string {
 
 // ResponseLink is the recipient's personal response page.
 func (r *Renderer) ResponseLink(seq int64) string {
-	return r.PublicURL + alertmsg.ResponsePath + alertmsg.ResponseToken(r.LinkSecret, r.Tenant, r.AlertID, seq)
+	return r.PublicURL + alertmsg.ResponsePath + alertmsg.ResponseToken(r.LinkSecret, r.Tenant, r.AlertID, seq, r.Tag)
 }
 
 // lookup fills variables for rec. With gsm7 the recipient's own values

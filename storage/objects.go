@@ -105,11 +105,20 @@ func ObjectError(op, key string, err error) error {
 func TenantKey(tenant, name string) string { return "tenants/" + tenant + "/" + name }
 
 // AttachmentPrefix is the key prefix of the file uploaded with the tenant's
-// alert id (createAlertWithAttachment): tenants/<tenant>/alerts/<id>/.
-// Alert ids are never reused and nothing else is stored under it, so an
-// orphan sweep may empty it.
-func AttachmentPrefix(tenant string, alertID int64) string {
-	return TenantKey(tenant, "alerts/"+strconv.FormatInt(alertID, 10)+"/")
+// alert id (createAlertWithAttachment): tenants/<tenant>/alerts/<id>-<tag>/,
+// with the alert's tag (alert.NewTag), so that an alert id handed out
+// again (the database restored from a backup while the object store keeps
+// its objects) gets a prefix of its own. Alerts stored before tags came
+// have tenants/<tenant>/alerts/<id>/ (tag ""); their rows keep the keys
+// (Alert's Attachments), which nothing computes again. Nothing else is
+// stored under a prefix, and none is the start of another, so an orphan
+// sweep may empty it.
+func AttachmentPrefix(tenant string, alertID int64, tag string) string {
+	id := strconv.FormatInt(alertID, 10)
+	if tag != "" {
+		id += "-" + tag
+	}
+	return TenantKey(tenant, "alerts/"+id+"/")
 }
 
 // RemovePrefix removes every object under prefix and returns how many it

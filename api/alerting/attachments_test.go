@@ -158,7 +158,7 @@ func TestAttachmentOfAKilledProcessIsSwept(t *testing.T) {
 	if err := json.Unmarshal(body, &kept); err != nil {
 		t.Fatal(err)
 	}
-	keptKey := storage.AttachmentPrefix(tenant, kept.AlertID) + "kept.txt"
+	keptKey := storage.AttachmentPrefix(tenant, kept.AlertID, alert.TagOf(tenant, kept.AlertID, kept.WorkflowID)) + "kept.txt"
 	if cs := s.UploadClaims(t, tenant); len(cs) != 1 || cs[0].Prefix != prefix {
 		t.Fatalf("claims besides the killed request's: %+v", cs)
 	}

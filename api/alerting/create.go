@@ -81,7 +81,7 @@ func (h *handler) create(ctx context.Context, req model.SendAlertRequest, key st
 		if h.d.Objects == nil {
 			return nil, rest.Unavailable("the object store", errors.New("not configured"))
 		}
-		attPrefix = storage.AttachmentPrefix(tenant, id)
+		attPrefix = storage.AttachmentPrefix(tenant, id, tag)
 		refs = append(refs, storage.AttachmentRef{
 			Name: att.name, ContentType: att.contentType, Size: int64(len(att.data)), Key: attPrefix + att.name,
 		})

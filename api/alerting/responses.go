@@ -36,16 +36,22 @@ type responseTarget struct {
 
 // target checks a response token and reads what it names.
 func (h *handler) target(ctx context.Context, token string) (*responseTarget, error) {
-	tenant, alertID, seq, err := alertmsg.ParseResponseToken(h.linkSecret(), token)
+	link, err := alertmsg.ParseResponseToken(h.linkSecret(), token)
 	if err != nil {
 		return nil, rest.NotFound("response link")
 	}
+	tenant, alertID, seq := link.Tenant, link.AlertID, link.Seq
 	al, err := storage.GetAlert(ctx, h.d.DB, tenant, alertID)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil, rest.NotFound("response link")
 	}
 	if err != nil {
 		return nil, rest.Unavailable("the database", err)
+	}
+	// A link of another alert of this id (one stored before the database
+	// was restored from a backup) is not this alert's.
+	if link.Tag != alert.TagOf(tenant, alertID, al.WorkflowID) {
+		return nil, rest.NotFound("response link")
 	}
 	var s alert.Settings
 	if err := json.Unmarshal(al.Settings, &s); err != nil {

@@ -2,11 +2,17 @@ package alerting_test
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/tocsin/tocsin/alert"
+	"github.com/tocsin/tocsin/channels/cap"
 	"github.com/tocsin/tocsin/internal/stacktest"
+	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/storagetest"
 )
 
@@ -50,4 +56,153 @@ func TestAlertIDHandedOutAgainAfterARestoreIsDelivered(t *testing.T) {
 		!strings.HasPrefix(msg.IdempotencyKey, second.WorkflowID+":text:1:") {
 		t.Fatalf("second text %+v, first %+v", msg, firstText)
 	}
+}
+
+// A recipient's response link of the alert stored before the restore
+// answers nothing of the alert that gets its id (and recipient number)
+// again: it is an unknown link, while the new alert's own link works.
+func TestResponseLinkOfAnAlertBeforeARestoreIsRefused(t *testing.T) {
+	t.Parallel()
+	sb, withSandbox := stacktest.Sandbox(t)
+	s := stacktest.Start(t, withSandbox)
+	tenant, tok := s.NewTenant(t)
+	before := &contact{First: "Bea", Last: "Before", Phone: "+15550102011"}
+	after := &contact{First: "Abe", Last: "After", Phone: "+15550102012"}
+	seed(t, s, tenant, before, after)
+	confirm := func(c *contact) map[string]any {
+		body := textAlert("Confirm, please: {{responseLink}}", map[string]any{"contactIds": []int64{c.ID}})
+		body["settings"].(map[string]any)["workflow"] = map[string]any{"confirmationRequested": true}
+		return body
+	}
+
+	first := send(t, s, tok, confirm(before))
+	_, oldLink := responseLink(t, s, sb, before.Phone)
+	waitDone(t, s, tok, first.AlertID)
+
+	storagetest.RestoreAlertsBefore(t, s.DB, tenant, first.AlertID)
+	second := send(t, s, tok, confirm(after))
+	if second.AlertID != first.AlertID {
+		t.Fatalf("second alert %+v, first %+v", second, first)
+	}
+	_, newLink := responseLink(t, s, sb, after.Phone)
+	if newLink == oldLink {
+		t.Fatalf("both alerts have the link %s", newLink)
+	}
+	if r := s.Do(t, http.MethodGet, oldLink, "", nil); r.Status != http.StatusNotFound {
+		t.Fatalf("the earlier alert's page answered %d: %s", r.Status, r.Body)
+	}
+	if r := s.Do(t, http.MethodPost, oldLink+"?confirm=true", "", nil); r.Status != http.StatusNotFound {
+		t.Fatalf("the earlier alert's confirmation answered %d: %s", r.Status, r.Body)
+	}
+	if r := s.Do(t, http.MethodPost, newLink+"?confirm=true", "", nil); r.Status != http.StatusOK {
+		t.Fatalf("the new alert's confirmation answered %d: %s", r.Status, r.Body)
+	}
+}
+
+// The attachment of the alert that gets its id again after a restore is
+// stored under a prefix of its own: the object store still has the earlier
+// alert's attachment, which it neither overwrites nor shares a prefix
+// with (an orphan sweep of one never takes the other).
+func TestAttachmentOfAnAlertIDHandedOutAgainHasItsOwnPrefix(t *testing.T) {
+	t.Parallel()
+	sb, withSandbox := stacktest.Sandbox(t)
+	s := stacktest.Start(t, withSandbox)
+	tenant, tok := s.NewTenant(t)
+	before := &contact{First: "Bea", Last: "Before", Email: "bea-" + tenant + "@example.com"}
+	after := &contact{First: "Abe", Last: "After", Email: "abe-" + tenant + "@example.com"}
+	seed(t, s, tenant, before, after)
+	post := func(c *contact, text string) sendResponse {
+		t.Helper()
+		status, body, err := postWithAttachment(s.URL, tok, emailAlert(c), "", "notice.txt", []byte(text))
+		var res sendResponse
+		if err != nil || status != http.StatusCreated || json.Unmarshal(body, &res) != nil {
+			t.Fatalf("create: %d %s %v", status, body, err)
+		}
+		return res
+	}
+
+	first := post(before, "Before the restore.")
+	waitDone(t, s, tok, first.AlertID)
+	storagetest.RestoreAlertsBefore(t, s.DB, tenant, first.AlertID)
+	second := post(after, "After the restore.")
+	if second.AlertID != first.AlertID {
+		t.Fatalf("second alert %+v, first %+v", second, first)
+	}
+	prefix := func(r sendResponse) string {
+		return storage.AttachmentPrefix(tenant, r.AlertID, alert.TagOf(tenant, r.AlertID, r.WorkflowID))
+	}
+	p1, p2 := prefix(first), prefix(second)
+	keys := s.ObjectKeys(t, storage.TenantKey(tenant, "alerts/"))
+	if strings.HasPrefix(p1, p2) || strings.HasPrefix(p2, p1) ||
+		len(keys) != 2 || !slices.Contains(keys, p1+"notice.txt") || !slices.Contains(keys, p2+"notice.txt") {
+		t.Fatalf("objects %v, prefixes %s and %s", keys, p1, p2)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	mail, err := sb.SMTP.WaitTo(ctx, after.Email)
+	if err != nil {
+		t.Fatalf("no email: %v", err)
+	}
+	if len(mail.Attachments) != 1 || string(mail.Attachments[0].Data) != "After the restore." {
+		t.Fatalf("attachments %+v", mail.Attachments)
+	}
+}
+
+// The CAP messages of the alert that gets its id again after a restore
+// have identifiers of their own, with the alert's tag: a CAP gateway that
+// remembers the earlier alert's takes them neither for duplicates nor for
+// updates of it.
+func TestCapIdentifiersOfAnAlertIDHandedOutAgainAreNew(t *testing.T) {
+	t.Parallel()
+	s := startWithPublicURL(t)
+	tenant, tok := s.NewTenant(t)
+	l := configureLoopbacks(t, s, tok, nil)
+	ada := &contact{First: "Ada", Last: "Lovelace", Phone: "+15550102021"}
+	seed(t, s, tenant, ada)
+	broadcast := map[string]any{"settings": map[string]any{
+		"message": map[string]any{"subject": "Evacuate", "body": "Leave now."},
+		"channels": map[string]any{
+			"eas":             map[string]any{"enabled": true, "eventCode": "EVI", "sameCodes": []string{"041005"}},
+			"mobileBroadcast": map[string]any{"enabled": true},
+		},
+		"recipients": map[string]any{"contactIds": []int64{ada.ID}},
+	}}
+	// The identifiers of the documents the gateway took, one document per
+	// identifier: it drops one whose identifier it has seen. The documents
+	// reach it before their alert is done.
+	identifiers := func() []string {
+		t.Helper()
+		var ids []string
+		for _, d := range l.cap.Documents() {
+			a, err := cap.Parse(d)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, a.Identifier)
+		}
+		return ids
+	}
+
+	first := send(t, s, tok, broadcast)
+	waitDone(t, s, tok, first.AlertID)
+	before := identifiers()
+	if len(before) != 2 {
+		t.Fatalf("CAP identifiers before the restore %v", before)
+	}
+	storagetest.RestoreAlertsBefore(t, s.DB, tenant, first.AlertID)
+	second := send(t, s, tok, broadcast)
+	if second.AlertID != first.AlertID {
+		t.Fatalf("second alert %+v, first %+v", second, first)
+	}
+	waitDone(t, s, tok, second.AlertID)
+	ids := identifiers()
+	if len(ids) != 4 {
+		t.Fatalf("the gateway took the alert after the restore as %v; before it %v", ids, before)
+	}
+	for _, id := range ids[2:] {
+		if slices.Contains(before, id) || !strings.Contains(id, second.WorkflowID+":") {
+			t.Fatalf("identifier %s after the restore; before it %v", id, before)
+		}
+	}
+	l.checkProblems(t)
 }

@@ -85,24 +85,52 @@ func TestSMSInfo(t *testing.T) {
 func TestResponseToken(t *testing.T) {
 	t.Parallel()
 	key := LinkSecret("k", "")
-	tok := ResponseToken(key, "1001", 42, 7)
-	tenant, alert, seq, err := ParseResponseToken(key, tok)
-	if err != nil || tenant != "1001" || alert != 42 || seq != 7 {
-		t.Fatalf("%s %d %d %v", tenant, alert, seq, err)
-	}
-	if _, _, _, err := ParseResponseToken(LinkSecret("other", ""), tok); err == nil {
-		t.Fatal("a token signed with another key was accepted")
-	}
-	forged := ResponseToken(key, "1001", 42, 8)
-	enc, _, _ := strings.Cut(forged, ".")
-	_, sig, _ := strings.Cut(tok, ".")
-	if _, _, _, err := ParseResponseToken(key, enc+"."+sig); err == nil {
-		t.Fatal("a token with another recipient's signature was accepted")
-	}
-	for _, bad := range []string{"", ".", "abc", "a.b", tok + "x"} {
-		if _, _, _, err := ParseResponseToken(key, bad); err == nil {
-			t.Fatalf("%q accepted", bad)
+	for _, tag := range []string{"k3x7q2ab", ""} {
+		tok := ResponseToken(key, "1001", 42, 7, tag)
+		got, err := ParseResponseToken(key, tok)
+		if err != nil || got != (ResponseTarget{Tenant: "1001", AlertID: 42, Seq: 7, Tag: tag}) {
+			t.Fatalf("tag %q: %+v %v", tag, got, err)
 		}
+		if _, err := ParseResponseToken(LinkSecret("other", ""), tok); err == nil {
+			t.Fatal("a token signed with another key was accepted")
+		}
+		forged := ResponseToken(key, "1001", 42, 8, tag)
+		enc, _, _ := strings.Cut(forged, ".")
+		_, sig, _ := strings.Cut(tok, ".")
+		if _, err := ParseResponseToken(key, enc+"."+sig); err == nil {
+			t.Fatal("a token with another recipient's signature was accepted")
+		}
+		for _, bad := range []string{"", ".", "abc", "a.b", tok + "x"} {
+			if _, err := ParseResponseToken(key, bad); err == nil {
+				t.Fatalf("%q accepted", bad)
+			}
+		}
+	}
+}
+
+// TestResponseTokenBindsTheTag: the link of one alert does not carry
+// another alert's tag (an alert of the same id before a restore), with the
+// tag or without one.
+func TestResponseTokenBindsTheTag(t *testing.T) {
+	t.Parallel()
+	key := LinkSecret("k", "")
+	tok := ResponseToken(key, "1001", 42, 7, "k3x7q2ab")
+	for _, other := range []string{ResponseToken(key, "1001", 42, 7, "zzzzzzzz"), ResponseToken(key, "1001", 42, 7, "")} {
+		if other == tok {
+			t.Fatalf("%q is the token of another tag", other)
+		}
+		// The other alert's payload under this alert's signature.
+		enc, _, _ := strings.Cut(other, ".")
+		_, sig, _ := strings.Cut(tok, ".")
+		if _, err := ParseResponseToken(key, enc+"."+sig); err == nil {
+			t.Fatal("a token with another alert's signature was accepted")
+		}
+	}
+	// A payload with an empty tag is not another spelling of one without.
+	payload := "1001.16.7."
+	empty := b64.EncodeToString([]byte(payload)) + "." + b64.EncodeToString(sign(key, payload))
+	if _, err := ParseResponseToken(key, empty); err == nil {
+		t.Fatal("a token with an empty tag was accepted")
 	}
 }
 
@@ -110,7 +138,7 @@ func TestResponseToken(t *testing.T) {
 // (non-zero trailing bits, line breaks, padding) are refused.
 func TestResponseTokenHasOneSpelling(t *testing.T) {
 	key := LinkSecret("k", "")
-	tok := ResponseToken(key, "1001", 42, 7)
+	tok := ResponseToken(key, "1001", 42, 7, "k3x7q2ab")
 	enc, sig, _ := strings.Cut(tok, ".")
 	alphabet := "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_"
 	// The last character of an unpadded encoding carries unused low bits;
@@ -124,11 +152,11 @@ func TestResponseTokenHasOneSpelling(t *testing.T) {
 	}
 	variants = append(variants, enc+".\n"+sig, enc[:2]+"\r\n"+enc[2:]+"."+sig, tok+"=", enc+"=."+sig)
 	for _, v := range variants {
-		if _, _, _, err := ParseResponseToken(key, v); err == nil {
+		if _, err := ParseResponseToken(key, v); err == nil {
 			t.Errorf("non-canonical spelling %q accepted", v)
 		}
 	}
-	if _, _, _, err := ParseResponseToken(key, tok); err != nil {
+	if _, err := ParseResponseToken(key, tok); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -37,43 +37,63 @@ func SampleShortLink(publicURL string) string {
 var b64 = base64.RawURLEncoding.Strict()
 
 // ResponseToken is the token of a recipient's personal response link: the
-// tenant, alert and recipient number, signed with secret. Nothing is stored
-// for it; ParseResponseToken checks the signature.
-func ResponseToken(secret []byte, tenant string, alertID, seq int64) string {
+// tenant, alert and recipient number, and the alert's tag (alert.TagOf;
+// none for alerts stored before tags came), signed with secret. Nothing is
+// stored for it; ParseResponseToken checks the signature, and whoever
+// answers it that the tag is the stored alert's, so that a link of an
+// alert whose id was handed out again (a database restored from a backup)
+// answers nothing of the new alert.
+func ResponseToken(secret []byte, tenant string, alertID, seq int64, tag string) string {
 	payload := tenant + "." + strconv.FormatInt(alertID, 36) + "." + strconv.FormatInt(seq, 36)
+	if tag != "" {
+		payload += "." + tag
+	}
 	return b64.EncodeToString([]byte(payload)) + "." + b64.EncodeToString(sign(secret, payload))
 }
 
+// ResponseTarget is what a response token names.
+type ResponseTarget struct {
+	Tenant       string
+	AlertID, Seq int64
+	// Tag is "" in the tokens of alerts stored before tags came.
+	Tag string
+}
+
 // ParseResponseToken checks a token and returns what it names.
-func ParseResponseToken(secret []byte, token string) (tenant string, alertID, seq int64, err error) {
+func ParseResponseToken(secret []byte, token string) (ResponseTarget, error) {
+	bad := fmt.Errorf("malformed token")
 	enc, sig, ok := strings.Cut(token, ".")
 	if !ok {
-		return "", 0, 0, fmt.Errorf("malformed token")
+		return ResponseTarget{}, bad
 	}
 	raw, err1 := b64.DecodeString(enc)
 	mac, err2 := b64.DecodeString(sig)
 	if err1 != nil || err2 != nil {
-		return "", 0, 0, fmt.Errorf("malformed token")
+		return ResponseTarget{}, bad
 	}
 	payload := string(raw)
 	if !hmac.Equal(mac, sign(secret, payload)) {
-		return "", 0, 0, fmt.Errorf("bad signature")
+		return ResponseTarget{}, fmt.Errorf("bad signature")
 	}
 	parts := strings.Split(payload, ".")
-	if len(parts) != 3 {
-		return "", 0, 0, fmt.Errorf("malformed token")
+	if len(parts) != 3 && (len(parts) != 4 || parts[3] == "") {
+		return ResponseTarget{}, bad
 	}
-	alertID, err1 = strconv.ParseInt(parts[1], 36, 64)
-	seq, err2 = strconv.ParseInt(parts[2], 36, 64)
+	t := ResponseTarget{Tenant: parts[0]}
+	if len(parts) == 4 {
+		t.Tag = parts[3]
+	}
+	t.AlertID, err1 = strconv.ParseInt(parts[1], 36, 64)
+	t.Seq, err2 = strconv.ParseInt(parts[2], 36, 64)
 	if err1 != nil || err2 != nil {
-		return "", 0, 0, fmt.Errorf("malformed token")
+		return ResponseTarget{}, bad
 	}
 	// Only the canonical spelling is accepted (no "+1", "007" or other
 	// numbers that parse to the same values).
-	if ResponseToken(secret, parts[0], alertID, seq) != token {
-		return "", 0, 0, fmt.Errorf("malformed token")
+	if ResponseToken(secret, t.Tenant, t.AlertID, t.Seq, t.Tag) != token {
+		return ResponseTarget{}, bad
 	}
-	return parts[0], alertID, seq, nil
+	return t, nil
 }
 
 func sign(secret []byte, payload string) []byte {
