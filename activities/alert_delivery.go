@@ -183,7 +183,7 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 			if !perDevice {
 				msgs = append(msgs, m)
 				msgSeq = append(msgSeq, rec.Seq)
-				refs = append(refs, messageRef{seq: rec.Seq})
+				refs = append(refs, messageRef{seq: rec.Seq, to: addressHash(m.To)})
 				continue
 			}
 			// One notification per device token; the recipient's row
@@ -196,7 +196,7 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 				}
 				msgs = append(msgs, d)
 				msgSeq = append(msgSeq, rec.Seq)
-				refs = append(refs, messageRef{seq: rec.Seq, device: j})
+				refs = append(refs, messageRef{seq: rec.Seq, device: j, to: addressHash(tok)})
 			}
 		}
 	}

@@ -114,7 +114,7 @@ func TestDeliverBatchAfterADeadWorkerSendsOnlyWhatHadNotLeft(t *testing.T) {
 
 	// The attempt whose worker died had recorded recipient 1 as sent.
 	env := (&testsuite.WorkflowTestSuite{}).NewTestActivityEnvironment()
-	env.SetHeartbeatDetails(activities.BatchProgress{Sent: []activities.SentMessage{{Seq: 1, ProviderMessageID: "p-earlier"}}})
+	env.SetHeartbeatDetails(activities.BatchProgress{Sent: []activities.SentMessage{{Seq: 1, To: activities.AddressHash("+15550000001"), ProviderMessageID: "p-earlier"}}})
 	env.RegisterActivity(a.DeliverBatch)
 	if _, err := env.ExecuteActivity(a.DeliverBatch, in); err == nil {
 		t.Fatal("a temporary failure did not fail the attempt")
