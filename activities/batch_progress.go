@@ -166,3 +166,13 @@ func (p *batchProgress) details() any {
 	// The capped slice is never appended to in place.
 	return BatchProgress{Sent: p.sent[:len(p.sent):len(p.sent)]}
 }
+
+// keep records the progress in a heartbeat now, for an attempt about to
+// fail: the SDK sends the heartbeat a failed activity holds back, so the
+// next attempt does not send again what left since the last one.
+func (p *batchProgress) keep(ctx context.Context) {
+	if !activity.IsActivity(ctx) || activity.GetInfo(ctx).IsLocalActivity {
+		return
+	}
+	activity.RecordHeartbeat(ctx, p.details())
+}
