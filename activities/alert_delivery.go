@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -184,7 +185,7 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 			if !perDevice {
 				msgs = append(msgs, m)
 				msgSeq = append(msgSeq, rec.Seq)
-				refs = append(refs, messageRef{seq: rec.Seq})
+				refs = append(refs, messageRef{seq: rec.Seq, to: addressHash(m.To)})
 				continue
 			}
 			// One notification per device token; the recipient's row
@@ -197,7 +198,7 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 				}
 				msgs = append(msgs, d)
 				msgSeq = append(msgSeq, rec.Seq)
-				refs = append(refs, messageRef{seq: rec.Seq, device: j})
+				refs = append(refs, messageRef{seq: rec.Seq, device: j, to: addressHash(tok)})
 			}
 		}
 	}
@@ -240,6 +241,9 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 					Error: "no provider is configured for the " + in.Channel + " channel"})
 			}
 		case err != nil && !lastAttempt:
+			// What left since the last heartbeat reaches the next attempt.
+			stop()
+			progress.keep(ctx)
 			if ctx.Err() != nil {
 				return out, ctx.Err()
 			}
@@ -368,13 +372,16 @@ func heartbeat(ctx context.Context) func() {
 
 // heartbeatWith is heartbeat recording details() in each heartbeat; the
 // SDK holds heartbeats back for up to the worker's throttle (2 s) and then
-// sends the last details given.
+// sends the last details given. The function it returns may be called more
+// than once.
 func heartbeatWith(ctx context.Context, details func() any) func() {
 	if !activity.IsActivity(ctx) || activity.GetInfo(ctx).IsLocalActivity {
 		return func() {}
 	}
 	done := make(chan struct{})
-	go func() {
+	var stopped sync.Once
+	var wg sync.WaitGroup
+	wg.Go(func() {
 		t := time.NewTicker(time.Second)
 		defer t.Stop()
 		for {
@@ -387,6 +394,10 @@ func heartbeatWith(ctx context.Context, details func() any) func() {
 				activity.RecordHeartbeat(ctx, details())
 			}
 		}
-	}()
-	return func() { close(done) }
+	})
+	// Once stop returns, no heartbeat of the ticker's is under way.
+	return func() {
+		stopped.Do(func() { close(done) })
+		wg.Wait()
+	}
 }

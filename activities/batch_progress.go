@@ -2,7 +2,8 @@ package activities
 
 import (
 	"context"
-	"strconv"
+	"encoding/json"
+	"hash/fnv"
 	"sync"
 
 	"go.temporal.io/sdk/activity"
@@ -26,18 +27,30 @@ type BatchProgress struct {
 }
 
 // SentMessage is one message a provider took: the recipient's number in
-// the alert, the device's index for a message per device token, and what
-// the provider answered.
+// the alert, the device's index for a message per device token, a hash of
+// the address it went to (addressHash), and what the provider answered.
 type SentMessage struct {
 	Seq               int64  `json:"s"`
 	Device            int    `json:"d,omitempty"`
+	To                uint64 `json:"t,omitempty"`
 	ProviderMessageID string `json:"p,omitempty"`
 	Delivered         bool   `json:"v,omitempty"`
 }
 
-// progressSize is about what m takes in the encoded details.
+// addressHash is what a SentMessage keeps of the address its message went
+// to: a later attempt that finds the recipient's device or fax number
+// changed (a token removed, so that another takes its index) sends to the
+// new one rather than take it as sent.
+func addressHash(to string) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(to))
+	return h.Sum64()
+}
+
+// progressSize is what m takes in the encoded details, with its comma.
 func progressSize(m SentMessage) int {
-	return 32 + len(strconv.FormatInt(m.Seq, 10)) + len(m.ProviderMessageID)
+	b, _ := json.Marshal(m) // never fails: numbers, a string and a bool
+	return len(b) + 1
 }
 
 // result is the result m records.
@@ -49,10 +62,12 @@ func (m SentMessage) result(key string) channels.Result {
 	return r
 }
 
-// messageRef names a message of a batch by its recipient and device.
+// messageRef names a message of a batch by its recipient, device and
+// address (addressHash).
 type messageRef struct {
 	seq    int64
 	device int
+	to     uint64
 }
 
 // batchProgress keeps track of the messages of a batch that have left,
@@ -71,17 +86,23 @@ type batchProgress struct {
 // local activity or a first attempt), and keeps it in the details this
 // attempt records.
 func startProgress(ctx context.Context) *batchProgress {
-	p := &batchProgress{prior: map[messageRef]SentMessage{}}
-	if !activity.IsActivity(ctx) || activity.GetInfo(ctx).IsLocalActivity || !activity.HasHeartbeatDetails(ctx) {
-		return p
-	}
 	var prior BatchProgress
+	if !activity.IsActivity(ctx) || activity.GetInfo(ctx).IsLocalActivity || !activity.HasHeartbeatDetails(ctx) {
+		return newProgress(prior)
+	}
 	if err := activity.GetHeartbeatDetails(ctx, &prior); err != nil {
 		// Details of another shape: what is not recorded is sent, as before.
-		return p
+		return newProgress(BatchProgress{})
 	}
+	return newProgress(prior)
+}
+
+// newProgress starts the progress of an attempt from prior, what the
+// batch's earlier attempts recorded.
+func newProgress(prior BatchProgress) *batchProgress {
+	p := &batchProgress{prior: map[messageRef]SentMessage{}}
 	for _, m := range prior.Sent {
-		p.prior[messageRef{m.Seq, m.Device}] = m
+		p.prior[messageRef{m.Seq, m.Device, m.To}] = m
 		p.add(m)
 	}
 	return p
@@ -131,7 +152,7 @@ func (p *batchProgress) report(r channels.Result) {
 		return
 	}
 	delete(p.refs, r.Key)
-	p.add(SentMessage{Seq: ref.seq, Device: ref.device, ProviderMessageID: r.ProviderMessageID, Delivered: r.Outcome == channels.Delivered})
+	p.add(SentMessage{Seq: ref.seq, Device: ref.device, To: ref.to, ProviderMessageID: r.ProviderMessageID, Delivered: r.Outcome == channels.Delivered})
 }
 
 // details is the progress to record in the next heartbeat, nil while
@@ -144,4 +165,14 @@ func (p *batchProgress) details() any {
 	}
 	// The capped slice is never appended to in place.
 	return BatchProgress{Sent: p.sent[:len(p.sent):len(p.sent)]}
+}
+
+// keep records the progress in a heartbeat now, for an attempt about to
+// fail: the SDK sends the heartbeat a failed activity holds back, so the
+// next attempt does not send again what left since the last one.
+func (p *batchProgress) keep(ctx context.Context) {
+	if !activity.IsActivity(ctx) || activity.GetInfo(ctx).IsLocalActivity {
+		return
+	}
+	activity.RecordHeartbeat(ctx, p.details())
 }

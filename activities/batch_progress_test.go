@@ -114,7 +114,7 @@ func TestDeliverBatchAfterADeadWorkerSendsOnlyWhatHadNotLeft(t *testing.T) {
 
 	// The attempt whose worker died had recorded recipient 1 as sent.
 	env := (&testsuite.WorkflowTestSuite{}).NewTestActivityEnvironment()
-	env.SetHeartbeatDetails(activities.BatchProgress{Sent: []activities.SentMessage{{Seq: 1, ProviderMessageID: "p-earlier"}}})
+	env.SetHeartbeatDetails(activities.BatchProgress{Sent: []activities.SentMessage{{Seq: 1, To: activities.AddressHash("+15550000001"), ProviderMessageID: "p-earlier"}}})
 	env.RegisterActivity(a.DeliverBatch)
 	if _, err := env.ExecuteActivity(a.DeliverBatch, in); err == nil {
 		t.Fatal("a temporary failure did not fail the attempt")
@@ -144,11 +144,12 @@ func TestDeliverBatchAfterADeadWorkerSendsOnlyWhatHadNotLeft(t *testing.T) {
 
 // dyingSender takes the first message it is given and then fails the
 // whole batch without an answer for any message, leaving what a dead
-// worker leaves: a message that left and no record of it. Later calls go
-// to fakeSender.
+// worker leaves: a message that left and no record of it, after wait.
+// Later calls go to fakeSender.
 type dyingSender struct {
 	fakeSender
 	died bool
+	wait time.Duration
 }
 
 func (s *dyingSender) Send(ctx context.Context, msgs []channels.Message) ([]channels.Result, error) {
@@ -158,8 +159,7 @@ func (s *dyingSender) Send(ctx context.Context, msgs []channels.Message) ([]chan
 	s.died = true
 	s.fakeSender.keys = append(s.fakeSender.keys, msgs[0].Key)
 	channels.Report(ctx, channels.Result{Key: msgs[0].Key, Outcome: channels.Sent, ProviderMessageID: "p-first"})
-	// Long enough for a heartbeat with the progress to reach the server.
-	time.Sleep(2500 * time.Millisecond)
+	time.Sleep(s.wait)
 	return nil, errors.New("connection reset")
 }
 
@@ -174,7 +174,23 @@ func deliverOneBatch(ctx workflow.Context, in activities.BatchInput) (activities
 
 func TestDeliverBatchRetriedByTemporalSendsOnlyWhatHadNotLeft(t *testing.T) {
 	t.Parallel()
-	snd := &dyingSender{}
+	// Long enough for a heartbeat with the progress to reach the server.
+	retriedByTemporal(t, 2500*time.Millisecond)
+}
+
+// TestAFailedAttemptHandsOnWhatLeftSinceItsLastHeartbeat: a batch whose
+// send fails right after a message left, before any heartbeat, still
+// hands it to the next attempt.
+func TestAFailedAttemptHandsOnWhatLeftSinceItsLastHeartbeat(t *testing.T) {
+	t.Parallel()
+	retriedByTemporal(t, 0)
+}
+
+// retriedByTemporal runs a batch whose first send fails (dyingSender with
+// wait) and checks that Temporal's retry sent only what had not left.
+func retriedByTemporal(t *testing.T, wait time.Duration) {
+	t.Helper()
+	snd := &dyingSender{wait: wait}
 	s, in, run := runBatchWorkflow(t, snd)
 	tenant, id := in.Tenant, in.AlertID
 	ctx := context.Background()

@@ -377,13 +377,14 @@ func checkInput(api huma.API) func(huma.Context, func(huma.Context)) {
 
 // boundWork gives the handler of every operation but the uploads (a
 // streamed or multipart body, bounded by TOCSIN_FILE_PROCESS_TIMEOUT and
-// the body's minute) a context that ends after limit, so that a request
+// the body's minute) and those that bound their wait themselves
+// (rest.OwnDeadline) a context that ends after limit, so that a request
 // waiting for a database connection, a lock or Temporal is answered 503
 // rather than held open without end.
 func boundWork(limit time.Duration) func(huma.Context, func(huma.Context)) {
 	return func(ctx huma.Context, next func(huma.Context)) {
 		op := ctx.Operation()
-		if limit <= 0 || op == nil || op.Metadata[rest.StreamBody] == true ||
+		if limit <= 0 || op == nil || op.Metadata[rest.StreamBody] == true || op.Metadata[rest.OwnDeadline] == true ||
 			(op.RequestBody != nil && op.RequestBody.Content["multipart/form-data"] != nil) {
 			next(ctx)
 			return

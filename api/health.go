@@ -91,8 +91,10 @@ func registerHealth(api huma.API, d rest.Deps) {
 
 	rest.Register(api, rest.Op{
 		ID: "runSmokeCheck", Method: http.MethodPost, Path: "/ops/smoke", Tags: []string{"Operations"},
-		Summary:     "Prove the whole path: API, Temporal, worker and PostgreSQL",
-		Description: "Starts the Smoke workflow, which has the worker write a row to PostgreSQL, and waits up to 30 seconds for it.",
+		Summary: "Prove the whole path: API, Temporal, worker and PostgreSQL",
+		Description: "Starts the Smoke workflow, which has the worker write a row to PostgreSQL, and waits up to 30 seconds for it " +
+			"(not cut short by TOCSIN_HTTP_REQUEST_TIMEOUT).",
+		OwnDeadline: true,
 	}, func(ctx context.Context, _ *struct{}) (*rest.Output[SmokeResult], error) {
 		start := time.Now()
 		tenant := rest.Tenant(ctx)

@@ -227,6 +227,8 @@ func TestSendAlertReplaysTheShapeBeforeLocalOnce(t *testing.T) {
 type steps struct {
 	mu                      sync.Mutex
 	local, remote, children []string
+	// childIDs are the workflow ids of the children, in order.
+	childIDs []string
 }
 
 func (s *steps) listen(env *testsuite.TestWorkflowEnvironment) {
@@ -244,6 +246,7 @@ func (s *steps) listen(env *testsuite.TestWorkflowEnvironment) {
 		s.mu.Lock()
 		defer s.mu.Unlock()
 		s.children = append(s.children, info.WorkflowType.Name)
+		s.childIDs = append(s.childIDs, info.WorkflowExecution.ID)
 	})
 }
 
@@ -290,6 +293,26 @@ func TestSendAlertFansABigAlertOutThroughChildren(t *testing.T) {
 	}
 	if got := log.keys(); len(got) != 100 {
 		t.Fatalf("%d batches, want 100", len(got))
+	}
+}
+
+// TestSendAlertChildIDsKeepTheirFormWithoutATag: a workflow started
+// without a tag (before tags came, still running or replayed) starts its
+// children under the ids it did then, which a replay must find again; a
+// tagged one's children carry the tag.
+func TestSendAlertChildIDsKeepTheirFormWithoutATag(t *testing.T) {
+	plan := activities.AlertPlan{Recipients: 100000, Channels: []string{"text"}, BatchSize: 1000, Parallelism: 8, MaxAttempts: 5, Cycles: 1}
+	for tag, want := range map[string]string{"": "alert-1-7-c1-g0-b0", "k3x7q2ab": "alert-1-7-k3x7q2ab-c1-g0-b0"} {
+		env := newEnv(fixed(plan), &batchLog{}, true)
+		var s steps
+		s.listen(env)
+		env.ExecuteWorkflow(SendAlert, SendAlertInput{Tenant: "1", AlertID: 7, Tag: tag})
+		if !env.IsWorkflowCompleted() || env.GetWorkflowError() != nil {
+			t.Fatalf("workflow: %v", env.GetWorkflowError())
+		}
+		if len(s.childIDs) != 1 || s.childIDs[0] != want {
+			t.Fatalf("tag %q: children %v, want %s", tag, s.childIDs, want)
+		}
 	}
 }
 

@@ -43,6 +43,12 @@ const SignedBody = "signedBody"
 // document is checked as a JSON body of that schema is.
 const JSONParts = "jsonParts"
 
+// OwnDeadline is the huma.Operation Metadata key (value true) of
+// operations that wait for work of a known length (a smoke run, a test
+// event's delivery) and bound that wait themselves: the server's request
+// timeout (TOCSIN_HTTP_REQUEST_TIMEOUT) does not cut them short.
+const OwnDeadline = "ownDeadline"
+
 // Output is the answer of an operation that is only a body.
 type Output[T any] struct {
 	Body T
@@ -78,6 +84,9 @@ type Op struct {
 	// SignedBody leaves the checks of the body to the operation (see the
 	// SignedBody key).
 	SignedBody bool
+	// OwnDeadline leaves the bound of the operation's wait to its handler
+	// (see the OwnDeadline key).
+	OwnDeadline bool
 	// Document, when set, completes the operation's OpenAPI description
 	// after huma has written it from the input and output types: a body
 	// the handler reads itself, a content type other than JSON, a status
@@ -103,6 +112,12 @@ func (a Area) Op(id, method, path string, status int, summary, description strin
 // WithoutHead is o with NoHead set.
 func (o Op) WithoutHead() Op {
 	o.NoHead = true
+	return o
+}
+
+// WithOwnDeadline is o with OwnDeadline set.
+func (o Op) WithOwnDeadline() Op {
+	o.OwnDeadline = true
 	return o
 }
 
@@ -137,8 +152,11 @@ func (o Op) Operation() huma.Operation {
 	if op.Summary == "" {
 		op.Summary = o.ID
 	}
-	if o.NoHead || o.SignedBody || !o.Public {
+	if o.NoHead || o.SignedBody || o.OwnDeadline || !o.Public {
 		op.Metadata = map[string]any{}
+	}
+	if o.OwnDeadline {
+		op.Metadata[OwnDeadline] = true
 	}
 	if o.NoHead {
 		op.Metadata[NoHead] = true

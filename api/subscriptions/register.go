@@ -87,7 +87,8 @@ func Register(api huma.API, d rest.Deps) {
 		h.history)
 	rest.Register(api, area.Op("getSubscriptionTest", http.MethodGet, sub+"/test", 0, "Send a test event now",
 		"Sends one signed subscription.test event to the subscription (active or not) right away, without retries, "+
-			"and answers with the attempt as recorded in the history. HEAD is not served (405): it would send the event.").WithoutHead(),
+			"and answers with the attempt as recorded in the history, waiting for it up to TOCSIN_HOOK_TIMEOUT and 30 s more "+
+			"(not cut short by TOCSIN_HTTP_REQUEST_TIMEOUT). HEAD is not served (405): it would send the event.").WithoutHead().WithOwnDeadline(),
 		h.test)
 
 	api.OpenAPI().Components.Schemas.Schema(reflect.TypeOf(model.SubscriptionHistory{}), true, "")

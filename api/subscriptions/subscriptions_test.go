@@ -524,3 +524,32 @@ func TestRedispatchDeliversOnce(t *testing.T) {
 		t.Fatalf("%d attempts", h.TotalCount)
 	}
 }
+
+// TestSubscriptionTestWaitsForItsTarget: a test event's delivery that takes
+// longer than the server's request timeout, within the hook timeout, is
+// answered with its attempt, not a 503.
+func TestSubscriptionTestWaitsForItsTarget(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t, func(c *config.Config) {
+		c.HookAllowHosts = []string{"127.0.0.1"}
+		c.HookAllowHTTP = true
+		c.HookTimeout = 5 * time.Second
+		c.HTTPRequestTimeout = time.Second
+	})
+	_, token := s.NewTenant(t)
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		time.Sleep(2 * time.Second)
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(slow.Close)
+	sub := create(t, s, token, slow.URL, "alert.completed")
+	r := s.Do(t, http.MethodGet, fmt.Sprintf("%s/%d/test", base, sub.ID), token, nil)
+	var a model.SubscriptionHistory
+	if r.Status != http.StatusOK {
+		t.Fatalf("test of a slow target: %d %s", r.Status, r.Body)
+	}
+	r.JSON(t, &a)
+	if a.Outcome != "Delivered" || a.ResponseStatus != 204 {
+		t.Fatalf("attempt %+v", a)
+	}
+}

@@ -1,0 +1,4 @@
+package activities
+
+// AddressHash is addressHash, for the tests of package activities_test.
+var AddressHash = addressHash
