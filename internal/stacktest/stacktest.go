@@ -166,7 +166,7 @@ func launchAPI(cleanup func(func()), logs io.Writer, configure ...func(*config.C
 	cfg.MinIOAccessKey, cfg.MinIOSecretKey = "minioadmin", "minioadmin"
 	// Many stacks run at once against one PostgreSQL (100 connections by
 	// default): each keeps a few, in its API's pool and each worker lane's.
-	cfg.DBMaxOpenConns, cfg.WorkerUrgentDBConns = 8, 4
+	cfg.DBMaxOpenConns, cfg.WorkerUrgentDBConns = 4, 2
 	// The API listens before anything is built, so that its address is the
 	// public URL (what providers call back and links point at) unless the
 	// test configures one of its own.
