@@ -26,6 +26,47 @@ import (
 // template is built under a PostgreSQL advisory lock, and a template left
 // half-built by a killed process is rebuilt.
 
+// Test binaries of several packages run at once (go test -p), and each
+// running test's stack holds database connections: one package's tests hold
+// up to about 65 of PostgreSQL's default 100 at their peak. So a test binary
+// waits for its turn before it makes its first database, and keeps the turn
+// until it exits (a session advisory lock on a connection of its own, which
+// PostgreSQL releases when the process dies): the packages that use the
+// database run one after another, while the builds and the tests of the
+// other packages run beside them.
+var turn struct {
+	sync.Mutex
+	conn *sqlx.Conn // holds the lock; never closed before the process exits
+	db   *storage.DB
+}
+
+// turnKey is the advisory lock of the turn, apart from the template's.
+const turnKey = 0x746f6373696e01
+
+// awaitTurn returns once this process holds the turn of the server base
+// names, waiting for the process that holds it to exit.
+func awaitTurn(ctx context.Context, base string) error {
+	turn.Lock()
+	defer turn.Unlock()
+	if turn.conn != nil {
+		return nil
+	}
+	db, err := storage.Open(ctx, base, 1)
+	if err != nil {
+		return err
+	}
+	conn, err := db.Connx(ctx)
+	if err == nil {
+		_, err = conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, turnKey)
+	}
+	if err != nil {
+		_ = db.Close()
+		return fmt.Errorf("wait for the test database turn: %w", err)
+	}
+	turn.conn, turn.db = conn, db
+	return nil
+}
+
 // templateMaxAge is how long a template no binary has built or checked stays
 // before a later run removes it.
 const templateMaxAge = 24 * time.Hour
@@ -145,6 +186,9 @@ func buildTemplate(ctx context.Context, conn *sqlx.Conn, base, name string, exis
 // the function that drops it.
 func New(ctx context.Context, base, suffix string) (*storage.DB, func(), error) {
 	if err := storage.EnsureDatabase(ctx, base); err != nil {
+		return nil, nil, err
+	}
+	if err := awaitTurn(ctx, base); err != nil {
 		return nil, nil, err
 	}
 	admin, err := storage.Open(ctx, base, 2)

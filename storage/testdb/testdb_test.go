@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/tocsin/tocsin/internal/stacktest"
+	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/testdb"
 )
 
@@ -50,5 +51,27 @@ func TestDatabasesAreMigratedIsolatedAndDropped(t *testing.T) {
 	dropA()
 	if ok, err := testdb.Exists(ctx, admin, name); err != nil || ok {
 		t.Fatalf("database %s still exists after it was dropped (%v)", name, err)
+	}
+}
+
+// TestBinaryHoldsTheTurnWhileItUsesTheDatabase checks what lets make test
+// run packages at once without taking more connections than PostgreSQL has:
+// once a test binary has made a database, another process cannot take the
+// turn until this one exits.
+func TestBinaryHoldsTheTurnWhileItUsesTheDatabase(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	stacktest.DB(t) // skips when the services are not there; takes the turn
+	other, err := storage.Open(ctx, stacktest.DatabaseURL, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	var took bool
+	if err := other.GetContext(ctx, &took, `SELECT pg_try_advisory_lock($1)`, testdb.TurnKey); err != nil {
+		t.Fatal(err)
+	}
+	if took {
+		t.Fatal("another session took the turn while this test binary holds it")
 	}
 }
