@@ -36,7 +36,7 @@ type Person struct {
 	Emails    []storage.Email
 	Phones    []storage.Phone
 	Devices   []storage.Device
-	Locations []Location
+	Locations []storage.Location
 	// Groups are the first MaxPageGroups of the person's groups, by path;
 	// GroupCount counts them all.
 	Groups     []Group
@@ -86,17 +86,6 @@ func (p Person) CustomFields() map[string]string {
 		}
 	}
 	return out
-}
-
-// Location is a place a person wants notifications for.
-type Location struct {
-	ID         int64     `db:"id"`
-	PersonID   int64     `db:"person_id"`
-	Name       string    `db:"name"`
-	AddressRaw []byte    `db:"address"`
-	Latitude   float64   `db:"latitude"`
-	Longitude  float64   `db:"longitude"`
-	CreatedAt  time.Time `db:"created_at"`
 }
 
 // Group is a group a person is a member of.
@@ -294,7 +283,7 @@ func loadDetails(ctx context.Context, db sqlx.QueryerContext, tenant string, peo
 		ids[i] = people[i].ID
 		at[people[i].ID] = &people[i]
 		people[i].Emails, people[i].Phones, people[i].Devices = []storage.Email{}, []storage.Phone{}, []storage.Device{}
-		people[i].Locations, people[i].Groups, people[i].Lists = []Location{}, []Group{}, []ListRef{}
+		people[i].Locations, people[i].Groups, people[i].Lists = []storage.Location{}, []Group{}, []ListRef{}
 	}
 	if err := attach(ctx, db, "load emails", `SELECT `+storage.EmailColumns+`
 		FROM person_emails WHERE tenant_id = $1 AND person_id = ANY($2) ORDER BY person_id, id`, tenant, ids,
@@ -311,9 +300,9 @@ func loadDetails(ctx context.Context, db sqlx.QueryerContext, tenant string, peo
 		func(d storage.Device) { at[d.PersonID].Devices = append(at[d.PersonID].Devices, d) }); err != nil {
 		return err
 	}
-	if err := attach(ctx, db, "load locations", `SELECT id, person_id, name, address, latitude, longitude, created_at
+	if err := attach(ctx, db, "load locations", `SELECT `+storage.LocationColumns+`
 		FROM person_locations WHERE tenant_id = $1 AND person_id = ANY($2) ORDER BY person_id, id`, tenant, ids,
-		func(l Location) { at[l.PersonID].Locations = append(at[l.PersonID].Locations, l) }); err != nil {
+		func(l storage.Location) { at[l.PersonID].Locations = append(at[l.PersonID].Locations, l) }); err != nil {
 		return err
 	}
 	groups, err := storage.SelectAll[groupRow](ctx, db, "load groups", `SELECT m.* FROM unnest($2::bigint[]) AS p(id) CROSS JOIN LATERAL (

@@ -27,9 +27,10 @@ type personRows[T any] struct {
 }
 
 var (
-	emails  = personRows[storage.Email]{personTable{"person_emails", "address"}, storage.EmailColumns, "emails"}
-	phones  = personRows[storage.Phone]{personTable{"person_phones", "number"}, storage.PhoneColumns, "phones"}
-	devices = personRows[storage.Device]{personTable{"person_devices", "id"}, storage.DeviceColumns, "devices"}
+	emails    = personRows[storage.Email]{personTable{"person_emails", "address"}, storage.EmailColumns, "emails"}
+	phones    = personRows[storage.Phone]{personTable{"person_phones", "number"}, storage.PhoneColumns, "phones"}
+	devices   = personRows[storage.Device]{personTable{"person_devices", "id"}, storage.DeviceColumns, "devices"}
+	locations = personRows[storage.Location]{personTable{"person_locations", "id"}, storage.LocationColumns, "locations"}
 )
 
 // get reads the person's row named key; none is storage.ErrNotFound.
