@@ -125,8 +125,8 @@ func EnsureSchedules(ctx context.Context, c client.Client, taskQueue string) err
 		arg      any
 	}{
 		{RetentionScheduleID(taskQueue), time.Hour, workflows.HookHistoryRetention, workflows.HookHistoryRetentionInput{Days: workflows.HookHistoryDays}},
-		{OrphanSweepScheduleID(taskQueue), 15 * time.Minute, workflows.UploadOrphanSweep, workflows.UploadOrphanSweepInput{}},
-		{NonceRetentionScheduleID(taskQueue), time.Hour, workflows.NonceRetention, workflows.NonceRetentionInput{}},
+		{OrphanSweepScheduleID(taskQueue), 15 * time.Minute, workflows.UploadOrphanSweep, workflows.BatchBounds{}},
+		{NonceRetentionScheduleID(taskQueue), time.Hour, workflows.NonceRetention, workflows.BatchBounds{}},
 	} {
 		_, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{
 			ID:      s.id,

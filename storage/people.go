@@ -1,6 +1,7 @@
 package storage
 
 import (
+	"encoding/json"
 	"fmt"
 	"time"
 )
@@ -31,9 +32,9 @@ const (
 	VerificationFailed     VerificationStatus = "Failed"
 )
 
-// The rows of a person's addresses, numbers and devices, read by contacts
-// (for a page of people) and directory (for one user). The Columns
-// constants list what a SELECT or RETURNING reads into each.
+// The rows of a person's addresses, numbers, devices and locations, read
+// by contacts (for a page of people) and directory (for one user). The
+// Columns constants list what a SELECT or RETURNING reads into each.
 
 // Email is an email address of a person (person_emails).
 type Email struct {
@@ -67,11 +68,24 @@ type Device struct {
 	CreatedAt time.Time `db:"created_at"`
 }
 
-// The columns of Email, Phone and Device.
+// Location is a place a person wants notifications for
+// (person_locations); Address is the stored JSON address.
+type Location struct {
+	ID        int64           `db:"id"`
+	PersonID  int64           `db:"person_id"`
+	Name      string          `db:"name"`
+	Address   json.RawMessage `db:"address"`
+	Latitude  float64         `db:"latitude"`
+	Longitude float64         `db:"longitude"`
+	CreatedAt time.Time       `db:"created_at"`
+}
+
+// The columns of Email, Phone, Device and Location.
 const (
-	EmailColumns  = `person_id, address, label, verification_status, verified_at, created_at`
-	PhoneColumns  = `person_id, number, phone_type, can_text, can_call, verification_status, verified_at, created_at`
-	DeviceColumns = `id, person_id, app, platform, token, created_at`
+	EmailColumns    = `person_id, address, label, verification_status, verified_at, created_at`
+	PhoneColumns    = `person_id, number, phone_type, can_text, can_call, verification_status, verified_at, created_at`
+	DeviceColumns   = `id, person_id, app, platform, token, created_at`
+	LocationColumns = `id, person_id, name, address, latitude, longitude, created_at`
 )
 
 // The most rows of each kind one person may hold. Every path that adds

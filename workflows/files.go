@@ -54,15 +54,8 @@ func mediaOptionsBeforeRemoval(ctx workflow.Context) workflow.Context {
 	return withOptions(ctx, 5*time.Minute, &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: mediaErrors})
 }
 
-// UploadOrphanSweepInput bounds one sweep: at most Batches activities of
-// at most Batch expired claims each (UploadOrphanBatch and
-// UploadOrphanBatches when zero).
-type UploadOrphanSweepInput struct {
-	Batch, Batches int
-}
-
-// The bounds of an upload orphan sweep: 100 claims an activity, at most
-// 1,000 a run; a larger backlog waits for the next runs.
+// The default BatchBounds of an upload orphan sweep: 100 claims an
+// activity, at most 1,000 a run.
 const (
 	UploadOrphanBatch   = 100
 	UploadOrphanBatches = 10
@@ -73,11 +66,11 @@ const (
 // batch while batches come back full. A Temporal schedule runs it every 15
 // minutes; only claims past their upload's maximum life are taken, so an
 // upload in progress is never touched.
-func UploadOrphanSweep(ctx workflow.Context, in UploadOrphanSweepInput) (activities.UploadSweep, error) {
-	batch := bound(in.Batch, UploadOrphanBatch)
+func UploadOrphanSweep(ctx workflow.Context, in BatchBounds) (activities.UploadSweep, error) {
+	b := in.or(BatchBounds{Batch: UploadOrphanBatch, Batches: UploadOrphanBatches})
 	var a *activities.Activities
-	return inBatches(ctx, a.SweepUploadOrphans, batch, bound(in.Batches, UploadOrphanBatches), func(total *activities.UploadSweep, r activities.UploadSweep) bool {
+	return inBatches(ctx, a.SweepUploadOrphans, b, func(total *activities.UploadSweep, r activities.UploadSweep) bool {
 		total.Uploads, total.Objects, total.Kept = total.Uploads+r.Uploads, total.Objects+r.Objects, total.Kept+r.Kept
-		return r.Uploads+r.Kept >= batch
+		return r.Uploads+r.Kept >= b.Batch
 	})
 }

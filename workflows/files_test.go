@@ -38,7 +38,7 @@ func TestUploadOrphanSweepIsBounded(t *testing.T) {
 				}
 				return activities.UploadSweep{Uploads: 1, Objects: 2}, nil
 			})
-			env.ExecuteWorkflow(workflows.UploadOrphanSweep, workflows.UploadOrphanSweepInput{Batch: 4, Batches: 4})
+			env.ExecuteWorkflow(workflows.UploadOrphanSweep, workflows.BatchBounds{Batch: 4, Batches: 4})
 			var got activities.UploadSweep
 			if err := env.GetWorkflowError(); err != nil {
 				t.Fatal(err)

@@ -130,16 +130,30 @@ func bound(n, def int) int {
 	return n
 }
 
+// BatchBounds bounds one run of a maintenance workflow that works in
+// batches (UploadOrphanSweep, NonceRetention): at most Batches activities,
+// each handling at most Batch rows. A bound left zero takes the
+// workflow's default; a larger backlog waits for the next runs.
+type BatchBounds struct {
+	Batch, Batches int
+}
+
+// or is b with each bound that is not positive taken from def.
+func (b BatchBounds) or(def BatchBounds) BatchBounds {
+	return BatchBounds{Batch: bound(b.Batch, def.Batch), Batches: bound(b.Batches, def.Batches)}
+}
+
 // inBatches runs act, a maintenance activity that takes a batch size and
 // handles at most that many rows, with maintenanceOptions, once per batch
-// up to batches times, stopping after a batch that was not full: add adds
-// a batch's result to the total and says whether the batch was full.
-func inBatches[R any](ctx workflow.Context, act any, batch, batches int, add func(total *R, r R) (full bool)) (R, error) {
+// of b.Batch up to b.Batches times, stopping after a batch that was not
+// full: add adds a batch's result to the total and says whether the batch
+// was full.
+func inBatches[R any](ctx workflow.Context, act any, b BatchBounds, add func(total *R, r R) (full bool)) (R, error) {
 	ctx = maintenanceOptions(ctx)
 	var total R
-	for range batches {
+	for range b.Batches {
 		var r R
-		if err := workflow.ExecuteActivity(ctx, act, batch).Get(ctx, &r); err != nil {
+		if err := workflow.ExecuteActivity(ctx, act, b.Batch).Get(ctx, &r); err != nil {
 			return total, err
 		}
 		if !add(&total, r) {

@@ -216,15 +216,8 @@ func Verification(ctx workflow.Context, in VerificationInput) (VerificationResul
 	}
 }
 
-// NonceRetentionInput bounds one prune: at most Batches activities, each
-// deleting at most Batch rows of each nonce table (NonceBatch and
-// NonceBatches when zero).
-type NonceRetentionInput struct {
-	Batch, Batches int
-}
-
-// The bounds of a nonce prune: 1,000 rows of each table a statement, at
-// most 50,000 a run; a larger backlog waits for the next runs.
+// The default BatchBounds of a nonce prune: 1,000 rows of each nonce
+// table a statement, at most 50,000 a run.
 const (
 	NonceBatch   = 1000
 	NonceBatches = 50
@@ -235,11 +228,11 @@ const (
 // (activities.PruneNonces), batch after batch while a batch comes back
 // full. A Temporal schedule runs it every hour, so the rows of tenants and
 // addresses that reserve no more nonces go too.
-func NonceRetention(ctx workflow.Context, in NonceRetentionInput) (dirstore.PrunedNonces, error) {
-	batch := bound(in.Batch, NonceBatch)
+func NonceRetention(ctx workflow.Context, in BatchBounds) (dirstore.PrunedNonces, error) {
+	b := in.or(BatchBounds{Batch: NonceBatch, Batches: NonceBatches})
 	var a *activities.Activities
-	return inBatches(ctx, a.PruneNonces, batch, bound(in.Batches, NonceBatches), func(total *dirstore.PrunedNonces, p dirstore.PrunedNonces) bool {
+	return inBatches(ctx, a.PruneNonces, b, func(total *dirstore.PrunedNonces, p dirstore.PrunedNonces) bool {
 		total.Nonces, total.Counts = total.Nonces+p.Nonces, total.Counts+p.Counts
-		return p.Nonces >= int64(batch) || p.Counts >= int64(batch)
+		return p.Nonces >= int64(b.Batch) || p.Counts >= int64(b.Batch)
 	})
 }

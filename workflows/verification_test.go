@@ -265,19 +265,19 @@ func TestNonceRetentionIsBounded(t *testing.T) {
 	full, part := int64(4), int64(1)
 	for _, c := range []struct {
 		name    string
-		in      workflows.NonceRetentionInput
+		in      workflows.BatchBounds
 		batches []dirstore.PrunedNonces // what each batch deletes; past the end, nothing
 		want    dirstore.PrunedNonces
 		calls   int
 	}{
-		{"nothing old", workflows.NonceRetentionInput{Batch: 4, Batches: 3}, nil, dirstore.PrunedNonces{}, 1},
-		{"while either table is full", workflows.NonceRetentionInput{Batch: 4, Batches: 5},
+		{"nothing old", workflows.BatchBounds{Batch: 4, Batches: 3}, nil, dirstore.PrunedNonces{}, 1},
+		{"while either table is full", workflows.BatchBounds{Batch: 4, Batches: 5},
 			[]dirstore.PrunedNonces{{Nonces: full, Counts: part}, {Nonces: part, Counts: full}, {Nonces: part, Counts: part}},
 			dirstore.PrunedNonces{Nonces: full + 2*part, Counts: full + 2*part}, 3},
-		{"stops at its bound", workflows.NonceRetentionInput{Batch: 4, Batches: 2},
+		{"stops at its bound", workflows.BatchBounds{Batch: 4, Batches: 2},
 			[]dirstore.PrunedNonces{{Nonces: full, Counts: full}, {Nonces: full, Counts: full}, {Nonces: full, Counts: full}},
 			dirstore.PrunedNonces{Nonces: 2 * full, Counts: 2 * full}, 2},
-		{"default bounds", workflows.NonceRetentionInput{},
+		{"default bounds", workflows.BatchBounds{},
 			slices.Repeat([]dirstore.PrunedNonces{{Nonces: workflows.NonceBatch, Counts: workflows.NonceBatch}}, workflows.NonceBatches+1),
 			dirstore.PrunedNonces{Nonces: workflows.NonceBatch * workflows.NonceBatches, Counts: workflows.NonceBatch * workflows.NonceBatches},
 			workflows.NonceBatches},

@@ -71,7 +71,7 @@ func mobileAppsIn(apps []model.MobileApp) []store.MobileApp {
 	return out
 }
 
-func locationOut(l store.Location) model.Location {
+func locationOut(l storage.Location) model.Location {
 	out := model.Location{ID: strconv.FormatInt(l.ID, 10), Name: l.Name,
 		GeoLocation: model.GeoLocation{Latitude: l.Latitude, Longitude: l.Longitude}, CreatedAt: l.CreatedAt}
 	_ = json.Unmarshal(l.Address, &out.Address)

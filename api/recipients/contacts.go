@@ -109,7 +109,7 @@ func contactModel(p contacts.Person) model.Contact {
 	for _, l := range p.Locations {
 		m := model.ContactLocation{ID: l.ID, Name: l.Name, GeoLocation: model.GeoLocation{Latitude: l.Latitude, Longitude: l.Longitude}}
 		var a model.Address
-		if json.Unmarshal(l.AddressRaw, &a) == nil && a != (model.Address{}) {
+		if json.Unmarshal(l.Address, &a) == nil && a != (model.Address{}) {
 			m.Address = &a
 		}
 		c.Locations = append(c.Locations, m)

@@ -36,7 +36,7 @@ type Person struct {
 	Emails    []storage.Email
 	Phones    []storage.Phone
 	Devices   []storage.Device
-	Locations []Location
+	Locations []storage.Location
 	// Groups are the first MaxPageGroups of the person's groups, by path;
 	// GroupCount counts them all.
 	Groups     []Group
@@ -86,17 +86,6 @@ func (p Person) CustomFields() map[string]string {
 		}
 	}
 	return out
-}
-
-// Location is a place a person wants notifications for.
-type Location struct {
-	ID         int64     `db:"id"`
-	PersonID   int64     `db:"person_id"`
-	Name       string    `db:"name"`
-	AddressRaw []byte    `db:"address"`
-	Latitude   float64   `db:"latitude"`
-	Longitude  float64   `db:"longitude"`
-	CreatedAt  time.Time `db:"created_at"`
 }
 
 // Group is a group a person is a member of.
@@ -294,26 +283,22 @@ func loadDetails(ctx context.Context, db sqlx.QueryerContext, tenant string, peo
 		ids[i] = people[i].ID
 		at[people[i].ID] = &people[i]
 		people[i].Emails, people[i].Phones, people[i].Devices = []storage.Email{}, []storage.Phone{}, []storage.Device{}
-		people[i].Locations, people[i].Groups, people[i].Lists = []Location{}, []Group{}, []ListRef{}
+		people[i].Locations, people[i].Groups, people[i].Lists = []storage.Location{}, []Group{}, []ListRef{}
 	}
-	if err := attach(ctx, db, "load emails", `SELECT `+storage.EmailColumns+`
-		FROM person_emails WHERE tenant_id = $1 AND person_id = ANY($2) ORDER BY person_id, id`, tenant, ids,
+	if err := attach(ctx, db, "load emails", ofPage("person_emails", storage.EmailColumns), tenant, ids,
 		func(e storage.Email) { at[e.PersonID].Emails = append(at[e.PersonID].Emails, e) }); err != nil {
 		return err
 	}
-	if err := attach(ctx, db, "load phones", `SELECT `+storage.PhoneColumns+`
-		FROM person_phones WHERE tenant_id = $1 AND person_id = ANY($2) ORDER BY person_id, id`, tenant, ids,
+	if err := attach(ctx, db, "load phones", ofPage("person_phones", storage.PhoneColumns), tenant, ids,
 		func(ph storage.Phone) { at[ph.PersonID].Phones = append(at[ph.PersonID].Phones, ph) }); err != nil {
 		return err
 	}
-	if err := attach(ctx, db, "load devices", `SELECT `+storage.DeviceColumns+`
-		FROM person_devices WHERE tenant_id = $1 AND person_id = ANY($2) ORDER BY person_id, id`, tenant, ids,
+	if err := attach(ctx, db, "load devices", ofPage("person_devices", storage.DeviceColumns), tenant, ids,
 		func(d storage.Device) { at[d.PersonID].Devices = append(at[d.PersonID].Devices, d) }); err != nil {
 		return err
 	}
-	if err := attach(ctx, db, "load locations", `SELECT id, person_id, name, address, latitude, longitude, created_at
-		FROM person_locations WHERE tenant_id = $1 AND person_id = ANY($2) ORDER BY person_id, id`, tenant, ids,
-		func(l Location) { at[l.PersonID].Locations = append(at[l.PersonID].Locations, l) }); err != nil {
+	if err := attach(ctx, db, "load locations", ofPage("person_locations", storage.LocationColumns), tenant, ids,
+		func(l storage.Location) { at[l.PersonID].Locations = append(at[l.PersonID].Locations, l) }); err != nil {
 		return err
 	}
 	groups, err := storage.SelectAll[groupRow](ctx, db, "load groups", `SELECT m.* FROM unnest($2::bigint[]) AS p(id) CROSS JOIN LATERAL (
@@ -376,6 +361,13 @@ func attach[T any](ctx context.Context, db sqlx.QueryerContext, what, query, ten
 		add(r)
 	}
 	return nil
+}
+
+// ofPage is the query that reads the columns cols of the rows of table that
+// belong to a page of people, for attach: a person's rows follow one
+// another in the order they were added.
+func ofPage(table, cols string) string {
+	return `SELECT ` + cols + ` FROM ` + table + ` WHERE tenant_id = $1 AND person_id = ANY($2) ORDER BY person_id, id`
 }
 
 func lowerTrim(s string) string { return strings.ToLower(strings.TrimSpace(s)) }

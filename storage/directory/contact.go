@@ -27,9 +27,10 @@ type personRows[T any] struct {
 }
 
 var (
-	emails  = personRows[storage.Email]{personTable{"person_emails", "address"}, storage.EmailColumns, "emails"}
-	phones  = personRows[storage.Phone]{personTable{"person_phones", "number"}, storage.PhoneColumns, "phones"}
-	devices = personRows[storage.Device]{personTable{"person_devices", "id"}, storage.DeviceColumns, "devices"}
+	emails    = personRows[storage.Email]{personTable{"person_emails", "address"}, storage.EmailColumns, "emails"}
+	phones    = personRows[storage.Phone]{personTable{"person_phones", "number"}, storage.PhoneColumns, "phones"}
+	devices   = personRows[storage.Device]{personTable{"person_devices", "id"}, storage.DeviceColumns, "devices"}
+	locations = personRows[storage.Location]{personTable{"person_locations", "id"}, storage.LocationColumns, "locations"}
 )
 
 // get reads the person's row named key; none is storage.ErrNotFound.
@@ -69,15 +70,9 @@ func removeAddress(ctx context.Context, tx *sqlx.Tx, tenant string, person int64
 // AddEmail adds a normalised address to the user; an existing one is
 // ErrConflict, one past storage.MaxEmailsPerPerson a *storage.LimitError.
 func AddEmail(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, address, label string) (storage.Email, error) {
-	var e storage.Email
-	err := insertNew(ctx, tx, &e, "email", `
+	return emails.add(ctx, tx, emailLimit, "email", tenant, person, `
 		INSERT INTO person_emails (tenant_id, person_id, address, label) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (person_id, address) DO NOTHING
-		RETURNING `+emails.cols, tenant, person, address, label)
-	if err == nil {
-		err = emailLimit.check(ctx, tx, tenant, person)
-	}
-	return e, err
+		ON CONFLICT (person_id, address) DO NOTHING`, address, label)
 }
 
 // GetEmail reads one address of the user.
@@ -93,15 +88,9 @@ func RemoveEmail(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, 
 // AddPhone adds an E.164 number to the user; an existing one is
 // ErrConflict, one past storage.MaxPhonesPerPerson a *storage.LimitError.
 func AddPhone(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, p storage.Phone) (storage.Phone, error) {
-	var out storage.Phone
-	err := insertNew(ctx, tx, &out, "phone", `
+	return phones.add(ctx, tx, phoneLimit, "phone", tenant, person, `
 		INSERT INTO person_phones (tenant_id, person_id, number, phone_type, can_text, can_call) VALUES ($1, $2, $3, $4, $5, $6)
-		ON CONFLICT (person_id, number) DO NOTHING
-		RETURNING `+phones.cols, tenant, person, p.Number, p.Type, p.CanText, p.CanCall)
-	if err == nil {
-		err = phoneLimit.check(ctx, tx, tenant, person)
-	}
-	return out, err
+		ON CONFLICT (person_id, number) DO NOTHING`, p.Number, p.Type, p.CanText, p.CanCall)
 }
 
 // GetPhone reads one number of the user.
@@ -128,16 +117,20 @@ func ContactInformation(ctx context.Context, q Querier, tenant string, person in
 	return ci, err
 }
 
-// insertNew runs an INSERT … ON CONFLICT DO NOTHING RETURNING into dest: a
-// row that was there already (nothing returned) is storage.ErrConflict. what
-// names the row in errors.
-func insertNew(ctx context.Context, tx *sqlx.Tx, dest any, what, query string, args ...any) error {
-	err := tx.QueryRowxContext(ctx, query, args...).StructScan(dest)
-	if storage.NotFound(err) == storage.ErrNotFound {
-		return storage.ErrConflict
+// add inserts a row of the person and reads it back: insert is an INSERT
+// … ON CONFLICT DO NOTHING whose $1 and $2 are the tenant and the person,
+// and args its further parameters. A row that was there already is
+// storage.ErrConflict, one past l a *storage.LimitError; one names the row
+// in errors.
+func (r personRows[T]) add(ctx context.Context, tx *sqlx.Tx, l personLimit, one, tenant string, person int64, insert string, args ...any) (T, error) {
+	var row T
+	err := tx.QueryRowxContext(ctx, insert+`
+		RETURNING `+r.cols, append([]any{tenant, person}, args...)...).StructScan(&row)
+	switch {
+	case storage.NotFound(err) == storage.ErrNotFound:
+		return row, storage.ErrConflict
+	case err != nil:
+		return row, fmt.Errorf("insert %s: %w", one, err)
 	}
-	if err != nil {
-		return fmt.Errorf("insert %s: %w", what, err)
-	}
-	return nil
+	return row, l.check(ctx, tx, tenant, person)
 }

@@ -16,15 +16,9 @@ const AppPush = "push"
 // ErrConflict; a device past storage.MaxDevicesPerPerson a
 // *storage.LimitError.
 func AddPushDevice(ctx context.Context, tx *sqlx.Tx, tenant string, person int64, platform, token string) (storage.Device, error) {
-	var d storage.Device
-	err := insertNew(ctx, tx, &d, "device", `
+	return devices.add(ctx, tx, deviceLimit, "device", tenant, person, `
 		INSERT INTO person_devices (tenant_id, person_id, app, platform, token) VALUES ($1, $2, $3, $4, $5)
-		ON CONFLICT (tenant_id, app, token) DO NOTHING
-		RETURNING `+devices.cols, tenant, person, AppPush, platform, token)
-	if err == nil {
-		err = deviceLimit.check(ctx, tx, tenant, person)
-	}
-	return d, err
+		ON CONFLICT (tenant_id, app, token) DO NOTHING`, AppPush, platform, token)
 }
 
 // GetDevice reads one device of the user, whatever its app.

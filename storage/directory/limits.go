@@ -18,7 +18,7 @@ var (
 	emailLimit    = personLimit{emails.table, "email addresses", storage.MaxEmailsPerPerson}
 	phoneLimit    = personLimit{phones.table, "phone numbers", storage.MaxPhonesPerPerson}
 	deviceLimit   = personLimit{devices.table, "devices", storage.MaxDevicesPerPerson}
-	locationLimit = personLimit{"person_locations", "locations", storage.MaxLocationsPerPerson}
+	locationLimit = personLimit{locations.table, "locations", storage.MaxLocationsPerPerson}
 	weatherLimit  = personLimit{"directory_weather_notifications", "weather subscriptions", storage.MaxWeatherPerPerson}
 	groupLimit    = personLimit{"group_memberships", "group memberships", storage.MaxGroupsPerPerson}
 )

@@ -31,19 +31,13 @@ func AddLocation(ctx context.Context, q Querier, tenant string, person int64, c 
 }
 
 // GetLocation reads one location of the person.
-func GetLocation(ctx context.Context, q Querier, tenant string, person, id int64) (Location, error) {
-	return storage.GetOne[Location](ctx, q, "read location", `SELECT id, name, address, latitude, longitude, created_at FROM person_locations
-		WHERE tenant_id = $1 AND person_id = $2 AND id = $3`, tenant, person, id)
+func GetLocation(ctx context.Context, q Querier, tenant string, person, id int64) (storage.Location, error) {
+	return locations.get(ctx, q, tenant, person, id)
 }
 
 // ListLocations reads the person's locations.
-func ListLocations(ctx context.Context, q Querier, tenant string, person int64) ([]Location, error) {
-	rows := []Location{}
-	if err := q.SelectContext(ctx, &rows, `SELECT id, name, address, latitude, longitude, created_at FROM person_locations
-		WHERE tenant_id = $1 AND person_id = $2 ORDER BY id`, tenant, person); err != nil {
-		return nil, fmt.Errorf("list locations: %w", err)
-	}
-	return rows, nil
+func ListLocations(ctx context.Context, q Querier, tenant string, person int64) ([]storage.Location, error) {
+	return locations.list(ctx, q, tenant, person)
 }
 
 // RemoveLocation removes a location (and the weather subscriptions for it).

@@ -61,16 +61,6 @@ type UserSummary struct {
 	CreatedAt time.Time
 }
 
-// Location is a place of a person; Address is the stored JSON address.
-type Location struct {
-	ID        int64           `db:"id"`
-	Name      string          `db:"name"`
-	Address   json.RawMessage `db:"address"`
-	Latitude  float64         `db:"latitude"`
-	Longitude float64         `db:"longitude"`
-	CreatedAt time.Time       `db:"created_at"`
-}
-
 // NewLocation is what adding a location writes; a nil Address is stored as {}.
 type NewLocation struct {
 	Name      string
