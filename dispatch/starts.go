@@ -169,6 +169,18 @@ func (s *Starter) DispatchOnce(ctx context.Context, urgent bool) (int, error) {
 	return n, err
 }
 
+// clockSkew is how far the clocks of PostgreSQL, which dates a start
+// request, and of the Temporal server, which dates a run, may differ.
+const clockSkew = time.Minute
+
+// takenEarlier reports whether a run that began at started, found holding
+// the workflow id of a request written at requested, is another's: it
+// began before the request, by more than the two clocks may differ, so a
+// start repeated right after a crash is never taken for one.
+func takenEarlier(started, requested time.Time) bool {
+	return started.Before(requested.Add(-clockSkew))
+}
+
 // backoff is the wait before the next attempt of a request that failed
 // attempts times before: 1s, 2s, 4s ... up to a minute.
 func backoff(attempts int) time.Duration {
@@ -250,10 +262,10 @@ func (s *Starter) start(ctx context.Context, r storage.WorkflowStart) error {
 // checkAlreadyStarted looks at the run that holds r's workflow id when the
 // start found one. A start repeated after a crash finds the run it started,
 // which began after the request was written. A run that began before is
-// another's: its id was handed out again (workflow ids carry a random tag
-// so that this does not happen), and r's workflow will never run. That is
-// logged as an error with the workflow id; the request is done all the
-// same, since starting it again cannot succeed.
+// another's (takenEarlier): its id was handed out again (workflow ids carry
+// a random tag so that this does not happen), and r's workflow will never
+// run. That is logged as an error with the workflow id; the request is done
+// all the same, since starting it again cannot succeed.
 func (s *Starter) checkAlreadyStarted(ctx context.Context, r storage.WorkflowStart, runID string) {
 	d, err := s.Temporal.DescribeWorkflowExecution(ctx, r.WorkflowID, runID)
 	if err != nil {
@@ -261,7 +273,7 @@ func (s *Starter) checkAlreadyStarted(ctx context.Context, r storage.WorkflowSta
 		return
 	}
 	info := d.GetWorkflowExecutionInfo()
-	if started := info.GetStartTime().AsTime(); info.GetStartTime() != nil && started.Before(r.CreatedAt) {
+	if started := info.GetStartTime().AsTime(); info.GetStartTime() != nil && takenEarlier(started, r.CreatedAt) {
 		s.Logger.Error("workflow id taken by an earlier run: the request's workflow was not started",
 			"workflow_id", r.WorkflowID, "workflow_type", r.WorkflowType, "run_id", info.GetExecution().GetRunId(),
 			"run_started", started, "requested", r.CreatedAt)

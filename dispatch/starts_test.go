@@ -41,3 +41,20 @@ func TestBackoffDoublesUpToAMinute(t *testing.T) {
 		t.Errorf("backoff(1000) = %s", got)
 	}
 }
+
+func TestOnlyARunFromBeforeTheRequestHoldsItsIDForAnother(t *testing.T) {
+	requested := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	for _, c := range []struct {
+		started time.Time
+		another bool
+	}{
+		{requested.Add(-24 * time.Hour), true},          // an alert from before a restore
+		{requested.Add(-clockSkew - time.Second), true}, // past what the clocks may differ
+		{requested.Add(2 * time.Second), false},         // the run a start repeated after a crash made
+		{requested.Add(-5 * time.Second), false},        // the same, with Temporal's clock behind PostgreSQL's
+	} {
+		if got := takenEarlier(c.started, requested); got != c.another {
+			t.Errorf("run started %s before the request: taken by another %v, want %v", requested.Sub(c.started), got, c.another)
+		}
+	}
+}
