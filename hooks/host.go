@@ -56,6 +56,13 @@ func CheckHost(u *url.URL) (string, error) {
 		}
 		return host, nil
 	}
+	return checkName(host)
+}
+
+// checkName checks host, an IP address or a DNS name without brackets nor
+// port, by CheckHost's rule and returns it as the HTTP client dials it: an
+// internationalized name in its ASCII form.
+func checkName(host string) (string, error) {
 	name, dot := strings.CutSuffix(host, ".")
 	if _, err := netip.ParseAddr(name); err == nil {
 		return host, nil

@@ -117,3 +117,26 @@ func TestAllowedNamesAreReadAsHostsAre(t *testing.T) {
 		}
 	}
 }
+
+// TestAllowListFollowsTheHostRule: an entry of TOCSIN_HOOK_ALLOW_HOSTS
+// that is neither an address, a CIDR nor a name by the rule of hosts is
+// refused, naming the variable and the entry; an internationalized name is
+// kept in the ASCII form the targets that write it are checked in.
+func TestAllowListFollowsTheHostRule(t *testing.T) {
+	t.Parallel()
+	for _, bad := range []string{"exa mple.com", "-bad-.com", "bad-.com", "ｅxample.com", "exаmple.com", "a..b", "127.1", "hooks.internal:8080", "10.0.0.0/33", "a/b"} {
+		_, err := hooks.NewPolicy([]string{"hooks.internal", bad}, true)
+		if err == nil || !strings.Contains(err.Error(), "TOCSIN_HOOK_ALLOW_HOSTS") || !strings.Contains(err.Error(), bad) {
+			t.Errorf("%q: %v, want refused naming TOCSIN_HOOK_ALLOW_HOSTS and the entry", bad, err)
+		}
+	}
+	p, err := hooks.NewPolicy([]string{" 10.1.0.0/16", "192.168.1.7", "fd00::/8", "Bücher.Internal.", "sms_gateway", ""}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, raw := range []string{"http://bücher.internal/in", "http://xn--bcher-kva.internal/in", "http://192.168.1.7/in", "http://10.1.2.3/in", "http://[fd00::1]/in"} {
+		if _, err := p.CheckURL(context.Background(), raw); err != nil {
+			t.Errorf("%s: %v", raw, err)
+		}
+	}
+}

@@ -29,7 +29,12 @@ type Policy struct {
 	resolver  *net.Resolver
 }
 
-// NewPolicy builds a policy. allow holds host names, IP addresses or CIDRs.
+// NewPolicy builds a policy from TOCSIN_HOOK_ALLOW_HOSTS and
+// TOCSIN_HOOK_ALLOW_HTTP. allow holds IP addresses, CIDRs or host names;
+// a name follows the rule of the hosts of hook targets and provider URLs
+// (CheckHost) and is kept in the form CheckHost gives (an
+// internationalized name in ASCII), so that it matches the hosts checked.
+// An entry that is none of these is an error naming it.
 func NewPolicy(allow []string, allowHTTP bool) (*Policy, error) {
 	p := &Policy{AllowHTTP: allowHTTP, hosts: map[string]bool{}, resolver: net.DefaultResolver}
 	for _, raw := range allow {
@@ -42,13 +47,12 @@ func NewPolicy(allow []string, allowHTTP bool) (*Policy, error) {
 			pfx = v.Masked()
 		} else if a, err := netip.ParseAddr(s); err == nil {
 			pfx = netip.PrefixFrom(a, a.BitLen())
-		} else if strings.ContainsAny(s, "/: ") {
-			return nil, fmt.Errorf("TOCSIN_HOOK_ALLOW_HOSTS: %q is neither a host name, an address nor a CIDR", s)
 		} else {
-			if a, err := lookup.ToASCII(s); err == nil {
-				s = a
+			name, err := checkName(s)
+			if err != nil {
+				return nil, fmt.Errorf("TOCSIN_HOOK_ALLOW_HOSTS: %q is neither a host name, an address nor a CIDR: %w", s, err)
 			}
-			p.hosts[normalHost(s)] = true
+			p.hosts[normalHost(name)] = true
 			continue
 		}
 		if pfx.Addr().Is4() {

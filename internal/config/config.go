@@ -9,6 +9,7 @@ import (
 
 	"github.com/caarlos0/env/v11"
 
+	"github.com/tocsin/tocsin/hooks"
 	"github.com/tocsin/tocsin/internal/payloadcrypt"
 	"github.com/tocsin/tocsin/internal/secrets"
 )
@@ -124,8 +125,10 @@ type Config struct {
 	SMSURL   string `env:"TOCSIN_SMS_URL" envDefault:"http://127.0.0.1:8091/messages"`
 	SMSToken string `env:"TOCSIN_SMS_TOKEN"`
 
-	// HookAllowHosts lists hosts or CIDRs that hook targets may use even
-	// though they are loopback or private; HookAllowHTTP permits plain http.
+	// HookAllowHosts lists host names, addresses or CIDRs that hook targets
+	// and channel provider URLs may use even though they are loopback or
+	// private; a name follows the rule of their hosts (hooks.CheckHost).
+	// HookAllowHTTP permits plain http.
 	HookAllowHosts []string      `env:"TOCSIN_HOOK_ALLOW_HOSTS" envSeparator:","`
 	HookAllowHTTP  bool          `env:"TOCSIN_HOOK_ALLOW_HTTP" envDefault:"false"`
 	HookTimeout    time.Duration `env:"TOCSIN_HOOK_TIMEOUT" envDefault:"15s"`
@@ -230,6 +233,11 @@ func Load() (Config, error) {
 		if u, err := url.Parse(o); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Path != "" {
 			return c, fmt.Errorf("TOCSIN_CODEC_ALLOW_ORIGINS: %q is not an origin such as http://127.0.0.1:8233", o)
 		}
+	}
+	// Checked here, as the keys are, so that every command refuses a bad
+	// entry at its start; internal/app builds the policy that is used.
+	if _, err := hooks.NewPolicy(c.HookAllowHosts, c.HookAllowHTTP); err != nil {
+		return c, err
 	}
 	return c, nil
 }

@@ -160,3 +160,20 @@ func TestUploadMaxLifeOutlastsAnUpload(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestHookAllowHostsFollowTheHostRule: an entry of TOCSIN_HOOK_ALLOW_HOSTS
+// that is not an address, a CIDR or a host name by the rule of hook
+// targets' hosts stops the configuration, naming the variable and the
+// entry.
+func TestHookAllowHostsFollowTheHostRule(t *testing.T) {
+	for _, bad := range []string{"exa mple.com", "-bad-.com", "ｅxample.com", "exаmple.com", "10.0.0.0/33"} {
+		t.Setenv("TOCSIN_HOOK_ALLOW_HOSTS", "hooks.internal,"+bad)
+		if _, err := config.Load(); err == nil || !strings.Contains(err.Error(), "TOCSIN_HOOK_ALLOW_HOSTS") || !strings.Contains(err.Error(), bad) {
+			t.Errorf("%q: %v, want refused naming TOCSIN_HOOK_ALLOW_HOSTS and the entry", bad, err)
+		}
+	}
+	t.Setenv("TOCSIN_HOOK_ALLOW_HOSTS", "10.0.0.0/8,127.0.0.1,::1,bücher.internal,sms_gateway")
+	if _, err := config.Load(); err != nil {
+		t.Fatal(err)
+	}
+}
