@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"log/slog"
 	"net/http"
 	"strconv"
 	"time"
@@ -13,7 +12,6 @@ import (
 	"go.temporal.io/sdk/temporal"
 
 	"github.com/tocsin/tocsin/hooks"
-	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/storage"
 )
@@ -36,16 +34,11 @@ type HookSender struct {
 	Deliveries *prometheus.CounterVec
 }
 
-// NewHookSender builds a HookSender from the settings and the box that opens
-// signing secrets. A bad TOCSIN_HOOK_ALLOW_HOSTS is logged and nothing extra
-// is allowed.
-func NewHookSender(cfg config.Config, box *secrets.Box, logger *slog.Logger, reg prometheus.Registerer) *HookSender {
-	p, err := hooks.NewPolicy(cfg.HookAllowHosts, cfg.HookAllowHTTP)
-	if err != nil {
-		logger.Error("hook policy; allowing no extra hosts", "err", err)
-		p, _ = hooks.NewPolicy(nil, cfg.HookAllowHTTP)
-	}
-	return &HookSender{Client: p.Client(cfg.HookTimeout), Secrets: box, Deliveries: hooks.NewDeliveriesCounter(reg)}
+// NewHookSender builds a HookSender whose client follows the outbound
+// policy and gives up after timeout (TOCSIN_HOOK_TIMEOUT), with the box
+// that opens signing secrets and the deliveries counter registered in reg.
+func NewHookSender(policy *hooks.Policy, timeout time.Duration, box *secrets.Box, reg prometheus.Registerer) *HookSender {
+	return &HookSender{Client: policy.Client(timeout), Secrets: box, Deliveries: hooks.NewDeliveriesCounter(reg)}
 }
 
 // HookEvent is the event a delivery carries.

@@ -26,7 +26,6 @@ import (
 	"github.com/tocsin/tocsin/channels/etn"
 	"github.com/tocsin/tocsin/channels/providers"
 	"github.com/tocsin/tocsin/channels/voice"
-	"github.com/tocsin/tocsin/hooks"
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/channelstate"
@@ -53,11 +52,7 @@ const maxCallbackBytes = 64 << 10
 // Register adds the delivery operations to api.
 func Register(api huma.API, d rest.Deps) {
 	// Provider URLs follow the outbound policy of hook targets.
-	guard, err := hooks.NewPolicy(d.Config.HookAllowHosts, d.Config.HookAllowHTTP)
-	if err != nil {
-		guard, _ = hooks.NewPolicy(nil, d.Config.HookAllowHTTP)
-	}
-	h := &handlers{d: d, store: &providers.Store{DB: d.DB, Box: d.Secrets, Guard: guard}, calls: &voice.Calls{DB: d.DB}, pts: &etn.Points{DB: d.DB},
+	h := &handlers{d: d, store: &providers.Store{DB: d.DB, Box: d.Secrets, Guard: d.Outbound}, calls: &voice.Calls{DB: d.DB}, pts: &etn.Points{DB: d.DB},
 		results: results.New(d.DB)}
 	settingsArea := rest.Area{Scope: "tamarack", Tags: []string{"Channel settings"}}
 

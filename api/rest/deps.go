@@ -7,6 +7,7 @@ import (
 
 	"go.temporal.io/sdk/client"
 
+	"github.com/tocsin/tocsin/hooks"
 	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/storage"
@@ -18,7 +19,10 @@ type Deps struct {
 	Config config.Config
 	// Secrets seals and opens stored credentials and signing secrets; the
 	// wiring (internal/app) builds it once.
-	Secrets  *secrets.Box
+	Secrets *secrets.Box
+	// Outbound is the SSRF policy that hook targets and tenants' provider
+	// URLs are checked against when saved; the wiring builds it once.
+	Outbound *hooks.Policy
 	DB       *storage.DB
 	Objects  *storage.Objects
 	Temporal client.Client

@@ -47,12 +47,7 @@ type PathID struct {
 
 // Register adds the subscriptions operations to api.
 func Register(api huma.API, d rest.Deps) {
-	h := &handlers{d: d, secrets: d.Secrets, subs: hooksubs.New(d.DB)}
-	var err error
-	if h.policy, err = hooks.NewPolicy(d.Config.HookAllowHosts, d.Config.HookAllowHTTP); err != nil {
-		d.Logger.Error("hook policy; allowing no extra hosts", "err", err)
-		h.policy, _ = hooks.NewPolicy(nil, d.Config.HookAllowHTTP)
-	}
+	h := &handlers{d: d, policy: d.Outbound, secrets: d.Secrets, subs: hooksubs.New(d.DB)}
 	area := rest.Area{Scope: "tamarack", Tags: []string{"Subscriptions"}}
 
 	const subs, sub = "/v2/settings/subscriptions", "/v2/settings/subscriptions/{id}"

@@ -310,7 +310,7 @@ func TestProviderURLsFollowTheOutboundPolicy(t *testing.T) {
 	if _, _, err := st.Put(ctx, tenant, channels.Push, providers.Settings{Providers: []providers.Provider{{URL: push.URL, Token: "push-token"}}}); err != nil {
 		t.Fatal(err)
 	}
-	reg := &providers.Registry{Store: st, DB: db, PublicURL: "http://127.0.0.1:1"}
+	reg := &providers.Registry{Store: st, DB: db, PublicURL: "http://127.0.0.1:1", Guard: strict}
 	res, err := reg.Senders()[channels.Push].Send(ctx, []channels.Message{{Key: "k", Tenant: tenant, To: "device-1", Text: "x"}})
 	if err != nil {
 		t.Fatal(err)
@@ -320,6 +320,18 @@ func TestProviderURLsFollowTheOutboundPolicy(t *testing.T) {
 	}
 	if len(push.Received()) != 0 {
 		t.Fatal("the loopback provider received a request")
+	}
+}
+
+// TestRegistryWithoutGuardBuildsNothing: a registry the wiring gave no
+// outbound policy refuses to build a Sender rather than connect unchecked
+// or by a policy of its own.
+func TestRegistryWithoutGuardBuildsNothing(t *testing.T) {
+	t.Parallel()
+	reg := &providers.Registry{PublicURL: "http://127.0.0.1:1"}
+	s := providers.Settings{Providers: []providers.Provider{{URL: "https://push.example/v1", Token: "t"}}}
+	if snd, err := reg.Build("1", channels.Push, s); !errors.Is(err, providers.ErrNoGuard) {
+		t.Fatalf("built %v, %v; want ErrNoGuard", snd, err)
 	}
 }
 

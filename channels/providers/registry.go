@@ -23,7 +23,6 @@ import (
 	"github.com/tocsin/tocsin/channels/social"
 	"github.com/tocsin/tocsin/channels/teamchat"
 	"github.com/tocsin/tocsin/channels/voice"
-	"github.com/tocsin/tocsin/hooks"
 	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/channelstate"
 )
@@ -51,8 +50,8 @@ type Registry struct {
 	Timeout time.Duration
 
 	// Guard checks every connection to a provider (loopback, private and
-	// other reserved addresses are refused unless allowed); nil means the
-	// default policy with nothing allowed.
+	// other reserved addresses are refused unless allowed): the outbound
+	// policy the wiring builds. A registry without one builds no Sender.
 	Guard URLGuard
 	// Limiters holds the token buckets of the tenants' ratePerSecond,
 	// shared with the other registries of the process (one per worker
@@ -148,22 +147,20 @@ func (r *Registry) httpClient(timeout time.Duration) *http.Client {
 	if r.clients == nil {
 		r.clients = map[time.Duration]*http.Client{}
 	}
-	c := r.guard().ProviderClient(timeout)
+	c := r.Guard.ProviderClient(timeout)
 	r.clients[timeout] = c
 	return c
 }
 
-func (r *Registry) guard() URLGuard {
-	if r.Guard != nil {
-		return r.Guard
-	}
-	p, _ := hooks.NewPolicy(nil, false)
-	return p
-}
+// ErrNoGuard is the error of a Registry built without its Guard.
+var ErrNoGuard = errors.New("the channel provider registry has no outbound URL guard")
 
 // Build turns settings into the channel's Sender: primary provider, the
 // fallback behind it, the rate limit around both.
 func (r *Registry) Build(tenant string, ch channels.Channel, s Settings) (channels.Sender, error) {
+	if r.Guard == nil {
+		return nil, ErrNoGuard
+	}
 	if err := s.Validate(ch); err != nil {
 		return nil, err
 	}

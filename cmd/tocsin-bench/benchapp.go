@@ -29,16 +29,15 @@ func benchApp(ctx context.Context, temporal, minio, queue string, db *storage.DB
 	if err != nil {
 		return nil, err
 	}
-	box, err := app.NewSecretsBox(cfg)
+	a, err := app.New(cfg, logger)
 	if err != nil {
 		return nil, err
 	}
-	reg := app.NewMetricsRegistry()
-	tc, err := app.DialTemporal(ctx, cfg, logger, reg)
-	if err != nil {
+	if a.Temporal, err = app.DialTemporal(ctx, cfg, logger, a.Metrics); err != nil {
 		return nil, err
 	}
-	return &app.App{Config: cfg, Logger: logger, Secrets: box, DB: db, Objects: objects, Temporal: tc, Metrics: reg}, nil
+	a.DB, a.Objects = db, objects
+	return a, nil
 }
 
 // serveAPI serves a's HTTP API on a free loopback port and returns its base

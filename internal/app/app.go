@@ -43,7 +43,11 @@ type App struct {
 	Logger *slog.Logger
 	// Secrets seals and opens provider credentials and hook signing secrets
 	// (NewSecretsBox).
-	Secrets  *secrets.Box
+	Secrets *secrets.Box
+	// Outbound is the SSRF policy of hook targets and tenants' provider
+	// URLs (TOCSIN_HOOK_ALLOW_HOSTS, TOCSIN_HOOK_ALLOW_HTTP): the API checks
+	// URLs with it when they are saved, the worker every connection.
+	Outbound *hooks.Policy
 	DB       *storage.DB
 	Objects  *storage.Objects
 	Temporal client.Client
@@ -71,31 +75,48 @@ func NewSecretsBox(cfg config.Config) (*secrets.Box, error) {
 	return box, nil
 }
 
-// Open connects to PostgreSQL, MinIO and Temporal.
-func Open(ctx context.Context, cfg config.Config, logger *slog.Logger) (*App, error) {
+// New builds the parts of an App that come from cfg alone: the secrets box,
+// the outbound URL policy, the metrics registry and the waker of the
+// workflow starter. It connects nothing: Open connects the App to the
+// configured services; a test or a benchmark sets DB, Objects and Temporal
+// to its own (dialing Temporal with DialTemporal on the App's Metrics).
+func New(cfg config.Config, logger *slog.Logger) (*App, error) {
 	box, err := NewSecretsBox(cfg)
 	if err != nil {
 		return nil, err
 	}
-	reg := NewMetricsRegistry()
-	db, err := storage.Open(ctx, cfg.DatabaseURL, cfg.DBMaxOpenConns)
+	outbound, err := hooks.NewPolicy(cfg.HookAllowHosts, cfg.HookAllowHTTP)
 	if err != nil {
 		return nil, err
 	}
-	objects, err := storage.OpenObjects(ctx, storage.ObjectsConfig{
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return &App{Config: cfg, Logger: logger, Secrets: box, Outbound: outbound, Metrics: reg, Starts: dispatch.NewWaker()}, nil
+}
+
+// Open builds the App (New) and connects it to PostgreSQL, MinIO and
+// Temporal.
+func Open(ctx context.Context, cfg config.Config, logger *slog.Logger) (*App, error) {
+	a, err := New(cfg, logger)
+	if err != nil {
+		return nil, err
+	}
+	if a.DB, err = storage.Open(ctx, cfg.DatabaseURL, cfg.DBMaxOpenConns); err != nil {
+		return nil, err
+	}
+	a.Objects, err = storage.OpenObjects(ctx, storage.ObjectsConfig{
 		Endpoint: cfg.MinIOEndpoint, AccessKey: cfg.MinIOAccessKey, SecretKey: cfg.MinIOSecretKey,
 		Bucket: cfg.MinIOBucket, Secure: cfg.MinIOSecure,
 	})
 	if err != nil {
-		_ = db.Close()
+		_ = a.DB.Close()
 		return nil, err
 	}
-	tc, err := DialTemporal(ctx, cfg, logger, reg)
-	if err != nil {
-		_ = db.Close()
+	if a.Temporal, err = DialTemporal(ctx, cfg, logger, a.Metrics); err != nil {
+		_ = a.DB.Close()
 		return nil, err
 	}
-	return &App{Config: cfg, Logger: logger, Secrets: box, DB: db, Objects: objects, Temporal: tc, Metrics: reg, Starts: dispatch.NewWaker()}, nil
+	return a, nil
 }
 
 // DialTemporal connects a Temporal client to the configured address and
@@ -106,14 +127,6 @@ func DialTemporal(ctx context.Context, cfg config.Config, logger *slog.Logger, r
 		return nil, err
 	}
 	return worker.Dial(ctx, worker.DialConfig{Address: cfg.TemporalAddress, Namespace: cfg.TemporalNamespace, Codec: codec}, logger, reg)
-}
-
-// NewMetricsRegistry returns a Prometheus registry with the Go runtime and
-// process collectors.
-func NewMetricsRegistry() *prometheus.Registry {
-	reg := prometheus.NewRegistry()
-	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	return reg
 }
 
 // Close releases the connections.
@@ -131,13 +144,14 @@ func (a *App) Server(ctx context.Context) (*api.Server, error) {
 		return nil, err
 	}
 	return api.New(rest.Deps{
-		Config: a.Config, Secrets: a.Secrets, DB: a.DB, Objects: a.Objects, Temporal: a.Temporal, Logger: a.Logger, Starts: a.Starts,
+		Config: a.Config, Secrets: a.Secrets, Outbound: a.Outbound, DB: a.DB, Objects: a.Objects, Temporal: a.Temporal, Logger: a.Logger, Starts: a.Starts,
 	}, v, a.Metrics), nil
 }
 
 // activitiesOn builds activities with senders of their own that use db and
-// hold tenants' provider rates in limiters.
-func (a *App) activitiesOn(db *storage.DB, limiters *ratelimit.Limiters) *activities.Activities {
+// hold tenants' provider rates in limiters, delivering hook events with
+// hookSender.
+func (a *App) activitiesOn(db *storage.DB, limiters *ratelimit.Limiters, hookSender *activities.HookSender) *activities.Activities {
 	senders := Senders(a.Config, a.Logger)
 	reg := a.channelProviders(db)
 	reg.Limiters = limiters
@@ -145,7 +159,7 @@ func (a *App) activitiesOn(db *storage.DB, limiters *ratelimit.Limiters) *activi
 		senders[ch] = s
 	}
 	return &activities.Activities{Config: a.Config, DB: db, Objects: a.Objects, Logger: a.Logger, Senders: senders, Destinations: reg,
-		Hooks: activities.NewHookSender(a.Config, a.Secrets, a.Logger, a.Metrics), Metrics: a.Metrics}
+		Hooks: hookSender, Metrics: a.Metrics}
 }
 
 // StartWorker runs the worker's two lanes (worker.Start) on the configured
@@ -177,9 +191,10 @@ func (a *App) StartWorker(o worker.Options) (stop func(), err error) {
 	closeDBs := func() { _, _ = normalDB.Close(), urgentDB.Close() }
 	// The lanes hold a tenant to its rates together: the email and text
 	// limits through shared activity state, the providers' ratePerSecond
-	// through shared token buckets.
+	// through shared token buckets. They share the hook sender's client.
 	limiters := new(ratelimit.Limiters)
-	acts, urgent := a.activitiesOn(normalDB, limiters), a.activitiesOn(urgentDB, limiters)
+	hookSender := activities.NewHookSender(a.Outbound, a.Config.HookTimeout, a.Secrets, a.Metrics)
+	acts, urgent := a.activitiesOn(normalDB, limiters, hookSender), a.activitiesOn(urgentDB, limiters, hookSender)
 	activities.ShareState(urgent, acts)
 	stopLanes, err := worker.Start(a.Temporal, o, acts, urgent)
 	if err != nil {
@@ -263,23 +278,10 @@ func Senders(cfg config.Config, logger *slog.Logger) channels.Senders {
 // (voice, ETN, push, app, fax, EAS, mobile broadcast, team chat, social,
 // neighborhood) over db.
 func (a *App) channelProviders(db *storage.DB) *providers.Registry {
-	guard := OutboundPolicy(a.Config, a.Logger)
 	return &providers.Registry{
-		Store: &providers.Store{DB: db, Box: a.Secrets, Guard: guard}, DB: db, Objects: a.Objects,
-		PublicURL: a.Config.PublicURL, Concurrency: a.Config.ProviderConcurrency, Timeout: a.Config.ProviderTimeout, Guard: guard,
+		Store: &providers.Store{DB: db, Box: a.Secrets, Guard: a.Outbound}, DB: db, Objects: a.Objects,
+		PublicURL: a.Config.PublicURL, Concurrency: a.Config.ProviderConcurrency, Timeout: a.Config.ProviderTimeout, Guard: a.Outbound,
 	}
-}
-
-// OutboundPolicy is the SSRF policy of hook targets and tenants' provider
-// URLs, from TOCSIN_HOOK_ALLOW_HOSTS and TOCSIN_HOOK_ALLOW_HTTP. A bad allow
-// list (config.Load refuses it first) leaves nothing allowed.
-func OutboundPolicy(cfg config.Config, logger *slog.Logger) *hooks.Policy {
-	p, err := hooks.NewPolicy(cfg.HookAllowHosts, cfg.HookAllowHTTP)
-	if err != nil {
-		logger.Error("outbound URL allow list ignored", "err", err)
-		p, _ = hooks.NewPolicy(nil, cfg.HookAllowHTTP)
-	}
-	return p
 }
 
 // Serve runs the HTTP API on addr until ctx ends.

@@ -201,18 +201,16 @@ func launchAPI(cleanup func(func()), logs io.Writer, configure ...func(*config.C
 	cleanup(remove)
 	cfg.MinIOBucket = objects.Bucket
 	logger := slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	reg := app.NewMetricsRegistry()
-	tc, err := app.DialTemporal(ctx, cfg, logger, reg)
+	a, err := app.New(cfg, logger)
+	if err != nil {
+		return nil, err
+	}
+	tc, err := app.DialTemporal(ctx, cfg, logger, a.Metrics)
 	if err != nil {
 		return nil, fmt.Errorf("temporal: %w (run make test, which starts the Temporal dev server)", err)
 	}
 	cleanup(tc.Close)
-
-	box, err := app.NewSecretsBox(cfg)
-	if err != nil {
-		return nil, err
-	}
-	a := &app.App{Config: cfg, Logger: logger, Secrets: box, DB: db, Objects: objects, Temporal: tc, Metrics: reg, Starts: dispatch.NewWaker()}
+	a.DB, a.Objects, a.Temporal = db, objects, tc
 	srv, err := a.Server(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("api: %w", err)
@@ -220,7 +218,7 @@ func launchAPI(cleanup func(func()), logs io.Writer, configure ...func(*config.C
 	go func() { _ = srv.App.Listener(ln) }()
 	cleanup(func() { _ = srv.App.ShutdownWithTimeout(5 * time.Second) })
 
-	s := &Stack{URL: "http://" + ln.Addr().String(), Config: cfg, App: a, DB: db, Objects: objects, Temporal: tc, Metrics: reg, Sandbox: sb}
+	s := &Stack{URL: "http://" + ln.Addr().String(), Config: cfg, App: a, DB: db, Objects: objects, Temporal: tc, Metrics: a.Metrics, Sandbox: sb}
 	return s, nil
 }
 
