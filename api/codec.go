@@ -12,7 +12,6 @@ import (
 
 	"github.com/tocsin/tocsin/api/rest"
 	"github.com/tocsin/tocsin/internal/auth"
-	"github.com/tocsin/tocsin/internal/payloadcrypt"
 )
 
 // CodecPath is where the payload codec endpoint is served: the Temporal UI's
@@ -29,7 +28,6 @@ const codecCookie = "tocsin_codec"
 // Only tokens with the operator scope decode: a 401 without a token, a 403
 // with one that lacks the scope.
 func registerCodec(app *fiber.App, d rest.Deps, v *auth.Verifier) {
-	codec, err := payloadcrypt.New(d.Config.PayloadKeys, d.Config.PayloadKeyID)
 	g := app.Group(CodecPath)
 	if len(d.Config.CodecAllowOrigins) > 0 {
 		g.Use(cors.New(cors.Config{
@@ -60,14 +58,7 @@ func registerCodec(app *fiber.App, d rest.Deps, v *auth.Verifier) {
 		c.Cookie(&fiber.Cookie{Name: codecCookie, Value: token, Path: CodecPath, HTTPOnly: true, SameSite: fiber.CookieSameSiteStrictMode, Secure: secure})
 		return sessionPage(c, "Signed in as "+p.Subject+". This browser's Temporal UI now shows decoded payloads until the token expires or the browser closes.")
 	})
-	var handler fiber.Handler
-	if err != nil {
-		handler = func(*fiber.Ctx) error {
-			return rest.Problem(http.StatusServiceUnavailable, "the payload codec has no keys (TOCSIN_PAYLOAD_KEYS)")
-		}
-	} else {
-		handler = adapt(converter.NewPayloadCodecHTTPHandler(codec))
-	}
+	handler := adapt(converter.NewPayloadCodecHTTPHandler(d.Codec))
 	for _, path := range []string{"/decode", "/encode"} {
 		g.Post(path, func(c *fiber.Ctx) error {
 			if err := authorizeOperator(c, v); err != nil {

@@ -36,7 +36,13 @@ func codecServer(t *testing.T) (base string, codec *payloadcrypt.Codec) {
 		FileSizeLimit: 1 << 20, PublicURL: "http://127.0.0.1", PayloadKeys: payloadcrypt.DevKeys,
 		CodecAllowOrigins: []string{"http://127.0.0.1:8233"},
 	}
-	s := api.New(rest.Deps{Config: cfg, Logger: slog.New(slog.DiscardHandler)}, v, prometheus.NewRegistry())
+	// The server's codec is its own, as the Temporal client's is in a
+	// deployment: what the test encodes must decode there.
+	served, err := payloadcrypt.New(cfg.PayloadKeys, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := api.New(rest.Deps{Config: cfg, Codec: served, Logger: slog.New(slog.DiscardHandler)}, v, prometheus.NewRegistry())
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/tocsin/tocsin/hooks"
 	"github.com/tocsin/tocsin/internal/config"
+	"github.com/tocsin/tocsin/internal/payloadcrypt"
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/storage"
 )
@@ -23,6 +24,9 @@ type Deps struct {
 	// Outbound is the SSRF policy that hook targets and tenants' provider
 	// URLs are checked against when saved; the wiring builds it once.
 	Outbound *hooks.Policy
+	// Codec is the payload codec the codec endpoint serves the Temporal UI
+	// with, the Temporal client's own.
+	Codec    *payloadcrypt.Codec
 	DB       *storage.DB
 	Objects  *storage.Objects
 	Temporal client.Client

@@ -33,7 +33,7 @@ func benchApp(ctx context.Context, temporal, minio, queue string, db *storage.DB
 	if err != nil {
 		return nil, err
 	}
-	if a.Temporal, err = app.DialTemporal(ctx, cfg, logger, a.Metrics); err != nil {
+	if a.Temporal, err = a.DialTemporal(ctx); err != nil {
 		return nil, err
 	}
 	a.DB, a.Objects = db, objects

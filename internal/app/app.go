@@ -48,6 +48,9 @@ type App struct {
 	// URLs (TOCSIN_HOOK_ALLOW_HOSTS, TOCSIN_HOOK_ALLOW_HTTP): the API checks
 	// URLs with it when they are saved, the worker every connection.
 	Outbound *hooks.Policy
+	// Codec encrypts the payloads of Temporal with TOCSIN_PAYLOAD_KEYS:
+	// the Temporal client's (DialTemporal) and the codec endpoint's.
+	Codec    *payloadcrypt.Codec
 	DB       *storage.DB
 	Objects  *storage.Objects
 	Temporal client.Client
@@ -76,10 +79,10 @@ func NewSecretsBox(cfg config.Config) (*secrets.Box, error) {
 }
 
 // New builds the parts of an App that come from cfg alone: the secrets box,
-// the outbound URL policy, the metrics registry and the waker of the
-// workflow starter. It connects nothing: Open connects the App to the
-// configured services; a test or a benchmark sets DB, Objects and Temporal
-// to its own (dialing Temporal with DialTemporal on the App's Metrics).
+// the outbound URL policy, the payload codec, the metrics registry and the
+// waker of the workflow starter. It connects nothing: Open connects the App
+// to the configured services; a test or a benchmark sets DB, Objects and
+// Temporal to its own (dialing Temporal with DialTemporal).
 func New(cfg config.Config, logger *slog.Logger) (*App, error) {
 	box, err := NewSecretsBox(cfg)
 	if err != nil {
@@ -89,9 +92,13 @@ func New(cfg config.Config, logger *slog.Logger) (*App, error) {
 	if err != nil {
 		return nil, err
 	}
+	codec, err := payloadcrypt.New(cfg.PayloadKeys, cfg.PayloadKeyID)
+	if err != nil {
+		return nil, err
+	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	return &App{Config: cfg, Logger: logger, Secrets: box, Outbound: outbound, Metrics: reg, Starts: dispatch.NewWaker()}, nil
+	return &App{Config: cfg, Logger: logger, Secrets: box, Outbound: outbound, Codec: codec, Metrics: reg, Starts: dispatch.NewWaker()}, nil
 }
 
 // Open builds the App (New) and connects it to PostgreSQL, MinIO and
@@ -112,7 +119,7 @@ func Open(ctx context.Context, cfg config.Config, logger *slog.Logger) (*App, er
 		_ = a.DB.Close()
 		return nil, err
 	}
-	if a.Temporal, err = DialTemporal(ctx, cfg, logger, a.Metrics); err != nil {
+	if a.Temporal, err = a.DialTemporal(ctx); err != nil {
 		_ = a.DB.Close()
 		return nil, err
 	}
@@ -120,13 +127,10 @@ func Open(ctx context.Context, cfg config.Config, logger *slog.Logger) (*App, er
 }
 
 // DialTemporal connects a Temporal client to the configured address and
-// namespace, encrypting payloads with the configured key ring.
-func DialTemporal(ctx context.Context, cfg config.Config, logger *slog.Logger, reg prometheus.Registerer) (client.Client, error) {
-	codec, err := payloadcrypt.New(cfg.PayloadKeys, cfg.PayloadKeyID)
-	if err != nil {
-		return nil, err
-	}
-	return worker.Dial(ctx, worker.DialConfig{Address: cfg.TemporalAddress, Namespace: cfg.TemporalNamespace, Codec: codec}, logger, reg)
+// namespace, encrypting payloads with the App's codec and counting in its
+// metrics.
+func (a *App) DialTemporal(ctx context.Context) (client.Client, error) {
+	return worker.Dial(ctx, worker.DialConfig{Address: a.Config.TemporalAddress, Namespace: a.Config.TemporalNamespace, Codec: a.Codec}, a.Logger, a.Metrics)
 }
 
 // Close releases the connections.
@@ -144,7 +148,7 @@ func (a *App) Server(ctx context.Context) (*api.Server, error) {
 		return nil, err
 	}
 	return api.New(rest.Deps{
-		Config: a.Config, Secrets: a.Secrets, Outbound: a.Outbound, DB: a.DB, Objects: a.Objects, Temporal: a.Temporal, Logger: a.Logger, Starts: a.Starts,
+		Config: a.Config, Secrets: a.Secrets, Outbound: a.Outbound, Codec: a.Codec, DB: a.DB, Objects: a.Objects, Temporal: a.Temporal, Logger: a.Logger, Starts: a.Starts,
 	}, v, a.Metrics), nil
 }
 

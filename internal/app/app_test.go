@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/tocsin/tocsin/internal/config"
+	"github.com/tocsin/tocsin/internal/payloadcrypt"
 	"github.com/tocsin/tocsin/internal/secrets"
 )
 
@@ -46,19 +47,32 @@ func TestNewSecretsBoxUsesTheDevelopmentKeyOnlyInDevelopment(t *testing.T) {
 	}
 }
 
-// TestNewBuildsTheOutboundPolicyOrFails: the outbound policy is built once,
-// from TOCSIN_HOOK_ALLOW_HOSTS and TOCSIN_HOOK_ALLOW_HTTP, and a bad allow
-// list is an error of the App's construction, never a policy that allows
-// nothing extra in its place.
-func TestNewBuildsTheOutboundPolicyOrFails(t *testing.T) {
+// TestNewFailsOnSettingsItCannotUse: the outbound policy and the payload
+// codec are built once, by New, and a setting they cannot use is an error
+// of the App's construction, never a policy that allows nothing extra or a
+// codec endpoint that answers 503 in their place.
+func TestNewFailsOnSettingsItCannotUse(t *testing.T) {
 	t.Parallel()
 	logger := slog.New(slog.DiscardHandler)
-	cfg := config.Config{Env: "development", HookAllowHosts: []string{"hooks.internal", "-bad-.com"}}
-	if a, err := New(cfg, logger); err == nil || !strings.Contains(err.Error(), "TOCSIN_HOOK_ALLOW_HOSTS") || !strings.Contains(err.Error(), "-bad-.com") {
-		t.Fatalf("New: %v; want an error naming the entry (App %p)", err, a)
+	for _, c := range []struct {
+		name string
+		cfg  config.Config
+		says string
+	}{
+		{"allow list", config.Config{Env: "development", PayloadKeys: payloadcrypt.DevKeys, HookAllowHosts: []string{"hooks.internal", "-bad-.com"}}, "-bad-.com"},
+		{"payload keys", config.Config{Env: "development", PayloadKeys: "k1:short"}, "k1"},
+	} {
+		if a, err := New(c.cfg, logger); err == nil || !strings.Contains(err.Error(), c.says) {
+			t.Errorf("%s: New: %v; want an error naming %q (App %p)", c.name, err, c.says, a)
+		}
 	}
-	cfg.HookAllowHosts, cfg.HookAllowHTTP = []string{"hooks.internal", "127.0.0.1"}, true
-	a, err := New(cfg, logger)
+}
+
+// TestNewBuildsTheOutboundPolicy: the App's policy is the configured one.
+func TestNewBuildsTheOutboundPolicy(t *testing.T) {
+	t.Parallel()
+	cfg := config.Config{Env: "development", PayloadKeys: payloadcrypt.DevKeys, HookAllowHosts: []string{"hooks.internal", "127.0.0.1"}, HookAllowHTTP: true}
+	a, err := New(cfg, slog.New(slog.DiscardHandler))
 	if err != nil {
 		t.Fatal(err)
 	}

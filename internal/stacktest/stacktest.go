@@ -205,7 +205,7 @@ func launchAPI(cleanup func(func()), logs io.Writer, configure ...func(*config.C
 	if err != nil {
 		return nil, err
 	}
-	tc, err := app.DialTemporal(ctx, cfg, logger, a.Metrics)
+	tc, err := a.DialTemporal(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("temporal: %w (run make test, which starts the Temporal dev server)", err)
 	}
