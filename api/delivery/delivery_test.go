@@ -228,7 +228,7 @@ func TestCallStatusCallbacks(t *testing.T) {
 	}
 	prov.Script("+15550000002", voicetest.Outcome{Status: voice.CallbackAnswered, AnsweredBy: "human", Digits: "1"})
 	calls := &voice.Calls{DB: s.DB}
-	snd := &voice.Sender{Endpoint: providerhttp.Endpoint{URL: prov.URL, Token: "voice-api-token-123456"}, From: "+15550001000",
+	snd := &voice.Sender{Endpoint: providerhttp.Endpoint{URL: prov.URL, Token: "voice-api-token-123456", Client: providerhttp.NewClient(0, 0)}, From: "+15550001000",
 		CallbackURL: s.URL + providers.CallbackPath(channels.Voice, tenant), Calls: calls}
 	msgs := []channels.Message{
 		{Key: "c1", Tenant: tenant, To: "+15550000001", Text: "Test"},

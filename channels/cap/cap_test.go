@@ -153,8 +153,8 @@ func TestEASAndMobileBroadcastDelivery(t *testing.T) {
 	long := strings.Repeat("The river is rising fast; move to higher ground. ", 12)
 	opts := cap.Options{Input: in, AudioKey: "tenants/x/eas.wav"}
 
-	eas := &cap.Sender{Endpoint: providerhttp.Endpoint{URL: srv.URL + "/cap", Token: "cap-token"}, Channel: channels.Eas, Objects: objects{"tenants/x/eas.wav": audio}, Log: log}
-	wea := &cap.Sender{Endpoint: providerhttp.Endpoint{URL: srv.URL + "/cap", Token: "cap-token"}, Channel: channels.MobileBroadcast, Log: log}
+	eas := &cap.Sender{Endpoint: providerhttp.Endpoint{URL: srv.URL + "/cap", Token: "cap-token", Client: providerhttp.NewClient(0, 0)}, Channel: channels.Eas, Objects: objects{"tenants/x/eas.wav": audio}, Log: log}
+	wea := &cap.Sender{Endpoint: providerhttp.Endpoint{URL: srv.URL + "/cap", Token: "cap-token", Client: providerhttp.NewClient(0, 0)}, Channel: channels.MobileBroadcast, Log: log}
 	for _, s := range []*cap.Sender{eas, wea} {
 		res, err := s.Send(ctx, []channels.Message{{Key: "alert-42", Tenant: tenant, Subject: "Flash flood", Text: long, AlertID: 42, Options: opts}})
 		if err != nil || res[0].Outcome != channels.Sent {

@@ -12,7 +12,6 @@ import (
 	"regexp"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -69,8 +68,8 @@ type Log interface {
 }
 
 // Sender delivers CAP documents for EAS or mobile broadcast: each is
-// POSTed to Endpoint's URL, one after the other. Without a Client of its
-// own it waits Timeout for an answer.
+// POSTed to Endpoint's URL, one after the other, through Endpoint's
+// Client (the provider registry's waits Timeout for an answer).
 type Sender struct {
 	providerhttp.Endpoint
 	// Channel is Eas or MobileBroadcast.
@@ -85,9 +84,6 @@ type Sender struct {
 // Timeout is how long a CAP endpoint may take to answer: CAP feeds may
 // answer slowly.
 const Timeout = 30 * time.Second
-
-// slow is the client of the Senders without one.
-var slow = sync.OnceValue(func() *http.Client { return providerhttp.NewClient(Timeout, 0) })
 
 var notID = regexp.MustCompile(`[\s,<&]+`)
 
@@ -181,11 +177,7 @@ func (s *Sender) send(ctx context.Context, msg channels.Message) channels.Result
 	if err != nil {
 		return providerhttp.Refused(msg.Key, err.Error())
 	}
-	api := s.Endpoint
-	if api.Client == nil {
-		api.Client = slow()
-	}
-	sendErr := api.Post(ctx, "", providerhttp.Request{Body: doc, ContentType: "application/xml",
+	sendErr := s.Endpoint.Post(ctx, "", providerhttp.Request{Body: doc, ContentType: "application/xml",
 		Header: http.Header{"Accept": {"application/xml, application/json"}}}, a.Identifier, nil)
 	if s.Log != nil {
 		if err := s.Log.Record(ctx, msg.Tenant, msg.Alert(), s.Channel, a, doc, sendErr); err != nil && sendErr == nil {

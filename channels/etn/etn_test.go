@@ -328,7 +328,7 @@ func TestConcurrentCallLimit(t *testing.T) {
 		prov.Script(to, voicetest.Outcome{Status: voice.CallbackAnswered, AnsweredBy: "human", Hold: 300 * time.Millisecond})
 		msgs = append(msgs, channels.Message{Key: fmt.Sprintf("etn-%d", i), Tenant: tenant, To: to, Text: "Boil water notice"})
 	}
-	snd := etn.New(voice.Sender{Endpoint: providerhttp.Endpoint{URL: prov.URL, Token: "etn-token", Concurrency: calls}, From: "+15550009999", CallbackURL: cb.URL, Calls: log}, slots)
+	snd := etn.New(voice.Sender{Endpoint: providerhttp.Endpoint{URL: prov.URL, Token: "etn-token", Concurrency: calls, Client: providerhttp.NewClient(0, 0)}, From: "+15550009999", CallbackURL: cb.URL, Calls: log}, slots)
 	res, err := snd.Send(ctx, msgs)
 	if err != nil {
 		t.Fatal(err)
@@ -371,7 +371,7 @@ func TestTakenSlotsFailTheCallTemporarily(t *testing.T) {
 		t.Fatal(err)
 	}
 	prov := voicetest.New(t, "etn-token", "etn-secret")
-	snd := etn.New(voice.Sender{Endpoint: providerhttp.Endpoint{URL: prov.URL, Token: "etn-token"}, From: "+15550009999", CallbackURL: "http://127.0.0.1:1/cb",
+	snd := etn.New(voice.Sender{Endpoint: providerhttp.Endpoint{URL: prov.URL, Token: "etn-token", Client: providerhttp.NewClient(0, 0)}, From: "+15550009999", CallbackURL: "http://127.0.0.1:1/cb",
 		Calls: &voice.Calls{DB: db}, SlotWait: 300 * time.Millisecond}, slots)
 	msgs := []channels.Message{{Key: "etn-1", Tenant: tenant, To: "+15550000001", Text: "Boil water notice"}}
 	began := time.Now()

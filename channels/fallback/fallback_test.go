@@ -32,8 +32,8 @@ func TestFallbackProvider(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			first, second := pushtest.New(t, "one"), pushtest.New(t, "two")
 			c.prepare(first)
-			moved := sendAll(t, &push.Sender{Endpoint: providerhttp.Endpoint{URL: first.URL, Token: "one"}},
-				&push.Sender{Endpoint: providerhttp.Endpoint{URL: second.URL, Token: "two"}}, msgs)
+			moved := sendAll(t, &push.Sender{Endpoint: providerhttp.Endpoint{URL: first.URL, Token: "one", Client: providerhttp.NewClient(0, 0)}},
+				&push.Sender{Endpoint: providerhttp.Endpoint{URL: second.URL, Token: "two", Client: providerhttp.NewClient(0, 0)}}, msgs)
 			if got := len(second.Received()); got != c.secondGot || moved != c.secondGot {
 				t.Fatalf("second provider got %d (moved %d), want %d", got, moved, c.secondGot)
 			}
@@ -48,7 +48,7 @@ func TestBothDown(t *testing.T) {
 	first, second := pushtest.New(t, "one"), pushtest.New(t, "two")
 	first.FailWith(503)
 	second.FailWith(502)
-	s := fallback.New(&push.Sender{Endpoint: providerhttp.Endpoint{URL: first.URL, Token: "one"}}, &push.Sender{Endpoint: providerhttp.Endpoint{URL: second.URL, Token: "two"}})
+	s := fallback.New(&push.Sender{Endpoint: providerhttp.Endpoint{URL: first.URL, Token: "one", Client: providerhttp.NewClient(0, 0)}}, &push.Sender{Endpoint: providerhttp.Endpoint{URL: second.URL, Token: "two", Client: providerhttp.NewClient(0, 0)}})
 	if _, err := s.Send(context.Background(), []channels.Message{{Key: "a", To: "t", Text: "x"}}); err == nil {
 		t.Fatal("both providers down is a batch error")
 	}
@@ -91,21 +91,21 @@ func TestFallbackWhenThePrimaryIsUnreachable(t *testing.T) {
 	msgs := []channels.Message{{Key: "a", Tenant: "1", To: "+15550000001", Text: "x"}, {Key: "b", Tenant: "1", To: "+15550000002", Text: "x"}}
 	t.Run("push", func(t *testing.T) {
 		second := pushtest.New(t, "two")
-		moved := sendAll(t, &push.Sender{Endpoint: providerhttp.Endpoint{URL: closedURL(t), Token: "one"}},
-			&push.Sender{Endpoint: providerhttp.Endpoint{URL: second.URL, Token: "two"}}, msgs)
+		moved := sendAll(t, &push.Sender{Endpoint: providerhttp.Endpoint{URL: closedURL(t), Token: "one", Client: providerhttp.NewClient(0, 0)}},
+			&push.Sender{Endpoint: providerhttp.Endpoint{URL: second.URL, Token: "two", Client: providerhttp.NewClient(0, 0)}}, msgs)
 		if len(second.Received()) != 2 || moved != 2 {
 			t.Fatalf("fallback got %d (moved %d)", len(second.Received()), moved)
 		}
 	})
 	t.Run("voice", func(t *testing.T) {
 		second := voicetest.New(t, "two", "secret")
-		primaryOnly := &voice.Sender{Endpoint: providerhttp.Endpoint{URL: closedURL(t), Token: "one"}, From: "+15550009999", CallbackURL: "http://127.0.0.1:1/cb"}
+		primaryOnly := &voice.Sender{Endpoint: providerhttp.Endpoint{URL: closedURL(t), Token: "one", Client: providerhttp.NewClient(0, 0)}, From: "+15550009999", CallbackURL: "http://127.0.0.1:1/cb"}
 		alone, err := primaryOnly.Send(context.Background(), msgs[:1])
 		if err != nil || alone[0].Outcome != channels.Failed || !alone[0].Unreachable || alone[0].Permanent {
 			t.Fatalf("a closed port is an unreachable, temporary failure: %+v %v", alone, err)
 		}
-		moved := sendAll(t, &voice.Sender{Endpoint: providerhttp.Endpoint{URL: closedURL(t), Token: "one"}, From: "+15550009999", CallbackURL: "http://127.0.0.1:1/cb"},
-			&voice.Sender{Endpoint: providerhttp.Endpoint{URL: second.URL, Token: "two"}, From: "+15550009999", CallbackURL: "http://127.0.0.1:1/cb"}, msgs)
+		moved := sendAll(t, &voice.Sender{Endpoint: providerhttp.Endpoint{URL: closedURL(t), Token: "one", Client: providerhttp.NewClient(0, 0)}, From: "+15550009999", CallbackURL: "http://127.0.0.1:1/cb"},
+			&voice.Sender{Endpoint: providerhttp.Endpoint{URL: second.URL, Token: "two", Client: providerhttp.NewClient(0, 0)}, From: "+15550009999", CallbackURL: "http://127.0.0.1:1/cb"}, msgs)
 		if len(second.Calls()) != 2 || moved != 2 {
 			t.Fatalf("fallback placed %d calls (moved %d)", len(second.Calls()), moved)
 		}

@@ -31,7 +31,7 @@ func TestFaxDocumentsEndToEnd(t *testing.T) {
 		"tenants/1/evac.pdf": {"application/pdf", []byte("%PDF-1.4 evacuation map")},
 		"tenants/1/logo.png": {"image/png", []byte("png")},
 	}
-	snd := &fax.Sender{Endpoint: providerhttp.Endpoint{URL: srv.URL, Token: "fax-token"}, From: "+15550001111", Objects: store}
+	snd := &fax.Sender{Endpoint: providerhttp.Endpoint{URL: srv.URL, Token: "fax-token", Client: providerhttp.NewClient(0, 0)}, From: "+15550001111", Objects: store}
 	msgs := []channels.Message{
 		{Key: "f1", To: "+15550000001", Subject: "Boil water", Text: "Boil tap water before drinking."},
 		{Key: "f2", To: "+15550000002", Subject: "Evacuation", Text: "See map", Options: fax.Options{DocumentKey: "tenants/1/evac.pdf", CoverPage: true}},

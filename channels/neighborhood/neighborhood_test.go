@@ -21,7 +21,7 @@ func TestPostsAndStatusesPerAccountAndGroup(t *testing.T) {
 		"fire":   {Token: "tok-f", Groups: []string{"g9"}},
 	})
 	store := &neighborhood.Statuses{DB: db}
-	snd := &neighborhood.Sender{Endpoint: providerhttp.Endpoint{URL: net.URL}, Statuses: store, Accounts: []neighborhood.Account{
+	snd := &neighborhood.Sender{Endpoint: providerhttp.Endpoint{URL: net.URL, Client: providerhttp.NewClient(0, 0)}, Statuses: store, Accounts: []neighborhood.Account{
 		{ID: "police", Name: "Police Department", Token: "tok-p", Groups: []neighborhood.Group{{"g1", "Northside"}, {"g2", "Old Town"}, {"g3", "Closed Group"}}},
 		{ID: "fire", Name: "Fire District", Token: "tok-f", Groups: []neighborhood.Group{{"g9", "Hillcrest"}}},
 		{ID: "parks", Name: "Aaa Parks", Token: "revoked", Groups: []neighborhood.Group{{"g5", "Lakeside"}}},

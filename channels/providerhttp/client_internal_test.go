@@ -11,9 +11,8 @@ import (
 // http.Client.Timeout.
 func TestDefaultTimeout(t *testing.T) {
 	for name, cl := range map[string]*http.Client{
-		"NewClient":   NewClient(0, 4),
-		"Client(nil)": Client(nil, 0),
-		"shared":      shared(),
+		"NewClient":         NewClient(0, 4),
+		"NewClient, no cap": NewClient(0, 0),
 	} {
 		st, ok := cl.Transport.(*slotted)
 		if !ok {

@@ -392,19 +392,12 @@ func NoneReached(res []channels.Result) bool {
 	return len(res) > 0
 }
 
-// Client returns cl, or a new pooled client with the given timeout when cl
-// is nil (see NewClient).
-func Client(cl *http.Client, timeout time.Duration) *http.Client {
-	if cl != nil {
-		return cl
-	}
-	return NewClient(timeout, 0)
-}
-
 // Endpoint is a provider's HTTP API as a channel's configuration names it:
 // the base URL requests go to, the bearer token they carry, how many
 // requests a batch has in flight (see Limit) and the client that sends
-// them (see Post).
+// them (see Post): the provider registry's, which checks every connection
+// against the outbound URL policy. An Endpoint without a client sends
+// nothing.
 type Endpoint struct {
 	URL         string
 	Token       string
@@ -443,19 +436,16 @@ func JoinPath(base, path string) string {
 	return u.String()
 }
 
-// shared is the client of the endpoints without one: a pooled client with
-// the default timeout (see NewClient).
-var shared = sync.OnceValue(func() *http.Client { return NewClient(0, 0) })
+// errNoClient is the error of an Endpoint built without its client.
+var errNoClient = errors.New("the provider endpoint has no HTTP client")
 
 // Post sends r to path under e.URL (see JoinPath) with e.Token and
-// idempotencyKey (see Call) through e.Client, or a pooled client shared by
-// the endpoints without one, and decodes a 2xx answer into out (when not
-// nil).
+// idempotencyKey (see Call) through e.Client and decodes a 2xx answer
+// into out (when not nil).
 func (e Endpoint) Post(ctx context.Context, path string, r Request, idempotencyKey string, out any) error {
-	r.URL = JoinPath(e.URL, path)
-	cl := e.Client
-	if cl == nil {
-		cl = shared()
+	if e.Client == nil {
+		return errNoClient
 	}
-	return Call{Request: r, Token: e.Token, IdempotencyKey: idempotencyKey}.Send(ctx, cl, out)
+	r.URL = JoinPath(e.URL, path)
+	return Call{Request: r, Token: e.Token, IdempotencyKey: idempotencyKey}.Send(ctx, e.Client, out)
 }

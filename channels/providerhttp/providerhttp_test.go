@@ -133,9 +133,9 @@ func TestRequestsCarryBodyAndHeaders(t *testing.T) {
 			body:   `{"n":1}`,
 		},
 		{
-			name: "Endpoint.Post carries the token and the idempotency key, without a client of its own too",
+			name: "Endpoint.Post carries the token and the idempotency key",
 			send: func(ctx context.Context, url string) error {
-				e := providerhttp.Endpoint{URL: url + "/v1", Token: "tok-2"}
+				e := providerhttp.Endpoint{URL: url + "/v1", Token: "tok-2", Client: providerhttp.NewClient(0, 0)}
 				var out struct{ ID string }
 				err := e.Post(ctx, "/messages", providerhttp.Request{JSON: []string{"x"}, Header: http.Header{"X-Extra": {"1"}}}, "key-7", &out)
 				if err == nil && out.ID != "m-1" {
@@ -486,9 +486,9 @@ func TestClientTimeout(t *testing.T) {
 	// A new client gives up after its timeout.
 	stall := stalling(t)
 	start := time.Now()
-	_, err := providerhttp.Do(context.Background(), providerhttp.Client(nil, 100*time.Millisecond), providerhttp.Request{URL: stall.URL})
+	_, err := providerhttp.Do(context.Background(), providerhttp.NewClient(100*time.Millisecond, 0), providerhttp.Request{URL: stall.URL})
 	if !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 2*time.Second {
-		t.Errorf("Client(nil, 100ms) against a provider that does not answer: %v after %v", err, time.Since(start))
+		t.Errorf("NewClient(100ms) against a provider that does not answer: %v after %v", err, time.Since(start))
 	}
 }
 
@@ -725,5 +725,23 @@ func TestJoinPath(t *testing.T) {
 		if got := providerhttp.JoinPath(base, "/calls"); got != want {
 			t.Errorf("%s: %s, want %s", base, got, want)
 		}
+	}
+}
+
+// TestEndpointWithoutClientSendsNothing: an endpoint's client is the
+// registry's, which follows the outbound URL policy; an endpoint built
+// without one fails its posts rather than connect through a client that
+// checks nothing.
+func TestEndpointWithoutClientSendsNothing(t *testing.T) {
+	t.Parallel()
+	var got atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { got.Add(1) }))
+	t.Cleanup(srv.Close)
+	err := providerhttp.Endpoint{URL: srv.URL, Token: "t"}.Post(context.Background(), "/messages", providerhttp.Request{JSON: []string{"x"}}, "k", nil)
+	if err == nil || got.Load() != 0 {
+		t.Fatalf("error %v, requests %d; want an error and no request", err, got.Load())
+	}
+	if r := providerhttp.Failed("k", err); r.Outcome != channels.Failed || r.Unreachable {
+		t.Fatalf("result %+v, want a failure that does not pass for an unreachable provider", r)
 	}
 }

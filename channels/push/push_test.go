@@ -65,7 +65,7 @@ func TestBatchesTicketsAndInvalidTokens(t *testing.T) {
 	}
 	srv := pushtest.New(t, "push-token")
 	srv.Unregister("device-005", "device-150")
-	snd := &push.Sender{Endpoint: providerhttp.Endpoint{URL: srv.URL, Token: "push-token"}, App: push.AppMyAlerts, Tokens: &channelstate.Devices{DB: db}}
+	snd := &push.Sender{Endpoint: providerhttp.Endpoint{URL: srv.URL, Token: "push-token", Client: providerhttp.NewClient(0, 0)}, App: push.AppMyAlerts, Tokens: &channelstate.Devices{DB: db}}
 	res, err := snd.Send(ctx, msgs)
 	if err != nil {
 		t.Fatal(err)
@@ -113,12 +113,12 @@ func TestWrongTokenAndOutage(t *testing.T) {
 	t.Parallel()
 	srv := pushtest.New(t, "right")
 	msgs := []channels.Message{{Key: "a", To: "t1", Text: "x"}}
-	res, err := (&push.Sender{Endpoint: providerhttp.Endpoint{URL: srv.URL, Token: "wrong"}}).Send(context.Background(), msgs)
+	res, err := (&push.Sender{Endpoint: providerhttp.Endpoint{URL: srv.URL, Token: "wrong", Client: providerhttp.NewClient(0, 0)}}).Send(context.Background(), msgs)
 	if err != nil || res[0].Outcome != channels.Failed || !res[0].Permanent {
 		t.Fatalf("wrong token: %+v %v", res, err)
 	}
 	srv.FailWith(503)
-	if _, err := (&push.Sender{Endpoint: providerhttp.Endpoint{URL: srv.URL, Token: "right"}}).Send(context.Background(), msgs); err == nil {
+	if _, err := (&push.Sender{Endpoint: providerhttp.Endpoint{URL: srv.URL, Token: "right", Client: providerhttp.NewClient(0, 0)}}).Send(context.Background(), msgs); err == nil {
 		t.Fatal("an unavailable service is a batch error, to be retried")
 	}
 }

@@ -16,9 +16,9 @@ import (
 func TestPostsOnBothNetworks(t *testing.T) {
 	srv := socialtest.New(t, map[string]string{"county": "tok-county", "city": "tok-city", "page-9": "tok-page"})
 	long := strings.Repeat("Shelter in place until further notice. ", 12)
-	a := &social.Sender{Network: social.NetworkA, Endpoint: providerhttp.Endpoint{URL: srv.URL}, Accounts: []social.Account{
+	a := &social.Sender{Network: social.NetworkA, Endpoint: providerhttp.Endpoint{URL: srv.URL, Client: providerhttp.NewClient(0, 0)}, Accounts: []social.Account{
 		{ID: "county", Name: "County OEM", Token: "tok-county"}, {ID: "city", Name: "City", Token: "tok-city"}, {ID: "stale", Token: "revoked"}}}
-	b := &social.Sender{Network: social.NetworkB, Endpoint: providerhttp.Endpoint{URL: srv.URL}, Accounts: []social.Account{{ID: "page-9", Name: "County page", Token: "tok-page"}}}
+	b := &social.Sender{Network: social.NetworkB, Endpoint: providerhttp.Endpoint{URL: srv.URL, Client: providerhttp.NewClient(0, 0)}, Accounts: []social.Account{{ID: "page-9", Name: "County page", Token: "tok-page"}}}
 	resA, err := a.Send(context.Background(), []channels.Message{
 		{Key: "a1", To: "county", Subject: "Chemical spill", Text: long},
 		{Key: "a2", To: "city", Subject: "Chemical spill", Text: "Shelter in place."},

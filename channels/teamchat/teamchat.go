@@ -87,7 +87,8 @@ type TextBlock struct {
 const AdaptiveCardType = "application/vnd.microsoft.card.adaptive"
 
 // Sender posts to team-chat webhooks: a message's To names one of Targets.
-// Client sends the posts (nil: the pooled client providerhttp shares).
+// Client sends the posts: the provider registry's, which follows the
+// outbound URL policy.
 type Sender struct {
 	Targets []Target
 	Client  *http.Client

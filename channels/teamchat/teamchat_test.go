@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/tocsin/tocsin/channels"
+	"github.com/tocsin/tocsin/channels/providerhttp"
 	"github.com/tocsin/tocsin/channels/teamchat"
 	"github.com/tocsin/tocsin/channels/teamchat/teamchattest"
 )
@@ -15,7 +16,7 @@ func TestWebhooksEndToEnd(t *testing.T) {
 		{Name: "ops", URL: srv.Webhook("slack", "T000/B000/xyz"), Style: teamchat.StyleSlack},
 		{Name: "council", URL: srv.Webhook("teams", "abc123"), Style: teamchat.StyleTeams},
 		{Name: "old", URL: srv.Webhook("slack", "gone"), Style: teamchat.StyleSlack},
-	}}
+	}, Client: providerhttp.NewClient(0, 0)}
 	srv.Archive("gone")
 	urgent := teamchat.Options{Urgent: true}
 	msgs := []channels.Message{

@@ -113,7 +113,7 @@ func TestCallsCallbacksAndRedial(t *testing.T) {
 	calls := &voice.Calls{DB: db}
 	prov := voicetest.New(t, "tok-voice", "sign-secret")
 	cb := callbackServer(t, calls, "sign-secret", tenant, channels.Voice)
-	snd := &voice.Sender{Endpoint: providerhttp.Endpoint{URL: prov.URL, Token: "tok-voice"}, From: "+15550001000", CallbackURL: cb.URL, Calls: calls}
+	snd := &voice.Sender{Endpoint: providerhttp.Endpoint{URL: prov.URL, Token: "tok-voice", Client: providerhttp.NewClient(0, 0)}, From: "+15550001000", CallbackURL: cb.URL, Calls: calls}
 
 	prov.Script("+15550000002", voicetest.Outcome{Status: voice.CallbackBusy}, voicetest.Outcome{Status: voice.CallbackAnswered, AnsweredBy: "machine"})
 	prov.Script("+15550000003", voicetest.Outcome{Status: voice.CallbackAnswered, AnsweredBy: "human", Digits: "1"})
@@ -286,7 +286,7 @@ func TestForgedCallbackIsRefused(t *testing.T) {
 	// The provider signs with a secret the tenant does not have.
 	prov := voicetest.New(t, "tok", "not-the-tenant-secret")
 	cb := callbackServer(t, calls, "tenant-secret", tenant, channels.Voice)
-	snd := &voice.Sender{Endpoint: providerhttp.Endpoint{URL: prov.URL, Token: "tok"}, From: "+15550001000", CallbackURL: cb.URL, Calls: calls}
+	snd := &voice.Sender{Endpoint: providerhttp.Endpoint{URL: prov.URL, Token: "tok", Client: providerhttp.NewClient(0, 0)}, From: "+15550001000", CallbackURL: cb.URL, Calls: calls}
 	if _, err := snd.Send(ctx, []channels.Message{{Key: "f1", Tenant: tenant, To: "+15550000001", Text: "x"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -302,7 +302,7 @@ func TestForgedCallbackIsRefused(t *testing.T) {
 func TestWrongTokenIsPermanent(t *testing.T) {
 	t.Parallel()
 	prov := voicetest.New(t, "right", "s")
-	snd := &voice.Sender{Endpoint: providerhttp.Endpoint{URL: prov.URL, Token: "wrong"}, From: "+15550001000", CallbackURL: "http://127.0.0.1:1/cb"}
+	snd := &voice.Sender{Endpoint: providerhttp.Endpoint{URL: prov.URL, Token: "wrong", Client: providerhttp.NewClient(0, 0)}, From: "+15550001000", CallbackURL: "http://127.0.0.1:1/cb"}
 	res, err := snd.Send(context.Background(), []channels.Message{{Key: "k", Tenant: "1", To: "+15550000001", Text: "x"}})
 	if err != nil {
 		t.Fatal(err)
