@@ -2,9 +2,7 @@ package workflows
 
 import (
 	"fmt"
-	"time"
 
-	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/tocsin/tocsin/activities"
@@ -45,13 +43,6 @@ func ProcessFile(ctx workflow.Context, in activities.ProcessFileInput) (activiti
 		}
 	}
 	return res, err
-}
-
-// mediaOptionsBeforeRemoval are the media options of histories written
-// before RemoveFailedUploadChange: a cancellation does not wait for the
-// activity, so the run ends with the cancellation as it did then.
-func mediaOptionsBeforeRemoval(ctx workflow.Context) workflow.Context {
-	return withOptions(ctx, 5*time.Minute, &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: mediaErrors})
 }
 
 // The default BatchBounds of an upload orphan sweep: 100 claims an

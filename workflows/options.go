@@ -46,6 +46,14 @@ func withOptions(ctx workflow.Context, attempt time.Duration, retry *temporal.Re
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: attempt, RetryPolicy: retry})
 }
 
+// runLocally sets ctx's local activity options from its activity options
+// (one attempt's timeout and the retry policy): the same kind of work, run
+// as a local activity.
+func runLocally(ctx workflow.Context) workflow.Context {
+	o := workflow.GetActivityOptions(ctx)
+	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{StartToCloseTimeout: o.StartToCloseTimeout, RetryPolicy: o.RetryPolicy})
+}
+
 // alertStepOptions are for an alert's bookkeeping (prepare, record, finish):
 // short database work, retried quickly and often, since the API starts the
 // workflow just before its transaction commits.
@@ -58,10 +66,7 @@ func alertStepOptions(ctx workflow.Context) workflow.Context {
 // longer than a workflow task's timeout; the SDK heartbeats the task while
 // a local activity runs, so one attempt may take as long as an activity's.
 func alertLocalStepOptions(ctx workflow.Context) workflow.Context {
-	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-		StartToCloseTimeout: 10 * time.Minute,
-		RetryPolicy:         backoff(200*time.Millisecond, 30*time.Second, 20, alertErrors),
-	})
+	return runLocally(alertStepOptions(ctx))
 }
 
 // deliveryOptions are for delivering a batch to providers: heartbeating, at
@@ -81,10 +86,7 @@ func deliveryOptions(ctx workflow.Context, maxAttempts int) workflow.Context {
 // since version 3 the batch gets one local attempt and its retries run as
 // an activity (executeOnceLocally with deliveryOptions).
 func localDeliveryOptions(ctx workflow.Context, maxAttempts int) workflow.Context {
-	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-		StartToCloseTimeout: 5 * time.Minute,
-		RetryPolicy:         backoff(time.Second, 30*time.Second, int32(maxAttempts), alertErrors),
-	})
+	return runLocally(deliveryOptions(ctx, maxAttempts))
 }
 
 // capUpdateOptions are for sending an alert's CAP Update or Cancel.
@@ -97,11 +99,27 @@ func capUpdateOptions(ctx workflow.Context) workflow.Context {
 // cancelled, so the workflow knows it has stopped writing.
 func mediaOptions(ctx workflow.Context) workflow.Context {
 	return workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: 5 * time.Minute,
+		StartToCloseTimeout: mediaAttempt,
 		HeartbeatTimeout:    10 * time.Second,
 		WaitForCancellation: true,
-		RetryPolicy:         &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: mediaErrors},
+		RetryPolicy:         mediaRetry(),
 	})
+}
+
+// mediaOptionsBeforeRemoval are the media options of histories written
+// before RemoveFailedUploadChange: a cancellation does not wait for the
+// activity, so the run ends with the cancellation as it did then.
+func mediaOptionsBeforeRemoval(ctx workflow.Context) workflow.Context {
+	return withOptions(ctx, mediaAttempt, mediaRetry())
+}
+
+// mediaAttempt is how long one attempt at a file may take.
+const mediaAttempt = 5 * time.Minute
+
+// mediaRetry is the retry policy of media work: three attempts, none
+// after an error that says the file is not media tocsin can encode.
+func mediaRetry() *temporal.RetryPolicy {
+	return &temporal.RetryPolicy{MaximumAttempts: 3, NonRetryableErrorTypes: mediaErrors}
 }
 
 // cleanupOptions are for removing a failed upload's objects.
@@ -173,10 +191,7 @@ func codeOptions(ctx workflow.Context) workflow.Context {
 // codeLocalOptions are codeOptions for sending the code as a local activity,
 // retried inside the workflow task (Verification version 1).
 func codeLocalOptions(ctx workflow.Context) workflow.Context {
-	return workflow.WithLocalActivityOptions(ctx, workflow.LocalActivityOptions{
-		StartToCloseTimeout: time.Minute,
-		RetryPolicy:         backoff(2*time.Second, time.Minute, 6, codeErrors),
-	})
+	return runLocally(codeOptions(ctx))
 }
 
 // smokeOptions are for the smoke test's single row.
