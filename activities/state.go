@@ -1,12 +1,13 @@
 package activities
 
 import (
-	"errors"
 	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"golang.org/x/time/rate"
+
+	"github.com/tocsin/tocsin/internal/metrics"
 )
 
 // alertState is what the activities of one Activities value keep between
@@ -52,45 +53,28 @@ func (a *Activities) state() *alertState {
 		st := &alertState{limiters: map[string]*rate.Limiter{}, cache: map[AlertRef]renderContext{},
 			imageSlots: make(chan struct{}, max(1, a.Config.ImageDecodeConcurrency))}
 		a.st = st
-		st.deliveries = register(a.Metrics, prometheus.NewCounterVec(prometheus.CounterOpts{
+		st.deliveries = metrics.Register(a.Metrics, prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "tocsin_deliveries_total",
 			Help: "Alert deliveries by channel and outcome (sent, delivered, failed, skipped, retrying).",
 		}, []string{"channel", "outcome"}))
-		st.textShortened = register(a.Metrics, prometheus.NewCounter(prometheus.CounterOpts{
+		st.textShortened = metrics.Register(a.Metrics, prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "tocsin_text_shortened_total",
 			Help: "Text messages whose recipient's values made them longer than the alert's maxSegments, shortened to fit before they were sent (each attempt at sending counts).",
 		}))
-		st.imageDecodes = register(a.Metrics, prometheus.NewGauge(prometheus.GaugeOpts{
+		st.imageDecodes = metrics.Register(a.Metrics, prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "tocsin_image_decodes",
 			Help: "Uploaded images being decoded by this worker process (at most TOCSIN_IMAGE_DECODE_CONCURRENCY).",
 		}))
-		st.imageWaits = register(a.Metrics, prometheus.NewCounter(prometheus.CounterOpts{
+		st.imageWaits = metrics.Register(a.Metrics, prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "tocsin_image_decode_waits_total",
 			Help: "Uploaded images that waited for a decoding slot of this worker process.",
 		}))
-		st.orphanObjects = register(a.Metrics, prometheus.NewCounter(prometheus.CounterOpts{
+		st.orphanObjects = metrics.Register(a.Metrics, prometheus.NewCounter(prometheus.CounterOpts{
 			Name: "tocsin_upload_orphan_objects_removed_total",
 			Help: "Objects of uploads whose process died before recording the file, removed by the upload orphan sweep.",
 		}))
 	})
 	return a.st
-}
-
-// register registers c with reg, when there is one, and returns it, or the
-// collector of the same name registered before.
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
-	if reg == nil {
-		return c
-	}
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if old, ok := are.ExistingCollector.(C); ok {
-				return old
-			}
-		}
-	}
-	return c
 }
 
 // limiter returns the rate limiter of a tenant's channel.

@@ -1,23 +1,18 @@
 package hooks
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/tocsin/tocsin/internal/metrics"
+)
 
 // NewDeliveriesCounter returns tocsin_hook_deliveries_total{outcome},
 // registered in reg (or the one already there), with every outcome at 0.
 func NewDeliveriesCounter(reg prometheus.Registerer) *prometheus.CounterVec {
-	c := prometheus.NewCounterVec(prometheus.CounterOpts{
+	c := metrics.Register(reg, prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "tocsin_hook_deliveries_total",
 		Help: "Hook delivery attempts (signed POSTs to subscribers), by outcome: Delivered, Failed, Gone or Refused.",
-	}, []string{"outcome"})
-	if reg != nil {
-		if err := reg.Register(c); err != nil {
-			if are, ok := err.(prometheus.AlreadyRegisteredError); ok {
-				if existing, ok := are.ExistingCollector.(*prometheus.CounterVec); ok {
-					c = existing
-				}
-			}
-		}
-	}
+	}, []string{"outcome"}))
 	for _, o := range Outcomes {
 		c.WithLabelValues(string(o))
 	}

@@ -7,6 +7,8 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"go.temporal.io/sdk/client"
+
+	"github.com/tocsin/tocsin/internal/metrics"
 )
 
 // temporalLabels is the fixed label set of every Temporal SDK series. Tags the
@@ -72,18 +74,6 @@ func metricName(name string) string {
 	return strings.NewReplacer(".", "_", "-", "_").Replace(name)
 }
 
-// register adds c to the registry, or returns the collector already there.
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) C {
-	if err := reg.Register(c); err != nil {
-		if are, ok := err.(prometheus.AlreadyRegisteredError); ok {
-			if existing, ok := are.ExistingCollector.(C); ok {
-				return existing
-			}
-		}
-	}
-	return c
-}
-
 // vec returns the vector of the metric name in vecs, made with newVec and
 // registered the first time the SDK asks for it.
 func vec[V prometheus.Collector](m *promMetrics, vecs map[string]V, name string, newVec func() V) V {
@@ -91,7 +81,7 @@ func vec[V prometheus.Collector](m *promMetrics, vecs map[string]V, name string,
 	defer m.mu.Unlock()
 	v, ok := vecs[name]
 	if !ok {
-		v = register(m.reg, newVec())
+		v = metrics.Register(m.reg, newVec())
 		vecs[name] = v
 	}
 	return v
