@@ -24,10 +24,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
-	"github.com/tocsin/tocsin/api"
-	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/internal/app"
 	"github.com/tocsin/tocsin/internal/auth"
 	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/storage"
@@ -375,18 +372,24 @@ func (c *countingWriter) Write(p []byte) (int, error) { c.n += int64(len(p)); re
 // this process, with the limits of cfg (the defaults unless TOCSIN_*
 // variables change them), streaming it from disk on the client side.
 func importHTTP(ctx context.Context, cfg config.Config, db *storage.DB, path string, size int64, tenant string) (int64, string, error) {
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	v, err := auth.NewVerifier(ctx, auth.VerifierConfig{Secret: config.DevJWTSecret})
+	// The API as the wiring builds it, over db and without Temporal or an
+	// object store, which an import does not use.
+	cfg.JWTSecret, cfg.JWKSURL = config.DevJWTSecret, ""
+	a, err := app.New(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		return 0, "", err
 	}
-	app := api.New(rest.Deps{Config: cfg, DB: db, Logger: logger}, v, prometheus.NewRegistry()).App
+	a.DB = db
+	srv, err := a.Server(ctx)
+	if err != nil {
+		return 0, "", err
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return 0, "", err
 	}
-	go func() { _ = app.Listener(ln) }()
-	defer func() { _ = app.Shutdown() }()
+	go func() { _ = srv.App.Listener(ln) }()
+	defer func() { _ = srv.App.Shutdown() }()
 	tok, err := auth.Mint(config.DevJWTSecret, auth.Principal{Subject: "bench", Tenant: tenant, Scopes: auth.AllScopes}, time.Hour)
 	if err != nil {
 		return 0, "", err
