@@ -179,3 +179,28 @@ func TestAnActivityBatchKeepsNothingInPostgreSQL(t *testing.T) {
 		t.Fatalf("an activity took PostgreSQL's record and sent %v", sent)
 	}
 }
+
+// TestTheEndOfAnAlertDeletesWhatItsBatchesLeft: a batch whose workflow
+// ended before it recorded its results leaves its progress behind; the
+// alert's end, completed or failed, deletes it.
+func TestTheEndOfAnAlertDeletesWhatItsBatchesLeft(t *testing.T) {
+	t.Parallel()
+	db := stacktest.DB(t)
+	ctx := context.Background()
+	a, completed := textBatch(t, db, &fakeSender{})
+	_, failed := textBatch(t, db, &fakeSender{})
+	saveProgress(t, db, completed)
+	saveProgress(t, db, failed)
+	if err := a.CompleteAlert(ctx, completed.AlertRef); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.FailAlert(ctx, activities.FailAlertInput{AlertRef: failed.AlertRef, Reason: "stopped"}); err != nil {
+		t.Fatal(err)
+	}
+	if p := savedProgress(t, db, completed); p != nil {
+		t.Fatalf("a completed alert left %+v", p)
+	}
+	if p := savedProgress(t, db, failed); p != nil {
+		t.Fatalf("a failed alert left %+v", p)
+	}
+}
