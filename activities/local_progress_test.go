@@ -10,6 +10,7 @@ import (
 
 	"github.com/tocsin/tocsin/activities"
 	"github.com/tocsin/tocsin/alert"
+	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/storage"
 )
@@ -37,6 +38,26 @@ func savedProgress(t *testing.T, db *storage.DB, in activities.BatchInput) *acti
 	return &p
 }
 
+// batchEnv is textBatch's batch through snd, in a database of its own, and
+// an activity environment that runs its DeliverBatch.
+func batchEnv(t *testing.T, snd channels.Sender) (*storage.DB, *activities.Activities, activities.BatchInput, *testsuite.TestActivityEnvironment) {
+	t.Helper()
+	db := stacktest.DB(t)
+	a, in := textBatch(t, db, snd)
+	env := (&testsuite.WorkflowTestSuite{}).NewTestActivityEnvironment()
+	env.RegisterActivity(a.DeliverBatch)
+	return db, a, in, env
+}
+
+// noProgressLeft fails the test when the batch, whose results are
+// recorded, still has its progress kept in PostgreSQL.
+func noProgressLeft(t *testing.T, db *storage.DB, in activities.BatchInput) {
+	t.Helper()
+	if p := savedProgress(t, db, in); p != nil {
+		t.Fatalf("the batch's results are recorded and its progress is still kept: %+v", p)
+	}
+}
+
 // saveProgress records in PostgreSQL that an earlier attempt of the batch,
 // whose worker died, had sent recipient 1's text.
 func saveProgress(t *testing.T, db *storage.DB, in activities.BatchInput) {
@@ -54,13 +75,9 @@ func saveProgress(t *testing.T, db *storage.DB, in activities.BatchInput) {
 // again, and the row goes with the batch's results.
 func TestALocalBatchAfterADeadWorkerSendsOnlyWhatHadNotLeft(t *testing.T) {
 	t.Parallel()
-	db := stacktest.DB(t)
 	snd := &fakeSender{}
-	a, in := textBatch(t, db, snd)
+	db, a, in, env := batchEnv(t, snd)
 	saveProgress(t, db, in)
-
-	env := (&testsuite.WorkflowTestSuite{}).NewTestActivityEnvironment()
-	env.RegisterActivity(a.DeliverBatch)
 	if _, err := env.ExecuteLocalActivity(a.DeliverBatch, in); err != nil {
 		t.Fatal(err)
 	}
@@ -73,9 +90,7 @@ func TestALocalBatchAfterADeadWorkerSendsOnlyWhatHadNotLeft(t *testing.T) {
 	if d[1].Status != storage.DeliverySent || d[1].ProviderMessageID != "p-earlier" || d[3].Status != storage.DeliverySent {
 		t.Fatalf("recorded %+v", d)
 	}
-	if p := savedProgress(t, db, in); p != nil {
-		t.Fatalf("the batch's results are recorded and its progress is still kept: %+v", p)
-	}
+	noProgressLeft(t, db, in)
 }
 
 // TestTheActivityThatRetriesALocalBatchSendsOnlyWhatHadNotLeft: a local
@@ -83,12 +98,9 @@ func TestALocalBatchAfterADeadWorkerSendsOnlyWhatHadNotLeft(t *testing.T) {
 // next attempt, an activity with no heartbeat details yet, reads it.
 func TestTheActivityThatRetriesALocalBatchSendsOnlyWhatHadNotLeft(t *testing.T) {
 	t.Parallel()
-	db := stacktest.DB(t)
 	snd := &dyingSender{}
-	a, in := textBatch(t, db, snd)
+	db, a, in, env := batchEnv(t, snd)
 
-	env := (&testsuite.WorkflowTestSuite{}).NewTestActivityEnvironment()
-	env.RegisterActivity(a.DeliverBatch)
 	if _, err := env.ExecuteLocalActivity(a.DeliverBatch, in); err == nil {
 		t.Fatal("a send that failed did not fail the attempt")
 	}
@@ -109,9 +121,7 @@ func TestTheActivityThatRetriesALocalBatchSendsOnlyWhatHadNotLeft(t *testing.T) 
 	if d := deliveries(t, db, in); d[1].Status != storage.DeliverySent || d[1].ProviderMessageID != "p-first" {
 		t.Fatalf("recorded %+v", d)
 	}
-	if p := savedProgress(t, db, in); p != nil {
-		t.Fatalf("the batch's results are recorded and its progress is still kept: %+v", p)
-	}
+	noProgressLeft(t, db, in)
 }
 
 // TestALocalBatchSavesWhatLeftWithinSeconds: while a local batch's
@@ -119,11 +129,8 @@ func TestTheActivityThatRetriesALocalBatchSendsOnlyWhatHadNotLeft(t *testing.T) 
 // before the send returns: what a worker that dies then leaves behind.
 func TestALocalBatchSavesWhatLeftWithinSeconds(t *testing.T) {
 	t.Parallel()
-	db := stacktest.DB(t)
 	snd := &holdingSender{reported: make(chan struct{}), release: make(chan struct{})}
-	a, in := textBatch(t, db, snd)
-	env := (&testsuite.WorkflowTestSuite{}).NewTestActivityEnvironment()
-	env.RegisterActivity(a.DeliverBatch)
+	db, a, in, env := batchEnv(t, snd)
 	done := make(chan error, 1)
 	go func() {
 		_, err := env.ExecuteLocalActivity(a.DeliverBatch, in)
@@ -147,9 +154,7 @@ func TestALocalBatchSavesWhatLeftWithinSeconds(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if p := savedProgress(t, db, in); p != nil {
-		t.Fatalf("the batch's results are recorded and its progress is still kept: %+v", p)
-	}
+	noProgressLeft(t, db, in)
 }
 
 // TestAnActivityBatchKeepsNothingInPostgreSQL: a batch run as an activity
@@ -157,11 +162,8 @@ func TestALocalBatchSavesWhatLeftWithinSeconds(t *testing.T) {
 // the retry of a local attempt reads nothing from PostgreSQL.
 func TestAnActivityBatchKeepsNothingInPostgreSQL(t *testing.T) {
 	t.Parallel()
-	db := stacktest.DB(t)
 	snd := &dyingSender{}
-	a, in := textBatch(t, db, snd)
-	env := (&testsuite.WorkflowTestSuite{}).NewTestActivityEnvironment()
-	env.RegisterActivity(a.DeliverBatch)
+	db, a, in, env := batchEnv(t, snd)
 	if _, err := env.ExecuteActivity(a.DeliverBatch, in); err == nil {
 		t.Fatal("a send that failed did not fail the attempt")
 	}
