@@ -93,13 +93,17 @@ func (o *BatchOutcome) count(status string) {
 // idempotency key per delivery, and writes every outcome with one statement.
 // Temporary failures make it return a retryable error after recording, so
 // the next attempt sends only those again. As messages leave, it records
-// them in its heartbeat details (BatchProgress), so an attempt that follows
-// a dead worker records them from there instead of sending them again.
+// them (BatchProgress) in its heartbeat details, or in PostgreSQL when it
+// runs as a local activity, so an attempt that follows a dead worker
+// records them from there instead of sending them again.
 func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutcome, error) {
 	var out BatchOutcome
-	progress := startProgress(ctx)
+	key := storage.BatchKey{Tenant: in.Tenant, AlertID: in.AlertID, Channel: in.Channel, Cycle: in.Cycle, Lo: in.Lo, Hi: in.Hi}
+	progress := startProgress(ctx, in)
 	stop := heartbeatWith(ctx, progress.details)
 	defer stop()
+	stopSaving := a.saveProgressEachSecond(ctx, key, progress)
+	defer stopSaving()
 	began := time.Now()
 	attempt := 1
 	if activity.IsActivity(ctx) {
@@ -122,19 +126,27 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 		}
 	}
 	var readDur, sendDur time.Duration
-	key := storage.BatchKey{Tenant: in.Tenant, AlertID: in.AlertID, Channel: in.Channel, Cycle: in.Cycle, Lo: in.Lo, Hi: in.Hi}
 	var recs []storage.BatchRecipient
 	err := storage.InBatchTx(ctx, a.DB, func(tx *sqlx.Tx) error {
 		var err error
-		recs, err = storage.BatchRecipients(ctx, tx, key, in.Earlier)
-		return err
+		if recs, err = storage.BatchRecipients(ctx, tx, key, in.Earlier); err != nil {
+			return err
+		}
+		return resumeProgress(ctx, tx, key, progress)
 	})
 	if err != nil {
 		return out, err
 	}
 	readDur = time.Since(began)
 	if len(recs) == 0 {
-		return out, storage.InBatchTx(ctx, a.DB, func(tx *sqlx.Tx) error { return storage.RecountBatch(ctx, tx, key) })
+		return out, storage.InBatchTx(ctx, a.DB, func(tx *sqlx.Tx) error {
+			if progress.inTable() {
+				if err := storage.DeleteBatchProgress(ctx, tx, key); err != nil {
+					return err
+				}
+			}
+			return storage.RecountBatch(ctx, tx, key)
+		})
 	}
 	r, err := a.rendererFor(ctx, in.AlertRef)
 	if err != nil {
@@ -241,9 +253,11 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 					Error: "no provider is configured for the " + in.Channel + " channel"})
 			}
 		case err != nil && !lastAttempt:
-			// What left since the last heartbeat reaches the next attempt.
+			// What left since the last heartbeat (or save) reaches the
+			// next attempt.
 			stop()
-			progress.keep(ctx)
+			stopSaving()
+			a.keepProgress(ctx, key, progress)
 			if ctx.Err() != nil {
 				return out, ctx.Err()
 			}
@@ -276,7 +290,15 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 	if temporary > 0 {
 		retryErr = fmt.Errorf("%d temporary failures in %s batch (%d, %d]", temporary, in.Channel, in.Lo, in.Hi)
 	}
+	// No save of the progress may follow the delete that records the
+	// results.
+	stopSaving()
 	if err := storage.InBatchTx(ctx, a.DB, func(tx *sqlx.Tx) error {
+		if progress.inTable() {
+			if err := storage.DeleteBatchProgress(ctx, tx, key); err != nil {
+				return err
+			}
+		}
 		if d.Calls {
 			// Call status callbacks of this batch wait for its rows (syncCalls).
 			if err := storage.LockBatch(ctx, tx, key); err != nil {
@@ -291,6 +313,10 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 		}
 		return syncCalls(ctx, tx, in, key, rows)
 	}); err != nil {
+		if progress.local {
+			// The next attempt sends none of what left again.
+			a.keepProgress(ctx, key, progress)
+		}
 		return out, err
 	}
 	if a.Logger != nil {
@@ -378,6 +404,13 @@ func heartbeatWith(ctx context.Context, details func() any) func() {
 	if !activity.IsActivity(ctx) || activity.GetInfo(ctx).IsLocalActivity {
 		return func() {}
 	}
+	return eachSecond(ctx, func() { activity.RecordHeartbeat(ctx, details()) })
+}
+
+// eachSecond calls f every second until stopped or ctx ends. Once the
+// function it returns has returned, no call of f is under way; it may be
+// called more than once.
+func eachSecond(ctx context.Context, f func()) func() {
 	done := make(chan struct{})
 	var stopped sync.Once
 	var wg sync.WaitGroup
@@ -391,11 +424,10 @@ func heartbeatWith(ctx context.Context, details func() any) func() {
 			case <-ctx.Done():
 				return
 			case <-t.C:
-				activity.RecordHeartbeat(ctx, details())
+				f()
 			}
 		}
 	})
-	// Once stop returns, no heartbeat of the ticker's is under way.
 	return func() {
 		stopped.Do(func() { close(done) })
 		wg.Wait()

@@ -334,13 +334,17 @@ func (a *Activities) FinishFirstCycle(ctx context.Context, ref AlertRef) (string
 }
 
 // CompleteAlert marks the end of the alert's workflow: every cycle ran and
-// the broadcast duration passed.
+// the broadcast duration passed. What its batches kept of their progress
+// and left (storage.SaveBatchProgress) goes.
 func (a *Activities) CompleteAlert(ctx context.Context, ref AlertRef) error {
 	al, _, err := loadAlert(ctx, a.DB, ref)
 	if err != nil {
 		return err
 	}
 	return a.DB.InTx(ctx, func(tx *sqlx.Tx) error {
+		if err := storage.DeleteAlertProgress(ctx, tx, ref.Tenant, ref.AlertID); err != nil {
+			return err
+		}
 		first, err := storage.MarkAlertCompleted(ctx, tx, ref.Tenant, ref.AlertID)
 		if err != nil || !first {
 			return err
@@ -369,7 +373,9 @@ type FailAlertInput struct {
 	Reason string
 }
 
-// FailAlert moves an alert that has not reached Sent or Failed to Failed.
+// FailAlert moves an alert that has not reached Sent or Failed to Failed,
+// and deletes what its batches kept of their progress and left
+// (storage.SaveBatchProgress).
 func (a *Activities) FailAlert(ctx context.Context, in FailAlertInput) error {
 	al, err := storage.GetAlert(ctx, a.DB, in.Tenant, in.AlertID)
 	if errors.Is(err, storage.ErrNotFound) {
@@ -379,6 +385,9 @@ func (a *Activities) FailAlert(ctx context.Context, in FailAlertInput) error {
 		return err
 	}
 	return a.DB.InTx(ctx, func(tx *sqlx.Tx) error {
+		if err := storage.DeleteAlertProgress(ctx, tx, in.Tenant, in.AlertID); err != nil {
+			return err
+		}
 		moved, err := storage.TransitionAlert(ctx, tx, in.Tenant, in.AlertID,
 			[]string{storage.AlertScheduled, storage.AlertQueued, storage.AlertProcessing}, storage.AlertFailed, in.Reason)
 		if err != nil || !moved {

@@ -5,22 +5,31 @@ import (
 	"encoding/json"
 	"hash/fnv"
 	"sync"
+	"time"
 
+	"github.com/jmoiron/sqlx"
 	"go.temporal.io/sdk/activity"
 
 	"github.com/tocsin/tocsin/channels"
+	"github.com/tocsin/tocsin/storage"
 )
 
 // maxProgressBytes bounds what a batch records of its progress in its
-// heartbeat details, far below Temporal's 2 MB limit of a payload (and its
-// 512 KB warning): about 3,000 messages with email's provider ids. Messages
-// sent once it is reached are not recorded, and are sent again by an
-// attempt that follows a dead worker, as before.
+// heartbeat details or in PostgreSQL, far below Temporal's 2 MB limit of a
+// payload (and its 512 KB warning): about 3,000 messages with email's
+// provider ids. Messages sent once it is reached are not recorded, and are
+// sent again by an attempt that follows a dead worker, as before.
 const maxProgressBytes = 256 << 10
 
-// BatchProgress is what a delivery batch records in its heartbeat details:
-// the messages the provider took, so an attempt that follows one whose
-// worker died does not send them again and records their results instead.
+// progressSaveTimeout bounds the last save of a local activity's progress,
+// made when its attempt fails, even because its context ended.
+const progressSaveTimeout = 5 * time.Second
+
+// BatchProgress is what a delivery batch records in its heartbeat details,
+// or in PostgreSQL when it runs as a local activity (which has no
+// heartbeat details): the messages the provider took, so an attempt that
+// follows one whose worker died does not send them again and records
+// their results instead.
 type BatchProgress struct {
 	// Sent are the messages taken, in the order they were.
 	Sent []SentMessage `json:"sent"`
@@ -74,38 +83,98 @@ type messageRef struct {
 // starting from what its earlier attempts recorded.
 type batchProgress struct {
 	prior map[messageRef]SentMessage
+	// local: this attempt is a local activity, which keeps its progress
+	// in PostgreSQL (alert_batch_progress) rather than in heartbeat
+	// details. fromTable: an earlier attempt may have kept its progress
+	// there (this one is a local activity, or an activity that retries a
+	// local one).
+	local, fromTable bool
 
 	mu   sync.Mutex
 	refs map[string]messageRef // key → recipient and device of a message being sent
 	sent []SentMessage
 	size int
+	// saved are the messages of sent that the table has; stored says the
+	// table has a row of the batch, which recording its results deletes.
+	saved  int
+	stored bool
 }
 
 // startProgress starts the progress of an attempt from what the batch's
 // earlier attempts recorded in their heartbeat details, if any (none in a
 // local activity or a first attempt), and keeps it in the details this
-// attempt records.
-func startProgress(ctx context.Context) *batchProgress {
-	var prior BatchProgress
-	if !activity.IsActivity(ctx) || activity.GetInfo(ctx).IsLocalActivity || !activity.HasHeartbeatDetails(ctx) {
-		return newProgress(prior)
-	}
-	if err := activity.GetHeartbeatDetails(ctx, &prior); err != nil {
-		// Details of another shape: what is not recorded is sent, as before.
+// attempt records. An attempt made as a local activity, and one that
+// retries such an attempt, also take what earlier attempts kept in
+// PostgreSQL (resumeProgress).
+func startProgress(ctx context.Context, in BatchInput) *batchProgress {
+	if !activity.IsActivity(ctx) {
 		return newProgress(BatchProgress{})
 	}
-	return newProgress(prior)
+	if activity.GetInfo(ctx).IsLocalActivity {
+		p := newProgress(BatchProgress{})
+		p.local, p.fromTable = true, true
+		return p
+	}
+	var prior BatchProgress
+	if activity.HasHeartbeatDetails(ctx) {
+		if err := activity.GetHeartbeatDetails(ctx, &prior); err != nil {
+			// Details of another shape: what is not recorded is sent, as before.
+			prior = BatchProgress{}
+		}
+	}
+	p := newProgress(prior)
+	// The batch's first attempt was a local activity (SendAlert's
+	// onceLocally), which kept its progress in the table.
+	p.fromTable = in.PriorAttempts > 0
+	return p
 }
 
 // newProgress starts the progress of an attempt from prior, what the
 // batch's earlier attempts recorded.
 func newProgress(prior BatchProgress) *batchProgress {
 	p := &batchProgress{prior: map[messageRef]SentMessage{}}
+	p.take(prior)
+	return p
+}
+
+// take adds to the progress what earlier attempts recorded in prior,
+// except messages it has already.
+func (p *batchProgress) take(prior BatchProgress) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.takeLocked(prior)
+}
+
+// takeLocked is take with p.mu held.
+func (p *batchProgress) takeLocked(prior BatchProgress) {
 	for _, m := range prior.Sent {
-		p.prior[messageRef{m.Seq, m.Device, m.To}] = m
+		ref := messageRef{m.Seq, m.Device, m.To}
+		if _, ok := p.prior[ref]; ok {
+			continue
+		}
+		p.prior[ref] = m
 		p.add(m)
 	}
-	return p
+}
+
+// resume adds to the progress what earlier attempts kept in the table
+// (raw, as storage.BatchProgress reads it; nil when nothing).
+func (p *batchProgress) resume(raw []byte) {
+	if raw == nil {
+		return
+	}
+	var prior BatchProgress
+	if err := json.Unmarshal(raw, &prior); err != nil {
+		// A row of another shape: what is not recorded is sent, as before.
+		prior = BatchProgress{}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.takeLocked(prior)
+	p.stored = true
+	if p.local {
+		p.saved = len(p.sent)
+	}
 }
 
 // begin gives, of msgs (refs names each one's recipient and device), the
@@ -129,7 +198,8 @@ func (p *batchProgress) begin(msgs []channels.Message, refs []messageRef) (map[i
 	return done, left
 }
 
-// add records m while the details stay within maxProgressBytes.
+// add records m while the details stay within maxProgressBytes; p.mu is
+// held.
 func (p *batchProgress) add(m SentMessage) {
 	n := progressSize(m)
 	if p.size+n > maxProgressBytes {
@@ -167,11 +237,100 @@ func (p *batchProgress) details() any {
 	return BatchProgress{Sent: p.sent[:len(p.sent):len(p.sent)]}
 }
 
-// keep records the progress in a heartbeat now, for an attempt about to
-// fail: the SDK sends the heartbeat a failed activity holds back, so the
-// next attempt does not send again what left since the last one.
-func (p *batchProgress) keep(ctx context.Context) {
-	if !activity.IsActivity(ctx) || activity.GetInfo(ctx).IsLocalActivity {
+// unsaved is the progress to save in the table, encoded, and how many
+// messages it lists; nil when the table has them all already.
+func (p *batchProgress) unsaved() ([]byte, int) {
+	p.mu.Lock()
+	n := len(p.sent)
+	if n == p.saved {
+		p.mu.Unlock()
+		return nil, 0
+	}
+	// The capped slice is never appended to in place.
+	sent := p.sent[:n:n]
+	p.mu.Unlock()
+	b, _ := json.Marshal(BatchProgress{Sent: sent}) // never fails: numbers, strings and bools
+	return b, n
+}
+
+// markSaved records that the table has the first n messages of the
+// progress.
+func (p *batchProgress) markSaved(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.saved = max(p.saved, n)
+	p.stored = true
+}
+
+// inTable says whether the table may have a row of the batch, which the
+// transaction that records its results deletes.
+func (p *batchProgress) inTable() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.stored
+}
+
+// resumeProgress adds to p what the batch's earlier attempts kept in the
+// table, when one may have (p.fromTable); it reads in tx, the transaction
+// that reads the batch's recipients.
+func resumeProgress(ctx context.Context, tx sqlx.QueryerContext, k storage.BatchKey, p *batchProgress) error {
+	if !p.fromTable {
+		return nil
+	}
+	raw, err := storage.BatchProgress(ctx, tx, k)
+	if err != nil {
+		return err
+	}
+	p.resume(raw)
+	return nil
+}
+
+// saveProgress saves in the table what has left since the last save of a
+// batch run as a local activity. A save that fails is logged: what it
+// would have recorded is sent again after a dead worker, as before.
+func (a *Activities) saveProgress(ctx context.Context, k storage.BatchKey, p *batchProgress) {
+	if !p.local {
+		return
+	}
+	b, n := p.unsaved()
+	if b == nil {
+		return
+	}
+	if err := storage.SaveBatchProgress(ctx, a.DB, k, b); err != nil {
+		if a.Logger != nil && ctx.Err() == nil {
+			a.Logger.Warn("save batch progress", "tenant", k.Tenant, "alert", k.AlertID, "channel", k.Channel,
+				"cycle", k.Cycle, "lo", k.Lo, "hi", k.Hi, "err", err)
+		}
+		return
+	}
+	p.markSaved(n)
+}
+
+// saveProgressEachSecond saves the progress of a batch run as a local
+// activity each second while messages leave, until stopped; no save is
+// under way once the function it returns has returned (it may be called
+// more than once). It does nothing for an activity, whose heartbeats
+// carry the progress.
+func (a *Activities) saveProgressEachSecond(ctx context.Context, k storage.BatchKey, p *batchProgress) func() {
+	if !p.local {
+		return func() {}
+	}
+	return eachSecond(ctx, func() { a.saveProgress(ctx, k, p) })
+}
+
+// keepProgress records the progress now, for an attempt about to fail: in a
+// heartbeat, which the SDK sends with the failure of an activity, or in
+// the table for a local activity, so the next attempt does not send again
+// what left since the last one.
+func (a *Activities) keepProgress(ctx context.Context, k storage.BatchKey, p *batchProgress) {
+	if p.local {
+		// Saved even when the attempt ends because its context did.
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), progressSaveTimeout)
+		defer cancel()
+		a.saveProgress(sctx, k, p)
+		return
+	}
+	if !activity.IsActivity(ctx) {
 		return
 	}
 	activity.RecordHeartbeat(ctx, p.details())

@@ -54,6 +54,10 @@ type SMTPServer struct {
 
 	mu      sync.Mutex
 	rejects map[string]*smtp.SMTPError
+	// hold, when not nil, is closed when held messages are released;
+	// holdAfter messages are taken before they are held (HoldAfter).
+	hold      chan struct{}
+	holdAfter int
 }
 
 // StartSMTP listens on addr ("127.0.0.1:0" picks a free port) and serves SMTP.
@@ -105,8 +109,52 @@ func StartSMTPWith(addr string, o SMTPOptions) (*SMTPServer, error) {
 // Addr is the host:port the server listens on.
 func (s *SMTPServer) Addr() string { return s.ln.Addr().String() }
 
-// Close stops the server.
-func (s *SMTPServer) Close() error { return s.srv.Close() }
+// Close stops the server, releasing held messages (HoldAfter).
+func (s *SMTPServer) Close() error {
+	s.release()
+	return s.srv.Close()
+}
+
+// HoldAfter makes the server take n more messages and then hold every
+// later one without an answer, as a stalled server would, until the
+// function it returns is called: held messages are then refused for now
+// (451), none of them kept, and later ones are taken again. A sender
+// whose process dies meanwhile has had n messages taken and no answer
+// for the next.
+func (s *SMTPServer) HoldAfter(n int) (release func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.hold == nil {
+		s.hold = make(chan struct{})
+	}
+	s.holdAfter = n
+	return s.release
+}
+
+// release releases the messages HoldAfter holds.
+func (s *SMTPServer) release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.hold != nil {
+		close(s.hold)
+		s.hold = nil
+	}
+}
+
+// held is, for a message about to be taken, the channel to wait on before
+// refusing it: nil when the server takes it (HoldAfter).
+func (s *SMTPServer) held() <-chan struct{} {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.hold == nil {
+		return nil
+	}
+	if s.holdAfter > 0 {
+		s.holdAfter--
+		return nil
+	}
+	return s.hold
+}
 
 // Sessions is the number of SMTP connections accepted so far.
 func (s *SMTPServer) Sessions() int64 { return s.sessions.Load() }
@@ -203,6 +251,10 @@ func (ss *session) Rcpt(to string, _ *smtp.RcptOptions) error {
 }
 
 func (ss *session) Data(r io.Reader) error {
+	if held := ss.s.held(); held != nil {
+		<-held
+		return &smtp.SMTPError{Code: 451, EnhancedCode: smtp.EnhancedCode{4, 3, 0}, Message: "held by the sandbox, not kept"}
+	}
 	e, err := parseEmail(r)
 	if err != nil {
 		return &smtp.SMTPError{Code: 554, EnhancedCode: smtp.EnhancedCode{5, 6, 0}, Message: "unparsable message: " + err.Error()}

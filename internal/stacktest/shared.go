@@ -24,10 +24,16 @@ var shared struct {
 //	func TestMain(m *testing.M) { stacktest.Main(m) }
 //
 // The shared stack's warnings and errors are printed when a test failed.
-// Run by StartAPIProcess, the test binary serves the API instead.
+// Run by StartAPIProcess, the test binary serves the API instead; run by
+// StartWorkerProcess, it runs a worker.
 func Main(m *testing.M) {
 	if cfg := os.Getenv(apiProcessEnv); cfg != "" {
 		err := serveAPIProcess(cfg)
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	if cfg := os.Getenv(workerProcessEnv); cfg != "" {
+		err := runWorkerProcess(cfg)
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}

@@ -1,0 +1,64 @@
+package storage
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/jmoiron/sqlx"
+)
+
+// SaveBatchProgress records progress, what a delivery batch run as a local
+// activity has sent so far (activities.BatchProgress as JSON), in place of
+// what it recorded before.
+func SaveBatchProgress(ctx context.Context, q sqlx.ExecerContext, k BatchKey, progress []byte) error {
+	_, err := q.ExecContext(ctx, `
+		INSERT INTO alert_batch_progress AS p (tenant_id, alert_id, channel, cycle, lo, hi, sent)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)
+		ON CONFLICT (alert_id, channel, cycle, lo, hi) DO UPDATE SET sent = excluded.sent, updated_at = now()
+		WHERE p.tenant_id = excluded.tenant_id`,
+		k.Tenant, k.AlertID, k.Channel, k.Cycle, k.Lo, k.Hi, string(progress))
+	if err != nil {
+		return fmt.Errorf("save batch progress: %w", err)
+	}
+	return nil
+}
+
+// BatchProgress reads what SaveBatchProgress recorded of the batch, nil
+// when nothing.
+func BatchProgress(ctx context.Context, q sqlx.QueryerContext, k BatchKey) ([]byte, error) {
+	var progress []byte
+	err := sqlx.GetContext(ctx, q, &progress, `SELECT sent FROM alert_batch_progress
+		WHERE tenant_id = $1 AND alert_id = $2 AND channel = $3 AND cycle = $4 AND lo = $5 AND hi = $6`,
+		k.Tenant, k.AlertID, k.Channel, k.Cycle, k.Lo, k.Hi)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read batch progress: %w", err)
+	}
+	return progress, nil
+}
+
+// DeleteBatchProgress deletes what SaveBatchProgress recorded of the
+// batch, in the transaction that records the batch's results.
+func DeleteBatchProgress(ctx context.Context, q sqlx.ExecerContext, k BatchKey) error {
+	_, err := q.ExecContext(ctx, `DELETE FROM alert_batch_progress
+		WHERE tenant_id = $1 AND alert_id = $2 AND channel = $3 AND cycle = $4 AND lo = $5 AND hi = $6`,
+		k.Tenant, k.AlertID, k.Channel, k.Cycle, k.Lo, k.Hi)
+	if err != nil {
+		return fmt.Errorf("delete batch progress: %w", err)
+	}
+	return nil
+}
+
+// DeleteAlertProgress deletes what the alert's batches recorded with
+// SaveBatchProgress and left (a batch whose workflow ended before it
+// recorded its results), when the alert ends.
+func DeleteAlertProgress(ctx context.Context, q sqlx.ExecerContext, tenant string, alertID int64) error {
+	if _, err := q.ExecContext(ctx, `DELETE FROM alert_batch_progress WHERE tenant_id = $1 AND alert_id = $2`, tenant, alertID); err != nil {
+		return fmt.Errorf("delete alert progress: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,88 @@
+package storage_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/tocsin/tocsin/internal/stacktest"
+	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/storagetest"
+)
+
+// TestBatchProgressIsTheBatchsOfTheTenant: a batch's progress is replaced
+// by the next save, read only with its tenant and whole key, and deleted
+// by the batch or, with whatever else the alert's batches left, by the
+// alert; another tenant neither reads nor deletes it.
+func TestBatchProgressIsTheBatchsOfTheTenant(t *testing.T) {
+	t.Parallel()
+	ctx, db, tenant, other := stacktest.DBTenants(t)
+	id := storagetest.NewAlert(t, db, tenant)
+	k := storage.BatchKey{Tenant: tenant, AlertID: id, Channel: "email", Cycle: 1, Lo: 0, Hi: 4}
+	read := func(k storage.BatchKey) string {
+		t.Helper()
+		b, err := storage.BatchProgress(ctx, db, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b == nil {
+			return ""
+		}
+		var v any
+		if err := json.Unmarshal(b, &v); err != nil {
+			t.Fatalf("%s: %v", b, err)
+		}
+		out, _ := json.Marshal(v)
+		return string(out)
+	}
+	if got := read(k); got != "" {
+		t.Fatalf("a batch that saved nothing reads %s", got)
+	}
+	for _, p := range []string{`{"sent":[{"s":1}]}`, `{"sent":[{"s":1},{"s":2,"p":"m-2"}]}`} {
+		if err := storage.SaveBatchProgress(ctx, db, k, []byte(p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const last = `{"sent":[{"s":1},{"p":"m-2","s":2}]}` // as read: keys sorted
+	if got := read(k); got != last {
+		t.Fatalf("read %s, want the last save", got)
+	}
+	theirs := k
+	theirs.Tenant = other
+	wider := k
+	wider.Hi = 5
+	if read(theirs) != "" || read(wider) != "" {
+		t.Fatal("another tenant or another batch reads the batch's progress")
+	}
+	if err := storage.SaveBatchProgress(ctx, db, theirs, []byte(`{"sent":[]}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := storage.DeleteBatchProgress(ctx, db, theirs); err != nil {
+		t.Fatal(err)
+	}
+	if err := storage.DeleteAlertProgress(ctx, db, other, id); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(k); got != last {
+		t.Fatalf("another tenant changed or deleted the batch's progress: %s", got)
+	}
+
+	if err := storage.DeleteBatchProgress(ctx, db, k); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(k); got != "" {
+		t.Fatalf("deleted, the batch still reads %s", got)
+	}
+	next := k
+	next.Channel = "text"
+	for _, b := range []storage.BatchKey{k, next} {
+		if err := storage.SaveBatchProgress(ctx, db, b, []byte(`{"sent":[{"s":3}]}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := storage.DeleteAlertProgress(ctx, db, tenant, id); err != nil {
+		t.Fatal(err)
+	}
+	if read(k) != "" || read(next) != "" {
+		t.Fatal("the alert's end left its batches' progress")
+	}
+}
