@@ -139,14 +139,66 @@ func NotFound(err error) error {
 	return err
 }
 
-// Page reads one page of rows and how many rows there are in all: count
-// counts them and list (ending with its ORDER BY) reads them, both with
-// args; limit and offset are bound to list as the next two parameters.
-// When no row is left from offset on, list is not run. what names the rows
-// in errors ("count what: …", "list what: …"). Given a database rather
-// than a transaction, it reads both in one read-only snapshot, so the
-// total and the page agree while rows are written.
-func Page[T any](ctx context.Context, q sqlx.QueryerContext, what, count, list string, args []any, limit, offset int) (rows []T, total int64, err error) {
+// CountLimit is how far a page's total counts at the least: a request
+// matching more rows than this (and than reach past the end of the page
+// asked for) is answered with an inexact total, "at least this many",
+// rather than by reading every row it matches.
+const CountLimit = 10_000
+
+// Total is how many rows a paged request matches: N exactly when Exact,
+// otherwise at least N, and then more than reach the end of the page read.
+type Total struct {
+	N     int64
+	Exact bool
+}
+
+// ExactTotal is a Total of n rows exactly.
+func ExactTotal(n int64) Total { return Total{N: n, Exact: true} }
+
+// Count is how Page counts the rows of a request: CountRows or CountExact.
+type Count struct {
+	sql   string
+	exact bool
+}
+
+// CountRows counts the rows that from ("FROM … WHERE …", the FROM and WHERE
+// of the page's own statement) selects, but stops after max(CountLimit,
+// offset+limit+1) of them, so that the count costs no more than reading
+// CountLimit rows or the page itself: the total is exact when it stops
+// short of that, and "at least that many" otherwise.
+func CountRows(from string) Count { return Count{sql: from} }
+
+// CountExact is a statement answering the exact number of rows of a
+// request: from a source that stays cheap whatever their number (a count
+// kept with the rows, such as an alert's recipient count), or over a set
+// no tenant holds a great many of (its files).
+func CountExact(sql string) Count { return Count{sql: sql, exact: true} }
+
+// CountQuery is the statement and arguments Page counts a request's rows
+// with for a page at limit and offset (args itself is left as it is).
+func CountQuery(c Count, args []any, limit, offset int) (string, []any) {
+	if c.exact {
+		return c.sql, args
+	}
+	n := len(args)
+	return `SELECT count(*) FROM (SELECT 1 ` + c.sql + ` LIMIT $` + strconv.Itoa(n+1) + `) counted`,
+		append(args[:n:n], countUpTo(limit, offset))
+}
+
+// countUpTo is how many rows CountRows counts at most for a page at limit
+// and offset: enough to tell whether a row follows the page.
+func countUpTo(limit, offset int) int64 {
+	return max(int64(CountLimit), int64(offset)+int64(limit)+1)
+}
+
+// Page reads one page of rows and how many rows match: count counts them
+// (CountRows or CountExact) and list (ending with its ORDER BY) reads them,
+// both with args; limit and offset are bound to list as the next two
+// parameters. When no row is left from offset on, list is not run. what
+// names the rows in errors ("count what: …", "list what: …"). Given a
+// database rather than a transaction, it reads both in one read-only
+// snapshot, so the total and the page agree while rows are written.
+func Page[T any](ctx context.Context, q sqlx.QueryerContext, what string, count Count, list string, args []any, limit, offset int) (rows []T, total Total, err error) {
 	if db, ok := q.(snapshotter); ok {
 		err = db.InSnapshot(ctx, func(tx *sqlx.Tx) error {
 			rows, total, err = Page[T](ctx, tx, what, count, list, args, limit, offset)
@@ -162,18 +214,20 @@ type snapshotter interface {
 	InSnapshot(ctx context.Context, fn func(tx *sqlx.Tx) error) error
 }
 
-func page[T any](ctx context.Context, q sqlx.QueryerContext, what, count, list string, args []any, limit, offset int) ([]T, int64, error) {
-	var total int64
-	if err := sqlx.GetContext(ctx, q, &total, count, args...); err != nil {
-		return nil, 0, fmt.Errorf("count %s: %w", what, err)
+func page[T any](ctx context.Context, q sqlx.QueryerContext, what string, count Count, list string, args []any, limit, offset int) ([]T, Total, error) {
+	var n int64
+	countSQL, countArgs := CountQuery(count, args, limit, offset)
+	if err := sqlx.GetContext(ctx, q, &n, countSQL, countArgs...); err != nil {
+		return nil, Total{}, fmt.Errorf("count %s: %w", what, err)
 	}
-	if total == 0 || int64(offset) >= total {
+	total := Total{N: n, Exact: count.exact || n < countUpTo(limit, offset)}
+	if n == 0 || int64(offset) >= n {
 		return []T{}, total, nil
 	}
 	query, pageArgs := PageQuery(list, args, limit, offset)
 	rows, err := SelectAll[T](ctx, q, "list "+what, query, pageArgs...)
 	if err != nil {
-		return nil, 0, err
+		return nil, Total{}, err
 	}
 	return rows, total, nil
 }

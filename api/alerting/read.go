@@ -806,7 +806,7 @@ func (h *handler) getNeighborhoodChannelStatus(ctx context.Context, in *neighbor
 	if err != nil {
 		return nil, rest.Unavailable("the database", err)
 	}
-	out := model.PagedNeighborhoodChannelStatusResponse{Paging: rest.NewPaging(in.PageParams, int64(total)), Items: []model.NeighborhoodChannelStatus{}}
+	out := model.PagedNeighborhoodChannelStatusResponse{Paging: rest.NewPaging(in.PageParams, storage.ExactTotal(int64(total))), Items: []model.NeighborhoodChannelStatus{}}
 	for _, x := range sts {
 		st := model.NeighborhoodChannelStatus{Account: model.NeighborhoodAccount{ID: x.AccountID, Name: x.AccountName},
 			Status: model.DeliveryStatus(storage.DeliveryFailed), ProviderMessageID: x.PostID, Error: x.Error, UpdatedAt: x.UpdatedAt}
@@ -844,7 +844,7 @@ func (h *handler) etnTargetsPage(ctx context.Context, in *channelPageInput) (*ch
 		return nil, rest.Unavailable("the database", err)
 	}
 	totals := model.AggregatedChannelResult{Channel: model.DeliveryChannel("etn"), DeliverySummary: summaryModel(sum.Totals)}
-	out := model.EtnResultsSummaryResponse{Paging: rest.NewPaging(pp, sum.Total), Totals: totals, Items: []model.EtnResultSummary{}}
+	out := model.EtnResultsSummaryResponse{Paging: rest.NewPaging(pp, storage.ExactTotal(sum.Total)), Totals: totals, Items: []model.EtnResultSummary{}}
 	for _, r := range rows {
 		item := model.EtnResultSummary{Phone: r.Phone}
 		item.RecipientID, item.ContactID, item.Name, item.Cycle, item.Status = r.Seq, r.PersonID, model.PersonName{First: r.First, Last: r.Last}, 1, model.DeliveryStatus(r.Status)

@@ -14,12 +14,12 @@ import (
 // resultStore is what the alerting operations read and record about alerts
 // besides the alert rows themselves.
 type resultStore interface {
-	FindAlerts(ctx context.Context, f results.AlertFilter, order string, limit, offset int) ([]storage.Alert, int64, error)
+	FindAlerts(ctx context.Context, f results.AlertFilter, order string, limit, offset int) ([]storage.Alert, storage.Total, error)
 	Defaults(ctx context.Context, tenant string) (json.RawMessage, *time.Time, error)
 	SaveDefaults(ctx context.Context, tenant string, defaults json.RawMessage) error
 	StatusHistory(ctx context.Context, tenant string, alertID int64) ([]results.StatusChange, error)
 
-	Recipients(ctx context.Context, f results.RecipientFilter, order string, limit, offset int) ([]results.Recipient, int64, error)
+	Recipients(ctx context.Context, f results.RecipientFilter, order string, limit, offset int) ([]results.Recipient, storage.Total, error)
 	Recipient(ctx context.Context, tenant string, alertID, seq int64) (results.Recipient, error)
 	FirstRecipient(ctx context.Context, tenant string, alertID int64) (results.Recipient, error)
 	RecipientsBySeq(ctx context.Context, tenant string, alertID int64, seqs []int64) ([]results.Recipient, error)
@@ -34,7 +34,7 @@ type resultStore interface {
 
 	LatestStatuses(ctx context.Context, tenant string, alertID int64, seqs []int64) ([]results.SeqStatus, error)
 	RecipientDeliveries(ctx context.Context, tenant string, alertID, seq int64) ([]results.Delivery, error)
-	ChannelDeliveries(ctx context.Context, tenant string, alertID int64, channel string, limit, offset int) ([]results.Delivery, int64, error)
+	ChannelDeliveries(ctx context.Context, tenant string, alertID int64, channel string, limit, offset int) ([]results.Delivery, storage.Total, error)
 	SharedDeliveries(ctx context.Context, tenant string, alertID int64, keyHead string, broadcast []string, etnArea bool, personID *int64) ([]results.Delivery, error)
 	OwnRowCounts(ctx context.Context, tenant string, alertID int64) ([]results.Counts, error)
 	EtnTargetCounts(ctx context.Context, tenant string, alertID int64) (results.Counts, error)

@@ -103,7 +103,7 @@ func (h *handlers) registerGroups(api huma.API) {
 					return nil, h.fail(ctx, err, "user")
 				}
 				if !h.users.SelfService(u).CanJoinGroups {
-					return rest.Answer(model.GroupReferencePagedApiResponse{Paging: rest.NewPaging(in.PageParams, 0), Items: []model.GroupReference{}}), nil
+					return rest.Answer(model.GroupReferencePagedApiResponse{Paging: rest.NewPaging(in.PageParams, storage.ExactTotal(0)), Items: []model.GroupReference{}}), nil
 				}
 				f.NotMemberOf = id
 			}

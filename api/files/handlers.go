@@ -175,7 +175,7 @@ func pageLinks(ctx context.Context, in *listInput, total int64) string {
 		links = append(links, link(in.Page+1, "next"))
 	}
 	if in.Page > 1 {
-		last := max(rest.NewPaging(rest.PageParams{Page: in.Page, PageSize: in.PageSize}, total).TotalPages, 1)
+		last := max(rest.NewPaging(rest.PageParams{Page: in.Page, PageSize: in.PageSize}, storage.ExactTotal(total)).TotalPages, 1)
 		links = append(links, link(int(min(int64(in.Page-1), last)), "prev"))
 	}
 	return strings.Join(links, ", ")

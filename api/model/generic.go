@@ -66,6 +66,9 @@ type PagedApiPascalResponse struct {
 	PageSize   int   `json:"PageSize" example:"25"`
 	TotalCount int64 `json:"TotalCount" example:"1"`
 	TotalPages int64 `json:"TotalPages" example:"1"`
+	// TotalCountExact says whether TotalCount is exact, as totalCountExact
+	// does in PagedApiResponse.
+	TotalCountExact bool `json:"TotalCountExact" example:"true"`
 }
 
 // FormType is the kind of value a Field holds.

@@ -73,14 +73,16 @@ func SortBy(sort string, s storage.Sorting) (string, error) {
 type Paging struct {
 	Page       int   `json:"page" doc:"The page returned." example:"1"`
 	PageSize   int   `json:"pageSize" doc:"The page size used." example:"25"`
-	TotalCount int64 `json:"totalCount" doc:"Items matching the request over all pages." example:"1"`
-	TotalPages int64 `json:"totalPages" doc:"Pages at this page size." example:"1"`
+	TotalCount int64 `json:"totalCount" doc:"Items matching the request over all pages when totalCountExact is true. Otherwise at least this many match: counting stops after 10,000 items, or after the first item past this page when that is further, so that a page costs the same however many items match." example:"1"`
+	TotalPages int64 `json:"totalPages" doc:"Pages at this page size: totalCount divided by pageSize, rounded up (at least this many when totalCountExact is false)." example:"1"`
+	// TotalCountExact says whether TotalCount is exact.
+	TotalCountExact bool `json:"totalCountExact" doc:"Whether totalCount is the exact number of matching items. When false, more may match, and at least one item follows this page, so a client that reads pages until page equals totalPages reads them all: the count is exact again by the last page." example:"true"`
 }
 
-// NewPaging fills a Paging from the request and the total count.
-func NewPaging(p PageParams, total int64) Paging {
-	pages := (total + int64(p.PageSize) - 1) / int64(p.PageSize)
-	return Paging{Page: p.Page, PageSize: p.PageSize, TotalCount: total, TotalPages: pages}
+// NewPaging fills a Paging from the request and the total.
+func NewPaging(p PageParams, total storage.Total) Paging {
+	pages := (total.N + int64(p.PageSize) - 1) / int64(p.PageSize)
+	return Paging{Page: p.Page, PageSize: p.PageSize, TotalCount: total.N, TotalPages: pages, TotalCountExact: total.Exact}
 }
 
 // Items maps the rows of a page to their models; an empty page is an empty

@@ -4,12 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
+	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/danielgtaylor/huma/v2/humatest"
 
 	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/storage"
 )
 
 type sample struct {
@@ -137,10 +140,20 @@ func TestPagingDefaultsAndTotals(t *testing.T) {
 	if p.Offset() != 50 || p.Limit() != 25 {
 		t.Fatalf("offset %d limit %d", p.Offset(), p.Limit())
 	}
-	if got := rest.NewPaging(p, 51); got.TotalPages != 3 || got.TotalCount != 51 {
+	if got := rest.NewPaging(p, storage.ExactTotal(51)); got.TotalPages != 3 || got.TotalCount != 51 || !got.TotalCountExact {
 		t.Fatalf("%+v", got)
 	}
-	if got := rest.NewPaging(p, 0); got.TotalPages != 0 {
+	if got := rest.NewPaging(p, storage.ExactTotal(0)); got.TotalPages != 0 || !got.TotalCountExact {
+		t.Fatalf("%+v", got)
+	}
+	// The document says how far totals count.
+	field, _ := reflect.TypeFor[rest.Paging]().FieldByName("TotalCount")
+	limit := strconv.Itoa(storage.CountLimit)
+	if !strings.Contains(field.Tag.Get("doc"), limit[:len(limit)-3]+","+limit[len(limit)-3:]+" items") {
+		t.Fatalf("the totalCount description does not name storage.CountLimit (%d): %s", storage.CountLimit, field.Tag.Get("doc"))
+	}
+	// An inexact total is a lower bound, and so are the pages it makes.
+	if got := rest.NewPaging(p, storage.Total{N: 10_000}); got.TotalPages != 400 || got.TotalCount != 10_000 || got.TotalCountExact {
 		t.Fatalf("%+v", got)
 	}
 }

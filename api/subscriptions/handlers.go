@@ -245,7 +245,7 @@ func (h *handlers) eventTypes(ctx context.Context, in *listInput) (*rest.Output[
 		}
 	}
 	out := &rest.Output[model.PagedEventTypeResponse]{}
-	out.Body.Paging = rest.NewPaging(in.PageParams, int64(len(all)))
+	out.Body.Paging = rest.NewPaging(in.PageParams, storage.ExactTotal(int64(len(all))))
 	from := min(in.Offset(), len(all))
 	to := min(from+in.Limit(), len(all))
 	out.Body.Items = all[from:to]

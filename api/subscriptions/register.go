@@ -31,10 +31,10 @@ type subscriptionStore interface {
 	Get(ctx context.Context, tenant string, id int64) (hooksubs.Subscription, error)
 	NewID(ctx context.Context) (int64, error)
 	Create(ctx context.Context, tenant string, id int64, set hooksubs.Settings, sealedSecret []byte) (hooksubs.Subscription, error)
-	List(ctx context.Context, tenant, order string, limit, offset int) ([]hooksubs.Subscription, int64, error)
+	List(ctx context.Context, tenant, order string, limit, offset int) ([]hooksubs.Subscription, storage.Total, error)
 	Update(ctx context.Context, tenant string, id int64, set hooksubs.Settings) (hooksubs.Subscription, error)
 	Delete(ctx context.Context, tenant string, id int64) error
-	History(ctx context.Context, tenant string, id int64, order string, limit, offset int) ([]hooksubs.Attempt, int64, error)
+	History(ctx context.Context, tenant string, id int64, order string, limit, offset int) ([]hooksubs.Attempt, storage.Total, error)
 	Attempt(ctx context.Context, tenant string, id int64) (hooksubs.Attempt, error)
 }
 

@@ -205,12 +205,12 @@ var PointListSorting = storage.Sorting{
 // Lists returns a page of the tenant's lists in order (an ORDER BY list
 // built from PointListSorting; by name when empty) and how many lists the
 // tenant has.
-func (s *AddressPoints) Lists(ctx context.Context, tenant, order string, limit, offset int) ([]AddressPointList, int64, error) {
+func (s *AddressPoints) Lists(ctx context.Context, tenant, order string, limit, offset int) ([]AddressPointList, storage.Total, error) {
 	if order == "" {
 		order = PointListSorting.Default
 	}
 	return storage.Page[AddressPointList](ctx, s.DB, "address-point lists",
-		`SELECT count(DISTINCT list_name) FROM etn_address_points WHERE tenant_id = $1`,
+		storage.CountExact(`SELECT count(DISTINCT list_name) FROM etn_address_points WHERE tenant_id = $1`),
 		`SELECT list_name, count(*) AS points, max(created_at) AS imported_at
 		FROM etn_address_points WHERE tenant_id = $1 GROUP BY list_name ORDER BY `+order, []any{tenant}, limit, offset)
 }

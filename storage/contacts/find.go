@@ -225,19 +225,19 @@ type Query struct {
 
 // FindQueries returns the statements of a search: list reads every match
 // in orderBy order (Find reads a page of it with storage.Page) and count
-// counts them, so that tests and the benchmark can EXPLAIN exactly what Find
-// runs. ok is false when the filter cannot match anything (an unknown group).
-func FindQueries(ctx context.Context, db sqlx.QueryerContext, tenant string, f Filter, orderBy string) (list, count Query, ok bool, err error) {
+// counts them (storage.CountRows, with list's arguments), so that tests
+// and the benchmark can EXPLAIN exactly what Find runs. ok is false when
+// the filter cannot match anything (an unknown group).
+func FindQueries(ctx context.Context, db sqlx.QueryerContext, tenant string, f Filter, orderBy string) (list Query, count storage.Count, ok bool, err error) {
 	groupPath := ""
 	if f.GroupID != 0 && f.IncludeSubgroups {
 		if groupPath, ok, err = lookUpPath(ctx, db, tenant, f.GroupID); err != nil || !ok {
-			return Query{}, Query{}, false, err
+			return Query{}, storage.Count{}, false, err
 		}
 	}
 	w, args := where(tenant, f, groupPath)
 	list = Query{SQL: fmt.Sprintf("SELECT %s\nFROM people p\nWHERE %s\nORDER BY %s", personColumns, w, orderBy), Args: args}
-	count = Query{SQL: "SELECT count(*) FROM people p WHERE " + w, Args: args}
-	return list, count, true, nil
+	return list, storage.CountRows("FROM people p WHERE " + w), true, nil
 }
 
 // lookUpPath returns the path of the tenant's group id; ok is false when
@@ -255,18 +255,22 @@ func lookUpPath(ctx context.Context, db sqlx.QueryerContext, tenant string, id i
 
 // Find returns one page of the contacts matching f, in orderBy order (an
 // ORDER BY list built with rest.OrderBy over SortColumns), with their
-// contact information, groups and lists, and the number of all matches.
-func Find(ctx context.Context, db *sqlx.DB, tenant string, f Filter, orderBy string, limit, offset int) ([]Person, int64, error) {
+// contact information, groups and lists, and how many match
+// (storage.CountRows: exactly up to storage.CountLimit).
+func Find(ctx context.Context, db *sqlx.DB, tenant string, f Filter, orderBy string, limit, offset int) ([]Person, storage.Total, error) {
 	list, count, ok, err := FindQueries(ctx, db, tenant, f, orderBy)
-	if err != nil || !ok {
-		return nil, 0, err
-	}
-	people, total, err := storage.Page[Person](ctx, db, "contacts", count.SQL, list.SQL, list.Args, limit, offset)
 	if err != nil {
-		return nil, 0, err
+		return nil, storage.Total{}, err
+	}
+	if !ok {
+		return nil, storage.ExactTotal(0), nil
+	}
+	people, total, err := storage.Page[Person](ctx, db, "contacts", count, list.SQL, list.Args, limit, offset)
+	if err != nil {
+		return nil, storage.Total{}, err
 	}
 	if err := loadDetails(ctx, db, tenant, people); err != nil {
-		return nil, 0, err
+		return nil, storage.Total{}, err
 	}
 	return people, total, nil
 }
@@ -380,18 +384,25 @@ func Explain(ctx context.Context, db *sqlx.DB, tenant string, f Filter, limit in
 	if err != nil || !ok {
 		return "", "", err
 	}
-	pageQ := Query{}
+	pageQ, countQuery := Query{}, Query{}
 	pageQ.SQL, pageQ.Args = storage.PageQuery(listQ.SQL, listQ.Args, limit, 0)
-	explain := func(q Query) (string, error) {
-		var lines []string
-		if err := db.SelectContext(ctx, &lines, "EXPLAIN "+q.SQL, q.Args...); err != nil {
-			return "", fmt.Errorf("explain: %w", err)
-		}
-		return strings.Join(lines, "\n"), nil
-	}
-	if page, err = explain(pageQ); err != nil {
+	countQuery.SQL, countQuery.Args = storage.CountQuery(countQ, listQ.Args, limit, 0)
+	if page, err = explain(ctx, db, pageQ); err != nil {
 		return "", "", err
 	}
-	count, err = explain(countQ)
+	count, err = explain(ctx, db, countQuery)
 	return page, count, err
+}
+
+// explain returns PostgreSQL's plan of q (EXPLAIN, text format).
+func explain(ctx context.Context, db sqlx.QueryerContext, q Query, options ...string) (string, error) {
+	var lines []string
+	head := "EXPLAIN "
+	if len(options) > 0 {
+		head = "EXPLAIN (" + strings.Join(options, ", ") + ") "
+	}
+	if err := sqlx.SelectContext(ctx, db, &lines, head+q.SQL, q.Args...); err != nil {
+		return "", fmt.Errorf("explain: %w", err)
+	}
+	return strings.Join(lines, "\n"), nil
 }

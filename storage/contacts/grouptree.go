@@ -53,7 +53,7 @@ const (
 )
 
 // Tree returns one page of group-tree nodes and the number of all matches.
-func Tree(ctx context.Context, db *sqlx.DB, tenant string, f TreeFilter, orderBy string, limit, offset int) ([]TreeNode, int64, error) {
+func Tree(ctx context.Context, db *sqlx.DB, tenant string, f TreeFilter, orderBy string, limit, offset int) ([]TreeNode, storage.Total, error) {
 	args := []any{tenant}
 	arg := func(v any) string {
 		args = append(args, v)
@@ -69,10 +69,10 @@ func Tree(ctx context.Context, db *sqlx.DB, tenant string, f TreeFilter, orderBy
 	if f.AncestorID != nil {
 		path, ok, err := lookUpPath(ctx, db, tenant, *f.AncestorID)
 		if err != nil {
-			return nil, 0, err
+			return nil, storage.Total{}, err
 		}
 		if !ok {
-			return []TreeNode{}, 0, nil // an unknown ancestor has nothing below it
+			return []TreeNode{}, storage.ExactTotal(0), nil // an unknown ancestor has nothing below it
 		}
 		conds = append(conds, "g.path LIKE "+arg(likePrefix(path)), "g.id <> "+arg(*f.AncestorID))
 	}
@@ -81,9 +81,9 @@ func Tree(ctx context.Context, db *sqlx.DB, tenant string, f TreeFilter, orderBy
 		(SELECT count(*) FROM groups c WHERE c.tenant_id = g.tenant_id AND c.parent_id = g.id) AS child_count,
 		(SELECT count(*) FROM group_memberships m WHERE m.group_id = g.id) AS member_count
 		FROM groups g WHERE %s ORDER BY %s`, w, orderBy)
-	nodes, total, err := storage.Page[TreeNode](ctx, db, "groups", "SELECT count(*) FROM groups g WHERE "+w, q, args, limit, offset)
+	nodes, total, err := storage.Page[TreeNode](ctx, db, "groups", storage.CountRows("FROM groups g WHERE "+w), q, args, limit, offset)
 	if err != nil {
-		return nil, 0, err
+		return nil, storage.Total{}, err
 	}
 	paths := make([]string, len(nodes))
 	for i, n := range nodes {
@@ -91,7 +91,7 @@ func Tree(ctx context.Context, db *sqlx.DB, tenant string, f TreeFilter, orderBy
 	}
 	names, err := pathNames(ctx, db, tenant, paths)
 	if err != nil {
-		return nil, 0, err
+		return nil, storage.Total{}, err
 	}
 	for i := range nodes {
 		nodes[i].Path = names[nodes[i].IDPath]

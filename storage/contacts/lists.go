@@ -55,10 +55,10 @@ const listColumns = `l.id, l.name, l.description, l.created_at, l.updated_at,
 
 // Lists returns one page of the tenant's distribution lists whose name starts
 // with namePrefix (any when empty), and the number of all matches.
-func Lists(ctx context.Context, db *sqlx.DB, tenant, namePrefix, orderBy string, limit, offset int) ([]List, int64, error) {
+func Lists(ctx context.Context, db *sqlx.DB, tenant, namePrefix, orderBy string, limit, offset int) ([]List, storage.Total, error) {
 	w := "l.tenant_id = $1 AND lower(l.name) LIKE $2"
 	args := []any{tenant, likePrefix(lowerTrim(namePrefix))}
-	return storage.Page[List](ctx, db, "lists", "SELECT count(*) FROM distribution_lists l WHERE "+w,
+	return storage.Page[List](ctx, db, "lists", storage.CountRows("FROM distribution_lists l WHERE "+w),
 		fmt.Sprintf("SELECT %s FROM distribution_lists l WHERE %s ORDER BY %s", listColumns, w, orderBy), args, limit, offset)
 }
 
@@ -68,7 +68,7 @@ func GetList(ctx context.Context, db sqlx.QueryerContext, tenant string, id int6
 }
 
 // Members returns one page of a list's members as summaries, and their number.
-func Members(ctx context.Context, db *sqlx.DB, tenant string, listID int64, orderBy string, limit, offset int) ([]Summary, int64, error) {
+func Members(ctx context.Context, db *sqlx.DB, tenant string, listID int64, orderBy string, limit, offset int) ([]Summary, storage.Total, error) {
 	q := fmt.Sprintf(`SELECT p.id, p.directory_id, p.external_id, p.first_name, p.middle_name, p.last_name,
 		(SELECT e.address FROM person_emails e WHERE e.person_id = p.id ORDER BY e.id LIMIT 1) AS primary_email,
 		(SELECT ph.number FROM person_phones ph WHERE ph.person_id = p.id ORDER BY ph.id LIMIT 1) AS primary_phone
@@ -76,7 +76,7 @@ func Members(ctx context.Context, db *sqlx.DB, tenant string, listID int64, orde
 		WHERE m.tenant_id = $1 AND m.list_id = $2 AND p.tenant_id = $1
 		ORDER BY %s`, orderBy)
 	return storage.Page[Summary](ctx, db, "members",
-		`SELECT count(*) FROM distribution_list_members m WHERE m.tenant_id = $1 AND m.list_id = $2`, q, []any{tenant, listID}, limit, offset)
+		storage.CountRows(`FROM distribution_list_members m WHERE m.tenant_id = $1 AND m.list_id = $2`), q, []any{tenant, listID}, limit, offset)
 }
 
 // DeleteList deletes a distribution list and its memberships (not the

@@ -180,14 +180,14 @@ func groupWhere(tenant string, f GroupFilter) (string, []any) {
 	return strings.Join(where, " AND "), args
 }
 
-func findGroups(ctx context.Context, q Querier, tenant string, f GroupFilter, order string, limit, offset int) ([]groupRow, int64, error) {
+func findGroups(ctx context.Context, q Querier, tenant string, f GroupFilter, order string, limit, offset int) ([]groupRow, storage.Total, error) {
 	where, args := groupWhere(tenant, f)
-	return storage.Page[groupRow](ctx, q, "groups", `SELECT count(*) FROM groups g WHERE `+where,
+	return storage.Page[groupRow](ctx, q, "groups", storage.CountRows(`FROM groups g WHERE `+where),
 		`SELECT * FROM (`+groupSelect+` WHERE `+where+`) g ORDER BY `+strings.ReplaceAll(order, "g.", ""), args, limit, offset)
 }
 
 // FindGroups returns a page of the tenant's groups matching f.
-func FindGroups(ctx context.Context, q Querier, tenant string, f GroupFilter, order string, limit, offset int) ([]Group, int64, error) {
+func FindGroups(ctx context.Context, q Querier, tenant string, f GroupFilter, order string, limit, offset int) ([]Group, storage.Total, error) {
 	rows, total, err := findGroups(ctx, q, tenant, f, order, limit, offset)
 	out := make([]Group, 0, len(rows))
 	for _, r := range rows {
@@ -226,7 +226,8 @@ func RemoveMembership(ctx context.Context, q Querier, tenant string, group, pers
 // and how many they are. AddMembership keeps them within
 // storage.MaxGroupsPerPerson, and no more are read: a person given more
 // before that limit existed has the first of them listed, and total
-// counts them all.
+// counts them all (up to storage.CountLimit, many more than the limit).
 func Memberships(ctx context.Context, q Querier, tenant string, person int64) (groups []Group, total int64, err error) {
-	return FindGroups(ctx, q, tenant, GroupFilter{MemberUserID: person}, "names, id", storage.MaxGroupsPerPerson, 0)
+	groups, t, err := FindGroups(ctx, q, tenant, GroupFilter{MemberUserID: person}, "names, id", storage.MaxGroupsPerPerson, 0)
+	return groups, t.N, err
 }

@@ -174,7 +174,7 @@ type UserFilter struct {
 
 // FindUsers returns a page of the directory's users matching f, in order,
 // and how many match in all.
-func FindUsers(ctx context.Context, q Querier, tenant, dir string, f UserFilter, order string, limit, offset int) ([]UserSummary, int64, error) {
+func FindUsers(ctx context.Context, q Querier, tenant, dir string, f UserFilter, order string, limit, offset int) ([]UserSummary, storage.Total, error) {
 	where := []string{"p.tenant_id = $1", "p.directory_id = $2"}
 	args := []any{tenant, dir}
 	add := func(cond string, v any) {
@@ -201,26 +201,26 @@ func FindUsers(ctx context.Context, q Querier, tenant, dir string, f UserFilter,
 
 // GroupMembers returns a page of a group's direct members that belong to the
 // directory and show in group directories.
-func GroupMembers(ctx context.Context, q Querier, tenant, dir string, group int64, order string, limit, offset int) ([]UserSummary, int64, error) {
+func GroupMembers(ctx context.Context, q Querier, tenant, dir string, group int64, order string, limit, offset int) ([]UserSummary, storage.Total, error) {
 	where := `p.tenant_id = $1 AND p.directory_id = $2
 		AND EXISTS (SELECT 1 FROM group_memberships m WHERE m.tenant_id = p.tenant_id AND m.person_id = p.id AND m.group_id = $3)
 		AND coalesce((p.self_service->>'showInGroupDirectory')::boolean, true)`
 	return pageUsers(ctx, q, where, []any{tenant, dir, group}, order, limit, offset)
 }
 
-func pageUsers(ctx context.Context, q Querier, where string, args []any, order string, limit, offset int) ([]UserSummary, int64, error) {
+func pageUsers(ctx context.Context, q Querier, where string, args []any, order string, limit, offset int) ([]UserSummary, storage.Total, error) {
 	rows, total, err := storage.Page[struct {
 		User
 		Emails pq.StringArray `db:"emails"`
 		Phones pq.StringArray `db:"phones"`
-	}](ctx, q, "users", `SELECT count(*) FROM people p WHERE `+where, `
+	}](ctx, q, "users", storage.CountRows(`FROM people p WHERE `+where), `
 		SELECT p.id, p.directory_id, p.external_id, p.first_name, p.middle_name, p.last_name, p.language, p.time_zone,
 			p.self_service, p.mobile_apps, p.created_at, p.updated_at,
 			ARRAY(SELECT e.address FROM person_emails e WHERE e.tenant_id = p.tenant_id AND e.person_id = p.id ORDER BY e.id) AS emails,
 			ARRAY(SELECT ph.number FROM person_phones ph WHERE ph.tenant_id = p.tenant_id AND ph.person_id = p.id ORDER BY ph.id) AS phones
 		FROM people p WHERE `+where+` ORDER BY `+order, args, limit, offset)
 	if err != nil {
-		return nil, 0, err
+		return nil, storage.Total{}, err
 	}
 	out := make([]UserSummary, 0, len(rows))
 	for _, r := range rows {

@@ -108,12 +108,14 @@ func (s *Store) Page(ctx context.Context, tenant, kind, term string, limit, offs
 	// One snapshot, so the total and the page (and its versions) agree
 	// while files are uploaded and deleted.
 	err = s.DB.InSnapshot(ctx, func(tx *sqlx.Tx) error {
-		rows, n, err := storage.Page[File](ctx, tx, "files", `SELECT count(*)`+where, `SELECT `+fileColumns+where+`
+		// A tenant's files are a library of images and sounds, not a
+		// million rows, so X-Total-Count stays exact.
+		rows, n, err := storage.Page[File](ctx, tx, "files", storage.CountExact(`SELECT count(*)`+where), `SELECT `+fileColumns+where+`
 		ORDER BY full_name`, []any{tenant, kind, term}, limit, offset)
 		if err != nil {
 			return err
 		}
-		total = n
+		total = n.N
 		fs, err = s.withAssets(ctx, tx, tenant, rows)
 		return err
 	})

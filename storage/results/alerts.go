@@ -78,7 +78,7 @@ func LikeEscape(s string) string {
 
 // FindAlerts returns a page of the alerts matching f, in order (an ORDER
 // BY list built from AlertSorting), and how many match in all.
-func (s *Store) FindAlerts(ctx context.Context, f AlertFilter, order string, limit, offset int) ([]storage.Alert, int64, error) {
+func (s *Store) FindAlerts(ctx context.Context, f AlertFilter, order string, limit, offset int) ([]storage.Alert, storage.Total, error) {
 	w := &where{conds: []string{"tenant_id = $1", "(NOT restricted OR created_by = $2)"}, args: []any{f.Tenant, f.Caller}}
 	if len(f.IDs) > 0 {
 		w.add("id = ANY(?)", pq.Int64Array(f.IDs))
@@ -118,7 +118,7 @@ func (s *Store) FindAlerts(ctx context.Context, f AlertFilter, order string, lim
 	if f.Before != nil {
 		w.add(dateColumn+" < ?", *f.Before)
 	}
-	return storage.Page[storage.Alert](ctx, s.DB, "alerts", `SELECT count(*) FROM alerts WHERE `+w.String(),
+	return storage.Page[storage.Alert](ctx, s.DB, "alerts", storage.CountRows(`FROM alerts WHERE `+w.String()),
 		`SELECT `+storage.AlertColumns+` FROM alerts WHERE `+w.String()+` ORDER BY `+order, w.args, limit, offset)
 }
 

@@ -47,9 +47,13 @@ type RecipientFilter struct {
 }
 
 // Recipients returns a page of the recipients matching f, in order (an
-// ORDER BY list built from RecipientSorting), and how many match in all.
-func (s *Store) Recipients(ctx context.Context, f RecipientFilter, order string, limit, offset int) ([]Recipient, int64, error) {
+// ORDER BY list built from RecipientSorting), and how many match: without
+// a filter exactly, from the count the alert keeps of its recipients
+// (written with them by storage.ResolveRecipients); with one as
+// storage.CountRows counts.
+func (s *Store) Recipients(ctx context.Context, f RecipientFilter, order string, limit, offset int) ([]Recipient, storage.Total, error) {
 	w := &where{conds: []string{"r.alert_id = $1", "r.tenant_id = $2"}, args: []any{f.AlertID, f.Tenant}}
+	count := storage.CountExact(`SELECT coalesce((SELECT recipient_count FROM alerts WHERE id = $1 AND tenant_id = $2), 0)`)
 	if len(f.Seqs) > 0 {
 		w.add("r.seq = ANY(?)", pq.Int64Array(f.Seqs))
 	}
@@ -65,7 +69,10 @@ func (s *Store) Recipients(ctx context.Context, f RecipientFilter, order string,
 	if f.Email != "" {
 		w.add("r.email ILIKE ?", "%"+LikeEscape(f.Email)+"%")
 	}
-	return storage.Page[Recipient](ctx, s.DB, "recipients", `SELECT count(*) FROM alert_recipients r WHERE `+w.String(),
+	if len(w.conds) > 2 {
+		count = storage.CountRows(`FROM alert_recipients r WHERE ` + w.String())
+	}
+	return storage.Page[Recipient](ctx, s.DB, "recipients", count,
 		`SELECT `+recipientColumns+` FROM alert_recipients r WHERE `+w.String()+` ORDER BY `+order, w.args, limit, offset)
 }
 
@@ -190,10 +197,12 @@ func (s *Store) RecipientDeliveries(ctx context.Context, tenant string, alertID,
 }
 
 // ChannelDeliveries returns a page of an alert's deliveries on one channel,
-// by recipient and cycle, and how many there are in all.
-func (s *Store) ChannelDeliveries(ctx context.Context, tenant string, alertID int64, channel string, limit, offset int) ([]Delivery, int64, error) {
+// by recipient and cycle, and how many there are in all: exactly, from the
+// counts of the channel's delivery batches (storage.RecountBatch keeps
+// them with the rows), however many there are.
+func (s *Store) ChannelDeliveries(ctx context.Context, tenant string, alertID int64, channel string, limit, offset int) ([]Delivery, storage.Total, error) {
 	const where = `alert_id = $1 AND tenant_id = $2 AND channel = $3`
-	return storage.Page[Delivery](ctx, s.DB, "deliveries", `SELECT count(*) FROM alert_deliveries WHERE `+where,
+	return storage.Page[Delivery](ctx, s.DB, "deliveries", storage.CountExact(`SELECT coalesce(sum(total), 0)::bigint FROM alert_batches WHERE `+where),
 		`SELECT `+deliveryColumns+` FROM alert_deliveries WHERE `+where+` ORDER BY seq, cycle`, []any{alertID, tenant, channel}, limit, offset)
 }
 

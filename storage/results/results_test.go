@@ -11,6 +11,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
+	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/channels/email"
 	"github.com/tocsin/tocsin/channels/fax"
@@ -51,6 +52,10 @@ func newAlert(t *testing.T, db *storage.DB, tenant string, a storage.Alert) *sto
 		       ($1, $2, 3, NULL, 'Grace', 'Hopper', NULL, '+15550003', NULL, false)`, tenant, id); err != nil {
 		t.Fatal(err)
 	}
+	// As storage.ResolveRecipients records them.
+	if _, err := db.ExecContext(ctx, `UPDATE alerts SET resolved_at = now(), recipient_count = 3 WHERE tenant_id = $1 AND id = $2`, tenant, id); err != nil {
+		t.Fatal(err)
+	}
 	return &a
 }
 
@@ -83,8 +88,8 @@ func TestFindAlertsFiltersAndScopes(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if int(total) != len(rows) {
-			t.Fatalf("total %d for %d rows", total, len(rows))
+		if total != storage.ExactTotal(int64(len(rows))) {
+			t.Fatalf("total %+v for %d rows", total, len(rows))
 		}
 		ids := []int64{}
 		for _, r := range rows {
@@ -172,17 +177,17 @@ func TestRecipientsDeliveriesAndAnswers(t *testing.T) {
 
 	order := results.RecipientSorting.Columns["lastname"] + " DESC, " + results.RecipientSorting.TieBreak
 	all, total, err := s.Recipients(ctx, results.RecipientFilter{Tenant: tenant, AlertID: al.ID}, order, 2, 0)
-	if err != nil || total != 3 || len(all) != 2 || all[0].LastName != "Turing" || all[1].LastName != "Lovelace" {
-		t.Fatalf("recipients by last name descending: %d %+v %v", total, all, err)
+	if err != nil || total != storage.ExactTotal(3) || len(all) != 2 || all[0].LastName != "Turing" || all[1].LastName != "Lovelace" {
+		t.Fatalf("recipients by last name descending: %+v %+v %v", total, all, err)
 	}
 	yes := false
-	if rows, total, _ := s.Recipients(ctx, results.RecipientFilter{Tenant: tenant, AlertID: al.ID, Mandatory: &yes}, "r.seq", 10, 0); total != 1 || rows[0].Seq != 3 {
+	if rows, total, _ := s.Recipients(ctx, results.RecipientFilter{Tenant: tenant, AlertID: al.ID, Mandatory: &yes}, "r.seq", 10, 0); total != storage.ExactTotal(1) || rows[0].Seq != 3 {
 		t.Fatalf("not mandatory: %+v", rows)
 	}
-	if rows, total, _ := s.Recipients(ctx, results.RecipientFilter{Tenant: tenant, AlertID: al.ID, PollOptionID: 2, Name: "ada love"}, "r.seq", 10, 0); total != 1 || rows[0].Seq != 1 {
+	if rows, total, _ := s.Recipients(ctx, results.RecipientFilter{Tenant: tenant, AlertID: al.ID, PollOptionID: 2, Name: "ada love"}, "r.seq", 10, 0); total != storage.ExactTotal(1) || rows[0].Seq != 1 {
 		t.Fatalf("chose option 2 named ada love: %+v", rows)
 	}
-	if _, total, _ := s.Recipients(ctx, results.RecipientFilter{Tenant: other, AlertID: al.ID}, "r.seq", 10, 0); total != 0 {
+	if _, total, _ := s.Recipients(ctx, results.RecipientFilter{Tenant: other, AlertID: al.ID}, "r.seq", 10, 0); total != storage.ExactTotal(0) {
 		t.Fatal("another tenant reads the recipients")
 	}
 	r, err := s.Recipient(ctx, tenant, al.ID, 2)
@@ -233,10 +238,10 @@ func TestRecipientsDeliveriesAndAnswers(t *testing.T) {
 		t.Fatalf("deliveries of 2: %+v %v", ds, err)
 	}
 	page, total, err := s.ChannelDeliveries(ctx, tenant, al.ID, "email", 2, 1)
-	if err != nil || total != 3 || len(page) != 2 || page[0].Seq != 2 || page[0].Cycle != 1 || page[1].Cycle != 2 {
-		t.Fatalf("email page 2: %d %+v %v", total, page, err)
+	if err != nil || total != storage.ExactTotal(3) || len(page) != 2 || page[0].Seq != 2 || page[0].Cycle != 1 || page[1].Cycle != 2 {
+		t.Fatalf("email page 2: %+v %+v %v", total, page, err)
 	}
-	if _, total, _ := s.ChannelDeliveries(ctx, other, al.ID, "email", 10, 0); total != 0 {
+	if _, total, _ := s.ChannelDeliveries(ctx, other, al.ID, "email", 10, 0); total != storage.ExactTotal(0) {
 		t.Fatal("another tenant reads the deliveries")
 	}
 	if n := respondedEvents(t, db, tenant); n != 2 {
@@ -391,5 +396,53 @@ func TestCapUpdatesAreNumberedPerAlert(t *testing.T) {
 	hist, err := s.StatusHistory(ctx, tenant, al.ID)
 	if err != nil || len(hist) != 1 || hist[0].Status != storage.AlertQueued {
 		t.Fatalf("status history %+v %v", hist, err)
+	}
+}
+
+// TestLargeAlertTotals: the recipients and a channel's deliveries of an
+// alert with more than storage.CountLimit of them are counted exactly
+// without a filter, from the counts kept with them; a filter matching as
+// many counts no further than the limit and says so.
+func TestLargeAlertTotals(t *testing.T) {
+	t.Parallel()
+	ctx, db, tenant, _ := stacktest.DBTenants(t)
+	s := results.New(db)
+	const n = storage.CountLimit + 50
+	var list int64
+	if err := db.GetContext(ctx, &list, `WITH p AS (
+			INSERT INTO people (tenant_id, first_name, last_name) SELECT $1, 'P', 'L' || i FROM generate_series(1, $2::int) i RETURNING id),
+		l AS (INSERT INTO distribution_lists (tenant_id, name) VALUES ($1, 'all') RETURNING id),
+		m AS (INSERT INTO distribution_list_members (tenant_id, list_id, person_id) SELECT $1, l.id, p.id FROM l, p)
+		SELECT id FROM l`, tenant, n); err != nil {
+		t.Fatal(err)
+	}
+	al := newAlert(t, db, tenant, storage.Alert{Subject: "Everyone"})
+	rows := make([]storage.DeliveryRow, n)
+	for i := range rows {
+		rows[i] = storage.DeliveryRow{Seq: int64(i + 1), Address: fmt.Sprintf("p%d@example.com", i), Status: storage.DeliverySent}
+	}
+	if err := db.InTx(ctx, func(tx *sqlx.Tx) error {
+		if _, err := tx.ExecContext(ctx, `UPDATE alerts SET resolved_at = NULL WHERE id = $1`, al.ID); err != nil {
+			return err
+		}
+		if _, err := storage.ResolveRecipients(ctx, tx, tenant, al.ID, storage.RecipientSpec{RecipientSpec: alert.RecipientSpec{ListIDs: []int64{list}}}); err != nil {
+			return err
+		}
+		return storage.RecordDeliveries(ctx, tx, storage.BatchKey{Tenant: tenant, AlertID: al.ID, Channel: "email", Cycle: 1, Lo: 0, Hi: n}, rows)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if page, total, err := s.Recipients(ctx, results.RecipientFilter{Tenant: tenant, AlertID: al.ID}, "r.seq", 25, 0); err != nil || total != storage.ExactTotal(n) || len(page) != 25 {
+		t.Fatalf("recipients: %d of %+v, %v", len(page), total, err)
+	}
+	no := false
+	if page, total, err := s.Recipients(ctx, results.RecipientFilter{Tenant: tenant, AlertID: al.ID, Mandatory: &no}, "r.seq", 25, 0); err != nil || total != (storage.Total{N: storage.CountLimit}) || len(page) != 25 {
+		t.Fatalf("recipients through lists: %d of %+v, %v", len(page), total, err)
+	}
+	if page, total, err := s.ChannelDeliveries(ctx, tenant, al.ID, "email", 25, 0); err != nil || total != storage.ExactTotal(n) || len(page) != 25 {
+		t.Fatalf("email deliveries: %d of %+v, %v", len(page), total, err)
+	}
+	if page, total, err := s.ChannelDeliveries(ctx, tenant, al.ID, "voice", 25, 0); err != nil || total != storage.ExactTotal(0) || len(page) != 0 {
+		t.Fatalf("voice deliveries: %d of %+v, %v", len(page), total, err)
 	}
 }
