@@ -70,34 +70,47 @@ type DisplayGroup struct {
 // Contact is a person of the tenant that alerts can reach. Directory users
 // are contacts too (with directoryId set): there is one set of people.
 type Contact struct {
-	ID                    int64                            `json:"id" doc:"The contact id." example:"1017"`
-	ExternalID            string                           `json:"externalId,omitempty" maxLength:"200" doc:"The id the tenant's own systems use for the contact." example:"EMP-0042"`
-	DirectoryID           string                           `json:"directoryId,omitempty" doc:"The directory of a directory user; absent for plain contacts." example:"staff"`
-	Name                  PersonName                       `json:"name"`
-	Language              string                           `json:"language" doc:"BCP 47 language tag for messages." example:"en"`
-	TimeZone              string                           `json:"timeZone" doc:"IANA time zone." example:"America/Chicago"`
-	Emails                []ContactInformationEmailAddress `json:"emails"`
-	Phones                []ContactInformationPhone        `json:"phones"`
-	Devices               []ContactInformationDevice       `json:"devices" doc:"Devices for push and app notifications."`
-	ChatUsers             []ChatUser                       `json:"chatUsers" doc:"Team-chat accounts."`
-	Locations             []ContactLocation                `json:"locations" doc:"Places the contact wants notifications for."`
-	Groups                []DisplayGroup                   `json:"groups"` // described by TransformSchema
-	GroupCount            int                              `json:"groupCount" doc:"How many groups the contact is a direct member of; more than the groups listed when some are not." example:"1"`
-	Roles                 []DisplayRole                    `json:"roles"`
-	DistributionLists     []Reference                      `json:"distributionLists"` // described by TransformSchema
-	DistributionListCount int                              `json:"distributionListCount" doc:"How many distribution lists the contact is on; more than the lists listed when some are not." example:"1"`
-	CustomFields          map[string]string                `json:"customFields" doc:"Custom fields of the tenant's choosing." example:"{\"building\":\"A\"}"`
-	CreatedAt             time.Time                        `json:"createdAt"`
-	UpdatedAt             time.Time                        `json:"updatedAt"`
+	ID                         int64                            `json:"id" doc:"The contact id." example:"1017"`
+	ExternalID                 string                           `json:"externalId,omitempty" maxLength:"200" doc:"The id the tenant's own systems use for the contact." example:"EMP-0042"`
+	DirectoryID                string                           `json:"directoryId,omitempty" doc:"The directory of a directory user; absent for plain contacts." example:"staff"`
+	Name                       PersonName                       `json:"name"`
+	Language                   string                           `json:"language" doc:"BCP 47 language tag for messages." example:"en"`
+	TimeZone                   string                           `json:"timeZone" doc:"IANA time zone." example:"America/Chicago"`
+	Emails                     []ContactInformationEmailAddress `json:"emails"`
+	Phones                     []ContactInformationPhone        `json:"phones"`
+	Devices                    []ContactInformationDevice       `json:"devices" doc:"Devices for push and app notifications."`
+	ChatUsers                  []ChatUser                       `json:"chatUsers" doc:"Team-chat accounts."`
+	Locations                  []ContactLocation                `json:"locations" doc:"Places the contact wants notifications for."`
+	Groups                     []DisplayGroup                   `json:"groups"`                         // described by TransformSchema
+	GroupCount                 int                              `json:"groupCount" example:"1"`         // described by TransformSchema
+	GroupCountExact            bool                             `json:"groupCountExact" example:"true"` // described by TransformSchema
+	Roles                      []DisplayRole                    `json:"roles"`
+	DistributionLists          []Reference                      `json:"distributionLists"`                         // described by TransformSchema
+	DistributionListCount      int                              `json:"distributionListCount" example:"1"`         // described by TransformSchema
+	DistributionListCountExact bool                             `json:"distributionListCountExact" example:"true"` // described by TransformSchema
+	CustomFields               map[string]string                `json:"customFields" doc:"Custom fields of the tenant's choosing." example:"{\"building\":\"A\"}"`
+	CreatedAt                  time.Time                        `json:"createdAt"`
+	UpdatedAt                  time.Time                        `json:"updatedAt"`
 }
 
 // TransformSchema implements huma.SchemaTransformer: how many groups and
-// distribution lists a contact lists comes from storage/contacts.
+// distribution lists a contact lists, and how far they are counted, comes
+// from storage/contacts.
 func (Contact) TransformSchema(_ huma.Registry, s *huma.Schema) *huma.Schema {
 	describe(s, "groups", contacts.MaxPageGroups, true,
-		"Groups the contact is a direct member of, by path: the first %d; groupCount counts them all.")
+		"Groups the contact is a direct member of, by path: all of them up to %d, and beyond that the %[1]d of the lowest ids (the oldest groups, ancestors before their subgroups); groupCount says how many there are.")
 	describe(s, "distributionLists", contacts.MaxPageLists, true,
-		"Distribution lists the contact is on, by name: the first %d; distributionListCount counts them all.")
+		"Distribution lists the contact is on, by name: all of them up to %d, and beyond that the %[1]d newest; distributionListCount says how many there are.")
+	describe(s, "groupCount", contacts.MaxCountedMemberships, false,
+		"How many groups the contact is a direct member of; more than the groups listed when some are not. "+
+			"Counted up to %d, the most a contact may join, so exact unless groupCountExact is false (a contact given more before that limit), and then at least %[1]d.")
+	describe(s, "groupCountExact", contacts.MaxCountedMemberships, false,
+		"Whether groupCount is exact: false only for a contact in more than %d groups.")
+	describe(s, "distributionListCount", contacts.MaxCountedMemberships, false,
+		"How many distribution lists the contact is on; more than the lists listed when some are not. "+
+			"Counted up to %d, so that a page of contacts reads a bounded number of index entries whoever is on it: exact unless distributionListCountExact is false, and then at least %[1]d.")
+	describe(s, "distributionListCountExact", contacts.MaxCountedMemberships, false,
+		"Whether distributionListCount is exact: false for a contact on more than %d lists.")
 	return s
 }
 

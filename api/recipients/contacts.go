@@ -18,16 +18,20 @@ import (
 	"github.com/tocsin/tocsin/storage/contacts"
 )
 
-// findContactsDescription is a format of contacts.MaxPageGroups and
-// contacts.MaxPageLists.
+// findContactsDescription is a format of contacts.MaxPageGroups,
+// contacts.MaxPageLists and contacts.MaxCountedMemberships.
 const findContactsDescription = `Returns one page of the tenant's contacts (directory users included)
 matching every filter given in the body; an empty or absent body matches all.
 Sort properties: lastName, firstName, externalId, createdAt, updatedAt, id
 (default lastName, firstName; id breaks ties). Every filter is served by an
-index, so searches stay fast for tenants with a million contacts. A contact
-lists at most its first %d groups (by path) and %d distribution lists (by
-name), and groupCount and distributionListCount count them all, so a page
-stays bounded whoever is on it.`
+index, and totalCount stops counting early when many match (see
+totalCountExact), so searches stay fast for tenants with a million
+contacts. A contact lists
+at most %d of its groups (by path; beyond that those of the lowest ids) and
+%d of its distribution lists (by name; beyond that the newest), and
+groupCount and distributionListCount count them up to %d (see
+groupCountExact and distributionListCountExact), so a page stays bounded
+whoever is on it.`
 
 const exportDescription = `Streams every contact of the tenant as CSV (text/csv; UTF-8; CRLF line
 ends), one consistent snapshot read from a database cursor. The header row
@@ -90,7 +94,8 @@ func contactModel(p contacts.Person) model.Contact {
 		Devices: []model.ContactInformationDevice{}, ChatUsers: []model.ChatUser{}, Locations: []model.ContactLocation{},
 		Groups: []model.DisplayGroup{}, Roles: []model.DisplayRole{}, DistributionLists: []model.Reference{},
 		CustomFields: p.CustomFields(), CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
-		GroupCount: p.GroupCount, DistributionListCount: p.ListCount,
+		GroupCount: p.GroupCount, GroupCountExact: p.GroupCountExact,
+		DistributionListCount: p.ListCount, DistributionListCountExact: p.ListCountExact,
 	}
 	for _, e := range p.Emails {
 		c.Emails = append(c.Emails, model.ContactInformationEmailAddress{Address: e.Address, Label: e.Label,

@@ -1,7 +1,10 @@
 package contacts_test
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -127,4 +130,146 @@ func TestFindUsesIndexes(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestContactPageReadsOnlyTheGroupsAndListsItShows: on the first page of a
+// tenant of 50,000 contacts whose 500 contacts (the most a page holds) are
+// each in more than
+// contacts.MaxCountedMemberships groups and lists, every contact shows its
+// groups of the lowest ids and its newest lists, counts them up to the
+// limit and says when there are more; and the statements that read them
+// (run under EXPLAIN ANALYZE) read no more memberships per contact than
+// they show or count, rather than every one the contact has.
+func TestContactPageReadsOnlyTheGroupsAndListsItShows(t *testing.T) {
+	t.Parallel()
+	tenant, neighbour := stacktest.NewTenant(), stacktest.NewTenant()
+	db, _, _ := seed(t, tenant, neighbour, 50_000)
+	ctx := context.Background()
+	// Each contact of the first page (by name) joins extra groups and
+	// lists: the first as many as make the limit with the one it has, the
+	// others more.
+	const extra, page = contacts.MaxCountedMemberships + 20, 500
+	for _, q := range []string{
+		`INSERT INTO groups (tenant_id, name, path, depth) SELECT $1, 'Extra' || i, '', 0 FROM generate_series(1, $2::int) AS i`,
+		`UPDATE groups SET path = '/' || id || '/' WHERE tenant_id = $1 AND path = ''`,
+		`INSERT INTO distribution_lists (tenant_id, name) SELECT $1, 'Extra ' || i FROM generate_series(1, $2::int) AS i`,
+		`WITH p AS (SELECT id, row_number() OVER (ORDER BY lower(last_name), lower(first_name), id) AS n FROM people
+			WHERE tenant_id = $1 ORDER BY lower(last_name), lower(first_name), id LIMIT $3),
+		g AS (SELECT id, row_number() OVER (ORDER BY id) AS k FROM groups WHERE tenant_id = $1 AND name LIKE 'Extra%')
+		INSERT INTO group_memberships (tenant_id, group_id, person_id)
+		SELECT $1, g.id, p.id FROM p, g WHERE g.k <= $2 AND (p.n > 1 OR g.k < $4)`,
+		`WITH p AS (SELECT id, row_number() OVER (ORDER BY lower(last_name), lower(first_name), id) AS n FROM people
+			WHERE tenant_id = $1 ORDER BY lower(last_name), lower(first_name), id LIMIT $3),
+		l AS (SELECT id, row_number() OVER (ORDER BY id) AS k FROM distribution_lists WHERE tenant_id = $1 AND name LIKE 'Extra %')
+		INSERT INTO distribution_list_members (tenant_id, list_id, person_id)
+		SELECT $1, l.id, p.id FROM p, l WHERE l.k <= $2 AND (p.n > 1 OR l.k < $4)`,
+		`VACUUM ANALYZE groups, group_memberships, distribution_lists, distribution_list_members`,
+	} {
+		var args []any
+		if strings.Contains(q, "$1") {
+			args = append(args, tenant)
+		}
+		if strings.Contains(q, "$2") {
+			args = append(args, extra)
+		}
+		if strings.Contains(q, "$3") {
+			args = append(args, page, contacts.MaxCountedMemberships)
+		}
+		if _, err := db.ExecContext(ctx, q, args...); err != nil {
+			t.Fatalf("seed: %v\n%s", err, q)
+		}
+	}
+
+	people, total, err := contacts.Find(ctx, db.DB, tenant, contacts.Filter{}, contacts.DefaultOrder+", "+contacts.TieBreak, page, 0)
+	if err != nil || len(people) != page || total != (storage.Total{N: storage.CountLimit}) {
+		t.Fatalf("first page: %d contacts of %+v, %v", len(people), total, err)
+	}
+	for i, p := range people {
+		// The first has as many of each as are counted, the others more.
+		n, exact := contacts.MaxCountedMemberships, i == 0
+		if p.GroupCount != n || p.GroupCountExact != exact || p.ListCount != n || p.ListCountExact != exact {
+			t.Errorf("contact %d: %d groups (exact %v), %d lists (exact %v); want %d (exact %v)",
+				i, p.GroupCount, p.GroupCountExact, p.ListCount, p.ListCountExact, n, exact)
+		}
+		var groups, lists []int64
+		// Those of the lowest ids, by path.
+		if err := db.SelectContext(ctx, &groups, `SELECT g.id FROM (SELECT group_id FROM group_memberships WHERE person_id = $1 ORDER BY group_id LIMIT $2) m
+			JOIN groups g ON g.id = m.group_id ORDER BY g.path, g.id`, p.ID, contacts.MaxPageGroups); err != nil {
+			t.Fatal(err)
+		}
+		if err := db.SelectContext(ctx, &lists, `SELECT m.list_id FROM distribution_list_members m JOIN distribution_lists l ON l.id = m.list_id
+			WHERE m.person_id = $1 ORDER BY m.list_id DESC LIMIT $2`, p.ID, contacts.MaxPageLists); err != nil {
+			t.Fatal(err)
+		}
+		var gotGroups, gotLists []int64
+		for _, g := range p.Groups {
+			gotGroups = append(gotGroups, g.ID)
+		}
+		names := map[int64]string{}
+		for _, l := range p.Lists {
+			gotLists = append(gotLists, l.ID)
+			names[l.ID] = l.Name
+		}
+		// The newest, by name.
+		slices.SortFunc(lists, func(a, b int64) int { return cmp.Or(strings.Compare(names[a], names[b]), cmp.Compare(a, b)) })
+		if !slices.Equal(gotGroups, groups) || !slices.Equal(gotLists, lists) {
+			t.Errorf("contact %d shows groups %v and lists %v,\nwant %v and %v", i, gotGroups, gotLists, groups, lists)
+		}
+	}
+
+	ids := make([]int64, len(people))
+	for i, p := range people {
+		ids[i] = p.ID
+	}
+	plans, err := contacts.ExplainDetails(ctx, db.DB, tenant, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, most := range map[string]int{
+		"groups": page * contacts.MaxPageGroups,
+		"lists":  page * contacts.MaxPageLists,
+		"counts": page * 2 * (contacts.MaxCountedMemberships + 1),
+	} {
+		read, seqScans := membershipsRead(t, plans[what])
+		if read > most || seqScans > 0 {
+			t.Errorf("%s: %d memberships read (at most %d), %d full scans:\n%s", what, read, most, seqScans, plans[what])
+		}
+	}
+}
+
+// membershipsRead sums the rows that the scans of group_memberships and
+// distribution_list_members read in a plan of EXPLAIN (ANALYZE, FORMAT
+// JSON), those they kept and those their filters removed, over all loops,
+// and counts the sequential scans among them.
+func membershipsRead(t *testing.T, plan string) (read, seqScans int) {
+	t.Helper()
+	type node struct {
+		Type      string  `json:"Node Type"`
+		Relation  string  `json:"Relation Name"`
+		Rows      float64 `json:"Actual Rows"`
+		Loops     float64 `json:"Actual Loops"`
+		Filtered  float64 `json:"Rows Removed by Filter"`
+		Rechecked float64 `json:"Rows Removed by Index Recheck"`
+		Plans     []node  `json:"Plans"`
+	}
+	var doc []struct {
+		Plan node `json:"Plan"`
+	}
+	if err := json.Unmarshal([]byte(plan), &doc); err != nil || len(doc) != 1 {
+		t.Fatalf("plan: %v\n%s", err, plan)
+	}
+	var walk func(n node)
+	walk = func(n node) {
+		if n.Relation == "group_memberships" || n.Relation == "distribution_list_members" {
+			read += int((n.Rows + n.Filtered + n.Rechecked) * n.Loops)
+			if n.Type == "Seq Scan" {
+				seqScans++
+			}
+		}
+		for _, c := range n.Plans {
+			walk(c)
+		}
+	}
+	walk(doc[0].Plan)
+	return read, seqScans
 }

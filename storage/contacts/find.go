@@ -11,7 +11,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -37,14 +36,20 @@ type Person struct {
 	Phones    []storage.Phone
 	Devices   []storage.Device
 	Locations []storage.Location
-	// Groups are the first MaxPageGroups of the person's groups, by path;
-	// GroupCount counts them all.
-	Groups     []Group
-	GroupCount int
-	// Lists are the first MaxPageLists of the lists the person is on, by
-	// name; ListCount counts them all.
-	Lists     []ListRef
-	ListCount int
+	// Groups are MaxPageGroups of the person's groups at most, those of
+	// the lowest ids (all of them when there are no more), by path.
+	// GroupCount counts the person's groups up to MaxCountedMemberships,
+	// exactly when GroupCountExact.
+	Groups          []Group
+	GroupCount      int
+	GroupCountExact bool
+	// Lists are MaxPageLists of the lists the person is on at most, the
+	// newest (all of them when there are no more), by name. ListCount
+	// counts the person's lists up to MaxCountedMemberships, exactly when
+	// ListCountExact.
+	Lists          []ListRef
+	ListCount      int
+	ListCountExact bool
 }
 
 // The most groups and lists a page of contacts holds per person: a person
@@ -54,6 +59,14 @@ const (
 	MaxPageGroups = 50
 	MaxPageLists  = 50
 )
+
+// MaxCountedMemberships is how far a page of contacts counts each one's
+// groups and lists: as far as a person's groups go
+// (storage.MaxGroupsPerPerson), so that their count is exact, while the
+// lists of a person on more say "at least this many". Each is counted from
+// an index alone, so a page reads at most this many index entries of each
+// kind per person, however many lists there are.
+const MaxCountedMemberships = storage.MaxGroupsPerPerson
 
 // ChatUser is a team-chat account of a person.
 type ChatUser struct {
@@ -305,11 +318,7 @@ func loadDetails(ctx context.Context, db sqlx.QueryerContext, tenant string, peo
 		func(l storage.Location) { at[l.PersonID].Locations = append(at[l.PersonID].Locations, l) }); err != nil {
 		return err
 	}
-	groups, err := storage.SelectAll[groupRow](ctx, db, "load groups", `SELECT m.* FROM unnest($2::bigint[]) AS p(id) CROSS JOIN LATERAL (
-			SELECT gm.person_id, g.id, g.name, g.parent_id, g.depth, g.path, gm.created_at AS since, count(*) OVER () AS total
-			FROM group_memberships gm JOIN groups g ON g.id = gm.group_id
-			WHERE gm.tenant_id = $1 AND g.tenant_id = $1 AND gm.person_id = p.id ORDER BY g.path LIMIT `+strconv.Itoa(MaxPageGroups)+`) m
-		ORDER BY m.person_id, m.path`, tenant, ids)
+	groups, err := storage.SelectAll[Group](ctx, db, "load groups", pageGroupsQuery, tenant, ids, MaxPageGroups)
 	if err != nil {
 		return err
 	}
@@ -326,32 +335,83 @@ func loadDetails(ctx context.Context, db sqlx.QueryerContext, tenant string, peo
 		if g.Path == "" {
 			g.Path = g.Name
 		}
-		p := at[g.PersonID]
-		p.Groups, p.GroupCount = append(p.Groups, g.Group), g.Total
+		at[g.PersonID].Groups = append(at[g.PersonID].Groups, g)
 	}
-	return attach(ctx, db, "load lists", `SELECT x.* FROM unnest($2::bigint[]) AS p(id) CROSS JOIN LATERAL (
-			SELECT m.person_id, l.id, l.name, count(*) OVER () AS total
-			FROM distribution_list_members m JOIN distribution_lists l ON l.id = m.list_id
-			WHERE m.tenant_id = $1 AND l.tenant_id = $1 AND m.person_id = p.id ORDER BY l.name, l.id LIMIT `+strconv.Itoa(MaxPageLists)+`) x
-		ORDER BY x.person_id, x.name, x.id`, tenant, ids,
-		func(l listRow) {
-			p := at[l.PersonID]
-			p.Lists, p.ListCount = append(p.Lists, l.ListRef), l.Total
-		})
+	lists, err := storage.SelectAll[ListRef](ctx, db, "load lists", pageListsQuery, tenant, ids, MaxPageLists)
+	if err != nil {
+		return err
+	}
+	for _, l := range lists {
+		at[l.PersonID].Lists = append(at[l.PersonID].Lists, l)
+	}
+	counts, err := storage.SelectAll[memberships](ctx, db, "count groups and lists", membershipCountsQuery, tenant, ids, MaxCountedMemberships+1)
+	if err != nil {
+		return err
+	}
+	for _, c := range counts {
+		p := at[c.PersonID]
+		p.GroupCount, p.GroupCountExact = min(c.Groups, MaxCountedMemberships), c.Groups <= MaxCountedMemberships
+		p.ListCount, p.ListCountExact = min(c.Lists, MaxCountedMemberships), c.Lists <= MaxCountedMemberships
+	}
+	return nil
 }
 
-// groupRow and listRow are a group and a list of a person with how many
-// the person has in all.
-type (
-	groupRow struct {
-		Group
-		Total int `db:"total"`
-	}
-	listRow struct {
-		ListRef
-		Total int `db:"total"`
-	}
+// The statements loadDetails reads the groups and lists of a page of
+// people with, and counts them by: the tenant, the people's ids and how
+// many of each to read or count per person are $1, $2 and $3. A person's
+// groups of the lowest ids and lists of the highest come first in the
+// person's index of each (group_memberships_person_group, which holds the
+// membership's created_at too, and distribution_list_members_person_list):
+// the memberships shown are read from those indexes alone and only they
+// are joined with their group or list, and the counts read the indexes
+// alone too.
+const (
+	pageGroupsQuery = `SELECT gm.person_id, g.id, g.name, g.parent_id, g.depth, g.path, gm.since
+		FROM unnest($2::bigint[]) AS p(id) CROSS JOIN LATERAL (
+			SELECT person_id, group_id, created_at AS since FROM group_memberships
+			WHERE tenant_id = $1 AND person_id = p.id ORDER BY group_id LIMIT $3) gm
+		JOIN groups g ON g.id = gm.group_id AND g.tenant_id = $1
+		ORDER BY gm.person_id, g.path, g.id`
+	pageListsQuery = `SELECT m.person_id, l.id, l.name
+		FROM unnest($2::bigint[]) AS p(id) CROSS JOIN LATERAL (
+			SELECT person_id, list_id FROM distribution_list_members
+			WHERE tenant_id = $1 AND person_id = p.id ORDER BY list_id DESC LIMIT $3) m
+		JOIN distribution_lists l ON l.id = m.list_id AND l.tenant_id = $1
+		ORDER BY m.person_id, l.name, l.id`
+	membershipCountsQuery = `SELECT p.id AS person_id,
+			(SELECT count(*) FROM (SELECT FROM group_memberships gm WHERE gm.person_id = p.id AND gm.tenant_id = $1 LIMIT $3) c) AS groups,
+			(SELECT count(*) FROM (SELECT FROM distribution_list_members m WHERE m.person_id = p.id AND m.tenant_id = $1 LIMIT $3) c) AS lists
+		FROM unnest($2::bigint[]) AS p(id)`
 )
+
+// ExplainDetails runs the statements that read and count the groups and
+// lists of a page of the tenant's people (ids) under EXPLAIN (ANALYZE,
+// FORMAT JSON) and returns their plans by what they read ("groups",
+// "lists", "counts"), so tests can check how many rows each reads.
+func ExplainDetails(ctx context.Context, db sqlx.QueryerContext, tenant string, ids []int64) (map[string]string, error) {
+	out := map[string]string{}
+	for what, q := range map[string]Query{
+		"groups": {SQL: pageGroupsQuery, Args: []any{tenant, pq.Int64Array(ids), MaxPageGroups}},
+		"lists":  {SQL: pageListsQuery, Args: []any{tenant, pq.Int64Array(ids), MaxPageLists}},
+		"counts": {SQL: membershipCountsQuery, Args: []any{tenant, pq.Int64Array(ids), MaxCountedMemberships + 1}},
+	} {
+		plan, err := explain(ctx, db, q, "ANALYZE", "FORMAT JSON")
+		if err != nil {
+			return nil, err
+		}
+		out[what] = plan
+	}
+	return out, nil
+}
+
+// memberships is how many groups and lists a person has, each counted
+// from the person's index of them alone up to one more than
+// MaxCountedMemberships.
+type memberships struct {
+	PersonID int64 `db:"person_id"`
+	Groups   int   `db:"groups"`
+	Lists    int   `db:"lists"`
+}
 
 // attach reads the rows query answers for a page of people (tenant and
 // their ids as $1 and $2) and passes each, in order, to add. what names the
