@@ -183,9 +183,16 @@ func (s *AddressPoints) Replace(ctx context.Context, tenant, name string, points
 		if _, err := tx.ExecContext(ctx, `DELETE FROM etn_address_points WHERE tenant_id = $1 AND list_name = $2`, tenant, name); err != nil {
 			return fmt.Errorf("clear address points: %w", err)
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO etn_address_points (tenant_id, list_name, external_id, name, address, phone, latitude, longitude)
-			SELECT $1, $2, external_id, name, address, phone, latitude, longitude FROM etn_point_import`, tenant, name); err != nil {
+		res, err := tx.ExecContext(ctx, `INSERT INTO etn_address_points (tenant_id, list_name, external_id, name, address, phone, latitude, longitude)
+			SELECT $1, $2, external_id, name, address, phone, latitude, longitude FROM etn_point_import`, tenant, name)
+		if err != nil {
 			return fmt.Errorf("insert address points: %w", err)
+		}
+		inserted, _ := res.RowsAffected()
+		if _, err := tx.ExecContext(ctx, `INSERT INTO etn_address_point_lists (tenant_id, list_name, points, imported_at) VALUES ($1, $2, $3, now())
+			ON CONFLICT (tenant_id, list_name) DO UPDATE SET points = excluded.points, imported_at = excluded.imported_at`,
+			tenant, name, inserted); err != nil {
+			return fmt.Errorf("record address-point list: %w", err)
 		}
 		return nil
 	})
@@ -204,15 +211,15 @@ var PointListSorting = storage.Sorting{
 
 // Lists returns a page of the tenant's lists in order (an ORDER BY list
 // built from PointListSorting; by name when empty) and how many lists the
-// tenant has.
+// tenant has. It reads the row each import keeps per list
+// (etn_address_point_lists), not the points.
 func (s *AddressPoints) Lists(ctx context.Context, tenant, order string, limit, offset int) ([]AddressPointList, storage.Total, error) {
 	if order == "" {
 		order = PointListSorting.Default
 	}
-	return storage.Page[AddressPointList](ctx, s.DB, "address-point lists",
-		storage.CountExact(`SELECT count(DISTINCT list_name) FROM etn_address_points WHERE tenant_id = $1`),
-		`SELECT list_name, count(*) AS points, max(created_at) AS imported_at
-		FROM etn_address_points WHERE tenant_id = $1 GROUP BY list_name ORDER BY `+order, []any{tenant}, limit, offset)
+	const from = `FROM etn_address_point_lists WHERE tenant_id = $1`
+	return storage.Page[AddressPointList](ctx, s.DB, "address-point lists", storage.CountRows(from),
+		`SELECT list_name, points, imported_at `+from+` ORDER BY `+order, []any{tenant}, limit, offset)
 }
 
 // MissingPointLists returns the names among names that are no list of the
@@ -234,7 +241,13 @@ func (s *AddressPoints) Delete(ctx context.Context, tenant, name string) error {
 		if err := lockPointList(ctx, tx, tenant, name); err != nil {
 			return err
 		}
-		return storage.ExecOne(ctx, tx, "delete address points", `DELETE FROM etn_address_points WHERE tenant_id = $1 AND list_name = $2`, tenant, name)
+		if err := storage.ExecOne(ctx, tx, "delete address points", `DELETE FROM etn_address_points WHERE tenant_id = $1 AND list_name = $2`, tenant, name); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM etn_address_point_lists WHERE tenant_id = $1 AND list_name = $2`, tenant, name); err != nil {
+			return fmt.Errorf("delete address-point list: %w", err)
+		}
+		return nil
 	})
 }
 
