@@ -79,7 +79,7 @@ func Tree(ctx context.Context, db *sqlx.DB, tenant string, f TreeFilter, orderBy
 	w := strings.Join(conds, " AND ")
 	q := fmt.Sprintf(`SELECT g.id, g.name, g.description, g.parent_id, g.depth, g.path, g.is_public,
 		(SELECT count(*) FROM groups c WHERE c.tenant_id = g.tenant_id AND c.parent_id = g.id) AS child_count,
-		(SELECT count(*) FROM group_memberships m WHERE m.group_id = g.id) AS member_count
+		g.member_count
 		FROM groups g WHERE %s ORDER BY %s`, w, orderBy)
 	nodes, total, err := storage.Page[TreeNode](ctx, db, "groups", storage.CountRows("FROM groups g WHERE "+w), q, args, limit, offset)
 	if err != nil {

@@ -50,8 +50,9 @@ var MemberSortColumns = map[string]string{
 	"firstname": "lower(p.first_name)",
 }
 
-const listColumns = `l.id, l.name, l.description, l.created_at, l.updated_at,
-	(SELECT count(*) FROM distribution_list_members c WHERE c.list_id = l.id) AS member_count`
+// listColumns are a list's columns; its member count is kept with its
+// members (migration 00302), not counted.
+const listColumns = `l.id, l.name, l.description, l.created_at, l.updated_at, l.member_count`
 
 // Lists returns one page of the tenant's distribution lists whose name starts
 // with namePrefix (any when empty), and the number of all matches.

@@ -15,12 +15,13 @@ import (
 )
 
 // groupSelect reads groups as Group columns: the names path is built
-// from the ancestor ids in groups.path.
+// from the ancestor ids in groups.path; the member count is kept with the
+// memberships (migration 00302), not counted.
 const groupSelect = `
 	SELECT g.id, g.name, g.description, g.parent_id, g.depth, g.is_public, g.created_at,
 		coalesce((SELECT string_agg(a.name, ' / ' ORDER BY a.depth) FROM groups a
 			WHERE a.tenant_id = g.tenant_id AND a.id = ANY (string_to_array(trim(both '/' from g.path), '/')::bigint[])), g.name) AS names,
-		(SELECT count(*) FROM group_memberships m WHERE m.tenant_id = g.tenant_id AND m.group_id = g.id) AS member_count
+		g.member_count
 	FROM groups g`
 
 type groupRow struct {
