@@ -52,7 +52,8 @@ const (
 	TreeTieBreak     = "g.id"
 )
 
-// Tree returns one page of group-tree nodes and the number of all matches.
+// Tree returns one page of group-tree nodes and how many match (as
+// storage.CountRows counts them).
 func Tree(ctx context.Context, db *sqlx.DB, tenant string, f TreeFilter, orderBy string, limit, offset int) ([]TreeNode, storage.Total, error) {
 	args := []any{tenant}
 	arg := func(v any) string {

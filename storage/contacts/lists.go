@@ -55,7 +55,8 @@ var MemberSortColumns = map[string]string{
 const listColumns = `l.id, l.name, l.description, l.created_at, l.updated_at, l.member_count`
 
 // Lists returns one page of the tenant's distribution lists whose name starts
-// with namePrefix (any when empty), and the number of all matches.
+// with namePrefix (any when empty), and how many match (as
+// storage.CountRows counts them).
 func Lists(ctx context.Context, db *sqlx.DB, tenant, namePrefix, orderBy string, limit, offset int) ([]List, storage.Total, error) {
 	w := "l.tenant_id = $1 AND lower(l.name) LIKE $2"
 	args := []any{tenant, likePrefix(lowerTrim(namePrefix))}
@@ -68,7 +69,8 @@ func GetList(ctx context.Context, db sqlx.QueryerContext, tenant string, id int6
 	return storage.GetOne[List](ctx, db, "get list", "SELECT "+listColumns+" FROM distribution_lists l WHERE l.tenant_id = $1 AND l.id = $2", tenant, id)
 }
 
-// Members returns one page of a list's members as summaries, and their number.
+// Members returns one page of a list's members as summaries, and how many
+// there are (as storage.CountRows counts them).
 func Members(ctx context.Context, db *sqlx.DB, tenant string, listID int64, orderBy string, limit, offset int) ([]Summary, storage.Total, error) {
 	q := fmt.Sprintf(`SELECT p.id, p.directory_id, p.external_id, p.first_name, p.middle_name, p.last_name,
 		(SELECT e.address FROM person_emails e WHERE e.person_id = p.id ORDER BY e.id LIMIT 1) AS primary_email,

@@ -187,7 +187,8 @@ func findGroups(ctx context.Context, q Querier, tenant string, f GroupFilter, or
 		`SELECT * FROM (`+groupSelect+` WHERE `+where+`) g ORDER BY `+strings.ReplaceAll(order, "g.", ""), args, limit, offset)
 }
 
-// FindGroups returns a page of the tenant's groups matching f.
+// FindGroups returns a page of the tenant's groups matching f and how many
+// match (as storage.CountRows counts them).
 func FindGroups(ctx context.Context, q Querier, tenant string, f GroupFilter, order string, limit, offset int) ([]Group, storage.Total, error) {
 	rows, total, err := findGroups(ctx, q, tenant, f, order, limit, offset)
 	out := make([]Group, 0, len(rows))

@@ -173,7 +173,7 @@ type UserFilter struct {
 }
 
 // FindUsers returns a page of the directory's users matching f, in order,
-// and how many match in all.
+// and how many match (as storage.CountRows counts them).
 func FindUsers(ctx context.Context, q Querier, tenant, dir string, f UserFilter, order string, limit, offset int) ([]UserSummary, storage.Total, error) {
 	where := []string{"p.tenant_id = $1", "p.directory_id = $2"}
 	args := []any{tenant, dir}
@@ -200,7 +200,8 @@ func FindUsers(ctx context.Context, q Querier, tenant, dir string, f UserFilter,
 }
 
 // GroupMembers returns a page of a group's direct members that belong to the
-// directory and show in group directories.
+// directory and show in group directories, and how many there are (as
+// storage.CountRows counts them).
 func GroupMembers(ctx context.Context, q Querier, tenant, dir string, group int64, order string, limit, offset int) ([]UserSummary, storage.Total, error) {
 	where := `p.tenant_id = $1 AND p.directory_id = $2
 		AND EXISTS (SELECT 1 FROM group_memberships m WHERE m.tenant_id = p.tenant_id AND m.person_id = p.id AND m.group_id = $3)

@@ -93,7 +93,8 @@ func (s *Store) Create(ctx context.Context, tenant string, id int64, set Setting
 }
 
 // List returns a page of the tenant's subscriptions in order (an ORDER BY
-// list built from Sorting) and how many it has.
+// list built from Sorting) and how many it has (as storage.CountRows
+// counts them).
 func (s *Store) List(ctx context.Context, tenant, order string, limit, offset int) ([]Subscription, storage.Total, error) {
 	return storage.Page[Subscription](ctx, s.DB, "subscriptions", storage.CountRows(`FROM hook_subscriptions WHERE tenant_id = $1`),
 		`SELECT `+columns+` FROM hook_subscriptions WHERE tenant_id = $1 ORDER BY `+order, []any{tenant}, limit, offset)
@@ -177,7 +178,8 @@ var HistorySorting = storage.Sorting{
 
 // History returns a page of the attempts of the last 30 days to deliver to
 // the tenant's subscription id, in order (an ORDER BY list built from
-// HistorySorting), and how many there are.
+// HistorySorting), and how many there are (as storage.CountRows counts
+// them).
 func (s *Store) History(ctx context.Context, tenant string, id int64, order string, limit, offset int) ([]Attempt, storage.Total, error) {
 	const where = `tenant_id = $1 AND subscription_id = $2 AND requested_at >= now() - interval '30 days'`
 	return storage.Page[Attempt](ctx, s.DB, "history", storage.CountRows(`FROM hook_attempts WHERE `+where),

@@ -77,7 +77,8 @@ func LikeEscape(s string) string {
 }
 
 // FindAlerts returns a page of the alerts matching f, in order (an ORDER
-// BY list built from AlertSorting), and how many match in all.
+// BY list built from AlertSorting), and how many match (as
+// storage.CountRows counts them).
 func (s *Store) FindAlerts(ctx context.Context, f AlertFilter, order string, limit, offset int) ([]storage.Alert, storage.Total, error) {
 	w := &where{conds: []string{"tenant_id = $1", "(NOT restricted OR created_by = $2)"}, args: []any{f.Tenant, f.Caller}}
 	if len(f.IDs) > 0 {
