@@ -206,3 +206,31 @@ func TestTheEndOfAnAlertDeletesWhatItsBatchesLeft(t *testing.T) {
 		t.Fatalf("a failed alert left %+v", p)
 	}
 }
+
+// TestALocalAttemptThatOutlivesItsAlertLeavesNothing: a local attempt
+// stuck in a send past its timeout is given up by its workflow, whose
+// retry records the batch, and the alert may end before that send returns.
+// What the attempt then keeps of its progress finds the alert ended and
+// stays out of PostgreSQL, where nothing would delete it any more.
+func TestALocalAttemptThatOutlivesItsAlertLeavesNothing(t *testing.T) {
+	t.Parallel()
+	// Released by nothing but the attempt's timeout (the test
+	// environment's 3 s).
+	snd := &holdingSender{reported: make(chan struct{}), release: make(chan struct{})}
+	db, a, in, env := batchEnv(t, snd)
+	done := make(chan error, 1)
+	go func() {
+		_, err := env.ExecuteLocalActivity(a.DeliverBatch, in)
+		done <- err
+	}()
+	<-snd.reported
+	if err := a.CompleteAlert(context.Background(), in.AlertRef); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err == nil {
+		t.Fatal("an attempt past its timeout did not fail")
+	}
+	if p := savedProgress(t, db, in); p != nil {
+		t.Fatalf("the alert had ended and an attempt left %+v", p)
+	}
+}
