@@ -49,6 +49,22 @@ func batchEnv(t *testing.T, snd channels.Sender) (*storage.DB, *activities.Activ
 	return db, a, in, env
 }
 
+// heldLocalBatch runs batchEnv's batch as a local activity through a
+// holdingSender and returns once a message has left, with the attempt's
+// outcome to come on done.
+func heldLocalBatch(t *testing.T) (*storage.DB, *activities.Activities, activities.BatchInput, *holdingSender, <-chan error) {
+	t.Helper()
+	snd := &holdingSender{reported: make(chan struct{}), release: make(chan struct{})}
+	db, a, in, env := batchEnv(t, snd)
+	done := make(chan error, 1)
+	go func() {
+		_, err := env.ExecuteLocalActivity(a.DeliverBatch, in)
+		done <- err
+	}()
+	<-snd.reported
+	return db, a, in, snd, done
+}
+
 // noProgressLeft fails the test when the batch, whose results are
 // recorded, still has its progress kept in PostgreSQL.
 func noProgressLeft(t *testing.T, db *storage.DB, in activities.BatchInput) {
@@ -129,14 +145,7 @@ func TestTheActivityThatRetriesALocalBatchSendsOnlyWhatHadNotLeft(t *testing.T) 
 // before the send returns: what a worker that dies then leaves behind.
 func TestALocalBatchSavesWhatLeftWithinSeconds(t *testing.T) {
 	t.Parallel()
-	snd := &holdingSender{reported: make(chan struct{}), release: make(chan struct{})}
-	db, a, in, env := batchEnv(t, snd)
-	done := make(chan error, 1)
-	go func() {
-		_, err := env.ExecuteLocalActivity(a.DeliverBatch, in)
-		done <- err
-	}()
-	<-snd.reported
+	db, _, in, snd, done := heldLocalBatch(t)
 	left := time.Now()
 	var p *activities.BatchProgress
 	for p == nil {
@@ -216,14 +225,7 @@ func TestALocalAttemptThatOutlivesItsAlertLeavesNothing(t *testing.T) {
 	t.Parallel()
 	// Released by nothing but the attempt's timeout (the test
 	// environment's 3 s).
-	snd := &holdingSender{reported: make(chan struct{}), release: make(chan struct{})}
-	db, a, in, env := batchEnv(t, snd)
-	done := make(chan error, 1)
-	go func() {
-		_, err := env.ExecuteLocalActivity(a.DeliverBatch, in)
-		done <- err
-	}()
-	<-snd.reported
+	db, a, in, _, done := heldLocalBatch(t)
 	if err := a.CompleteAlert(context.Background(), in.AlertRef); err != nil {
 		t.Fatal(err)
 	}
