@@ -3,9 +3,12 @@ package activities_test
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/tocsin/tocsin/activities"
@@ -13,6 +16,7 @@ import (
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/storagetest"
 )
 
 // keyOf is the storage key of in's batch.
@@ -234,5 +238,71 @@ func TestALocalAttemptThatOutlivesItsAlertLeavesNothing(t *testing.T) {
 	}
 	if p := savedProgress(t, db, in); p != nil {
 		t.Fatalf("the alert had ended and an attempt left %+v", p)
+	}
+}
+
+// unrecordableSender sends through fakeSender, reports each result, and
+// then takes away the table the batch records its results in, as a
+// database that fails right after the send.
+type unrecordableSender struct {
+	fakeSender
+	db *storage.DB
+}
+
+func (s *unrecordableSender) Send(ctx context.Context, msgs []channels.Message) ([]channels.Result, error) {
+	res, err := s.fakeSender.Send(ctx, msgs)
+	for _, r := range res {
+		channels.Report(ctx, r)
+	}
+	if err := storagetest.TakeAwayDeliveries(ctx, s.db); err != nil {
+		return nil, err
+	}
+	return res, err
+}
+
+// TestAnAttemptThatCannotRecordItsResultsHandsOnWhatLeft: the send went
+// through, and the transaction that records its results fails; the next
+// attempt learns what left from the progress the attempt kept as it
+// failed, in PostgreSQL for a local activity and in its last heartbeat
+// for an activity, and sends none of it again.
+func TestAnAttemptThatCannotRecordItsResultsHandsOnWhatLeft(t *testing.T) {
+	t.Parallel()
+	for _, local := range []bool{true, false} {
+		t.Run(map[bool]string{true: "local activity", false: "activity"}[local], func(t *testing.T) {
+			t.Parallel()
+			db := stacktest.DB(t)
+			snd := &unrecordableSender{db: db}
+			a, in := textBatch(t, db, snd)
+			env := (&testsuite.WorkflowTestSuite{}).NewTestActivityEnvironment()
+			var mu sync.Mutex
+			var beat activities.BatchProgress
+			env.SetOnActivityHeartbeatListener(func(_ *activity.Info, d converter.EncodedValues) {
+				mu.Lock()
+				defer mu.Unlock()
+				if d.HasValues() {
+					_ = d.Get(&beat)
+				}
+			})
+			env.RegisterActivity(a.DeliverBatch)
+			var err error
+			if local {
+				_, err = env.ExecuteLocalActivity(a.DeliverBatch, in)
+			} else {
+				_, err = env.ExecuteActivity(a.DeliverBatch, in)
+			}
+			if err == nil {
+				t.Fatal("results that could not be recorded did not fail the attempt")
+			}
+			kept := &beat
+			if local {
+				kept = savedProgress(t, db, in)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			// Recipient 1's text and 3's left; 2's was refused.
+			if kept == nil || len(kept.Sent) != 2 || kept.Sent[0].Seq != 1 || kept.Sent[1].Seq != 3 {
+				t.Fatalf("the attempt handed on %+v", kept)
+			}
+		})
 	}
 }
