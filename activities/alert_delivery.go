@@ -313,10 +313,10 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 		}
 		return syncCalls(ctx, tx, in, key, rows)
 	}); err != nil {
-		if progress.local {
-			// The next attempt sends none of what left again.
-			a.keepProgress(ctx, key, progress)
-		}
+		// The next attempt sends none of what left again: its last
+		// heartbeat (or save) may be a second old.
+		stop()
+		a.keepProgress(ctx, key, progress)
 		return out, err
 	}
 	if a.Logger != nil {

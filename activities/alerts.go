@@ -342,12 +342,16 @@ func (a *Activities) CompleteAlert(ctx context.Context, ref AlertRef) error {
 		return err
 	}
 	return a.DB.InTx(ctx, func(tx *sqlx.Tx) error {
+		first, err := storage.MarkAlertCompleted(ctx, tx, ref.Tenant, ref.AlertID)
+		if err != nil {
+			return err
+		}
+		// After the mark, which a save of progress waits for or sees.
 		if err := storage.DeleteAlertProgress(ctx, tx, ref.Tenant, ref.AlertID); err != nil {
 			return err
 		}
-		first, err := storage.MarkAlertCompleted(ctx, tx, ref.Tenant, ref.AlertID)
-		if err != nil || !first {
-			return err
+		if !first {
+			return nil
 		}
 		t, err := totals(ctx, tx, ref)
 		if err != nil {
@@ -385,16 +389,22 @@ func (a *Activities) FailAlert(ctx context.Context, in FailAlertInput) error {
 		return err
 	}
 	return a.DB.InTx(ctx, func(tx *sqlx.Tx) error {
+		moved, err := storage.TransitionAlert(ctx, tx, in.Tenant, in.AlertID,
+			[]string{storage.AlertScheduled, storage.AlertQueued, storage.AlertProcessing}, storage.AlertFailed, in.Reason)
+		if err != nil {
+			return err
+		}
+		if moved {
+			if _, err := storage.MarkAlertCompleted(ctx, tx, in.Tenant, in.AlertID); err != nil {
+				return fmt.Errorf("complete failed alert: %w", err)
+			}
+		}
+		// After the mark, which a save of progress waits for or sees.
 		if err := storage.DeleteAlertProgress(ctx, tx, in.Tenant, in.AlertID); err != nil {
 			return err
 		}
-		moved, err := storage.TransitionAlert(ctx, tx, in.Tenant, in.AlertID,
-			[]string{storage.AlertScheduled, storage.AlertQueued, storage.AlertProcessing}, storage.AlertFailed, in.Reason)
-		if err != nil || !moved {
-			return err
-		}
-		if _, err := storage.MarkAlertCompleted(ctx, tx, in.Tenant, in.AlertID); err != nil {
-			return fmt.Errorf("complete failed alert: %w", err)
+		if !moved {
+			return nil
 		}
 		_, err = storage.EmitEvent(ctx, tx, in.Tenant, storage.EventAlertFailed, events.AlertFailed{Alert: events.AlertOf(al, storage.AlertFailed), Reason: in.Reason})
 		return err

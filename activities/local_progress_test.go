@@ -3,9 +3,12 @@ package activities_test
 import (
 	"context"
 	"encoding/json"
+	"sync"
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/testsuite"
 
 	"github.com/tocsin/tocsin/activities"
@@ -13,6 +16,7 @@ import (
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/storagetest"
 )
 
 // keyOf is the storage key of in's batch.
@@ -47,6 +51,22 @@ func batchEnv(t *testing.T, snd channels.Sender) (*storage.DB, *activities.Activ
 	env := (&testsuite.WorkflowTestSuite{}).NewTestActivityEnvironment()
 	env.RegisterActivity(a.DeliverBatch)
 	return db, a, in, env
+}
+
+// heldLocalBatch runs batchEnv's batch as a local activity through a
+// holdingSender and returns once a message has left, with the attempt's
+// outcome to come on done.
+func heldLocalBatch(t *testing.T) (*storage.DB, *activities.Activities, activities.BatchInput, *holdingSender, <-chan error) {
+	t.Helper()
+	snd := &holdingSender{reported: make(chan struct{}), release: make(chan struct{})}
+	db, a, in, env := batchEnv(t, snd)
+	done := make(chan error, 1)
+	go func() {
+		_, err := env.ExecuteLocalActivity(a.DeliverBatch, in)
+		done <- err
+	}()
+	<-snd.reported
+	return db, a, in, snd, done
 }
 
 // noProgressLeft fails the test when the batch, whose results are
@@ -129,14 +149,7 @@ func TestTheActivityThatRetriesALocalBatchSendsOnlyWhatHadNotLeft(t *testing.T) 
 // before the send returns: what a worker that dies then leaves behind.
 func TestALocalBatchSavesWhatLeftWithinSeconds(t *testing.T) {
 	t.Parallel()
-	snd := &holdingSender{reported: make(chan struct{}), release: make(chan struct{})}
-	db, a, in, env := batchEnv(t, snd)
-	done := make(chan error, 1)
-	go func() {
-		_, err := env.ExecuteLocalActivity(a.DeliverBatch, in)
-		done <- err
-	}()
-	<-snd.reported
+	db, _, in, snd, done := heldLocalBatch(t)
 	left := time.Now()
 	var p *activities.BatchProgress
 	for p == nil {
@@ -204,5 +217,92 @@ func TestTheEndOfAnAlertDeletesWhatItsBatchesLeft(t *testing.T) {
 	}
 	if p := savedProgress(t, db, failed); p != nil {
 		t.Fatalf("a failed alert left %+v", p)
+	}
+}
+
+// TestALocalAttemptThatOutlivesItsAlertLeavesNothing: a local attempt
+// stuck in a send past its timeout is given up by its workflow, whose
+// retry records the batch, and the alert may end before that send returns.
+// What the attempt then keeps of its progress finds the alert ended and
+// stays out of PostgreSQL, where nothing would delete it any more.
+func TestALocalAttemptThatOutlivesItsAlertLeavesNothing(t *testing.T) {
+	t.Parallel()
+	// Released by nothing but the attempt's timeout (the test
+	// environment's 3 s).
+	db, a, in, _, done := heldLocalBatch(t)
+	if err := a.CompleteAlert(context.Background(), in.AlertRef); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-done; err == nil {
+		t.Fatal("an attempt past its timeout did not fail")
+	}
+	if p := savedProgress(t, db, in); p != nil {
+		t.Fatalf("the alert had ended and an attempt left %+v", p)
+	}
+}
+
+// unrecordableSender sends through fakeSender, reports each result, and
+// then takes away the table the batch records its results in, as a
+// database that fails right after the send.
+type unrecordableSender struct {
+	fakeSender
+	db *storage.DB
+}
+
+func (s *unrecordableSender) Send(ctx context.Context, msgs []channels.Message) ([]channels.Result, error) {
+	res, err := s.fakeSender.Send(ctx, msgs)
+	for _, r := range res {
+		channels.Report(ctx, r)
+	}
+	if err := storagetest.TakeAwayDeliveries(ctx, s.db); err != nil {
+		return nil, err
+	}
+	return res, err
+}
+
+// TestAnAttemptThatCannotRecordItsResultsHandsOnWhatLeft: the send went
+// through, and the transaction that records its results fails; the next
+// attempt learns what left from the progress the attempt kept as it
+// failed, in PostgreSQL for a local activity and in its last heartbeat
+// for an activity, and sends none of it again.
+func TestAnAttemptThatCannotRecordItsResultsHandsOnWhatLeft(t *testing.T) {
+	t.Parallel()
+	for _, local := range []bool{true, false} {
+		t.Run(map[bool]string{true: "local activity", false: "activity"}[local], func(t *testing.T) {
+			t.Parallel()
+			db := stacktest.DB(t)
+			snd := &unrecordableSender{db: db}
+			a, in := textBatch(t, db, snd)
+			env := (&testsuite.WorkflowTestSuite{}).NewTestActivityEnvironment()
+			var mu sync.Mutex
+			var beat activities.BatchProgress
+			env.SetOnActivityHeartbeatListener(func(_ *activity.Info, d converter.EncodedValues) {
+				mu.Lock()
+				defer mu.Unlock()
+				if d.HasValues() {
+					_ = d.Get(&beat)
+				}
+			})
+			env.RegisterActivity(a.DeliverBatch)
+			var err error
+			if local {
+				_, err = env.ExecuteLocalActivity(a.DeliverBatch, in)
+			} else {
+				_, err = env.ExecuteActivity(a.DeliverBatch, in)
+			}
+			if err == nil {
+				t.Fatal("results that could not be recorded did not fail the attempt")
+			}
+			kept := &beat
+			if local {
+				kept = savedProgress(t, db, in)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			// Recipient 1's text and 3's left; 2's was refused.
+			if kept == nil || len(kept.Sent) != 2 || kept.Sent[0].Seq != 1 || kept.Sent[1].Seq != 3 {
+				t.Fatalf("the attempt handed on %+v", kept)
+			}
+		})
 	}
 }

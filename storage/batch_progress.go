@@ -11,11 +11,19 @@ import (
 
 // SaveBatchProgress records progress, what a delivery batch run as a local
 // activity has sent so far (activities.BatchProgress as JSON), in place of
-// what it recorded before.
+// what it recorded before. It records nothing once the alert has ended
+// (completed_at is set): a save that late comes from an attempt its
+// workflow gave up on (one stuck past its timeout, whose retry recorded the
+// batch), and the end of the alert (DeleteAlertProgress) has deleted what
+// the batches left. The save holds the alert's row (FOR SHARE) so that it
+// either comes before the transaction that ends the alert, which then
+// deletes it, or sees the alert ended.
 func SaveBatchProgress(ctx context.Context, q sqlx.ExecerContext, k BatchKey, progress []byte) error {
 	_, err := q.ExecContext(ctx, `
 		INSERT INTO alert_batch_progress AS p (tenant_id, alert_id, channel, cycle, lo, hi, sent)
-		VALUES ($1, $2, $3, $4, $5, $6, $7)
+		SELECT a.tenant_id, a.id, $3, $4, $5, $6, $7 FROM alerts a
+		WHERE a.tenant_id = $1 AND a.id = $2 AND a.completed_at IS NULL
+		FOR SHARE OF a
 		ON CONFLICT (alert_id, channel, cycle, lo, hi) DO UPDATE SET sent = excluded.sent, updated_at = now()
 		WHERE p.tenant_id = excluded.tenant_id`,
 		k.Tenant, k.AlertID, k.Channel, k.Cycle, k.Lo, k.Hi, string(progress))
@@ -55,7 +63,8 @@ func DeleteBatchProgress(ctx context.Context, q sqlx.ExecerContext, k BatchKey) 
 
 // DeleteAlertProgress deletes what the alert's batches recorded with
 // SaveBatchProgress and left (a batch whose workflow ended before it
-// recorded its results), when the alert ends.
+// recorded its results), when the alert ends: in the transaction that
+// sets its completed_at, after that, so that no save follows it.
 func DeleteAlertProgress(ctx context.Context, q sqlx.ExecerContext, tenant string, alertID int64) error {
 	if _, err := q.ExecContext(ctx, `DELETE FROM alert_batch_progress WHERE tenant_id = $1 AND alert_id = $2`, tenant, alertID); err != nil {
 		return fmt.Errorf("delete alert progress: %w", err)

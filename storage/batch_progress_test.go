@@ -3,6 +3,7 @@ package storage_test
 import (
 	"encoding/json"
 	"testing"
+	"time"
 
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/storage"
@@ -84,5 +85,46 @@ func TestBatchProgressIsTheBatchsOfTheTenant(t *testing.T) {
 	}
 	if read(k) != "" || read(next) != "" {
 		t.Fatal("the alert's end left its batches' progress")
+	}
+}
+
+// TestNoBatchProgressOutlivesItsAlert: a save that comes once the alert
+// has ended records nothing, and one made while the transaction that ends
+// the alert runs waits for it, so that it neither comes after that
+// transaction's delete nor is left behind by it.
+func TestNoBatchProgressOutlivesItsAlert(t *testing.T) {
+	t.Parallel()
+	ctx, db, tenant, _ := stacktest.DBTenants(t)
+	id := storagetest.NewAlert(t, db, tenant)
+	k := storage.BatchKey{Tenant: tenant, AlertID: id, Channel: "email", Cycle: 1, Lo: 0, Hi: 4}
+	tx, err := db.BeginTxx(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = tx.Rollback() }()
+	if _, err := storage.MarkAlertCompleted(ctx, tx, tenant, id); err != nil {
+		t.Fatal(err)
+	}
+	if err := storage.DeleteAlertProgress(ctx, tx, tenant, id); err != nil {
+		t.Fatal(err)
+	}
+	saved := make(chan error, 1)
+	go func() { saved <- storage.SaveBatchProgress(ctx, db, k, []byte(`{"sent":[{"s":1}]}`)) }()
+	select {
+	case err := <-saved:
+		t.Fatalf("a save went ahead of the transaction that ends the alert (%v)", err)
+	case <-time.After(500 * time.Millisecond):
+	}
+	if err := tx.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-saved; err != nil {
+		t.Fatal(err)
+	}
+	if err := storage.SaveBatchProgress(ctx, db, k, []byte(`{"sent":[{"s":2}]}`)); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := storage.BatchProgress(ctx, db, k); err != nil || b != nil {
+		t.Fatalf("the alert ended, and its batch's progress reads %s (%v)", b, err)
 	}
 }

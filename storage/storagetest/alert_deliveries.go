@@ -2,6 +2,7 @@ package storagetest
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/jmoiron/sqlx"
 
@@ -32,4 +33,14 @@ func BatchResults(ctx context.Context, q sqlx.QueryerContext, k storage.BatchKey
 	return storage.SelectAll[BatchResult](ctx, q, "read batch results", `SELECT `+deliveryColumns+`
 		FROM alert_deliveries WHERE tenant_id = $1 AND alert_id = $2 AND channel = $3 AND cycle = $4 AND seq > $5 AND seq <= $6
 		ORDER BY seq`, k.Tenant, k.AlertID, k.Channel, k.Cycle, k.Lo, k.Hi)
+}
+
+// TakeAwayDeliveries renames alert_deliveries in a database of the test's
+// own, so that every later write of a batch's results fails, as a database
+// that fails right after a batch's send does.
+func TakeAwayDeliveries(ctx context.Context, q sqlx.ExecerContext) error {
+	if _, err := q.ExecContext(ctx, `ALTER TABLE alert_deliveries RENAME TO alert_deliveries_away`); err != nil {
+		return fmt.Errorf("take away alert_deliveries: %w", err)
+	}
+	return nil
 }

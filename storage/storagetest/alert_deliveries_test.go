@@ -41,3 +41,18 @@ func TestAlertDeliveriesAreTheAlertsOnEveryChannel(t *testing.T) {
 		t.Fatalf("another tenant reads %+v (%v)", none, err)
 	}
 }
+
+func TestTakeAwayDeliveriesFailsTheWriteOfResults(t *testing.T) {
+	t.Parallel()
+	ctx, db, tenant, _ := stacktest.DBTenants(t)
+	k := storage.BatchKey{Tenant: tenant, AlertID: storagetest.NewAlert(t, db, tenant), Channel: "email", Cycle: 1, Lo: 0, Hi: 1}
+	if err := storagetest.TakeAwayDeliveries(ctx, db); err != nil {
+		t.Fatal(err)
+	}
+	err := db.InTx(ctx, func(tx *sqlx.Tx) error {
+		return storage.RecordDeliveries(ctx, tx, k, []storage.DeliveryRow{{Seq: 1, Address: "ada@example.com", Status: storage.DeliverySent}})
+	})
+	if err == nil {
+		t.Fatal("results were written without their table")
+	}
+}

@@ -33,8 +33,14 @@ import (
 // until it exits (a session advisory lock on a connection of its own, which
 // PostgreSQL releases when the process dies): the packages that use the
 // database run one after another, while the builds and the tests of the
-// other packages run beside them.
-var turn struct {
+// other packages run beside them. A binary waiting for the turn asks for it
+// every turnPoll on a connection it closes again, so the binaries that wait
+// (as many as go test runs at once, less one) hold none of the connections
+// the one whose turn it is needs.
+var turn turnHolder
+
+// turnHolder is a process's turn; its zero value waits for it.
+type turnHolder struct {
 	sync.Mutex
 	conn *sqlx.Conn // holds the lock; never closed before the process exits
 	db   *storage.DB
@@ -43,28 +49,48 @@ var turn struct {
 // turnKey is the advisory lock of the turn, apart from the template's.
 const turnKey = 0x746f6373696e01
 
-// awaitTurn returns once this process holds the turn of the server base
+// turnPoll is how often a test binary waiting for the turn asks for it.
+const turnPoll = 200 * time.Millisecond
+
+// await returns once this process holds the turn of the server base
 // names, waiting for the process that holds it to exit.
-func awaitTurn(ctx context.Context, base string) error {
-	turn.Lock()
-	defer turn.Unlock()
-	if turn.conn != nil {
+func (h *turnHolder) await(ctx context.Context, base string) error {
+	h.Lock()
+	defer h.Unlock()
+	if h.conn != nil {
 		return nil
 	}
 	db, err := storage.Open(ctx, base, 1)
 	if err != nil {
 		return err
 	}
-	conn, err := db.Connx(ctx)
-	if err == nil {
-		_, err = conn.ExecContext(ctx, `SELECT pg_advisory_lock($1)`, turnKey)
-	}
-	if err != nil {
+	// Every connection goes back closed: none is held between tries.
+	db.SetMaxIdleConns(0)
+	fail := func(err error) error {
 		_ = db.Close()
 		return fmt.Errorf("wait for the test database turn: %w", err)
 	}
-	turn.conn, turn.db = conn, db
-	return nil
+	for {
+		conn, err := db.Connx(ctx)
+		if err != nil {
+			return fail(err)
+		}
+		var took bool
+		if err := conn.GetContext(ctx, &took, `SELECT pg_try_advisory_lock($1)`, turnKey); err != nil {
+			_ = conn.Close()
+			return fail(err)
+		}
+		if took {
+			h.conn, h.db = conn, db
+			return nil
+		}
+		_ = conn.Close()
+		select {
+		case <-ctx.Done():
+			return fail(ctx.Err())
+		case <-time.After(turnPoll):
+		}
+	}
 }
 
 // templateMaxAge is how long a template no binary has built or checked stays
@@ -188,7 +214,7 @@ func New(ctx context.Context, base, suffix string) (*storage.DB, func(), error) 
 	if err := storage.EnsureDatabase(ctx, base); err != nil {
 		return nil, nil, err
 	}
-	if err := awaitTurn(ctx, base); err != nil {
+	if err := turn.await(ctx, base); err != nil {
 		return nil, nil, err
 	}
 	admin, err := storage.Open(ctx, base, 2)

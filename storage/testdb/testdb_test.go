@@ -2,7 +2,10 @@ package testdb_test
 
 import (
 	"context"
+	"net/url"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/storage"
@@ -73,5 +76,46 @@ func TestBinaryHoldsTheTurnWhileItUsesTheDatabase(t *testing.T) {
 	}
 	if took {
 		t.Fatal("another session took the turn while this test binary holds it")
+	}
+}
+
+// TestABinaryWaitingForTheTurnHoldsNoConnection: the binaries that wait
+// for the turn (as many as go test runs at once, less one) do not each
+// hold one of the connections that the binary whose turn it is needs.
+func TestABinaryWaitingForTheTurnHoldsNoConnection(t *testing.T) {
+	t.Parallel()
+	stacktest.DB(t) // this binary takes the turn
+	name := "tocsin-turn-" + stacktest.Suffix()
+	u, err := url.Parse(stacktest.DatabaseURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := u.Query()
+	q.Set("application_name", name)
+	u.RawQuery = q.Encode()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	defer cancel()
+	waited := make(chan error, 1)
+	go func() { waited <- testdb.AwaitTurnApart(ctx, u.String()) }()
+
+	observer, err := storage.Open(context.Background(), stacktest.DatabaseURL, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer observer.Close()
+	var held []int
+	for range 10 {
+		time.Sleep(150 * time.Millisecond)
+		var n int
+		if err := observer.GetContext(context.Background(), &n, `SELECT count(*) FROM pg_stat_activity WHERE application_name = $1`, name); err != nil {
+			t.Fatal(err)
+		}
+		held = append(held, n)
+	}
+	if err := <-waited; err == nil {
+		t.Fatal("another binary took the turn this one holds")
+	}
+	if !slices.Contains(held, 0) {
+		t.Fatalf("the waiting binary's connections, looked at every 150 ms: %v; want it to hold none most of the time", held)
 	}
 }
