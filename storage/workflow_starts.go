@@ -50,7 +50,10 @@ type StartRequest struct {
 }
 
 // EnqueueStart writes r to the workflow-start outbox inside tx and
-// notifies StartsChannel, which PostgreSQL delivers on commit.
+// notifies StartsChannel, which PostgreSQL delivers on commit. The
+// request's turn is one more than the last turn of its tenant's requests
+// of its priority still waiting (1 when none waits), so that ClaimStarts
+// lets tenants take turns.
 func EnqueueStart(ctx context.Context, tx sqlx.ExtContext, r StartRequest) error {
 	in, err := json.Marshal(r.Input)
 	if err != nil {
@@ -66,8 +69,10 @@ func EnqueueStart(ctx context.Context, tx sqlx.ExtContext, r StartRequest) error
 	}
 	if _, err := tx.ExecContext(ctx, `
 		WITH s AS (
-			INSERT INTO workflow_starts (tenant_id, workflow_id, workflow_type, input, signal_name, signal_input, priority)
-			VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING id)
+			INSERT INTO workflow_starts (tenant_id, workflow_id, workflow_type, input, signal_name, signal_input, priority, turn)
+			SELECT $1, $2, $3, $4, $5, $6, $7, coalesce(max(turn), 0) + 1
+			FROM workflow_starts WHERE tenant_id = $1 AND priority = $7
+			RETURNING id)
 		SELECT pg_notify($8, '') FROM s`,
 		r.TenantID, r.WorkflowID, r.Workflow, in, signal, signalIn, r.Priority, StartsChannel); err != nil {
 		return fmt.Errorf("enqueue %s start: %w", r.Workflow, err)
@@ -91,11 +96,15 @@ type WorkflowStart struct {
 }
 
 // ClaimStarts locks up to limit start requests that are due, most urgent
-// first and oldest first within a priority, skipping those another
-// dispatcher holds: the urgent ones (PriorityUrgent) when urgent is set,
-// the others when not, so a batch of routine starts never holds an urgent
-// one. The outbox serves every tenant, so it is not filtered by tenant;
-// each request carries its tenant.
+// first, skipping those another dispatcher holds: the urgent ones
+// (PriorityUrgent) when urgent is set, the others when not, so a batch of
+// routine starts never holds an urgent one. Within a priority the tenants
+// take turns (EnqueueStart numbers each tenant's requests), each tenant's
+// oldest first: a tenant that floods the outbox (Emergency alerts are
+// never refused for back-pressure) delays its own starts, and another
+// tenant's request is claimed in the next batch rather than after the
+// whole flood. The outbox serves every tenant, so it is not filtered by
+// tenant; each request carries its tenant.
 func ClaimStarts(ctx context.Context, tx *sqlx.Tx, limit int, urgent bool) ([]WorkflowStart, error) {
 	lane := "priority > $2"
 	if urgent {
@@ -105,7 +114,7 @@ func ClaimStarts(ctx context.Context, tx *sqlx.Tx, limit int, urgent bool) ([]Wo
 		SELECT id, tenant_id, workflow_id, workflow_type, input, COALESCE(signal_name, '') AS signal_name,
 			COALESCE(signal_input, 'null') AS signal_input, priority, attempts, created_at
 		FROM workflow_starts WHERE available_at <= now() AND `+lane+`
-		ORDER BY priority, id LIMIT $1
+		ORDER BY priority, turn, id LIMIT $1
 		FOR UPDATE SKIP LOCKED`, limit, PriorityUrgent)
 }
 
