@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"net/mail"
 	"net/url"
 	"strings"
 	"time"
@@ -15,29 +14,12 @@ import (
 	"github.com/tocsin/tocsin/api/directory/directoryservice"
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/internal/emailaddr"
 	"github.com/tocsin/tocsin/storage"
 	store "github.com/tocsin/tocsin/storage/directory"
 )
 
 func nowUTC() time.Time { return time.Now().UTC().Truncate(time.Second) }
-
-// normalizeEmail checks that s is an RFC 5322 addr-spec (no display name) and
-// returns it in lower case.
-func normalizeEmail(s string) (string, error) {
-	s = strings.TrimSpace(s)
-	a, err := mail.ParseAddress(s)
-	if err != nil {
-		return "", errors.New("not an RFC 5322 email address")
-	}
-	if a.Name != "" || strings.ContainsAny(s, "<>,") {
-		return "", errors.New("give the address alone, without a display name or angle brackets")
-	}
-	at := strings.LastIndexByte(a.Address, '@')
-	if at < 1 || at == len(a.Address)-1 || len(a.Address) > 254 {
-		return "", errors.New("not an RFC 5322 email address")
-	}
-	return strings.ToLower(a.Address), nil
-}
 
 // normalizePhone parses a number (E.164, or national with region) with
 // libphonenumber's metadata and returns it in E.164.
@@ -62,7 +44,7 @@ type EmailPath struct {
 }
 
 func (p EmailPath) address() (string, error) {
-	return pathAddress(p.param(), p.EmailAddress, normalizeEmail)
+	return pathAddress(p.param(), p.EmailAddress, emailaddr.Normalize)
 }
 
 // PhonePath adds a phone number to the user path.
@@ -171,7 +153,7 @@ func (h *handlers) registerContact(api huma.API) {
 		"Adds an address (RFC 5322, stored in lower case) to the user, Unverified. An address the user already has is a 409."+
 			limitDoc(storage.MaxEmailsPerPerson, "email addresses"),
 		func(ctx context.Context, body model.CreateEmailCommand) (func(directoryservice.User) (model.EmailAddress, error), error) {
-			addr, err := normalizeEmail(body.Address)
+			addr, err := emailaddr.Normalize(body.Address)
 			if err != nil {
 				return nil, rest.Invalid("body", "address", err.Error(), body.Address)
 			}

@@ -2,6 +2,7 @@ package directory_test
 
 import (
 	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 )
@@ -32,6 +33,19 @@ func TestEmailsAndPhones(t *testing.T) {
 	}
 	wantProblem(t, e.do(t, "GET", e.user(id)+"/contact/emails/nobody%40example.com", nil), 404, "")
 	wantProblem(t, e.do(t, "GET", e.user(id)+"/contact/emails/not-an-address", nil), 400, "path.emailAddress")
+
+	// A local part that needs its quotes keeps them, so the address
+	// answered is the one given and reaches it again: without them
+	// "a@b"@example.com would read as a@b@example.com, which is no address.
+	for _, quoted := range []string{`"a b"@example.com`, `"a@b"@example.com`} {
+		want(t, e.do(t, "POST", e.user(id)+"/contact/emails", map[string]any{"address": quoted}), 201).JSON(t, &em)
+		if em.Address != quoted {
+			t.Fatalf("%s answered as %+v", quoted, em)
+		}
+		seg := url.PathEscape(em.Address)
+		want(t, e.do(t, "GET", e.user(id)+"/contact/emails/"+seg, nil), 200)
+		want(t, e.do(t, "DELETE", e.user(id)+"/contact/emails/"+seg, nil), 204)
+	}
 
 	// Phones: E.164 through libphonenumber; national numbers with a country.
 	var ph struct {

@@ -5,37 +5,6 @@ import (
 	"time"
 )
 
-func TestNormalizeEmail(t *testing.T) {
-	t.Parallel()
-	cases := map[string]string{
-		"Ada@Example.COM":           "ada@example.com",
-		"  grace.hopper@navy.mil  ": "grace.hopper@navy.mil",
-		"a+tag@sub.example.org":     "a+tag@sub.example.org",
-		"Ada <ada@example.com>":     "",
-		"<ada@example.com>":         "",
-		"ada":                       "",
-		"ada@":                      "",
-		"@example.com":              "",
-		"ada@example.com, b@c.d":    "",
-		"ada lovelace@example.com":  "",
-		"":                          "",
-		"ada@@example.com":          "",
-		"\"quoted\"@example.com":    "quoted@example.com",
-	}
-	for in, want := range cases {
-		got, err := normalizeEmail(in)
-		if want == "" {
-			if err == nil {
-				t.Errorf("%q accepted as %q", in, got)
-			}
-			continue
-		}
-		if err != nil || got != want {
-			t.Errorf("%q: %q, %v; want %q", in, got, err, want)
-		}
-	}
-}
-
 func TestNormalizePhone(t *testing.T) {
 	t.Parallel()
 	cases := []struct{ in, region, want string }{

@@ -109,7 +109,7 @@ type PhoneCollection Collection[PhoneNumber]
 
 // CreateEmailCommand adds an email address to a user.
 type CreateEmailCommand struct {
-	Address string `json:"address" minLength:"3" maxLength:"254" doc:"An RFC 5322 address (addr-spec only, no display name); stored in lower case. A duplicate is a 409." example:"ada@example.com"`
+	Address string `json:"address" minLength:"3" maxLength:"254" doc:"An RFC 5322 address (addr-spec only, no display name or comment); stored in lower case, its local part quoted only when it must be (\"Ada\"@example.com is ada@example.com). A duplicate is a 409." example:"ada@example.com"`
 	Label   string `json:"label,omitempty" enum:"work,personal,other" default:"work" doc:"What the address is used for." example:"work"`
 }
 
