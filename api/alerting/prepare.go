@@ -18,6 +18,7 @@ import (
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/channels/catalog"
 	"github.com/tocsin/tocsin/internal/alertmsg"
+	"github.com/tocsin/tocsin/internal/emailaddr"
 	"github.com/tocsin/tocsin/internal/ids"
 	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/channelstate"
@@ -110,6 +111,16 @@ func (h *handler) prepare(ctx context.Context, tenant string, in model.AlertSett
 	for i, a := range r.AdHoc {
 		if a.Email == "" && a.Phone == "" {
 			f.add(fmt.Sprintf("recipients.adHoc[%d]", i), "an ad-hoc recipient needs an email or a phone", nil)
+		}
+		// One spelling per mailbox, the directory's: an ad-hoc entry is
+		// one recipient with a contact or an earlier entry of the same
+		// address only when both spell it alike.
+		if a.Email != "" {
+			e, err := emailaddr.Normalize(a.Email)
+			if err != nil {
+				f.add(fmt.Sprintf("recipients.adHoc[%d].email", i), err.Error(), a.Email)
+			}
+			s.Recipients.AdHoc[i].Email = e
 		}
 	}
 	if d := r.Directory; d != nil && !d.AllUsers && len(d.UserIDs) == 0 {

@@ -252,9 +252,11 @@ func TestPreviewCountsWhatTheAlertReaches(t *testing.T) {
 			t.Errorf("%s: preview messages %s, alert messages %s", name, pv.messageCounts(), got.messageCounts())
 		}
 	}
-	// The contact's address twice in two cases: one recipient, the contact.
+	// The contact's address three times, in two cases and with its local
+	// part quoted: one recipient, the contact.
+	local, domain, _ := strings.Cut(frank.Email, "@")
 	check("one contact", emailTextAlert(map[string]any{"contactIds": []int64{frank.ID},
-		"adHoc": []map[string]any{{"email": frank.Email}, {"email": strings.ToUpper(frank.Email)}}}),
+		"adHoc": []map[string]any{{"email": frank.Email}, {"email": strings.ToUpper(frank.Email)}, {"email": `"` + local + `"@` + domain}}}),
 		"total=1 adHoc=0 email=1 text=0")
 	// Ann by id and by phone; Ben through a group and by email; Cy
 	// through a list; one walk-in given three times (by email in another
@@ -277,6 +279,30 @@ func TestPreviewCountsWhatTheAlertReaches(t *testing.T) {
 	scheduled := send(t, s, tok, later)
 	if v := alertOf(t, s, tok, scheduled.AlertID); v.Recipients != nil || v.messageCounts() != "email=absent text=absent" {
 		t.Errorf("scheduled alert: recipients %s, messages %s", v.Recipients, v.messageCounts())
+	}
+}
+
+// TestAdHocEmailIsAnAddressAlone: an ad-hoc email is an address alone,
+// as a directory user's is: a display name or a comment would make one
+// mailbox several recipients, each sent the alert, so it is a 400 naming
+// the entry's email, for every spelling the schema's email format lets
+// through.
+func TestAdHocEmailIsAnAddressAlone(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	_, tok := s.NewTenant(t)
+	for _, e := range []string{"Ada <ada@example.com>", "ada@example.com (Ada)", "=?utf-8?q?Ada?= <ada@example.com>"} {
+		body := emailTextAlert(map[string]any{"adHoc": []map[string]any{{"email": "ada@example.com"}, {"email": e}}})
+		for _, path := range []string{"/v2/alerts/preview", "/v2/alerts"} {
+			r := s.Do(t, http.MethodPost, path, tok, body)
+			if r.Status != http.StatusBadRequest {
+				t.Fatalf("%s with %q: %d %s", path, e, r.Status, r.Body)
+			}
+			expectFailure(t, problem(t, r).Errors, "body.settings.recipients.adHoc[1].email", "without a display name", r.Body)
+		}
+	}
+	if n := alertCount(t, s, tok); n != 0 {
+		t.Errorf("%d alerts stored", n)
 	}
 }
 

@@ -97,7 +97,7 @@ type AlertGroupTarget struct {
 type AlertAdHocRecipient struct {
 	FirstName string `json:"firstName,omitempty" maxLength:"100" example:"Grace"`
 	LastName  string `json:"lastName,omitempty" maxLength:"100" example:"Hopper"`
-	Email     string `json:"email,omitempty" format:"email" maxLength:"254" example:"grace@example.com"`
+	Email     string `json:"email,omitempty" format:"email" maxLength:"254" doc:"An RFC 5322 address alone, without display name or comment, as a directory user's; taken in lower case, its local part quoted only when it must be. An entry whose email is a contact's among the recipients, or an earlier entry's, is that recipient." example:"grace@example.com"`
 	Phone     string `json:"phone,omitempty" pattern:"^\\+[1-9][0-9]{6,14}$" doc:"E.164 number; receives texts and calls." example:"+15551230000"`
 }
 
