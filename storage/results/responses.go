@@ -54,35 +54,53 @@ type Response struct {
 	At         time.Time
 }
 
-// Respond records a response and its alert.recipient.responded event in
-// one transaction, and returns the recipient's answers and confirmation
-// as they are then.
+// Respond records a response and, when it changes something (a first
+// confirmation, or an answer the question did not have), its
+// alert.recipient.responded event, in one transaction, and returns the
+// recipient's answers and confirmation as they are then. The same response
+// again changes nothing, its time included, and emits nothing, as a
+// confirmation by call does: whoever holds a recipient's link cannot turn
+// one response into as many events and hook deliveries as requests.
 func (s *Store) Respond(ctx context.Context, r Response) ([]Answer, bool, error) {
 	var answers []Answer
 	var confirmed bool
 	err := s.DB.InTx(ctx, func(tx *sqlx.Tx) error {
-		var personID *int64
-		if err := tx.GetContext(ctx, &personID, `UPDATE alert_recipients SET confirmed_at = coalesce(confirmed_at, $4),
-				responded_at = CASE WHEN $5 THEN $4 ELSE responded_at END
-			WHERE alert_id = $1 AND tenant_id = $2 AND seq = $3 RETURNING person_id`,
-			r.AlertID, r.Tenant, r.Seq, r.At, r.Question > 0); err != nil {
+		var rec struct {
+			PersonID  *int64 `db:"person_id"`
+			Confirmed bool   `db:"confirmed"`
+		}
+		if err := tx.GetContext(ctx, &rec, `SELECT person_id, confirmed_at IS NOT NULL AS confirmed FROM alert_recipients
+			WHERE alert_id = $1 AND tenant_id = $2 AND seq = $3 FOR UPDATE`, r.AlertID, r.Tenant, r.Seq); err != nil {
 			return fmt.Errorf("record response: %w", err)
 		}
+		changed := !rec.Confirmed
 		if r.Question > 0 {
-			if _, err := tx.ExecContext(ctx, `INSERT INTO alert_responses (tenant_id, alert_id, seq, question_id, option_id, via, responded_at)
+			res, err := tx.ExecContext(ctx, `INSERT INTO alert_responses (tenant_id, alert_id, seq, question_id, option_id, via, responded_at)
 				VALUES ($1, $2, $3, $4, $5, 'link', $6)
-				ON CONFLICT (alert_id, seq, question_id) DO UPDATE SET option_id = excluded.option_id, responded_at = excluded.responded_at`,
-				r.Tenant, r.AlertID, r.Seq, r.Question, r.Option, r.At); err != nil {
+				ON CONFLICT (alert_id, seq, question_id) DO UPDATE SET option_id = excluded.option_id, responded_at = excluded.responded_at
+				WHERE alert_responses.option_id <> excluded.option_id`,
+				r.Tenant, r.AlertID, r.Seq, r.Question, r.Option, r.At)
+			if err != nil {
 				return fmt.Errorf("record answer: %w", err)
 			}
+			n, _ := res.RowsAffected()
+			changed = n > 0
 		}
-		ev := events.RecipientResponded{AlertID: r.AlertID, RecipientID: r.Seq, ContactID: personID, Confirmed: true, Via: "link", RespondedAt: r.At}
-		if r.Question > 0 {
-			q, o, text := int64(r.Question), int64(r.Option), r.OptionText
-			ev.QuestionID, ev.OptionID, ev.OptionText = &q, &o, &text
-		}
-		if _, err := storage.EmitEvent(ctx, tx, r.Tenant, storage.EventRecipientResponded, ev); err != nil {
-			return err
+		if changed {
+			if _, err := tx.ExecContext(ctx, `UPDATE alert_recipients SET confirmed_at = coalesce(confirmed_at, $4),
+					responded_at = CASE WHEN $5 THEN $4 ELSE responded_at END
+				WHERE alert_id = $1 AND tenant_id = $2 AND seq = $3`,
+				r.AlertID, r.Tenant, r.Seq, r.At, r.Question > 0); err != nil {
+				return fmt.Errorf("record response: %w", err)
+			}
+			ev := events.RecipientResponded{AlertID: r.AlertID, RecipientID: r.Seq, ContactID: rec.PersonID, Confirmed: true, Via: "link", RespondedAt: r.At}
+			if r.Question > 0 {
+				q, o, text := int64(r.Question), int64(r.Option), r.OptionText
+				ev.QuestionID, ev.OptionID, ev.OptionText = &q, &o, &text
+			}
+			if _, err := storage.EmitEvent(ctx, tx, r.Tenant, storage.EventRecipientResponded, ev); err != nil {
+				return err
+			}
 		}
 		var err error
 		answers, confirmed, err = recipientAnswers(ctx, tx, r.Tenant, r.AlertID, r.Seq)

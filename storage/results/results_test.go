@@ -321,6 +321,52 @@ func TestReceiptsAndCallsRecountTheirBatch(t *testing.T) {
 	}
 }
 
+// TestTheSameResponseAgainChangesNothing: through the link, a first
+// confirmation and each new answer are recorded with an event; the same
+// response again keeps the time of the first and emits nothing, as a
+// second confirmation by call emits nothing.
+func TestTheSameResponseAgainChangesNothing(t *testing.T) {
+	t.Parallel()
+	ctx, db, tenant, _ := stacktest.DBTenants(t)
+	s := results.New(db)
+	al := newAlert(t, db, tenant, storage.Alert{Subject: "Poll"})
+	first := time.Now().UTC().Truncate(time.Millisecond)
+	respond := func(seq int64, question, option int, at time.Time) {
+		t.Helper()
+		if _, _, err := s.Respond(ctx, results.Response{Tenant: tenant, AlertID: al.ID, Seq: seq, Question: question, Option: option, At: at}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range 3 {
+		respond(2, 0, 0, first.Add(time.Duration(i)*time.Minute))
+	}
+	if n := respondedEvents(t, db, tenant); n != 1 {
+		t.Fatalf("%d responded events for one confirmation given three times", n)
+	}
+	if r, _ := s.Recipient(ctx, tenant, al.ID, 2); r.ConfirmedAt == nil || !r.ConfirmedAt.Equal(first) {
+		t.Fatalf("confirmed at %v, want %v", r.ConfirmedAt, first)
+	}
+	for i := range 3 {
+		respond(1, 1, 2, first.Add(time.Duration(i)*time.Minute))
+	}
+	if n := respondedEvents(t, db, tenant); n != 2 {
+		t.Fatalf("%d responded events after one answer given three times", n)
+	}
+	if r, _ := s.Recipient(ctx, tenant, al.ID, 1); r.RespondedAt == nil || !r.RespondedAt.Equal(first) {
+		t.Fatalf("responded at %v, want %v", r.RespondedAt, first)
+	}
+	// Another answer counts, with its time; giving it again does not.
+	changed := first.Add(time.Hour)
+	respond(1, 1, 3, changed)
+	respond(1, 1, 3, changed.Add(time.Minute))
+	if n := respondedEvents(t, db, tenant); n != 3 {
+		t.Fatalf("%d responded events after a changed answer given twice", n)
+	}
+	if as, _, err := s.RecipientAnswers(ctx, tenant, al.ID, 1); err != nil || len(as) != 1 || as[0].Option != 3 || !as[0].At.Equal(changed) {
+		t.Fatalf("answers %+v %v", as, err)
+	}
+}
+
 func TestSharedDeliveriesAndEtnTargets(t *testing.T) {
 	t.Parallel()
 	ctx, db, tenant, other := stacktest.DBTenants(t)
