@@ -64,9 +64,30 @@ func registerCodec(app *fiber.App, d rest.Deps, v *auth.Verifier) {
 			if err := authorizeOperator(c, v); err != nil {
 				return err
 			}
-			return handler(c)
+			if err := handler(c); err != nil {
+				return err
+			}
+			return codecRefusal(c)
 		})
 	}
+}
+
+// codecRefusal turns the plain-text error the SDK's codec handler writes
+// (payloads that are not JSON, or that its codec cannot open: a key id not
+// in the ring, altered ciphertext) into a problem naming body.payloads,
+// bounded as every problem is: the handler quotes what it was sent, a key
+// id of 700 KB among it. It is nil when the handler answered 2xx.
+func codecRefusal(c *fiber.Ctx) error {
+	status := c.Response().StatusCode()
+	if status < http.StatusBadRequest {
+		return nil
+	}
+	msg := strings.TrimSpace(string(c.Response().Body()))
+	c.Response().ResetBody()
+	if status == http.StatusBadRequest {
+		return rest.Invalid("body", "payloads", msg, nil)
+	}
+	return rest.Problem(status, msg)
 }
 
 // authorizeOperator accepts a bearer token, or else the token of the sign-in

@@ -152,6 +152,32 @@ func TestCodecEndpointDecodesForOperatorsOnly(t *testing.T) {
 	}
 }
 
+// TestCodecEndpointRefusesInAProblem: payloads the codec cannot open, or
+// that are not JSON, are a 400 problem naming body.payloads, bounded
+// whatever they quote, like every other refusal.
+func TestCodecEndpointRefusesInAProblem(t *testing.T) {
+	base, _ := codecServer(t)
+	op := codecToken(t, auth.ScopeOperator)
+	keyID := strings.Repeat("k", 300_000)
+	unknownKey, _ := json.Marshal(map[string]any{"payloads": []map[string]any{{
+		"metadata": map[string][]byte{"encoding": []byte("binary/encrypted"), "encryption-key-id": []byte(keyID)}, "data": []byte("sealed"),
+	}}})
+	notJSON := []byte(`{"payloads": [` + keyID)
+	for _, c := range []struct {
+		name, path string
+		body       []byte
+	}{{"unknown key", "/codec/decode", unknownKey}, {"not JSON", "/codec/decode", notJSON}, {"not JSON", "/codec/encode", notJSON}} {
+		r := codecPost(t, base+c.path, c.body, "Authorization", "Bearer "+op)
+		if r.status != http.StatusBadRequest || !strings.HasPrefix(r.header.Get("Content-Type"), "application/problem+json") || len(r.body) > 64<<10 {
+			t.Fatalf("%s %s: %d %s, %d bytes", c.name, c.path, r.status, r.header.Get("Content-Type"), len(r.body))
+		}
+		var p rest.ProblemDetails
+		if err := json.Unmarshal(r.body, &p); err != nil || len(p.Errors) != 1 || p.Errors[0].Location != "body.payloads" {
+			t.Fatalf("%s %s: %s %v", c.name, c.path, r.body[:min(len(r.body), 500)], err)
+		}
+	}
+}
+
 // TestCodecEndpointBrowserSignIn: the UI calls from its own origin, with
 // the cookie an operator got by signing in on /codec/session.
 func TestCodecEndpointBrowserSignIn(t *testing.T) {
