@@ -38,7 +38,10 @@ type Event struct {
 	CreatedAt time.Time       `db:"created_at"`
 }
 
-// EmitEvent records an event of type typ for tenant inside tx and returns its id.
+// EmitEvent records an event of type typ for tenant inside tx and returns its
+// id. The event's turn is one more than the last turn of its tenant's
+// events not dispatched yet (1 when there are none), so that the
+// dispatcher lets tenants take turns (EventOutbox.Dispatch).
 func EmitEvent(ctx context.Context, tx sqlx.ExtContext, tenant, typ string, payload any) (string, error) {
 	b, err := json.Marshal(payload)
 	if err != nil {
@@ -46,7 +49,8 @@ func EmitEvent(ctx context.Context, tx sqlx.ExtContext, tenant, typ string, payl
 	}
 	id := "evt_" + uuid.NewString()
 	if _, err := tx.ExecContext(ctx,
-		`INSERT INTO events (id, tenant_id, type, payload) VALUES ($1, $2, $3, $4)`,
+		`INSERT INTO events (id, tenant_id, type, payload, turn)
+		SELECT $1, $2, $3, $4, coalesce(max(turn), 0) + 1 FROM events WHERE tenant_id = $2 AND dispatched_at IS NULL`,
 		id, tenant, typ, b); err != nil {
 		return "", fmt.Errorf("insert %s event: %w", typ, err)
 	}
@@ -58,8 +62,11 @@ type EventOutbox struct {
 	DB *DB
 }
 
-// Dispatch claims up to limit undispatched events, oldest first, with FOR
-// UPDATE SKIP LOCKED (so several dispatchers share the work), passes each
+// Dispatch claims up to limit undispatched events with FOR UPDATE SKIP
+// LOCKED (so several dispatchers share the work), the tenants taking turns
+// and each tenant's oldest first: every tenant's first event waiting, then
+// every tenant's second, and so on, so that a tenant whose events fill the
+// outbox does not hold another's behind all of them. It passes each
 // with the ids of its tenant's active subscriptions to the event's type to
 // deliver, and marks them dispatched, all in one transaction. When deliver
 // fails no event is marked. It returns how many events it marked.
@@ -68,7 +75,7 @@ func (o *EventOutbox) Dispatch(ctx context.Context, limit int, deliver func(e Ev
 	err := o.DB.InTx(ctx, func(tx *sqlx.Tx) error {
 		events, err := SelectAll[Event](ctx, tx, "claim events", `
 			SELECT id, tenant_id, type, payload, created_at FROM events
-			WHERE dispatched_at IS NULL ORDER BY created_at LIMIT $1
+			WHERE dispatched_at IS NULL ORDER BY turn, created_at LIMIT $1
 			FOR UPDATE SKIP LOCKED`, limit)
 		if err != nil || len(events) == 0 {
 			return err

@@ -2,6 +2,7 @@ package storage_test
 
 import (
 	"errors"
+	"slices"
 	"testing"
 
 	"github.com/tocsin/tocsin/internal/stacktest"
@@ -52,5 +53,46 @@ func TestEventOutboxDispatchesToTheTenantsSubscriptions(t *testing.T) {
 	}
 	if n, _ := o.Dispatch(ctx, 10, func(storage.Event, []int64) error { return nil }); n != 0 {
 		t.Fatalf("%d events dispatched twice", n)
+	}
+}
+
+// The tenants take turns in the outbox: a tenant whose events fill it does
+// not hold another tenant's behind all of them.
+func TestEventOutboxLetsTenantsTakeTurns(t *testing.T) {
+	t.Parallel()
+	ctx, db, tenant, other := stacktest.DBTenants(t)
+	emit := func(tn string, n int) {
+		t.Helper()
+		if _, err := storage.EmitEvent(ctx, db, tn, storage.EventAlertSent, map[string]int{"n": n}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for n := range 5 {
+		emit(tenant, n)
+	}
+	emit(other, 0)
+	emit(other, 1)
+	o := &storage.EventOutbox{DB: db}
+	var got []string
+	n, err := o.Dispatch(ctx, 4, func(e storage.Event, _ []int64) error {
+		who := "flood"
+		if e.Tenant == other {
+			who = "other"
+		}
+		got = append(got, who+string(e.Payload[len(e.Payload)-2]))
+		return nil
+	})
+	if want := []string{"flood0", "other0", "flood1", "other1"}; err != nil || n != 4 || !slices.Equal(got, want) {
+		t.Fatalf("dispatched %v (%d, %v), want %v", got, n, err, want)
+	}
+	// The flood's next event is its turn 3, and a new event of the other
+	// tenant, its first waiting now, goes before it.
+	emit(other, 2)
+	got = nil
+	if _, err := o.Dispatch(ctx, 1, func(e storage.Event, _ []int64) error {
+		got = append(got, e.Tenant+string(e.Payload[len(e.Payload)-2]))
+		return nil
+	}); err != nil || len(got) != 1 || got[0] != other+"2" {
+		t.Fatalf("then %v %v", got, err)
 	}
 }
