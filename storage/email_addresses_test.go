@@ -1,8 +1,6 @@
 package storage_test
 
 import (
-	"os"
-	"strings"
 	"testing"
 
 	"github.com/tocsin/tocsin/internal/emailaddr"
@@ -45,15 +43,7 @@ func TestEmailAddressesGetTheirQuotesBack(t *testing.T) {
 		}
 	}
 
-	b, err := os.ReadFile("migrations/00603_email_local_part_quotes.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, up, _ := strings.Cut(string(b), "-- +goose StatementBegin")
-	up, _, _ = strings.Cut(up, "-- +goose StatementEnd")
-	if _, err := db.ExecContext(ctx, up); err != nil {
-		t.Fatal(err)
-	}
+	runMigrationUp(ctx, t, db, "00603_email_local_part_quotes.sql")
 	for given, was := range stored {
 		want, err := emailaddr.Normalize(given)
 		if err != nil {

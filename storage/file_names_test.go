@@ -2,8 +2,6 @@ package storage_test
 
 import (
 	"fmt"
-	"os"
-	"strings"
 	"testing"
 
 	"github.com/tocsin/tocsin/internal/stacktest"
@@ -27,15 +25,7 @@ func TestFileNamesMigrateToNFC(t *testing.T) {
 	alone := insert(tenant, nfd)
 	taken, clash := insert(other, nfc), insert(other, nfd)
 
-	b, err := os.ReadFile("migrations/00204_file_names_nfc.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, up, _ := strings.Cut(string(b), "-- +goose StatementBegin")
-	up, _, _ = strings.Cut(up, "-- +goose StatementEnd")
-	if _, err := db.ExecContext(ctx, up); err != nil {
-		t.Fatal(err)
-	}
+	runMigrationUp(ctx, t, db, "00204_file_names_nfc.sql")
 	for id, want := range map[int64]string{alone: nfc, taken: nfc, clash: fmt.Sprintf("\u00C4rger (%d).png", clash)} {
 		var full, file string
 		if err := db.QueryRowxContext(ctx, `SELECT full_name, file_name FROM files WHERE id = $1`, id).Scan(&full, &file); err != nil {

@@ -25,20 +25,7 @@ func TestClaimStartsSplitsUrgentFromTheRest(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	claim := func(urgent bool) []string {
-		var ids []string
-		err := db.InTx(ctx, func(tx *sqlx.Tx) error {
-			reqs, err := storage.ClaimStarts(ctx, tx, 10, urgent)
-			for _, r := range reqs {
-				ids = append(ids, r.WorkflowID)
-			}
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ids
-	}
+	claim := func(urgent bool) []string { return claimStarts(ctx, t, db, urgent, 10) }
 	if got := claim(true); len(got) != 2 || got[0] != "urgent-1" || got[1] != "urgent-2" {
 		t.Fatalf("urgent claim %v", got)
 	}
@@ -67,20 +54,7 @@ func TestClaimStartsLetsTenantsTakeTurns(t *testing.T) {
 	enqueue("1", "normal-1", storage.PriorityNormal)
 	enqueue("2", "normal-2", storage.PriorityNormal)
 	enqueue("1", "files-1", storage.PriorityInteractive)
-	claim := func(urgent bool, limit int) []string {
-		var ids []string
-		err := db.InTx(ctx, func(tx *sqlx.Tx) error {
-			reqs, err := storage.ClaimStarts(ctx, tx, limit, urgent)
-			for _, r := range reqs {
-				ids = append(ids, r.WorkflowID)
-			}
-			return err
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return ids
-	}
+	claim := func(urgent bool, limit int) []string { return claimStarts(ctx, t, db, urgent, limit) }
 	if got, want := claim(true, 4), []string{"flood-1", "other-1", "flood-2", "other-2"}; !slices.Equal(got, want) {
 		t.Fatalf("urgent claim %v, want %v", got, want)
 	}
@@ -91,4 +65,22 @@ func TestClaimStartsLetsTenantsTakeTurns(t *testing.T) {
 	if got, want := claim(false, 10), []string{"files-1", "normal-1", "normal-2"}; !slices.Equal(got, want) {
 		t.Fatalf("other claim %v, want %v", got, want)
 	}
+}
+
+// claimStarts claims up to limit start requests of a lane in a transaction
+// of its own and returns their workflow ids in the order claimed.
+func claimStarts(ctx context.Context, t *testing.T, db *storage.DB, urgent bool, limit int) []string {
+	t.Helper()
+	var ids []string
+	err := db.InTx(ctx, func(tx *sqlx.Tx) error {
+		reqs, err := storage.ClaimStarts(ctx, tx, limit, urgent)
+		for _, r := range reqs {
+			ids = append(ids, r.WorkflowID)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ids
 }
