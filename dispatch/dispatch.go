@@ -80,11 +80,7 @@ func (d *Dispatcher) DispatchOnce(ctx context.Context) (int, error) {
 func (d *Dispatcher) start(ctx context.Context, sub int64, e storage.Event) error {
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	_, err := d.Temporal.ExecuteWorkflow(sctx, client.StartWorkflowOptions{
-		ID:                    workflows.HookDeliveryID(sub, e.ID),
-		TaskQueue:             d.TaskQueue,
-		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
-	}, workflows.HookDelivery, workflows.HookDeliveryInput{
+	_, err := d.Temporal.ExecuteWorkflow(sctx, hookOptions(sub, e, d.TaskQueue), workflows.HookDelivery, workflows.HookDeliveryInput{
 		Tenant: e.Tenant, SubscriptionID: sub, Retries: d.Retries,
 		Event: activities.HookEvent{ID: e.ID, Type: e.Type, CreatedAt: e.CreatedAt, Payload: e.Payload},
 	})
@@ -93,6 +89,20 @@ func (d *Dispatcher) start(ctx context.Context, sub int64, e storage.Event) erro
 		return fmt.Errorf("start hook delivery: %w", err)
 	}
 	return nil
+}
+
+// hookOptions returns the start options of the delivery of event e to
+// subscription sub on taskQueue: its business id, started once, with the
+// default priority and the event's tenant as the fairness key, as every
+// workflow tocsin starts has, so that within the task queue one tenant's
+// thousands of deliveries do not hold another tenant's behind them.
+func hookOptions(sub int64, e storage.Event, taskQueue string) client.StartWorkflowOptions {
+	return client.StartWorkflowOptions{
+		ID:                    workflows.HookDeliveryID(sub, e.ID),
+		TaskQueue:             taskQueue,
+		WorkflowIDReusePolicy: enumspb.WORKFLOW_ID_REUSE_POLICY_REJECT_DUPLICATE,
+		Priority:              temporal.Priority{FairnessKey: e.Tenant},
+	}
 }
 
 // RetentionScheduleID is the id of the schedule that purges hook history
