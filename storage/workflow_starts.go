@@ -8,6 +8,8 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
+
+	"github.com/tocsin/tocsin/alert"
 )
 
 // StartsChannel is the PostgreSQL notification channel on which
@@ -30,6 +32,16 @@ const (
 // IsUrgent tells whether a start request of priority p belongs to the urgent
 // lane (PriorityUrgent, and the unset 0 with it).
 func IsUrgent(p int) bool { return p <= PriorityUrgent }
+
+// AlertPriority is the task queue priority of the work of an alert of
+// priority p (Alert.Priority): its SendAlert workflow and the CAP updates
+// and cancellations of its messages. An Emergency alert's is urgent.
+func AlertPriority(p string) int {
+	if p == string(alert.PriorityEmergency) {
+		return PriorityUrgent
+	}
+	return PriorityNormal
+}
 
 // StartRequest asks for a workflow to be started once the transaction that
 // writes it commits.

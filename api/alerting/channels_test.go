@@ -31,9 +31,11 @@ import (
 	"github.com/tocsin/tocsin/channels/voice/voicetest"
 	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/internal/stacktest"
+	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/channelstate"
 	"github.com/tocsin/tocsin/storage/results"
 	"github.com/tocsin/tocsin/storage/storagetest"
+	"github.com/tocsin/tocsin/workflows"
 )
 
 // loopbacks are every provider's loopback counterpart, configured as a
@@ -584,9 +586,10 @@ func TestEtnCountOfAnEndedAlertIsWhatItCalled(t *testing.T) {
 	}
 }
 
-// TestCapCancelReferencesTheAlertsMessages cancels an alert sent on EAS and
-// mobile broadcast: each endpoint gets a Cancel that references the
-// message it got before, valid against the CAP 1.2 schema.
+// TestCapCancelReferencesTheAlertsMessages cancels an Emergency alert sent
+// on EAS and mobile broadcast: each endpoint gets a Cancel that references
+// the message it got before, valid against the CAP 1.2 schema, sent on the
+// urgent lane as the alert was.
 func TestCapCancelReferencesTheAlertsMessages(t *testing.T) {
 	t.Parallel()
 	s := startWithPublicURL(t)
@@ -600,7 +603,8 @@ func TestCapCancelReferencesTheAlertsMessages(t *testing.T) {
 		"recipients": map[string]any{"contactIds": []int64{ada.ID}},
 	}})
 	res := send(t, s, tok, map[string]any{"settings": map[string]any{
-		"message": map[string]any{"subject": "Evacuate", "body": "Leave now."},
+		"message":  map[string]any{"subject": "Evacuate", "body": "Leave now."},
+		"priority": map[string]any{"priority": "Emergency"},
 		"channels": map[string]any{
 			"eas":             map[string]any{"enabled": true, "eventCode": "EVI", "sameCodes": []string{"041005"}},
 			"mobileBroadcast": map[string]any{"enabled": true},
@@ -630,12 +634,24 @@ func TestCapCancelReferencesTheAlertsMessages(t *testing.T) {
 		t.Fatalf("cancel: %d %s", r.Status, r.Body)
 	}
 	var out struct {
-		Sequence int
-		Channels []string
+		Sequence   int
+		Channels   []string
+		WorkflowID string
 	}
 	r.JSON(t, &out)
 	if out.Sequence != 1 || len(out.Channels) != 2 {
 		t.Errorf("cancel response %s", r.Body)
+	}
+	// The cancel of an Emergency alert does not wait for a slot that
+	// NonEmergency deliveries hold: it runs on the urgent lane, urgent, with
+	// its tenant as the fairness key.
+	desc, err := s.Temporal.DescribeWorkflowExecution(context.Background(), out.WorkflowID, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q, p := desc.GetExecutionConfig().GetTaskQueue().GetName(), desc.GetWorkflowExecutionInfo().GetPriority(); q != workflows.UrgentQueue(s.Config.TemporalTaskQueue) ||
+		p.GetPriorityKey() != storage.PriorityUrgent || p.GetFairnessKey() != tenant {
+		t.Errorf("the cancel runs on %s with priority %v", q, p)
 	}
 	var docs [][]byte
 	stacktest.Eventually(t, 60*time.Second, "the cancels to arrive", func() bool {

@@ -143,7 +143,7 @@ func (h *handler) create(ctx context.Context, req model.SendAlertRequest, key st
 		release = files.ReleaseIn(tenant, attPrefix)
 	}
 	err = storage.AcceptAlert(ctx, h.d.DB, al, evs, storage.StartRequest{
-		TenantID: tenant, WorkflowID: al.WorkflowID, Workflow: "SendAlert", Input: in, Priority: alertPriority(al.Priority),
+		TenantID: tenant, WorkflowID: al.WorkflowID, Workflow: "SendAlert", Input: in, Priority: storage.AlertPriority(al.Priority),
 	}, release)
 	if err != nil && att != nil {
 		h.dropAttachment(tenant, attPrefix)
@@ -211,14 +211,6 @@ func (h *handler) dropAttachment(tenant, prefix string) {
 	if err := h.files.Release(ctx, tenant, prefix); err != nil {
 		h.d.Logger.Warn("release the claim on a refused alert's attachment", "err", err)
 	}
-}
-
-// alertPriority is the task queue priority of an alert's workflow.
-func alertPriority(p string) int {
-	if p == string(model.PriorityEmergency) {
-		return storage.PriorityUrgent
-	}
-	return storage.PriorityNormal
 }
 
 // admit refuses a NonEmergency alert while the backlog of NonEmergency

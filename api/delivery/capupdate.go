@@ -5,12 +5,11 @@ import (
 	"errors"
 	"fmt"
 
-	"go.temporal.io/sdk/client"
-
 	"github.com/tocsin/tocsin/activities"
 	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/dispatch"
 	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/workflows"
 )
@@ -49,7 +48,11 @@ func (h *handlers) capUpdate(ctx context.Context, in *capUpdateInput) (*rest.Out
 		return nil, rest.Unavailable("the database", err)
 	}
 	id := workflows.CapUpdateWorkflowID(al.WorkflowID, seq)
-	_, err = h.d.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{ID: id, TaskQueue: h.d.Config.TemporalTaskQueue},
+	// An update or cancellation of an Emergency alert's messages goes on
+	// the urgent lane, as the alert did: it must not wait for a slot that
+	// NonEmergency deliveries hold.
+	o := dispatch.Options(storage.WorkflowStart{TenantID: tenant, WorkflowID: id, Priority: storage.AlertPriority(al.Priority)}, h.d.Config.TemporalTaskQueue)
+	_, err = h.d.Temporal.ExecuteWorkflow(ctx, o,
 		workflows.SendCapUpdate, activities.CapUpdateInput{
 			AlertRef: activities.AlertRef{Tenant: tenant, AlertID: al.ID, Tag: alert.TagOf(tenant, al.ID, al.WorkflowID)}, MsgType: string(in.Body.MsgType), Seq: seq,
 			Headline: in.Body.Headline, Description: in.Body.Description, Instruction: in.Body.Instruction, Note: in.Body.Note,
