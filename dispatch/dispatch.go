@@ -80,7 +80,7 @@ func (d *Dispatcher) DispatchOnce(ctx context.Context) (int, error) {
 func (d *Dispatcher) start(ctx context.Context, sub int64, e storage.Event) error {
 	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	_, err := d.Temporal.ExecuteWorkflow(sctx, hookOptions(sub, e, d.TaskQueue), workflows.HookDelivery, workflows.HookDeliveryInput{
+	_, err := d.Temporal.ExecuteWorkflow(sctx, HookOptions(sub, e, d.TaskQueue), workflows.HookDelivery, workflows.HookDeliveryInput{
 		Tenant: e.Tenant, SubscriptionID: sub, Retries: d.Retries,
 		Event: activities.HookEvent{ID: e.ID, Type: e.Type, CreatedAt: e.CreatedAt, Payload: e.Payload},
 	})
@@ -91,12 +91,12 @@ func (d *Dispatcher) start(ctx context.Context, sub int64, e storage.Event) erro
 	return nil
 }
 
-// hookOptions returns the start options of the delivery of event e to
+// HookOptions returns the start options of the delivery of event e to
 // subscription sub on taskQueue: its business id, started once, with the
 // default priority and the event's tenant as the fairness key, as every
 // workflow tocsin starts has, so that within the task queue one tenant's
 // thousands of deliveries do not hold another tenant's behind them.
-func hookOptions(sub int64, e storage.Event, taskQueue string) client.StartWorkflowOptions {
+func HookOptions(sub int64, e storage.Event, taskQueue string) client.StartWorkflowOptions {
 	return client.StartWorkflowOptions{
 		ID:                    workflows.HookDeliveryID(sub, e.ID),
 		TaskQueue:             taskQueue,

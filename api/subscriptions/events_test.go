@@ -17,8 +17,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/internal/stacktest"
+	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/workflows"
 )
 
 // keys are the sorted keys of a JSON object.
@@ -251,5 +254,34 @@ func TestDeliveredEventsMatchTheCatalogue(t *testing.T) {
 		if ev.Type == "alert.failed" && !strings.Contains(fmt.Sprint(ev.Data["reason"]), "no") {
 			t.Errorf("alert.failed without its reason: %s", got.body)
 		}
+	}
+}
+
+// TestSubscriptionTestIsInteractiveWork: a request waits for the test
+// delivery, so it is started before routine work (priority 2, as file
+// processing), with its tenant as the fairness key.
+func TestSubscriptionTestIsInteractiveWork(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	tenant, token := s.NewTenant(t)
+	rcv := newReceiver(t, 200)
+	r := s.Do(t, http.MethodPost, base, token, map[string]any{"url": rcv.URL, "eventTypes": []string{"alert.sent"}})
+	if r.Status != http.StatusCreated {
+		t.Fatalf("create: %d %s", r.Status, r.Body)
+	}
+	var sub model.Subscription
+	r.JSON(t, &sub)
+	r = s.Do(t, http.MethodGet, fmt.Sprintf("%s/%d/test", base, sub.ID), token, nil)
+	var a model.SubscriptionHistory
+	r.JSON(t, &a)
+	if r.Status != 200 || a.Outcome != "Delivered" {
+		t.Fatalf("test: %d %s", r.Status, r.Body)
+	}
+	desc, err := s.Temporal.DescribeWorkflowExecution(context.Background(), workflows.HookDeliveryID(sub.ID, a.EventID), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := desc.GetWorkflowExecutionInfo().GetPriority(); p.GetPriorityKey() != storage.PriorityInteractive || p.GetFairnessKey() != tenant {
+		t.Errorf("the test delivery ran with priority %v", p)
 	}
 }

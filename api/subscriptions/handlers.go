@@ -11,11 +11,11 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"go.temporal.io/sdk/client"
 
 	"github.com/tocsin/tocsin/activities"
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/dispatch"
 	"github.com/tocsin/tocsin/hooks"
 	"github.com/tocsin/tocsin/hooks/events"
 	"github.com/tocsin/tocsin/storage"
@@ -302,9 +302,11 @@ func (h *handlers) test(ctx context.Context, in *PathID) (*rest.Output[model.Sub
 	}
 	ctx, cancel := context.WithTimeout(ctx, h.d.Config.HookTimeout+30*time.Second)
 	defer cancel()
-	run, err := h.d.Temporal.ExecuteWorkflow(ctx, client.StartWorkflowOptions{
-		ID: workflows.HookDeliveryID(in.ID, event.ID), TaskQueue: h.d.Config.TemporalTaskQueue,
-	}, workflows.HookDelivery, workflows.HookDeliveryInput{Tenant: tenant, SubscriptionID: in.ID, Event: event, Test: true})
+	// A request waits for the test: it goes before routine work, as file
+	// processing does, with its tenant as the fairness key.
+	o := dispatch.HookOptions(in.ID, storage.Event{ID: event.ID, Tenant: tenant}, h.d.Config.TemporalTaskQueue)
+	o.Priority.PriorityKey = storage.PriorityInteractive
+	run, err := h.d.Temporal.ExecuteWorkflow(ctx, o, workflows.HookDelivery, workflows.HookDeliveryInput{Tenant: tenant, SubscriptionID: in.ID, Event: event, Test: true})
 	if err != nil {
 		return nil, rest.Unavailable("temporal", err)
 	}
