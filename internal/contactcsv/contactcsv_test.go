@@ -123,6 +123,18 @@ func readAll(t *testing.T, data string) ([]contactcsv.Row, []contactcsv.Problem)
 	}
 }
 
+func TestValidTimeZone(t *testing.T) {
+	t.Parallel()
+	for zone, want := range map[string]bool{
+		"Europe/London": true, "America/Argentina/ComodRivadavia": true, "UTC": true,
+		"": false, "Local": false, "localtime": false, "Mars/Olympus_Mons": false, "../etc/passwd": false, "/etc/localtime": false,
+	} {
+		if got := contactcsv.ValidTimeZone(zone); got != want {
+			t.Errorf("ValidTimeZone(%q) = %v, want %v", zone, got, want)
+		}
+	}
+}
+
 func TestReaderEdgeCases(t *testing.T) {
 	t.Parallel()
 	data := "\xEF\xBB\xBFfirstName,lastName,emails,mobilePhones,custom.building,roles\r\n" +

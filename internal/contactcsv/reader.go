@@ -404,9 +404,13 @@ func (r *Reader) validZone(v string) bool {
 	return ok
 }
 
-// ValidTimeZone reports whether v names an IANA time zone.
+// ValidTimeZone reports whether v names an IANA time zone. "Local", which
+// time.LoadLocation takes for the server's own zone, and "localtime", the
+// host's file of it, name no zone of the database: a contact given either
+// would carry whatever zone the server happens to run in, which no
+// directory operation takes or lists.
 func ValidTimeZone(v string) bool {
-	if v == "" || len(v) > 64 || strings.Contains(v, "..") || strings.HasPrefix(v, "/") {
+	if v == "" || len(v) > 64 || strings.Contains(v, "..") || strings.HasPrefix(v, "/") || v == "Local" || v == "localtime" {
 		return false
 	}
 	_, err := time.LoadLocation(v)
