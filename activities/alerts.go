@@ -25,7 +25,36 @@ import (
 const (
 	ErrTypeAlertNotFound = "AlertNotFound"
 	ErrTypeBadAlert      = "BadAlert"
+	// ErrTypeAlertIDReused: the alert's id is another alert's now (the
+	// database was restored from a backup taken before the alert was
+	// stored, and the id handed out again). The workflow started for the
+	// alert ends, and leaves the other alert as it is.
+	ErrTypeAlertIDReused = "AlertIDReused"
 )
+
+// IsAlertIDReused reports whether err is, or is caused by, an activity's
+// error of type ErrTypeAlertIDReused.
+func IsAlertIDReused(err error) bool {
+	var app *temporal.ApplicationError
+	return errors.As(err, &app) && app.Type() == ErrTypeAlertIDReused
+}
+
+// alertIDReused turns storage.ErrAlertIDReused, the error of a statement
+// that named ref's alert by its tag and found another alert of its id,
+// into the error of type ErrTypeAlertIDReused that ends ref's workflow;
+// other errors are returned as they are. The error is non-retryable and
+// benign: the SDK does not log it as an activity's failure (several
+// batches may meet it at once); the workflow logs it once.
+func alertIDReused(ref AlertRef, err error) error {
+	if !errors.Is(err, storage.ErrAlertIDReused) {
+		return err
+	}
+	return temporal.NewApplicationErrorWithOptions(
+		fmt.Sprintf("alert %d of tenant %s is another alert now, not the one of workflow %s: its id was handed out again after a database restore",
+			ref.AlertID, ref.Tenant, alert.WorkflowID(ref.Tenant, ref.AlertID, ref.Tag)),
+		ErrTypeAlertIDReused,
+		temporal.ApplicationErrorOptions{NonRetryable: true, Cause: err, Category: temporal.ApplicationErrorCategoryBenign})
+}
 
 // AlertRef names an alert.
 type AlertRef struct {
@@ -57,8 +86,25 @@ type AlertPlan struct {
 	Cancelled bool
 }
 
+// checkAlert ends an activity of ref's alert, before it does anything,
+// when the alert's id is another alert's now (ErrTypeAlertIDReused) or the
+// alert is gone (ErrTypeAlertNotFound). Activities that read the alert
+// anyway check with that read instead (loadAlert, storage.BatchRecipients).
+func (a *Activities) checkAlert(ctx context.Context, ref AlertRef) error {
+	err := storage.CheckAlert(ctx, a.DB, ref.Tenant, ref.AlertID, ref.Tag)
+	if errors.Is(err, storage.ErrNotFound) {
+		return temporal.NewNonRetryableApplicationError("alert not found", ErrTypeAlertNotFound, err)
+	}
+	return alertIDReused(ref, err)
+}
+
+// loadAlert reads ref's alert and its settings: only the alert of ref's
+// tag, never another given its id after a restore (ErrTypeAlertIDReused).
 func loadAlert(ctx context.Context, q sqlx.QueryerContext, ref AlertRef) (*storage.Alert, *alert.Settings, error) {
-	al, err := storage.GetAlert(ctx, q, ref.Tenant, ref.AlertID)
+	al, err := storage.GetTaggedAlert(ctx, q, ref.Tenant, ref.AlertID, ref.Tag)
+	if errors.Is(err, storage.ErrAlertIDReused) {
+		return nil, nil, alertIDReused(ref, err)
+	}
 	if errors.Is(err, storage.ErrNotFound) {
 		// The API starts the workflow just before it commits the alert:
 		// retry a little before giving up.
@@ -270,9 +316,14 @@ type CycleInput struct {
 	Cycle int
 }
 
-// StartCycle records the cycle an alert is delivering.
+// StartCycle records the cycle an alert is delivering (nothing when the
+// alert is gone).
 func (a *Activities) StartCycle(ctx context.Context, in CycleInput) error {
-	return storage.StartCycle(ctx, a.DB, in.Tenant, in.AlertID, in.Cycle)
+	err := storage.StartCycle(ctx, a.DB, in.Tenant, in.AlertID, in.Tag, in.Cycle)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil
+	}
+	return alertIDReused(in.AlertRef, err)
 }
 
 // totals sums the delivery counts of the alert's channels.
@@ -381,12 +432,12 @@ type FailAlertInput struct {
 // and deletes what its batches kept of their progress and left
 // (storage.SaveBatchProgress).
 func (a *Activities) FailAlert(ctx context.Context, in FailAlertInput) error {
-	al, err := storage.GetAlert(ctx, a.DB, in.Tenant, in.AlertID)
+	al, err := storage.GetTaggedAlert(ctx, a.DB, in.Tenant, in.AlertID, in.Tag)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil
 	}
 	if err != nil {
-		return err
+		return alertIDReused(in.AlertRef, err)
 	}
 	return a.DB.InTx(ctx, func(tx *sqlx.Tx) error {
 		moved, err := storage.TransitionAlert(ctx, tx, in.Tenant, in.AlertID,

@@ -21,7 +21,7 @@ import (
 
 // keyOf is the storage key of in's batch.
 func keyOf(in activities.BatchInput) storage.BatchKey {
-	return storage.BatchKey{Tenant: in.Tenant, AlertID: in.AlertID, Channel: in.Channel, Cycle: in.Cycle, Lo: in.Lo, Hi: in.Hi}
+	return storage.BatchKey{Tenant: in.Tenant, AlertID: in.AlertID, Tag: in.Tag, Channel: in.Channel, Cycle: in.Cycle, Lo: in.Lo, Hi: in.Hi}
 }
 
 // savedProgress reads what the batch kept of its progress in PostgreSQL;
