@@ -385,41 +385,45 @@ func (a *Activities) FinishFirstCycle(ctx context.Context, ref AlertRef) (string
 }
 
 // CompleteAlert marks the end of the alert's workflow: every cycle ran and
-// the broadcast duration passed. What its batches kept of their progress
-// and left (storage.SaveBatchProgress) goes.
+// the broadcast duration passed (endAlert).
 func (a *Activities) CompleteAlert(ctx context.Context, ref AlertRef) error {
 	al, _, err := loadAlert(ctx, a.DB, ref)
 	if err != nil {
 		return err
 	}
-	return a.DB.InTx(ctx, func(tx *sqlx.Tx) error {
-		first, err := storage.MarkAlertCompleted(ctx, tx, ref.Tenant, ref.AlertID)
-		if err != nil {
-			return err
-		}
-		// After the mark, which a save of progress waits for or sees.
-		if err := storage.DeleteAlertProgress(ctx, tx, ref.Tenant, ref.AlertID); err != nil {
-			return err
-		}
-		if !first {
-			return nil
-		}
-		t, err := totals(ctx, tx, ref)
-		if err != nil {
-			return err
-		}
-		confirmed, err := storage.CountConfirmed(ctx, tx, ref.Tenant, ref.AlertID)
-		if err != nil {
-			return err
-		}
-		status, err := storage.AlertStatus(ctx, tx, ref.Tenant, ref.AlertID)
-		if err != nil {
-			return err
-		}
-		_, err = storage.EmitEvent(ctx, tx, ref.Tenant, storage.EventAlertCompleted, events.AlertCompleted{
-			Alert: events.AlertOf(al, status), Confirmed: confirmed, Counts: eventCounts(al, t)})
+	return a.DB.InTx(ctx, func(tx *sqlx.Tx) error { return endAlert(ctx, tx, ref, al) })
+}
+
+// endAlert marks the end of the alert's workflow (completed_at) and, the
+// first time, emits alert.completed with its counts. What its batches kept
+// of their progress and left (storage.SaveBatchProgress) goes.
+func endAlert(ctx context.Context, tx *sqlx.Tx, ref AlertRef, al *storage.Alert) error {
+	first, err := storage.MarkAlertCompleted(ctx, tx, ref.Tenant, ref.AlertID)
+	if err != nil {
 		return err
-	})
+	}
+	// After the mark, which a save of progress waits for or sees.
+	if err := storage.DeleteAlertProgress(ctx, tx, ref.Tenant, ref.AlertID); err != nil {
+		return err
+	}
+	if !first {
+		return nil
+	}
+	t, err := totals(ctx, tx, ref)
+	if err != nil {
+		return err
+	}
+	confirmed, err := storage.CountConfirmed(ctx, tx, ref.Tenant, ref.AlertID)
+	if err != nil {
+		return err
+	}
+	status, err := storage.AlertStatus(ctx, tx, ref.Tenant, ref.AlertID)
+	if err != nil {
+		return err
+	}
+	_, err = storage.EmitEvent(ctx, tx, ref.Tenant, storage.EventAlertCompleted, events.AlertCompleted{
+		Alert: events.AlertOf(al, status), Confirmed: confirmed, Counts: eventCounts(al, t)})
+	return err
 }
 
 // FailAlertInput says why an alert failed.
@@ -428,9 +432,12 @@ type FailAlertInput struct {
 	Reason string
 }
 
-// FailAlert moves an alert that has not reached Sent or Failed to Failed,
-// and deletes what its batches kept of their progress and left
-// (storage.SaveBatchProgress).
+// FailAlert ends the alert of a workflow that failed. An alert that has
+// not reached Sent or Failed moves to Failed (alert.failed), with its
+// end marked; one that has (a later cycle failed) keeps its status and
+// has its end marked as CompleteAlert marks it (endAlert), so it shows
+// completedAt. Either way what its batches kept of their progress and
+// left (storage.SaveBatchProgress) goes.
 func (a *Activities) FailAlert(ctx context.Context, in FailAlertInput) error {
 	al, err := storage.GetTaggedAlert(ctx, a.DB, in.Tenant, in.AlertID, in.Tag)
 	if errors.Is(err, storage.ErrNotFound) {
@@ -445,17 +452,15 @@ func (a *Activities) FailAlert(ctx context.Context, in FailAlertInput) error {
 		if err != nil {
 			return err
 		}
-		if moved {
-			if _, err := storage.MarkAlertCompleted(ctx, tx, in.Tenant, in.AlertID); err != nil {
-				return fmt.Errorf("complete failed alert: %w", err)
-			}
+		if !moved {
+			return endAlert(ctx, tx, in.AlertRef, al)
+		}
+		if _, err := storage.MarkAlertCompleted(ctx, tx, in.Tenant, in.AlertID); err != nil {
+			return fmt.Errorf("complete failed alert: %w", err)
 		}
 		// After the mark, which a save of progress waits for or sees.
 		if err := storage.DeleteAlertProgress(ctx, tx, in.Tenant, in.AlertID); err != nil {
 			return err
-		}
-		if !moved {
-			return nil
 		}
 		_, err = storage.EmitEvent(ctx, tx, in.Tenant, storage.EventAlertFailed, events.AlertFailed{Alert: events.AlertOf(al, storage.AlertFailed), Reason: in.Reason})
 		return err
