@@ -28,9 +28,13 @@ type CapUpdateOutcome struct {
 // DeliverCapUpdate sends an Update or Cancel CAP message on each CAP
 // channel (EAS, mobile broadcast) the alert was sent on, referencing every
 // message of the alert delivered there. Channels without a delivered
-// message are left out.
+// message are left out. Nothing is sent for an alert whose id is another
+// alert's now (its renderer may still be kept from before the restore).
 func (a *Activities) DeliverCapUpdate(ctx context.Context, in CapUpdateInput) (CapUpdateOutcome, error) {
 	var out CapUpdateOutcome
+	if err := a.checkAlert(ctx, in.AlertRef); err != nil {
+		return out, err
+	}
 	r, err := a.rendererFor(ctx, in.AlertRef)
 	if err != nil {
 		return out, err

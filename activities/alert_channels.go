@@ -78,6 +78,9 @@ func (a *Activities) deliverBroadcast(ctx context.Context, in BatchInput, lastAt
 	if in.Lo != 0 || in.Cycle != 1 {
 		return out, nil
 	}
+	if err := a.checkAlert(ctx, in.AlertRef); err != nil {
+		return out, err
+	}
 	if a.Destinations == nil {
 		return out, a.recordBroadcasts(ctx, in, []BroadcastRow{{Destination: in.Channel, Status: storage.DeliveryFailed, Permanent: true,
 			Key: alert.DeliveryKey(in.Tenant, in.AlertID, in.Tag, in.Channel, in.Cycle, 0), Error: "no provider is configured for the " + in.Channel + " channel"}}, &out)

@@ -98,7 +98,7 @@ func (o *BatchOutcome) count(status string) {
 // records them from there instead of sending them again.
 func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutcome, error) {
 	var out BatchOutcome
-	key := storage.BatchKey{Tenant: in.Tenant, AlertID: in.AlertID, Channel: in.Channel, Cycle: in.Cycle, Lo: in.Lo, Hi: in.Hi}
+	key := storage.BatchKey{Tenant: in.Tenant, AlertID: in.AlertID, Tag: in.Tag, Channel: in.Channel, Cycle: in.Cycle, Lo: in.Lo, Hi: in.Hi}
 	progress := startProgress(ctx, in)
 	stop := heartbeatWith(ctx, progress.details)
 	defer stop()
@@ -134,8 +134,11 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 		}
 		return resumeProgress(ctx, tx, key, progress)
 	})
+	if errors.Is(err, storage.ErrNotFound) {
+		return out, temporal.NewNonRetryableApplicationError("alert not found", ErrTypeAlertNotFound, err)
+	}
 	if err != nil {
-		return out, err
+		return out, alertIDReused(in.AlertRef, err)
 	}
 	readDur = time.Since(began)
 	if len(recs) == 0 {

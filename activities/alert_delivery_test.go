@@ -75,10 +75,19 @@ func newAlert(t *testing.T, db *storage.DB, tenant string) int64 {
 	})
 }
 
-// storeAlert stores a queued alert of settings, attaching the stored
-// objects refs, with its ad-hoc recipients resolved, as the API accepts
-// one, and returns its id.
+// testTag is the tag of the alerts storeAlert stores.
+const testTag = "abcdefgh"
+
+// storeAlert stores a queued alert of settings, with the tag testTag,
+// attaching the stored objects refs, with its ad-hoc recipients resolved,
+// as the API accepts one, and returns its id.
 func storeAlert(t *testing.T, db *storage.DB, tenant string, s alert.Settings, refs []storage.AttachmentRef, adhoc []alert.AdHocRecipient) int64 {
+	t.Helper()
+	return storeTaggedAlert(t, db, tenant, testTag, s, refs, adhoc)
+}
+
+// storeTaggedAlert is storeAlert with the tag tag.
+func storeTaggedAlert(t *testing.T, db *storage.DB, tenant, tag string, s alert.Settings, refs []storage.AttachmentRef, adhoc []alert.AdHocRecipient) int64 {
 	t.Helper()
 	ctx := context.Background()
 	raw, _ := json.Marshal(s)
@@ -91,7 +100,7 @@ func storeAlert(t *testing.T, db *storage.DB, tenant string, s alert.Settings, r
 		}
 		if err := storage.InsertAlert(ctx, tx, &storage.Alert{ID: id, TenantID: tenant, Type: "Default", Priority: "NonEmergency",
 			Subject: s.Message.Subject, Channels: pq.StringArray(s.Channels.Enabled()), Settings: raw, Attachments: att,
-			Status: storage.AlertQueued, WorkflowID: "w", CreatedAt: time.Now()}); err != nil {
+			Status: storage.AlertQueued, WorkflowID: alert.WorkflowID(tenant, id, tag), CreatedAt: time.Now()}); err != nil {
 			return err
 		}
 		_, err = storage.ResolveRecipients(ctx, tx, tenant, id, storage.RecipientSpec{RecipientSpec: alert.RecipientSpec{AdHoc: adhoc}})
@@ -146,7 +155,7 @@ func TestDeliverBatchClassifiesErrorsAndNeverDuplicates(t *testing.T) {
 		t.Fatal(err)
 	}
 	second := snd.sent()
-	if len(second) != 1 || second[0] != first[2] || second[0] != alert.DeliveryKey(tenant, id, "abcdefgh", "text", 1, 3) ||
+	if len(second) != 1 || second[0] != first[2] || second[0] != alert.DeliveryKey(tenant, id, testTag, "text", 1, 3) ||
 		second[0] != "alert-"+tenant+"-"+strconv.FormatInt(id, 10)+"-abcdefgh:text:1:3" {
 		t.Fatalf("retry sent %v (first attempt %v)", second, first)
 	}
@@ -177,7 +186,7 @@ func TestDeliverBatchGivesUpOnTheLastAttempt(t *testing.T) {
 	id := newAlert(t, db, tenant)
 	snd := &fakeSender{failTemp: true, down: true}
 	a := &activities.Activities{DB: db, Senders: channels.Senders{channels.Text: snd}}
-	in := activities.BatchInput{AlertRef: activities.AlertRef{Tenant: tenant, AlertID: id}, Channel: "text", Cycle: 1, Lo: 0, Hi: 4, MaxAttempts: 2}
+	in := activities.BatchInput{AlertRef: activities.AlertRef{Tenant: tenant, AlertID: id, Tag: testTag}, Channel: "text", Cycle: 1, Lo: 0, Hi: 4, MaxAttempts: 2}
 	ctx := context.Background()
 	// The provider is down: nothing is recorded, the batch is retried.
 	if _, err := a.DeliverBatch(ctx, in); err == nil {
@@ -262,7 +271,7 @@ func TestDeliverBatchRetriesAnAttachmentTheStoreCouldNotRead(t *testing.T) {
 	a := &activities.Activities{DB: db, Objects: &storage.Objects{Client: down, Bucket: objs.Bucket}, Senders: channels.Senders{channels.Email: snd}}
 
 	id := emailAlert(t, db, tenant, ref)
-	in := activities.BatchInput{AlertRef: activities.AlertRef{Tenant: tenant, AlertID: id}, Channel: "email", Cycle: 1, Lo: 0, Hi: 1, MaxAttempts: 3}
+	in := activities.BatchInput{AlertRef: activities.AlertRef{Tenant: tenant, AlertID: id, Tag: testTag}, Channel: "email", Cycle: 1, Lo: 0, Hi: 1, MaxAttempts: 3}
 	out, err := a.DeliverBatch(ctx, in)
 	if err == nil || out.Retrying != 1 {
 		t.Fatalf("store down: outcome %+v, error %v; want the delivery Retrying and the batch retried", out, err)
@@ -282,7 +291,7 @@ func TestDeliverBatchRetriesAnAttachmentTheStoreCouldNotRead(t *testing.T) {
 	// The store stays down through the last attempt: the delivery fails.
 	b := &activities.Activities{DB: db, Objects: &storage.Objects{Client: down, Bucket: objs.Bucket}, Senders: channels.Senders{channels.Email: snd}}
 	id = emailAlert(t, db, tenant, ref)
-	in = activities.BatchInput{AlertRef: activities.AlertRef{Tenant: tenant, AlertID: id}, Channel: "email", Cycle: 1, Lo: 0, Hi: 1, MaxAttempts: 1}
+	in = activities.BatchInput{AlertRef: activities.AlertRef{Tenant: tenant, AlertID: id, Tag: testTag}, Channel: "email", Cycle: 1, Lo: 0, Hi: 1, MaxAttempts: 1}
 	if _, err := b.DeliverBatch(ctx, in); err != nil {
 		t.Fatal(err)
 	}
@@ -319,7 +328,7 @@ func TestStoredAlertFindsItsFileInNFC(t *testing.T) {
 			nil, []alert.AdHocRecipient{{FirstName: "Ann", Phone: "+15550000001"}})
 		snd := &recordingSender{}
 		a := &activities.Activities{DB: db, Senders: channels.Senders{channels.Voice: snd}}
-		in := activities.BatchInput{AlertRef: activities.AlertRef{Tenant: tenant, AlertID: id}, Channel: "voice", Cycle: 1, Lo: 0, Hi: 1, MaxAttempts: 3}
+		in := activities.BatchInput{AlertRef: activities.AlertRef{Tenant: tenant, AlertID: id, Tag: testTag}, Channel: "voice", Cycle: 1, Lo: 0, Hi: 1, MaxAttempts: 3}
 		if _, err := a.DeliverBatch(ctx, in); err != nil {
 			t.Fatal(err)
 		}

@@ -19,6 +19,10 @@ func (a *Activities) deliverEtnArea(ctx context.Context, in BatchInput, r *alert
 	if in.Lo != 0 || in.Cycle != 1 {
 		return out, nil
 	}
+	// r may be a renderer kept from before a restore.
+	if err := a.checkAlert(ctx, in.AlertRef); err != nil {
+		return out, err
+	}
 	rows, lists := etn.Targets(r.Settings)
 	targetStore := a.etnTargets()
 	err := targetStore.StoreOnce(ctx, in.Tenant, in.AlertID, rows, lists)

@@ -23,9 +23,13 @@ type RedialOutcome struct {
 
 // RedialCalls dials again the alert's busy or unanswered calls whose retry
 // time has come (voice and ETN, each through its channel's Sender) and
-// reports what is still pending.
+// reports what is still pending. It does nothing for an alert whose id is
+// another alert's now.
 func (a *Activities) RedialCalls(ctx context.Context, ref AlertRef) (RedialOutcome, error) {
 	var out RedialOutcome
+	if err := a.checkAlert(ctx, ref); err != nil {
+		return out, err
+	}
 	calls := &voice.Calls{DB: a.DB}
 	id := ref.AlertID
 	var err error

@@ -25,7 +25,36 @@ import (
 const (
 	ErrTypeAlertNotFound = "AlertNotFound"
 	ErrTypeBadAlert      = "BadAlert"
+	// ErrTypeAlertIDReused: the alert's id is another alert's now (the
+	// database was restored from a backup taken before the alert was
+	// stored, and the id handed out again). The workflow started for the
+	// alert ends, and leaves the other alert as it is.
+	ErrTypeAlertIDReused = "AlertIDReused"
 )
+
+// IsAlertIDReused reports whether err is, or is caused by, an activity's
+// error of type ErrTypeAlertIDReused.
+func IsAlertIDReused(err error) bool {
+	var app *temporal.ApplicationError
+	return errors.As(err, &app) && app.Type() == ErrTypeAlertIDReused
+}
+
+// alertIDReused turns storage.ErrAlertIDReused, the error of a statement
+// that named ref's alert by its tag and found another alert of its id,
+// into the error of type ErrTypeAlertIDReused that ends ref's workflow;
+// other errors are returned as they are. The error is non-retryable and
+// benign: the SDK does not log it as an activity's failure (several
+// batches may meet it at once); the workflow logs it once.
+func alertIDReused(ref AlertRef, err error) error {
+	if !errors.Is(err, storage.ErrAlertIDReused) {
+		return err
+	}
+	return temporal.NewApplicationErrorWithOptions(
+		fmt.Sprintf("alert %d of tenant %s is another alert now, not the one of workflow %s: its id was handed out again after a database restore",
+			ref.AlertID, ref.Tenant, alert.WorkflowID(ref.Tenant, ref.AlertID, ref.Tag)),
+		ErrTypeAlertIDReused,
+		temporal.ApplicationErrorOptions{NonRetryable: true, Cause: err, Category: temporal.ApplicationErrorCategoryBenign})
+}
 
 // AlertRef names an alert.
 type AlertRef struct {
@@ -57,8 +86,25 @@ type AlertPlan struct {
 	Cancelled bool
 }
 
+// checkAlert ends an activity of ref's alert, before it does anything,
+// when the alert's id is another alert's now (ErrTypeAlertIDReused) or the
+// alert is gone (ErrTypeAlertNotFound). Activities that read the alert
+// anyway check with that read instead (loadAlert, storage.BatchRecipients).
+func (a *Activities) checkAlert(ctx context.Context, ref AlertRef) error {
+	err := storage.CheckAlert(ctx, a.DB, ref.Tenant, ref.AlertID, ref.Tag)
+	if errors.Is(err, storage.ErrNotFound) {
+		return temporal.NewNonRetryableApplicationError("alert not found", ErrTypeAlertNotFound, err)
+	}
+	return alertIDReused(ref, err)
+}
+
+// loadAlert reads ref's alert and its settings: only the alert of ref's
+// tag, never another given its id after a restore (ErrTypeAlertIDReused).
 func loadAlert(ctx context.Context, q sqlx.QueryerContext, ref AlertRef) (*storage.Alert, *alert.Settings, error) {
-	al, err := storage.GetAlert(ctx, q, ref.Tenant, ref.AlertID)
+	al, err := storage.GetTaggedAlert(ctx, q, ref.Tenant, ref.AlertID, ref.Tag)
+	if errors.Is(err, storage.ErrAlertIDReused) {
+		return nil, nil, alertIDReused(ref, err)
+	}
 	if errors.Is(err, storage.ErrNotFound) {
 		// The API starts the workflow just before it commits the alert:
 		// retry a little before giving up.
@@ -270,9 +316,14 @@ type CycleInput struct {
 	Cycle int
 }
 
-// StartCycle records the cycle an alert is delivering.
+// StartCycle records the cycle an alert is delivering (nothing when the
+// alert is gone).
 func (a *Activities) StartCycle(ctx context.Context, in CycleInput) error {
-	return storage.StartCycle(ctx, a.DB, in.Tenant, in.AlertID, in.Cycle)
+	err := storage.StartCycle(ctx, a.DB, in.Tenant, in.AlertID, in.Tag, in.Cycle)
+	if errors.Is(err, storage.ErrNotFound) {
+		return nil
+	}
+	return alertIDReused(in.AlertRef, err)
 }
 
 // totals sums the delivery counts of the alert's channels.
@@ -334,41 +385,45 @@ func (a *Activities) FinishFirstCycle(ctx context.Context, ref AlertRef) (string
 }
 
 // CompleteAlert marks the end of the alert's workflow: every cycle ran and
-// the broadcast duration passed. What its batches kept of their progress
-// and left (storage.SaveBatchProgress) goes.
+// the broadcast duration passed (endAlert).
 func (a *Activities) CompleteAlert(ctx context.Context, ref AlertRef) error {
 	al, _, err := loadAlert(ctx, a.DB, ref)
 	if err != nil {
 		return err
 	}
-	return a.DB.InTx(ctx, func(tx *sqlx.Tx) error {
-		first, err := storage.MarkAlertCompleted(ctx, tx, ref.Tenant, ref.AlertID)
-		if err != nil {
-			return err
-		}
-		// After the mark, which a save of progress waits for or sees.
-		if err := storage.DeleteAlertProgress(ctx, tx, ref.Tenant, ref.AlertID); err != nil {
-			return err
-		}
-		if !first {
-			return nil
-		}
-		t, err := totals(ctx, tx, ref)
-		if err != nil {
-			return err
-		}
-		confirmed, err := storage.CountConfirmed(ctx, tx, ref.Tenant, ref.AlertID)
-		if err != nil {
-			return err
-		}
-		status, err := storage.AlertStatus(ctx, tx, ref.Tenant, ref.AlertID)
-		if err != nil {
-			return err
-		}
-		_, err = storage.EmitEvent(ctx, tx, ref.Tenant, storage.EventAlertCompleted, events.AlertCompleted{
-			Alert: events.AlertOf(al, status), Confirmed: confirmed, Counts: eventCounts(al, t)})
+	return a.DB.InTx(ctx, func(tx *sqlx.Tx) error { return endAlert(ctx, tx, ref, al) })
+}
+
+// endAlert marks the end of the alert's workflow (completed_at) and, the
+// first time, emits alert.completed with its counts. What its batches kept
+// of their progress and left (storage.SaveBatchProgress) goes.
+func endAlert(ctx context.Context, tx *sqlx.Tx, ref AlertRef, al *storage.Alert) error {
+	first, err := storage.MarkAlertCompleted(ctx, tx, ref.Tenant, ref.AlertID)
+	if err != nil {
 		return err
-	})
+	}
+	// After the mark, which a save of progress waits for or sees.
+	if err := storage.DeleteAlertProgress(ctx, tx, ref.Tenant, ref.AlertID); err != nil {
+		return err
+	}
+	if !first {
+		return nil
+	}
+	t, err := totals(ctx, tx, ref)
+	if err != nil {
+		return err
+	}
+	confirmed, err := storage.CountConfirmed(ctx, tx, ref.Tenant, ref.AlertID)
+	if err != nil {
+		return err
+	}
+	status, err := storage.AlertStatus(ctx, tx, ref.Tenant, ref.AlertID)
+	if err != nil {
+		return err
+	}
+	_, err = storage.EmitEvent(ctx, tx, ref.Tenant, storage.EventAlertCompleted, events.AlertCompleted{
+		Alert: events.AlertOf(al, status), Confirmed: confirmed, Counts: eventCounts(al, t)})
+	return err
 }
 
 // FailAlertInput says why an alert failed.
@@ -377,16 +432,19 @@ type FailAlertInput struct {
 	Reason string
 }
 
-// FailAlert moves an alert that has not reached Sent or Failed to Failed,
-// and deletes what its batches kept of their progress and left
-// (storage.SaveBatchProgress).
+// FailAlert ends the alert of a workflow that failed. An alert that has
+// not reached Sent or Failed moves to Failed (alert.failed), with its
+// end marked; one that has (a later cycle failed) keeps its status and
+// has its end marked as CompleteAlert marks it (endAlert), so it shows
+// completedAt. Either way what its batches kept of their progress and
+// left (storage.SaveBatchProgress) goes.
 func (a *Activities) FailAlert(ctx context.Context, in FailAlertInput) error {
-	al, err := storage.GetAlert(ctx, a.DB, in.Tenant, in.AlertID)
+	al, err := storage.GetTaggedAlert(ctx, a.DB, in.Tenant, in.AlertID, in.Tag)
 	if errors.Is(err, storage.ErrNotFound) {
 		return nil
 	}
 	if err != nil {
-		return err
+		return alertIDReused(in.AlertRef, err)
 	}
 	return a.DB.InTx(ctx, func(tx *sqlx.Tx) error {
 		moved, err := storage.TransitionAlert(ctx, tx, in.Tenant, in.AlertID,
@@ -394,17 +452,15 @@ func (a *Activities) FailAlert(ctx context.Context, in FailAlertInput) error {
 		if err != nil {
 			return err
 		}
-		if moved {
-			if _, err := storage.MarkAlertCompleted(ctx, tx, in.Tenant, in.AlertID); err != nil {
-				return fmt.Errorf("complete failed alert: %w", err)
-			}
+		if !moved {
+			return endAlert(ctx, tx, in.AlertRef, al)
+		}
+		if _, err := storage.MarkAlertCompleted(ctx, tx, in.Tenant, in.AlertID); err != nil {
+			return fmt.Errorf("complete failed alert: %w", err)
 		}
 		// After the mark, which a save of progress waits for or sees.
 		if err := storage.DeleteAlertProgress(ctx, tx, in.Tenant, in.AlertID); err != nil {
 			return err
-		}
-		if !moved {
-			return nil
 		}
 		_, err = storage.EmitEvent(ctx, tx, in.Tenant, storage.EventAlertFailed, events.AlertFailed{Alert: events.AlertOf(al, storage.AlertFailed), Reason: in.Reason})
 		return err

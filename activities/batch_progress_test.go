@@ -31,7 +31,7 @@ func textBatch(t *testing.T, db *storage.DB, snd channels.Sender) (*activities.A
 	tenant := stacktest.NewTenant()
 	id := newAlert(t, db, tenant)
 	a := &activities.Activities{DB: db, Senders: channels.Senders{channels.Text: snd}}
-	return a, activities.BatchInput{AlertRef: activities.AlertRef{Tenant: tenant, AlertID: id, Tag: "abcdefgh"}, Channel: "text", Cycle: 1, Lo: 0, Hi: 4, MaxAttempts: 3}
+	return a, activities.BatchInput{AlertRef: activities.AlertRef{Tenant: tenant, AlertID: id, Tag: testTag}, Channel: "text", Cycle: 1, Lo: 0, Hi: 4, MaxAttempts: 3}
 }
 
 // runBatchWorkflow starts a stack's API and a worker of its own that

@@ -3,6 +3,7 @@ package activities_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -21,7 +22,7 @@ import (
 
 // keyOf is the storage key of in's batch.
 func keyOf(in activities.BatchInput) storage.BatchKey {
-	return storage.BatchKey{Tenant: in.Tenant, AlertID: in.AlertID, Channel: in.Channel, Cycle: in.Cycle, Lo: in.Lo, Hi: in.Hi}
+	return storage.BatchKey{Tenant: in.Tenant, AlertID: in.AlertID, Tag: in.Tag, Channel: in.Channel, Cycle: in.Cycle, Lo: in.Lo, Hi: in.Hi}
 }
 
 // savedProgress reads what the batch kept of its progress in PostgreSQL;
@@ -217,6 +218,55 @@ func TestTheEndOfAnAlertDeletesWhatItsBatchesLeft(t *testing.T) {
 	}
 	if p := savedProgress(t, db, failed); p != nil {
 		t.Fatalf("a failed alert left %+v", p)
+	}
+}
+
+// TestAFailedLaterCycleEndsAnAlertAlreadySent: a workflow that fails after
+// its alert became Sent (in a later cycle) leaves it Sent, with its end
+// marked, alert.completed emitted once, and what its batches left
+// deleted; a batch attempt that outlives it keeps nothing.
+func TestAFailedLaterCycleEndsAnAlertAlreadySent(t *testing.T) {
+	t.Parallel()
+	db := stacktest.DB(t)
+	ctx := context.Background()
+	a, in := textBatch(t, db, &fakeSender{})
+	if _, err := a.PrepareAlert(ctx, in.AlertRef); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.DeliverBatch(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	if status, err := a.FinishFirstCycle(ctx, in.AlertRef); err != nil || status != storage.AlertSent {
+		t.Fatalf("first cycle: %s %v", status, err)
+	}
+	in.Cycle = 2
+	saveProgress(t, db, in)
+	for range 2 { // the second time changes nothing
+		if err := a.FailAlert(ctx, activities.FailAlertInput{AlertRef: in.AlertRef, Reason: "stopped"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	al, err := storage.GetAlert(ctx, db, in.Tenant, in.AlertID)
+	if err != nil || al.Status != storage.AlertSent || al.CompletedAt == nil || al.Error != "" || al.FailedAt != nil {
+		t.Fatalf("alert %+v %v", al, err)
+	}
+	evs, err := storagetest.TenantEvents(ctx, db, in.Tenant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, e := range evs {
+		types = append(types, e.Type)
+	}
+	if fmt.Sprint(types) != "[alert.sent alert.completed]" {
+		t.Fatalf("events %v", types)
+	}
+	if p := savedProgress(t, db, in); p != nil {
+		t.Fatalf("the alert left %+v", p)
+	}
+	saveProgress(t, db, in)
+	if p := savedProgress(t, db, in); p != nil {
+		t.Fatalf("an attempt that outlived the alert kept %+v", p)
 	}
 }
 

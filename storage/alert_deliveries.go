@@ -2,6 +2,7 @@ package storage
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 
 	"github.com/jmoiron/sqlx"
@@ -25,6 +26,10 @@ type DeliveryRow struct {
 type BatchKey struct {
 	Tenant  string
 	AlertID int64
+	// Tag is the alert's tag ("" for an alert stored before tags came):
+	// BatchRecipients and SaveBatchProgress act only on the alert of this
+	// tag, never on another alert given the same id after a restore.
+	Tag     string
 	Channel string
 	Cycle   int
 	Lo, Hi  int64
@@ -37,13 +42,30 @@ type BatchKey struct {
 // recipient with a Sent or Delivered result on one of them in this cycle is
 // returned with Skip set. Each statement is a range scan of one primary key;
 // the sets are combined here, so no plan can turn into a nested loop over
-// the alert's whole delivery table.
+// the alert's whole delivery table. The first statement also reads the
+// alert's row by its tag (k.Tag): when the alert id is another alert's now,
+// the batch is ErrAlertIDReused and nothing is read (a missing alert is
+// ErrNotFound).
 func BatchRecipients(ctx context.Context, q sqlx.QueryerContext, k BatchKey, skipEarlier []string) ([]BatchRecipient, error) {
-	var done []int64
-	if err := sqlx.SelectContext(ctx, q, &done, `SELECT seq FROM alert_deliveries
-		WHERE alert_id = $1 AND channel = $2 AND cycle = $3 AND seq > $4 AND seq <= $5
-			AND status IN ('Sent', 'Delivered', 'Failed', 'Skipped')`, k.AlertID, k.Channel, k.Cycle, k.Lo, k.Hi); err != nil {
+	// One row with a NULL seq when the alert has no final result in the
+	// batch, none when the alert is not the one of the tag.
+	var final []sql.NullInt64
+	if err := sqlx.SelectContext(ctx, q, &final, `SELECT d.seq FROM alerts a
+		LEFT JOIN alert_deliveries d ON d.alert_id = a.id AND d.tenant_id = a.tenant_id
+			AND d.channel = $3 AND d.cycle = $4 AND d.seq > $5 AND d.seq <= $6
+			AND d.status IN ('Sent', 'Delivered', 'Failed', 'Skipped')
+		WHERE a.tenant_id = $1 AND a.id = $2 AND a.workflow_id = $7`,
+		k.Tenant, k.AlertID, k.Channel, k.Cycle, k.Lo, k.Hi, alert.WorkflowID(k.Tenant, k.AlertID, k.Tag)); err != nil {
 		return nil, fmt.Errorf("read batch results: %w", err)
+	}
+	if len(final) == 0 {
+		return nil, missingAlert(ctx, q, k.Tenant, k.AlertID, k.Tag)
+	}
+	done := make([]int64, 0, len(final))
+	for _, s := range final {
+		if s.Valid {
+			done = append(done, s.Int64)
+		}
 	}
 	var reached []int64
 	if len(skipEarlier) > 0 {

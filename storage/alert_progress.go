@@ -6,6 +6,8 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
+
+	"github.com/tocsin/tocsin/alert"
 )
 
 // SetBatchSize records size as the alert's batch size unless it has one,
@@ -22,11 +24,18 @@ func SetBatchSize(ctx context.Context, tx *sqlx.Tx, tenant string, alertID int64
 	return bs, nil
 }
 
-// StartCycle records that the alert delivers cycle (the current cycle only grows).
-func StartCycle(ctx context.Context, q sqlx.ExecerContext, tenant string, alertID int64, cycle int) error {
-	if _, err := q.ExecContext(ctx, `UPDATE alerts SET current_cycle = greatest(current_cycle, $3) WHERE tenant_id = $1 AND id = $2`,
-		tenant, alertID, cycle); err != nil {
+// StartCycle records that the alert of tag delivers cycle (the current
+// cycle only grows). An alert id that is another alert's now is
+// ErrAlertIDReused, and left as it is; a missing one ErrNotFound.
+func StartCycle(ctx context.Context, q sqlx.ExtContext, tenant string, alertID int64, tag string, cycle int) error {
+	res, err := q.ExecContext(ctx, `UPDATE alerts SET current_cycle = greatest(current_cycle, $3)
+		WHERE tenant_id = $1 AND id = $2 AND workflow_id = $4`,
+		tenant, alertID, cycle, alert.WorkflowID(tenant, alertID, tag))
+	if err != nil {
 		return fmt.Errorf("start cycle: %w", err)
+	}
+	if n, _ := res.RowsAffected(); n == 0 {
+		return missingAlert(ctx, q, tenant, alertID, tag)
 	}
 	return nil
 }

@@ -35,12 +35,12 @@ func TestAlertProgressIsKeptPerTenant(t *testing.T) {
 		}
 	}
 	for _, c := range []int{2, 1} {
-		if err := storage.StartCycle(ctx, db, tenant, id, c); err != nil {
+		if err := storage.StartCycle(ctx, db, tenant, id, "", c); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if err := storage.StartCycle(ctx, db, other, id, 5); err != nil {
-		t.Fatal(err)
+	if err := storage.StartCycle(ctx, db, other, id, "", 5); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("another tenant's cycle: %v", err)
 	}
 	al, err := storage.GetAlert(ctx, db, tenant, id)
 	if err != nil || al.CurrentCycle != 2 {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -139,6 +140,64 @@ func GetAlert(ctx context.Context, q sqlx.QueryerContext, tenant string, id int6
 		return nil, NotFound(err)
 	}
 	return &a, nil
+}
+
+// ErrAlertIDReused is the error of a read or change of an alert named by
+// its id and tag (alert.WorkflowID) when the id is another alert's: the
+// alert named is gone (the database was restored from a backup taken
+// before it was stored) and its id was handed out again.
+var ErrAlertIDReused = errors.New("the alert id is another alert's now")
+
+// GetTaggedAlert reads the tenant's alert id if it is the alert of tag
+// (its stored workflow id is alert.WorkflowID of tag; tag "" names an
+// alert stored before tags came). When it is not: ErrAlertIDReused if the
+// tenant's alert of that id is another one, else ErrNotFound.
+func GetTaggedAlert(ctx context.Context, q sqlx.QueryerContext, tenant string, id int64, tag string) (*Alert, error) {
+	var a Alert
+	err := sqlx.GetContext(ctx, q, &a, `SELECT `+alertColumns+` FROM alerts WHERE tenant_id = $1 AND id = $2 AND workflow_id = $3`,
+		tenant, id, alert.WorkflowID(tenant, id, tag))
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, missingAlert(ctx, q, tenant, id, tag)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read alert: %w", err)
+	}
+	return &a, nil
+}
+
+// CheckAlert tells whether the tenant's alert id is the alert of tag, as
+// GetTaggedAlert does, without reading it: nil when it is.
+func CheckAlert(ctx context.Context, q sqlx.QueryerContext, tenant string, id int64, tag string) error {
+	var one int
+	err := sqlx.GetContext(ctx, q, &one, `SELECT 1 FROM alerts WHERE tenant_id = $1 AND id = $2 AND workflow_id = $3`,
+		tenant, id, alert.WorkflowID(tenant, id, tag))
+	if errors.Is(err, sql.ErrNoRows) {
+		return missingAlert(ctx, q, tenant, id, tag)
+	}
+	if err != nil {
+		return fmt.Errorf("check alert: %w", err)
+	}
+	return nil
+}
+
+// missingAlert says why a statement that names the tenant's alert id by
+// its tag found no row: ErrAlertIDReused, naming the workflow id the alert
+// of that id has, when it is another alert; else ErrNotFound (also when
+// the alert of tag has been stored since, which a retry then finds). It
+// runs only after such a miss.
+func missingAlert(ctx context.Context, q sqlx.QueryerContext, tenant string, id int64, tag string) error {
+	want := alert.WorkflowID(tenant, id, tag)
+	var got string
+	err := sqlx.GetContext(ctx, q, &got, `SELECT workflow_id FROM alerts WHERE tenant_id = $1 AND id = $2`, tenant, id)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return ErrNotFound
+	case err != nil:
+		return fmt.Errorf("read alert workflow: %w", err)
+	case got == want:
+		return ErrNotFound
+	}
+	return fmt.Errorf("alert %d is the alert of workflow %s, not of %s: %w", id, got, want, ErrAlertIDReused)
 }
 
 // GetAlertByClientKey reads the tenant's alert created with a client key.

@@ -7,6 +7,8 @@ import (
 	"fmt"
 
 	"github.com/jmoiron/sqlx"
+
+	"github.com/tocsin/tocsin/alert"
 )
 
 // SaveBatchProgress records progress, what a delivery batch run as a local
@@ -15,18 +17,20 @@ import (
 // (completed_at is set): a save that late comes from an attempt its
 // workflow gave up on (one stuck past its timeout, whose retry recorded the
 // batch), and the end of the alert (DeleteAlertProgress) has deleted what
-// the batches left. The save holds the alert's row (FOR SHARE) so that it
-// either comes before the transaction that ends the alert, which then
-// deletes it, or sees the alert ended.
+// the batches left. Nor does it record anything for another alert than the
+// one of k.Tag (the id handed out again after a restore), whose batch of
+// the same range would take it for its own. The save holds the alert's
+// row (FOR SHARE) so that it either comes before the transaction that ends
+// the alert, which then deletes it, or sees the alert ended.
 func SaveBatchProgress(ctx context.Context, q sqlx.ExecerContext, k BatchKey, progress []byte) error {
 	_, err := q.ExecContext(ctx, `
 		INSERT INTO alert_batch_progress AS p (tenant_id, alert_id, channel, cycle, lo, hi, sent)
 		SELECT a.tenant_id, a.id, $3, $4, $5, $6, $7 FROM alerts a
-		WHERE a.tenant_id = $1 AND a.id = $2 AND a.completed_at IS NULL
+		WHERE a.tenant_id = $1 AND a.id = $2 AND a.workflow_id = $8 AND a.completed_at IS NULL
 		FOR SHARE OF a
 		ON CONFLICT (alert_id, channel, cycle, lo, hi) DO UPDATE SET sent = excluded.sent, updated_at = now()
 		WHERE p.tenant_id = excluded.tenant_id`,
-		k.Tenant, k.AlertID, k.Channel, k.Cycle, k.Lo, k.Hi, string(progress))
+		k.Tenant, k.AlertID, k.Channel, k.Cycle, k.Lo, k.Hi, string(progress), alert.WorkflowID(k.Tenant, k.AlertID, k.Tag))
 	if err != nil {
 		return fmt.Errorf("save batch progress: %w", err)
 	}

@@ -21,8 +21,9 @@ func UrgentQueue(queue string) string { return queue + "-urgent" }
 
 // Error types that end an activity at once.
 var (
-	// alertErrors: the alert is gone or its stored settings are unreadable.
-	alertErrors = []string{activities.ErrTypeAlertNotFound, activities.ErrTypeBadAlert}
+	// alertErrors: the alert is gone, its id is another alert's now, or its
+	// stored settings are unreadable.
+	alertErrors = []string{activities.ErrTypeAlertNotFound, activities.ErrTypeAlertIDReused, activities.ErrTypeBadAlert}
 	// mediaErrors: the uploaded file is not media tocsin can encode.
 	mediaErrors = []string{activities.ErrTypeInvalidMedia, activities.ErrTypeUnsupportedMedia, activities.ErrTypeAudioTooLong,
 		activities.ErrTypeAudioOutOfBounds, activities.ErrTypeImageTooLarge}

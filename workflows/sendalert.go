@@ -89,8 +89,17 @@ func SendAlert(ctx workflow.Context, in SendAlertInput) error {
 	}
 	var a *activities.Activities
 	fail := func(err error) error {
+		if endsForAnotherAlert(ctx, ref, err) {
+			// FailAlert would find the other alert too, and leave it.
+			return err
+		}
 		workflow.GetLogger(ctx).Error("alert failed", "tenant", in.Tenant, "alert", in.AlertID, "error", err)
 		_ = db(a.FailAlert, activities.FailAlertInput{AlertRef: ref, Reason: FailedReason}).Get(ctx, nil)
+		return err
+	}
+	complete := func() error {
+		err := db(a.CompleteAlert, ref).Get(ctx, nil)
+		endsForAnotherAlert(ctx, ref, err)
 		return err
 	}
 
@@ -111,7 +120,7 @@ func SendAlert(ctx workflow.Context, in SendAlertInput) error {
 			return nil
 		}
 		if plan.Failed {
-			return db(a.CompleteAlert, ref).Get(ctx, nil)
+			return complete()
 		}
 		st = &SendAlertState{Plan: plan, Cycle: 1}
 	}
@@ -221,7 +230,21 @@ func SendAlert(ctx workflow.Context, in SendAlertInput) error {
 			}
 		}
 	}
-	return db(a.CompleteAlert, ref).Get(ctx, nil)
+	return complete()
+}
+
+// endsForAnotherAlert reports whether err says that ref's alert id is
+// another alert's now (activities.ErrTypeAlertIDReused: the database was
+// restored from a backup taken before ref's alert was stored), and logs
+// that once, at ERROR with the workflow's id: the workflow ends and leaves
+// the other alert alone.
+func endsForAnotherAlert(ctx workflow.Context, ref activities.AlertRef, err error) bool {
+	if err == nil || !activities.IsAlertIDReused(err) {
+		return false
+	}
+	workflow.GetLogger(ctx).Error("the alert's id is another alert's now (a database restore): this workflow ends without touching it",
+		"workflowId", workflow.GetInfo(ctx).WorkflowExecution.ID, "tenant", ref.Tenant, "alert", ref.AlertID, "error", err)
+	return true
 }
 
 // channelGroups are the channels delivered together: all of them at once,

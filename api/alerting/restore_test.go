@@ -3,12 +3,16 @@ package alerting_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"go.temporal.io/api/enums/v1"
+
+	"github.com/tocsin/tocsin/activities"
 	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/channels/cap"
 	"github.com/tocsin/tocsin/internal/stacktest"
@@ -55,6 +59,74 @@ func TestAlertIDHandedOutAgainAfterARestoreIsDelivered(t *testing.T) {
 	if msg.Body != "After the restore." || msg.IdempotencyKey == firstText.IdempotencyKey ||
 		!strings.HasPrefix(msg.IdempotencyKey, second.WorkflowID+":text:1:") {
 		t.Fatalf("second text %+v, first %+v", msg, firstText)
+	}
+}
+
+// The database is restored from a backup taken before a scheduled alert
+// was stored, while its workflow waits for the send time, and the next
+// alert gets its id. When the time comes, the earlier alert's workflow
+// ends, failed with the error of type AlertIDReused, and sends nothing:
+// the new alert keeps its status, history and deliveries.
+func TestWorkflowOfAnAlertBeforeARestoreLeavesTheAlertThatHasItsID(t *testing.T) {
+	t.Parallel()
+	sb, withSandbox := stacktest.Sandbox(t)
+	s := stacktest.Start(t, withSandbox)
+	tenant, tok := s.NewTenant(t)
+	before := &contact{First: "Bea", Last: "Before", Phone: "+15550102031"}
+	after := &contact{First: "Abe", Last: "After", Phone: "+15550102032"}
+	seed(t, s, tenant, before, after)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+
+	// The restore and the new alert must come before the send time, after
+	// the workflow has started: on a loaded machine that can take seconds.
+	const lead = 30 * time.Second
+	sendAt := time.Now().Add(lead)
+	scheduled := textAlert("Scheduled before the restore.", map[string]any{"contactIds": []int64{before.ID}})
+	scheduled["settings"].(map[string]any)["schedule"] = map[string]any{"type": "Later", "sendAt": sendAt.UTC().Format(time.RFC3339Nano)}
+	first := send(t, s, tok, scheduled)
+	stacktest.Eventually(t, 20*time.Second, "the scheduled alert's workflow to start", func() bool {
+		d, err := s.Temporal.DescribeWorkflowExecution(ctx, first.WorkflowID, "")
+		return err == nil && d.WorkflowExecutionInfo.GetStatus() == enums.WORKFLOW_EXECUTION_STATUS_RUNNING
+	})
+
+	storagetest.RestoreAlertsBefore(t, s.DB, tenant, first.AlertID)
+	second := send(t, s, tok, textAlert("After the restore.", map[string]any{"contactIds": []int64{after.ID}}))
+	if second.AlertID != first.AlertID || second.WorkflowID == first.WorkflowID {
+		t.Fatalf("second alert %+v, first %+v", second, first)
+	}
+	if st := waitDone(t, s, tok, second.AlertID); st.Status != "Sent" || st.Deliveries.Sent != 1 {
+		t.Fatalf("second alert %+v", st)
+	}
+	if time.Now().After(sendAt) {
+		t.Fatal("the new alert was done only after the earlier one's send time: the machine is too slow for this test")
+	}
+	// Everything the API shows of the new alert, and its deliveries.
+	shown := func() string {
+		t.Helper()
+		var out []string
+		for _, path := range []string{"/v2/alerts/%d", "/v2/alerts/%d/status"} {
+			r := s.Do(t, http.MethodGet, fmt.Sprintf(path, second.AlertID), tok, nil)
+			if r.Status != http.StatusOK {
+				t.Fatalf("%s: %d %s", path, r.Status, r.Body)
+			}
+			out = append(out, string(r.Body))
+		}
+		return fmt.Sprintf("%s\n%+v\n%v", strings.Join(out, "\n"), deliveries(t, s, tenant, second.AlertID), events(t, s, tenant))
+	}
+	was := shown()
+
+	err := s.Temporal.GetWorkflow(ctx, first.WorkflowID, "").Get(ctx, nil)
+	if !activities.IsAlertIDReused(err) {
+		t.Errorf("the earlier alert's workflow ended with %v", err)
+	}
+	if now := shown(); now != was {
+		t.Errorf("the earlier alert's workflow changed the new alert:\n%s\nwas\n%s", now, was)
+	}
+	for _, m := range sb.SMS.Messages() {
+		if m.To == before.Phone || m.Body != "After the restore." {
+			t.Errorf("sent %+v", m)
+		}
 	}
 }
 

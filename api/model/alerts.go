@@ -155,7 +155,7 @@ type SingleAlertStatusResponse struct {
 	AlertID      int64                     `json:"alertId" example:"42"`
 	Status       AlertStatus               `json:"status"`
 	SentStatus   AlertSentStatus           `json:"sentStatus"`
-	Completed    bool                      `json:"completed" doc:"The workflow finished: every cycle ran and the broadcast duration passed."`
+	Completed    bool                      `json:"completed" doc:"The alert's workflow ended (completedAt says when): every cycle ran and the broadcast duration passed, the alert was cancelled, or the workflow stopped on an error (an alert already Sent stays Sent)."`
 	Cycle        int                       `json:"cycle" doc:"The cycle in progress or last run (0 before delivery)." example:"1"`
 	Recipients   int64                     `json:"recipients" doc:"Resolved recipients (0 until resolved)." example:"1200"`
 	Deliveries   DeliverySummary           `json:"deliveries" doc:"Delivery counts over every channel and cycle."`

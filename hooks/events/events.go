@@ -166,7 +166,7 @@ func Catalogue() []Info {
 	return []Info{
 		{storage.EventAlertCancelled, "A scheduled alert was cancelled before its send time (cancelAlert). Nothing of it is sent; no other event of the alert follows.",
 			AlertCancelled{Alert: alert("Cancelled"), CancelledBy: "dispatcher-7", Reason: "sent to the wrong campus"}},
-		{storage.EventAlertCompleted, "An alert reached its end: every cycle ran and the broadcast duration passed. Status is Sent or Failed.",
+		{storage.EventAlertCompleted, "An alert reached its end: every cycle ran and the broadcast duration passed, or its workflow stopped on an error after the alert was Sent or Failed. Status is Sent or Failed.",
 			AlertCompleted{Alert: alert("Sent"), Counts: counts, Confirmed: 310}},
 		{storage.EventAlertCreated, "An alert was created (by a send, a bulk send or an attachment upload). Status is Queued, or Scheduled with scheduledFor.",
 			AlertCreated{Alert: alert("Queued"), CreatedBy: "dispatcher-7"}},

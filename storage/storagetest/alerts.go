@@ -9,12 +9,21 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
+	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/storage"
 )
 
-// NewAlert stores a Processing alert of tenant, with empty settings, for
-// tests of what is recorded against an alert, and returns its id.
+// NewAlert stores a Processing alert of tenant, with empty settings and
+// no tag (as alerts stored before tags came), for tests of what is
+// recorded against an alert, and returns its id.
 func NewAlert(t testing.TB, db *storage.DB, tenant string) int64 {
+	t.Helper()
+	return NewTaggedAlert(t, db, tenant, "")
+}
+
+// NewTaggedAlert is NewAlert with the tag tag: its workflow id is
+// alert.WorkflowID of it.
+func NewTaggedAlert(t testing.TB, db *storage.DB, tenant, tag string) int64 {
 	t.Helper()
 	ctx := context.Background()
 	var id int64
@@ -24,7 +33,7 @@ func NewAlert(t testing.TB, db *storage.DB, tenant string) int64 {
 			return err
 		}
 		return storage.InsertAlert(ctx, tx, &storage.Alert{ID: id, TenantID: tenant, Type: "Notification", Priority: "Normal",
-			Subject: "s", Settings: []byte(`{}`), Status: storage.AlertProcessing, WorkflowID: "wf", CreatedAt: time.Now()})
+			Subject: "s", Settings: []byte(`{}`), Status: storage.AlertProcessing, WorkflowID: alert.WorkflowID(tenant, id, tag), CreatedAt: time.Now()})
 	})
 	if err != nil {
 		t.Fatal(err)
