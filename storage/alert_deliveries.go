@@ -71,7 +71,7 @@ func BatchRecipients(ctx context.Context, q sqlx.QueryerContext, k BatchKey, ski
 	if len(skipEarlier) > 0 {
 		if err := sqlx.SelectContext(ctx, q, &reached, `SELECT DISTINCT seq FROM alert_deliveries
 			WHERE alert_id = $1 AND channel = ANY($2) AND cycle = $3 AND seq > $4 AND seq <= $5
-				AND status IN ('Sent', 'Delivered')`, k.AlertID, pq.StringArray(skipEarlier), k.Cycle, k.Lo, k.Hi); err != nil {
+				AND status IN ('Sent', 'Delivered') AND tenant_id = $6`, k.AlertID, pq.StringArray(skipEarlier), k.Cycle, k.Lo, k.Hi, k.Tenant); err != nil {
 			return nil, fmt.Errorf("read earlier channels: %w", err)
 		}
 	}
