@@ -15,6 +15,7 @@ import (
 	"github.com/tocsin/tocsin/activities"
 	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/channels/cap"
+	"github.com/tocsin/tocsin/channels/sandbox"
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/storagetest"
@@ -26,12 +27,9 @@ import (
 // same, under a workflow id and delivery keys of its own.
 func TestAlertIDHandedOutAgainAfterARestoreIsDelivered(t *testing.T) {
 	t.Parallel()
-	sb, withSandbox := stacktest.Sandbox(t)
-	s := stacktest.Start(t, withSandbox)
-	tenant, tok := s.NewTenant(t)
 	before := &contact{First: "Bea", Last: "Before", Phone: "+15550102001"}
 	after := &contact{First: "Abe", Last: "After", Phone: "+15550102002"}
-	seed(t, s, tenant, before, after)
+	sb, s, tenant, tok := restoreStack(t, before, after)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
@@ -69,12 +67,9 @@ func TestAlertIDHandedOutAgainAfterARestoreIsDelivered(t *testing.T) {
 // the new alert keeps its status, history and deliveries.
 func TestWorkflowOfAnAlertBeforeARestoreLeavesTheAlertThatHasItsID(t *testing.T) {
 	t.Parallel()
-	sb, withSandbox := stacktest.Sandbox(t)
-	s := stacktest.Start(t, withSandbox)
-	tenant, tok := s.NewTenant(t)
 	before := &contact{First: "Bea", Last: "Before", Phone: "+15550102031"}
 	after := &contact{First: "Abe", Last: "After", Phone: "+15550102032"}
-	seed(t, s, tenant, before, after)
+	sb, s, tenant, tok := restoreStack(t, before, after)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 
@@ -135,12 +130,9 @@ func TestWorkflowOfAnAlertBeforeARestoreLeavesTheAlertThatHasItsID(t *testing.T)
 // again: it is an unknown link, while the new alert's own link works.
 func TestResponseLinkOfAnAlertBeforeARestoreIsRefused(t *testing.T) {
 	t.Parallel()
-	sb, withSandbox := stacktest.Sandbox(t)
-	s := stacktest.Start(t, withSandbox)
-	tenant, tok := s.NewTenant(t)
 	before := &contact{First: "Bea", Last: "Before", Phone: "+15550102011"}
 	after := &contact{First: "Abe", Last: "After", Phone: "+15550102012"}
-	seed(t, s, tenant, before, after)
+	sb, s, tenant, tok := restoreStack(t, before, after)
 	confirm := func(c *contact) map[string]any {
 		body := textAlert("Confirm, please: {{responseLink}}", map[string]any{"contactIds": []int64{c.ID}})
 		body["settings"].(map[string]any)["workflow"] = map[string]any{"confirmationRequested": true}
@@ -177,12 +169,9 @@ func TestResponseLinkOfAnAlertBeforeARestoreIsRefused(t *testing.T) {
 // with (an orphan sweep of one never takes the other).
 func TestAttachmentOfAnAlertIDHandedOutAgainHasItsOwnPrefix(t *testing.T) {
 	t.Parallel()
-	sb, withSandbox := stacktest.Sandbox(t)
-	s := stacktest.Start(t, withSandbox)
-	tenant, tok := s.NewTenant(t)
-	before := &contact{First: "Bea", Last: "Before", Email: "bea-" + tenant + "@example.com"}
-	after := &contact{First: "Abe", Last: "After", Email: "abe-" + tenant + "@example.com"}
-	seed(t, s, tenant, before, after)
+	before := &contact{First: "Bea", Last: "Before", Email: "bea@example.com"}
+	after := &contact{First: "Abe", Last: "After", Email: "abe@example.com"}
+	sb, s, tenant, tok := restoreStack(t, before, after)
 	post := func(c *contact, text string) sendResponse {
 		t.Helper()
 		status, body, err := postWithAttachment(s.URL, tok, emailAlert(c), "", "notice.txt", []byte(text))
@@ -277,4 +266,16 @@ func TestCapIdentifiersOfAnAlertIDHandedOutAgainAreNew(t *testing.T) {
 		}
 	}
 	l.checkProblems(t)
+}
+
+// restoreStack starts a stack with a sandbox of its own and a tenant with
+// the contacts of a restore test: the one the alert before the restore
+// reaches and the one the alert after it reaches.
+func restoreStack(t *testing.T, before, after *contact) (*sandbox.Sandbox, *stacktest.Stack, string, string) {
+	t.Helper()
+	sb, withSandbox := stacktest.Sandbox(t)
+	s := stacktest.Start(t, withSandbox)
+	tenant, tok := s.NewTenant(t)
+	seed(t, s, tenant, before, after)
+	return sb, s, tenant, tok
 }
