@@ -58,7 +58,7 @@ func Register(api huma.API, d rest.Deps) {
 		http.StatusConflict),
 		h.create)
 	rest.Register(api, area.Op("getSubscriptions", http.MethodGet, subs, 0, "List hook subscriptions",
-		"A page of the tenant's subscriptions, their urls and header values masked. Sort properties: id, url, active, createdAt, updatedAt (default id)."), h.list)
+		"A page of the tenant's subscriptions, their urls and header values masked. Sort properties: id, url (by scheme, host and port only, the part answers show whole), active, createdAt, updatedAt (default id)."), h.list)
 	// Before {id}, which would otherwise take the literal segment.
 	rest.Register(api, area.Op("getEventTypes", http.MethodGet, subs+"/eventTypes", 0, "List event types",
 		"A page of the event types tocsin emits, with an example payload each: the delivered "+

@@ -75,3 +75,22 @@ func TestTargetURLIsAnsweredMaskedAndKeptWhenSentBack(t *testing.T) {
 		t.Fatalf("the other host got %d requests", n)
 	}
 }
+
+// Sorting by url orders by what answers show whole (scheme, host and
+// port), then by id: an order by the masked parts would tell them, one
+// comparison with a url of one's own at a time.
+func TestSortingByURLTellsNothingMasked(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	_, token := s.NewTenant(t)
+	rcv := newReceiver(t, 200)
+	first := create(t, s, token, rcv.URL+"/in?token=zzzz-later-in-the-alphabet", "alert.sent")
+	second := create(t, s, token, rcv.URL+"/in?token=aaaa-earlier-in-the-alphabet", "alert.sent")
+	for _, sort := range []string{"url", "-url"} {
+		var page model.PagedSubscriptionResponse
+		s.Do(t, http.MethodGet, base+"?sort="+sort, token, nil).JSON(t, &page)
+		if len(page.Items) != 2 || page.Items[0].ID != first.ID || page.Items[1].ID != second.ID {
+			t.Errorf("sort=%s: %+v", sort, page.Items)
+		}
+	}
+}
