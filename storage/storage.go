@@ -63,7 +63,12 @@ func (db *DB) Migrate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("migrations folder: %w", err)
 	}
-	p, err := goose.NewProvider(goose.DialectPostgres, db.DB.DB, sub, goose.WithDisableGlobalRegistry(true),
+	return db.migrate(ctx, sub)
+}
+
+// migrate applies every migration of fsys that has not run yet.
+func (db *DB) migrate(ctx context.Context, fsys fs.FS) error {
+	p, err := goose.NewProvider(goose.DialectPostgres, db.DB.DB, fsys, goose.WithDisableGlobalRegistry(true),
 		// Each area numbers its migrations in its own range (00100s, 00200s, ...).
 		goose.WithAllowOutofOrder(true))
 	if err != nil {
