@@ -184,7 +184,7 @@ func (h *handler) getAlertResponsePage(ctx context.Context, in *responsePageInpu
 
 type respondInput struct {
 	Token    string `path:"token" maxLength:"300" doc:"The recipient's personal token from the alert's message."`
-	OptionID int    `query:"optionId" minimum:"0" doc:"The chosen poll option (a Poll alert's answer)."`
+	OptionID int    `query:"optionId" minimum:"0" maximum:"100000" doc:"The chosen poll option (a Poll alert's answer; option ids are 1 to 100000, as PollOptionModel's)."`
 	Confirm  bool   `query:"confirm" doc:"Confirm receipt of the alert."`
 	Accept   string `header:"Accept" doc:"A browser (text/html) is redirected (303) back to the response page, which shows the answer or that the alert is closed."`
 }
