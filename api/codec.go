@@ -45,7 +45,10 @@ func registerCodec(app *fiber.App, d rest.Deps, v *auth.Verifier) {
 			c.Cookie(&fiber.Cookie{Name: codecCookie, Value: "", Path: CodecPath, HTTPOnly: true, SameSite: fiber.CookieSameSiteStrictMode, Secure: secure, MaxAge: -1})
 			return sessionPage(c, "Signed out.")
 		}
-		token := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(c.FormValue("token")), "Bearer "))
+		token := strings.TrimSpace(c.FormValue("token"))
+		if t, ok := auth.BearerToken(token); ok {
+			token = t
+		}
 		p, err := v.Verify(token)
 		if err != nil {
 			c.Status(http.StatusUnauthorized)
@@ -94,8 +97,8 @@ func codecRefusal(c *fiber.Ctx) error {
 // cookie, that carries the operator scope.
 func authorizeOperator(c *fiber.Ctx, v *auth.Verifier) error {
 	var tokens []string
-	if raw, ok := strings.CutPrefix(c.Get(fiber.HeaderAuthorization), "Bearer "); ok && strings.TrimSpace(raw) != "" {
-		tokens = append(tokens, strings.TrimSpace(raw))
+	if raw, ok := auth.BearerToken(c.Get(fiber.HeaderAuthorization)); ok {
+		tokens = append(tokens, raw)
 	}
 	if ck := c.Cookies(codecCookie); ck != "" {
 		tokens = append(tokens, ck)

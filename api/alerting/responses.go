@@ -15,6 +15,7 @@ import (
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
 	"github.com/tocsin/tocsin/internal/alertmsg"
+	"github.com/tocsin/tocsin/internal/auth"
 	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/results"
 )
@@ -283,7 +284,7 @@ type receiptsInput struct {
 
 func (h *handler) receiveDeliveryReceipts(ctx context.Context, in *receiptsInput) (*rest.Output[DeliveryReceiptsResult], error) {
 	want := h.d.Config.ReceiptsToken
-	got, _ := strings.CutPrefix(in.Authorization, "Bearer ")
+	got, _ := auth.BearerToken(in.Authorization)
 	if want == "" || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
 		return nil, rest.Problem(http.StatusUnauthorized, "a valid receipts token is required").WithHeader("WWW-Authenticate", `Bearer realm="tocsin-receipts"`)
 	}
