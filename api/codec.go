@@ -127,6 +127,11 @@ func authorizeOperator(c *fiber.Ctx, v *auth.Verifier) error {
 	return rest.Problem(http.StatusForbidden, lastErr.Error())
 }
 
+// OperatorTokenCommand mints a development token with the operator scope,
+// as `make run` prints it: the tenant is any tenant id (every token names
+// one; the codec ignores it).
+const OperatorTokenCommand = "bin/tocsin token --tenant 1 --sub operator --scope operator"
+
 // sessionPage is the sign-in form of the codec endpoint, with a note.
 func sessionPage(c *fiber.Ctx, note string) error {
 	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
@@ -141,7 +146,7 @@ func sessionPage(c *fiber.Ctx, note string) error {
 <style>body{font-family:sans-serif;max-width:42rem;margin:2rem auto}textarea{width:100%}</style></head>
 <body><h1>Read Temporal payloads</h1>` + msg + `
 <p>tocsin encrypts every Temporal payload. To read them in the Temporal UI, paste a token with the <code>operator</code> scope
-(<code>tocsin token --tenant ops --scope operator</code>). It is kept in a cookie that only this endpoint reads.</p>
+(<code>` + OperatorTokenCommand + `</code>). It is kept in a cookie that only this endpoint reads.</p>
 <form method="post"><textarea name="token" rows="6" autocomplete="off" required></textarea>
 <p><button type="submit">Sign in</button></p></form>
 <form method="post"><input type="hidden" name="signout" value="1"><button type="submit">Sign out</button></form>
