@@ -136,6 +136,8 @@ func TestProviderHostsMustBeNames(t *testing.T) {
 		{"https://pro*vider.example/v1", "other than letters"},
 		{"https://-provider.example/v1", "hyphen"},
 		{"https://provider-.example/v1", "hyphen"},
+		// Dialed, it is looked up as a name: every message would fail.
+		{"https://1.1.1.1./v1", "IP address followed by a dot"},
 	}
 	for _, ch := range providers.Configurable {
 		field := "providers[0].url"
