@@ -164,6 +164,22 @@ func TestProviderHostsMustBeNames(t *testing.T) {
 	}
 }
 
+// TestProviderNamesAreCheckedWhenDialed: saving a provider URL does not
+// resolve its host name, so the answer is the same for an internal name
+// and a name that does not resolve (a tenant cannot learn which internal
+// names exist); every connection is checked after resolution.
+func TestProviderNamesAreCheckedWhenDialed(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Shared(t)
+	_, tok := s.NewTenant(t)
+	for _, host := range []string{stacktest.InternalName(t), "no-such-host.invalid"} {
+		body := map[string]any{"providers": []map[string]any{{"url": "https://" + host + "/v1", "token": "provider-token-1234"}}}
+		if r := s.Do(t, http.MethodPut, "/v2/settings/channels/push", tok, body); r.Status != http.StatusOK {
+			t.Errorf("%s: %d %s", host, r.Status, r.Body)
+		}
+	}
+}
+
 // Some providers take their API key in the URL's query: answers mask each
 // query value, and a masked URL sent back keeps the stored one.
 func TestProviderURLQueryIsMasked(t *testing.T) {
