@@ -308,13 +308,13 @@ func authenticate(api huma.API, v *auth.Verifier) func(huma.Context, func(huma.C
 			next(ctx)
 			return
 		}
-		raw, ok := strings.CutPrefix(ctx.Header("Authorization"), "Bearer ")
-		if !ok || strings.TrimSpace(raw) == "" {
+		raw, ok := auth.BearerToken(ctx.Header("Authorization"))
+		if !ok {
 			writeProblem(api, ctx, rest.Problem(http.StatusUnauthorized, "an Authorization: Bearer token is required").
 				WithHeader("WWW-Authenticate", `Bearer realm="tocsin"`))
 			return
 		}
-		p, err := v.Verify(strings.TrimSpace(raw))
+		p, err := v.Verify(raw)
 		var bad *auth.ClaimError
 		if errors.As(err, &bad) {
 			writeProblem(api, ctx, rest.Invalid("header", "Authorization", err.Error(), nil))

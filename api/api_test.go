@@ -74,6 +74,19 @@ func TestAuthTenantAndScope(t *testing.T) {
 			}
 		})
 	}
+	// The scheme's name is case-insensitive (RFC 9110 §11.1), and one or
+	// more spaces follow it; another scheme is no bearer token.
+	list := fmt.Sprintf("/v4/%s/files", tenant)
+	for _, h := range []string{"bearer " + good, "BEARER " + good, "bEaReR " + good, "Bearer   " + good} {
+		if r := s.Do(t, http.MethodGet, list, "", nil, "Authorization", h); r.Status != http.StatusOK {
+			t.Errorf("Authorization: %.10s…: %d %s", h, r.Status, r.Body)
+		}
+	}
+	for _, h := range []string{"Basic " + good, "Bearer" + good, "Bearer", good} {
+		if r := s.Do(t, http.MethodGet, list, "", nil, "Authorization", h); r.Status != http.StatusUnauthorized {
+			t.Errorf("Authorization: %.10s…: %d, want 401", h, r.Status)
+		}
+	}
 }
 
 func TestHealthReadinessAndSmoke(t *testing.T) {

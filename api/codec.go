@@ -45,7 +45,10 @@ func registerCodec(app *fiber.App, d rest.Deps, v *auth.Verifier) {
 			c.Cookie(&fiber.Cookie{Name: codecCookie, Value: "", Path: CodecPath, HTTPOnly: true, SameSite: fiber.CookieSameSiteStrictMode, Secure: secure, MaxAge: -1})
 			return sessionPage(c, "Signed out.")
 		}
-		token := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(c.FormValue("token")), "Bearer "))
+		token := strings.TrimSpace(c.FormValue("token"))
+		if t, ok := auth.BearerToken(token); ok {
+			token = t
+		}
 		p, err := v.Verify(token)
 		if err != nil {
 			c.Status(http.StatusUnauthorized)
@@ -94,8 +97,8 @@ func codecRefusal(c *fiber.Ctx) error {
 // cookie, that carries the operator scope.
 func authorizeOperator(c *fiber.Ctx, v *auth.Verifier) error {
 	var tokens []string
-	if raw, ok := strings.CutPrefix(c.Get(fiber.HeaderAuthorization), "Bearer "); ok && strings.TrimSpace(raw) != "" {
-		tokens = append(tokens, strings.TrimSpace(raw))
+	if raw, ok := auth.BearerToken(c.Get(fiber.HeaderAuthorization)); ok {
+		tokens = append(tokens, raw)
 	}
 	if ck := c.Cookies(codecCookie); ck != "" {
 		tokens = append(tokens, ck)
@@ -124,6 +127,11 @@ func authorizeOperator(c *fiber.Ctx, v *auth.Verifier) error {
 	return rest.Problem(http.StatusForbidden, lastErr.Error())
 }
 
+// OperatorTokenCommand mints a development token with the operator scope,
+// as `make run` prints it: the tenant is any tenant id (every token names
+// one; the codec ignores it).
+const OperatorTokenCommand = "bin/tocsin token --tenant 1 --sub operator --scope operator"
+
 // sessionPage is the sign-in form of the codec endpoint, with a note.
 func sessionPage(c *fiber.Ctx, note string) error {
 	c.Set(fiber.HeaderContentType, fiber.MIMETextHTMLCharsetUTF8)
@@ -138,7 +146,7 @@ func sessionPage(c *fiber.Ctx, note string) error {
 <style>body{font-family:sans-serif;max-width:42rem;margin:2rem auto}textarea{width:100%}</style></head>
 <body><h1>Read Temporal payloads</h1>` + msg + `
 <p>tocsin encrypts every Temporal payload. To read them in the Temporal UI, paste a token with the <code>operator</code> scope
-(<code>tocsin token --tenant ops --scope operator</code>). It is kept in a cookie that only this endpoint reads.</p>
+(<code>` + OperatorTokenCommand + `</code>). It is kept in a cookie that only this endpoint reads.</p>
 <form method="post"><textarea name="token" rows="6" autocomplete="off" required></textarea>
 <p><button type="submit">Sign in</button></p></form>
 <form method="post"><input type="hidden" name="signout" value="1"><button type="submit">Sign out</button></form>

@@ -131,6 +131,10 @@ func TestCodecEndpointDecodesForOperatorsOnly(t *testing.T) {
 	if r.status != http.StatusOK {
 		t.Fatalf("operator decode: %d %s", r.status, r.body)
 	}
+	// The scheme's name is case-insensitive (RFC 9110 §11.1).
+	if r := codecPost(t, base+"/codec/decode", body, "Authorization", "bearer "+op); r.status != http.StatusOK {
+		t.Fatalf("operator decode, bearer in lower case: %d %s", r.status, r.body)
+	}
 	plain := decodedPayloads(t, r.body)
 	if len(plain.Payloads) != 1 || string(plain.Payloads[0].Metadata["encoding"]) != "json/plain" ||
 		!strings.Contains(string(plain.Payloads[0].Data), "ada@example.com") {

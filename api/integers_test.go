@@ -167,3 +167,66 @@ func TestEveryPathIDIsAnInteger(t *testing.T) {
 		t.Fatalf("only %d path ids", n)
 	}
 }
+
+// TestPollOptionIDsAreBoundedAsOptionsAre: a poll option id given in a
+// query is 1 to 100000, the bound of the ids a poll's options take
+// (PollOptionModel), which also fits the integer column the answers are
+// kept in. One past it, or past that column (2147483648), or the largest
+// 64-bit number is a 400 naming the parameter, where pollOptionId beyond
+// 32 bits was a 500 from the database.
+func TestPollOptionIDsAreBoundedAsOptionsAre(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Shared(t)
+	_, tok := s.NewTenant(t)
+	var alert model.SendAlertResponse
+	created(t, s, "/v2/alerts", tok, map[string]any{"settings": map[string]any{
+		"message":    map[string]any{"subject": "S", "body": "B"},
+		"channels":   map[string]any{"email": map[string]any{"enabled": true}},
+		"recipients": map[string]any{"adHoc": []map[string]any{{"email": "poll@example.com"}}},
+	}}, &alert)
+	path := fmt.Sprintf("/v2/alerts/%d/results/recipients?pollOptionId=", alert.AlertID)
+	if r := s.Do(t, http.MethodGet, path+"100000", tok, nil); r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"totalCount":0`) {
+		t.Errorf("pollOptionId=100000: %d %s", r.Status, r.Body)
+	}
+	for _, v := range []string{"2147483648", "4294967296", "9223372036854775807", "100001"} {
+		r := s.Do(t, http.MethodGet, path+v, tok, nil)
+		if p := problem(t, r); r.Status != http.StatusBadRequest || len(p.Errors) != 1 || p.Errors[0].Location != "query.pollOptionId" {
+			t.Errorf("pollOptionId=%s: %d %s", v, r.Status, r.Body)
+		}
+	}
+
+	var spec struct {
+		Paths map[string]map[string]struct {
+			Parameters []struct {
+				Name   string
+				Schema struct{ Maximum *float64 }
+			}
+		}
+		Components struct {
+			Schemas map[string]struct {
+				Properties map[string]struct{ Maximum *float64 }
+			}
+		}
+	}
+	decodeDocument(t, &spec)
+	want := spec.Components.Schemas["PollOptionModel"].Properties["id"].Maximum
+	n := 0
+	for path, param := range map[string]string{
+		"/v2/alerts/{id}/results/recipients": "pollOptionId", "/v2/public/alerts/responses/{token}": "optionId",
+	} {
+		for method, op := range spec.Paths[path] {
+			for _, p := range op.Parameters {
+				if p.Name != param {
+					continue
+				}
+				n++
+				if want == nil || p.Schema.Maximum == nil || *p.Schema.Maximum != *want {
+					t.Errorf("%s %s: %s has maximum %v, want PollOptionModel.id's %v", method, path, param, p.Schema.Maximum, want)
+				}
+			}
+		}
+	}
+	if n != 2 {
+		t.Fatalf("found %d of the 2 poll option parameters in the document", n)
+	}
+}

@@ -168,14 +168,14 @@ func TestCheckURL(t *testing.T) {
 	// Provider URLs may name hosts that do not resolve yet, but not inward
 	// ones written so that no resolver is asked.
 	for _, u := range []string{
-		"https://localhost./v1", "https://foo.localhost/v1", "https://192.168.1.1./v1", "https://127.1/v1",
+		"https://localhost./v1", "https://foo.localhost/v1", "https://192.168.1.1./v1", "https://93.184.215.14./v1", "https://127.1/v1",
 		"https://0x7f000001/v1", "https://2130706433/v1", "https://0177.0.0.1/v1", "https://0x7f.1/v1",
 	} {
 		if _, err := strict.CheckProviderURL(context.Background(), u); err == nil || !errors.Is(err, hooks.ErrTarget) {
 			t.Errorf("provider URL %s: %v, want refused", u, err)
 		}
 	}
-	for _, u := range []string{"https://provider.not-yet-resolvable.invalid/v1", "https://123.example/v1", "https://93.184.215.14./v1"} {
+	for _, u := range []string{"https://provider.not-yet-resolvable.invalid/v1", "https://123.example/v1", "https://93.184.215.14/v1"} {
 		if _, err := strict.CheckProviderURL(context.Background(), u); err != nil {
 			t.Errorf("provider URL %s: %v, want accepted", u, err)
 		}

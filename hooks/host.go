@@ -23,7 +23,8 @@ const (
 // provider's URL, by the rule both follow, and returns the host as the
 // HTTP client dials it. The host is an IP address (IPv6 in brackets) or a
 // DNS name of RFC 1123 labels: letters, digits and inner hyphens, 1 to 63
-// bytes each, 253 at most in all, with at most one trailing dot. An
+// bytes each, 253 at most in all, with at most one trailing dot (an IP
+// address takes none). An
 // underscore is allowed too: resolvers answer for such names, and the
 // internal services a deployment allows (a Compose service named
 // sms_gateway) are often named so. An
@@ -65,6 +66,12 @@ func CheckHost(u *url.URL) (string, error) {
 func checkName(host string) (string, error) {
 	name, dot := strings.CutSuffix(host, ".")
 	if _, err := netip.ParseAddr(name); err == nil {
+		if dot {
+			// A resolver looks 1.1.1.1. up as a name, which nothing
+			// answers, and TLS would check the certificate for a name:
+			// every connection to it would fail.
+			return "", fmt.Errorf("the host %s is an IP address followed by a dot, which clients look up as a name rather than dial: write %s", host, name)
+		}
 		return host, nil
 	}
 	if name == "" {

@@ -75,20 +75,30 @@ func (p *Policy) hostAllowed(host string) bool { return p.hosts[normalHost(host)
 var ErrTarget = errors.New("hook target refused")
 
 // CheckURL parses a target URL and checks it against the policy, resolving
-// the host name: every address it resolves to must be allowed.
+// the host name: it must resolve, and every address it resolves to must be
+// allowed. A name that does not resolve and one that resolves to a
+// refused address get one refusal (errNotPublic), so that a tenant cannot
+// tell which internal names exist.
 func (p *Policy) CheckURL(ctx context.Context, raw string) (*url.URL, error) {
 	return p.check(ctx, raw, true)
 }
 
 // CheckProviderURL checks a channel provider's URL as CheckURL does, except
-// that a host name that does not resolve now is accepted: the provider may
-// not be reachable from here yet, and every connection is checked again
-// after resolution (see Client).
+// that a host name is not resolved: the provider may not be reachable from
+// here yet, and every connection is checked after resolution (see Client).
+// What a name resolves to, or whether it resolves, never changes the
+// answer, which would tell a tenant which internal names exist.
 func (p *Policy) CheckProviderURL(ctx context.Context, raw string) (*url.URL, error) {
 	return p.check(ctx, raw, false)
 }
 
-func (p *Policy) check(ctx context.Context, raw string, mustResolve bool) (*url.URL, error) {
+// errNotPublic refuses a host name that does not resolve or resolves to a
+// refused address, without saying which.
+func errNotPublic(host string) error {
+	return fmt.Errorf("%w: the host %s does not resolve to a public address: check the name for a typo (a host of an internal network must be allowed by the operator in TOCSIN_HOOK_ALLOW_HOSTS)", ErrTarget, host)
+}
+
+func (p *Policy) check(ctx context.Context, raw string, resolve bool) (*url.URL, error) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" || u.Opaque != "" {
 		return nil, fmt.Errorf("%w: not an absolute URL", ErrTarget)
@@ -128,19 +138,24 @@ func (p *Policy) check(ctx context.Context, raw string, mustResolve bool) (*url.
 		addrs = []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.IPv6Loopback()}
 	} else if a, err := netip.ParseAddr(name); err == nil {
 		addrs = []netip.Addr{a}
+	} else if !resolve {
+		return u, nil
 	} else {
 		rctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		defer cancel()
 		addrs, err = p.resolver.LookupNetIP(rctx, "ip", dialed)
-		if (err != nil || len(addrs) == 0) && !mustResolve {
-			return u, nil
-		}
 		if err != nil || len(addrs) == 0 {
-			return nil, fmt.Errorf("%w: the host %s does not resolve", ErrTarget, host)
+			return nil, errNotPublic(host)
 		}
+		for _, a := range addrs {
+			if p.guard.SafeAddr(a.Unmap()) != nil {
+				return nil, errNotPublic(host)
+			}
+		}
+		return u, nil
 	}
-	// The refusal does not say which address the host resolved to: a
-	// tenant would learn the addresses of internal names.
+	// The host is an address, or localhost, as the caller wrote it: the
+	// refusal says so, and nothing of a resolver's answer.
 	for _, a := range addrs {
 		if err := p.guard.SafeAddr(a.Unmap()); err != nil {
 			return nil, fmt.Errorf("%w: the host %s is not allowed: a loopback, private, link-local or otherwise reserved address", ErrTarget, host)

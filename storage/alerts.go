@@ -36,10 +36,14 @@ const (
 
 // Alert is a row of the alerts table.
 type Alert struct {
-	ID             int64           `db:"id"`
-	TenantID       string          `db:"tenant_id"`
-	CreatedBy      string          `db:"created_by"`
-	ClientKey      sql.NullString  `db:"client_key"`
+	ID        int64          `db:"id"`
+	TenantID  string         `db:"tenant_id"`
+	CreatedBy string         `db:"created_by"`
+	ClientKey sql.NullString `db:"client_key"`
+	// RequestDigest identifies the request that created an alert with a
+	// client key (see alerting's requestDigest); nil without a key, and
+	// for keyed alerts stored before digests were kept.
+	RequestDigest  []byte          `db:"request_digest"`
 	Type           string          `db:"alert_type"`
 	Priority       string          `db:"priority"`
 	Subject        string          `db:"subject"`
@@ -80,7 +84,7 @@ type AttachmentRef struct {
 	Key         string `json:"key" db:"key"`
 }
 
-const alertColumns = `id, tenant_id, created_by, client_key, alert_type, priority, subject, sender_name,
+const alertColumns = `id, tenant_id, created_by, client_key, request_digest, alert_type, priority, subject, sender_name,
 	incident_name, facility_names, hidden, restricted, channels, settings, attachments, status, error,
 	workflow_id, batch_size, recipient_count, current_cycle, scheduled_for, created_at, queued_at,
 	processing_at, sent_at, failed_at, completed_at, resolved_at`
@@ -113,12 +117,12 @@ func InsertAlert(ctx context.Context, tx *sqlx.Tx, a *Alert) error {
 	_, err := tx.ExecContext(ctx, `
 		INSERT INTO alerts (id, tenant_id, created_by, client_key, alert_type, priority, subject, sender_name,
 			incident_name, facility_names, hidden, restricted, channels, settings, attachments, status,
-			workflow_id, scheduled_for, created_at, queued_at)
+			workflow_id, scheduled_for, created_at, queued_at, request_digest)
 		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19,
-			CASE WHEN $16 = 'Queued' THEN $19::timestamptz END)`,
+			CASE WHEN $16 = 'Queued' THEN $19::timestamptz END, $20)`,
 		a.ID, a.TenantID, a.CreatedBy, a.ClientKey, a.Type, a.Priority, a.Subject, a.SenderName,
 		a.IncidentName, a.FacilityNames, a.Hidden, a.Restricted, a.Channels, a.Settings, a.Attachments, a.Status,
-		a.WorkflowID, a.ScheduledFor, a.CreatedAt)
+		a.WorkflowID, a.ScheduledFor, a.CreatedAt, a.RequestDigest)
 	if IsUniqueViolation(err, "alerts_tenant_client_key") {
 		return ErrConflict
 	}

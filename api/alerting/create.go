@@ -42,14 +42,18 @@ type upload struct {
 }
 
 // create validates, stores and starts one alert. key is the client's job id
-// or Idempotency-Key: when the tenant already has an alert with it, that
-// alert is returned with replayed true. loc and prefix locate the alert in
-// the request for validation failures.
-func (h *handler) create(ctx context.Context, req model.SendAlertRequest, key string, att *upload, loc, prefix string) (*model.SendAlertResponse, error) {
+// or Idempotency-Key, and where the request gave it: when the tenant
+// already has an alert with it, the request is a retry of the one that
+// created that alert, which is returned with replayed true, or it reuses
+// the key for another alert, which is refused (see replay). loc and prefix
+// locate the alert in the request for validation failures.
+func (h *handler) create(ctx context.Context, req model.SendAlertRequest, key keyGiven, att *upload, loc, prefix string) (*model.SendAlertResponse, error) {
 	tenant := rest.Tenant(ctx)
-	if key != "" {
-		if al, err := storage.GetAlertByClientKey(ctx, h.d.DB, tenant, key); err == nil {
-			return responseOf(al, true), nil
+	var digest []byte
+	if key.key != "" {
+		digest = requestDigest(req, att)
+		if al, err := storage.GetAlertByClientKey(ctx, h.d.DB, tenant, key.key); err == nil {
+			return replay(al, digest, key)
 		} else if !errors.Is(err, storage.ErrNotFound) {
 			return nil, rest.Unavailable("the database", err)
 		}
@@ -101,8 +105,9 @@ func (h *handler) create(ctx context.Context, req model.SendAlertRequest, key st
 		Status: storage.AlertQueued, WorkflowID: alert.WorkflowID(tenant, id, tag), ScheduledFor: p.sendAt,
 		CreatedAt: time.Now().UTC(),
 	}
-	if key != "" {
-		al.ClientKey = sql.NullString{String: key, Valid: true}
+	if key.key != "" {
+		al.ClientKey = sql.NullString{String: key.key, Valid: true}
+		al.RequestDigest = digest
 	}
 	if p.sendAt != nil {
 		al.Status = storage.AlertScheduled
@@ -149,11 +154,11 @@ func (h *handler) create(ctx context.Context, req model.SendAlertRequest, key st
 		h.dropAttachment(tenant, attPrefix)
 	}
 	if errors.Is(err, storage.ErrConflict) {
-		existing, gerr := storage.GetAlertByClientKey(ctx, h.d.DB, tenant, key)
+		existing, gerr := storage.GetAlertByClientKey(ctx, h.d.DB, tenant, key.key)
 		if gerr != nil {
 			return nil, rest.Unavailable("the database", gerr)
 		}
-		return responseOf(existing, true), nil
+		return replay(existing, digest, key)
 	}
 	if errors.Is(err, files.ErrClaimLost) {
 		return nil, rest.Problem(http.StatusServiceUnavailable, fmt.Sprintf(
@@ -247,6 +252,46 @@ func (h *handler) admit(ctx context.Context, tenant string, priority alert.Prior
 	return nil
 }
 
+// requestDigest identifies the alert a request with a key asks for, so
+// that a retry is told from another alert that reuses the key: the SHA-256
+// of the request's canonical JSON (the SendAlertRequest as decoded, written
+// back by encoding/json, so whitespace and the order of properties do not
+// count) without its jobId, which is the key and may be given in another
+// place on a retry, followed by the name, content type and bytes of the
+// file uploaded with it.
+func requestDigest(req model.SendAlertRequest, att *upload) []byte {
+	req.JobID = ""
+	sum := sha256.New()
+	// A decoded request always encodes: it holds no channel, function or
+	// cyclic value.
+	_ = json.NewEncoder(sum).Encode(req)
+	if att != nil {
+		fmt.Fprintf(sum, "attachment %q %q %d\n", att.name, att.contentType, len(att.data))
+		sum.Write(att.data)
+	}
+	return sum.Sum(nil)
+}
+
+// replay answers a request whose key is that of al, an alert stored
+// before: al, replayed, when the request is the one that created it (the
+// same digest); else a 422 naming where the request gave the key, as the
+// IETF Idempotency-Key draft answers a key reused for another request.
+// A keyed alert stored before digests were kept cannot be compared and is
+// refused too: replaying it could answer an Emergency alert with a drill.
+func replay(al *storage.Alert, digest []byte, key keyGiven) (*model.SendAlertResponse, error) {
+	if al.RequestDigest != nil && bytes.Equal(al.RequestDigest, digest) {
+		return responseOf(al, true), nil
+	}
+	msg := fmt.Sprintf("is already the key of alert %d, which a different request created: a retry must send the same alert again; give another alert a key of its own", al.ID)
+	if al.RequestDigest == nil {
+		msg = fmt.Sprintf("is already the key of alert %d, stored before tocsin kept what request created an alert, so this request cannot be told to be its retry: read alert %d to see whether it is the alert meant, and give another alert a key of its own", al.ID, al.ID)
+	}
+	loc, field, _ := strings.Cut(key.at, ".")
+	p := rest.Problem(http.StatusUnprocessableEntity, "the idempotency key is already used by another alert", rest.Failure(loc, field, msg, key.key))
+	p.Type = rest.ProblemTypeBase + "idempotency-key-reused"
+	return nil, p
+}
+
 func responseOf(al *storage.Alert, replayed bool) *model.SendAlertResponse {
 	return &model.SendAlertResponse{
 		AlertID: al.ID, Status: model.AlertStatus(al.Status), WorkflowID: al.WorkflowID, JobID: al.ClientKey.String,
@@ -255,7 +300,7 @@ func responseOf(al *storage.Alert, replayed bool) *model.SendAlertResponse {
 }
 
 type createInput struct {
-	IdempotencyKey string `header:"Idempotency-Key" maxLength:"200" doc:"A retry with the same key returns the first alert instead of creating another (like jobId)."`
+	IdempotencyKey string `header:"Idempotency-Key" maxLength:"200" doc:"A retry with the same key and the same alert returns the first alert instead of creating another (like jobId); the same key with a different alert is a 422."`
 	Body           model.SendAlertRequest
 }
 
@@ -280,10 +325,11 @@ func (h *handler) createAlerts(ctx context.Context, in *createInput) (*createOut
 // keyGiven is an idempotency key as a request gave it, and where.
 type keyGiven struct{ at, key string }
 
-// idempotencyKey is the one key the places of a request give. Two different
-// keys are a 400 naming the second place: whichever counted, a retry that
-// gives only the other would create the alert again.
-func idempotencyKey(given ...keyGiven) (string, error) {
+// idempotencyKey is the one key the places of a request give, and the
+// first place that gives it. Two different keys are a 400 naming the
+// second place: whichever counted, a retry that gives only the other would
+// create the alert again.
+func idempotencyKey(given ...keyGiven) (keyGiven, error) {
 	var first keyGiven
 	for _, g := range given {
 		switch {
@@ -292,10 +338,10 @@ func idempotencyKey(given ...keyGiven) (string, error) {
 			first = g
 		case g.key != first.key:
 			loc, field, _ := strings.Cut(g.at, ".")
-			return "", rest.Invalid(loc, field, "differs from "+first.at+": give the key in one place, or the same key in both", g.key)
+			return keyGiven{}, rest.Invalid(loc, field, "differs from "+first.at+": give the key in one place, or the same key in both", g.key)
 		}
 	}
-	return first.key, nil
+	return first, nil
 }
 
 func created(res *model.SendAlertResponse) *createOutput {
@@ -310,12 +356,12 @@ func created(res *model.SendAlertResponse) *createOutput {
 type multipartAlert struct {
 	Alert      string        `form:"alert" required:"true" doc:"The alert: a SendAlertRequest as a JSON string."`
 	Attachment huma.FormFile `form:"attachment" required:"false" contentType:"application/octet-stream" doc:"A file attached to the alert's email; stored in the object store. It and the stored files of content.attachments take 10 MiB together at most (more is a 400 naming this part). The part's Content-Type, which the email's part is sent with, must be a media type (type/subtype with parameters, not a range such as */* or image/*, no control character; written back in canonical form), else a 400 naming this part; without one, or with application/octet-stream, the type is detected from the data."`
-	JobID      string        `form:"jobId" required:"false" maxLength:"200" doc:"Send-alert job id: a retry with the same jobId returns the first alert."`
+	JobID      string        `form:"jobId" required:"false" maxLength:"200" doc:"Send-alert job id: a retry with the same jobId and the same alert and attachment returns the first alert; the same jobId with a different one is a 422."`
 	Async      bool          `form:"async" required:"false" doc:"Deprecated and ignored: every alert is processed asynchronously by its workflow; subscribe to the alert.sent / alert.completed / alert.failed hook events to be notified when it reaches a final state."`
 }
 
 type createMultipartInput struct {
-	IdempotencyKey string `header:"Idempotency-Key" maxLength:"200" doc:"A retry with the same key returns the first alert (like jobId)."`
+	IdempotencyKey string `header:"Idempotency-Key" maxLength:"200" doc:"A retry with the same key and the same alert and attachment returns the first alert (like jobId); the same key with a different one is a 422."`
 	RawBody        huma.MultipartFormFiles[multipartAlert]
 }
 
@@ -472,19 +518,61 @@ func documentBulkBody(api huma.API) func(*huma.Operation) {
 	}
 }
 
-// bulkKey is the idempotency key of the bulk alert i: its jobId, else
+// bulkKey is the idempotency key of the bulk alert i, and where it was
+// given: its jobId (jobID, as the item gives it), else
 // bulk:<SHA-256 of the request's Idempotency-Key>/<i>. The digest keeps
 // these keys apart from every jobId and single alert's key a client writes
 // itself ("K/1" sent as a jobId must not replay alert 1 of batch K).
-func bulkKey(req model.SendAlertRequest, header string, i int) string {
-	if req.JobID != "" || header == "" {
-		return req.JobID
+func bulkKey(jobID, header string, i int) keyGiven {
+	if jobID != "" || header == "" {
+		return keyGiven{fmt.Sprintf("body.alerts[%d].jobId", i), jobID}
 	}
 	sum := sha256.Sum256([]byte(header))
-	return fmt.Sprintf("bulk:%x/%d", sum, i)
+	return keyGiven{"header.Idempotency-Key", fmt.Sprintf("bulk:%x/%d", sum, i)}
+}
+
+// bulkKeys are the idempotency keys of the alerts of a bulk send, by index
+// (bulkKey), read before any alert is validated: an alert that does not
+// fit the schema still has the jobId it gives, if it gives one as a
+// string under that name. Two alerts of one request with one key are a 400 naming the
+// jobId of the later one (or of the earlier, when the later's key is
+// the one the header gave it): two alerts of one request are never a
+// retry of each other, and the second would be answered with the first.
+func bulkKeys(alerts []json.RawMessage, header string) ([]keyGiven, error) {
+	keys := make([]keyGiven, len(alerts))
+	first := map[string]int{}
+	for i, raw := range alerts {
+		var item map[string]json.RawMessage
+		var jobID string
+		if json.Unmarshal(raw, &item) == nil {
+			_ = json.Unmarshal(item["jobId"], &jobID)
+		}
+		keys[i] = bulkKey(jobID, header, i)
+		k := keys[i].key
+		if k == "" {
+			continue
+		}
+		j, seen := first[k]
+		if !seen {
+			first[k] = i
+			continue
+		}
+		named := keys[i]
+		if named.at == "header.Idempotency-Key" {
+			named = keys[j]
+		}
+		loc, field, _ := strings.Cut(named.at, ".")
+		return nil, rest.Invalid(loc, field, fmt.Sprintf(
+			"alerts[%d] and alerts[%d] have the same key %q: two alerts of one request are never a retry of each other; give each its own jobId", j, i, k), k)
+	}
+	return keys, nil
 }
 
 func (h *handler) sendBulkAlerts(ctx context.Context, in *bulkInput) (*rest.Output[model.BulkSendAlertResponse], error) {
+	keys, err := bulkKeys(in.Body.Alerts, in.IdempotencyKey)
+	if err != nil {
+		return nil, err
+	}
 	out := &rest.Output[model.BulkSendAlertResponse]{Body: model.BulkSendAlertResponse{Results: []model.SendAlertResult{}}}
 	for i, raw := range in.Body.Alerts {
 		r := model.SendAlertResult{Index: i}
@@ -492,7 +580,7 @@ func (h *handler) sendBulkAlerts(ctx context.Context, in *bulkInput) (*rest.Outp
 		req, err := h.decodeAlert(raw, field)
 		var res *model.SendAlertResponse
 		if err == nil {
-			res, err = h.create(ctx, *req, bulkKey(*req, in.IdempotencyKey, i), nil, "body", field)
+			res, err = h.create(ctx, *req, keys[i], nil, "body", field)
 		}
 		if err != nil {
 			var pd *rest.ProblemDetails

@@ -268,8 +268,12 @@ func TestTextAlertReachesTheSMSEndpoint(t *testing.T) {
 	if st.Deliveries.Delivered != 1 || st.Deliveries.Sent != 4 {
 		t.Fatalf("after the receipt: %+v", st.Deliveries)
 	}
-	// A second receipt for the same delivery changes nothing more.
-	r = s.Do(t, http.MethodPost, "/v2/alerts/receipts", "", receipt, "Authorization", "Bearer receipts-secret")
+	// A second receipt for the same delivery changes nothing more. (The
+	// scheme's name is case-insensitive.)
+	r = s.Do(t, http.MethodPost, "/v2/alerts/receipts", "", receipt, "Authorization", "bearer receipts-secret")
+	if r.Status != http.StatusOK {
+		t.Fatalf("repeated receipts: %d %s", r.Status, r.Body)
+	}
 	if st2 := status(t, s, tok, res.AlertID); st2.Deliveries.Delivered != 1 {
 		t.Fatalf("after a repeated receipt: %+v", st2.Deliveries)
 	}

@@ -457,7 +457,7 @@ type recipientsInput struct {
 	rest.PageParams
 	RecipientIDs []int64 `query:"recipientIds" maxItems:"500" doc:"Only these recipients (their numbers within the alert), comma-separated."`
 	IsMandatory  string  `query:"isMandatory" enum:"true,false" doc:"Only recipients selected directly (true) or only through groups, lists and areas (false)."`
-	PollOptionID int     `query:"pollOptionId" minimum:"0" doc:"Only recipients who chose this poll option."`
+	PollOptionID int     `query:"pollOptionId" minimum:"0" maximum:"100000" doc:"Only recipients who chose this poll option (option ids are 1 to 100000, as PollOptionModel's; 0 filters nothing)."`
 	Name         string  `query:"name" maxLength:"200" doc:"Name contains this, case-insensitive."`
 	Email        string  `query:"email" maxLength:"254" doc:"Email address contains this, case-insensitive."`
 }

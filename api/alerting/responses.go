@@ -17,6 +17,7 @@ import (
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
 	"github.com/tocsin/tocsin/internal/alertmsg"
+	"github.com/tocsin/tocsin/internal/auth"
 	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/results"
 )
@@ -192,7 +193,7 @@ func (h *handler) getAlertResponsePage(ctx context.Context, in *responsePageInpu
 
 type respondInput struct {
 	Token    string `path:"token" maxLength:"300" doc:"The recipient's personal token from the alert's message."`
-	OptionID int    `query:"optionId" minimum:"0" doc:"The chosen poll option (a Poll alert's answer)."`
+	OptionID int    `query:"optionId" minimum:"0" maximum:"100000" doc:"The chosen poll option (a Poll alert's answer; option ids are 1 to 100000, as PollOptionModel's)."`
 	Confirm  bool   `query:"confirm" doc:"Confirm receipt of the alert."`
 	Accept   string `header:"Accept" doc:"A browser (text/html) is redirected (303) back to the response page, which shows the answer or that the alert is closed."`
 }
@@ -312,7 +313,7 @@ type receiptsInput struct {
 
 func (h *handler) receiveDeliveryReceipts(ctx context.Context, in *receiptsInput) (*rest.Output[DeliveryReceiptsResult], error) {
 	want := h.d.Config.ReceiptsToken
-	got, _ := strings.CutPrefix(in.Authorization, "Bearer ")
+	got, _ := auth.BearerToken(in.Authorization)
 	if want == "" || subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
 		return nil, rest.Problem(http.StatusUnauthorized, "a valid receipts token is required").WithHeader("WWW-Authenticate", `Bearer realm="tocsin-receipts"`)
 	}

@@ -136,6 +136,8 @@ func TestProviderHostsMustBeNames(t *testing.T) {
 		{"https://pro*vider.example/v1", "other than letters"},
 		{"https://-provider.example/v1", "hyphen"},
 		{"https://provider-.example/v1", "hyphen"},
+		// Dialed, it is looked up as a name: every message would fail.
+		{"https://1.1.1.1./v1", "IP address followed by a dot"},
 	}
 	for _, ch := range providers.Configurable {
 		field := "providers[0].url"
@@ -159,6 +161,22 @@ func TestProviderHostsMustBeNames(t *testing.T) {
 	e, err := (&providers.Store{DB: s.DB, Box: mustBox(t)}).Get(context.Background(), tenant, channels.Push)
 	if err != nil || e.Settings.Providers[0].URL != "https://xn--bcher-kva.example/v1?key=k" {
 		t.Fatalf("stored %+v %v, want the internationalized name in ASCII", e.Settings.Providers, err)
+	}
+}
+
+// TestProviderNamesAreCheckedWhenDialed: saving a provider URL does not
+// resolve its host name, so the answer is the same for an internal name
+// and a name that does not resolve (a tenant cannot learn which internal
+// names exist); every connection is checked after resolution.
+func TestProviderNamesAreCheckedWhenDialed(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Shared(t)
+	_, tok := s.NewTenant(t)
+	for _, host := range []string{stacktest.InternalName(t), "no-such-host.invalid"} {
+		body := map[string]any{"providers": []map[string]any{{"url": "https://" + host + "/v1", "token": "provider-token-1234"}}}
+		if r := s.Do(t, http.MethodPut, "/v2/settings/channels/push", tok, body); r.Status != http.StatusOK {
+			t.Errorf("%s: %d %s", host, r.Status, r.Body)
+		}
 	}
 }
 

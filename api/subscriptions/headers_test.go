@@ -242,16 +242,33 @@ func TestSubscriptionRequestsThatCannotMeanWhatTheySay(t *testing.T) {
 	}
 }
 
-// A refused target does not say what its host resolves to: a tenant would
-// learn the addresses of internal names.
+// A refused target does not say what its host resolves to, nor whether it
+// resolves: a tenant would learn the addresses of internal names, or
+// which internal names exist. A name that does not resolve and one that
+// resolves to an internal address get one refusal, which still tells a
+// typo.
 func TestRefusedTargetDoesNotTellTheAddress(t *testing.T) {
 	t.Parallel()
-	s := stacktest.Start(t)
+	s := stacktest.StartAPI(t)
 	_, token := s.NewTenant(t)
-	f := failure(t, s.Do(t, http.MethodPost, base, token, map[string]any{"url": "https://localhost/hook", "eventTypes": []string{"alert.sent"}}))
-	if f.Location != "body.url" || !strings.Contains(f.ErrorMessage, "localhost is not allowed") || strings.Contains(f.ErrorMessage, "127.0.0.1") || strings.Contains(f.ErrorMessage, "::1") {
+	refusal := func(host string) rest.ValidationFailure {
+		t.Helper()
+		f := failure(t, s.Do(t, http.MethodPost, base, token, map[string]any{"url": "https://" + host + "/hook", "eventTypes": []string{"alert.sent"}}))
+		if f.Location != "body.url" || strings.Contains(f.ErrorMessage, "127.0.") || strings.Contains(f.ErrorMessage, "::1") {
+			t.Fatalf("%s: %+v", host, f)
+		}
+		return f
+	}
+	if f := refusal("localhost"); !strings.Contains(f.ErrorMessage, "localhost is not allowed") {
 		t.Fatalf("%+v", f)
 	}
+	t.Run("names", func(t *testing.T) {
+		internal, missing := stacktest.InternalName(t), "no-such-host.invalid"
+		a, b := refusal(internal).ErrorMessage, refusal(missing).ErrorMessage
+		if strings.ReplaceAll(a, internal, "H") != strings.ReplaceAll(b, missing, "H") || !strings.Contains(b, "typo") {
+			t.Fatalf("an internal name is refused with %q, a name that does not resolve with %q", a, b)
+		}
+	})
 }
 
 // createWith creates a subscription to rcv with the headers h.

@@ -166,6 +166,8 @@ func TestSubscriptionCRUDAndValidation(t *testing.T) {
 		{"not a URL", map[string]any{"url": "hooks please", "eventTypes": []string{"file.uploaded"}}, "body.url"},
 		{"empty port", map[string]any{"url": "http://127.0.0.1:/hook", "eventTypes": []string{"file.uploaded"}}, "body.url"},
 		{"host of a dot", map[string]any{"url": "https://./hook", "eventTypes": []string{"file.uploaded"}}, "body.url"},
+		// Dialed, it is looked up as a name: every delivery would fail.
+		{"IP address with a trailing dot", map[string]any{"url": "https://1.1.1.1./hook", "eventTypes": []string{"file.uploaded"}}, "body.url"},
 		{"unknown event type", map[string]any{"url": rcv.URL, "eventTypes": []string{"alert.exploded"}}, "body.eventTypes"},
 		{"no event types", map[string]any{"url": rcv.URL, "eventTypes": []string{}}, "body.eventTypes"},
 		{"reserved header", map[string]any{"url": rcv.URL, "eventTypes": []string{"file.uploaded"}, "headers": map[string]string{"webhook-signature": "x"}}, "body.headers"},

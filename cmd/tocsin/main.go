@@ -37,7 +37,7 @@ commands:
   dev       run the API and the worker in one process, after migrating
   migrate   apply database migrations (--create-db creates the database first)
   openapi   print the OpenAPI document
-  token     print a development bearer token: token --tenant T [--sub S] [--scope X]... [--ttl D]
+  token     print a development bearer token: token --tenant T [--sub S] [--scope X]... [--ttl D] (T a decimal tenant id)
   sandbox   run a loopback SMTP server on TOCSIN_SMTP_ADDR and text-message endpoint at
             TOCSIN_SMS_URL, serving what they receive at --inspect (default 127.0.0.1:8025)
 
@@ -196,6 +196,10 @@ func mintToken(cfg config.Config, args []string, stdout io.Writer) error {
 	}
 	if *tenant == "" {
 		return errors.New("token needs --tenant")
+	}
+	if !auth.CanonicalTenant(*tenant) {
+		// The API refuses a token whose tenant claim is not one.
+		return fmt.Errorf("--tenant %q is not a tenant id: a decimal number without sign, spaces or leading zeros, such as 1001", *tenant)
 	}
 	if cfg.JWTSecret == "" {
 		return errors.New("minting needs TOCSIN_JWT_SECRET (or TOCSIN_ENV=development)")

@@ -3,15 +3,26 @@ package main
 import (
 	"bytes"
 	"context"
+	"html"
 	"io"
+	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/tocsin/tocsin/api"
+	"github.com/tocsin/tocsin/api/rest"
 	"github.com/tocsin/tocsin/internal/auth"
 	"github.com/tocsin/tocsin/internal/config"
+	"github.com/tocsin/tocsin/internal/payloadcrypt"
 )
 
 // TestTokenPrintsOnlyAVerifiableToken checks `tocsin token`: stdout holds the
@@ -102,4 +113,63 @@ func freePorts(t *testing.T, n int) []string {
 		defer ln.Close()
 	}
 	return out
+}
+
+// TestCodecSignInShowsACommandThatMintsAnAcceptedToken: the codec endpoint's
+// sign-in page tells operators how to mint their token; that command, run,
+// prints a token the page signs in with. make run (deploy/local/run.sh) and
+// the README give the same command. A tenant that is not a tenant id, which
+// the page used to show (--tenant ops), is refused by the command, as the
+// API refuses its token.
+func TestCodecSignInShowsACommandThatMintsAnAcceptedToken(t *testing.T) {
+	t.Setenv("TOCSIN_ENV", "development")
+	t.Setenv("TOCSIN_JWT_SECRET", "")
+	v, err := auth.NewVerifier(context.Background(), auth.VerifierConfig{Secret: config.DevJWTSecret})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Config{PublicURL: "http://127.0.0.1", PayloadKeys: payloadcrypt.DevKeys}
+	codec, err := payloadcrypt.New(cfg.PayloadKeys, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := api.New(rest.Deps{Config: cfg, Codec: codec, Logger: slog.New(slog.DiscardHandler)}, v, prometheus.NewRegistry())
+	page := func(req *http.Request) (int, string) {
+		t.Helper()
+		res, err := srv.App.Test(req, -1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer res.Body.Close()
+		b, _ := io.ReadAll(res.Body)
+		return res.StatusCode, string(b)
+	}
+	_, body := page(httptest.NewRequest(http.MethodGet, "/codec/session", nil))
+	m := regexp.MustCompile(`<code>((?:bin/)?tocsin token [^<]*)</code>`).FindStringSubmatch(body)
+	if m == nil {
+		t.Fatalf("the sign-in page shows no tocsin token command: %s", body)
+	}
+	command := html.UnescapeString(m[1])
+	var out, errOut bytes.Buffer
+	args := strings.Fields(command)[1:]
+	if err := run(args, &out, &errOut); err != nil {
+		t.Fatalf("%s: %v", command, err)
+	}
+	req := httptest.NewRequest(http.MethodPost, "/codec/session", strings.NewReader(url.Values{"token": {strings.TrimSpace(out.String())}}.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	if status, body := page(req); status != http.StatusOK || !strings.Contains(body, "Signed in") {
+		t.Fatalf("signing in with the token of %s: %d %s", command, status, body)
+	}
+	for _, file := range []string{"../../deploy/local/run.sh", "../../README.md"} {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(b), command) {
+			t.Errorf("%s does not give the page's command %s", file, command)
+		}
+	}
+	if err := run([]string{"token", "--tenant", "ops", "--scope", "operator"}, &out, &errOut); err == nil || !strings.Contains(err.Error(), "not a tenant id") {
+		t.Errorf("a token for tenant ops: %v, want refused", err)
+	}
 }

@@ -138,6 +138,20 @@ func (v *Verifier) Verify(raw string) (Principal, error) {
 	return Principal{Subject: c.Subject, Tenant: c.Tenant, Scopes: strings.Fields(c.Scope)}, nil
 }
 
+// BearerToken is the token an Authorization header value carries in the
+// Bearer scheme: the scheme's name in any case (RFC 9110 §11.1: an
+// auth-scheme is case-insensitive, so "bearer" and "BEARER" are Bearer),
+// then one or more spaces, then the token. ok is false for another scheme
+// or a value without a token.
+func BearerToken(header string) (token string, ok bool) {
+	scheme, rest, found := strings.Cut(strings.TrimSpace(header), " ")
+	if !found || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	token = strings.TrimSpace(rest)
+	return token, token != ""
+}
+
 // ClaimError is a token whose claim holds what no tenant data may hold (a
 // NUL character or invalid UTF-8): a bad request rather than a bad token.
 type ClaimError struct {
