@@ -33,8 +33,8 @@ type UserProfile struct {
 	DirectoryID             string                  `json:"directoryId" example:"staff"`
 	ExternalID              string                  `json:"externalId,omitempty" doc:"The id the tenant's own systems use for the user; unique within the directory." example:"E-20431"`
 	Name                    PersonName              `json:"name"`
-	PreferredLanguage       string                  `json:"preferredLanguage" doc:"A code from metaGetLanguages." example:"en"`
-	TimeZone                string                  `json:"timeZone" doc:"An IANA time zone from metaGetTimeZones." example:"America/Chicago"`
+	PreferredLanguage       string                  `json:"preferredLanguage" doc:"A BCP 47 language tag in its canonical form (see usersCreate). A value stored before that rule, by a contacts import, is answered as stored." example:"en"`
+	TimeZone                string                  `json:"timeZone" doc:"A name of the IANA time zone database, a zone or a link to one, as the database spells it (see usersCreate). A value stored before that rule, by a contacts import, is answered as stored." example:"America/Chicago"`
 	SelfService             SelfServiceSettings     `json:"selfServiceSettings"`
 	MobileApps              []MobileApp             `json:"mobileApps"`
 	ContactInformation      ContactInformation      `json:"contactInformation"`
@@ -62,8 +62,8 @@ type UserProfileSummaryPagedApiResponse PagedItems[UserProfileSummary]
 type CreateUserProfileCommand struct {
 	ExternalID        *string              `json:"externalId,omitempty" minLength:"1" maxLength:"128" doc:"The id the tenant's own systems use; unique within the directory (a duplicate is a 409). Leave it out for none: a blank one is a 400." example:"E-20431"`
 	Name              PersonName           `json:"name"`
-	PreferredLanguage string               `json:"preferredLanguage,omitempty" maxLength:"16" doc:"A code from metaGetLanguages; en when absent." example:"en"`
-	TimeZone          string               `json:"timeZone,omitempty" maxLength:"64" doc:"An IANA time zone from metaGetTimeZones; UTC when absent." example:"America/Chicago"`
+	PreferredLanguage string               `json:"preferredLanguage,omitempty" maxLength:"35" doc:"A BCP 47 language tag (RFC 5646) with registered subtags, stored in its canonical form: en-us is en-US, en_US is en-US, iw is he, en-Latn-US is en-US. metaGetLanguages lists the languages tocsin translates into; any other language is taken too. und and a private-use tag alone name no language and are refused, as is a tag of unknown subtags (xx), with a 400 naming the field; the contacts import holds its language column to the same rule. en when absent." example:"en"`
+	TimeZone          string               `json:"timeZone,omitempty" maxLength:"64" doc:"A name of the IANA time zone database built into tocsin: a zone (America/Chicago) or a link to one (US/Central, Asia/Calcutta, Etc/GMT+5), in any case, stored as the database spells it (us/central is US/Central) and a link as the link. metaGetTimeZones lists the canonical zones. Local and localtime (the server's own zone) and Factory name no zone and are refused, as is any other name, with a 400 naming the field; the contacts import holds its timeZone column to the same rule. UTC when absent." example:"America/Chicago"`
 	SelfService       *SelfServiceSettings `json:"selfServiceSettings,omitempty" doc:"Everything allowed when absent."`
 	MobileApps        []MobileApp          `json:"mobileApps,omitempty" maxItems:"20"`
 }
@@ -73,8 +73,8 @@ type CreateUserProfileCommand struct {
 // information and notification preferences have operations of their own.
 type UpdateUserProfileCommand struct {
 	Name              PersonName           `json:"name"`
-	PreferredLanguage string               `json:"preferredLanguage" maxLength:"16" example:"es"`
-	TimeZone          string               `json:"timeZone" maxLength:"64" example:"America/Denver"`
+	PreferredLanguage string               `json:"preferredLanguage" maxLength:"35" doc:"As usersCreate takes it; a value sent back exactly as the user has it is kept as it is, even one stored before the rule that the rule refuses. en when empty." example:"es"`
+	TimeZone          string               `json:"timeZone" maxLength:"64" doc:"As usersCreate takes it; a value sent back exactly as the user has it is kept as it is, even one stored before the rule that the rule refuses (Local, by a contacts import of an earlier version). UTC when empty." example:"America/Denver"`
 	SelfService       *SelfServiceSettings `json:"selfServiceSettings,omitempty" doc:"Left as it is when absent."`
 	MobileApps        []MobileApp          `json:"mobileApps,omitempty" maxItems:"20" doc:"Replaces the registrations when present (an empty list removes them all); left as it is when absent."`
 }

@@ -74,8 +74,8 @@ type Contact struct {
 	ExternalID                 string                           `json:"externalId,omitempty" maxLength:"200" doc:"The id the tenant's own systems use for the contact." example:"EMP-0042"`
 	DirectoryID                string                           `json:"directoryId,omitempty" doc:"The directory of a directory user; absent for plain contacts." example:"staff"`
 	Name                       PersonName                       `json:"name"`
-	Language                   string                           `json:"language" doc:"BCP 47 language tag for messages." example:"en"`
-	TimeZone                   string                           `json:"timeZone" doc:"IANA time zone." example:"America/Chicago"`
+	Language                   string                           `json:"language" doc:"The contact's preferred language: a BCP 47 tag in its canonical form, by the rule usersCreate and the contacts import share. A value stored before that rule is answered as stored." example:"en"`
+	TimeZone                   string                           `json:"timeZone" doc:"A name of the IANA time zone database, a zone or a link to one, as the database spells it, by the rule usersCreate and the contacts import share. A value stored before that rule is answered as stored." example:"America/Chicago"`
 	Emails                     []ContactInformationEmailAddress `json:"emails"`
 	Phones                     []ContactInformationPhone        `json:"phones"`
 	Devices                    []ContactInformationDevice       `json:"devices" doc:"Devices for push and app notifications."`

@@ -38,8 +38,8 @@ rows create contacts. Matched contacts take the row's non-empty cells; email
 addresses and phone numbers are added, never removed, and an existing
 external id is kept. Only firstName and lastName columns are required.
 
-Rows with a problem (bad email, unparsable phone, missing name, duplicate of
-an earlier row, wrong number of fields, more than %d email addresses or %d
+Rows with a problem (bad email, unparsable phone, a language or time zone
+that usersCreate refuses, missing name, duplicate of an earlier row, wrong number of fields, more than %d email addresses or %d
 phone numbers for the contact with those it has...) are skipped and listed in errors;
 the rest are imported. The file is rejected with a 400 when it is not CSV,
 its header lacks required columns or names unknown ones, or a row is longer
