@@ -2,10 +2,12 @@ package alert
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/tocsin/tocsin/internal/geo"
+	"github.com/tocsin/tocsin/internal/locale"
 )
 
 // RecipientSpec says who an alert goes to, as its recipient settings
@@ -117,13 +119,43 @@ func RecipientSpecOf(r Recipients) (RecipientSpec, error) {
 	if f := r.AccessFilter; f != nil {
 		s.Filter = &RecipientFilter{Any: f.Match == "Any"}
 		for _, c := range f.Conditions {
-			s.Filter.Conditions = append(s.Filter.Conditions, RecipientCondition{Field: c.Field, Op: c.Operator, Values: c.Values})
+			s.Filter.Conditions = append(s.Filter.Conditions, conditionOf(c))
 		}
 	}
 	for _, h := range r.AdHoc {
 		s.AdHoc = append(s.AdHoc, AdHocRecipient{FirstName: h.FirstName, LastName: h.LastName, Email: strings.ToLower(h.Email), Phone: h.Phone})
 	}
 	return s, nil
+}
+
+// conditionOf is the condition c asks for. A value of a condition on
+// language or timeZone also matches in the form internal/locale stores it
+// in (en-us is en-US, us/eastern is US/Eastern), so a filter matches a
+// person's value whichever way either was written, and still matches a
+// value stored as given before that rule.
+func conditionOf(c AccessFilterCondition) RecipientCondition {
+	rc := RecipientCondition{Field: c.Field, Op: c.Operator, Values: c.Values}
+	rule := map[string]func(string) (string, error){"language": locale.Language, "timeZone": locale.TimeZone}[c.Field]
+	if rule == nil {
+		return rc
+	}
+	values := slices.Clone(c.Values)
+	for _, v := range c.Values {
+		if w, err := rule(v); err == nil && !slices.Contains(values, w) {
+			values = append(values, w)
+		}
+	}
+	if len(values) == len(c.Values) {
+		return rc
+	}
+	rc.Values = values
+	switch rc.Op {
+	case "Equals":
+		rc.Op = "In"
+	case "NotEquals":
+		rc.Op = "NotIn"
+	}
+	return rc
 }
 
 // AreaOf checks one area and returns its polygons or its circle.

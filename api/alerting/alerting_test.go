@@ -450,6 +450,39 @@ func TestRecipientSourcesListsDirectoryFilterAndRelated(t *testing.T) {
 	}
 }
 
+// TestAccessFilterMatchesLanguagesAndZonesAsStored: a filter on language
+// or timeZone written in another spelling than the stored one (en-gb for
+// en-GB, us/eastern for US/Eastern) keeps the people who have it.
+func TestAccessFilterMatchesLanguagesAndZonesAsStored(t *testing.T) {
+	t.Parallel()
+	_, withSandbox := stacktest.Sandbox(t)
+	s := stacktest.Start(t, withSandbox)
+	tenant, tok := s.NewTenant(t)
+	res := importContacts(t, s, tenant, "locales", "firstName,lastName,emails,language,timeZone\n"+
+		"Ada,Lovelace,ada@example.com,en-GB,US/Eastern\n"+
+		"Grace,Hopper,grace@example.com,en-GB,Europe/London\n"+
+		"Alan,Turing,alan@example.com,fr,US/Eastern\n")
+	if res.Created != 3 {
+		t.Fatalf("import %+v", res)
+	}
+	a := send(t, s, tok, map[string]any{"settings": map[string]any{
+		"message": map[string]any{"subject": "S", "body": "B"},
+		"recipients": map[string]any{"distributionListIds": []int64{res.DistributionList.ID}, "accessFilter": map[string]any{
+			"conditions": []map[string]any{
+				{"field": "language", "operator": "Equals", "values": []string{"en-gb"}},
+				{"field": "timeZone", "operator": "In", "values": []string{"us/eastern"}},
+			}}},
+		"channels": map[string]any{"email": map[string]any{"enabled": true}},
+	}})
+	waitDone(t, s, tok, a.AlertID)
+	r := s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d/results/recipients", a.AlertID), tok, nil)
+	var page struct{ Items []struct{ Email string } }
+	r.JSON(t, &page)
+	if len(page.Items) != 1 || page.Items[0].Email != "ada@example.com" {
+		t.Fatalf("recipients %s", r.Body)
+	}
+}
+
 // TestSortsPutMissingValuesLast: an alert not sent yet comes after the sent
 // ones sorted by sentAt, and a recipient who has not responded after those
 // who have sorted by responseTime, ascending and descending alike.

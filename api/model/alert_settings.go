@@ -118,7 +118,7 @@ type AccessFilter struct {
 type AccessFilterCondition struct {
 	Field    string   `json:"field" pattern:"^(language|timeZone|externalId|custom\\.[A-Za-z0-9_]{1,64})$" doc:"language, timeZone, externalId or custom.<name> for a custom field." example:"custom.building"`
 	Operator string   `json:"operator" enum:"Equals,NotEquals,In,NotIn" example:"Equals"`
-	Values   []string `json:"values" minItems:"1" maxItems:"100" doc:"One value for Equals/NotEquals, any number for In/NotIn." example:"[\"B12\"]"`
+	Values   []string `json:"values" minItems:"1" maxItems:"100" doc:"One value for Equals/NotEquals, any number for In/NotIn. Values are compared as written; a value of language or timeZone also matches in the form a person's is stored in (en-us matches en-US, us/eastern matches US/Eastern; see usersCreate)." example:"[\"B12\"]"`
 }
 
 // AccessRecipe is a named, reusable access filter.
