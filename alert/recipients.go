@@ -8,6 +8,7 @@ import (
 
 	"github.com/tocsin/tocsin/internal/geo"
 	"github.com/tocsin/tocsin/internal/locale"
+	"github.com/tocsin/tocsin/internal/names"
 )
 
 // RecipientSpec says who an alert goes to, as its recipient settings
@@ -93,7 +94,7 @@ func RecipientSpecOf(r Recipients) (RecipientSpec, error) {
 		}
 	}
 	if d := r.Directory; d != nil {
-		s.DirectoryID = d.DirectoryID
+		s.DirectoryID = names.Normal(d.DirectoryID) // as stored; an alert accepted before may give another form
 		s.AllDirectoryUsers = d.AllUsers
 		for _, u := range d.UserIDs {
 			// New alerts are held to ids.Parse when they are accepted; an
@@ -130,12 +131,16 @@ func RecipientSpecOf(r Recipients) (RecipientSpec, error) {
 
 // conditionOf is the condition c asks for. A value of a condition on
 // language or timeZone also matches in the form internal/locale stores it
-// in (en-us is en-US, us/eastern is US/Eastern), so a filter matches a
+// in (en-us is en-US, us/eastern is US/Eastern), and one on externalId in
+// NFC, the form internal/names stores it in, so a filter matches a
 // person's value whichever way either was written, and still matches a
-// value stored as given before that rule.
+// value stored as given before those rules.
 func conditionOf(c AccessFilterCondition) RecipientCondition {
 	rc := RecipientCondition{Field: c.Field, Op: c.Operator, Values: c.Values}
-	rule := map[string]func(string) (string, error){"language": locale.Language, "timeZone": locale.TimeZone}[c.Field]
+	rule := map[string]func(string) (string, error){
+		"language": locale.Language, "timeZone": locale.TimeZone,
+		"externalId": func(v string) (string, error) { return names.Normal(v), nil },
+	}[c.Field]
 	if rule == nil {
 		return rc
 	}

@@ -539,3 +539,33 @@ func TestSortsPutMissingValuesLast(t *testing.T) {
 		}
 	}
 }
+
+// TestAdHocNamesFollowTheRuleOfNames: an ad-hoc recipient's name is held
+// to the rule people's names follow: a bidirectional control or an
+// invisible character is a 400 naming it, a name with the joiners scripts
+// and emoji need is taken.
+func TestAdHocNamesFollowTheRuleOfNames(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Shared(t)
+	_, tok := s.NewTenant(t)
+	alertTo := func(first, last string) map[string]any {
+		return map[string]any{"settings": map[string]any{
+			"message":    map[string]any{"subject": "S", "body": "B"},
+			"channels":   map[string]any{"email": map[string]any{"enabled": true}},
+			"recipients": map[string]any{"adHoc": []map[string]any{{"firstName": first, "lastName": last, "email": "x@example.com"}}},
+		}}
+	}
+	if r := s.Do(t, http.MethodPost, "/v2/alerts/preview", tok, alertTo("\U0001F469\u200d\U0001F4BB", "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645")); r.Status != 200 {
+		t.Fatalf("joiners: %d %s", r.Status, r.Body)
+	}
+	for field, body := range map[string]map[string]any{
+		"body.settings.recipients.adHoc[0].firstName": alertTo("\u202eadA", "Lovelace"),
+		"body.settings.recipients.adHoc[0].lastName":  alertTo("Ada", "Love\u200blace"),
+	} {
+		r := s.Do(t, http.MethodPost, "/v2/alerts", tok, body)
+		p := problem(t, r)
+		if r.Status != 400 || len(p.Errors) != 1 || p.Errors[0].Location != field {
+			t.Fatalf("%s: %d %s", field, r.Status, r.Body)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/internal/names"
 	"github.com/tocsin/tocsin/storage"
 	store "github.com/tocsin/tocsin/storage/directory"
 )
@@ -43,9 +44,9 @@ func (h *handlers) registerGroups(api huma.API) {
 			Location string `header:"Location" doc:"The new group's members operation."`
 			Body     model.GroupSummary
 		}, error) {
-			name := strings.TrimSpace(in.Body.Name)
-			if name == "" {
-				return nil, rest.Invalid("body", "name", "must not be blank", in.Body.Name)
+			name, err := rest.Name("body", "name", in.Body.Name, "must not be blank")
+			if err != nil {
+				return nil, err
 			}
 			parent, err := groupID("parentId", in.Body.ParentID)
 			if err != nil {
@@ -130,7 +131,7 @@ func (h *handlers) registerGroups(api huma.API) {
 			}
 			var f store.GroupFilter
 			if q := in.Body; q != nil {
-				f = store.GroupFilter{Name: strings.TrimSpace(q.Name), RootsOnly: q.RootsOnly, IsPublic: q.IsPublic}
+				f = store.GroupFilter{Name: names.Normal(strings.TrimSpace(q.Name)), RootsOnly: q.RootsOnly, IsPublic: q.IsPublic}
 				if f.ParentID, err = groupID("parentId", q.ParentID); err != nil {
 					return nil, err
 				}

@@ -15,6 +15,7 @@ import (
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
 	"github.com/tocsin/tocsin/internal/locale"
+	"github.com/tocsin/tocsin/internal/names"
 	"github.com/tocsin/tocsin/storage"
 	store "github.com/tocsin/tocsin/storage/directory"
 )
@@ -32,7 +33,7 @@ func (h *handlers) registerUsers(api huma.API) {
 			DirPath
 			Body model.CreateUserProfileCommand
 		}) (*profileOutput, error) {
-			dir, err := in.dir()
+			dir, err := in.newDir()
 			if err != nil {
 				return nil, err
 			}
@@ -41,8 +42,8 @@ func (h *handlers) registerUsers(api huma.API) {
 				return nil, err
 			}
 			if ext := in.Body.ExternalID; ext != nil {
-				if u.ExternalID = strings.TrimSpace(*ext); u.ExternalID == "" {
-					return nil, rest.Invalid("body", "externalId", "must not be blank: leave it out for none", *ext)
+				if u.ExternalID, err = rest.Name("body", "externalId", *ext, "must not be blank: leave it out for none"); err != nil {
+					return nil, err
 				}
 			}
 			u.SelfService = store.SelfService(model.DefaultSelfService)
@@ -128,7 +129,7 @@ func (h *handlers) registerUsers(api huma.API) {
 			}
 			var f store.UserFilter
 			if q := in.Body; q != nil {
-				f = store.UserFilter{Name: strings.TrimSpace(q.Name), ExternalID: q.ExternalID}
+				f = store.UserFilter{Name: names.Normal(strings.TrimSpace(q.Name)), ExternalID: names.Normal(q.ExternalID)}
 				if q.Email != "" {
 					f.Email = strings.ToLower(strings.TrimSpace(q.Email))
 				}
@@ -155,9 +156,9 @@ func (h *handlers) registerUsers(api huma.API) {
 			if err != nil {
 				return nil, err
 			}
-			ext := strings.TrimSpace(in.Body.ExternalID)
-			if ext == "" {
-				return nil, rest.Invalid("body", "externalId", "must not be blank", in.Body.ExternalID)
+			ext, err := rest.Name("body", "externalId", in.Body.ExternalID, "must not be blank")
+			if err != nil {
+				return nil, err
 			}
 			err = store.SetExternalID(ctx, h.d.DB, rest.Tenant(ctx), dir, id, ext)
 			return nil, h.fail(ctx, conflict(err, "another user of the directory has this external id"), "user")
@@ -180,27 +181,41 @@ func userOrder(sort string) (string, error) {
 }
 
 // newUser checks the base information shared by create and update. The
-// language and time zone go through internal/locale, the rule the contacts
-// import shares. cur is the stored profile on update (nil on create): a
-// language or time zone the rule refuses is kept when sent back exactly as
-// stored (an import stored it before the rule), so that reading a user and
-// writing it back never fails on a field the client did not change.
+// names go through internal/names and the language and time zone through
+// internal/locale, the rules the contacts import shares. cur is the stored
+// profile on update (nil on create): a name, language or time zone the
+// rules refuse is kept when sent back exactly as stored (it was stored
+// before the rule), so that reading a user and writing it back never fails
+// on a field the client did not change.
 func newUser(name model.PersonName, lang, zone string, apps []model.MobileApp, cur *store.Profile) (store.NewUser, error) {
-	name.First, name.Middle, name.Last = strings.TrimSpace(name.First), strings.TrimSpace(name.Middle), strings.TrimSpace(name.Last)
+	if cur == nil {
+		cur = &store.Profile{}
+	}
+	for _, n := range []struct {
+		field  string
+		v      *string
+		stored string
+	}{{"name.first", &name.First, cur.FirstName}, {"name.middle", &name.Middle, cur.MiddleName}, {"name.last", &name.Last, cur.LastName}} {
+		v, err := unlessStored(strings.TrimSpace(*n.v), *n.v == n.stored, names.Check)
+		if err != nil {
+			return store.NewUser{}, rest.Invalid("body", n.field, err.Error(), *n.v)
+		}
+		*n.v = v
+	}
 	if name.First == "" && name.Last == "" {
 		return store.NewUser{}, rest.Invalid("body", "name", "a first or last name is required", nil)
 	}
 	if lang == "" {
 		lang = "en"
 	}
-	lang, err := unlessStored(lang, cur != nil && lang == cur.Language, locale.Language)
+	lang, err := unlessStored(lang, lang == cur.Language, locale.Language)
 	if err != nil {
 		return store.NewUser{}, rest.Invalid("body", "preferredLanguage", err.Error(), lang)
 	}
 	if zone == "" {
 		zone = "UTC"
 	}
-	zone, err = unlessStored(zone, cur != nil && zone == cur.TimeZone, locale.TimeZone)
+	zone, err = unlessStored(zone, zone == cur.TimeZone, locale.TimeZone)
 	if err != nil {
 		return store.NewUser{}, rest.Invalid("body", "timeZone", err.Error(), zone)
 	}

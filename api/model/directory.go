@@ -60,7 +60,7 @@ type UserProfileSummaryPagedApiResponse PagedItems[UserProfileSummary]
 
 // CreateUserProfileCommand creates a directory user.
 type CreateUserProfileCommand struct {
-	ExternalID        *string              `json:"externalId,omitempty" minLength:"1" maxLength:"128" doc:"The id the tenant's own systems use; unique within the directory (a duplicate is a 409). Leave it out for none: a blank one is a 400." example:"E-20431"`
+	ExternalID        *string              `json:"externalId,omitempty" minLength:"1" maxLength:"128" doc:"The id the tenant's own systems use; unique within the directory (a duplicate is a 409). Leave it out for none: a blank one is a 400. Compared in NFC, so two spellings of one name (é as one character, or e and a combining accent) are the same id. Taken in Unicode normalization form C (NFC); a control character, a bidirectional control or an invisible character (other than the joiners and variation selectors scripts and emoji need) is a 400 naming the field." example:"E-20431"`
 	Name              PersonName           `json:"name"`
 	PreferredLanguage string               `json:"preferredLanguage,omitempty" maxLength:"35" doc:"A BCP 47 language tag (RFC 5646) with registered subtags, stored in its canonical form: en-us is en-US, en_US is en-US, iw is he, en-Latn-US is en-US. metaGetLanguages lists the languages tocsin translates into; any other language is taken too. und and a private-use tag alone name no language and are refused, as is a tag of unknown subtags (xx), with a 400 naming the field; the contacts import holds its language column to the same rule. en when absent." example:"en"`
 	TimeZone          string               `json:"timeZone,omitempty" maxLength:"64" doc:"A name of the IANA time zone database built into tocsin: a zone (America/Chicago) or a link to one (US/Central, Asia/Calcutta, Etc/GMT+5), in any case, stored as the database spells it (us/central is US/Central) and a link as the link. metaGetTimeZones lists the canonical zones. Local and localtime (the server's own zone) and Factory name no zone and are refused, as is any other name, with a 400 naming the field; the contacts import holds its timeZone column to the same rule. UTC when absent." example:"America/Chicago"`
@@ -90,7 +90,7 @@ type FindUserQuery struct {
 
 // CreateExternalIdCommand associates an external id with a user.
 type CreateExternalIdCommand struct {
-	ExternalID string `json:"externalId" minLength:"1" maxLength:"128" doc:"Unique within the directory: another user with it is a 409." example:"E-20431"`
+	ExternalID string `json:"externalId" minLength:"1" maxLength:"128" doc:"Unique within the directory: another user with it is a 409. Compared in NFC, so two spellings of one name (é as one character, or e and a combining accent) are the same id. Taken in Unicode normalization form C (NFC); a control character, a bidirectional control or an invisible character (other than the joiners and variation selectors scripts and emoji need) is a 400 naming the field." example:"E-20431"`
 }
 
 // ContactTargetType says whether a verification is of an email address or a phone number.
@@ -218,7 +218,7 @@ type FindGroupQuery struct {
 
 // CreateGroupCommand creates a group of the tenant's group tree.
 type CreateGroupCommand struct {
-	Name        string `json:"name" minLength:"1" maxLength:"200" doc:"Unique among its siblings (a duplicate is a 409)." example:"Facilities team"`
+	Name        string `json:"name" minLength:"1" maxLength:"200" doc:"Unique among its siblings (a duplicate is a 409). Compared in NFC, so two spellings of one name (é as one character, or e and a combining accent) are the same name. Taken in Unicode normalization form C (NFC); a control character, a bidirectional control or an invisible character (other than the joiners and variation selectors scripts and emoji need) is a 400 naming the field." example:"Facilities team"`
 	Description string `json:"description,omitempty" maxLength:"2000"`
 	ParentID    string `json:"parentId,omitempty" maxLength:"20" doc:"The parent group; a root group when absent. The tree is at most 32 levels deep and a group's path at most 1,000 characters: a parent at depth 31, or one under which the path would be longer, is a 400." example:"7"`
 	IsPublic    bool   `json:"isPublic,omitempty" doc:"Users may join it themselves."`
@@ -262,7 +262,7 @@ type LocationPagedApiResponse PagedItems[Location]
 
 // CreateLocationCommand adds a location to a user.
 type CreateLocationCommand struct {
-	Name        string      `json:"name" minLength:"1" maxLength:"100" example:"Home"`
+	Name        string      `json:"name" minLength:"1" maxLength:"100" doc:"Taken in Unicode normalization form C (NFC); a control character, a bidirectional control or an invisible character (other than the joiners and variation selectors scripts and emoji need) is a 400 naming the field." example:"Home"`
 	Address     *Address    `json:"address,omitempty"`
 	GeoLocation GeoLocation `json:"geoLocation" doc:"Latitude in [-90, 90], longitude in [-180, 180]."`
 }

@@ -13,6 +13,7 @@ import (
 
 	"github.com/tocsin/tocsin/internal/csvheader"
 	"github.com/tocsin/tocsin/internal/locale"
+	"github.com/tocsin/tocsin/internal/names"
 )
 
 // Row is one contact of a file.
@@ -241,6 +242,7 @@ func (r *Reader) set(row *Row, c column, raw string) (Problem, bool) {
 		return fail("contains a NUL character")
 	}
 	v := clean(raw)
+	var err error
 	if c.customKey != "" {
 		if v == "" {
 			return Problem{}, true
@@ -268,10 +270,16 @@ func (r *Reader) set(row *Row, c column, raw string) (Problem, bool) {
 		if utf8.RuneCountInString(v) > MaxExternalIDLength {
 			return fail(fmt.Sprintf("longer than %d characters", MaxExternalIDLength))
 		}
+		if v, err = names.Check(v); err != nil {
+			return fail(err.Error())
+		}
 		row.ExternalID = v
 	case ColFirstName, ColMiddleName, ColLastName:
 		if utf8.RuneCountInString(v) > MaxNameLength {
 			return fail(fmt.Sprintf("longer than %d characters", MaxNameLength))
+		}
+		if v, err = names.Check(v); err != nil {
+			return fail(err.Error())
 		}
 		switch c.name {
 		case ColFirstName:
@@ -340,6 +348,9 @@ func (r *Reader) set(row *Row, c column, raw string) (Problem, bool) {
 		for _, it := range items {
 			if utf8.RuneCountInString(it) > MaxRoleLength {
 				return fail(fmt.Sprintf("a role is longer than %d characters", MaxRoleLength))
+			}
+			if it, err = names.Check(it); err != nil {
+				return fail(fmt.Sprintf("role %q %s", it, err))
 			}
 			if !slices.Contains(row.Roles, it) {
 				row.Roles = append(row.Roles, it)

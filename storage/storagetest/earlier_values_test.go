@@ -27,3 +27,23 @@ func TestStorePersonLocaleWritesTheTenantsPerson(t *testing.T) {
 		t.Fatalf("%q, %q (%v)", lang, zone, err)
 	}
 }
+
+func TestStorePersonNameWritesTheTenantsPerson(t *testing.T) {
+	t.Parallel()
+	ctx, db, tenant, other := stacktest.DBTenants(t)
+	var id int64
+	if err := db.GetContext(ctx, &id, `INSERT INTO people (tenant_id, first_name) VALUES ($1, 'P') RETURNING id`, tenant); err != nil {
+		t.Fatal(err)
+	}
+	if err := storagetest.StorePersonName(ctx, db, other, id, "\u202eA", "", "B"); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("another tenant's person: %v", err)
+	}
+	if err := storagetest.StorePersonName(ctx, db, tenant, id, "\u202eA", "M\u200b", "B"); err != nil {
+		t.Fatal(err)
+	}
+	var first, middle, last string
+	if err := db.QueryRowContext(ctx, `SELECT first_name, middle_name, last_name FROM people WHERE id = $1`, id).Scan(&first, &middle, &last); err != nil ||
+		first != "\u202eA" || middle != "M\u200b" || last != "B" {
+		t.Fatalf("%q, %q, %q (%v)", first, middle, last, err)
+	}
+}
