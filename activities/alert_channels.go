@@ -9,12 +9,12 @@ import (
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
-	"golang.org/x/text/unicode/norm"
 
 	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/channels/catalog"
 	"github.com/tocsin/tocsin/channels/providers"
+	"github.com/tocsin/tocsin/internal/names"
 	"github.com/tocsin/tocsin/storage"
 )
 
@@ -299,17 +299,17 @@ func (a *Activities) resolveFiles(ctx context.Context, r *alertRenderer) error {
 	}
 	// Stored names are in NFC; an alert accepted before they were may
 	// name its files in another form.
-	var names pq.StringArray
+	var wanted pq.StringArray
 	for _, f := range named {
-		names = append(names, norm.NFC.String(f.Name))
+		wanted = append(wanted, names.Normal(f.Name))
 	}
-	rows, err := storage.FileAssetsNamed(ctx, a.DB, r.Tenant, names)
+	rows, err := storage.FileAssetsNamed(ctx, a.DB, r.Tenant, wanted)
 	if err != nil {
 		return err
 	}
 	r.files = map[string]string{}
 	for _, f := range named {
-		if k, err := catalog.Resolve(f.Use, norm.NFC.String(f.Name), rows); err == nil {
+		if k, err := catalog.Resolve(f.Use, names.Normal(f.Name), rows); err == nil {
 			r.files[f.Use+"\x00"+f.Name] = k
 		}
 	}

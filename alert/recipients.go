@@ -2,10 +2,13 @@ package alert
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/tocsin/tocsin/internal/geo"
+	"github.com/tocsin/tocsin/internal/locale"
+	"github.com/tocsin/tocsin/internal/names"
 )
 
 // RecipientSpec says who an alert goes to, as its recipient settings
@@ -91,7 +94,7 @@ func RecipientSpecOf(r Recipients) (RecipientSpec, error) {
 		}
 	}
 	if d := r.Directory; d != nil {
-		s.DirectoryID = d.DirectoryID
+		s.DirectoryID = names.Normal(d.DirectoryID) // as stored; an alert accepted before may give another form
 		s.AllDirectoryUsers = d.AllUsers
 		for _, u := range d.UserIDs {
 			// New alerts are held to ids.Parse when they are accepted; an
@@ -117,13 +120,47 @@ func RecipientSpecOf(r Recipients) (RecipientSpec, error) {
 	if f := r.AccessFilter; f != nil {
 		s.Filter = &RecipientFilter{Any: f.Match == "Any"}
 		for _, c := range f.Conditions {
-			s.Filter.Conditions = append(s.Filter.Conditions, RecipientCondition{Field: c.Field, Op: c.Operator, Values: c.Values})
+			s.Filter.Conditions = append(s.Filter.Conditions, conditionOf(c))
 		}
 	}
 	for _, h := range r.AdHoc {
 		s.AdHoc = append(s.AdHoc, AdHocRecipient{FirstName: h.FirstName, LastName: h.LastName, Email: strings.ToLower(h.Email), Phone: h.Phone})
 	}
 	return s, nil
+}
+
+// conditionOf is the condition c asks for. A value of a condition on
+// language or timeZone also matches in the form internal/locale stores it
+// in (en-us is en-US, us/eastern is US/Eastern), and one on externalId in
+// NFC, the form internal/names stores it in, so a filter matches a
+// person's value whichever way either was written, and still matches a
+// value stored as given before those rules.
+func conditionOf(c AccessFilterCondition) RecipientCondition {
+	rc := RecipientCondition{Field: c.Field, Op: c.Operator, Values: c.Values}
+	rule := map[string]func(string) (string, error){
+		"language": locale.Language, "timeZone": locale.TimeZone,
+		"externalId": func(v string) (string, error) { return names.Normal(v), nil },
+	}[c.Field]
+	if rule == nil {
+		return rc
+	}
+	values := slices.Clone(c.Values)
+	for _, v := range c.Values {
+		if w, err := rule(v); err == nil && !slices.Contains(values, w) {
+			values = append(values, w)
+		}
+	}
+	if len(values) == len(c.Values) {
+		return rc
+	}
+	rc.Values = values
+	switch rc.Op {
+	case "Equals":
+		rc.Op = "In"
+	case "NotEquals":
+		rc.Op = "NotIn"
+	}
+	return rc
 }
 
 // AreaOf checks one area and returns its polygons or its circle.

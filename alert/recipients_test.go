@@ -70,3 +70,27 @@ func TestAreaOf(t *testing.T) {
 		}
 	}
 }
+
+// TestConditionsOnLanguageAndZoneMatchTheStoredForm: a condition on
+// language or timeZone matches the value as written and in the form people
+// store it in; other fields compare what was written.
+func TestConditionsOnLanguageAndZoneMatchTheStoredForm(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		in     AccessFilterCondition
+		op     string
+		values []string
+	}{
+		{AccessFilterCondition{Field: "language", Operator: "Equals", Values: []string{"en-us"}}, "In", []string{"en-us", "en-US"}},
+		{AccessFilterCondition{Field: "language", Operator: "NotIn", Values: []string{"iw", "he", "fr"}}, "NotIn", []string{"iw", "he", "fr"}},
+		{AccessFilterCondition{Field: "timeZone", Operator: "NotEquals", Values: []string{"us/eastern"}}, "NotIn", []string{"us/eastern", "US/Eastern"}},
+		{AccessFilterCondition{Field: "timeZone", Operator: "Equals", Values: []string{"Local"}}, "Equals", []string{"Local"}},
+		{AccessFilterCondition{Field: "language", Operator: "Equals", Values: []string{"en"}}, "Equals", []string{"en"}},
+		{AccessFilterCondition{Field: "externalId", Operator: "Equals", Values: []string{"en-us"}}, "Equals", []string{"en-us"}},
+	} {
+		got := conditionOf(c.in)
+		if got.Field != c.in.Field || got.Op != c.op || strings.Join(got.Values, "|") != strings.Join(c.values, "|") {
+			t.Errorf("%+v: %+v, want %s %v", c.in, got, c.op, c.values)
+		}
+	}
+}

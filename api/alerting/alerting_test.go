@@ -444,6 +444,39 @@ func TestRecipientSourcesListsDirectoryFilterAndRelated(t *testing.T) {
 	}
 }
 
+// TestAccessFilterMatchesLanguagesAndZonesAsStored: a filter on language
+// or timeZone written in another spelling than the stored one (en-gb for
+// en-GB, us/eastern for US/Eastern) keeps the people who have it.
+func TestAccessFilterMatchesLanguagesAndZonesAsStored(t *testing.T) {
+	t.Parallel()
+	_, withSandbox := stacktest.Sandbox(t)
+	s := stacktest.Start(t, withSandbox)
+	tenant, tok := s.NewTenant(t)
+	res := importContacts(t, s, tenant, "locales", "firstName,lastName,emails,language,timeZone\n"+
+		"Ada,Lovelace,ada@example.com,en-GB,US/Eastern\n"+
+		"Grace,Hopper,grace@example.com,en-GB,Europe/London\n"+
+		"Alan,Turing,alan@example.com,fr,US/Eastern\n")
+	if res.Created != 3 {
+		t.Fatalf("import %+v", res)
+	}
+	a := send(t, s, tok, map[string]any{"settings": map[string]any{
+		"message": map[string]any{"subject": "S", "body": "B"},
+		"recipients": map[string]any{"distributionListIds": []int64{res.DistributionList.ID}, "accessFilter": map[string]any{
+			"conditions": []map[string]any{
+				{"field": "language", "operator": "Equals", "values": []string{"en-gb"}},
+				{"field": "timeZone", "operator": "In", "values": []string{"us/eastern"}},
+			}}},
+		"channels": map[string]any{"email": map[string]any{"enabled": true}},
+	}})
+	waitDone(t, s, tok, a.AlertID)
+	r := s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d/results/recipients", a.AlertID), tok, nil)
+	var page struct{ Items []struct{ Email string } }
+	r.JSON(t, &page)
+	if len(page.Items) != 1 || page.Items[0].Email != "ada@example.com" {
+		t.Fatalf("recipients %s", r.Body)
+	}
+}
+
 // TestSortsPutMissingValuesLast: an alert not sent yet comes after the sent
 // ones sorted by sentAt, and a recipient who has not responded after those
 // who have sorted by responseTime, ascending and descending alike.
@@ -497,6 +530,36 @@ func TestSortsPutMissingValuesLast(t *testing.T) {
 		r.JSON(t, &page)
 		if len(page.Items) != 2 || page.Items[0].ID != sent.AlertID || page.Items[1].ID != scheduled.AlertID {
 			t.Errorf("sort=%s: %s", sort, r.Body)
+		}
+	}
+}
+
+// TestAdHocNamesFollowTheRuleOfNames: an ad-hoc recipient's name is held
+// to the rule people's names follow: a bidirectional control or an
+// invisible character is a 400 naming it, a name with the joiners scripts
+// and emoji need is taken.
+func TestAdHocNamesFollowTheRuleOfNames(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Shared(t)
+	_, tok := s.NewTenant(t)
+	alertTo := func(first, last string) map[string]any {
+		return map[string]any{"settings": map[string]any{
+			"message":    map[string]any{"subject": "S", "body": "B"},
+			"channels":   map[string]any{"email": map[string]any{"enabled": true}},
+			"recipients": map[string]any{"adHoc": []map[string]any{{"firstName": first, "lastName": last, "email": "x@example.com"}}},
+		}}
+	}
+	if r := s.Do(t, http.MethodPost, "/v2/alerts/preview", tok, alertTo("\U0001F469\u200d\U0001F4BB", "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645")); r.Status != 200 {
+		t.Fatalf("joiners: %d %s", r.Status, r.Body)
+	}
+	for field, body := range map[string]map[string]any{
+		"body.settings.recipients.adHoc[0].firstName": alertTo("\u202eadA", "Lovelace"),
+		"body.settings.recipients.adHoc[0].lastName":  alertTo("Ada", "Love\u200blace"),
+	} {
+		r := s.Do(t, http.MethodPost, "/v2/alerts", tok, body)
+		p := problem(t, r)
+		if r.Status != 400 || len(p.Errors) != 1 || p.Errors[0].Location != field {
+			t.Fatalf("%s: %d %s", field, r.Status, r.Body)
 		}
 	}
 }

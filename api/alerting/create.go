@@ -29,6 +29,7 @@ import (
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
 	"github.com/tocsin/tocsin/hooks/events"
+	"github.com/tocsin/tocsin/internal/names"
 	"github.com/tocsin/tocsin/media"
 	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/files"
@@ -384,7 +385,7 @@ func (h *handler) createAlertWithAttachment(ctx context.Context, in *createMulti
 		if int64(len(data)) > limit {
 			return nil, rest.Problem(http.StatusRequestEntityTooLarge, fmt.Sprintf("the attachment is larger than %d bytes", limit))
 		}
-		name := fileservice.NormalName(path.Base(strings.ReplaceAll(form.Attachment.Filename, "\\", "/")))
+		name := names.Normal(path.Base(strings.ReplaceAll(form.Attachment.Filename, "\\", "/")))
 		if fileservice.CheckPath(name) != nil {
 			name = "attachment"
 		}

@@ -2,7 +2,7 @@ package alerting
 
 import (
 	"github.com/tocsin/tocsin/alert"
-	"github.com/tocsin/tocsin/api/files/fileservice"
+	"github.com/tocsin/tocsin/internal/names"
 )
 
 // storedFileNames points at the names of stored files the settings give:
@@ -33,10 +33,10 @@ func storedFileNames(s *alert.Settings) []*string {
 }
 
 // normalFileNames puts the names of stored files the settings give in the
-// form the files operations store names in (fileservice.NormalName), so
+// form the files operations store names in (names.Normal, NFC), so
 // that the alert is checked, stored and delivered with the file's name.
 func normalFileNames(s *alert.Settings) {
 	for _, n := range storedFileNames(s) {
-		*n = fileservice.NormalName(*n)
+		*n = names.Normal(*n)
 	}
 }

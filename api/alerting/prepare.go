@@ -21,6 +21,7 @@ import (
 	"github.com/tocsin/tocsin/internal/alertmsg"
 	"github.com/tocsin/tocsin/internal/emailaddr"
 	"github.com/tocsin/tocsin/internal/ids"
+	"github.com/tocsin/tocsin/internal/names"
 	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/channelstate"
 )
@@ -99,6 +100,7 @@ func (h *handler) prepare(ctx context.Context, tenant string, in model.AlertSett
 		return nil, err
 	}
 	normalFileNames(&s)
+	holdNames(&s, f)
 	p := &prepared{channels: s.Channels.Enabled()}
 
 	if len(p.channels) == 0 {
@@ -554,12 +556,12 @@ func (h *handler) checkPointLists(ctx context.Context, tenant string, c *alert.C
 	if c == nil || c.Etn == nil {
 		return nil
 	}
-	names := c.Etn.AddressPointLists
-	missing, err := channelstate.MissingPointLists(ctx, h.d.DB, tenant, names)
+	lists := c.Etn.AddressPointLists
+	missing, err := channelstate.MissingPointLists(ctx, h.d.DB, tenant, lists)
 	if err != nil {
 		return rest.Unavailable("the database", err)
 	}
-	for i, name := range names {
+	for i, name := range lists {
 		if slices.Contains(missing, name) {
 			f.add(fmt.Sprintf("channels.etn.addressPointLists[%d]", i),
 				"no address-point list of this name; PUT /v2/settings/etn/addressPointLists/{name} imports one", name)
@@ -641,4 +643,33 @@ func settingsJSON(s alert.Settings) (json.RawMessage, error) {
 		return nil, fmt.Errorf("encode settings: %w", err)
 	}
 	return b, nil
+}
+
+// holdNames puts the names the settings give of things of the tenant (a
+// directory, address-point lists) in the form they are stored in (NFC,
+// names.Normal), and holds the names of ad-hoc recipients to the rule of
+// names, which people's names follow (internal/names), adding a failure
+// for each it refuses.
+func holdNames(s *alert.Settings, f *failures) {
+	if d := s.Recipients.Directory; d != nil {
+		d.DirectoryID = names.Normal(d.DirectoryID)
+	}
+	if c := s.Channels; c != nil && c.Etn != nil {
+		for i, n := range c.Etn.AddressPointLists {
+			c.Etn.AddressPointLists[i] = names.Normal(n)
+		}
+	}
+	for i := range s.Recipients.AdHoc {
+		a := &s.Recipients.AdHoc[i]
+		for _, n := range []struct {
+			field string
+			v     *string
+		}{{"firstName", &a.FirstName}, {"lastName", &a.LastName}} {
+			v, err := names.Check(*n.v)
+			if err != nil {
+				f.add(fmt.Sprintf("recipients.adHoc[%d].%s", i, n.field), err.Error(), *n.v)
+			}
+			*n.v = v
+		}
+	}
 }

@@ -26,6 +26,7 @@ import (
 	"github.com/tocsin/tocsin/channels/etn"
 	"github.com/tocsin/tocsin/channels/providers"
 	"github.com/tocsin/tocsin/channels/voice"
+	"github.com/tocsin/tocsin/internal/names"
 	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/channelstate"
@@ -249,7 +250,7 @@ func (h *handlers) callback(ctx context.Context, in *struct {
 }
 
 type listNamePath struct {
-	ListName string `path:"listName" minLength:"1" maxLength:"100" doc:"The list's name." example:"wells"`
+	ListName string `path:"listName" minLength:"1" maxLength:"100" doc:"The list's name, looked up in NFC." example:"wells"`
 }
 
 // maxPointsBytes bounds the body of an address-point import.
@@ -258,7 +259,7 @@ const maxPointsBytes = 32 << 20
 // importPointsInput reads nothing but the path: the handler streams the
 // CSV body itself, so a list is never held whole in memory.
 type importPointsInput struct {
-	ListName    string `path:"listName" minLength:"1" maxLength:"100" doc:"The list's name." example:"wells"`
+	ListName    string `path:"listName" minLength:"1" maxLength:"100" doc:"The list's name, with spaces around it left out. Compared in NFC, so two spellings of one name (é as one character, or e and a combining accent) are the same list. Taken in Unicode normalization form C (NFC); a control character, a bidirectional control or an invisible character (other than the joiners and variation selectors scripts and emoji need) is a 400 naming the field." example:"wells"`
 	contentType string
 	body        io.Reader
 }
@@ -290,8 +291,11 @@ func (h *handlers) importPoints(ctx context.Context, in *importPointsInput) (*re
 		return nil, rest.Problem(http.StatusUnsupportedMediaType, "the body must be text/csv")
 	}
 	name, err := url.PathUnescape(in.ListName)
-	if err != nil || strings.TrimSpace(name) == "" {
+	if err != nil {
 		return nil, rest.Invalid("path", "listName", "must be a name", in.ListName)
+	}
+	if name, err = rest.Name("path", "listName", name, "must be a name"); err != nil {
+		return nil, err
 	}
 	// A chunked body is cut here; a declared length over the limit is
 	// refused before the handler runs.
@@ -355,7 +359,9 @@ func (h *handlers) deletePoints(ctx context.Context, in *listNamePath) (*struct{
 	if err != nil {
 		return nil, rest.NotFound("list")
 	}
-	if err := h.pts.Delete(ctx, rest.Tenant(ctx), name); errors.Is(err, storage.ErrNotFound) {
+	// In NFC, as names are stored; a list named before the rule of names
+	// is still deleted by its name.
+	if err := h.pts.Delete(ctx, rest.Tenant(ctx), names.Normal(name)); errors.Is(err, storage.ErrNotFound) {
 		return nil, rest.NotFound("list")
 	} else if err != nil {
 		return nil, err

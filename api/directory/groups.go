@@ -13,6 +13,7 @@ import (
 
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/internal/names"
 	"github.com/tocsin/tocsin/storage"
 	store "github.com/tocsin/tocsin/storage/directory"
 )
@@ -43,9 +44,9 @@ func (h *handlers) registerGroups(api huma.API) {
 			Location string `header:"Location" doc:"The new group's members operation."`
 			Body     model.GroupSummary
 		}, error) {
-			name := strings.TrimSpace(in.Body.Name)
-			if name == "" {
-				return nil, rest.Invalid("body", "name", "must not be blank", in.Body.Name)
+			name, err := rest.Name("body", "name", in.Body.Name, "must not be blank")
+			if err != nil {
+				return nil, err
 			}
 			parent, err := groupID("parentId", in.Body.ParentID)
 			if err != nil {
@@ -130,7 +131,7 @@ func (h *handlers) registerGroups(api huma.API) {
 			}
 			var f store.GroupFilter
 			if q := in.Body; q != nil {
-				f = store.GroupFilter{Name: strings.TrimSpace(q.Name), RootsOnly: q.RootsOnly, IsPublic: q.IsPublic}
+				f = store.GroupFilter{Name: names.Normal(strings.TrimSpace(q.Name)), RootsOnly: q.RootsOnly, IsPublic: q.IsPublic}
 				if f.ParentID, err = groupID("parentId", q.ParentID); err != nil {
 					return nil, err
 				}
@@ -189,12 +190,12 @@ type TenantPath struct {
 
 func (h *handlers) registerMeta(api huma.API) {
 	rest.Register(api, op("metaGetLanguages", http.MethodGet, "/{tenantId}/directory/meta/languages", 0, "List languages",
-		"Languages for written and spoken translation, as BCP 47 codes with names; a user's preferred language is one of them."),
+		"Languages for written and spoken translation, as BCP 47 codes with names. A user's preferred language may be any BCP 47 language (see usersCreate); these are the ones messages are translated into."),
 		func(ctx context.Context, in *TenantPath) (*rest.Output[model.AvailableLanguagesResponse], error) {
 			return rest.Answer(model.AvailableLanguagesResponse{Languages: languages}), nil
 		})
 	rest.Register(api, op("metaGetTimeZones", http.MethodGet, "/{tenantId}/directory/meta/timezones", 0, "List time zones",
-		"The canonical IANA time zones (one per region of the time zone database, plus UTC) with their UTC offsets now, from the time zone data built into tocsin."),
+		"The canonical IANA time zones (one per region of the time zone database, plus UTC) with their UTC offsets now, from the time zone data built into tocsin. A user's time zone may also be a link of the database to one of them, such as US/Eastern (see usersCreate)."),
 		func(ctx context.Context, in *TenantPath) (*rest.Output[model.AvailableTimeZonesResponse], error) {
 			now := time.Now().UTC().Truncate(time.Second)
 			return rest.Answer(model.AvailableTimeZonesResponse{TimeZones: timeZones(now), AsOf: now}), nil

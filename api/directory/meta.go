@@ -2,7 +2,6 @@ package directory
 
 import (
 	"fmt"
-	"slices"
 	"time"
 	_ "time/tzdata" // the time-zone list must not depend on the host's zoneinfo
 
@@ -10,6 +9,7 @@ import (
 	"golang.org/x/text/language/display"
 
 	"github.com/tocsin/tocsin/api/model"
+	"github.com/tocsin/tocsin/internal/locale"
 )
 
 // languages lists the languages tocsin translates into: written for email,
@@ -46,16 +46,8 @@ var languages = func() []model.LanguageCode {
 	return out
 }()
 
-// knownLanguage reports whether code is one of the languages.
-func knownLanguage(code string) bool {
-	return slices.ContainsFunc(languages, func(l model.LanguageCode) bool { return l.Code == code })
-}
-
-// knownZone reports whether name is one of the listed time zones.
-func knownZone(name string) bool {
-	_, ok := slices.BinarySearch(zoneNames, name)
-	return ok
-}
+// zoneNames are the zones metaGetTimeZones lists: the canonical ones.
+var zoneNames = locale.CanonicalZones()
 
 // timeZones returns the listed zones with their offsets at now.
 func timeZones(now time.Time) []model.TimeZoneSummary {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"strconv"
-	"strings"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -105,9 +104,9 @@ func (h *handlers) registerNotifications(api huma.API) {
 			Location   string `header:"Location" doc:"The new location's address."`
 			LocationID string `header:"X-Location-Id" doc:"The new location's id."`
 		}, error) {
-			name := strings.TrimSpace(in.Body.Name)
-			if name == "" {
-				return nil, rest.Invalid("body", "name", "must not be blank", in.Body.Name)
+			name, err := rest.Name("body", "name", in.Body.Name, "must not be blank")
+			if err != nil {
+				return nil, err
 			}
 			in.Body.Name = name
 			u, err := in.user(ctx)

@@ -14,6 +14,7 @@ import (
 	"github.com/tocsin/tocsin/api/directory/directoryservice"
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/internal/names"
 	"github.com/tocsin/tocsin/storage"
 	store "github.com/tocsin/tocsin/storage/directory"
 )
@@ -21,7 +22,7 @@ import (
 // DirPath are the path parameters of every directory operation.
 type DirPath struct {
 	TenantID    string `path:"tenantId" maxLength:"20" pattern:"^(0|[1-9][0-9]*)$" doc:"The tenant; must be the token's." example:"1001"`
-	DirectoryID string `path:"directoryId" minLength:"1" maxLength:"64" doc:"The directory within the tenant." example:"staff"`
+	DirectoryID string `path:"directoryId" minLength:"1" maxLength:"64" doc:"The directory within the tenant, in NFC: two spellings of one id (é as one character, or e and a combining accent) name the same directory. usersCreate holds it to the rule of names: a control character, a bidirectional control or an invisible character is a 400 naming path.directoryId." example:"staff"`
 }
 
 // UserPath adds the user.
@@ -66,11 +67,28 @@ func Register(api huma.API, d rest.Deps) {
 // op declares a directory operation.
 var op = rest.Area{Scope: "directory:public", Tags: []string{"Directory"}}.Op
 
-// dir returns the unescaped directory id.
+// dir returns the unescaped directory id in NFC (names.Normal), the form
+// directory ids are stored and looked up in, so that two spellings of
+// one id name one directory.
 func (p DirPath) dir() (string, error) {
 	s, err := url.PathUnescape(p.DirectoryID)
 	if err != nil || s == "" {
 		return "", rest.Invalid("path", "directoryId", "not a valid path segment", p.DirectoryID)
+	}
+	return names.Normal(s), nil
+}
+
+// newDir returns the directory id of a user to be created: what dir
+// gives, held to the rule of names. Only a new user brings a directory
+// into being, so the other operations take, as dir gives it, the id of a
+// directory whose users were created before the rule.
+func (p DirPath) newDir() (string, error) {
+	s, err := p.dir()
+	if err != nil {
+		return "", err
+	}
+	if _, err := names.Check(s); err != nil {
+		return "", rest.Invalid("path", "directoryId", err.Error(), s)
 	}
 	return s, nil
 }

@@ -14,6 +14,8 @@ import (
 	"github.com/tocsin/tocsin/api/directory/directoryservice"
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/internal/locale"
+	"github.com/tocsin/tocsin/internal/names"
 	"github.com/tocsin/tocsin/storage"
 	store "github.com/tocsin/tocsin/storage/directory"
 )
@@ -31,17 +33,17 @@ func (h *handlers) registerUsers(api huma.API) {
 			DirPath
 			Body model.CreateUserProfileCommand
 		}) (*profileOutput, error) {
-			dir, err := in.dir()
+			dir, err := in.newDir()
 			if err != nil {
 				return nil, err
 			}
-			u, err := newUser(in.Body.Name, in.Body.PreferredLanguage, in.Body.TimeZone, in.Body.MobileApps)
+			u, err := newUser(in.Body.Name, in.Body.PreferredLanguage, in.Body.TimeZone, in.Body.MobileApps, nil)
 			if err != nil {
 				return nil, err
 			}
 			if ext := in.Body.ExternalID; ext != nil {
-				if u.ExternalID = strings.TrimSpace(*ext); u.ExternalID == "" {
-					return nil, rest.Invalid("body", "externalId", "must not be blank: leave it out for none", *ext)
+				if u.ExternalID, err = rest.Name("body", "externalId", *ext, "must not be blank: leave it out for none"); err != nil {
+					return nil, err
 				}
 			}
 			u.SelfService = store.SelfService(model.DefaultSelfService)
@@ -77,13 +79,19 @@ func (h *handlers) registerUsers(api huma.API) {
 
 	rest.Register(api, op("usersUpdate", http.MethodPut, user, http.StatusNoContent, "Update a user's base information",
 		"Replaces the name, preferred language and time zone; the self-service settings and mobile apps when given. "+
+			"The language and time zone follow usersCreate's rule, except that a value sent back as the user has it is kept as it is, "+
+			"so a profile read and written back unchanged is taken even when a contacts import stored a value before the rule. "+
 			fmt.Sprintf("A user has at most %d devices, push devices and the mobileApps' push tokens together: mobile apps that would go past it are a 409 naming body.mobileApps, and nothing is changed.", storage.MaxDevicesPerPerson), http.StatusConflict),
 		func(ctx context.Context, in *userWith[model.UpdateUserProfileCommand]) (*struct{}, error) {
 			user, err := in.user(ctx)
 			if err != nil {
 				return nil, err
 			}
-			u, err := newUser(in.Body.Name, in.Body.PreferredLanguage, in.Body.TimeZone, in.Body.MobileApps)
+			cur, err := store.GetUser(ctx, h.d.DB, user.Tenant, user.Directory, user.ID)
+			if err != nil {
+				return nil, h.fail(ctx, err, "user")
+			}
+			u, err := newUser(in.Body.Name, in.Body.PreferredLanguage, in.Body.TimeZone, in.Body.MobileApps, &cur.Profile)
 			if err != nil {
 				return nil, err
 			}
@@ -121,7 +129,7 @@ func (h *handlers) registerUsers(api huma.API) {
 			}
 			var f store.UserFilter
 			if q := in.Body; q != nil {
-				f = store.UserFilter{Name: strings.TrimSpace(q.Name), ExternalID: q.ExternalID}
+				f = store.UserFilter{Name: names.Normal(strings.TrimSpace(q.Name)), ExternalID: names.Normal(q.ExternalID)}
 				if q.Email != "" {
 					f.Email = strings.ToLower(strings.TrimSpace(q.Email))
 				}
@@ -148,9 +156,9 @@ func (h *handlers) registerUsers(api huma.API) {
 			if err != nil {
 				return nil, err
 			}
-			ext := strings.TrimSpace(in.Body.ExternalID)
-			if ext == "" {
-				return nil, rest.Invalid("body", "externalId", "must not be blank", in.Body.ExternalID)
+			ext, err := rest.Name("body", "externalId", in.Body.ExternalID, "must not be blank")
+			if err != nil {
+				return nil, err
 			}
 			err = store.SetExternalID(ctx, h.d.DB, rest.Tenant(ctx), dir, id, ext)
 			return nil, h.fail(ctx, conflict(err, "another user of the directory has this external id"), "user")
@@ -172,23 +180,44 @@ func userOrder(sort string) (string, error) {
 	return rest.OrderBy(sort, store.UserSorts, "lower(p.last_name), lower(p.first_name)", "p.id")
 }
 
-// newUser checks the base information shared by create and update.
-func newUser(name model.PersonName, lang, zone string, apps []model.MobileApp) (store.NewUser, error) {
-	name.First, name.Middle, name.Last = strings.TrimSpace(name.First), strings.TrimSpace(name.Middle), strings.TrimSpace(name.Last)
+// newUser checks the base information shared by create and update. The
+// names go through internal/names and the language and time zone through
+// internal/locale, the rules the contacts import shares. cur is the stored
+// profile on update (nil on create): a name, language or time zone the
+// rules refuse is kept when sent back exactly as stored (it was stored
+// before the rule), so that reading a user and writing it back never fails
+// on a field the client did not change.
+func newUser(name model.PersonName, lang, zone string, apps []model.MobileApp, cur *store.Profile) (store.NewUser, error) {
+	if cur == nil {
+		cur = &store.Profile{}
+	}
+	for _, n := range []struct {
+		field  string
+		v      *string
+		stored string
+	}{{"name.first", &name.First, cur.FirstName}, {"name.middle", &name.Middle, cur.MiddleName}, {"name.last", &name.Last, cur.LastName}} {
+		v, err := unlessStored(strings.TrimSpace(*n.v), *n.v == n.stored, names.Check)
+		if err != nil {
+			return store.NewUser{}, rest.Invalid("body", n.field, err.Error(), *n.v)
+		}
+		*n.v = v
+	}
 	if name.First == "" && name.Last == "" {
 		return store.NewUser{}, rest.Invalid("body", "name", "a first or last name is required", nil)
 	}
 	if lang == "" {
 		lang = "en"
 	}
-	if !knownLanguage(lang) {
-		return store.NewUser{}, rest.Invalid("body", "preferredLanguage", "not a language of metaGetLanguages", lang)
+	lang, err := unlessStored(lang, lang == cur.Language, locale.Language)
+	if err != nil {
+		return store.NewUser{}, rest.Invalid("body", "preferredLanguage", err.Error(), lang)
 	}
 	if zone == "" {
 		zone = "UTC"
 	}
-	if !knownZone(zone) {
-		return store.NewUser{}, rest.Invalid("body", "timeZone", "not a time zone of metaGetTimeZones", zone)
+	zone, err = unlessStored(zone, zone == cur.TimeZone, locale.TimeZone)
+	if err != nil {
+		return store.NewUser{}, rest.Invalid("body", "timeZone", err.Error(), zone)
 	}
 	seen, tokens := map[string]bool{}, map[string]int{}
 	for i := range apps {
@@ -209,6 +238,19 @@ func newUser(name model.PersonName, lang, zone string, apps []model.MobileApp) (
 	}
 	return store.NewUser{Profile: store.Profile{FirstName: name.First, MiddleName: name.Middle, LastName: name.Last,
 		Language: lang, TimeZone: zone}, MobileApps: mobileAppsIn(apps)}, nil
+}
+
+// unlessStored returns v as rule gives it; a v the rule refuses is kept
+// as it is when stored says that v is the value stored.
+func unlessStored(v string, stored bool, rule func(string) (string, error)) (string, error) {
+	out, err := rule(v)
+	switch {
+	case err == nil:
+		return out, nil
+	case stored:
+		return v, nil
+	}
+	return v, err
 }
 
 // profile reads the whole profile of a user.

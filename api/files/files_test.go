@@ -1148,6 +1148,35 @@ func TestFileNamesAreNFC(t *testing.T) {
 	}
 }
 
+// TestFileNamesTakeTheJoinersScriptsNeed: file and folder names follow
+// the rule of names every name of the tenant follows (internal/names): an
+// emoji sequence's zero-width joiner and the non-joiner of Persian are
+// taken, a bidirectional override is a 400 naming the part.
+func TestFileNamesTakeTheJoinersScriptsNeed(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Shared(t)
+	tenant := stacktest.NewTenant()
+	token := s.Token(t, tenant, "content")
+	pic := picture(8, 8)
+	const folder, name = "\U0001F469\u200d\U0001F4BB team", "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645.png"
+	f := decode[model.FileModel](t, post(t, s, tenant, token, std(name, "image/png", pic, text("FolderName", folder))...), 201)
+	if f.FileName != folder+"/"+name {
+		t.Fatalf("stored as %q", f.FileName)
+	}
+	for _, c := range []struct {
+		parts []part
+		field string
+	}{
+		{std("\u202egnp.exe", "image/png", pic), "body.FileName"},
+		{std("a.png", "image/png", pic, text("FolderName", "a\u2066b\u2069")), "body.FolderName"},
+	} {
+		r := post(t, s, tenant, token, c.parts...)
+		if r.Status != 400 || !strings.Contains(string(r.Body), c.field) || !strings.Contains(string(r.Body), "bidirectional") {
+			t.Fatalf("%s: %d %s", c.field, r.Status, r.Body)
+		}
+	}
+}
+
 // A file stored under a name that the rules for new names now refuse (an
 // invisible character) is still read, described and deleted by its name;
 // a new file cannot take such a name.

@@ -12,6 +12,7 @@ import (
 	"github.com/tocsin/tocsin/api/files/fileservice"
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/internal/names"
 	"github.com/tocsin/tocsin/media"
 	"github.com/tocsin/tocsin/storage"
 	store "github.com/tocsin/tocsin/storage/files"
@@ -83,7 +84,7 @@ func pathName(raw string) (string, error) {
 	if err != nil {
 		return "", rest.Invalid("path", "FileName", "bad URL encoding", raw)
 	}
-	full = fileservice.NormalName(full)
+	full = names.Normal(full)
 	if err := fileservice.CheckLookup(full); err != nil {
 		return "", rest.Invalid("path", "FileName", err.Error(), full)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/tocsin/tocsin/api/files/fileservice"
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/internal/names"
 )
 
 // MaxWidthLimit is the largest MaxWidth accepted.
@@ -60,9 +61,9 @@ func setPart(f *fileservice.Form, name, v string) error {
 	var err error
 	switch name {
 	case "FileName":
-		f.FileName = fileservice.NormalName(v)
+		f.FileName = names.Normal(v)
 	case "FolderName":
-		f.FolderName = fileservice.NormalName(v)
+		f.FolderName = names.Normal(v)
 	case "ContentType":
 		f.ContentType = v
 	case "Description":

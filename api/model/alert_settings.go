@@ -95,8 +95,8 @@ type AlertGroupTarget struct {
 
 // AlertAdHocRecipient is a recipient given by address only.
 type AlertAdHocRecipient struct {
-	FirstName string `json:"firstName,omitempty" maxLength:"100" example:"Grace"`
-	LastName  string `json:"lastName,omitempty" maxLength:"100" example:"Hopper"`
+	FirstName string `json:"firstName,omitempty" maxLength:"100" doc:"As a contact's first name: taken in Unicode normalization form C (NFC); a control character, a bidirectional control or an invisible character (other than the joiners and variation selectors scripts and emoji need) is a 400 naming the field." example:"Grace"`
+	LastName  string `json:"lastName,omitempty" maxLength:"100" doc:"Held to the rule of firstName." example:"Hopper"`
 	Email     string `json:"email,omitempty" format:"email" maxLength:"254" doc:"An RFC 5322 address alone, without display name or comment, as a directory user's; taken in lower case, its local part quoted only when it must be. An entry whose email is a contact's among the recipients, or an earlier entry's, is that recipient." example:"grace@example.com"`
 	Phone     string `json:"phone,omitempty" pattern:"^\\+[1-9][0-9]{6,14}$" doc:"E.164 number; receives texts and calls." example:"+15551230000"`
 }
@@ -118,7 +118,7 @@ type AccessFilter struct {
 type AccessFilterCondition struct {
 	Field    string   `json:"field" pattern:"^(language|timeZone|externalId|custom\\.[A-Za-z0-9_]{1,64})$" doc:"language, timeZone, externalId or custom.<name> for a custom field." example:"custom.building"`
 	Operator string   `json:"operator" enum:"Equals,NotEquals,In,NotIn" example:"Equals"`
-	Values   []string `json:"values" minItems:"1" maxItems:"100" doc:"One value for Equals/NotEquals, any number for In/NotIn." example:"[\"B12\"]"`
+	Values   []string `json:"values" minItems:"1" maxItems:"100" doc:"One value for Equals/NotEquals, any number for In/NotIn. Values are compared as written; a value of language or timeZone also matches in the form a person's is stored in (en-us matches en-US, us/eastern matches US/Eastern; see usersCreate)." example:"[\"B12\"]"`
 }
 
 // AccessRecipe is a named, reusable access filter.

@@ -46,7 +46,7 @@ type EtnChannel struct {
 	Repeat        int    `json:"repeat,omitempty" minimum:"1" maximum:"5" doc:"How many times the message is played (default 1)."`
 	CallerID      string `json:"callerId,omitempty" maxLength:"32" doc:"Number shown to the callee (E.164)." example:"+15550100"`
 	// AddressPointLists adds imported address points inside the areas.
-	AddressPointLists []string `json:"addressPointLists,omitempty" maxItems:"20" doc:"Imported ETN address-point lists whose points inside the alert's areas are called too. When the alert has areas (recipients.areas), ETN calls every number inside them (contacts' callable phones at their locations and these points) instead of the recipients' phones. A name that is no list of the tenant (importEtnAddressPoints imports one) is a 400 naming it, enabled block or not." example:"[\"wells\"]"`
+	AddressPointLists []string `json:"addressPointLists,omitempty" maxItems:"20" doc:"Imported ETN address-point lists whose points inside the alert's areas are called too. When the alert has areas (recipients.areas), ETN calls every number inside them (contacts' callable phones at their locations and these points) instead of the recipients' phones. A name that is no list of the tenant (importEtnAddressPoints imports one) is a 400 naming it, enabled block or not. Names are compared in NFC, so either spelling of a list's name (é as one character, or e and a combining accent) names it." example:"[\"wells\"]"`
 }
 
 // PushChannel sends a push notification to each recipient's registered push devices.

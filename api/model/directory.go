@@ -33,8 +33,8 @@ type UserProfile struct {
 	DirectoryID             string                  `json:"directoryId" example:"staff"`
 	ExternalID              string                  `json:"externalId,omitempty" doc:"The id the tenant's own systems use for the user; unique within the directory." example:"E-20431"`
 	Name                    PersonName              `json:"name"`
-	PreferredLanguage       string                  `json:"preferredLanguage" doc:"A code from metaGetLanguages." example:"en"`
-	TimeZone                string                  `json:"timeZone" doc:"An IANA time zone from metaGetTimeZones." example:"America/Chicago"`
+	PreferredLanguage       string                  `json:"preferredLanguage" doc:"A BCP 47 language tag in its canonical form (see usersCreate). A value stored before that rule, by a contacts import, is answered as stored." example:"en"`
+	TimeZone                string                  `json:"timeZone" doc:"A name of the IANA time zone database, a zone or a link to one, as the database spells it (see usersCreate). A value stored before that rule, by a contacts import, is answered as stored." example:"America/Chicago"`
 	SelfService             SelfServiceSettings     `json:"selfServiceSettings"`
 	MobileApps              []MobileApp             `json:"mobileApps"`
 	ContactInformation      ContactInformation      `json:"contactInformation"`
@@ -60,10 +60,10 @@ type UserProfileSummaryPagedApiResponse PagedItems[UserProfileSummary]
 
 // CreateUserProfileCommand creates a directory user.
 type CreateUserProfileCommand struct {
-	ExternalID        *string              `json:"externalId,omitempty" minLength:"1" maxLength:"128" doc:"The id the tenant's own systems use; unique within the directory (a duplicate is a 409). Leave it out for none: a blank one is a 400." example:"E-20431"`
+	ExternalID        *string              `json:"externalId,omitempty" minLength:"1" maxLength:"128" doc:"The id the tenant's own systems use; unique within the directory (a duplicate is a 409). Leave it out for none: a blank one is a 400. Compared in NFC, so two spellings of one name (é as one character, or e and a combining accent) are the same id. Taken in Unicode normalization form C (NFC); a control character, a bidirectional control or an invisible character (other than the joiners and variation selectors scripts and emoji need) is a 400 naming the field." example:"E-20431"`
 	Name              PersonName           `json:"name"`
-	PreferredLanguage string               `json:"preferredLanguage,omitempty" maxLength:"16" doc:"A code from metaGetLanguages; en when absent." example:"en"`
-	TimeZone          string               `json:"timeZone,omitempty" maxLength:"64" doc:"An IANA time zone from metaGetTimeZones; UTC when absent." example:"America/Chicago"`
+	PreferredLanguage string               `json:"preferredLanguage,omitempty" maxLength:"35" doc:"A BCP 47 language tag (RFC 5646) with registered subtags, stored in its canonical form: en-us is en-US, en_US is en-US, iw is he, en-Latn-US is en-US. metaGetLanguages lists the languages tocsin translates into; any other language is taken too. und and a private-use tag alone name no language and are refused, as is a tag of unknown subtags (xx), with a 400 naming the field; the contacts import holds its language column to the same rule. en when absent." example:"en"`
+	TimeZone          string               `json:"timeZone,omitempty" maxLength:"64" doc:"A name of the IANA time zone database built into tocsin: a zone (America/Chicago) or a link to one (US/Central, Asia/Calcutta, Etc/GMT+5), in any case, stored as the database spells it (us/central is US/Central) and a link as the link. metaGetTimeZones lists the canonical zones. Local and localtime (the server's own zone) and Factory name no zone and are refused, as is any other name, with a 400 naming the field; the contacts import holds its timeZone column to the same rule. UTC when absent." example:"America/Chicago"`
 	SelfService       *SelfServiceSettings `json:"selfServiceSettings,omitempty" doc:"Everything allowed when absent."`
 	MobileApps        []MobileApp          `json:"mobileApps,omitempty" maxItems:"20"`
 }
@@ -73,8 +73,8 @@ type CreateUserProfileCommand struct {
 // information and notification preferences have operations of their own.
 type UpdateUserProfileCommand struct {
 	Name              PersonName           `json:"name"`
-	PreferredLanguage string               `json:"preferredLanguage" maxLength:"16" example:"es"`
-	TimeZone          string               `json:"timeZone" maxLength:"64" example:"America/Denver"`
+	PreferredLanguage string               `json:"preferredLanguage" maxLength:"35" doc:"As usersCreate takes it; a value sent back exactly as the user has it is kept as it is, even one stored before the rule that the rule refuses. en when empty." example:"es"`
+	TimeZone          string               `json:"timeZone" maxLength:"64" doc:"As usersCreate takes it; a value sent back exactly as the user has it is kept as it is, even one stored before the rule that the rule refuses (Local, by a contacts import of an earlier version). UTC when empty." example:"America/Denver"`
 	SelfService       *SelfServiceSettings `json:"selfServiceSettings,omitempty" doc:"Left as it is when absent."`
 	MobileApps        []MobileApp          `json:"mobileApps,omitempty" maxItems:"20" doc:"Replaces the registrations when present (an empty list removes them all); left as it is when absent."`
 }
@@ -90,7 +90,7 @@ type FindUserQuery struct {
 
 // CreateExternalIdCommand associates an external id with a user.
 type CreateExternalIdCommand struct {
-	ExternalID string `json:"externalId" minLength:"1" maxLength:"128" doc:"Unique within the directory: another user with it is a 409." example:"E-20431"`
+	ExternalID string `json:"externalId" minLength:"1" maxLength:"128" doc:"Unique within the directory: another user with it is a 409. Compared in NFC, so two spellings of one name (é as one character, or e and a combining accent) are the same id. Taken in Unicode normalization form C (NFC); a control character, a bidirectional control or an invisible character (other than the joiners and variation selectors scripts and emoji need) is a 400 naming the field." example:"E-20431"`
 }
 
 // ContactTargetType says whether a verification is of an email address or a phone number.
@@ -218,7 +218,7 @@ type FindGroupQuery struct {
 
 // CreateGroupCommand creates a group of the tenant's group tree.
 type CreateGroupCommand struct {
-	Name        string `json:"name" minLength:"1" maxLength:"200" doc:"Unique among its siblings (a duplicate is a 409)." example:"Facilities team"`
+	Name        string `json:"name" minLength:"1" maxLength:"200" doc:"Unique among its siblings (a duplicate is a 409). Compared in NFC, so two spellings of one name (é as one character, or e and a combining accent) are the same name. Taken in Unicode normalization form C (NFC); a control character, a bidirectional control or an invisible character (other than the joiners and variation selectors scripts and emoji need) is a 400 naming the field." example:"Facilities team"`
 	Description string `json:"description,omitempty" maxLength:"2000"`
 	ParentID    string `json:"parentId,omitempty" maxLength:"20" doc:"The parent group; a root group when absent. The tree is at most 32 levels deep and a group's path at most 1,000 characters: a parent at depth 31, or one under which the path would be longer, is a 400." example:"7"`
 	IsPublic    bool   `json:"isPublic,omitempty" doc:"Users may join it themselves."`
@@ -262,7 +262,7 @@ type LocationPagedApiResponse PagedItems[Location]
 
 // CreateLocationCommand adds a location to a user.
 type CreateLocationCommand struct {
-	Name        string      `json:"name" minLength:"1" maxLength:"100" example:"Home"`
+	Name        string      `json:"name" minLength:"1" maxLength:"100" doc:"Taken in Unicode normalization form C (NFC); a control character, a bidirectional control or an invisible character (other than the joiners and variation selectors scripts and emoji need) is a 400 naming the field." example:"Home"`
 	Address     *Address    `json:"address,omitempty"`
 	GeoLocation GeoLocation `json:"geoLocation" doc:"Latitude in [-90, 90], longitude in [-180, 180]."`
 }

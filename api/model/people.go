@@ -8,9 +8,9 @@ import (
 
 // PersonName is a person's name.
 type PersonName struct {
-	First  string `json:"first" maxLength:"100" doc:"Given name." example:"Ada"`
-	Middle string `json:"middle,omitempty" maxLength:"100" doc:"Middle name or initial."`
-	Last   string `json:"last" maxLength:"100" doc:"Family name." example:"Lovelace"`
+	First  string `json:"first" maxLength:"100" doc:"Given name. Taken in Unicode normalization form C (NFC); a control character, a bidirectional control or an invisible character (other than the joiners and variation selectors scripts and emoji need) is a 400 naming the field." example:"Ada"`
+	Middle string `json:"middle,omitempty" maxLength:"100" doc:"Middle name or initial, held to the rule of first."`
+	Last   string `json:"last" maxLength:"100" doc:"Family name, held to the rule of first." example:"Lovelace"`
 }
 
 // VerificationStatus is where an email address or phone number stands in its

@@ -74,8 +74,8 @@ type Contact struct {
 	ExternalID                 string                           `json:"externalId,omitempty" maxLength:"200" doc:"The id the tenant's own systems use for the contact." example:"EMP-0042"`
 	DirectoryID                string                           `json:"directoryId,omitempty" doc:"The directory of a directory user; absent for plain contacts." example:"staff"`
 	Name                       PersonName                       `json:"name"`
-	Language                   string                           `json:"language" doc:"BCP 47 language tag for messages." example:"en"`
-	TimeZone                   string                           `json:"timeZone" doc:"IANA time zone." example:"America/Chicago"`
+	Language                   string                           `json:"language" doc:"The contact's preferred language: a BCP 47 tag in its canonical form, by the rule usersCreate and the contacts import share. A value stored before that rule is answered as stored." example:"en"`
+	TimeZone                   string                           `json:"timeZone" doc:"A name of the IANA time zone database, a zone or a link to one, as the database spells it, by the rule usersCreate and the contacts import share. A value stored before that rule is answered as stored." example:"America/Chicago"`
 	Emails                     []ContactInformationEmailAddress `json:"emails"`
 	Phones                     []ContactInformationPhone        `json:"phones"`
 	Devices                    []ContactInformationDevice       `json:"devices" doc:"Devices for push and app notifications."`
@@ -167,7 +167,7 @@ type GetDistributionListRecipientsResponse struct {
 // createFromFile.
 type CreateDistributionListFromFileRequest struct {
 	File        string `json:"file" format:"binary" doc:"The CSV file (UTF-8, sent as text/csv), laid out like the contacts export (see GET /v2/contacts/export): a header row with at least firstName and lastName, then one contact per row."`
-	Name        string `json:"name" minLength:"1" maxLength:"200" doc:"The new list's name, unique in the tenant." example:"Building A evacuation"`
+	Name        string `json:"name" minLength:"1" maxLength:"200" doc:"The new list's name, unique in the tenant (a taken name is a 409). Compared in NFC, so two spellings of one name (é as one character, or e and a combining accent) are the same name. Taken in Unicode normalization form C (NFC); a control character, a bidirectional control or an invisible character (other than the joiners and variation selectors scripts and emoji need) is a 400 naming the field." example:"Building A evacuation"`
 	Description string `json:"description,omitempty" maxLength:"2000" doc:"What the list is for." example:"Everyone badged into building A"`
 }
 

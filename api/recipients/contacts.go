@@ -15,6 +15,7 @@ import (
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
 	"github.com/tocsin/tocsin/internal/contactcsv"
+	"github.com/tocsin/tocsin/internal/names"
 	"github.com/tocsin/tocsin/storage/contacts"
 )
 
@@ -57,8 +58,8 @@ func (h *handlers) findContacts(ctx context.Context, in *findContactsInput) (*re
 	var f contacts.Filter
 	if b := in.Body; b != nil {
 		f = contacts.Filter{
-			Name: b.Name, ExternalID: b.ExternalID, GroupID: b.GroupID, IncludeSubgroups: true,
-			DistributionListID: b.DistributionListID, CustomFields: b.CustomFields, Role: b.Role,
+			Name: names.Normal(b.Name), ExternalID: names.Normal(b.ExternalID), GroupID: b.GroupID, IncludeSubgroups: true,
+			DistributionListID: b.DistributionListID, CustomFields: b.CustomFields, Role: names.Normal(b.Role),
 		}
 		if b.IncludeSubgroups != nil {
 			f.IncludeSubgroups = *b.IncludeSubgroups

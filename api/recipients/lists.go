@@ -21,6 +21,7 @@ import (
 	"github.com/tocsin/tocsin/api/rest"
 	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/internal/contactcsv"
+	"github.com/tocsin/tocsin/internal/names"
 	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/contacts"
 )
@@ -38,8 +39,10 @@ rows create contacts. Matched contacts take the row's non-empty cells; email
 addresses and phone numbers are added, never removed, and an existing
 external id is kept. Only firstName and lastName columns are required.
 
-Rows with a problem (bad email, unparsable phone, missing name, duplicate of
-an earlier row, wrong number of fields, more than %d email addresses or %d
+Rows with a problem (bad email, unparsable phone, a language or time zone
+that usersCreate refuses, a name, external id or role with a control,
+bidirectional or invisible character, missing name, duplicate of an
+earlier row, wrong number of fields, more than %d email addresses or %d
 phone numbers for the contact with those it has...) are skipped and listed in errors;
 the rest are imported. The file is rejected with a 400 when it is not CSV,
 its header lacks required columns or names unknown ones, or a row is longer
@@ -224,6 +227,11 @@ func (h *handlers) createFromFile(ctx context.Context, in *createFromFileInput) 
 			if name, err = readField(part, partName, maxListName); err != nil {
 				return nil, fieldError(err, malformed)
 			}
+			if name != "" {
+				if name, err = names.Check(name); err != nil {
+					return nil, rest.Invalid("body", partName, err.Error(), name)
+				}
+			}
 			haveName = true
 			if im == nil && name != "" {
 				if taken, err := contacts.ListNameTaken(ctx, h.d.DB, tenant, name); err != nil {
@@ -308,7 +316,7 @@ func (h *handlers) listLists(ctx context.Context, in *listListsInput) (*rest.Out
 	if err != nil {
 		return nil, err
 	}
-	lists, total, err := contacts.Lists(ctx, h.d.DB.DB, rest.Tenant(ctx), in.Name, order, in.Limit(), in.Offset())
+	lists, total, err := contacts.Lists(ctx, h.d.DB.DB, rest.Tenant(ctx), names.Normal(in.Name), order, in.Limit(), in.Offset())
 	if err != nil {
 		return nil, h.failure(ctx, err)
 	}

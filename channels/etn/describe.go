@@ -6,6 +6,7 @@ import (
 	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/channels/voice"
+	"github.com/tocsin/tocsin/internal/names"
 	"github.com/tocsin/tocsin/storage/channelstate"
 )
 
@@ -77,7 +78,9 @@ func Targets(s *alert.Settings) (areas []channelstate.Area, lists []string) {
 		}
 	}
 	if c := s.Channels; c != nil && c.Etn != nil {
-		lists = c.Etn.AddressPointLists
+		for _, l := range c.Etn.AddressPointLists {
+			lists = append(lists, names.Normal(l)) // as stored; an alert accepted before may give another form
+		}
 	}
 	return areas, lists
 }

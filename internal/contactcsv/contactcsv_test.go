@@ -11,6 +11,7 @@ import (
 
 	"github.com/tocsin/tocsin/internal/contactcsv"
 	"github.com/tocsin/tocsin/internal/csvheader"
+	"github.com/tocsin/tocsin/internal/locale"
 )
 
 func TestNeutralizeAndRestoreRoundTrip(t *testing.T) {
@@ -123,15 +124,24 @@ func readAll(t *testing.T, data string) ([]contactcsv.Row, []contactcsv.Problem)
 	}
 }
 
-func TestValidTimeZone(t *testing.T) {
+// TestReaderTakesLanguagesAndZonesByTheLocaleRule: the cells go through
+// internal/locale, as the directory's users do: canonical tags, the time
+// zone database's spelling, links kept, Local refused naming the column.
+func TestReaderTakesLanguagesAndZonesByTheLocaleRule(t *testing.T) {
 	t.Parallel()
-	for zone, want := range map[string]bool{
-		"Europe/London": true, "America/Argentina/ComodRivadavia": true, "UTC": true,
-		"": false, "Local": false, "localtime": false, "Mars/Olympus_Mons": false, "../etc/passwd": false, "/etc/localtime": false,
-	} {
-		if got := contactcsv.ValidTimeZone(zone); got != want {
-			t.Errorf("ValidTimeZone(%q) = %v, want %v", zone, got, want)
-		}
+	data := "firstName,lastName,language,timeZone\n" +
+		"Ada,Lovelace,en-gb,us/eastern\n" +
+		"Grace,Hopper,iw,Asia/Calcutta\n" +
+		"Bad,Zone,en,Local\n" +
+		"Bad,Tag,xx,UTC\n"
+	rows, problems := readAll(t, data)
+	if len(rows) != 2 || rows[0].Language != "en-GB" || rows[0].TimeZone != "US/Eastern" ||
+		rows[1].Language != "he" || rows[1].TimeZone != "Asia/Calcutta" {
+		t.Fatalf("rows %+v", rows)
+	}
+	if len(problems) != 2 || problems[0].Line != 4 || problems[0].Column != "timeZone" || problems[0].Value != "Local" ||
+		problems[1].Line != 5 || problems[1].Column != "language" || problems[1].Value != "xx" {
+		t.Fatalf("problems %+v", problems)
 	}
 }
 
@@ -264,10 +274,10 @@ func TestTheLargestExportedRowFitsTheRecordBound(t *testing.T) {
 	in := contactcsv.Row{
 		ID: 1 << 62, ExternalID: wide(contactcsv.MaxExternalIDLength),
 		FirstName: wide(contactcsv.MaxNameLength), MiddleName: wide(contactcsv.MaxNameLength), LastName: wide(contactcsv.MaxNameLength),
-		Language: "abc-" + strings.Repeat("abcdefgh-", 3) + "abcd", TimeZone: "America/Argentina/ComodRivadavia",
+		Language: "sr-Latn-RS-u-ca-gregory-nu-latn-x-a", TimeZone: "America/Argentina/ComodRivadavia",
 		Custom: map[string]string{},
 	}
-	if len(in.Language) != contactcsv.MaxLanguageLength {
+	if len(in.Language) != locale.MaxLanguageLength {
 		t.Fatalf("language %q is %d long", in.Language, len(in.Language))
 	}
 	var keys []string

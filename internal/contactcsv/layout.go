@@ -152,7 +152,6 @@ const (
 	MaxCustomKeyLength  = 64
 	MaxCustomValue      = 1000
 	MaxCustomColumns    = 200
-	MaxLanguageLength   = 35
 )
 
 // ChatPlatforms are the team-chat platforms a chat user may be on.

@@ -9,10 +9,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/tocsin/tocsin/internal/csvheader"
+	"github.com/tocsin/tocsin/internal/locale"
+	"github.com/tocsin/tocsin/internal/names"
 )
 
 // Row is one contact of a file.
@@ -79,9 +80,8 @@ type column struct {
 // at a time, never the file, and no row longer than
 // csvheader.MaxRecordBytes.
 type Reader struct {
-	csv   *csvheader.Reader
-	cols  []column
-	zones map[string]bool
+	csv  *csvheader.Reader
+	cols []column
 }
 
 // NewReader reads and checks the header of the file in r (csvheader's rule:
@@ -113,7 +113,7 @@ func NewReader(r io.Reader) (*Reader, error) {
 	if err != nil {
 		return nil, &FileError{Line: 1, Message: err.Error()}
 	}
-	rd := &Reader{csv: cr, zones: map[string]bool{}}
+	rd := &Reader{csv: cr}
 	for _, name := range names {
 		c := column{name: name}
 		if key, ok := strings.CutPrefix(name, CustomPrefix); ok {
@@ -242,6 +242,7 @@ func (r *Reader) set(row *Row, c column, raw string) (Problem, bool) {
 		return fail("contains a NUL character")
 	}
 	v := clean(raw)
+	var err error
 	if c.customKey != "" {
 		if v == "" {
 			return Problem{}, true
@@ -269,10 +270,16 @@ func (r *Reader) set(row *Row, c column, raw string) (Problem, bool) {
 		if utf8.RuneCountInString(v) > MaxExternalIDLength {
 			return fail(fmt.Sprintf("longer than %d characters", MaxExternalIDLength))
 		}
+		if v, err = names.Check(v); err != nil {
+			return fail(err.Error())
+		}
 		row.ExternalID = v
 	case ColFirstName, ColMiddleName, ColLastName:
 		if utf8.RuneCountInString(v) > MaxNameLength {
 			return fail(fmt.Sprintf("longer than %d characters", MaxNameLength))
+		}
+		if v, err = names.Check(v); err != nil {
+			return fail(err.Error())
 		}
 		switch c.name {
 		case ColFirstName:
@@ -283,15 +290,21 @@ func (r *Reader) set(row *Row, c column, raw string) (Problem, bool) {
 			row.LastName = v
 		}
 	case ColLanguage:
-		if v != "" && !validLanguage(v) {
-			return fail("not a language tag such as en or pt-BR")
+		if v != "" {
+			lang, err := locale.Language(v)
+			if err != nil {
+				return fail(err.Error())
+			}
+			row.Language = lang
 		}
-		row.Language = v
 	case ColTimeZone:
-		if v != "" && !r.validZone(v) {
-			return fail("not an IANA time zone such as Europe/Berlin")
+		if v != "" {
+			zone, err := locale.TimeZone(v)
+			if err != nil {
+				return fail(err.Error())
+			}
+			row.TimeZone = zone
 		}
-		row.TimeZone = v
 	case ColEmails:
 		items := splitList(v)
 		if len(items) > MaxListItems {
@@ -336,6 +349,9 @@ func (r *Reader) set(row *Row, c column, raw string) (Problem, bool) {
 			if utf8.RuneCountInString(it) > MaxRoleLength {
 				return fail(fmt.Sprintf("a role is longer than %d characters", MaxRoleLength))
 			}
+			if it, err = names.Check(it); err != nil {
+				return fail(fmt.Sprintf("role %q %s", it, err))
+			}
 			if !slices.Contains(row.Roles, it) {
 				row.Roles = append(row.Roles, it)
 			}
@@ -370,51 +386,6 @@ func splitList(v string) []string {
 		}
 	}
 	return out
-}
-
-func validLanguage(v string) bool {
-	if len(v) > MaxLanguageLength {
-		return false
-	}
-	for i, part := range strings.Split(v, "-") {
-		if i == 0 && (len(part) < 2 || len(part) > 3) || len(part) < 1 || len(part) > 8 {
-			return false
-		}
-		for _, r := range part {
-			letter := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
-			if !letter && (i == 0 || !(r >= '0' && r <= '9')) {
-				return false
-			}
-		}
-	}
-	return true
-}
-
-// maxZoneCache bounds the time-zone cache, so a file of random names cannot grow it.
-const maxZoneCache = 1000
-
-func (r *Reader) validZone(v string) bool {
-	if ok, seen := r.zones[v]; seen {
-		return ok
-	}
-	ok := ValidTimeZone(v)
-	if len(r.zones) < maxZoneCache {
-		r.zones[v] = ok
-	}
-	return ok
-}
-
-// ValidTimeZone reports whether v names an IANA time zone. "Local", which
-// time.LoadLocation takes for the server's own zone, and "localtime", the
-// host's file of it, name no zone of the database: a contact given either
-// would carry whatever zone the server happens to run in, which no
-// directory operation takes or lists.
-func ValidTimeZone(v string) bool {
-	if v == "" || len(v) > 64 || strings.Contains(v, "..") || strings.HasPrefix(v, "/") || v == "Local" || v == "localtime" {
-		return false
-	}
-	_, err := time.LoadLocation(v)
-	return err == nil
 }
 
 // NormalizeEmail trims and lower-cases an email address and reports whether

@@ -4,10 +4,9 @@ import (
 	"fmt"
 	"path"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
-	"golang.org/x/text/unicode/norm"
+	"github.com/tocsin/tocsin/internal/names"
 )
 
 // Limits of file and folder names.
@@ -16,15 +15,14 @@ const (
 	maxPathBytes    = 1024
 )
 
-// NormalName returns a file or folder path in Unicode normalization form C
-// (NFC): "Ä" written as one character or as "A" and a combining diaeresis
-// is the same name. Names are stored, checked and looked up in this form.
-func NormalName(p string) string { return norm.NFC.String(p) }
-
 // CheckPath validates a new file or folder path made of "/"-separated
-// names: what CheckLookup asks, and no control or invisible character
-// (invisible reports which) and no leading or trailing spaces in a name.
-// It takes the path as NormalName gives it.
+// names: what CheckLookup asks, each name held to the rule of names
+// (internal/names: no control, bidirectional or invisible character
+// outside the joiners and selectors scripts and emoji need), and no
+// leading or trailing spaces in a name. It takes the path in NFC, as
+// names.Normal gives it: files are stored, checked and looked up in that
+// form, so "Ä" written as one character or as "A" and a combining
+// diaeresis is the same name.
 func CheckPath(p string) error {
 	if err := CheckLookup(p); err != nil {
 		return err
@@ -33,10 +31,8 @@ func CheckPath(p string) error {
 		if strings.TrimSpace(seg) != seg {
 			return fmt.Errorf("names must not start or end with spaces")
 		}
-		for _, r := range seg {
-			if invisible(r) {
-				return fmt.Errorf("must not contain control or invisible characters (%U)", r)
-			}
+		if _, err := names.Check(seg); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -76,19 +72,6 @@ func CheckLookup(p string) error {
 		}
 	}
 	return nil
-}
-
-// invisible reports a character a name must not hold: a control character
-// (Cc), a line or paragraph separator (Zl, Zp), and every character Unicode
-// says is not shown (Default_Ignorable_Code_Point: the formatting
-// characters Cf such as bidirectional controls and zero-width joiners, the
-// variation selectors, and the Hangul fillers U+115F, U+1160, U+3164 and
-// U+FFA0), and the blank braille pattern U+2800, which is drawn as nothing
-// though no property says so. A replacement character stands for invalid
-// UTF-8.
-func invisible(r rune) bool {
-	return unicode.In(r, unicode.Cc, unicode.Zl, unicode.Zp, unicode.Cf, unicode.Other_Default_Ignorable_Code_Point, unicode.Variation_Selector) ||
-		r == '\u2800' || r == utf8.RuneError
 }
 
 // FullName joins a folder and a file name.
