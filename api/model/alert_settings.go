@@ -172,9 +172,9 @@ type ContentSettings struct {
 // that a value an alert gives ("" too) is told apart from one it leaves to
 // the tenant's defaults.
 type SenderSettings struct {
-	Name     *string `json:"name,omitempty" maxLength:"100" doc:"Display name of the sender (email From name, the sent-alerts from filter)." example:"Campus Safety"`
-	ReplyTo  *string `json:"replyTo,omitempty" format:"email" maxLength:"254" doc:"Reply-To address of emails." example:"safety@example.com"`
-	CallerID *string `json:"callerId,omitempty" pattern:"^\\+[1-9][0-9]{6,14}$" doc:"Number shown on calls and texts where the provider allows it." example:"+15550100"`
+	Name     *string `json:"name,omitempty" maxLength:"100" doc:"Display name of the sender: the From name of the alert's emails, whose address stays the platform's (TOCSIN_SMTP_FROM, so SPF and DMARC hold; without a name, its name too), {{senderName}} and the sent-alerts from filter. Any character but a control character (a line break or tab is a 400 naming this field); the From header carries it quoted, or RFC 2047-encoded when it is not all printable ASCII, so quotes, commas, angle brackets and non-ASCII letters show as written and never add an address or a header." example:"Campus Safety"`
+	ReplyTo  *string `json:"replyTo,omitempty" format:"email" maxLength:"254" doc:"Where replies to the alert's emails go (their Reply-To header) unless channels.email.replyTo gives another; no Reply-To when neither does, and replies go to the From address. An RFC 5322 address alone, as a recipient's: a display name, comment or second address is a 400 naming this field; taken in lower case." example:"safety@example.com"`
+	CallerID *string `json:"callerId,omitempty" pattern:"^\\+[1-9][0-9]{6,14}$" doc:"E.164 number the alert's calls and texts show unless the voice or ETN block's callerId gives another: the from of each call request to the voice provider (voice and ETN) and of each text to the text provider. Without one, calls show the provider's configured from and texts the text provider's own number. The provider decides whether it may show the number (typically one verified for the agency's account)." example:"+15550100"`
 }
 
 // IncidentSettings ties the alert to an incident.

@@ -7,8 +7,10 @@ import (
 
 	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/channels"
+	"github.com/tocsin/tocsin/channels/email"
 	"github.com/tocsin/tocsin/channels/neighborhood"
 	"github.com/tocsin/tocsin/channels/push"
+	"github.com/tocsin/tocsin/channels/sms"
 	"github.com/tocsin/tocsin/channels/social"
 	"github.com/tocsin/tocsin/channels/teamchat"
 	"github.com/tocsin/tocsin/channels/voice"
@@ -48,15 +50,20 @@ func TestAddressing(t *testing.T) {
 	}
 }
 
-// TestOptions: each channel's message carries its block's settings, and an
-// alert without channel blocks adds none.
+// TestOptions: each channel's message carries its block's settings and
+// the sender's that concern it, and an alert without channel blocks adds
+// none.
 func TestOptions(t *testing.T) {
 	s := &alert.Settings{
 		Message:  alert.MessageSettings{Subject: "Storm", Body: "Take cover"},
 		Priority: &alert.PrioritySettings{Priority: alert.PriorityEmergency},
 		Content:  &alert.ContentSettings{Link: "https://example.com/storm"},
+		Sender:   &alert.SenderSettings{Name: "County OEM", ReplyTo: "oem@example.com", CallerID: "+15550100"},
 		Channels: &alert.Channels{
+			Email:        &alert.EmailChannel{Enabled: true, ReplyTo: "desk@example.com"},
+			Text:         &alert.TextMessageChannel{Enabled: true},
 			Voice:        &alert.VoiceChannel{Enabled: true, Repeat: 3, PressOneToConfirm: true, AudioFileName: "siren.wav"},
+			Etn:          &alert.EtnChannel{Enabled: true, CallerID: "+15550199"},
 			Push:         &alert.PushChannel{Enabled: true, LoudTone: true},
 			SocialPostA:  &alert.SocialPostChannelA{Enabled: true, IncludeLink: true},
 			Neighborhood: &alert.NeighborhoodChannel{Enabled: true, Groups: []string{"g1", "g2"}},
@@ -77,7 +84,10 @@ func TestOptions(t *testing.T) {
 		want any
 		text string
 	}{
-		{channels.Voice, voice.Options{Repeat: 3, Confirm: true, AudioKey: "t/7/voice/siren.wav", AudioFile: "siren.wav"}, ""},
+		{channels.Email, email.Options{FromName: "County OEM", ReplyTo: "desk@example.com"}, ""},
+		{channels.Text, sms.Options{From: "+15550100"}, ""},
+		{channels.Voice, voice.Options{Repeat: 3, Confirm: true, AudioKey: "t/7/voice/siren.wav", AudioFile: "siren.wav", CallerID: "+15550100"}, ""},
+		{channels.Etn, voice.Options{CallerID: "+15550199"}, ""},
 		{channels.Push, push.Options{Emergency: true, LoudTone: true}, ""},
 		{channels.MyAlertsApp, push.Options{Emergency: true}, ""},
 		{channels.TeamChat, teamchat.Options{Urgent: true}, ""},
