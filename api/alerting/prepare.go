@@ -124,6 +124,7 @@ func (h *handler) prepare(ctx context.Context, tenant string, in model.AlertSett
 		}
 	}
 	checkSender(&s, f)
+	checkSocialMedia(&s, f)
 	if d := r.Directory; d != nil && !d.AllUsers && len(d.UserIDs) == 0 {
 		f.add("recipients.directory.userIds", "give userIds or set allUsers", nil)
 	}

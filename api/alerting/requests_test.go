@@ -135,6 +135,22 @@ func TestBadInputIsA4xxNamingTheField(t *testing.T) {
 		{"an ETN caller id that is a name", with(func(s map[string]any) {
 			s["channels"] = map[string]any{"etn": map[string]any{"enabled": true, "callerId": "CountyOEM"}}
 		}), "body.settings.channels.etn.callerId", ""},
+		{"a hashtag with a space", with(func(s map[string]any) {
+			s["socialMedia"] = map[string]any{"hashtags": []string{"storm", "snow day"}}
+		}), "body.settings.socialMedia.hashtags[1]", "cannot be in a hashtag"},
+		{"a hashtag of digits", with(func(s map[string]any) { s["socialMedia"] = map[string]any{"hashtags": []string{"#2026"}} }),
+			"body.settings.socialMedia.hashtags[0]", "digits alone"},
+		{"a hashtag twice", with(func(s map[string]any) {
+			s["socialMedia"] = map[string]any{"hashtags": []string{"#Storm", "storm"}}
+		}), "body.settings.socialMedia.hashtags[1]", "socialMedia.hashtags[0]"},
+		{"a link that fills network A's posts", with(func(s map[string]any) {
+			s["content"] = map[string]any{"link": "https://county.example/" + strings.Repeat("a", 130)}
+			s["channels"] = map[string]any{"socialPostA": map[string]any{"enabled": true, "includeLink": true}}
+		}), "body.settings.content.link", "leave room for the text"},
+		{"hashtags that fill network A's posts", with(func(s map[string]any) {
+			s["socialMedia"] = map[string]any{"hashtags": []string{strings.Repeat("a", 50), strings.Repeat("b", 50), strings.Repeat("c", 50)}}
+			s["channels"] = map[string]any{"socialPostA": map[string]any{"enabled": true}}
+		}), "body.settings.socialMedia.hashtags", "leave room for the text"},
 		{"later past a year", with(func(s map[string]any) {
 			s["schedule"] = map[string]any{"type": "Later", "sendAt": time.Now().AddDate(1, 0, 0).Add(time.Hour).Format(time.RFC3339)}
 		}), "body.settings.schedule.sendAt", "at most a year ahead"},
@@ -170,6 +186,11 @@ func TestBadInputIsA4xxNamingTheField(t *testing.T) {
 		"a file attached once": with(func(s map[string]any) { s["content"] = map[string]any{"attachments": []string{"brand/logo.png"}} }),
 		"a name of any printable characters": with(func(s map[string]any) {
 			s["sender"] = map[string]any{"name": `Sécurité "Campus", <ops@example.com> — Zoë 😀`, "replyTo": "Safety@Example.com", "callerId": "+15550100"}
+		}),
+		"hashtags that leave room on network A": with(func(s map[string]any) {
+			s["socialMedia"] = map[string]any{"hashtags": []string{"Schnee_Tag", "#été2026"}, "includeLink": true}
+			s["content"] = map[string]any{"link": "https://county.example/storm"}
+			s["channels"] = map[string]any{"socialPostA": map[string]any{"enabled": true}}
 		}),
 		"distinct ids": with(func(s map[string]any) {
 			s["type"] = "Poll"

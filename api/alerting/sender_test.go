@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tocsin/tocsin/channels/social"
 	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/internal/stacktest"
 )
@@ -16,8 +17,8 @@ import (
 // address (a name with quotes, commas, angle brackets and "Bcc:" adds no
 // address and no header), with the Reply-To of the email block or else
 // the sender's; its texts and calls ask for the sender's caller id (ETN
-// for its block's own). An alert that says nothing keeps the platform's
-// sender and no Reply-To.
+// for its block's own); its posts end with the link and the hashtags. An
+// alert that says nothing keeps the platform's sender and no Reply-To.
 func TestSenderReachesEveryProvider(t *testing.T) {
 	t.Parallel()
 	sb, withSandbox := stacktest.Sandbox(t)
@@ -28,14 +29,19 @@ func TestSenderReachesEveryProvider(t *testing.T) {
 	directoryUser(t, s, tenant, tok, ada, nil)
 
 	hostile := `Campus "Safety", Ops <evil@attacker.example> Bcc: victim@example.com — Zoë`
+	link := "https://county.example/storm"
 	res := send(t, s, tok, map[string]any{"settings": map[string]any{
-		"message": map[string]any{"subject": "Storm", "body": "Take shelter now. " + strings.Repeat("Stay indoors. ", 30)},
-		"sender":  map[string]any{"name": hostile, "replyTo": "Safety@Example.COM", "callerId": "+15550100"},
+		"message":     map[string]any{"subject": "Storm", "body": "Take shelter now. " + strings.Repeat("Stay indoors. ", 30)},
+		"sender":      map[string]any{"name": hostile, "replyTo": "Safety@Example.COM", "callerId": "+15550100"},
+		"content":     map[string]any{"link": link},
+		"socialMedia": map[string]any{"hashtags": []string{"storm", "#CountyOEM"}, "includeLink": true},
 		"channels": map[string]any{
-			"email": map[string]any{"enabled": true},
-			"text":  map[string]any{"enabled": true},
-			"voice": map[string]any{"enabled": true},
-			"etn":   map[string]any{"enabled": true, "callerId": "+15550199"},
+			"email":       map[string]any{"enabled": true},
+			"text":        map[string]any{"enabled": true},
+			"voice":       map[string]any{"enabled": true},
+			"etn":         map[string]any{"enabled": true, "callerId": "+15550199"},
+			"socialPostA": map[string]any{"enabled": true},
+			"socialPostB": map[string]any{"enabled": true},
 		},
 		"recipients": map[string]any{"contactIds": []int64{ada.ID}},
 	}})
@@ -72,6 +78,21 @@ func TestSenderReachesEveryProvider(t *testing.T) {
 		}
 		if c.Request.From != want {
 			t.Errorf("call %s from %q, want %q", c.IdempotencyKey, c.Request.From, want)
+		}
+	}
+	posts := l.social.Posts()
+	if len(posts) != 2 {
+		t.Fatalf("%d posts", len(posts))
+	}
+	for _, p := range posts {
+		tail := " #storm #CountyOEM"
+		if p.Network == social.NetworkA {
+			tail = " " + link + tail
+		} else if p.Link != link {
+			t.Errorf("network B post without its link: %+v", p)
+		}
+		if !strings.HasPrefix(p.Text, "Storm: Take shelter now. Stay indoors.") || !strings.HasSuffix(p.Text, tail) {
+			t.Errorf("network %s post %q, want it to end with %q", p.Network, p.Text, tail)
 		}
 	}
 	l.checkProblems(t)

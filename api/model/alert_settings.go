@@ -213,10 +213,10 @@ type MobileBroadcastSettings struct {
 	Languages        []string `json:"languages,omitempty" maxItems:"5" doc:"Extra languages (BCP 47)." example:"[\"es\"]"`
 }
 
-// SocialMediaSettings refines social posts.
+// SocialMediaSettings refines the posts of social networks A and B.
 type SocialMediaSettings struct {
-	Hashtags    []string `json:"hashtags,omitempty" maxItems:"10" example:"[\"snowday\"]"`
-	IncludeLink bool     `json:"includeLink,omitempty" doc:"Append ContentSettings.link to posts."`
+	Hashtags    []string `json:"hashtags,omitempty" maxItems:"10" doc:"Hashtags that end the alert's posts on social networks A and B (socialPostA, socialPostB; the neighborhood network and team chat do not use them), each with its # (given with or without it), in this order after the text, kept whole when the text is cut to the network's length. Each is one tag: 1 to 50 letters, digits, marks and underscores, at least one a letter, and no two the same ignoring case; else a 400 naming it. With socialPostA enabled, they and the link it ends with take at most 140 characters (half its post), else a 400 naming this field." example:"[\"snowday\", \"#CampusSafety\"]"`
+	IncludeLink bool     `json:"includeLink,omitempty" doc:"Add content.link to the posts of both social networks, as each block's includeLink does: network A's text ends with it (before the hashtags, kept whole), network B shows it with the post."`
 }
 
 // SecuritySettings limit who sees the alert.

@@ -101,16 +101,16 @@ type TeamChatChannel struct {
 type SocialPostChannelA struct {
 	Enabled     bool     `json:"enabled" doc:"Deliver on this channel."`
 	Accounts    []string `json:"accounts,omitempty" maxItems:"20" doc:"Names of the tenant's configured accounts; every account when empty."`
-	Message     string   `json:"message,omitempty" maxLength:"280" doc:"Post text; MessageSettings.body when empty."`
-	IncludeLink bool     `json:"includeLink,omitempty" doc:"Append a link to the alert's public details."`
+	Message     string   `json:"message,omitempty" maxLength:"280" doc:"Post text; MessageSettings.body when empty. The post (the subject, a colon and the text, then the link and the hashtags) takes at most 280 characters: the text is cut at a word boundary to leave room for what follows it, which stays whole."`
+	IncludeLink bool     `json:"includeLink,omitempty" doc:"End the post's text with content.link (socialMedia.includeLink does this for both networks); the link stays whole, before the hashtags."`
 }
 
 // SocialPostChannelB posts the alert to the tenant's accounts on the second social network.
 type SocialPostChannelB struct {
 	Enabled     bool     `json:"enabled" doc:"Deliver on this channel."`
 	Accounts    []string `json:"accounts,omitempty" maxItems:"20" doc:"Names of the tenant's configured accounts; every account when empty."`
-	Message     string   `json:"message,omitempty" maxLength:"2000" doc:"Post text; MessageSettings.body when empty."`
-	IncludeLink bool     `json:"includeLink,omitempty" doc:"Append a link to the alert's public details."`
+	Message     string   `json:"message,omitempty" maxLength:"2000" doc:"Post text; MessageSettings.body when empty. socialMedia.hashtags follow it."`
+	IncludeLink bool     `json:"includeLink,omitempty" doc:"Show content.link with the post (the feed's link field; socialMedia.includeLink does this for both networks)."`
 }
 
 // NeighborhoodChannel posts the alert to neighborhood-network groups through
