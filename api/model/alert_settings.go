@@ -40,7 +40,7 @@ type AlertSettings struct {
 type MessageSettings struct {
 	Subject   string                  `json:"subject" minLength:"1" maxLength:"200" doc:"Subject (email subject, push title, list display)." example:"Campus closed today"`
 	Body      string                  `json:"body" minLength:"1" maxLength:"20000" doc:"The message text. Variables in double braces are filled per recipient." example:"Hello {{firstName}}, campus is closed today because of snow."`
-	Language  string                  `json:"language,omitempty" maxLength:"16" doc:"Language of the message (BCP 47)." example:"en"`
+	Language  string                  `json:"language,omitempty" maxLength:"16" doc:"Language of the message (BCP 47): the text-to-speech language of ETN calls, and of voice calls whose block gives none (en-US when neither does). Other channels send the text as it is." example:"en"`
 	Variables *CustomMessageVariables `json:"variables,omitempty" doc:"Custom variables the message may use besides the built-in ones."`
 }
 
@@ -130,14 +130,14 @@ type AccessRecipe struct {
 // PrioritySettings sets the alert's priority.
 type PrioritySettings struct {
 	Priority PriorityType      `json:"priority"`
-	LoudTone *LoudToneSettings `json:"loudTone,omitempty" doc:"Loud tone on devices (Emergency only)."`
+	LoudTone *LoudToneSettings `json:"loudTone,omitempty" doc:"Loud tone on devices (Emergency only): push and app notifications play it. A channel block's loudTone plays it too, with this block's sound and duration when it gives them."`
 }
 
 // LoudToneSettings asks devices to sound a loud tone.
 type LoudToneSettings struct {
 	Enabled         bool   `json:"enabled"`
-	Sound           string `json:"sound,omitempty" enum:"Siren,Alarm,Chime" doc:"The tone (default Siren)."`
-	DurationSeconds int    `json:"durationSeconds,omitempty" minimum:"1" maximum:"60" doc:"How long the tone sounds (default 10)."`
+	Sound           string `json:"sound,omitempty" enum:"Siren,Alarm,Chime" doc:"The tone (default Siren): the critical sound file push and app notifications ask for, loud_tone.caf, alarm.caf or chime.caf, which the app bundles."`
+	DurationSeconds int    `json:"durationSeconds,omitempty" minimum:"1" maximum:"60" doc:"How long the app sounds the tone (default 10): the loudToneSeconds of the notification's data."`
 }
 
 // ScheduleSettings says when the alert is sent.

@@ -30,7 +30,7 @@ type VoiceChannel struct {
 	Message           string `json:"message,omitempty" maxLength:"5000" doc:"Text read by text-to-speech; MessageSettings.body when empty."`
 	AudioFileName     string `json:"audioFileName,omitempty" maxLength:"512" doc:"A stored audio file played instead of text-to-speech (its voice version when it has one), by its full name (folder/name) or by its name alone when only one file has it. A name that matches no file or several, or an image, is a 400 naming this field." example:"sirens/tornado.wav"`
 	Repeat            int    `json:"repeat,omitempty" minimum:"1" maximum:"5" doc:"How many times the message is played (default 1)."`
-	Language          string `json:"language,omitempty" maxLength:"16" doc:"Text-to-speech language (BCP 47)." example:"en-US"`
+	Language          string `json:"language,omitempty" maxLength:"16" doc:"Text-to-speech language (BCP 47); MessageSettings.language when empty, else en-US." example:"en-US"`
 	AnsweringMachine  string `json:"answeringMachine,omitempty" enum:"LeaveMessage,HangUp" doc:"What to do when an answering machine picks up (default LeaveMessage)."`
 	PressOneToConfirm bool   `json:"pressOneToConfirm,omitempty" doc:"Ask the callee to press 1 to confirm; a confirmation counts like a confirmation link."`
 	CallAttempts      int    `json:"callAttempts,omitempty" minimum:"1" maximum:"10" doc:"Calls made to a number that is busy or does not answer, the first included (default 1)." example:"3"`

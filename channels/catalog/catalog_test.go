@@ -51,12 +51,13 @@ func TestAddressing(t *testing.T) {
 }
 
 // TestOptions: each channel's message carries its block's settings and
-// the alert's that concern it (the sender, social media), its text left
-// as rendered, and an alert without channel blocks adds none.
+// the alert's that concern it (the sender, the message's language, social
+// media), its text left as rendered, and an alert without channel blocks
+// adds none.
 func TestOptions(t *testing.T) {
 	s := &alert.Settings{
-		Message:     alert.MessageSettings{Subject: "Storm", Body: "Take cover"},
-		Priority:    &alert.PrioritySettings{Priority: alert.PriorityEmergency},
+		Message:     alert.MessageSettings{Subject: "Storm", Body: "Take cover", Language: "es-US"},
+		Priority:    &alert.PrioritySettings{Priority: alert.PriorityEmergency, LoudTone: &alert.LoudToneSettings{Sound: "Chime", DurationSeconds: 30}},
 		Content:     &alert.ContentSettings{Link: "https://example.com/storm"},
 		Sender:      &alert.SenderSettings{Name: "County OEM", ReplyTo: "oem@example.com", CallerID: "+15550100"},
 		SocialMedia: &alert.SocialMediaSettings{Hashtags: []string{"storm", "#CountyOEM"}},
@@ -89,8 +90,8 @@ func TestOptions(t *testing.T) {
 		{channels.Email, email.Options{FromName: "County OEM", ReplyTo: "desk@example.com"}},
 		{channels.Text, sms.Options{From: "+15550100"}},
 		{channels.Voice, voice.Options{Repeat: 3, Confirm: true, AudioKey: "t/7/voice/siren.wav", AudioFile: "siren.wav", Language: "en-GB", CallerID: "+15550100"}},
-		{channels.Etn, voice.Options{CallerID: "+15550199"}},
-		{channels.Push, push.Options{Emergency: true, LoudTone: true}},
+		{channels.Etn, voice.Options{Language: "es-US", CallerID: "+15550199"}},
+		{channels.Push, push.Options{Emergency: true, LoudTone: true, Sound: "chime.caf", ToneSeconds: 30}},
 		{channels.MyAlertsApp, push.Options{Emergency: true}},
 		{channels.TeamChat, teamchat.Options{Urgent: true}},
 		{channels.SocialPostA, social.Options{Link: "https://example.com/storm", Hashtags: tags}},

@@ -15,7 +15,7 @@ var Descriptor = channels.Descriptor{Channel: channels.Etn, Calls: true}
 
 // FromAlert sets m's Options (voice.Options) from the alert's ETN block:
 // repeat, the stored audio file and the caller id (the block's, else the
-// sender's).
+// sender's), and the message's language.
 func FromAlert(r *alert.Renderer, files alert.FileKeys, m *channels.Message) {
 	v := r.Settings.Channels.Etn
 	if v == nil {
