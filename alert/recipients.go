@@ -128,45 +128,61 @@ func RecipientSpecOf(r Recipients) (RecipientSpec, error) {
 
 // AreaOf checks one area and returns its polygons or its circle.
 func AreaOf(a SelectedArea) ([]AreaPolygon, *AreaCircle, error) {
+	polys, err := PolygonsOf(a)
+	if err != nil {
+		return nil, nil, err
+	}
+	if polys == nil {
+		b := geo.CircleBounds(a.Center.Lat, a.Center.Lng, a.RadiusMeters)
+		return nil, &AreaCircle{Lat: a.Center.Lat, Lng: a.Center.Lng, RadiusMeters: a.RadiusMeters,
+			MinLat: b.MinLat, MaxLat: b.MaxLat, MinLng: b.MinLng, MaxLng: b.MaxLng}, nil
+	}
+	out := make([]AreaPolygon, 0, len(polys))
+	for _, p := range polys {
+		b := p.Bounds()
+		ap := AreaPolygon{Outer: geo.Literal(p.Outer), MinLat: b.MinLat, MaxLat: b.MaxLat, MinLng: b.MinLng, MaxLng: b.MaxLng}
+		for _, h := range p.Holes {
+			ap.Holes = append(ap.Holes, geo.Literal(h))
+		}
+		out = append(out, ap)
+	}
+	return out, nil, nil
+}
+
+// PolygonsOf checks one area and returns its polygons: each feature's
+// Polygon, or each polygon of its MultiPolygon, in order. A circle (center
+// and radiusMeters) has none: nil, nil.
+func PolygonsOf(a SelectedArea) ([]geo.Polygon, error) {
 	if a.SpatialReference != nil && a.SpatialReference.Wkid != 4326 {
-		return nil, nil, fmt.Errorf("only WGS 84 (wkid 4326) is supported")
+		return nil, fmt.Errorf("only WGS 84 (wkid 4326) is supported")
 	}
 	hasCircle := a.Center != nil || a.RadiusMeters > 0
 	switch {
 	case a.Geometry != nil && hasCircle:
-		return nil, nil, fmt.Errorf("give either geometry or center and radiusMeters, not both")
+		return nil, fmt.Errorf("give either geometry or center and radiusMeters, not both")
 	case a.Geometry != nil:
 		if !crsOK(a.Geometry.Crs) {
-			return nil, nil, fmt.Errorf("only the WGS 84 coordinate reference system is supported")
+			return nil, fmt.Errorf("only the WGS 84 coordinate reference system is supported")
 		}
-		var out []AreaPolygon
+		var out []geo.Polygon
 		for i, f := range a.Geometry.Features {
 			if !crsOK(f.Geometry.Crs) {
-				return nil, nil, fmt.Errorf("feature %d: only the WGS 84 coordinate reference system is supported", i)
+				return nil, fmt.Errorf("feature %d: only the WGS 84 coordinate reference system is supported", i)
 			}
 			ps, err := geo.ParseGeometry(f.Geometry.Type, f.Geometry.Coordinates)
 			if err != nil {
-				return nil, nil, fmt.Errorf("feature %d: %w", i, err)
+				return nil, fmt.Errorf("feature %d: %w", i, err)
 			}
-			for _, p := range ps {
-				b := p.Bounds()
-				ap := AreaPolygon{Outer: geo.Literal(p.Outer), MinLat: b.MinLat, MaxLat: b.MaxLat, MinLng: b.MinLng, MaxLng: b.MaxLng}
-				for _, h := range p.Holes {
-					ap.Holes = append(ap.Holes, geo.Literal(h))
-				}
-				out = append(out, ap)
-			}
+			out = append(out, ps...)
 		}
 		if len(out) == 0 {
-			return nil, nil, fmt.Errorf("the geometry has no polygon")
+			return nil, fmt.Errorf("the geometry has no polygon")
 		}
-		return out, nil, nil
+		return out, nil
 	case a.Center != nil && a.RadiusMeters > 0:
-		b := geo.CircleBounds(a.Center.Lat, a.Center.Lng, a.RadiusMeters)
-		return nil, &AreaCircle{Lat: a.Center.Lat, Lng: a.Center.Lng, RadiusMeters: a.RadiusMeters,
-			MinLat: b.MinLat, MaxLat: b.MaxLat, MinLng: b.MinLng, MaxLng: b.MaxLng}, nil
+		return nil, nil
 	default:
-		return nil, nil, fmt.Errorf("an area needs geometry, or center and radiusMeters")
+		return nil, fmt.Errorf("an area needs geometry, or center and radiusMeters")
 	}
 }
 

@@ -69,7 +69,9 @@ func Send(ctx context.Context, client *http.Client, m Message) Result {
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.URL, bytes.NewReader(m.Body))
 	if err != nil {
-		return Result{Outcome: Failed, Error: "bad target URL: " + err.Error()}
+		// Not the error, which quotes the whole URL: its path and query
+		// may hold the receiver's credentials.
+		return Result{Outcome: Failed, Error: "the target URL is not a valid URL"}
 	}
 	for k, v := range m.Headers {
 		req.Header.Set(k, v)

@@ -69,7 +69,7 @@ func checkHeader(name, value string, seen map[string]string) error {
 	}
 	// A masked value stands for the stored value, which
 	// KeepMaskedHeaders checks it against.
-	if !IsMasked(value) && strings.IndexFunc(value, func(r rune) bool { return !isValueChar(r) }) >= 0 {
+	if !secrets.IsMasked(value) && strings.IndexFunc(value, func(r rune) bool { return !isValueChar(r) }) >= 0 {
 		return fmt.Errorf("the value of %s may hold only visible ASCII characters, spaces and tabs (RFC 9110 field values)", name)
 	}
 	return nil
@@ -90,10 +90,6 @@ func sortedNames(h map[string]string) []string {
 func isValueChar(r rune) bool {
 	return r >= 0x21 && r <= 0x7e || r == ' ' || r == '\t'
 }
-
-// IsMasked reports whether a header value is a mask (as MaskHeaders
-// answers it) rather than a value.
-func IsMasked(value string) bool { return strings.HasPrefix(value, "****") }
 
 func isTokenChar(r rune) bool {
 	if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
@@ -127,7 +123,7 @@ func MaskHeaders(h map[string]string) map[string]string {
 func KeepMaskedHeaders(h map[string]string, url string, old map[string]string, oldURL string) (string, error) {
 	for _, name := range sortedNames(h) {
 		value := h[name]
-		if !IsMasked(value) {
+		if !secrets.IsMasked(value) {
 			continue
 		}
 		prev, found := "", false

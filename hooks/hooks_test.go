@@ -239,6 +239,25 @@ func TestSendClassifiesAnswers(t *testing.T) {
 	}
 }
 
+// A failure's error goes into the history a tenant reads: it never quotes
+// the target URL, whose path and query may hold the receiver's credentials.
+func TestSendErrorsDoNotQuoteTheURL(t *testing.T) {
+	t.Parallel()
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closed.Close()
+	allowed, _ := hooks.NewPolicy([]string{"127.0.0.1"}, true)
+	secret, _ := hooks.NewSecret()
+	for _, url := range []string{
+		closed.URL + "/in/tok_path_secret?key=tok_query_secret",
+		"https://hooks.example/in/tok_path_secret\x7f?key=tok_query_secret",
+	} {
+		r := hooks.Send(context.Background(), allowed.Client(5*time.Second), hooks.Message{URL: url, ID: "evt_1", Timestamp: time.Now(), Body: []byte(`{}`), Secret: secret})
+		if r.Outcome != hooks.Failed || r.Error == "" || strings.Contains(r.Error, "tok_") {
+			t.Errorf("%q: %+v", url, r)
+		}
+	}
+}
+
 func TestCheckHeaders(t *testing.T) {
 	t.Parallel()
 	// one returns the only problem of h, failing when there is not one.

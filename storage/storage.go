@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io/fs"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -62,7 +63,12 @@ func (db *DB) Migrate(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("migrations folder: %w", err)
 	}
-	p, err := goose.NewProvider(goose.DialectPostgres, db.DB.DB, sub, goose.WithDisableGlobalRegistry(true),
+	return db.migrate(ctx, sub)
+}
+
+// migrate applies every migration of fsys that has not run yet.
+func (db *DB) migrate(ctx context.Context, fsys fs.FS) error {
+	p, err := goose.NewProvider(goose.DialectPostgres, db.DB.DB, fsys, goose.WithDisableGlobalRegistry(true),
 		// Each area numbers its migrations in its own range (00100s, 00200s, ...).
 		goose.WithAllowOutofOrder(true))
 	if err != nil {
@@ -238,6 +244,22 @@ func page[T any](ctx context.Context, q sqlx.QueryerContext, what string, count 
 func PageQuery(list string, args []any, limit, offset int) (string, []any) {
 	n := len(args)
 	return list + ` LIMIT $` + strconv.Itoa(n+1) + ` OFFSET $` + strconv.Itoa(n+2), append(args[:n:n], limit, offset)
+}
+
+// Explain returns PostgreSQL's plan of query with args: EXPLAIN with
+// options (such as "ANALYZE" and "FORMAT JSON"), in text format without
+// any, so that tests and benchmarks can show which indexes a statement
+// uses and how many rows it reads.
+func Explain(ctx context.Context, q sqlx.QueryerContext, options []string, query string, args ...any) (string, error) {
+	head := "EXPLAIN "
+	if len(options) > 0 {
+		head = "EXPLAIN (" + strings.Join(options, ", ") + ") "
+	}
+	var lines []string
+	if err := sqlx.SelectContext(ctx, q, &lines, head+query, args...); err != nil {
+		return "", fmt.Errorf("explain: %w", err)
+	}
+	return strings.Join(lines, "\n"), nil
 }
 
 // ExecOne runs a statement that must change a row: when it changes none,

@@ -98,13 +98,7 @@ func TestPollAnswerThroughTheLinkShowsInResults(t *testing.T) {
 	a := &contact{First: "Ann", Last: "A", Phone: "+15551110001"}
 	b := &contact{First: "Bob", Last: "B", Phone: "+15551110002"}
 	seed(t, s, tenant, a, b)
-	body := textAlert("Are you safe, {{firstName}}?", map[string]any{"contactIds": []int64{a.ID, b.ID}})
-	settings := body["settings"].(map[string]any)
-	settings["type"] = "Poll"
-	settings["survey"] = map[string]any{"questions": []map[string]any{{"text": "Are you safe?", "options": []map[string]any{
-		{"text": "Yes", "severity": "None"}, {"text": "I need help", "severity": "High"},
-	}}}}
-	res := send(t, s, tok, body)
+	res := send(t, s, tok, pollAlert("Are you safe, {{firstName}}?", a, b))
 	msg, link := responseLink(t, s, sb, a.Phone)
 	if !strings.HasPrefix(msg, "Are you safe, Ann?") {
 		t.Fatalf("text %q", msg)

@@ -513,6 +513,91 @@ func TestEtnCallsEveryNumberInsideTheArea(t *testing.T) {
 	l.checkProblems(t)
 }
 
+// TestEtnResultsCountEveryCall: the ETN results of an area alert that
+// calls more numbers than a page holds show, on every page and in the
+// alert's results, the calls' totals by status that its pages list, and
+// the alert counts the numbers on etn. The totals are kept with the calls
+// rather than counted for each read, and must follow every call's status.
+func TestEtnResultsCountEveryCall(t *testing.T) {
+	t.Parallel()
+	s := startWithPublicURL(t)
+	_, tok := s.NewTenant(t)
+	l := configureLoopbacks(t, s, tok, nil)
+	const wells, pageSize = 24, 10
+	csv := "phone,latitude,longitude,name\n"
+	for i := 1; i <= wells; i++ {
+		phone := fmt.Sprintf("+1555040%04d", i)
+		csv += fmt.Sprintf("%s,%.4f,-87.6298,Well %d\n", phone, 41.8781+float64(i)*0.0001, i)
+		if i%3 == 0 {
+			l.voice.Script(phone, voicetest.Outcome{Status: "no-answer"})
+		}
+	}
+	if r := s.Do(t, http.MethodPut, "/v2/settings/etn/addressPointLists/wells", tok, strings.NewReader(csv), "Content-Type", "text/csv"); r.Status/100 != 2 {
+		t.Fatalf("import points %d %s", r.Status, r.Body)
+	}
+	res := send(t, s, tok, map[string]any{"settings": map[string]any{
+		"message":    map[string]any{"subject": "Gas leak", "body": "Leave the area now."},
+		"channels":   map[string]any{"etn": map[string]any{"enabled": true, "addressPointLists": []string{"wells"}}},
+		"recipients": map[string]any{"areas": []map[string]any{{"center": map[string]any{"lat": 41.8781, "lng": -87.6298}, "radiusMeters": 5000}}},
+	}})
+	waitDone(t, s, tok, res.AlertID)
+	type totals struct{ Total, Pending, Retrying, Sent, Delivered, Failed int64 }
+	type page struct {
+		TotalCount      int64 `json:"totalCount"`
+		TotalPages      int64 `json:"totalPages"`
+		TotalCountExact bool  `json:"totalCountExact"`
+		Totals          totals
+		Items           []struct{ Status string }
+	}
+	read := func(n int) page {
+		t.Helper()
+		r := s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d/results/channels/etn?page=%d&pageSize=%d", res.AlertID, n, pageSize), tok, nil)
+		if r.Status != http.StatusOK {
+			t.Fatalf("etn page %d: %d %s", n, r.Status, r.Body)
+		}
+		var p page
+		r.JSON(t, &p)
+		return p
+	}
+	want := totals{Total: wells, Delivered: wells - wells/3, Failed: wells / 3}
+	stacktest.Eventually(t, 60*time.Second, "every call to end", func() bool { return read(1).Totals == want })
+	var listed totals
+	for n := 1; n <= 3; n++ {
+		p := read(n)
+		if p.TotalCount != wells || p.TotalPages != 3 || !p.TotalCountExact || p.Totals != want {
+			t.Errorf("page %d: %d items of %d in %d pages (exact %v), totals %+v; want %+v", n, len(p.Items), p.TotalCount, p.TotalPages, p.TotalCountExact, p.Totals, want)
+		}
+		for _, it := range p.Items {
+			listed.Total++
+			switch it.Status {
+			case "Delivered":
+				listed.Delivered++
+			case "Failed":
+				listed.Failed++
+			default:
+				t.Errorf("page %d lists a call %s", n, it.Status)
+			}
+		}
+	}
+	if listed != want {
+		t.Errorf("the pages list %+v, their totals say %+v", listed, want)
+	}
+	var results struct {
+		Channels []struct {
+			Channel string
+			totals
+		}
+	}
+	s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d/results", res.AlertID), tok, nil).JSON(t, &results)
+	if len(results.Channels) != 1 || results.Channels[0].Channel != "etn" || results.Channels[0].totals != want {
+		t.Errorf("results %+v, want etn %+v", results.Channels, want)
+	}
+	if v := alertOf(t, s, tok, res.AlertID); v.Recipients.String() != fmt.Sprintf("total=0 adHoc=0 etn=%d", wells) {
+		t.Errorf("alert counts %s", v.Recipients)
+	}
+	l.checkProblems(t)
+}
+
 // TestUnknownAddressPointListsAreRefused: an ETN address-point list that
 // the tenant has not imported (another tenant's of that name does not
 // count) is a 400 naming it, when the alert is made or previewed, enabled

@@ -267,6 +267,22 @@ func textAlert(body string, recipients map[string]any) map[string]any {
 	}}
 }
 
+// pollAlert is a Poll alert by text to contacts asking "Are you safe?",
+// with the options Yes (1) and I need help (2).
+func pollAlert(body string, contacts ...*contact) map[string]any {
+	ids := make([]int64, len(contacts))
+	for i, c := range contacts {
+		ids[i] = c.ID
+	}
+	a := textAlert(body, map[string]any{"contactIds": ids})
+	settings := a["settings"].(map[string]any)
+	settings["type"] = "Poll"
+	settings["survey"] = map[string]any{"questions": []map[string]any{{"text": "Are you safe?", "options": []map[string]any{
+		{"text": "Yes", "severity": "None"}, {"text": "I need help", "severity": "High"},
+	}}}}
+	return a
+}
+
 func tokFor(t *testing.T, s *stacktest.Stack, tenant, sub string) string {
 	t.Helper()
 	tok, err := auth.Mint(s.Config.JWTSecret, auth.Principal{Subject: sub, Tenant: tenant, Scopes: auth.AllScopes}, time.Hour)

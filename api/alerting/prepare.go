@@ -16,6 +16,7 @@ import (
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
 	"github.com/tocsin/tocsin/channels"
+	"github.com/tocsin/tocsin/channels/cap"
 	"github.com/tocsin/tocsin/channels/catalog"
 	"github.com/tocsin/tocsin/internal/alertmsg"
 	"github.com/tocsin/tocsin/internal/emailaddr"
@@ -206,6 +207,7 @@ func (h *handler) prepare(ctx context.Context, tenant string, in model.AlertSett
 	} else {
 		p.renderer = rd
 		checkText(&p.settings, rd, f)
+		checkCAPSize(p.channels, rd, f)
 	}
 	if err := h.checkAttachments(ctx, tenant, &p.settings, p, f); err != nil {
 		return nil, err
@@ -453,6 +455,22 @@ func checkText(s *alert.Settings, rd *alert.Renderer, f *failures) {
 	}
 	if enc == alertmsg.UCS2 && s.TextGSM7Only() {
 		f.add(field, "the text needs UCS-2 (characters outside the GSM-7 alphabet) but allowUnicode is false", nil)
+	}
+}
+
+// checkCAPSize refuses areas whose CAP document (EAS, mobile broadcast)
+// would carry more coordinate pairs than cap.MaxPoints, where the alert
+// is made rather than when its document is sent.
+func checkCAPSize(enabled []string, rd *alert.Renderer, f *failures) {
+	for _, ch := range cap.Channels {
+		if !slices.Contains(enabled, string(ch)) {
+			continue
+		}
+		m, _ := sampleMessage(rd, string(ch), &alert.Recipient{})
+		if n := cap.InputOf(rd, &m).Points(); n > cap.MaxPoints {
+			f.add("recipients.areas", fmt.Sprintf("the %s CAP document would carry %d coordinate pairs (each polygon's and one per circle, in each of its language blocks), more than the %d a document may carry: simplify the polygons or name fewer languages",
+				ch, n, cap.MaxPoints), nil)
+		}
 	}
 }
 

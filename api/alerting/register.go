@@ -2,6 +2,7 @@
 package alerting
 
 import (
+	"fmt"
 	"net/http"
 	"reflect"
 
@@ -89,7 +90,10 @@ func Register(api huma.API, d rest.Deps) {
 		"The page the {{responseLink}} of an alert's message opens: the poll's questions with a button per option, or a confirmation button. HTML."),
 		h.getAlertResponsePage)
 	rest.Register(api, responsesArea.Op("respondToAlert", http.MethodPost, "/v2/public/alerts/responses/{token}", 0, "Answer a poll or confirm an alert",
-		"Records the recipient's answer (the last answer to a question counts) or confirmation and emits alert.recipient.responded. A poll answer also confirms. Browsers (Accept: text/html) are redirected (303) back to the page; other clients get the recipient's answers. Once the alert is closed (see broadcastDurationMinutes), clients get 410 and browsers are redirected to the page, which says so.", http.StatusGone).DocumentedBy(browserRedirect),
+		"Records the recipient's answer (the last answer to a question counts) or confirmation and emits alert.recipient.responded when it changes something; the same response again changes nothing and emits nothing. A poll answer also confirms. Browsers (Accept: text/html) are redirected (303) back to the page; other clients get the recipient's answers. Once the alert is closed (see broadcastDurationMinutes), clients get 410 and browsers are redirected to the page, which says so. "+
+			fmt.Sprintf("A link may change answers it already gave %d times at once, and regains one change every %d minutes (up to %d); a first answer to each question and the confirmation are not counted. "+
+				"Past that, a change is a 429 with Retry-After (the seconds until the link may change an answer again) and the answers stay as they were, so the results show the last answer accepted; browsers are redirected to the page with retryAfter, which says so.",
+				results.AnswerChangeBurst, int(results.AnswerChangeInterval.Minutes()), results.AnswerChangeBurst), http.StatusGone, http.StatusTooManyRequests).DocumentedBy(documentRespond),
 		h.respondToAlert)
 	rest.Register(api, rest.Area{Public: true, Tags: []string{"Alert results"}}.Op("receiveDeliveryReceipts", http.MethodPost, "/v2/alerts/receipts", 0, "Delivery receipts from providers",
 		"Providers report what became of messages, identified by the idempotency key tocsin sent with each. Authenticated with `Authorization: Bearer <TOCSIN_RECEIPTS_TOKEN>` (refused while the setting is empty). delivered turns a Sent delivery into Delivered; failed turns it into Failed.", http.StatusUnauthorized),
@@ -104,11 +108,16 @@ func Register(api huma.API, d rest.Deps) {
 	}
 }
 
-// browserRedirect documents the 303 a browser gets from respondToAlert.
-func browserRedirect(op *huma.Operation) {
+// documentRespond documents the 303 a browser gets from respondToAlert,
+// and the Retry-After of its 429.
+func documentRespond(op *huma.Operation) {
 	ok := op.Responses["200"]
 	op.Responses["303"] = &huma.Response{
 		Description: "A browser's answer (Accept: text/html): Location is the response page. The body is the recipient's answers, as with 200.",
 		Headers:     ok.Headers, Content: ok.Content,
 	}
+	op.Responses["429"].Headers = map[string]*huma.Param{"Retry-After": {
+		Description: "Seconds until the link may change an answer again.",
+		Schema:      &huma.Schema{Type: huma.TypeInteger, Minimum: new(float64(1))},
+	}}
 }

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"html/template"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -91,6 +93,9 @@ func (t *responseTarget) answers(as []results.Answer) []model.RecipientResponse 
 type responsePageInput struct {
 	Token string `path:"token" maxLength:"300" doc:"The recipient's personal token from the alert's message."`
 	Done  bool   `query:"done" doc:"Shows the thank-you note after an answer."`
+	// RetryAfter is set by respondToAlert's redirect of a change refused
+	// because the link changed its answers too often.
+	RetryAfter int `query:"retryAfter" minimum:"0" maximum:"86400" doc:"Says the answer was not changed because this link changed its answers too often, and that it can change them again in this many seconds."`
 }
 
 type responsePageOutput struct {
@@ -120,6 +125,7 @@ var pageTemplate = template.Must(template.New("page").Parse(`<!doctype html>
 <h1>{{.Subject}}</h1>
 <p>{{.Body}}</p>
 {{if .Closed}}<p><strong>This alert is closed: answers are no longer taken.</strong></p>
+{{else if .RetryMinutes}}<p><strong>Your answer was not changed: it has been changed too often through this link. You can change it again in {{.RetryMinutes}} minute{{if gt .RetryMinutes 1}}s{{end}}.</strong></p>
 {{else if .Done}}<p><strong>Thank you, your answer was recorded.</strong></p>{{end}}
 {{range .Questions}}<h2>{{.Text}}</h2>
 {{range .Options}}{{if $.Closed}}<p>{{.Text}}{{if .Chosen}} (your answer){{end}}</p>{{else}}<form method="post" action="{{$.Action}}?optionId={{.ID}}"><button type="submit">{{.Text}}{{if .Chosen}} (your answer){{end}}</button></form>{{end}}
@@ -155,10 +161,12 @@ func (h *handler) getAlertResponsePage(ctx context.Context, in *responsePageInpu
 		Subject, Body, Action string
 		Done, Confirm         bool
 		Confirmed, Closed     bool
+		RetryMinutes          int
 		Questions             []question
 	}{
 		Subject: t.s.Message.Subject, Action: alertmsg.ResponsePath + in.Token, Done: in.Done, Confirmed: confirmed, Closed: t.closed(),
-		Confirm: t.s.Workflow != nil && t.s.Workflow.ConfirmationRequested,
+		RetryMinutes: (in.RetryAfter + 59) / 60,
+		Confirm:      t.s.Workflow != nil && t.s.Workflow.ConfirmationRequested,
 	}
 	if rd, err := alert.NewRenderer(t.tenant, t.alert.ID, t.s, "", nil); err == nil {
 		if r, err := h.results.Recipient(ctx, t.tenant, t.alert.ID, t.seq); err == nil {
@@ -213,11 +221,7 @@ func (h *handler) respondToAlert(ctx context.Context, in *respondInput) (*respon
 			return nil, rest.Problem(http.StatusGone, "the alert is closed: its broadcast duration has passed")
 		}
 		// The page says the alert is closed and shows the answers that count.
-		as, confirmed, err := h.results.RecipientAnswers(ctx, t.tenant, t.alert.ID, t.seq)
-		if err != nil {
-			return nil, rest.Unavailable("the database", err)
-		}
-		return t.answered(in.Token, true, as, confirmed), nil
+		return h.unchanged(ctx, t, in.Token, "?done=true")
 	}
 	question, optionText := 0, ""
 	if in.OptionID > 0 {
@@ -240,10 +244,35 @@ func (h *handler) respondToAlert(ctx context.Context, in *respondInput) (*respon
 	}
 	as, confirmed, err := h.results.Respond(ctx, results.Response{Tenant: t.tenant, AlertID: t.alert.ID, Seq: t.seq,
 		Question: question, Option: in.OptionID, OptionText: optionText, At: time.Now().UTC()})
+	var limited *results.ChangeLimitedError
+	if errors.As(err, &limited) {
+		secs := int(math.Ceil(limited.RetryAfter.Seconds()))
+		if browser {
+			// The page says the answer was not changed, and when it can be.
+			return h.unchanged(ctx, t, in.Token, "?retryAfter="+strconv.Itoa(secs))
+		}
+		return nil, rest.Problem(http.StatusTooManyRequests, fmt.Sprintf("this link has changed its answers too often (%d changes at once, then one every %d minutes): "+
+			"the answer was not changed; retry in %d seconds", results.AnswerChangeBurst, int(results.AnswerChangeInterval.Minutes()), secs)).
+			WithHeader("Retry-After", strconv.Itoa(secs))
+	}
 	if err != nil {
 		return nil, rest.Unavailable("the database", err)
 	}
 	return t.answered(in.Token, browser, as, confirmed), nil
+}
+
+// unchanged answers a browser's response through token that could not
+// change anything (the alert is closed, or the link changed its answers
+// too often): the recipient's answers as they are, with a redirect to the
+// page with query, which says why.
+func (h *handler) unchanged(ctx context.Context, t *responseTarget, token, query string) (*respondOutput, error) {
+	as, confirmed, err := h.results.RecipientAnswers(ctx, t.tenant, t.alert.ID, t.seq)
+	if err != nil {
+		return nil, rest.Unavailable("the database", err)
+	}
+	out := t.answered(token, true, as, confirmed)
+	out.Location = alertmsg.ResponsePath + token + query
+	return out, nil
 }
 
 // answered is the answer to a response through token: the recipient's

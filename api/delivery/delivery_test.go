@@ -162,56 +162,93 @@ func TestProviderHostsMustBeNames(t *testing.T) {
 	}
 }
 
-// Some providers take their API key in the URL's query: answers mask each
-// query value, and a masked URL sent back keeps the stored one.
-func TestProviderURLQueryIsMasked(t *testing.T) {
+// Provider and webhook URLs may carry credentials in the path, matrix
+// parameters, the query (a bare key too) or the fragment: answers mask each
+// of those parts, a masked URL sent back keeps the stored one (and the
+// secrets that go with it), and a masked URL never stands for another
+// destination.
+func TestProviderURLsAreAnsweredMaskedAndKeptWhenSentBack(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Shared(t)
 	tenant, tok := s.NewTenant(t)
-	const real = "https://push.example/v1/send?api_key=LEAKME123456&region=eu"
-	const masked = "https://push.example/v1/send?api_key=****3456&region=****"
-	settings := func(url string) map[string]any {
-		return map[string]any{"providers": []map[string]any{{"url": url, "token": "push-token-abcdefgh"}}}
-	}
-	stored := func() string {
+	st := &providers.Store{DB: s.DB, Box: mustBox(t)}
+	stored := func(ch channels.Channel) providers.Settings {
 		t.Helper()
-		e, err := (&providers.Store{DB: s.DB, Box: mustBox(t)}).Get(context.Background(), tenant, channels.Push)
+		e, err := st.Get(context.Background(), tenant, ch)
 		if err != nil {
 			t.Fatal(err)
 		}
-		return e.Settings.Providers[0].URL
+		return e.Settings
 	}
-	put := s.Do(t, http.MethodPut, "/v2/settings/channels/push", tok, settings(real))
-	if put.Status != 200 {
-		t.Fatalf("put %d %s", put.Status, put.Body)
-	}
-	for what, r := range map[string]stacktest.Response{
-		"put": put, "get": s.Do(t, http.MethodGet, "/v2/settings/channels/push", tok, nil), "list": s.Do(t, http.MethodGet, "/v2/settings/channels", tok, nil),
+	for _, c := range []struct {
+		channel, real, masked, field string
+		settings                     func(url string) map[string]any
+	}{
+		{
+			channel: "push", field: "providers[0].url",
+			real:   "https://push.example/v1/path-secret-A1B2/send;sig=matrix-secret-C3D4?bare-secret-E5F6&api_key=query-secret-G7H8&region=eu#frag-secret-I9J0",
+			masked: "https://push.example/****/****A1B2/****C3D4?****E5F6&api_key=****G7H8&region=****#****I9J0",
+			settings: func(url string) map[string]any {
+				return map[string]any{"providers": []map[string]any{{"url": url, "token": "push-token-abcdefgh"}}}
+			},
+		},
+		{
+			// A key given bare, without a name.
+			channel: "fax", field: "providers[0].url",
+			real:   "https://fax.example/send?sk_live_abc123",
+			masked: "https://fax.example/****?****c123",
+			settings: func(url string) map[string]any {
+				return map[string]any{"providers": []map[string]any{{"url": url, "token": "fax-token-abcdefgh", "from": "+15550001000"}}}
+			},
+		},
+		{
+			channel: "teamChat", field: "targets[0].url",
+			real:   "https://hooks.chat.example/services/T000/B000/webhook-secret-M3N4?thread=ops-secret-O5P6",
+			masked: "https://hooks.chat.example/****/****/****/****M3N4?thread=****O5P6",
+			settings: func(url string) map[string]any {
+				return map[string]any{"targets": []map[string]any{{"name": "ops", "url": url, "style": "slack"}}}
+			},
+		},
 	} {
-		if bytes.Contains(r.Body, []byte("LEAKME")) || !bytes.Contains(r.Body, []byte(`"url":"`+masked+`"`)) {
-			t.Fatalf("%s answers %s", what, r.Body)
+		ch := channels.Channel(c.channel)
+		path := "/v2/settings/channels/" + c.channel
+		put := s.Do(t, http.MethodPut, path, tok, c.settings(c.real))
+		if put.Status != 200 {
+			t.Fatalf("%s: put %d %s", c.channel, put.Status, put.Body)
 		}
-	}
-	// What was read, sent back, keeps the stored URL.
-	var got model.ChannelProviderSettingsResponse
-	s.Do(t, http.MethodGet, "/v2/settings/channels/push", tok, nil).JSON(t, &got)
-	if r := s.Do(t, http.MethodPut, "/v2/settings/channels/push", tok, got.Settings); r.Status != 200 {
-		t.Fatalf("put back %d %s", r.Status, r.Body)
-	}
-	if u := stored(); u != real {
-		t.Fatalf("stored %q after putting back what was read", u)
-	}
-	// A masked query matching nothing stored is refused, naming the URL.
-	r := s.Do(t, http.MethodPut, "/v2/settings/channels/push", tok, settings("https://push.example/v1/send?api_key=****9999&region=****"))
-	if r.Status != 400 || !strings.Contains(string(r.Body), `"propertyName":"providers[0].url"`) {
-		t.Fatalf("masked query matching nothing: %d %s", r.Status, r.Body)
-	}
-	// A new value replaces it.
-	if r := s.Do(t, http.MethodPut, "/v2/settings/channels/push", tok, settings("https://push.example/v1/send?api_key=NEWKEY987654")); r.Status != 200 {
-		t.Fatalf("new key %d %s", r.Status, r.Body)
-	}
-	if u := stored(); u != "https://push.example/v1/send?api_key=NEWKEY987654" {
-		t.Fatalf("stored %q", u)
+		for what, r := range map[string]stacktest.Response{
+			"put": put, "get": s.Do(t, http.MethodGet, path, tok, nil), "list": s.Do(t, http.MethodGet, "/v2/settings/channels", tok, nil),
+		} {
+			if bytes.Contains(r.Body, []byte("secret")) || bytes.Contains(r.Body, []byte("sk_live")) || !bytes.Contains(r.Body, []byte(`"url":"`+c.masked+`"`)) {
+				t.Fatalf("%s: %s answers %s, want the url %s", c.channel, what, r.Body, c.masked)
+			}
+		}
+		// What was read, sent back, keeps the stored URL and its token.
+		var got model.ChannelProviderSettingsResponse
+		s.Do(t, http.MethodGet, path, tok, nil).JSON(t, &got)
+		if r := s.Do(t, http.MethodPut, path, tok, got.Settings); r.Status != 200 {
+			t.Fatalf("%s: put back %d %s", c.channel, r.Status, r.Body)
+		}
+		kept := stored(ch)
+		if len(kept.Providers) > 0 && (kept.Providers[0].URL != c.real || !strings.HasSuffix(kept.Providers[0].Token, "-token-abcdefgh")) ||
+			len(kept.Targets) > 0 && kept.Targets[0].URL != c.real {
+			t.Fatalf("%s: stored %+v after putting back what was read", c.channel, kept)
+		}
+		// The masked URL on another host, or changed in any part, matches
+		// nothing stored: refused, naming the URL, and nothing changes.
+		for _, moved := range []string{
+			strings.Replace(c.masked, "://", "://elsewhere.", 1),
+			c.masked + "&more=1",
+			strings.Replace(c.masked, "/****", "", 1),
+		} {
+			r := s.Do(t, http.MethodPut, path, tok, c.settings(moved))
+			if r.Status != 400 || !strings.Contains(string(r.Body), `"propertyName":"`+c.field+`"`) || !strings.Contains(string(r.Body), "mask") {
+				t.Errorf("%s: masked URL moved to %s: %d %s", c.channel, moved, r.Status, r.Body)
+			}
+		}
+		if u := stored(ch); len(u.Providers) > 0 && u.Providers[0].URL != c.real || len(u.Targets) > 0 && u.Targets[0].URL != c.real {
+			t.Fatalf("%s: a refused put changed %+v", c.channel, u)
+		}
 	}
 }
 

@@ -59,9 +59,11 @@ func Register(api huma.API, d rest.Deps) {
 	rest.Register(api, settingsArea.Op("listChannelProviderSettings", http.MethodGet, "/v2/settings/channels", 0, "List the tenant's configured channel providers",
 		"Every channel the tenant configured, with secrets masked."), h.list)
 	rest.Register(api, settingsArea.Op("getChannelProviderSettings", http.MethodGet, "/v2/settings/channels/{channel}", 0, "Read a channel's provider settings",
-		"Secrets come back masked: \"****\" and at most their last four characters."), h.get)
+		"Secrets come back masked: \"****\" and at most their last four characters; provider and webhook URLs keep their scheme, host and port, "+
+			"and each part that can carry a credential (user and password, path segments, query values, the fragment) is masked so."), h.get)
 	rest.Register(api, settingsArea.Op("putChannelProviderSettings", http.MethodPut, "/v2/settings/channels/{channel}", 0, "Configure a channel's providers",
 		"Replaces the channel's settings. Credentials are stored encrypted (AES-256-GCM) and never returned in full; "+
+			"a masked URL sent back unchanged keeps the stored URL (any other URL holding a mask is a 400 naming it), and "+
 			"a masked value sent back unchanged keeps the stored secret while the URL it is sent to keeps its destination "+
 			"(the same scheme, host, port, path and query parameters); when it changed, a masked value is a 400 naming the field, and the secret must be sent again. The first provider is the primary, the second the fallback."), h.put)
 	rest.Register(api, settingsArea.Op("deleteChannelProviderSettings", http.MethodDelete, "/v2/settings/channels/{channel}", http.StatusNoContent, "Remove a channel's provider settings",

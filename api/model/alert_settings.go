@@ -83,7 +83,7 @@ type RecipientSettings struct {
 	DistributionListIDs []int64               `json:"distributionListIds,omitempty" maxItems:"1000" doc:"Distribution lists by id." example:"[3]"`
 	Directory           *DirectorySettings    `json:"directory,omitempty" doc:"Directory users."`
 	AdHoc               []AlertAdHocRecipient `json:"adHoc,omitempty" maxItems:"1000" doc:"People who are not contacts, by address."`
-	Areas               []SelectedArea        `json:"areas,omitempty" maxItems:"20" doc:"Geographic areas: contacts with a location inside any of them receive the alert."`
+	Areas               []SelectedArea        `json:"areas,omitempty" maxItems:"20" doc:"Geographic areas: contacts with a location inside any of them receive the alert. The EAS and mobile broadcast CAP documents carry each as an area named by its name, with a polygon per polygon (its outer ring: CAP has no holes) or its circle; together they may take at most 10000 coordinate pairs in a document (one per circle, each polygon's, in each of its language blocks)."`
 	AccessFilter        *AccessFilter         `json:"accessFilter,omitempty" doc:"Keeps only the resolved recipients that match; ad-hoc recipients are not filtered."`
 }
 
@@ -209,8 +209,8 @@ type FeatureLayerSettings struct {
 
 // MobileBroadcastSettings refines wireless emergency alerts.
 type MobileBroadcastSettings struct {
-	ExpiresInMinutes int      `json:"expiresInMinutes,omitempty" minimum:"1" maximum:"1440" doc:"How long phones keep showing it (default 60)."`
-	Languages        []string `json:"languages,omitempty" maxItems:"5" doc:"Extra languages (BCP 47)." example:"[\"es\"]"`
+	ExpiresInMinutes int      `json:"expiresInMinutes,omitempty" minimum:"1" maximum:"1440" doc:"How long the wireless emergency alert is valid: its CAP document's expires is its sent time plus this many minutes (default 60), for the alert and for each update or cancel."`
+	Languages        []string `json:"languages,omitempty" maxItems:"5" pattern:"^[a-zA-Z]{1,8}(-[a-zA-Z0-9]{1,8})*$" doc:"Further languages (BCP 47) the broadcast is for: the CAP document carries one info block in channels.mobileBroadcast.language (en-US when empty), then one per language here, each with the same texts and areas. tocsin translates nothing: write the text in every language named here." example:"[\"es-US\"]"`
 }
 
 // SocialMediaSettings refines the posts of social networks A and B.

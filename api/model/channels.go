@@ -79,15 +79,15 @@ type EasChannel struct {
 	Enabled         bool     `json:"enabled" doc:"Deliver on this channel."`
 	EventCode       string   `json:"eventCode,omitempty" pattern:"^[A-Z]{3}$" doc:"Three-letter EAS event code." example:"CEM"`
 	AudioFileName   string   `json:"audioFileName,omitempty" maxLength:"512" doc:"A stored audio file with an EAS version (uploaded with EncodeForEasAudio), named as the voice block's audioFileName is, embedded in the CAP document. A name that matches no file or several, an image, or a file without an EAS version is a 400 naming this field." example:"sirens/tornado.wav"`
-	DurationMinutes int      `json:"durationMinutes,omitempty" minimum:"15" maximum:"1440" doc:"How long the broadcast is valid."`
-	SameCodes       []string `json:"sameCodes,omitempty" maxItems:"31" doc:"SAME location codes (6 digits each)." example:"[\"017031\"]"`
+	DurationMinutes int      `json:"durationMinutes,omitempty" minimum:"15" maximum:"1440" doc:"How long the broadcast is valid: the CAP document's expires is its sent time plus this many minutes (default 60)."`
+	SameCodes       []string `json:"sameCodes,omitempty" maxItems:"31" pattern:"^[0-9]{6}$" doc:"SAME location codes (6 digits each), sent as geocodes of one more CAP area named after settings.location (else Alert area)." example:"[\"017031\"]"`
 }
 
 // MobileBroadcastChannel sends a wireless emergency alert to phones in the alert's areas.
 type MobileBroadcastChannel struct {
 	Enabled  bool   `json:"enabled" doc:"Deliver on this channel."`
 	Text     string `json:"text,omitempty" maxLength:"360" doc:"Broadcast text (at most 360 characters); MessageSettings.body when empty."`
-	Language string `json:"language,omitempty" maxLength:"16" doc:"Language of the text (BCP 47)." example:"en-US"`
+	Language string `json:"language,omitempty" maxLength:"16" pattern:"^[a-zA-Z]{1,8}(-[a-zA-Z0-9]{1,8})*$" doc:"Language of the text (BCP 47): the language of the CAP document's first info block; en-US when empty." example:"en-US"`
 }
 
 // TeamChatChannel posts the alert to team-chat incoming webhooks configured for the tenant.

@@ -7,10 +7,11 @@ import (
 )
 
 // ChannelProviderSettings configures a tenant's providers of one channel.
-// Secrets (tokens, signing secrets, webhook URLs) are stored encrypted and
-// come back masked ("****" and at most the last four characters); a masked
-// value sent back unchanged keeps the stored secret while the URL it is sent
-// to keeps its destination (scheme, host, port and path).
+// Secrets (tokens, signing secrets, provider and webhook URLs) are stored
+// encrypted and come back masked ("****" and at most the last four
+// characters; a URL keeps its scheme, host and port); a masked value sent
+// back unchanged keeps the stored secret while the URL it is sent to keeps
+// its destination (scheme, host, port, path and query parameters).
 type ChannelProviderSettings struct {
 	Providers          []ChannelProvider `json:"providers,omitempty" maxItems:"2" doc:"The primary provider and, optionally, a fallback tried for what the primary cannot deliver (unreachable, or refusing a message permanently). Every channel but teamChat needs one."`
 	RatePerSecond      float64           `json:"ratePerSecond,omitempty" minimum:"0" maximum:"100000" doc:"Messages per second on this channel for the tenant; 0 means no limit." example:"50"`
@@ -23,9 +24,9 @@ type ChannelProviderSettings struct {
 // ChannelProvider is one provider's address and credentials.
 type ChannelProvider struct {
 	Name          string `json:"name,omitempty" maxLength:"100" doc:"A label for the provider." example:"primary"`
-	URL           string `json:"url" format:"uri" maxLength:"2000" doc:"The provider's base URL (voice and etn: calls go to {url}/calls; push: {url}/push/send; fax: {url}/faxes; eas and mobileBroadcast: the CAP endpoint itself; social and neighborhood: the network's API). Some providers take their API key in the query, so answers mask each query value (\"****\" and at most its last four characters); a masked URL sent back unchanged keeps the stored one. The host is an IP address or a valid DNS name, as for hook targets (an internationalized name is stored in its ASCII form)." example:"https://voice.example.com/v1"`
-	Token         string `json:"token,omitempty" maxLength:"4000" doc:"The provider's API token, sent as a bearer token (secret; masked in answers; a masked token sent back is kept only while url keeps its scheme, host, port and path). Not used by the social and neighborhood networks, whose accounts carry their own tokens." example:"sk_live_51Hx"`
-	SigningSecret string `json:"signingSecret,omitempty" maxLength:"200" doc:"voice and etn: the secret the provider signs status callbacks with (HMAC-SHA256, see receiveCallStatus; masked in answers; a masked secret sent back is kept only while url keeps its scheme, host, port and path)." example:"whsec_6f2d9c0b7a1e4f3d"`
+	URL           string `json:"url" format:"uri" maxLength:"2000" doc:"The provider's base URL (voice and etn: calls go to {url}/calls; push: {url}/push/send; fax: {url}/faxes; eas and mobileBroadcast: the CAP endpoint itself; social and neighborhood: the network's API). Some providers take their API key in the URL, so answers mask every part of it that can carry one, each as \"****\" and at most its last four characters: the user and password, each path segment, each query value (a query item without a value whole) and the fragment; the scheme, host, port and the names of query values stay. A masked URL sent back unchanged keeps the stored one; any other URL holding a mask is a 400 naming it. The host is an IP address or a valid DNS name, as for hook targets (an internationalized name is stored in its ASCII form)." example:"https://voice.example.com/v1"`
+	Token         string `json:"token,omitempty" maxLength:"4000" doc:"The provider's API token, sent as a bearer token (secret; masked in answers; a masked token sent back is kept only while url keeps its scheme, host, port, path and query parameters). Not used by the social and neighborhood networks, whose accounts carry their own tokens." example:"sk_live_51Hx"`
+	SigningSecret string `json:"signingSecret,omitempty" maxLength:"200" doc:"voice and etn: the secret the provider signs status callbacks with (HMAC-SHA256, see receiveCallStatus; masked in answers; a masked secret sent back is kept only while url keeps its scheme, host, port, path and query parameters)." example:"whsec_6f2d9c0b7a1e4f3d"`
 	From          string `json:"from,omitempty" maxLength:"16" doc:"voice and etn: the E.164 caller id; fax: the sending fax number." example:"+15550001000"`
 	SenderID      string `json:"senderId,omitempty" maxLength:"200" doc:"eas and mobileBroadcast: the CAP sender (default tocsin)." example:"oem@county.example"`
 }
@@ -33,7 +34,7 @@ type ChannelProvider struct {
 // TeamChatTarget is a team-chat incoming webhook.
 type TeamChatTarget struct {
 	Name  string `json:"name" minLength:"1" maxLength:"100" pattern:"^[A-Za-z0-9][A-Za-z0-9 ._@:-]*$" doc:"The target's name; a teamChat channel block names the targets to post to." example:"ops-room"`
-	URL   string `json:"url" format:"uri" maxLength:"2000" doc:"The incoming-webhook URL (secret; answers show its host and the last four characters of its path). The host is an IP address or a valid DNS name, as for hook targets (an internationalized name is stored in its ASCII form)." example:"https://hooks.chat.example/services/T000/B000/XXXX"`
+	URL   string `json:"url" format:"uri" maxLength:"2000" doc:"The incoming-webhook URL (secret; answered masked as provider URLs are, so it shows its scheme, host and port and at most the last four characters of each path segment and query value; a masked URL sent back unchanged keeps the stored one, any other URL holding a mask is a 400 naming it). The host is an IP address or a valid DNS name, as for hook targets (an internationalized name is stored in its ASCII form)." example:"https://hooks.chat.example/services/T000/B000/XXXX"`
 	Style string `json:"style" enum:"slack,teams" doc:"The payload style: slack (text and blocks) or teams (a message with an Adaptive Card)." example:"slack"`
 }
 

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/tocsin/tocsin/api/model"
@@ -184,7 +185,42 @@ func TestGroupTree(t *testing.T) {
 			t.Errorf("%s: %v, want %v", q, got, want)
 		}
 	}
-	_ = security
+
+	// Teams created at once under one group all count among its children,
+	// and every node shows as many children as the nodes under it.
+	const teams = 8
+	statuses := make(chan int, teams)
+	var wg sync.WaitGroup
+	for i := range teams {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			statuses <- s.Do(t, http.MethodPost, "/"+tenant+"/directory/staff/groups", s.Token(t, tenant),
+				map[string]any{"name": fmt.Sprintf("Team %d", i), "parentId": fmt.Sprint(security)}).Status
+		}()
+	}
+	wg.Wait()
+	close(statuses)
+	for st := range statuses {
+		if st != http.StatusCreated {
+			t.Errorf("a team created beside the others: %d", st)
+		}
+	}
+	all = tree("?pageSize=100")
+	children := map[int64]int64{}
+	for _, n := range all.Items {
+		if n.ParentID != nil {
+			children[*n.ParentID]++
+		}
+	}
+	for _, n := range all.Items {
+		if n.ChildCount != children[n.ID] {
+			t.Errorf("%s shows %d children, has %d", n.Path, n.ChildCount, children[n.ID])
+		}
+	}
+	if children[security] != teams || all.Paging.TotalCount != 5+teams {
+		t.Errorf("security has %d teams of %d groups", children[security], all.Paging.TotalCount)
+	}
 	for _, q := range []string{"?depth=-1", "?depth=abc", "?sort=size", "?parentId=x"} {
 		if r := s.Do(t, http.MethodGet, "/v2.1/groups/tree"+q, tok, nil); r.Status != http.StatusBadRequest {
 			t.Errorf("%s: %d", q, r.Status)

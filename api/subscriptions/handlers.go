@@ -18,15 +18,16 @@ import (
 	"github.com/tocsin/tocsin/dispatch"
 	"github.com/tocsin/tocsin/hooks"
 	"github.com/tocsin/tocsin/hooks/events"
+	"github.com/tocsin/tocsin/internal/secrets"
 	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/hooksubs"
 	"github.com/tocsin/tocsin/workflows"
 )
 
-// subscriptionModel answers r with its custom headers h masked.
+// subscriptionModel answers r with its url and its custom headers h masked.
 func subscriptionModel(r hooksubs.Subscription, h map[string]string) model.Subscription {
 	s := model.Subscription{
-		ID: r.ID, URL: r.URL, Active: &r.Active, Description: r.Description, Headers: hooks.MaskHeaders(h),
+		ID: r.ID, URL: secrets.MaskURL(r.URL), Active: &r.Active, Description: r.Description, Headers: hooks.MaskHeaders(h),
 		DisabledReason: r.DisabledReason, DisabledAt: r.DisabledAt, CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt,
 	}
 	for _, t := range r.EventTypes {
@@ -77,7 +78,7 @@ func (h *handlers) headers(ctx context.Context, tenant string, r hooksubs.Subscr
 func maskedHeader(h map[string]string) string {
 	names := make([]string, 0, len(h))
 	for name, value := range h {
-		if hooks.IsMasked(value) {
+		if secrets.IsMasked(value) {
 			names = append(names, name)
 		}
 	}
@@ -108,7 +109,7 @@ func (h *handlers) settings(tenant string, id int64, s model.Subscription) (hook
 }
 
 func (h *handlers) create(ctx context.Context, in *struct{ Body model.Subscription }) (*rest.Output[model.Subscription], error) {
-	if err := h.checkBody(ctx, &in.Body); err != nil {
+	if err := h.checkBody(ctx, &in.Body, ""); err != nil {
 		return nil, err
 	}
 	if h.secrets == nil {
@@ -184,13 +185,13 @@ func (h *handlers) update(ctx context.Context, in *struct {
 	PathID
 	Body model.Subscription
 }) (*rest.Output[model.Subscription], error) {
-	if err := h.checkBody(ctx, &in.Body); err != nil {
-		return nil, err
-	}
 	tenant := rest.Tenant(ctx)
 	old, err := h.subs.Get(ctx, tenant, in.ID)
 	if err != nil {
 		return nil, notFound(err)
+	}
+	if err := h.checkBody(ctx, &in.Body, old.URL); err != nil {
+		return nil, err
 	}
 	// The stored headers are opened only to keep masked values: values
 	// sent in full replace headers that can no longer be read.

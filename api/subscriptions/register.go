@@ -58,7 +58,7 @@ func Register(api huma.API, d rest.Deps) {
 		http.StatusConflict),
 		h.create)
 	rest.Register(api, area.Op("getSubscriptions", http.MethodGet, subs, 0, "List hook subscriptions",
-		"A page of the tenant's subscriptions. Sort properties: id, url, active, createdAt, updatedAt (default id)."), h.list)
+		"A page of the tenant's subscriptions, their urls and header values masked. Sort properties: id, url (by scheme, host and port only, the part answers show whole), active, createdAt, updatedAt (default id)."), h.list)
 	// Before {id}, which would otherwise take the literal segment.
 	rest.Register(api, area.Op("getEventTypes", http.MethodGet, subs+"/eventTypes", 0, "List event types",
 		"A page of the event types tocsin emits, with an example payload each: the delivered "+
@@ -68,7 +68,8 @@ func Register(api huma.API, d rest.Deps) {
 		h.eventTypes)
 	rest.Register(api, area.Op("getSubscription", http.MethodGet, sub, 0, "Get a hook subscription", ""), h.get)
 	rest.Register(api, area.Op("updateSubscription", http.MethodPut, sub, 0, "Replace a hook subscription",
-		"Replaces url, eventTypes, active, description and headers; the signing secret stays. A masked header value "+
+		"Replaces url, eventTypes, active, description and headers; the signing secret stays. A masked url sent back unchanged (as getSubscription answered it) keeps the stored url; "+
+			"any other url holding a mask is a 400 naming it. A masked header value "+
 			"sent back unchanged (as getSubscription answered it) keeps the stored value while the url keeps its destination "+
 			"(the same scheme, host, port, path and query parameters); when it changed, a masked value is a 400 naming the header, and the "+
 			"value must be sent again. Setting active to true "+
@@ -94,14 +95,20 @@ func Register(api huma.API, d rest.Deps) {
 }
 
 // checkBody validates what the JSON schema cannot: the target and the
-// headers, and that no signing secret is given.
-func (h *handlers) checkBody(ctx context.Context, s *model.Subscription) error {
+// headers, and that no signing secret is given. A url sent back masked
+// stands for storedURL, the subscription's (secrets.KeepURL; "" when none
+// is stored).
+func (h *handlers) checkBody(ctx context.Context, s *model.Subscription, storedURL string) error {
 	if s.Secret != "" {
 		return rest.Invalid("body", "secret", secretNotSettable, nil)
 	}
-	u, err := h.policy.CheckURL(ctx, s.URL)
+	kept, err := secrets.KeepURL(s.URL, storedURL)
 	if err != nil {
-		return rest.Invalid("body", "url", strings.TrimPrefix(err.Error(), hooks.ErrTarget.Error()+": "), s.URL)
+		return rest.Invalid("body", "url", err.Error(), nil)
+	}
+	u, err := h.policy.CheckURL(ctx, kept)
+	if err != nil {
+		return rest.Invalid("body", "url", strings.TrimPrefix(err.Error(), hooks.ErrTarget.Error()+": "), secrets.MaskURL(kept))
 	}
 	s.URL = u.String()
 	if bad := hooks.CheckHeaders(s.Headers); len(bad) > 0 {

@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/channels/cap"
 	"github.com/tocsin/tocsin/channels/cap/captest"
@@ -29,7 +30,7 @@ func base() cap.Input {
 		Wording: cap.Wording{Headline: "Flash flood warning for the river valley", Description: "The river is rising fast.",
 			Instruction: "Move to higher ground now."},
 		Areas: []cap.AreaInput{
-			{Description: "River valley", Polygon: []cap.Point{{45.1, -122.1}, {45.1, -122.0}, {45.2, -122.0}, {45.2, -122.1}}},
+			{Description: "River valley", Polygons: [][]cap.Point{{{45.1, -122.1}, {45.1, -122.0}, {45.2, -122.0}, {45.2, -122.1}}}},
 			{Description: "Around the dam", Center: &cap.Point{Lat: 45.15, Lng: -122.05}, RadiusKm: 2.5},
 			{Description: "Clackamas County", SAME: []string{"041005"}, Geocodes: []cap.NamedValue{{ValueName: "UGC", Value: "ORZ006"}}},
 		},
@@ -106,9 +107,17 @@ func TestBuildRefuses(t *testing.T) {
 		"expires before sent":     func(in *cap.Input) { in.Expires = in.Sent.Add(-time.Minute) },
 		"no area":                 func(in *cap.Input) { in.Areas = nil },
 		"two-point polygon": func(in *cap.Input) {
-			in.Areas = []cap.AreaInput{{Description: "x", Polygon: []cap.Point{{1, 1}, {2, 2}}}}
+			in.Areas = []cap.AreaInput{{Description: "x", Polygons: [][]cap.Point{{{1, 1}, {2, 2}}}}}
 		},
-		"bad SAME code":  func(in *cap.Input) { in.Areas = []cap.AreaInput{{Description: "x", SAME: []string{"41005"}}} },
+		"bad SAME code": func(in *cap.Input) { in.Areas = []cap.AreaInput{{Description: "x", SAME: []string{"41005"}}} },
+		"bad language":  func(in *cap.Input) { in.Languages = []string{"en_US"} },
+		"too many points": func(in *cap.Input) {
+			ring := make([]cap.Point, cap.MaxPoints/2)
+			for i := range ring {
+				ring[i] = cap.Point{Lat: 45 + float64(i)/1e5, Lng: -122 + float64(i%2)/10}
+			}
+			in.Areas, in.Languages = []cap.AreaInput{{Description: "x", Polygons: [][]cap.Point{ring}}}, []string{"en-US", "es-US"}
+		},
 		"bad event code": func(in *cap.Input) { in.EventCode = "flood" },
 		"empty area":     func(in *cap.Input) { in.Areas = []cap.AreaInput{{Description: "x"}} },
 	}
@@ -200,5 +209,52 @@ func TestEASAndMobileBroadcastDelivery(t *testing.T) {
 	msgs, err := log.ForAlert(ctx, tenant, 42, channels.Eas)
 	if err != nil || len(msgs) != 1 || msgs[0].Status != "Sent" || msgs[0].MsgType != "Alert" {
 		t.Fatalf("logged %+v %v", msgs, err)
+	}
+}
+
+// TestInputOfTheAlertsSettings: the document input of an alert's EAS and
+// mobile broadcast messages expires as the channel's settings say (60
+// minutes when they do not), and mobile broadcast has one info block per
+// language, the block's own first.
+func TestInputOfTheAlertsSettings(t *testing.T) {
+	cases := []struct {
+		ch      channels.Channel
+		s       alert.Settings
+		minutes float64
+		langs   []string
+	}{
+		{channels.MobileBroadcast, alert.Settings{}, 60, []string{"en-US"}},
+		{channels.MobileBroadcast, alert.Settings{MobileBroadcast: &alert.MobileBroadcastSettings{ExpiresInMinutes: 15}}, 15, []string{"en-US"}},
+		{channels.MobileBroadcast, alert.Settings{MobileBroadcast: &alert.MobileBroadcastSettings{ExpiresInMinutes: 720, Languages: []string{"es-US", "vi"}},
+			Channels: &alert.Channels{MobileBroadcast: &alert.MobileBroadcastChannel{Enabled: true, Language: "en-GB"}}}, 720, []string{"en-GB", "es-US", "vi"}},
+		{channels.Eas, alert.Settings{MobileBroadcast: &alert.MobileBroadcastSettings{ExpiresInMinutes: 15, Languages: []string{"es-US"}}}, 60, []string{"en-US"}},
+		{channels.Eas, alert.Settings{Channels: &alert.Channels{Eas: &alert.EasChannel{Enabled: true, DurationMinutes: 30}}}, 30, []string{"en-US"}},
+	}
+	for i, c := range cases {
+		c.s.Message = alert.MessageSettings{Subject: "Tsunami warning", Body: "Go inland"}
+		r, err := alert.NewRenderer("7", 42, &c.s, "", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		m, _ := r.Message(string(c.ch), &alert.Recipient{}, "")
+		in := cap.InputOf(r, &m)
+		in.Identifier, in.Sender = "tocsin-7-42", "tocsin"
+		if in.Sent.IsZero() { // as the Sender sets it
+			in.Sent = time.Now().Truncate(time.Second)
+		}
+		a, err := cap.Build(in)
+		if err != nil {
+			t.Fatalf("case %d: %v", i, err)
+		}
+		if len(a.Info) != len(c.langs) {
+			t.Fatalf("case %d: %d info blocks, want %v", i, len(a.Info), c.langs)
+		}
+		sent, _ := time.Parse(cap.TimeLayout, a.Sent)
+		for j, info := range a.Info {
+			expires, err := time.Parse(cap.TimeLayout, info.Expires)
+			if err != nil || expires.Sub(sent).Minutes() != c.minutes || info.Language != c.langs[j] {
+				t.Errorf("case %d block %d: %s, sent %s, expires %s; want %s, %v minutes", i, j, info.Language, a.Sent, info.Expires, c.langs[j], c.minutes)
+			}
+		}
 	}
 }

@@ -132,12 +132,14 @@ type Point struct {
 	Lng float64 `json:"lng"`
 }
 
-// AreaInput describes one area of the alert.
+// AreaInput describes one area of the alert: the union of its polygons,
+// its circle and the places its geocodes name.
 type AreaInput struct {
 	Description string `json:"description"`
-	// Polygon is closed by Build when its last point is not its first.
-	Polygon []Point `json:"polygon,omitempty"`
-	Center  *Point  `json:"center,omitempty"`
+	// Polygons are rings of points; Build closes a ring whose last point
+	// is not its first.
+	Polygons [][]Point `json:"polygons,omitempty"`
+	Center   *Point    `json:"center,omitempty"`
 	// RadiusKm is the circle's radius.
 	RadiusKm float64 `json:"radiusKm,omitempty"`
 	// SAME lists 6-digit SAME (FIPS) location codes.
@@ -156,7 +158,9 @@ type Input struct {
 	Scope      string    `json:"scope"`
 	References []Ref     `json:"references,omitempty"`
 	Note       string    `json:"note,omitempty"`
-	Language   string    `json:"language,omitempty"`
+	// Languages are the languages of the info blocks, one block each
+	// with the same texts and areas; one en-US block when empty.
+	Languages []string `json:"languages,omitempty"`
 	Classification
 	// EventCode is the three-letter SAME event code (e.g. CEM, EVI, SPW).
 	EventCode string    `json:"eventCode,omitempty"`
@@ -167,12 +171,56 @@ type Input struct {
 	Areas      []AreaInput  `json:"areas"`
 }
 
+// MaxPoints bounds the coordinate pairs of a document: every polygon's
+// pairs and one per circle, in each of its info blocks. It keeps a
+// document within what a CAP endpoint takes in one request (some hundred
+// kilobytes); Points counts them.
+const MaxPoints = 10000
+
+// DefaultLanguage is the language of an info block when the input names none.
+const DefaultLanguage = "en-US"
+
 var (
 	// identifiers and senders: no spaces, commas or markup characters.
 	idPattern   = regexp.MustCompile(`^[^\s,<&]+$`)
 	samePattern = regexp.MustCompile(`^[0-9]{6}$`)
 	codePattern = regexp.MustCompile(`^[A-Z]{3}$`)
+	// what CAP's language (an xs:language) allows
+	languagePattern = regexp.MustCompile(`^[a-zA-Z]{1,8}(-[a-zA-Z0-9]{1,8})*$`)
 )
+
+// languages are the languages of in's info blocks, each once (tags are
+// case-insensitive), in order.
+func (in Input) languages() []string {
+	var out []string
+	for _, l := range in.Languages {
+		if !slices.ContainsFunc(out, func(o string) bool { return strings.EqualFold(o, l) }) {
+			out = append(out, l)
+		}
+	}
+	if len(out) == 0 {
+		out = []string{DefaultLanguage}
+	}
+	return out
+}
+
+// Points is the number of coordinate pairs in's document carries: every
+// polygon's, closed, and one per circle, in each info block.
+func (in Input) Points() int {
+	n := 0
+	for _, a := range in.Areas {
+		for _, p := range a.Polygons {
+			n += len(p)
+			if len(p) > 0 && p[0] != p[len(p)-1] {
+				n++
+			}
+		}
+		if a.Center != nil {
+			n++
+		}
+	}
+	return n * len(in.languages())
+}
 
 // Build checks in and returns its CAP document.
 func Build(in Input) (*Alert, error) {
@@ -222,6 +270,14 @@ func Build(in Input) (*Alert, error) {
 	if len(in.Areas) == 0 {
 		bad("at least one area is required")
 	}
+	if n := in.Points(); n > MaxPoints {
+		bad("the areas take %d coordinate pairs, more than %d", n, MaxPoints)
+	}
+	for _, l := range in.Languages {
+		if !languagePattern.MatchString(l) {
+			bad("language %q is not a language code (BCP 47)", l)
+		}
+	}
 	a := &Alert{
 		Identifier: in.Identifier, Sender: in.Sender, Sent: in.Sent.UTC().Format(TimeLayout),
 		Status: in.Status, MsgType: in.MsgType, Scope: in.Scope, Note: in.Note,
@@ -235,11 +291,8 @@ func Build(in Input) (*Alert, error) {
 		refs = append(refs, r.String())
 	}
 	a.References = strings.Join(refs, " ")
-	info := Info{Language: in.Language, Classification: in.Classification, Wording: in.Wording,
+	info := Info{Classification: in.Classification, Wording: in.Wording,
 		Parameter: in.Parameters, Resource: in.Resources}
-	if info.Language == "" {
-		info.Language = "en-US"
-	}
 	if in.EventCode != "" {
 		info.EventCode = []NamedValue{{ValueName: "SAME", Value: in.EventCode}}
 	}
@@ -251,12 +304,12 @@ func Build(in Input) (*Alert, error) {
 		if out.AreaDesc == "" {
 			bad("areas[%d].description is required", i)
 		}
-		if len(ar.Polygon) > 0 {
-			p, err := polygon(ar.Polygon)
+		for j, ring := range ar.Polygons {
+			p, err := polygon(ring)
 			if err != nil {
-				bad("areas[%d].polygon: %v", i, err)
+				bad("areas[%d].polygons[%d]: %v", i, j, err)
 			}
-			out.Polygon = []string{p}
+			out.Polygon = append(out.Polygon, p)
 		}
 		if ar.Center != nil {
 			if !validPoint(*ar.Center) || ar.RadiusKm < 0 {
@@ -278,7 +331,10 @@ func Build(in Input) (*Alert, error) {
 	if len(errs) > 0 {
 		return nil, fmt.Errorf("invalid CAP alert: %s", strings.Join(errs, "; "))
 	}
-	a.Info = []Info{info}
+	for _, l := range in.languages() {
+		info.Language = l
+		a.Info = append(a.Info, info)
+	}
 	return a, nil
 }
 

@@ -248,67 +248,23 @@ func keyed[T any](field, entry, keyField string, list []T, key func(T) string, c
 	return nil
 }
 
-// isMasked reports whether v is a masked secret sent back unchanged.
-func isMasked(v string) bool { return strings.HasPrefix(v, "****") }
-
-// Masked returns s with every secret masked.
+// Masked returns s with every secret masked: values as secrets.Mask does,
+// URLs as secrets.MaskURL does (some providers take their API key in the
+// URL, and a team-chat webhook URL is itself the secret).
 func (s Settings) Masked() Settings {
 	m := s.clone()
 	for i := range m.Providers {
-		m.Providers[i].URL = maskQuery(m.Providers[i].URL)
+		m.Providers[i].URL = secrets.MaskURL(m.Providers[i].URL)
 		m.Providers[i].Token = secrets.Mask(m.Providers[i].Token)
 		m.Providers[i].SigningSecret = secrets.Mask(m.Providers[i].SigningSecret)
 	}
 	for i := range m.Targets {
-		m.Targets[i].URL = maskURL(m.Targets[i].URL)
+		m.Targets[i].URL = secrets.MaskURL(m.Targets[i].URL)
 	}
 	for i := range m.Accounts {
 		m.Accounts[i].Token = secrets.Mask(m.Accounts[i].Token)
 	}
 	return m
-}
-
-// maskURL keeps a webhook's scheme and host and masks its path, the secret.
-func maskURL(u string) string {
-	p, err := url.Parse(u)
-	if err != nil {
-		return "****"
-	}
-	return p.Scheme + "://" + p.Host + "/" + secrets.Mask(strings.TrimPrefix(p.Path, "/"))
-}
-
-// maskQuery masks each value of a provider URL's query as secrets.Mask
-// does: some providers take their API key there. The rest of the URL is
-// kept as it is.
-func maskQuery(u string) string {
-	base, query, ok := strings.Cut(u, "?")
-	if !ok || query == "" {
-		return u
-	}
-	query, fragment, hasFragment := strings.Cut(query, "#")
-	pairs := strings.Split(query, "&")
-	for i, p := range pairs {
-		if k, v, ok := strings.Cut(p, "="); ok && v != "" {
-			pairs[i] = k + "=" + secrets.Mask(v)
-		}
-	}
-	out := base + "?" + strings.Join(pairs, "&")
-	if hasFragment {
-		out += "#" + fragment
-	}
-	return out
-}
-
-// maskedQuery reports whether a value of u's query is masked.
-func maskedQuery(u string) bool {
-	_, query, _ := strings.Cut(u, "?")
-	query, _, _ = strings.Cut(query, "#")
-	for _, p := range strings.Split(query, "&") {
-		if _, v, ok := strings.Cut(p, "="); ok && isMasked(v) {
-			return true
-		}
-	}
-	return false
 }
 
 func (s Settings) clone() Settings {
@@ -331,12 +287,11 @@ func (s Settings) keepSecrets(old Settings) error {
 		if i < len(old.Providers) {
 			prev = old.Providers[i]
 		}
-		if maskedQuery(s.Providers[i].URL) {
-			if prev.URL == "" || maskQuery(prev.URL) != s.Providers[i].URL {
-				return &FieldError{Field: fmt.Sprintf("providers[%d].url", i), Message: "has a masked query value but no stored URL matches it"}
-			}
-			s.Providers[i].URL = prev.URL
+		u, err := secrets.KeepURL(s.Providers[i].URL, prev.URL)
+		if err != nil {
+			return &FieldError{Field: fmt.Sprintf("providers[%d].url", i), Message: err.Error()}
 		}
+		s.Providers[i].URL = u
 		same := prev.URL != "" && hooks.SameDestination(s.Providers[i].URL, prev.URL)
 		if err := keep(&s.Providers[i].Token, prev.Token, same, fmt.Sprintf("providers[%d].token", i), "the provider's url"); err != nil {
 			return err
@@ -354,12 +309,11 @@ func (s Settings) keepSecrets(old Settings) error {
 		}
 		// The webhook URL is itself the secret: kept, it is sent where it
 		// was sent before.
-		if strings.Contains(s.Targets[i].URL, "/****") {
-			if prev == "" || maskURL(prev) != s.Targets[i].URL {
-				return &FieldError{Field: fmt.Sprintf("targets[%d].url", i), Message: "is masked but no stored webhook matches it"}
-			}
-			s.Targets[i].URL = prev
+		u, err := secrets.KeepURL(s.Targets[i].URL, prev)
+		if err != nil {
+			return &FieldError{Field: fmt.Sprintf("targets[%d].url", i), Message: err.Error()}
 		}
+		s.Targets[i].URL = u
 	}
 	// Every provider posts with every account's token: they stay where they
 	// were sent while each provider URL is one they were sent to.
@@ -385,7 +339,7 @@ func (s Settings) keepSecrets(old Settings) error {
 // mask of, when sameDestination: the URL the secret is sent to (dest, for
 // the message) has the destination it had.
 func keep(v *string, prev string, sameDestination bool, field, dest string) error {
-	if !isMasked(*v) {
+	if !secrets.IsMasked(*v) {
 		return nil
 	}
 	if prev == "" || secrets.Mask(prev) != *v {

@@ -82,3 +82,47 @@ func TestDerive(t *testing.T) {
 		t.Fatal("derived from a short key")
 	}
 }
+
+func TestMaskURLMasksEveryPartThatCanCarryACredential(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"https://sms.example/send?sk_live_abc123":                        "https://sms.example/****?****c123",
+		"https://sms.example/send?sk_live_abc123=":                       "https://sms.example/****?****123=",
+		"https://user:pass@sms.example/":                                 "https://****:****@sms.example/",
+		"https://sk_live_abcdefghij@sms.example":                         "https://****ghij@sms.example",
+		"https://p.example/v1?key=abcdefghijkl&flag&empty=&a=1":          "https://p.example/****?key=****ijkl&****&****&a=****",
+		"https://p.example/cb#access_token=abcdefghijklmnop":             "https://p.example/****#****mnop",
+		"https://p.example/send;token=abcdefghijklmnop/x":                "https://p.example/****mnop/****",
+		"https://hooks.chat.example/services/T000/B000/XXXXXXXXXXXXYYYY": "https://hooks.chat.example/****/****/****/****YYYY",
+		"https://p.example:8443":                                         "https://p.example:8443",
+		"https://p.example:8443/":                                        "https://p.example:8443/",
+		"http://[2001:db8::1]:8080/a?b=c#":                               "http://[2001:db8::1]:8080/****?b=****#",
+		"not a URL at all":                                               "****",
+		"":                                                               "",
+	} {
+		if got := secrets.MaskURL(in); got != want {
+			t.Errorf("MaskURL(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestKeepURLKeepsTheStoredURLOnlyForItsOwnMask(t *testing.T) {
+	t.Parallel()
+	const stored = "https://p.example/v1/send?api_key=sk_live_abcdefgh"
+	masked := secrets.MaskURL(stored)
+	for _, c := range []struct {
+		sent, stored, want string
+		refused            bool
+	}{
+		{sent: masked, stored: stored, want: stored},
+		{sent: "https://p.example/v2/send?api_key=new", stored: stored, want: "https://p.example/v2/send?api_key=new"},
+		{sent: "https://elsewhere.example/****/****?api_key=****efgh", stored: stored, refused: true},
+		{sent: masked + "&region=eu", stored: stored, refused: true},
+		{sent: masked, stored: "", refused: true},
+	} {
+		got, err := secrets.KeepURL(c.sent, c.stored)
+		if c.refused != errors.Is(err, secrets.ErrMaskedURL) || got != c.want {
+			t.Errorf("KeepURL(%q, %q) = %q, %v", c.sent, c.stored, got, err)
+		}
+	}
+}

@@ -41,11 +41,11 @@ type AlertETNTargets struct {
 // unless the alert has targets already.
 func (s *AlertETNTargets) StoreOnce(ctx context.Context, tenant string, alertID int64, areas []Area, lists []string) error {
 	return s.DB.InTx(ctx, func(tx *sqlx.Tx) error {
-		var n int
-		if err := tx.GetContext(ctx, &n, `SELECT count(*) FROM alert_etn_targets WHERE tenant_id = $1 AND alert_id = $2`, tenant, alertID); err != nil {
-			return fmt.Errorf("count etn targets: %w", err)
+		var stored bool
+		if err := tx.GetContext(ctx, &stored, `SELECT EXISTS (SELECT 1 FROM alert_etn_targets WHERE tenant_id = $1 AND alert_id = $2)`, tenant, alertID); err != nil {
+			return fmt.Errorf("look for etn targets: %w", err)
 		}
-		if n > 0 {
+		if stored {
 			return nil
 		}
 		for _, ar := range areas {

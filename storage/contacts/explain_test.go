@@ -3,7 +3,6 @@ package contacts_test
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
@@ -11,6 +10,7 @@ import (
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/contacts"
+	"github.com/tocsin/tocsin/storage/storagetest"
 )
 
 // seed gives tenant and a neighbour n contacts each, with an email, a phone,
@@ -230,46 +230,9 @@ func TestContactPageReadsOnlyTheGroupsAndListsItShows(t *testing.T) {
 		"lists":  page * contacts.MaxPageLists,
 		"counts": page * 2 * (contacts.MaxCountedMemberships + 1),
 	} {
-		read, seqScans := membershipsRead(t, plans[what])
+		read, seqScans := storagetest.RowsRead(t, plans[what], "group_memberships", "distribution_list_members")
 		if read > most || seqScans > 0 {
 			t.Errorf("%s: %d memberships read (at most %d), %d full scans:\n%s", what, read, most, seqScans, plans[what])
 		}
 	}
-}
-
-// membershipsRead sums the rows that the scans of group_memberships and
-// distribution_list_members read in a plan of EXPLAIN (ANALYZE, FORMAT
-// JSON), those they kept and those their filters removed, over all loops,
-// and counts the sequential scans among them.
-func membershipsRead(t *testing.T, plan string) (read, seqScans int) {
-	t.Helper()
-	type node struct {
-		Type      string  `json:"Node Type"`
-		Relation  string  `json:"Relation Name"`
-		Rows      float64 `json:"Actual Rows"`
-		Loops     float64 `json:"Actual Loops"`
-		Filtered  float64 `json:"Rows Removed by Filter"`
-		Rechecked float64 `json:"Rows Removed by Index Recheck"`
-		Plans     []node  `json:"Plans"`
-	}
-	var doc []struct {
-		Plan node `json:"Plan"`
-	}
-	if err := json.Unmarshal([]byte(plan), &doc); err != nil || len(doc) != 1 {
-		t.Fatalf("plan: %v\n%s", err, plan)
-	}
-	var walk func(n node)
-	walk = func(n node) {
-		if n.Relation == "group_memberships" || n.Relation == "distribution_list_members" {
-			read += int((n.Rows + n.Filtered + n.Rechecked) * n.Loops)
-			if n.Type == "Seq Scan" {
-				seqScans++
-			}
-		}
-		for _, c := range n.Plans {
-			walk(c)
-		}
-	}
-	walk(doc[0].Plan)
-	return read, seqScans
 }

@@ -454,15 +454,7 @@ func Explain(ctx context.Context, db *sqlx.DB, tenant string, f Filter, limit in
 	return page, count, err
 }
 
-// explain returns PostgreSQL's plan of q (EXPLAIN, text format).
+// explain returns PostgreSQL's plan of q (storage.Explain).
 func explain(ctx context.Context, db sqlx.QueryerContext, q Query, options ...string) (string, error) {
-	var lines []string
-	head := "EXPLAIN "
-	if len(options) > 0 {
-		head = "EXPLAIN (" + strings.Join(options, ", ") + ") "
-	}
-	if err := sqlx.SelectContext(ctx, db, &lines, head+q.SQL, q.Args...); err != nil {
-		return "", fmt.Errorf("explain: %w", err)
-	}
-	return strings.Join(lines, "\n"), nil
+	return storage.Explain(ctx, db, options, q.SQL, q.Args...)
 }

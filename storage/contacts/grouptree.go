@@ -12,7 +12,8 @@ import (
 	"github.com/tocsin/tocsin/storage"
 )
 
-// TreeNode is one group of the tenant's group tree with its counts.
+// TreeNode is one group of the tenant's group tree with its counts, both
+// kept with the group (migrations 00302 and 00641), not counted.
 type TreeNode struct {
 	ID          int64  `db:"id"`
 	Name        string `db:"name"`
@@ -55,34 +56,11 @@ const (
 // Tree returns one page of group-tree nodes and how many match (as
 // storage.CountRows counts them).
 func Tree(ctx context.Context, db *sqlx.DB, tenant string, f TreeFilter, orderBy string, limit, offset int) ([]TreeNode, storage.Total, error) {
-	args := []any{tenant}
-	arg := func(v any) string {
-		args = append(args, v)
-		return fmt.Sprintf("$%d", len(args))
+	list, count, ok, err := TreeQueries(ctx, db, tenant, f, orderBy)
+	if err != nil || !ok {
+		return []TreeNode{}, storage.ExactTotal(0), err
 	}
-	conds := []string{"g.tenant_id = $1"}
-	if f.ParentID != nil {
-		conds = append(conds, "g.parent_id = "+arg(*f.ParentID))
-	}
-	if f.Depth != nil {
-		conds = append(conds, "g.depth = "+arg(*f.Depth))
-	}
-	if f.AncestorID != nil {
-		path, ok, err := lookUpPath(ctx, db, tenant, *f.AncestorID)
-		if err != nil {
-			return nil, storage.Total{}, err
-		}
-		if !ok {
-			return []TreeNode{}, storage.ExactTotal(0), nil // an unknown ancestor has nothing below it
-		}
-		conds = append(conds, "g.path LIKE "+arg(likePrefix(path)), "g.id <> "+arg(*f.AncestorID))
-	}
-	w := strings.Join(conds, " AND ")
-	q := fmt.Sprintf(`SELECT g.id, g.name, g.description, g.parent_id, g.depth, g.path, g.is_public,
-		(SELECT count(*) FROM groups c WHERE c.tenant_id = g.tenant_id AND c.parent_id = g.id) AS child_count,
-		g.member_count
-		FROM groups g WHERE %s ORDER BY %s`, w, orderBy)
-	nodes, total, err := storage.Page[TreeNode](ctx, db, "groups", storage.CountRows("FROM groups g WHERE "+w), q, args, limit, offset)
+	nodes, total, err := storage.Page[TreeNode](ctx, db, "groups", count, list.SQL, list.Args, limit, offset)
 	if err != nil {
 		return nil, storage.Total{}, err
 	}
@@ -101,6 +79,57 @@ func Tree(ctx context.Context, db *sqlx.DB, tenant string, f TreeFilter, orderBy
 		}
 	}
 	return nodes, total, nil
+}
+
+// TreeQueries returns the statements of a page of the group tree: list
+// reads every node f selects in orderBy order (Tree reads a page of it
+// with storage.Page) and count counts them (storage.CountRows, with list's
+// arguments), so that tests can EXPLAIN exactly what Tree runs. ok is false
+// when f cannot match anything (an unknown ancestor).
+func TreeQueries(ctx context.Context, db sqlx.QueryerContext, tenant string, f TreeFilter, orderBy string) (list Query, count storage.Count, ok bool, err error) {
+	args := []any{tenant}
+	arg := func(v any) string {
+		args = append(args, v)
+		return fmt.Sprintf("$%d", len(args))
+	}
+	conds := []string{"g.tenant_id = $1"}
+	if f.ParentID != nil {
+		conds = append(conds, "g.parent_id = "+arg(*f.ParentID))
+	}
+	if f.Depth != nil {
+		conds = append(conds, "g.depth = "+arg(*f.Depth))
+	}
+	if f.AncestorID != nil {
+		path, ok, err := lookUpPath(ctx, db, tenant, *f.AncestorID)
+		if err != nil || !ok {
+			return Query{}, storage.Count{}, false, err // an unknown ancestor has nothing below it
+		}
+		conds = append(conds, "g.path LIKE "+arg(likePrefix(path)), "g.id <> "+arg(*f.AncestorID))
+	}
+	w := strings.Join(conds, " AND ")
+	list = Query{SQL: fmt.Sprintf(`SELECT g.id, g.name, g.description, g.parent_id, g.depth, g.path, g.is_public, g.child_count, g.member_count
+		FROM groups g WHERE %s ORDER BY %s`, w, orderBy), Args: args}
+	return list, storage.CountRows("FROM groups g WHERE " + w), true, nil
+}
+
+// ExplainTree runs the statements of a page of the group tree (TreeQueries)
+// under EXPLAIN (ANALYZE, FORMAT JSON) and returns their plans by what they
+// read ("page", "count"), so tests can check how many groups each reads.
+func ExplainTree(ctx context.Context, db sqlx.QueryerContext, tenant string, f TreeFilter, orderBy string, limit, offset int) (map[string]string, error) {
+	list, count, ok, err := TreeQueries(ctx, db, tenant, f, orderBy)
+	if err != nil || !ok {
+		return nil, err
+	}
+	var page, counted Query
+	page.SQL, page.Args = storage.PageQuery(list.SQL, list.Args, limit, offset)
+	counted.SQL, counted.Args = storage.CountQuery(count, list.Args, limit, offset)
+	out := map[string]string{}
+	for what, q := range map[string]Query{"page": page, "count": counted} {
+		if out[what], err = explain(ctx, db, q, "ANALYZE", "FORMAT JSON"); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }
 
 // pathNames turns materialized id paths ("/1/5/9/") into name paths

@@ -80,7 +80,10 @@ func (e *GroupPathTooLongError) Error() string {
 // CreateGroup adds a group under parent (a root group when parent is 0),
 // maintaining its materialised path and depth. A sibling with the same name
 // is ErrConflict; a group below MaxGroupDepth levels is ErrGroupTooDeep and
-// one whose path would be too long a *GroupPathTooLongError.
+// one whose path would be too long a *GroupPathTooLongError. The parent
+// is locked as the insert's trigger updates it (its child_count): groups
+// created under one parent at once take turns rather than each holding a
+// lock the other's update waits for.
 func CreateGroup(ctx context.Context, tx *sqlx.Tx, tenant, name, description string, parent int64, public bool) (Group, error) {
 	parentPath, depth := "/", 0
 	pathLength := utf8.RuneCountInString(name)
@@ -95,7 +98,7 @@ func CreateGroup(ctx context.Context, tx *sqlx.Tx, tenant, name, description str
 			SELECT p.path, p.depth,
 				(SELECT coalesce(sum(char_length(a.name)), 0) FROM groups a
 					WHERE a.tenant_id = p.tenant_id AND a.id = ANY (string_to_array(trim(both '/' from p.path), '/')::bigint[])) AS names_length
-			FROM groups p WHERE p.tenant_id = $1 AND p.id = $2 FOR SHARE OF p`, tenant, parent); err != nil {
+			FROM groups p WHERE p.tenant_id = $1 AND p.id = $2 FOR NO KEY UPDATE OF p`, tenant, parent); err != nil {
 			if storage.NotFound(err) == storage.ErrNotFound {
 				return Group{}, ErrParentNotFound
 			}

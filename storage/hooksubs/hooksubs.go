@@ -56,10 +56,12 @@ type Settings struct {
 	HeadersSealed []byte
 }
 
-// Sorting is how subscriptions may be ordered.
+// Sorting is how subscriptions may be ordered. url orders by the part of
+// the url answers show whole, the scheme, host and port: an order by the
+// rest would tell, against urls of one's own, what the masks hide.
 var Sorting = storage.Sorting{
 	Columns: map[string]string{
-		"id": "id", "url": "url", "active": "active", "createdat": "created_at", "updatedat": "updated_at",
+		"id": "id", "url": `substring(url from '^[^:/?#]+://[^/?#]*')`, "active": "active", "createdat": "created_at", "updatedat": "updated_at",
 	},
 	Default: "id", TieBreak: "id",
 }

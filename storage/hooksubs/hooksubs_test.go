@@ -20,7 +20,7 @@ func TestSubscriptionsAreTenantScoped(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	set.URL = "https://example.com/b"
+	set.URL = "https://example.org/b"
 	b, err := s.Create(ctx, tenant, newID(t, s), set, []byte("sealed"))
 	if err != nil {
 		t.Fatal(err)

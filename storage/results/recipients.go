@@ -2,6 +2,7 @@ package results
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -232,30 +233,36 @@ type Counts struct {
 }
 
 // OwnRowCounts counts the deliveries of the channels with rows of their
-// own: the broadcast-style channels (one row per destination) and ETN with
-// areas (one row per number called).
+// own: the broadcast-style channels (one row per destination, a few per
+// alert) and ETN with areas (one row per number called, read from the
+// counts the alert keeps of them: see EtnTargetCounts).
 func (s *Store) OwnRowCounts(ctx context.Context, tenant string, alertID int64) ([]Counts, error) {
-	return storage.SelectAll[Counts](ctx, s.DB, "count own deliveries", `SELECT channel, count(*) AS total,
-			count(*) FILTER (WHERE status = 'Pending') AS pending, count(*) FILTER (WHERE status = 'Retrying') AS retrying,
-			count(*) FILTER (WHERE status = 'Sent') AS sent, count(*) FILTER (WHERE status = 'Delivered') AS delivered,
-			count(*) FILTER (WHERE status = 'Failed') AS failed
-		FROM (SELECT channel, status FROM alert_broadcasts WHERE tenant_id = $1 AND alert_id = $2
-			UNION ALL SELECT 'etn', status FROM alert_etn_targets WHERE tenant_id = $1 AND alert_id = $2) x
-		GROUP BY channel`, tenant, alertID)
+	return storage.SelectAll[Counts](ctx, s.DB, "count own deliveries", ownRowCountsQuery, tenant, alertID)
 }
 
-// EtnTargetCounts counts the ETN targets of an alert by status.
+// EtnTargetCounts counts the ETN targets of an alert by status, as the
+// alert keeps them (alert_etn_counts, kept with the targets by a trigger):
+// one row read, however many numbers the alert calls.
 func (s *Store) EtnTargetCounts(ctx context.Context, tenant string, alertID int64) (Counts, error) {
-	c := Counts{Channel: "etn"}
-	if err := s.DB.GetContext(ctx, &c, `SELECT 'etn' AS channel, count(*) AS total,
+	c, err := storage.GetOne[Counts](ctx, s.DB, "count etn targets", etnCountsQuery, tenant, alertID)
+	if errors.Is(err, storage.ErrNotFound) {
+		return Counts{Channel: "etn"}, nil // no targets stored
+	}
+	return c, err
+}
+
+// The statements that count an alert's own deliveries and its ETN targets
+// (tenant and alert as $1 and $2).
+const (
+	etnCountsQuery = `SELECT 'etn' AS channel, total, pending, retrying, sent, delivered, failed
+		FROM alert_etn_counts WHERE tenant_id = $1 AND alert_id = $2`
+	ownRowCountsQuery = `SELECT channel, count(*) AS total,
 			count(*) FILTER (WHERE status = 'Pending') AS pending, count(*) FILTER (WHERE status = 'Retrying') AS retrying,
 			count(*) FILTER (WHERE status = 'Sent') AS sent, count(*) FILTER (WHERE status = 'Delivered') AS delivered,
 			count(*) FILTER (WHERE status = 'Failed') AS failed
-		FROM alert_etn_targets WHERE tenant_id = $1 AND alert_id = $2`, tenant, alertID); err != nil {
-		return c, fmt.Errorf("count etn targets: %w", err)
-	}
-	return c, nil
-}
+		FROM alert_broadcasts WHERE tenant_id = $1 AND alert_id = $2 GROUP BY channel
+		UNION ALL ` + etnCountsQuery + ` AND total > 0`
+)
 
 // EtnTarget is a number an ETN alert with areas called. A contact's number
 // has the contact's first and last name (as they are now; the name stored
@@ -272,10 +279,35 @@ type EtnTarget struct {
 
 // EtnTargets returns a page of an alert's ETN targets in order.
 func (s *Store) EtnTargets(ctx context.Context, tenant string, alertID int64, limit, offset int) ([]EtnTarget, error) {
-	return storage.SelectAll[EtnTarget](ctx, s.DB, "read etn targets", `SELECT t.seq, t.phone, t.person_id,
-			coalesce(p.first_name, t.name) AS first_name, coalesce(p.last_name, '') AS last_name,
-			t.status, t.attempts, t.provider_message_id, t.error, t.sent_at, t.delivered_at, t.updated_at
-		FROM alert_etn_targets t LEFT JOIN people p ON p.id = t.person_id AND p.tenant_id = t.tenant_id
-		WHERE t.tenant_id = $1 AND t.alert_id = $2 ORDER BY t.seq LIMIT $3 OFFSET $4`,
-		tenant, alertID, limit, offset)
+	return storage.SelectAll[EtnTarget](ctx, s.DB, "read etn targets", etnTargetsQuery, tenant, alertID, limit, offset)
+}
+
+const etnTargetsQuery = `SELECT t.seq, t.phone, t.person_id,
+		coalesce(p.first_name, t.name) AS first_name, coalesce(p.last_name, '') AS last_name,
+		t.status, t.attempts, t.provider_message_id, t.error, t.sent_at, t.delivered_at, t.updated_at
+	FROM alert_etn_targets t LEFT JOIN people p ON p.id = t.person_id AND p.tenant_id = t.tenant_id
+	WHERE t.tenant_id = $1 AND t.alert_id = $2 ORDER BY t.seq LIMIT $3 OFFSET $4`
+
+// ExplainEtnPage runs the statements of an area ETN alert's results page
+// under EXPLAIN (ANALYZE, FORMAT JSON) and returns their plans by what
+// they read: "counts" (EtnTargetCounts), "own" (OwnRowCounts) and "page"
+// (EtnTargets at limit and offset), so tests can check how many targets
+// each reads.
+func (s *Store) ExplainEtnPage(ctx context.Context, tenant string, alertID int64, limit, offset int) (map[string]string, error) {
+	out := map[string]string{}
+	for what, q := range map[string]struct {
+		sql  string
+		args []any
+	}{
+		"counts": {etnCountsQuery, []any{tenant, alertID}},
+		"own":    {ownRowCountsQuery, []any{tenant, alertID}},
+		"page":   {etnTargetsQuery, []any{tenant, alertID, limit, offset}},
+	} {
+		plan, err := storage.Explain(ctx, s.DB, []string{"ANALYZE", "FORMAT JSON"}, q.sql, q.args...)
+		if err != nil {
+			return nil, err
+		}
+		out[what] = plan
+	}
+	return out, nil
 }

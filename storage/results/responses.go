@@ -2,6 +2,7 @@ package results
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -54,51 +55,89 @@ type Response struct {
 	At         time.Time
 }
 
+// A recipient's link may change answers it already gave at most
+// AnswerChangeBurst times at once, and regains one change every
+// AnswerChangeInterval up to that many: a recipient changing their mind a
+// few times is not held back, while whoever holds a link cannot turn it
+// into an unbounded stream of events, hook deliveries and writes (at most
+// AnswerChangeBurst changes, then one per AnswerChangeInterval). A first
+// answer to each question and the confirmation, each given once, are not
+// counted.
+const (
+	AnswerChangeBurst    = 5
+	AnswerChangeInterval = 5 * time.Minute
+)
+
+// ChangeLimitedError refuses a change of answer of a link that has used
+// its allowance (AnswerChangeBurst); RetryAfter is when it has one change
+// again. Nothing was written.
+type ChangeLimitedError struct{ RetryAfter time.Duration }
+
+func (e *ChangeLimitedError) Error() string {
+	return fmt.Sprintf("the link changed its answers too often; retry after %s", e.RetryAfter)
+}
+
+// spendChange takes one change from the allowance of a link that has it
+// whole again at fullAt (nil: it has it now), at now: it returns when the
+// link will have it whole again, or how long it must wait for a change.
+func spendChange(fullAt *time.Time, now time.Time) (time.Time, time.Duration) {
+	from := now
+	if fullAt != nil && fullAt.After(now) {
+		from = *fullAt
+	}
+	next := from.Add(AnswerChangeInterval)
+	if wait := next.Sub(now) - AnswerChangeBurst*AnswerChangeInterval; wait > 0 {
+		return time.Time{}, wait
+	}
+	return next, 0
+}
+
 // Respond records a response and, when it changes something (a first
 // confirmation, or an answer the question did not have), its
 // alert.recipient.responded event, in one transaction, and returns the
 // recipient's answers and confirmation as they are then. The same response
 // again changes nothing, its time included, and emits nothing, as a
 // confirmation by call does: whoever holds a recipient's link cannot turn
-// one response into as many events and hook deliveries as requests.
+// one response into as many events and hook deliveries as requests. A
+// change of an answer already given spends the link's allowance
+// (AnswerChangeBurst); past it, the change is a *ChangeLimitedError and
+// nothing is written, so the answers stay the last ones accepted.
 func (s *Store) Respond(ctx context.Context, r Response) ([]Answer, bool, error) {
 	var answers []Answer
 	var confirmed bool
 	err := s.DB.InTx(ctx, func(tx *sqlx.Tx) error {
 		var rec struct {
-			PersonID  *int64 `db:"person_id"`
-			Confirmed bool   `db:"confirmed"`
+			PersonID  *int64     `db:"person_id"`
+			Confirmed bool       `db:"confirmed"`
+			FullAt    *time.Time `db:"answer_changes_full_at"`
+			Now       time.Time  `db:"now"`
 		}
-		if err := tx.GetContext(ctx, &rec, `SELECT person_id, confirmed_at IS NOT NULL AS confirmed FROM alert_recipients
-			WHERE alert_id = $1 AND tenant_id = $2 AND seq = $3 FOR UPDATE`, r.AlertID, r.Tenant, r.Seq); err != nil {
+		if err := tx.GetContext(ctx, &rec, `SELECT person_id, confirmed_at IS NOT NULL AS confirmed, answer_changes_full_at, now() AS now
+			FROM alert_recipients WHERE alert_id = $1 AND tenant_id = $2 AND seq = $3 FOR UPDATE`, r.AlertID, r.Tenant, r.Seq); err != nil {
 			return fmt.Errorf("record response: %w", err)
 		}
-		changed := !rec.Confirmed
+		changed, fullAt := !rec.Confirmed, rec.FullAt
 		if r.Question > 0 {
-			res, err := tx.ExecContext(ctx, `INSERT INTO alert_responses (tenant_id, alert_id, seq, question_id, option_id, via, responded_at)
-				VALUES ($1, $2, $3, $4, $5, 'link', $6)
-				ON CONFLICT (alert_id, seq, question_id) DO UPDATE SET option_id = excluded.option_id, responded_at = excluded.responded_at
-				WHERE alert_responses.option_id <> excluded.option_id`,
-				r.Tenant, r.AlertID, r.Seq, r.Question, r.Option, r.At)
-			if err != nil {
-				return fmt.Errorf("record answer: %w", err)
+			var given int
+			err := tx.GetContext(ctx, &given, `SELECT option_id FROM alert_responses
+				WHERE alert_id = $1 AND tenant_id = $2 AND seq = $3 AND question_id = $4`, r.AlertID, r.Tenant, r.Seq, r.Question)
+			switch err = storage.NotFound(err); {
+			case errors.Is(err, storage.ErrNotFound):
+				changed = true
+			case err != nil:
+				return fmt.Errorf("read answer: %w", err)
+			case given == r.Option:
+				changed = false
+			default:
+				next, wait := spendChange(rec.FullAt, rec.Now)
+				if wait > 0 {
+					return &ChangeLimitedError{RetryAfter: wait}
+				}
+				changed, fullAt = true, &next
 			}
-			n, _ := res.RowsAffected()
-			changed = n > 0
 		}
 		if changed {
-			if _, err := tx.ExecContext(ctx, `UPDATE alert_recipients SET confirmed_at = coalesce(confirmed_at, $4),
-					responded_at = CASE WHEN $5 THEN $4 ELSE responded_at END
-				WHERE alert_id = $1 AND tenant_id = $2 AND seq = $3`,
-				r.AlertID, r.Tenant, r.Seq, r.At, r.Question > 0); err != nil {
-				return fmt.Errorf("record response: %w", err)
-			}
-			ev := events.RecipientResponded{AlertID: r.AlertID, RecipientID: r.Seq, ContactID: rec.PersonID, Confirmed: true, Via: "link", RespondedAt: r.At}
-			if r.Question > 0 {
-				q, o, text := int64(r.Question), int64(r.Option), r.OptionText
-				ev.QuestionID, ev.OptionID, ev.OptionText = &q, &o, &text
-			}
-			if _, err := storage.EmitEvent(ctx, tx, r.Tenant, storage.EventRecipientResponded, ev); err != nil {
+			if err := recordResponse(ctx, tx, r, rec.PersonID, fullAt); err != nil {
 				return err
 			}
 		}
@@ -107,6 +146,33 @@ func (s *Store) Respond(ctx context.Context, r Response) ([]Answer, bool, error)
 		return err
 	})
 	return answers, confirmed, err
+}
+
+// recordResponse writes r, which changes something, with its event: the
+// answer, the recipient's confirmation and response time, and when the
+// link has its whole allowance of changes again (fullAt).
+func recordResponse(ctx context.Context, tx *sqlx.Tx, r Response, personID *int64, fullAt *time.Time) error {
+	if r.Question > 0 {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO alert_responses (tenant_id, alert_id, seq, question_id, option_id, via, responded_at)
+			VALUES ($1, $2, $3, $4, $5, 'link', $6)
+			ON CONFLICT (alert_id, seq, question_id) DO UPDATE SET option_id = excluded.option_id, responded_at = excluded.responded_at`,
+			r.Tenant, r.AlertID, r.Seq, r.Question, r.Option, r.At); err != nil {
+			return fmt.Errorf("record answer: %w", err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE alert_recipients SET confirmed_at = coalesce(confirmed_at, $4),
+			responded_at = CASE WHEN $5 THEN $4 ELSE responded_at END, answer_changes_full_at = $6
+		WHERE alert_id = $1 AND tenant_id = $2 AND seq = $3`,
+		r.AlertID, r.Tenant, r.Seq, r.At, r.Question > 0, fullAt); err != nil {
+		return fmt.Errorf("record response: %w", err)
+	}
+	ev := events.RecipientResponded{AlertID: r.AlertID, RecipientID: r.Seq, ContactID: personID, Confirmed: true, Via: "link", RespondedAt: r.At}
+	if r.Question > 0 {
+		q, o, text := int64(r.Question), int64(r.Option), r.OptionText
+		ev.QuestionID, ev.OptionID, ev.OptionText = &q, &o, &text
+	}
+	_, err := storage.EmitEvent(ctx, tx, r.Tenant, storage.EventRecipientResponded, ev)
+	return err
 }
 
 // DeliveryRef names one delivery: a recipient of an alert on a channel in a cycle.

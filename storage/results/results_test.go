@@ -367,6 +367,57 @@ func TestTheSameResponseAgainChangesNothing(t *testing.T) {
 	}
 }
 
+// A link spends its allowance of answer changes at once and regains one
+// change per AnswerChangeInterval, up to AnswerChangeBurst; time passing is
+// played by moving the time the allowance is whole again.
+func TestALinkRegainsAnswerChangesOverTime(t *testing.T) {
+	t.Parallel()
+	ctx, db, tenant, _ := stacktest.DBTenants(t)
+	s := results.New(db)
+	al := newAlert(t, db, tenant, storage.Alert{Subject: "Poll"})
+	option := 1
+	flip := func() error {
+		_, _, err := s.Respond(ctx, results.Response{Tenant: tenant, AlertID: al.ID, Seq: 1, Question: 1, Option: 3 - option, At: time.Now().UTC()})
+		if err == nil {
+			option = 3 - option
+		}
+		return err
+	}
+	flips := func(n int) {
+		t.Helper()
+		for i := range n {
+			if err := flip(); err != nil {
+				t.Fatalf("change %d of %d: %v", i+1, n, err)
+			}
+		}
+		var limited *results.ChangeLimitedError
+		if err := flip(); !errors.As(err, &limited) || limited.RetryAfter <= 0 || limited.RetryAfter > results.AnswerChangeInterval {
+			t.Fatalf("change %d of %d: %v", n+1, n, err)
+		}
+	}
+	pass := func(d time.Duration) {
+		t.Helper()
+		if _, err := db.ExecContext(ctx, `UPDATE alert_recipients SET answer_changes_full_at = answer_changes_full_at - make_interval(secs => $3)
+			WHERE alert_id = $1 AND seq = $2`, al.ID, 1, d.Seconds()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := flip(); err != nil {
+		t.Fatalf("first answer: %v", err)
+	}
+	flips(results.AnswerChangeBurst)
+	pass(results.AnswerChangeInterval)
+	flips(1)
+	pass(results.AnswerChangeBurst * results.AnswerChangeInterval)
+	flips(results.AnswerChangeBurst)
+	if n, want := respondedEvents(t, db, tenant), 1+2*results.AnswerChangeBurst+1; n != want {
+		t.Fatalf("%d responded events, want %d", n, want)
+	}
+	if as, _, err := s.RecipientAnswers(ctx, tenant, al.ID, 1); err != nil || len(as) != 1 || as[0].Option != option {
+		t.Fatalf("answers %+v %v, want option %d", as, err, option)
+	}
+}
+
 func TestSharedDeliveriesAndEtnTargets(t *testing.T) {
 	t.Parallel()
 	ctx, db, tenant, other := stacktest.DBTenants(t)
