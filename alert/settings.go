@@ -245,11 +245,43 @@ type ContentSettings struct {
 	Link        string   `json:"link,omitempty"`
 }
 
-// SenderSettings says who the alert is from.
+// SenderSettings says who the alert is from: the display name of its
+// emails' From, where replies to them go and the number its calls and
+// texts show.
 type SenderSettings struct {
 	Name     string `json:"name,omitempty"`
 	ReplyTo  string `json:"replyTo,omitempty"`
 	CallerID string `json:"callerId,omitempty"`
+}
+
+// SenderName is the alert's sender.name ("" when it gives none).
+func (s *Settings) SenderName() string {
+	if s.Sender == nil {
+		return ""
+	}
+	return s.Sender.Name
+}
+
+// ReplyTo is where replies to the alert's emails go: channels.email.replyTo,
+// else sender.replyTo ("" when neither gives one).
+func (s *Settings) ReplyTo() string {
+	if c := s.Channels; c != nil && c.Email != nil && c.Email.ReplyTo != "" {
+		return c.Email.ReplyTo
+	}
+	if s.Sender == nil {
+		return ""
+	}
+	return s.Sender.ReplyTo
+}
+
+// CallerID is the number a channel's calls or texts of the alert show:
+// own, the channel block's callerId, when it gives one, else
+// sender.callerId ("" when neither does: the provider's own number).
+func (s *Settings) CallerID(own string) string {
+	if own != "" || s.Sender == nil {
+		return own
+	}
+	return s.Sender.CallerID
 }
 
 // IncidentSettings ties the alert to an incident.
@@ -378,6 +410,7 @@ type VoiceChannel struct {
 	PressOneToConfirm bool   `json:"pressOneToConfirm,omitempty"`
 	CallAttempts      int    `json:"callAttempts,omitempty"`
 	RedialSeconds     int    `json:"redialSeconds,omitempty"`
+	CallerID          string `json:"callerId,omitempty"`
 }
 
 // EtnChannel calls the phone numbers inside the alert's geographic areas

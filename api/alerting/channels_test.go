@@ -25,6 +25,7 @@ import (
 	"github.com/tocsin/tocsin/channels/fax/faxtest"
 	"github.com/tocsin/tocsin/channels/neighborhood/neighborhoodtest"
 	"github.com/tocsin/tocsin/channels/providers"
+	"github.com/tocsin/tocsin/channels/push"
 	"github.com/tocsin/tocsin/channels/push/pushtest"
 	"github.com/tocsin/tocsin/channels/social/socialtest"
 	"github.com/tocsin/tocsin/channels/teamchat/teamchattest"
@@ -202,8 +203,8 @@ func TestOneAlertOnAllThirteenChannels(t *testing.T) {
 	l.voice.Script(ada.Phone, voicetest.Outcome{Status: "answered", AnsweredBy: "human", Digits: "1"})
 	l.voice.Script(alan.Phone, voicetest.Outcome{Status: "busy"})
 	alert := map[string]any{"settings": map[string]any{
-		"message":  map[string]any{"subject": "Evacuate", "body": "Hello {{firstName}}, leave the building now."},
-		"priority": map[string]any{"priority": "Emergency", "loudTone": map[string]any{"enabled": true}},
+		"message":  map[string]any{"subject": "Evacuate", "body": "Hello {{firstName}}, leave the building now.", "language": "en-GB"},
+		"priority": map[string]any{"priority": "Emergency", "loudTone": map[string]any{"enabled": true, "sound": "Alarm", "durationSeconds": 20}},
 		"channels": map[string]any{
 			"email":           map[string]any{"enabled": true},
 			"text":            map[string]any{"enabled": true},
@@ -315,10 +316,12 @@ func TestOneAlertOnAllThirteenChannels(t *testing.T) {
 			if c.Request.To == ada.Phone && (c.Request.Say == nil || c.Request.Say.Text != "ETN call for Ada about alert "+alertID+".") {
 				t.Errorf("ETN call to Ada: %+v", c.Request.Say)
 			}
-			continue
-		}
-		if c.Request.Gather == nil || c.Request.Repeat != 2 {
+		} else if c.Request.Gather == nil || c.Request.Repeat != 2 {
 			t.Errorf("call without press-1 or repeat: %+v", c.Request)
+		}
+		// Neither block gives a language: the message's is spoken.
+		if c.Request.Say == nil || c.Request.Say.Language != "en-GB" {
+			t.Errorf("call %s not in the message's language: %+v", c.IdempotencyKey, c.Request.Say)
 		}
 	}
 	if etnCalls != 2 {
@@ -331,6 +334,10 @@ func TestOneAlertOnAllThirteenChannels(t *testing.T) {
 	for _, n := range pushes {
 		if n.Title != "Evacuate now, Ada" || n.InterruptionLevel != "critical" || !strings.Contains(n.Body, "Hello Ada") {
 			t.Errorf("push notification %+v", n)
+		}
+		// The priority's tone: its sound file, for its seconds.
+		if snd, ok := n.Sound.(push.CriticalSound); !ok || snd.Name != "alarm.caf" || n.Data[push.DataLoudToneSeconds] != "20" {
+			t.Errorf("push notification's tone: %+v, data %v", n.Sound, n.Data)
 		}
 	}
 	if a := l.app.Received(); len(a) != 1 || a[0].To != "ada-app-token" || a[0].Body != "App body for Ada" {

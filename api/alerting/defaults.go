@@ -8,6 +8,7 @@ import (
 
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/internal/emailaddr"
 )
 
 // BuiltinDefaults are the defaults of a tenant that has not changed them.
@@ -50,9 +51,10 @@ func (h *handler) defaults(ctx context.Context, tenant string) (model.AlertDefau
 }
 
 // checkDefaults refuses defaults that could not serve every alert that
-// leaves out what they fill; the schema has checked the rest (channel
-// names and count, workflow bounds, sender).
-func checkDefaults(d model.AlertDefaults) error {
+// leaves out what they fill, and keeps the sender's Reply-To in its one
+// spelling, as an alert's (checkSender); the schema has checked the rest
+// (channel names and count, workflow bounds, the caller id).
+func checkDefaults(d *model.AlertDefaults) error {
 	if d.Type != model.AlertTypeDefault {
 		needs := map[model.AlertType]string{
 			model.AlertTypePoll:       "a Poll alert needs its survey questions",
@@ -72,6 +74,18 @@ func checkDefaults(d model.AlertDefaults) error {
 	}
 	if d.LoudTone && d.Priority != model.PriorityEmergency {
 		return rest.Invalid("body", "loudTone", "the loud tone is for Emergency alerts only", true)
+	}
+	if n := d.Sender.Name; n != nil {
+		if err := checkSenderName(*n); err != nil {
+			return rest.Invalid("body", "sender.name", err.Error(), *n)
+		}
+	}
+	if a := d.Sender.ReplyTo; a != nil && *a != "" {
+		addr, err := emailaddr.Normalize(*a)
+		if err != nil {
+			return rest.Invalid("body", "sender.replyTo", err.Error(), *a)
+		}
+		*a = addr
 	}
 	return nil
 }
@@ -119,7 +133,7 @@ type updateDefaultsInput struct {
 
 func (h *handler) updateAlertsDefault(ctx context.Context, in *updateDefaultsInput) (*rest.Output[model.SingleAlertDefaultsResponse], error) {
 	d := in.Body
-	if err := checkDefaults(d); err != nil {
+	if err := checkDefaults(&d); err != nil {
 		return nil, err
 	}
 	if d.Workflow.Cycles == nil {

@@ -14,7 +14,8 @@ import (
 
 // TestDefaultsThatCannotServeAnAlertAreRefused: defaults that would make
 // every alert leaving out what they fill fail (a Poll or Conference type,
-// no channels) are a 400 naming the field and change nothing; an alert
+// no channels, a sender an alert could not give) are a 400 naming the
+// field and change nothing; an alert
 // without type or channels is still accepted. Defaults stored before the
 // check are read with the built-in type and channels in their place.
 func TestDefaultsThatCannotServeAnAlertAreRefused(t *testing.T) {
@@ -39,6 +40,12 @@ func TestDefaultsThatCannotServeAnAlertAreRefused(t *testing.T) {
 		{"a channel twice", "body.channels[1]", "twice", valid(func(d map[string]any) { d["channels"] = []string{"text", "text"} })},
 		{"loud tone", "body.loudTone", "Emergency", valid(func(d map[string]any) { d["loudTone"] = true })},
 		{"null workflow", "body.workflow", "", valid(func(d map[string]any) { d["workflow"] = nil })},
+		{"a line break in the sender's name", "body.sender.name", "control characters",
+			valid(func(d map[string]any) { d["sender"] = map[string]any{"name": "Campus\r\nBcc: x@example.com"} })},
+		{"a Reply-To with a name", "body.sender.replyTo", "alone",
+			valid(func(d map[string]any) { d["sender"] = map[string]any{"replyTo": "Safety <safety@example.com>"} })},
+		{"a caller id that is no number", "body.sender.callerId", "",
+			valid(func(d map[string]any) { d["sender"] = map[string]any{"callerId": "555-0100"} })},
 	} {
 		r := s.Do(t, http.MethodPut, "/v2/alerts/defaults", tok, c.body)
 		if r.Status != http.StatusBadRequest {
@@ -50,6 +57,11 @@ func TestDefaultsThatCannotServeAnAlertAreRefused(t *testing.T) {
 	r := s.Do(t, http.MethodPost, "/v2/alerts/defaults", tok, nil)
 	if r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"customized":false`) {
 		t.Fatalf("the refusals changed the defaults: %d %s", r.Status, r.Body)
+	}
+	// A default Reply-To is kept in its one spelling, as an alert's.
+	r = s.Do(t, http.MethodPut, "/v2/alerts/defaults", tok, valid(func(d map[string]any) { d["sender"] = map[string]any{"replyTo": "Safety@Example.COM"} }))
+	if r.Status != http.StatusOK || !strings.Contains(string(r.Body), `"replyTo":"safety@example.com"`) {
+		t.Fatalf("default Reply-To: %d %s", r.Status, r.Body)
 	}
 	alert := map[string]any{"settings": map[string]any{
 		"message":    map[string]any{"subject": "Drill", "body": "This is a drill."},

@@ -126,6 +126,8 @@ func (h *handler) prepare(ctx context.Context, tenant string, in model.AlertSett
 			s.Recipients.AdHoc[i].Email = e
 		}
 	}
+	checkSender(&s, f)
+	checkSocialMedia(&s, f)
 	if d := r.Directory; d != nil && !d.AllUsers && len(d.UserIDs) == 0 {
 		f.add("recipients.directory.userIds", "give userIds or set allUsers", nil)
 	}

@@ -115,6 +115,42 @@ func TestBadInputIsA4xxNamingTheField(t *testing.T) {
 				{"text": "q2", "options": []map[string]any{{"text": "c"}, {"id": 7, "text": "d"}}},
 			}}
 		}), "body.settings.survey.questions[1].options[1].id", "option id 7 is used twice"},
+		{"a line break in the sender's name", with(func(s map[string]any) {
+			s["sender"] = map[string]any{"name": "Campus\nBcc: victim@example.com"}
+		}), "body.settings.sender.name", "control characters"},
+		{"a Reply-To with a display name", with(func(s map[string]any) {
+			s["sender"] = map[string]any{"replyTo": "Safety <safety@example.com>"}
+		}), "body.settings.sender.replyTo", "alone"},
+		{"two Reply-To addresses", with(func(s map[string]any) {
+			s["channels"] = map[string]any{"email": map[string]any{"enabled": true, "replyTo": "a@example.com, b@example.com"}}
+		}), "body.settings.channels.email.replyTo", ""},
+		{"an email block's Reply-To with a comment", with(func(s map[string]any) {
+			s["channels"] = map[string]any{"email": map[string]any{"enabled": true, "replyTo": "desk@example.com (Desk)"}}
+		}), "body.settings.channels.email.replyTo", "alone"},
+		{"a caller id that is no E.164 number", with(func(s map[string]any) { s["sender"] = map[string]any{"callerId": "555-0100"} }),
+			"body.settings.sender.callerId", ""},
+		{"a voice caller id that is no E.164 number", with(func(s map[string]any) {
+			s["channels"] = map[string]any{"voice": map[string]any{"enabled": true, "callerId": "+1 555 0100"}}
+		}), "body.settings.channels.voice.callerId", ""},
+		{"an ETN caller id that is a name", with(func(s map[string]any) {
+			s["channels"] = map[string]any{"etn": map[string]any{"enabled": true, "callerId": "CountyOEM"}}
+		}), "body.settings.channels.etn.callerId", ""},
+		{"a hashtag with a space", with(func(s map[string]any) {
+			s["socialMedia"] = map[string]any{"hashtags": []string{"storm", "snow day"}}
+		}), "body.settings.socialMedia.hashtags[1]", "cannot be in a hashtag"},
+		{"a hashtag of digits", with(func(s map[string]any) { s["socialMedia"] = map[string]any{"hashtags": []string{"#2026"}} }),
+			"body.settings.socialMedia.hashtags[0]", "digits alone"},
+		{"a hashtag twice", with(func(s map[string]any) {
+			s["socialMedia"] = map[string]any{"hashtags": []string{"#Storm", "storm"}}
+		}), "body.settings.socialMedia.hashtags[1]", "socialMedia.hashtags[0]"},
+		{"a link that fills network A's posts", with(func(s map[string]any) {
+			s["content"] = map[string]any{"link": "https://county.example/" + strings.Repeat("a", 130)}
+			s["channels"] = map[string]any{"socialPostA": map[string]any{"enabled": true, "includeLink": true}}
+		}), "body.settings.content.link", "leave room for the text"},
+		{"hashtags that fill network A's posts", with(func(s map[string]any) {
+			s["socialMedia"] = map[string]any{"hashtags": []string{strings.Repeat("a", 50), strings.Repeat("b", 50), strings.Repeat("c", 50)}}
+			s["channels"] = map[string]any{"socialPostA": map[string]any{"enabled": true}}
+		}), "body.settings.socialMedia.hashtags", "leave room for the text"},
 		{"later past a year", with(func(s map[string]any) {
 			s["schedule"] = map[string]any{"type": "Later", "sendAt": time.Now().AddDate(1, 0, 0).Add(time.Hour).Format(time.RFC3339)}
 		}), "body.settings.schedule.sendAt", "at most a year ahead"},
@@ -148,6 +184,14 @@ func TestBadInputIsA4xxNamingTheField(t *testing.T) {
 			s["schedule"] = map[string]any{"type": "Later", "sendAt": time.Now().AddDate(1, 0, 0).Add(-time.Hour).Format(time.RFC3339)}
 		}),
 		"a file attached once": with(func(s map[string]any) { s["content"] = map[string]any{"attachments": []string{"brand/logo.png"}} }),
+		"a name of any printable characters": with(func(s map[string]any) {
+			s["sender"] = map[string]any{"name": `Sécurité "Campus", <ops@example.com> — Zoë 😀`, "replyTo": "Safety@Example.com", "callerId": "+15550100"}
+		}),
+		"hashtags that leave room on network A": with(func(s map[string]any) {
+			s["socialMedia"] = map[string]any{"hashtags": []string{"Schnee_Tag", "#été2026"}, "includeLink": true}
+			s["content"] = map[string]any{"link": "https://county.example/storm"}
+			s["channels"] = map[string]any{"socialPostA": map[string]any{"enabled": true}}
+		}),
 		"distinct ids": with(func(s map[string]any) {
 			s["type"] = "Poll"
 			s["survey"] = map[string]any{"questions": []map[string]any{

@@ -40,7 +40,7 @@ type AlertSettings struct {
 type MessageSettings struct {
 	Subject   string                  `json:"subject" minLength:"1" maxLength:"200" doc:"Subject (email subject, push title, list display)." example:"Campus closed today"`
 	Body      string                  `json:"body" minLength:"1" maxLength:"20000" doc:"The message text. Variables in double braces are filled per recipient." example:"Hello {{firstName}}, campus is closed today because of snow."`
-	Language  string                  `json:"language,omitempty" maxLength:"16" doc:"Language of the message (BCP 47)." example:"en"`
+	Language  string                  `json:"language,omitempty" maxLength:"16" doc:"Language of the message (BCP 47): the text-to-speech language of ETN calls, and of voice calls whose block gives none (en-US when neither does). Other channels send the text as it is." example:"en"`
 	Variables *CustomMessageVariables `json:"variables,omitempty" doc:"Custom variables the message may use besides the built-in ones."`
 }
 
@@ -130,14 +130,14 @@ type AccessRecipe struct {
 // PrioritySettings sets the alert's priority.
 type PrioritySettings struct {
 	Priority PriorityType      `json:"priority"`
-	LoudTone *LoudToneSettings `json:"loudTone,omitempty" doc:"Loud tone on devices (Emergency only)."`
+	LoudTone *LoudToneSettings `json:"loudTone,omitempty" doc:"Loud tone on devices (Emergency only): push and app notifications play it. A channel block's loudTone plays it too, with this block's sound and duration when it gives them."`
 }
 
 // LoudToneSettings asks devices to sound a loud tone.
 type LoudToneSettings struct {
 	Enabled         bool   `json:"enabled"`
-	Sound           string `json:"sound,omitempty" enum:"Siren,Alarm,Chime" doc:"The tone (default Siren)."`
-	DurationSeconds int    `json:"durationSeconds,omitempty" minimum:"1" maximum:"60" doc:"How long the tone sounds (default 10)."`
+	Sound           string `json:"sound,omitempty" enum:"Siren,Alarm,Chime" doc:"The tone (default Siren): the critical sound file push and app notifications ask for, loud_tone.caf, alarm.caf or chime.caf, which the app bundles."`
+	DurationSeconds int    `json:"durationSeconds,omitempty" minimum:"1" maximum:"60" doc:"How long the app sounds the tone (default 10): the loudToneSeconds of the notification's data."`
 }
 
 // ScheduleSettings says when the alert is sent.
@@ -172,9 +172,9 @@ type ContentSettings struct {
 // that a value an alert gives ("" too) is told apart from one it leaves to
 // the tenant's defaults.
 type SenderSettings struct {
-	Name     *string `json:"name,omitempty" maxLength:"100" doc:"Display name of the sender (email From name, the sent-alerts from filter)." example:"Campus Safety"`
-	ReplyTo  *string `json:"replyTo,omitempty" format:"email" maxLength:"254" doc:"Reply-To address of emails." example:"safety@example.com"`
-	CallerID *string `json:"callerId,omitempty" pattern:"^\\+[1-9][0-9]{6,14}$" doc:"Number shown on calls and texts where the provider allows it." example:"+15550100"`
+	Name     *string `json:"name,omitempty" maxLength:"100" doc:"Display name of the sender: the From name of the alert's emails, whose address stays the platform's (TOCSIN_SMTP_FROM, so SPF and DMARC hold; without a name, its name too), {{senderName}} and the sent-alerts from filter. Any character but a control character (a line break or tab is a 400 naming this field); the From header carries it quoted, or RFC 2047-encoded when it is not all printable ASCII, so quotes, commas, angle brackets and non-ASCII letters show as written and never add an address or a header." example:"Campus Safety"`
+	ReplyTo  *string `json:"replyTo,omitempty" format:"email" maxLength:"254" doc:"Where replies to the alert's emails go (their Reply-To header) unless channels.email.replyTo gives another; no Reply-To when neither does, and replies go to the From address. An RFC 5322 address alone, as a recipient's: a display name, comment or second address is a 400 naming this field; taken in lower case." example:"safety@example.com"`
+	CallerID *string `json:"callerId,omitempty" pattern:"^\\+[1-9][0-9]{6,14}$" doc:"E.164 number the alert's calls and texts show unless the voice or ETN block's callerId gives another: the from of each call request to the voice provider (voice and ETN) and of each text to the text provider. Without one, calls show the provider's configured from and texts the text provider's own number. The provider decides whether it may show the number (typically one verified for the agency's account)." example:"+15550100"`
 }
 
 // IncidentSettings ties the alert to an incident.
@@ -213,10 +213,10 @@ type MobileBroadcastSettings struct {
 	Languages        []string `json:"languages,omitempty" maxItems:"5" pattern:"^[a-zA-Z]{1,8}(-[a-zA-Z0-9]{1,8})*$" doc:"Further languages (BCP 47) the broadcast is for: the CAP document carries one info block in channels.mobileBroadcast.language (en-US when empty), then one per language here, each with the same texts and areas. tocsin translates nothing: write the text in every language named here." example:"[\"es-US\"]"`
 }
 
-// SocialMediaSettings refines social posts.
+// SocialMediaSettings refines the posts of social networks A and B.
 type SocialMediaSettings struct {
-	Hashtags    []string `json:"hashtags,omitempty" maxItems:"10" example:"[\"snowday\"]"`
-	IncludeLink bool     `json:"includeLink,omitempty" doc:"Append ContentSettings.link to posts."`
+	Hashtags    []string `json:"hashtags,omitempty" maxItems:"10" doc:"Hashtags that end the alert's posts on social networks A and B (socialPostA, socialPostB; the neighborhood network and team chat do not use them), each with its # (given with or without it), in this order after the text, kept whole when the text is cut to the network's length. Each is one tag: 1 to 50 letters, digits, marks and underscores, at least one a letter, and no two the same ignoring case; else a 400 naming it. With socialPostA enabled, they and the link it ends with take at most 140 characters (half its post), else a 400 naming this field." example:"[\"snowday\", \"#CampusSafety\"]"`
+	IncludeLink bool     `json:"includeLink,omitempty" doc:"Add content.link to the posts of both social networks, as each block's includeLink does: network A's text ends with it (before the hashtags, kept whole), network B shows it with the post."`
 }
 
 // SecuritySettings limit who sees the alert.

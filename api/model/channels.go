@@ -9,7 +9,7 @@ type EmailChannel struct {
 	Subject string `json:"subject,omitempty" maxLength:"200" doc:"Subject for email; MessageSettings.subject when empty. Variables such as {{firstName}} are filled per recipient." example:"Campus closed today, {{firstName}}"`
 	Body    string `json:"body,omitempty" maxLength:"100000" doc:"Plain-text body for email; MessageSettings.body when empty. Variables are filled per recipient."`
 	HTML    string `json:"html,omitempty" maxLength:"200000" doc:"Optional HTML body sent beside the text body. Variables are filled per recipient (HTML-escaped)."`
-	ReplyTo string `json:"replyTo,omitempty" format:"email" maxLength:"254" doc:"Reply-To address; SenderSettings.replyTo when empty." example:"safety@example.com"`
+	ReplyTo string `json:"replyTo,omitempty" format:"email" maxLength:"254" doc:"Where replies to this channel's emails go (Reply-To); SenderSettings.replyTo when empty. An RFC 5322 address alone, as a recipient's: a display name, comment or second address is a 400 naming this field; taken in lower case." example:"safety@example.com"`
 	// IncludeAttachments defaults to true when absent.
 	IncludeAttachments *bool `json:"includeAttachments,omitempty" doc:"Attach the alert's attachments (default true)."`
 }
@@ -30,11 +30,12 @@ type VoiceChannel struct {
 	Message           string `json:"message,omitempty" maxLength:"5000" doc:"Text read by text-to-speech; MessageSettings.body when empty."`
 	AudioFileName     string `json:"audioFileName,omitempty" maxLength:"512" doc:"A stored audio file played instead of text-to-speech (its voice version when it has one), by its full name (folder/name) or by its name alone when only one file has it. A name that matches no file or several, or an image, is a 400 naming this field." example:"sirens/tornado.wav"`
 	Repeat            int    `json:"repeat,omitempty" minimum:"1" maximum:"5" doc:"How many times the message is played (default 1)."`
-	Language          string `json:"language,omitempty" maxLength:"16" doc:"Text-to-speech language (BCP 47)." example:"en-US"`
+	Language          string `json:"language,omitempty" maxLength:"16" doc:"Text-to-speech language (BCP 47); MessageSettings.language when empty, else en-US." example:"en-US"`
 	AnsweringMachine  string `json:"answeringMachine,omitempty" enum:"LeaveMessage,HangUp" doc:"What to do when an answering machine picks up (default LeaveMessage)."`
 	PressOneToConfirm bool   `json:"pressOneToConfirm,omitempty" doc:"Ask the callee to press 1 to confirm; a confirmation counts like a confirmation link."`
 	CallAttempts      int    `json:"callAttempts,omitempty" minimum:"1" maximum:"10" doc:"Calls made to a number that is busy or does not answer, the first included (default 1)." example:"3"`
 	RedialSeconds     int    `json:"redialSeconds,omitempty" minimum:"30" maximum:"3600" doc:"Seconds between such calls (default 300)." example:"120"`
+	CallerID          string `json:"callerId,omitempty" pattern:"^\\+[1-9][0-9]{6,14}$" doc:"E.164 number the calls show, passed to the voice provider as each call request's from; SenderSettings.callerId when empty, else the provider's configured from." example:"+15550100"`
 }
 
 // EtnChannel calls the phone numbers inside the alert's geographic areas
@@ -44,7 +45,7 @@ type EtnChannel struct {
 	Message       string `json:"message,omitempty" maxLength:"5000" doc:"Text read by text-to-speech; MessageSettings.body when empty."`
 	AudioFileName string `json:"audioFileName,omitempty" maxLength:"512" doc:"A stored audio file played instead of text-to-speech (its voice version when it has one), by its full name (folder/name) or by its name alone when only one file has it. A name that matches no file or several, or an image, is a 400 naming this field." example:"sirens/tornado.wav"`
 	Repeat        int    `json:"repeat,omitempty" minimum:"1" maximum:"5" doc:"How many times the message is played (default 1)."`
-	CallerID      string `json:"callerId,omitempty" maxLength:"32" doc:"Number shown to the callee (E.164)." example:"+15550100"`
+	CallerID      string `json:"callerId,omitempty" pattern:"^\\+[1-9][0-9]{6,14}$" doc:"E.164 number the calls show, passed to the voice provider as each call request's from; SenderSettings.callerId when empty, else the provider's configured from." example:"+15550100"`
 	// AddressPointLists adds imported address points inside the areas.
 	AddressPointLists []string `json:"addressPointLists,omitempty" maxItems:"20" doc:"Imported ETN address-point lists whose points inside the alert's areas are called too. When the alert has areas (recipients.areas), ETN calls every number inside them (contacts' callable phones at their locations and these points) instead of the recipients' phones. A name that is no list of the tenant (importEtnAddressPoints imports one) is a 400 naming it, enabled block or not. Names are compared in NFC, so either spelling of a list's name (é as one character, or e and a combining accent) names it." example:"[\"wells\"]"`
 }
@@ -100,16 +101,16 @@ type TeamChatChannel struct {
 type SocialPostChannelA struct {
 	Enabled     bool     `json:"enabled" doc:"Deliver on this channel."`
 	Accounts    []string `json:"accounts,omitempty" maxItems:"20" doc:"Names of the tenant's configured accounts; every account when empty."`
-	Message     string   `json:"message,omitempty" maxLength:"280" doc:"Post text; MessageSettings.body when empty."`
-	IncludeLink bool     `json:"includeLink,omitempty" doc:"Append a link to the alert's public details."`
+	Message     string   `json:"message,omitempty" maxLength:"280" doc:"Post text; MessageSettings.body when empty. The post (the subject, a colon and the text, then the link and the hashtags) takes at most 280 characters: the text is cut at a word boundary to leave room for what follows it, which stays whole."`
+	IncludeLink bool     `json:"includeLink,omitempty" doc:"End the post's text with content.link (socialMedia.includeLink does this for both networks); the link stays whole, before the hashtags."`
 }
 
 // SocialPostChannelB posts the alert to the tenant's accounts on the second social network.
 type SocialPostChannelB struct {
 	Enabled     bool     `json:"enabled" doc:"Deliver on this channel."`
 	Accounts    []string `json:"accounts,omitempty" maxItems:"20" doc:"Names of the tenant's configured accounts; every account when empty."`
-	Message     string   `json:"message,omitempty" maxLength:"2000" doc:"Post text; MessageSettings.body when empty."`
-	IncludeLink bool     `json:"includeLink,omitempty" doc:"Append a link to the alert's public details."`
+	Message     string   `json:"message,omitempty" maxLength:"2000" doc:"Post text; MessageSettings.body when empty. socialMedia.hashtags follow it."`
+	IncludeLink bool     `json:"includeLink,omitempty" doc:"Show content.link with the post (the feed's link field; socialMedia.includeLink does this for both networks)."`
 }
 
 // NeighborhoodChannel posts the alert to neighborhood-network groups through

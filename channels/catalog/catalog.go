@@ -36,8 +36,8 @@ type Entry struct {
 // entries are every channel's entry in a fixed order; table indexes them.
 // Both are built once and only read.
 var entries = []Entry{
-	{Descriptor: email.Descriptor},
-	{Descriptor: sms.Descriptor},
+	{Descriptor: email.Descriptor, Options: email.FromAlert},
+	{Descriptor: sms.Descriptor, Options: sms.FromAlert},
 	{Descriptor: voice.Descriptor, Options: voice.FromAlert, File: voice.File, FileField: "audioFileName"},
 	{Descriptor: etn.Descriptor, Options: etn.FromAlert, File: etn.File, FileField: "audioFileName"},
 	{Descriptor: push.Descriptor, Options: push.FromAlert},

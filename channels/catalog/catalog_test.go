@@ -7,8 +7,10 @@ import (
 
 	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/channels"
+	"github.com/tocsin/tocsin/channels/email"
 	"github.com/tocsin/tocsin/channels/neighborhood"
 	"github.com/tocsin/tocsin/channels/push"
+	"github.com/tocsin/tocsin/channels/sms"
 	"github.com/tocsin/tocsin/channels/social"
 	"github.com/tocsin/tocsin/channels/teamchat"
 	"github.com/tocsin/tocsin/channels/voice"
@@ -48,17 +50,25 @@ func TestAddressing(t *testing.T) {
 	}
 }
 
-// TestOptions: each channel's message carries its block's settings, and an
-// alert without channel blocks adds none.
+// TestOptions: each channel's message carries its block's settings and
+// the alert's that concern it (the sender, the message's language, social
+// media), its text left as rendered, and an alert without channel blocks
+// adds none.
 func TestOptions(t *testing.T) {
 	s := &alert.Settings{
-		Message:  alert.MessageSettings{Subject: "Storm", Body: "Take cover"},
-		Priority: &alert.PrioritySettings{Priority: alert.PriorityEmergency},
-		Content:  &alert.ContentSettings{Link: "https://example.com/storm"},
+		Message:     alert.MessageSettings{Subject: "Storm", Body: "Take cover", Language: "es-US"},
+		Priority:    &alert.PrioritySettings{Priority: alert.PriorityEmergency, LoudTone: &alert.LoudToneSettings{Sound: "Chime", DurationSeconds: 30}},
+		Content:     &alert.ContentSettings{Link: "https://example.com/storm"},
+		Sender:      &alert.SenderSettings{Name: "County OEM", ReplyTo: "oem@example.com", CallerID: "+15550100"},
+		SocialMedia: &alert.SocialMediaSettings{Hashtags: []string{"storm", "#CountyOEM"}},
 		Channels: &alert.Channels{
-			Voice:        &alert.VoiceChannel{Enabled: true, Repeat: 3, PressOneToConfirm: true, AudioFileName: "siren.wav"},
+			Email:        &alert.EmailChannel{Enabled: true, ReplyTo: "desk@example.com"},
+			Text:         &alert.TextMessageChannel{Enabled: true},
+			Voice:        &alert.VoiceChannel{Enabled: true, Repeat: 3, PressOneToConfirm: true, AudioFileName: "siren.wav", Language: "en-GB"},
+			Etn:          &alert.EtnChannel{Enabled: true, CallerID: "+15550199"},
 			Push:         &alert.PushChannel{Enabled: true, LoudTone: true},
 			SocialPostA:  &alert.SocialPostChannelA{Enabled: true, IncludeLink: true},
+			SocialPostB:  &alert.SocialPostChannelB{Enabled: true},
 			Neighborhood: &alert.NeighborhoodChannel{Enabled: true, Groups: []string{"g1", "g2"}},
 		},
 	}
@@ -72,17 +82,21 @@ func TestOptions(t *testing.T) {
 		}
 		return "t/7/" + use + "/" + name
 	}
+	tags := []string{"#storm", "#CountyOEM"}
 	for _, c := range []struct {
 		ch   channels.Channel
 		want any
-		text string
 	}{
-		{channels.Voice, voice.Options{Repeat: 3, Confirm: true, AudioKey: "t/7/voice/siren.wav", AudioFile: "siren.wav"}, ""},
-		{channels.Push, push.Options{Emergency: true, LoudTone: true}, ""},
-		{channels.MyAlertsApp, push.Options{Emergency: true}, ""},
-		{channels.TeamChat, teamchat.Options{Urgent: true}, ""},
-		{channels.SocialPostA, social.Options{Link: "https://example.com/storm"}, " https://example.com/storm"},
-		{channels.Neighborhood, neighborhood.Options{Groups: []string{"g1", "g2"}, Urgent: true}, ""},
+		{channels.Email, email.Options{FromName: "County OEM", ReplyTo: "desk@example.com"}},
+		{channels.Text, sms.Options{From: "+15550100"}},
+		{channels.Voice, voice.Options{Repeat: 3, Confirm: true, AudioKey: "t/7/voice/siren.wav", AudioFile: "siren.wav", Language: "en-GB", CallerID: "+15550100"}},
+		{channels.Etn, voice.Options{Language: "es-US", CallerID: "+15550199"}},
+		{channels.Push, push.Options{Emergency: true, LoudTone: true, Sound: "chime.caf", ToneSeconds: 30}},
+		{channels.MyAlertsApp, push.Options{Emergency: true}},
+		{channels.TeamChat, teamchat.Options{Urgent: true}},
+		{channels.SocialPostA, social.Options{Link: "https://example.com/storm", Hashtags: tags}},
+		{channels.SocialPostB, social.Options{Hashtags: tags}},
+		{channels.Neighborhood, neighborhood.Options{Groups: []string{"g1", "g2"}, Urgent: true}},
 	} {
 		m, _ := r.Message(string(c.ch), &alert.Recipient{}, "")
 		text := m.Text
@@ -93,8 +107,8 @@ func TestOptions(t *testing.T) {
 		if m.AlertID != 42 {
 			t.Errorf("%s: alert id %d", c.ch, m.AlertID)
 		}
-		if m.Text != text+c.text {
-			t.Errorf("%s: text %q", c.ch, m.Text)
+		if m.Text != text {
+			t.Errorf("%s: text %q, rendered %q", c.ch, m.Text, text)
 		}
 	}
 	bare, err := alert.NewRenderer("7", 42, &alert.Settings{Message: s.Message, Priority: s.Priority}, "", nil)

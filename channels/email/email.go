@@ -2,7 +2,9 @@
 // connection and sends the whole batch over it, reporting a result per
 // message: a 5xx reply is a permanent failure of that message, a 4xx reply a
 // temporary one, and a connection that cannot be opened is an error for the
-// whole batch, which the caller retries.
+// whole batch, which the caller retries. Every email is from the
+// configured sender's address; an alert's carries its sender's name as the
+// display name and its Reply-To (Options).
 package email
 
 import (
@@ -194,8 +196,23 @@ func (s *Sender) build(m channels.Message) (*gomail.Msg, error) {
 	if err != nil {
 		return nil, fmt.Errorf("recipient %q: %w", m.To, err)
 	}
+	o := channels.OptionsOf[Options](m)
+	from := s.from
+	if o.FromName != "" {
+		// net/mail writes the name quoted, or as RFC 2047 encoded words
+		// when it holds anything but printable ASCII (CR and LF too), so
+		// no name can end the header or add one.
+		from = &mail.Address{Name: o.FromName, Address: s.from.Address}
+	}
 	gm := gomail.NewMsg()
-	gm.FromMailAddress(s.from)
+	gm.FromMailAddress(from)
+	if o.ReplyTo != "" {
+		rt, err := mail.ParseAddress(o.ReplyTo)
+		if err != nil {
+			return nil, fmt.Errorf("reply-to %q: %w", o.ReplyTo, err)
+		}
+		gm.ReplyToMailAddress(rt)
+	}
 	gm.ToMailAddress(to)
 	gm.Subject(m.Subject)
 	gm.SetMessageIDWithValue(s.MessageID(m.Key))

@@ -168,3 +168,74 @@ func TestReportsEachMessageAsItGoes(t *testing.T) {
 		t.Errorf("the server had %v messages at each report", received)
 	}
 }
+
+// TestSenderNameAndReplyTo: an alert's email shows its sender's name with
+// the configured address, whatever the name holds (quotes, commas, angle
+// brackets, non-ASCII letters, line breaks that would start a header of
+// their own), and carries its Reply-To; a message without options keeps
+// the configured sender and has no Reply-To.
+func TestSenderNameAndReplyTo(t *testing.T) {
+	srv := startSandbox(t)
+	s := newSender(t, srv.Addr())
+	names := []string{
+		"Campus Safety",
+		`Safety "Team", Ops <evil@attacker.example>`,
+		"Sécurité du campus — Zoë 😀",
+		"Campus\r\nBcc: victim@example.com\r\nX-Injected: yes",
+		"Campus\nBcc: victim@example.com",
+		"=?utf-8?q?Forged?= <forged@attacker.example>",
+	}
+	var msgs []channels.Message
+	for i, n := range names {
+		msgs = append(msgs, channels.Message{Key: "n" + string(rune('a'+i)), Tenant: "1001", To: "ada@example.com", Subject: "Drill", Text: "x",
+			Options: email.Options{FromName: n, ReplyTo: "safety@example.com"}})
+	}
+	msgs = append(msgs, channels.Message{Key: "plain", Tenant: "1001", To: "ada@example.com", Subject: "Code", Text: "x"})
+	res, err := s.Send(context.Background(), msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		if r.Outcome != channels.Sent {
+			t.Fatalf("%+v", r)
+		}
+	}
+	got := srv.Messages()
+	if len(got) != len(msgs) {
+		t.Fatalf("%d messages received, want %d", len(got), len(msgs))
+	}
+	for i, m := range got {
+		wantName, wantReply := "tocsin", []string{"safety@example.com"}
+		if i < len(names) {
+			wantName = names[i]
+		} else {
+			wantReply = nil
+		}
+		if m.HeaderFrom != "alerts@tocsin.test" || m.FromName != wantName || len(m.Headers["From"]) != 1 {
+			t.Errorf("message %d: From %q <%s> (%q), want %q <alerts@tocsin.test>", i, m.FromName, m.HeaderFrom, m.Headers["From"], wantName)
+		}
+		if strings.Join(m.ReplyTo, ",") != strings.Join(wantReply, ",") {
+			t.Errorf("message %d: Reply-To %v, want %v", i, m.ReplyTo, wantReply)
+		}
+		if len(m.To) != 1 || m.Headers["Bcc"] != nil || m.Headers["X-Injected"] != nil {
+			t.Errorf("message %d: a name added a recipient or a header: to %v, headers %v", i, m.To, m.Headers)
+		}
+	}
+}
+
+// TestBadReplyToFailsTheMessage: a Reply-To that is no address fails its
+// message for good, naming it, and the others go.
+func TestBadReplyToFailsTheMessage(t *testing.T) {
+	srv := startSandbox(t)
+	s := newSender(t, srv.Addr())
+	res, err := s.Send(context.Background(), []channels.Message{
+		{Key: "bad", To: "ada@example.com", Subject: "x", Text: "x", Options: email.Options{ReplyTo: "not an address"}},
+		{Key: "ok", To: "ada@example.com", Subject: "x", Text: "x", Options: email.Options{ReplyTo: "desk@example.com"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res[0].Outcome != channels.Failed || !res[0].Permanent || !strings.Contains(res[0].Error, "reply-to") || res[1].Outcome != channels.Sent {
+		t.Fatalf("%+v", res)
+	}
+}

@@ -15,11 +15,14 @@ import (
 var Descriptor = channels.Descriptor{Channel: channels.Etn, Calls: true}
 
 // FromAlert sets m's Options (voice.Options) from the alert's ETN block:
-// repeat and the stored audio file.
+// repeat, the stored audio file and the caller id (the block's, else the
+// sender's), and the message's language.
 func FromAlert(r *alert.Renderer, files alert.FileKeys, m *channels.Message) {
-	if v := r.Settings.Channels.Etn; v != nil {
-		m.Options = voice.Played(v.Repeat, v.AudioFileName, files)
+	v := r.Settings.Channels.Etn
+	if v == nil {
+		v = &alert.EtnChannel{}
 	}
+	m.Options = voice.Played(r.Settings, v.Repeat, v.AudioFileName, v.CallerID, files)
 }
 
 // File is the stored audio file the alert's ETN block plays.

@@ -24,8 +24,12 @@ type Options struct {
 	// LoudTone plays the loud tone (critical alert sound) and breaks
 	// through do-not-disturb.
 	LoudTone bool
-	// Sound is the sound file of the loud tone (default loud_tone.caf).
+	// Sound is the sound file of the loud tone (default loud_tone.caf, the
+	// siren).
 	Sound string
+	// ToneSeconds is how long the app sounds the loud tone (its
+	// DataLoudToneSeconds; default 10).
+	ToneSeconds int
 }
 
 // Apps a device token belongs to (person_devices.app).
@@ -35,10 +39,12 @@ const (
 )
 
 // Keys of a notification's Data: the ids of its alert and recipient, by
-// which the app fetches the alert and answers it.
+// which the app fetches the alert and answers it, and, with the loud tone,
+// how many seconds the app sounds it.
 const (
-	DataAlertID     = "alertId"
-	DataRecipientID = "recipientId"
+	DataAlertID         = "alertId"
+	DataRecipientID     = "recipientId"
+	DataLoudToneSeconds = "loudToneSeconds"
 )
 
 // MaxBatch is the most notifications one request carries.
@@ -122,12 +128,9 @@ func Notify(msg channels.Message) Notification {
 		n.Priority, n.InterruptionLevel = "high", "time-sensitive"
 	}
 	if o.LoudTone {
-		name := o.Sound
-		if name == "" {
-			name = "loud_tone.caf"
-		}
 		n.Priority, n.ChannelID, n.InterruptionLevel = "high", "emergency", "critical"
-		n.Sound = CriticalSound{Critical: true, Name: name, Volume: 1}
+		n.Sound = CriticalSound{Critical: true, Name: cmp.Or(o.Sound, "loud_tone.caf"), Volume: 1}
+		n.Data[DataLoudToneSeconds] = strconv.Itoa(cmp.Or(o.ToneSeconds, 10))
 	}
 	return n
 }

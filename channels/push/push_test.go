@@ -1,9 +1,11 @@
 package push_test
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"testing"
 
 	"github.com/jmoiron/sqlx"
@@ -28,12 +30,20 @@ func TestNotifyLoudTone(t *testing.T) {
 		{"plain", push.Options{}, "normal", "active", "alerts", false},
 		{"emergency", push.Options{Emergency: true}, "high", "time-sensitive", "alerts", false},
 		{"loud tone", push.Options{LoudTone: true}, "high", "critical", "emergency", true},
+		{"chime for 30 seconds", push.Options{LoudTone: true, Sound: "chime.caf", ToneSeconds: 30}, "high", "critical", "emergency", true},
 	}
 	for _, c := range cases {
 		n := push.Notify(channels.Message{To: "tok", Text: "x", Options: c.opts})
-		_, crit := n.Sound.(push.CriticalSound)
+		sound, crit := n.Sound.(push.CriticalSound)
 		if n.Priority != c.priority || n.InterruptionLevel != c.level || n.ChannelID != c.channel || crit != c.critical {
 			t.Errorf("%s: %+v", c.name, n)
+		}
+		wantSound, wantSeconds := "", ""
+		if c.critical {
+			wantSound, wantSeconds = cmp.Or(c.opts.Sound, "loud_tone.caf"), strconv.Itoa(cmp.Or(c.opts.ToneSeconds, 10))
+		}
+		if sound.Name != wantSound || n.Data[push.DataLoudToneSeconds] != wantSeconds {
+			t.Errorf("%s: sound %q for %q seconds, want %q for %q", c.name, sound.Name, n.Data[push.DataLoudToneSeconds], wantSound, wantSeconds)
 		}
 	}
 }

@@ -16,17 +16,19 @@ import (
 
 // Text is one message the text-message endpoint received.
 type Text struct {
-	ID             string    `json:"id"`
-	To             string    `json:"to"`
-	Body           string    `json:"body"`
+	ID   string `json:"id"`
+	To   string `json:"to"`
+	Body string `json:"body"`
+	// From is the number the text asked to be sent from ("" when none).
+	From           string    `json:"from,omitempty"`
 	IdempotencyKey string    `json:"idempotencyKey"`
 	Tenant         string    `json:"tenant"`
 	ReceivedAt     time.Time `json:"receivedAt"`
 }
 
 // SMSServer is a loopback text-message provider speaking tocsin's HTTP
-// provider protocol (see the README): POST JSON {"to","body",
-// "idempotencyKey","tenant"} with a bearer token, answer {"id": "..."}.
+// provider protocol (see the README): POST JSON {"to","body","from",
+// "idempotencyKey","tenant"} ("from" optional) with a bearer token, answer {"id": "..."}.
 // A repeated idempotency key answers the first message's id and is not
 // stored again.
 type SMSServer struct {
@@ -119,6 +121,7 @@ func (s *SMSServer) receive(w http.ResponseWriter, r *http.Request) {
 	var in struct {
 		To             string `json:"to"`
 		Body           string `json:"body"`
+		From           string `json:"from"`
 		IdempotencyKey string `json:"idempotencyKey"`
 		Tenant         string `json:"tenant"`
 	}
@@ -158,6 +161,6 @@ func (s *SMSServer) receive(w http.ResponseWriter, r *http.Request) {
 		s.byKey[in.IdempotencyKey] = id
 	}
 	s.mu.Unlock()
-	s.box.add(Text{ID: id, To: in.To, Body: in.Body, IdempotencyKey: in.IdempotencyKey, Tenant: in.Tenant, ReceivedAt: time.Now().UTC()})
+	s.box.add(Text{ID: id, To: in.To, Body: in.Body, From: in.From, IdempotencyKey: in.IdempotencyKey, Tenant: in.Tenant, ReceivedAt: time.Now().UTC()})
 	writeJSON(w, http.StatusAccepted, map[string]string{"id": id})
 }

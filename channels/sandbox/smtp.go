@@ -31,16 +31,23 @@ type Attachment struct {
 // Email is one message the SMTP server received.
 type Email struct {
 	// From and To are the envelope sender and recipients.
-	From        string              `json:"from"`
-	To          []string            `json:"to"`
-	HeaderFrom  string              `json:"headerFrom"`
-	Subject     string              `json:"subject"`
-	MessageID   string              `json:"messageId"`
-	Text        string              `json:"text"`
-	HTML        string              `json:"html,omitempty"`
-	Attachments []Attachment        `json:"attachments,omitempty"`
-	Headers     map[string][]string `json:"-"`
-	ReceivedAt  time.Time           `json:"receivedAt"`
+	From string   `json:"from"`
+	To   []string `json:"to"`
+	// HeaderFrom and FromName are the From header's address and display
+	// name (RFC 2047 encoded words decoded); ReplyTo the addresses of the
+	// Reply-To header.
+	HeaderFrom  string       `json:"headerFrom"`
+	FromName    string       `json:"fromName,omitempty"`
+	ReplyTo     []string     `json:"replyTo,omitempty"`
+	Subject     string       `json:"subject"`
+	MessageID   string       `json:"messageId"`
+	Text        string       `json:"text"`
+	HTML        string       `json:"html,omitempty"`
+	Attachments []Attachment `json:"attachments,omitempty"`
+	// Headers are the message's header fields as received, by their
+	// canonical names.
+	Headers    map[string][]string `json:"-"`
+	ReceivedAt time.Time           `json:"receivedAt"`
 }
 
 // SMTPServer is a loopback SMTP server that keeps every message it accepts.
@@ -284,7 +291,12 @@ func parseEmail(r io.Reader) (Email, error) {
 	e.Subject, _ = mr.Header.Subject()
 	e.MessageID, _ = mr.Header.MessageID()
 	if from, err := mr.Header.AddressList("From"); err == nil && len(from) > 0 {
-		e.HeaderFrom = from[0].Address
+		e.HeaderFrom, e.FromName = from[0].Address, from[0].Name
+	}
+	if rt, err := mr.Header.AddressList("Reply-To"); err == nil {
+		for _, a := range rt {
+			e.ReplyTo = append(e.ReplyTo, a.Address)
+		}
 	}
 	for {
 		p, err := mr.NextPart()

@@ -1,5 +1,6 @@
 // Package sms delivers text messages through an HTTP provider. For each
-// message it posts JSON {"to","body","idempotencyKey","tenant"} to the
+// message it posts JSON {"to","body","idempotencyKey","tenant"} (and
+// "from", the number an alert's sender asks to send from) to the
 // provider's URL with "Authorization: Bearer <token>" and an
 // "Idempotency-Key" header; the provider answers 2xx with {"id": "..."}.
 // Requests go through providerhttp with the provider's own rules: every
@@ -64,8 +65,11 @@ func New(cfg Config) (*Sender, error) {
 
 // Request is the JSON body posted for one message.
 type Request struct {
-	To             string `json:"to"`
-	Body           string `json:"body"`
+	To   string `json:"to"`
+	Body string `json:"body"`
+	// From is the number to send from (Options.From); left out when the
+	// message gives none, and the provider sends from its own.
+	From           string `json:"from,omitempty"`
 	IdempotencyKey string `json:"idempotencyKey"`
 	Tenant         string `json:"tenant"`
 }
@@ -99,7 +103,8 @@ func (s *Sender) post(ctx context.Context, m channels.Message) channels.Result {
 		return providerhttp.Refused(m.Key, "a text message needs a number and a body")
 	}
 	var r Response
-	call := providerhttp.Call{Request: providerhttp.Request{URL: s.cfg.URL, JSON: Request{To: m.To, Body: body, IdempotencyKey: m.Key, Tenant: m.Tenant}},
+	call := providerhttp.Call{Request: providerhttp.Request{URL: s.cfg.URL, JSON: Request{To: m.To, Body: body,
+		From: channels.OptionsOf[Options](m).From, IdempotencyKey: m.Key, Tenant: m.Tenant}},
 		Token: s.cfg.Token, IdempotencyKey: m.Key}
 	err := call.Send(ctx, s.client, &r)
 	return rules.Answer(m.Key, err, channels.Sent, r.ID, "")

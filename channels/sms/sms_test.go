@@ -42,6 +42,7 @@ func TestBatchThroughTheSandboxEndpoint(t *testing.T) {
 		{Key: "k5", Tenant: "1001", To: "", Text: "x"},
 		{Key: "k6", Tenant: "1002", To: "+15551230002", Subject: "only a subject"},
 		{Key: "k7", Tenant: "1001", To: "+15550000408", Text: "x"},
+		{Key: "k8", Tenant: "1001", To: "+15551230008", Text: "From the county", Options: sms.Options{From: "+15550100"}},
 	}
 	res, err := s.Send(context.Background(), msgs)
 	if err != nil {
@@ -50,7 +51,7 @@ func TestBatchThroughTheSandboxEndpoint(t *testing.T) {
 	want := []struct {
 		outcome   channels.Outcome
 		permanent bool
-	}{{channels.Sent, false}, {channels.Failed, true}, {channels.Failed, false}, {channels.Failed, false}, {channels.Failed, true}, {channels.Sent, false}, {channels.Failed, true}}
+	}{{channels.Sent, false}, {channels.Failed, true}, {channels.Failed, false}, {channels.Failed, false}, {channels.Failed, true}, {channels.Sent, false}, {channels.Failed, true}, {channels.Sent, false}}
 	for i, w := range want {
 		if res[i].Key != msgs[i].Key || res[i].Outcome != w.outcome || res[i].Permanent != w.permanent {
 			t.Errorf("message %d: %+v, want %v permanent=%v", i, res[i], w.outcome, w.permanent)
@@ -60,16 +61,20 @@ func TestBatchThroughTheSandboxEndpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Body != "Your code is 123456" || got.IdempotencyKey != "k1" || got.Tenant != "1001" || got.ID != res[0].ProviderMessageID {
+	if got.Body != "Your code is 123456" || got.IdempotencyKey != "k1" || got.Tenant != "1001" || got.ID != res[0].ProviderMessageID || got.From != "" {
 		t.Fatalf("received %+v, result %+v", got, res[0])
+	}
+	// A message with a number to send from asks for it.
+	if got, err := srv.WaitTo(context.Background(), "+15551230008"); err != nil || got.From != "+15550100" {
+		t.Fatalf("received %+v %v, want from +15550100", got, err)
 	}
 	// A retry with the same key is answered with the same id and not delivered twice.
 	again, err := s.Send(context.Background(), msgs[:1])
 	if err != nil || again[0].ProviderMessageID != res[0].ProviderMessageID {
 		t.Fatalf("retry: %+v %v", again, err)
 	}
-	if n := len(srv.Messages()); n != 2 {
-		t.Fatalf("%d messages stored, want 2", n)
+	if n := len(srv.Messages()); n != 3 {
+		t.Fatalf("%d messages stored, want 3", n)
 	}
 
 	// A wrong token is a permanent refusal.

@@ -2,7 +2,10 @@
 // networks through their HTTP APIs: network A, a microblog (short posts of
 // at most 280 characters, POST /2/posts), and network B, a page feed (POST
 // /{account}/feed). A message's To names one of the tenant's configured
-// accounts, whose access token stays in the provider settings.
+// accounts, whose access token stays in the provider settings. A post's
+// text ends with the alert's link (network A; network B shows it beside
+// the text) and hashtags, kept whole when the text is cut to the network's
+// limit.
 package social
 
 import (
@@ -59,9 +62,26 @@ type AnswerB struct {
 
 // Options are the settings of a social post (its channels.Message.Options).
 type Options struct {
-	// Link is a link network B shows with the post.
+	// Link is the alert's link: network B shows it with the post, network
+	// A's text ends with it.
 	Link string
+	// Hashtags end the post's text, each with its "#".
+	Hashtags []string
 }
+
+// Tail is what ends a post's text on network: the link on network A, then
+// the hashtags, kept whole when the text is cut.
+func (o Options) Tail(network string) string {
+	var words []string
+	if network == NetworkA && o.Link != "" {
+		words = append(words, o.Link)
+	}
+	return strings.Join(append(words, o.Hashtags...), " ")
+}
+
+// MaxTailA is the most characters of network A's posts an alert's link and
+// hashtags may take (Tail), so that half the post is left for its text.
+const MaxTailA = LimitA / 2
 
 // Sender posts to one network through its API at Endpoint, with
 // Concurrency posts of a batch in flight (DefaultConcurrency when not
@@ -77,21 +97,36 @@ type Sender struct {
 // does not say.
 const DefaultConcurrency = 4
 
-// Text is the text posted for msg, cut to limit characters at a word boundary.
-func Text(msg channels.Message, limit int) string {
+// Text is the text posted for msg on a network whose posts take at most
+// limit characters: its subject and text, cut at a word boundary to leave
+// room for tail (Options.Tail), which follows whole.
+func Text(msg channels.Message, limit int, tail string) string {
 	t := strings.TrimSpace(msg.Text)
 	if s := strings.TrimSpace(msg.Subject); s != "" && !strings.HasPrefix(t, s) {
 		t = s + ": " + t
 	}
+	room := limit - utf8.RuneCountInString(tail) - 1
+	if tail == "" || room < 1 {
+		// No tail, or one that cannot be kept whole (submission refuses
+		// those): the whole is cut.
+		return cut(strings.TrimSpace(t+" "+tail), limit)
+	}
+	return strings.TrimSpace(cut(t, room) + " " + tail)
+}
+
+// cut is t cut to limit characters, at a word boundary when one is near
+// the end.
+func cut(t string, limit int) string {
 	t = strings.TrimSpace(t)
-	if utf8.RuneCountInString(t) <= limit {
+	runes := []rune(t)
+	if len(runes) <= limit {
 		return t
 	}
-	cut := string([]rune(t)[:limit])
-	if i := strings.LastIndexByte(cut, ' '); i > limit*2/3 {
-		cut = cut[:i]
+	c := string(runes[:limit])
+	if i := strings.LastIndexByte(c, ' '); runes[limit] != ' ' && i > limit*2/3 {
+		c = c[:i]
 	}
-	return strings.TrimSpace(cut)
+	return strings.TrimSpace(c)
 }
 
 // Send implements channels.Sender.
@@ -105,16 +140,17 @@ func (s *Sender) post(ctx context.Context, msg channels.Message) channels.Result
 		return providerhttp.Refused(msg.Key, fmt.Sprintf("no %s account %q", s.Network, msg.To))
 	}
 	api := s.As(acct.Token)
+	o := channels.OptionsOf[Options](msg)
 	var id string
 	var err error
 	switch s.Network {
 	case NetworkA:
 		var a AnswerA
-		err = api.Post(ctx, "/2/posts", providerhttp.Request{JSON: PostA{Text: Text(msg, LimitA)}}, msg.Key, &a)
+		err = api.Post(ctx, "/2/posts", providerhttp.Request{JSON: PostA{Text: Text(msg, LimitA, o.Tail(NetworkA))}}, msg.Key, &a)
 		id = a.Data.ID
 	case NetworkB:
 		var b AnswerB
-		post := PostB{Message: Text(msg, LimitB), Link: channels.OptionsOf[Options](msg).Link}
+		post := PostB{Message: Text(msg, LimitB, o.Tail(NetworkB)), Link: o.Link}
 		err = api.Post(ctx, "/"+url.PathEscape(acct.ID)+"/feed", providerhttp.Request{JSON: post}, msg.Key, &b)
 		id = b.ID
 	default:

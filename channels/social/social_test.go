@@ -20,7 +20,7 @@ func TestPostsOnBothNetworks(t *testing.T) {
 		{ID: "county", Name: "County OEM", Token: "tok-county"}, {ID: "city", Name: "City", Token: "tok-city"}, {ID: "stale", Token: "revoked"}}}
 	b := &social.Sender{Network: social.NetworkB, Endpoint: providerhttp.Endpoint{URL: srv.URL, Client: providerhttp.NewClient(0, 0)}, Accounts: []social.Account{{ID: "page-9", Name: "County page", Token: "tok-page"}}}
 	resA, err := a.Send(context.Background(), []channels.Message{
-		{Key: "a1", To: "county", Subject: "Chemical spill", Text: long},
+		{Key: "a1", To: "county", Subject: "Chemical spill", Text: long, Options: social.Options{Link: "https://county.example/spill", Hashtags: []string{"#spill", "#CountyOEM"}}},
 		{Key: "a2", To: "city", Subject: "Chemical spill", Text: "Shelter in place."},
 		{Key: "a3", To: "stale", Text: "x"},
 		{Key: "a4", To: "unknown", Text: "x"},
@@ -28,7 +28,7 @@ func TestPostsOnBothNetworks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	resB, err := b.Send(context.Background(), []channels.Message{{Key: "b1", To: "page-9", Subject: "Chemical spill", Text: long, Options: social.Options{Link: "https://county.example/spill"}}})
+	resB, err := b.Send(context.Background(), []channels.Message{{Key: "b1", To: "page-9", Subject: "Chemical spill", Text: long, Options: social.Options{Link: "https://county.example/spill", Hashtags: []string{"#spill"}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,10 +49,37 @@ func TestPostsOnBothNetworks(t *testing.T) {
 	for _, p := range srv.Posts() {
 		posts[p.Account] = p
 	}
-	if p := posts["county"]; p.Network != "A" || utf8.RuneCountInString(p.Text) > social.LimitA || !strings.HasPrefix(p.Text, "Chemical spill: Shelter") {
+	// The text is cut to leave room for the link and the hashtags, which
+	// stay whole at its end.
+	if p := posts["county"]; p.Network != "A" || utf8.RuneCountInString(p.Text) > social.LimitA || !strings.HasPrefix(p.Text, "Chemical spill: Shelter") ||
+		!strings.HasSuffix(p.Text, " until https://county.example/spill #spill #CountyOEM") {
 		t.Fatalf("network A post %+v", p)
 	}
-	if p := posts["page-9"]; p.Network != "B" || !strings.HasSuffix(p.Text, "notice.") || p.Link == "" {
+	if p := posts["city"]; p.Text != "Chemical spill: Shelter in place." {
+		t.Fatalf("network A post without options %+v", p)
+	}
+	if p := posts["page-9"]; p.Network != "B" || !strings.HasSuffix(p.Text, "notice. #spill") || p.Link != "https://county.example/spill" {
 		t.Fatalf("network B post %+v", p)
+	}
+}
+
+// TestTextKeepsItsTail: the text is cut at a word boundary to leave room
+// for the tail, which follows whole; a tail that cannot fit is cut with the
+// rest rather than passing the limit.
+func TestTextKeepsItsTail(t *testing.T) {
+	msg := channels.Message{Text: strings.Repeat("word ", 20)}
+	for _, c := range []struct {
+		limit      int
+		tail, want string
+	}{
+		{30, "#a #b", "word word word word word #a #b"},
+		{200, "#a", strings.Repeat("word ", 20) + "#a"},
+		{12, "#toolongforthelimit", "word word"},
+		{30, "", "word word word word word word"},
+	} {
+		got := social.Text(msg, c.limit, c.tail)
+		if got != c.want || utf8.RuneCountInString(got) > c.limit {
+			t.Errorf("limit %d, tail %q: %q, want %q", c.limit, c.tail, got, c.want)
+		}
 	}
 }

@@ -39,6 +39,9 @@ type Options struct {
 	Confirm bool
 	// Language is the text-to-speech language (default en-US).
 	Language string
+	// CallerID is the number the call shows (the request's from); the
+	// provider's configured number (Sender.From) when empty.
+	CallerID string
 	// MaxAttempts is how many calls are made in total when the line is busy
 	// or nobody answers (1-10, default 1).
 	MaxAttempts int
@@ -139,7 +142,8 @@ type AudioLinker interface {
 // once (DefaultConcurrency when not set).
 type Sender struct {
 	providerhttp.Endpoint
-	// From is the caller id.
+	// From is the caller id of calls whose message gives none
+	// (Options.CallerID).
 	From string
 	// CallbackURL is our status-callback operation for this tenant and channel.
 	CallbackURL string
@@ -173,7 +177,7 @@ func (s *Sender) Send(ctx context.Context, msgs []channels.Message) ([]channels.
 func (s *Sender) Request(msg channels.Message) (CallRequest, error) {
 	o := channels.OptionsOf[Options](msg)
 	req := CallRequest{
-		To: msg.To, From: s.From, StatusCallback: s.CallbackURL, Reference: msg.Key,
+		To: msg.To, From: cmp.Or(o.CallerID, s.From), StatusCallback: s.CallbackURL, Reference: msg.Key,
 		Repeat: o.repeat(), MachineDetection: LeaveMessage,
 	}
 	if v := o.AnsweringMachine; v != "" {

@@ -61,7 +61,12 @@ func TestRequestShape(t *testing.T) {
 	}{
 		{"speech", channels.Message{Key: "k", To: "+15551234567", Text: "Evacuate"},
 			func(r voice.CallRequest) bool {
-				return r.Say != nil && r.Say.Text == "Evacuate" && r.Play == nil && r.Repeat == 1 && r.MachineDetection == voice.LeaveMessage && r.Gather == nil
+				return r.Say != nil && r.Say.Text == "Evacuate" && r.Play == nil && r.Repeat == 1 && r.MachineDetection == voice.LeaveMessage && r.Gather == nil &&
+					r.From == "+15550100" && r.Say.Language == "en-US"
+			}, false},
+		{"caller id and language", channels.Message{Key: "k", To: "+15551234567", Text: "Evacuez", Options: voice.Options{CallerID: "+15550199", Language: "fr-CA"}},
+			func(r voice.CallRequest) bool {
+				return r.From == "+15550199" && r.Say != nil && r.Say.Language == "fr-CA"
 			}, false},
 		{"audio, repeat, confirm", channels.Message{Key: "k", To: "+15551234567", Text: "x", Options: voice.Options{
 			AudioURL: "https://files/a.wav", Repeat: 3, Confirm: true, AnsweringMachine: voice.HangUp}},

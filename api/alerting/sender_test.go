@@ -1,0 +1,124 @@
+package alerting_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/tocsin/tocsin/channels/social"
+	"github.com/tocsin/tocsin/internal/config"
+	"github.com/tocsin/tocsin/internal/stacktest"
+)
+
+// TestSenderReachesEveryProvider: what an alert says about its sender
+// reaches each provider through the API, the worker and the providers'
+// protocols: its emails are from the sender's name at the platform's
+// address (a name with quotes, commas, angle brackets and "Bcc:" adds no
+// address and no header), with the Reply-To of the email block or else
+// the sender's; its texts and calls ask for the sender's caller id (ETN
+// for its block's own); its posts end with the link and the hashtags. An
+// alert that says nothing keeps the platform's sender and no Reply-To.
+func TestSenderReachesEveryProvider(t *testing.T) {
+	t.Parallel()
+	sb, withSandbox := stacktest.Sandbox(t)
+	s := startWithPublicURL(t, withSandbox, func(c *config.Config) { c.SMTPFrom = "County Alerts <alerts@county.example>" })
+	tenant, tok := s.NewTenant(t)
+	l := configureLoopbacks(t, s, tok, nil)
+	ada := &apiPerson{First: "Ada", Phone: "+12025550111", Email: "ada-" + tenant + "@example.com"}
+	directoryUser(t, s, tenant, tok, ada, nil)
+
+	hostile := `Campus "Safety", Ops <evil@attacker.example> Bcc: victim@example.com — Zoë`
+	link := "https://county.example/storm"
+	res := send(t, s, tok, map[string]any{"settings": map[string]any{
+		"message":     map[string]any{"subject": "Storm", "body": "Take shelter now. " + strings.Repeat("Stay indoors. ", 30)},
+		"sender":      map[string]any{"name": hostile, "replyTo": "Safety@Example.COM", "callerId": "+15550100"},
+		"content":     map[string]any{"link": link},
+		"socialMedia": map[string]any{"hashtags": []string{"storm", "#CountyOEM"}, "includeLink": true},
+		"channels": map[string]any{
+			"email":       map[string]any{"enabled": true},
+			"text":        map[string]any{"enabled": true},
+			"voice":       map[string]any{"enabled": true},
+			"etn":         map[string]any{"enabled": true, "callerId": "+15550199"},
+			"socialPostA": map[string]any{"enabled": true},
+			"socialPostB": map[string]any{"enabled": true},
+		},
+		"recipients": map[string]any{"contactIds": []int64{ada.ID}},
+	}})
+	if st := waitDone(t, s, tok, res.AlertID); st.Status != "Sent" {
+		t.Fatalf("alert %+v", st)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	m, err := sb.SMTP.WaitTo(ctx, ada.Email)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.FromName != hostile || m.HeaderFrom != "alerts@county.example" || len(m.Headers["From"]) != 1 {
+		t.Errorf("From %q <%s> (%q), want the sender's name at the platform's address", m.FromName, m.HeaderFrom, m.Headers["From"])
+	}
+	if strings.Join(m.ReplyTo, ",") != "safety@example.com" {
+		t.Errorf("Reply-To %v, want the sender's", m.ReplyTo)
+	}
+	if len(m.To) != 1 || m.Headers["Bcc"] != nil || len(sb.SMTP.Messages()) != 1 {
+		t.Errorf("the name reached someone else: to %v, headers %v, %d emails", m.To, m.Headers, len(sb.SMTP.Messages()))
+	}
+	if txt, err := sb.SMS.WaitTo(ctx, ada.Phone); err != nil || txt.From != "+15550100" {
+		t.Errorf("text %+v %v, want it from the sender's caller id", txt, err)
+	}
+	calls := l.voice.Calls()
+	if len(calls) != 2 {
+		t.Fatalf("%d calls, want a voice and an ETN call", len(calls))
+	}
+	for _, c := range calls {
+		want := "+15550100"
+		if strings.Contains(c.IdempotencyKey, ":etn:") {
+			want = "+15550199"
+		}
+		if c.Request.From != want {
+			t.Errorf("call %s from %q, want %q", c.IdempotencyKey, c.Request.From, want)
+		}
+	}
+	posts := l.social.Posts()
+	if len(posts) != 2 {
+		t.Fatalf("%d posts", len(posts))
+	}
+	for _, p := range posts {
+		tail := " #storm #CountyOEM"
+		if p.Network == social.NetworkA {
+			tail = " " + link + tail
+		} else if p.Link != link {
+			t.Errorf("network B post without its link: %+v", p)
+		}
+		if !strings.HasPrefix(p.Text, "Storm: Take shelter now. Stay indoors.") || !strings.HasSuffix(p.Text, tail) {
+			t.Errorf("network %s post %q, want it to end with %q", p.Network, p.Text, tail)
+		}
+	}
+	l.checkProblems(t)
+
+	// The email block's Reply-To wins over the sender's; without a sender
+	// name, the platform's sender stands.
+	sb.SMTP.Clear()
+	res = send(t, s, tok, map[string]any{"settings": map[string]any{
+		"message":    map[string]any{"subject": "Drill", "body": "A drill."},
+		"sender":     map[string]any{"replyTo": "safety@example.com"},
+		"channels":   map[string]any{"email": map[string]any{"enabled": true, "replyTo": "desk@example.com"}},
+		"recipients": map[string]any{"contactIds": []int64{ada.ID}},
+	}})
+	waitDone(t, s, tok, res.AlertID)
+	if m, err := sb.SMTP.WaitTo(ctx, ada.Email); err != nil || m.FromName != "County Alerts" || m.HeaderFrom != "alerts@county.example" ||
+		strings.Join(m.ReplyTo, ",") != "desk@example.com" {
+		t.Errorf("email %+v %v, want the platform's sender and the block's Reply-To", m, err)
+	}
+	sb.SMTP.Clear()
+	res = send(t, s, tok, map[string]any{"settings": map[string]any{
+		"message":    map[string]any{"subject": "Drill", "body": "A drill."},
+		"channels":   map[string]any{"email": map[string]any{"enabled": true}},
+		"recipients": map[string]any{"contactIds": []int64{ada.ID}},
+	}})
+	waitDone(t, s, tok, res.AlertID)
+	if m, err := sb.SMTP.WaitTo(ctx, ada.Email); err != nil || m.FromName != "County Alerts" || m.ReplyTo != nil {
+		t.Errorf("email %+v %v, want the platform's sender and no Reply-To", m, err)
+	}
+}
