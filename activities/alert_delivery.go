@@ -183,6 +183,9 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 		switch {
 		case rec.Skip:
 			rows = append(rows, storage.DeliveryRow{Seq: rec.Seq, Address: addr, Status: storage.DeliverySkipped, Error: "reached on an earlier channel"})
+		case alert.ReachedAs(in.Channel, &rec.RecipientRow) > 0:
+			rows = append(rows, storage.DeliveryRow{Seq: rec.Seq, Address: addr, Status: storage.DeliverySkipped,
+				Error: fmt.Sprintf("reached as recipient %d", alert.ReachedAs(in.Channel, &rec.RecipientRow))})
 		case addr == "":
 			rows = append(rows, storage.DeliveryRow{Seq: rec.Seq, Status: storage.DeliveryFailed, Permanent: true, Error: "no " + in.Channel + " address"})
 		case r.attachmentFailure != nil && r.Attaches(in.Channel):
@@ -351,7 +354,7 @@ func (a *Activities) responseLinks(ctx context.Context, in BatchInput, r *alertR
 	var seqs []int64
 	var targets []string
 	for i := range recs {
-		if recs[i].Skip || alert.AddressOf(in.Channel, &recs[i].RecipientRow) == "" {
+		if recs[i].Skip || alert.AddressOf(in.Channel, &recs[i].RecipientRow) == "" || alert.ReachedAs(in.Channel, &recs[i].RecipientRow) > 0 {
 			continue
 		}
 		seqs = append(seqs, recs[i].Seq)

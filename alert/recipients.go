@@ -26,8 +26,8 @@ type RecipientSpec struct {
 	RelatedAlertID int64
 	Filter         *RecipientFilter
 	// AdHoc are the ad-hoc entries as given (emails in lower case); the
-	// resolution makes one recipient of the entries and people that share
-	// an address.
+	// resolution sends each address once per channel (see storage's
+	// resolution).
 	AdHoc []AdHocRecipient
 }
 
@@ -77,6 +77,14 @@ type Recipient struct {
 	VoicePhone   *string `db:"voice_phone"`
 	CustomFields []byte  `db:"custom_fields"`
 	IsMandatory  bool    `db:"is_mandatory"`
+	// EmailReachedAs, PhoneReachedAs and VoicePhoneReachedAs, when set,
+	// are the earlier recipient (seq) whose message reaches the row's
+	// email, text phone or voice phone: the row's delivery there is
+	// Skipped, so no address gets a second message (an ad-hoc entry's
+	// addresses that earlier recipients have).
+	EmailReachedAs      *int64 `db:"email_reached_as"`
+	PhoneReachedAs      *int64 `db:"phone_reached_as"`
+	VoicePhoneReachedAs *int64 `db:"voice_phone_reached_as"`
 }
 
 // RecipientSpecOf turns an alert's recipient settings into the storage
