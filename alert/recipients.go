@@ -18,8 +18,8 @@ type RecipientSpec struct {
 	DirectoryID       string
 	DirectoryUserIDs  []int64
 	AllDirectoryUsers bool
-	Polygons          []AreaPolygon
-	Circles           []AreaCircle
+	// Areas: the people located inside them.
+	Areas
 	// RelatedAlertID, when not zero, is an earlier alert whose resolved
 	// recipients join: its people as selected there, its ad-hoc
 	// recipients after AdHoc.
@@ -29,6 +29,50 @@ type RecipientSpec struct {
 	// resolution sends each address once per channel (see storage's
 	// resolution).
 	AdHoc []AdHocRecipient
+}
+
+// Areas are the places an alert's areas cover (AreasOf): its polygons,
+// each without its holes, and its circles. Whatever counts as inside
+// them, contacts' locations and ETN's address points alike, is inside by
+// one rule (storage.InsideAreas).
+type Areas struct {
+	Polygons []AreaPolygon
+	Circles  []AreaCircle
+}
+
+// AreasOf checks the areas of an alert and returns the places they cover.
+// Errors name the area.
+func AreasOf(areas []SelectedArea) (Areas, error) {
+	var out Areas
+	for i, a := range areas {
+		ps, circle, err := AreaOf(a)
+		if err != nil {
+			return Areas{}, fmt.Errorf("area %d: %w", i, err)
+		}
+		out.Polygons = append(out.Polygons, ps...)
+		if circle != nil {
+			out.Circles = append(out.Circles, *circle)
+		}
+	}
+	return out, nil
+}
+
+// Place is one place of an alert's areas: a polygon or a circle.
+type Place struct {
+	Polygon *AreaPolygon
+	Circle  *AreaCircle
+}
+
+// Places are the places of a: each polygon, then each circle.
+func (a Areas) Places() []Place {
+	var out []Place
+	for i := range a.Polygons {
+		out = append(out, Place{Polygon: &a.Polygons[i]})
+	}
+	for i := range a.Circles {
+		out = append(out, Place{Circle: &a.Circles[i]})
+	}
+	return out
 }
 
 // AreaPolygon is a polygon as PostgreSQL polygon literals (x = longitude,
@@ -112,16 +156,11 @@ func RecipientSpecOf(r Recipients) (RecipientSpec, error) {
 			s.DirectoryUserIDs = append(s.DirectoryUserIDs, id)
 		}
 	}
-	for i, a := range r.Areas {
-		ps, circle, err := AreaOf(a)
-		if err != nil {
-			return s, fmt.Errorf("area %d: %w", i, err)
-		}
-		s.Polygons = append(s.Polygons, ps...)
-		if circle != nil {
-			s.Circles = append(s.Circles, *circle)
-		}
+	areas, err := AreasOf(r.Areas)
+	if err != nil {
+		return s, err
 	}
+	s.Areas = areas
 	if f := r.AccessFilter; f != nil {
 		s.Filter = &RecipientFilter{Any: f.Match == "Any"}
 		for _, c := range f.Conditions {

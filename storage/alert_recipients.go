@@ -49,63 +49,38 @@ func NewRecipientSpec(s *alert.Settings, chs []string) (RecipientSpec, error) {
 	return spec, nil
 }
 
-type argList struct{ args []any }
-
-func (a *argList) add(v any) string {
-	a.args = append(a.args, v)
-	return "$" + strconv.Itoa(len(a.args))
-}
-
-func float(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
-
 // sources is the UNION ALL of (person_id, mandatory) rows of every source.
 // $1 is the tenant.
-func (s RecipientSpec) sources(a *argList) string {
+func (s RecipientSpec) sources(a *Args) string {
 	var parts []string
 	if len(s.ContactIDs) > 0 {
-		parts = append(parts, `SELECT id AS person_id, true AS mandatory FROM people WHERE tenant_id = $1 AND id = ANY(`+a.add(pq.Int64Array(s.ContactIDs))+`)`)
+		parts = append(parts, `SELECT id AS person_id, true AS mandatory FROM people WHERE tenant_id = $1 AND id = ANY(`+a.Add(pq.Int64Array(s.ContactIDs))+`)`)
 	}
 	if len(s.GroupIDs) > 0 {
-		parts = append(parts, `SELECT person_id, false FROM group_memberships WHERE tenant_id = $1 AND group_id = ANY(`+a.add(pq.Int64Array(s.GroupIDs))+`)`)
+		parts = append(parts, `SELECT person_id, false FROM group_memberships WHERE tenant_id = $1 AND group_id = ANY(`+a.Add(pq.Int64Array(s.GroupIDs))+`)`)
 	}
 	if len(s.SubtreeGroupIDs) > 0 {
 		parts = append(parts, `SELECT m.person_id, false FROM groups g
 			JOIN groups sub ON sub.tenant_id = $1 AND sub.path LIKE g.path || '%'
 			JOIN group_memberships m ON m.group_id = sub.id
-			WHERE g.tenant_id = $1 AND g.id = ANY(`+a.add(pq.Int64Array(s.SubtreeGroupIDs))+`)`)
+			WHERE g.tenant_id = $1 AND g.id = ANY(`+a.Add(pq.Int64Array(s.SubtreeGroupIDs))+`)`)
 	}
 	if len(s.ListIDs) > 0 {
-		parts = append(parts, `SELECT person_id, false FROM distribution_list_members WHERE tenant_id = $1 AND list_id = ANY(`+a.add(pq.Int64Array(s.ListIDs))+`)`)
+		parts = append(parts, `SELECT person_id, false FROM distribution_list_members WHERE tenant_id = $1 AND list_id = ANY(`+a.Add(pq.Int64Array(s.ListIDs))+`)`)
 	}
 	if s.DirectoryID != "" {
-		q := `SELECT id, ` + strconv.FormatBool(!s.AllDirectoryUsers) + ` FROM people WHERE tenant_id = $1 AND directory_id = ` + a.add(s.DirectoryID)
+		q := `SELECT id, ` + strconv.FormatBool(!s.AllDirectoryUsers) + ` FROM people WHERE tenant_id = $1 AND directory_id = ` + a.Add(s.DirectoryID)
 		if !s.AllDirectoryUsers {
-			q += ` AND id = ANY(` + a.add(pq.Int64Array(s.DirectoryUserIDs)) + `)`
+			q += ` AND id = ANY(` + a.Add(pq.Int64Array(s.DirectoryUserIDs)) + `)`
 		}
 		parts = append(parts, q)
 	}
-	for _, p := range s.Polygons {
-		q := `SELECT person_id, false FROM person_locations WHERE tenant_id = $1
-			AND latitude BETWEEN ` + float(p.MinLat) + ` AND ` + float(p.MaxLat) + `
-			AND longitude BETWEEN ` + float(p.MinLng) + ` AND ` + float(p.MaxLng) + `
-			AND ` + a.add(p.Outer) + `::polygon @> point(longitude, latitude)`
-		for _, h := range p.Holes {
-			q += ` AND NOT (` + a.add(h) + `::polygon @> point(longitude, latitude))`
-		}
-		parts = append(parts, q)
-	}
-	for _, c := range s.Circles {
-		lat, lng := a.add(c.Lat), a.add(c.Lng)
-		parts = append(parts, `SELECT person_id, false FROM person_locations WHERE tenant_id = $1
-			AND latitude BETWEEN `+float(c.MinLat)+` AND `+float(c.MaxLat)+`
-			AND longitude BETWEEN `+float(c.MinLng)+` AND `+float(c.MaxLng)+`
-			AND 2 * 6371008.8 * asin(sqrt(power(sin(radians(latitude - `+lat+`::float8) / 2), 2)
-				+ cos(radians(`+lat+`::float8)) * cos(radians(latitude)) * power(sin(radians(longitude - `+lng+`::float8) / 2), 2)))
-				<= `+a.add(c.RadiusMeters)+`::float8`)
+	for _, p := range s.Places() {
+		parts = append(parts, `SELECT person_id, false FROM person_locations WHERE tenant_id = $1 AND `+InsidePlace(a, p, "latitude", "longitude"))
 	}
 	if s.RelatedAlertID > 0 {
 		// The earlier alert's people, selected directly or not as they were there.
-		parts = append(parts, `SELECT person_id, is_mandatory FROM alert_recipients WHERE tenant_id = $1 AND alert_id = `+a.add(s.RelatedAlertID)+` AND person_id IS NOT NULL`)
+		parts = append(parts, `SELECT person_id, is_mandatory FROM alert_recipients WHERE tenant_id = $1 AND alert_id = `+a.Add(s.RelatedAlertID)+` AND person_id IS NOT NULL`)
 	}
 	if len(parts) == 0 {
 		return `SELECT NULL::bigint AS person_id, false AS mandatory WHERE false`
@@ -113,7 +88,7 @@ func (s RecipientSpec) sources(a *argList) string {
 	return strings.Join(parts, "\nUNION ALL\n")
 }
 
-func (s RecipientSpec) filter(a *argList) string {
+func (s RecipientSpec) filter(a *Args) string {
 	if s.Filter == nil || len(s.Filter.Conditions) == 0 {
 		return "true"
 	}
@@ -128,19 +103,19 @@ func (s RecipientSpec) filter(a *argList) string {
 		case c.Field == "externalId":
 			col = "coalesce(p.external_id, '')"
 		case strings.HasPrefix(c.Field, "custom."):
-			col = "coalesce(p.custom_fields ->> " + a.add(strings.TrimPrefix(c.Field, "custom.")) + ", '')"
+			col = "coalesce(p.custom_fields ->> " + a.Add(strings.TrimPrefix(c.Field, "custom.")) + ", '')"
 		default:
 			continue
 		}
 		switch c.Op {
 		case "Equals":
-			conds = append(conds, col+" = "+a.add(first(c.Values)))
+			conds = append(conds, col+" = "+a.Add(first(c.Values)))
 		case "NotEquals":
-			conds = append(conds, col+" <> "+a.add(first(c.Values)))
+			conds = append(conds, col+" <> "+a.Add(first(c.Values)))
 		case "In":
-			conds = append(conds, col+" = ANY("+a.add(pq.StringArray(c.Values))+")")
+			conds = append(conds, col+" = ANY("+a.Add(pq.StringArray(c.Values))+")")
 		case "NotIn":
-			conds = append(conds, "NOT ("+col+" = ANY("+a.add(pq.StringArray(c.Values))+"))")
+			conds = append(conds, "NOT ("+col+" = ANY("+a.Add(pq.StringArray(c.Values))+"))")
 		}
 	}
 	if len(conds) == 0 {
@@ -162,7 +137,7 @@ func first(v []string) string {
 
 // selection is the query of resolved people with their addresses,
 // numbered 1..n by person id (seq). $1 is the tenant.
-func (s RecipientSpec) selection(a *argList) string {
+func (s RecipientSpec) selection(a *Args) string {
 	email, text, voice, custom := "NULL::text", "NULL::text", "NULL::text", "NULL::jsonb"
 	if s.NeedEmail {
 		email = `(SELECT e.address FROM person_emails e WHERE e.person_id = p.id ORDER BY e.id LIMIT 1)`
@@ -213,7 +188,7 @@ func (s RecipientSpec) selection(a *argList) string {
 // windows and joins over the entries are hashed or sorted over the
 // entries only, so the statement stays linear in the people and the
 // entries, and the people keep their numbers without a sort.
-func (s RecipientSpec) resolution(a *argList) string {
+func (s RecipientSpec) resolution(a *Args) string {
 	people := s.selection(a)
 	if len(s.AdHoc) == 0 && s.RelatedAlertID == 0 {
 		return people
@@ -286,8 +261,8 @@ func (s RecipientSpec) resolution(a *argList) string {
 	UNION ALL
 	SELECT k.seq, NULL, '', k.first, k.last, nullif(k.email, ''), nullif(k.phone, ''), nullif(k.phone, ''), NULL, true, %s
 	FROM kept k LEFT JOIN kept fe ON fe.ord = k.email_first LEFT JOIN kept fp ON fp.ord = k.phone_first`,
-		people, a.add(pq.StringArray(first)), a.add(pq.StringArray(last)), a.add(pq.StringArray(email)), a.add(pq.StringArray(phone)),
-		len(s.AdHoc), a.add(s.RelatedAlertID), keep, strings.Join(reached, ", "))
+		people, a.Add(pq.StringArray(first)), a.Add(pq.StringArray(last)), a.Add(pq.StringArray(email)), a.Add(pq.StringArray(phone)),
+		len(s.AdHoc), a.Add(s.RelatedAlertID), keep, strings.Join(reached, ", "))
 }
 
 // ResolveRecipients writes the recipients of an alert into alert_recipients
@@ -307,16 +282,16 @@ func ResolveRecipients(ctx context.Context, tx *sqlx.Tx, tenant string, alertID 
 	if _, err := tx.ExecContext(ctx, `DELETE FROM alert_recipients WHERE alert_id = $1`, alertID); err != nil {
 		return 0, fmt.Errorf("clear recipients: %w", err)
 	}
-	a := &argList{}
-	a.add(tenant)
-	alert := a.add(alertID)
+	a := &Args{}
+	a.Add(tenant)
+	alert := a.Add(alertID)
 	res, err := tx.ExecContext(ctx, `INSERT INTO alert_recipients (tenant_id, alert_id, seq, person_id, external_id,
 			first_name, last_name, email, phone, voice_phone, custom_fields, is_mandatory,
 			email_reached_as, phone_reached_as, voice_phone_reached_as)
 		SELECT $1, `+alert+`, r.seq, r.person_id, r.external_id, r.first_name, r.last_name,
 			r.email, r.phone, r.voice_phone, r.custom_fields, r.is_mandatory,
 			r.email_reached_as, r.phone_reached_as, r.voice_phone_reached_as
-		FROM (`+s.resolution(a)+`) r`, a.args...)
+		FROM (`+s.resolution(a)+`) r`, a.Values...)
 	if err != nil {
 		return 0, fmt.Errorf("resolve recipients: %w", err)
 	}
@@ -344,7 +319,7 @@ type RecipientCounts struct {
 // recipient reaches it (*_reached_as), or the person's fax
 // numbers or devices of the channel's app, as delivery reads them. A
 // channel not addressed per recipient counts none. $1 is the tenant.
-func countColumns(a *argList, chs []channels.Descriptor) string {
+func countColumns(a *Args, chs []channels.Descriptor) string {
 	cols := []string{"count(*)", "count(*) FILTER (WHERE r.person_id IS NULL)"}
 	for _, d := range chs {
 		switch d.Addresses() {
@@ -359,7 +334,7 @@ func countColumns(a *argList, chs []channels.Descriptor) string {
 				WHERE f.tenant_id = $1 AND f.person_id = r.person_id AND f.phone_type = 'Fax'))`)
 		case channels.DeviceTokens:
 			cols = append(cols, `count(*) FILTER (WHERE EXISTS (SELECT 1 FROM person_devices d
-				WHERE d.tenant_id = $1 AND d.person_id = r.person_id AND d.app = `+a.add(d.App)+`))`)
+				WHERE d.tenant_id = $1 AND d.person_id = r.person_id AND d.app = `+a.Add(d.App)+`))`)
 		default:
 			cols = append(cols, "0::bigint")
 		}
@@ -383,20 +358,20 @@ func scanCounts(row *sqlx.Row, chs []channels.Descriptor) (RecipientCounts, erro
 // without writing anything: the resolution ResolveRecipients writes,
 // counted as CountAlertRecipients counts an alert's.
 func CountRecipients(ctx context.Context, q sqlx.QueryerContext, tenant string, s RecipientSpec, chs []channels.Descriptor) (RecipientCounts, error) {
-	a := &argList{}
-	a.add(tenant)
+	a := &Args{}
+	a.Add(tenant)
 	cols := countColumns(a, chs)
-	return scanCounts(q.QueryRowxContext(ctx, `SELECT `+cols+` FROM (`+s.resolution(a)+`) r`, a.args...), chs)
+	return scanCounts(q.QueryRowxContext(ctx, `SELECT `+cols+` FROM (`+s.resolution(a)+`) r`, a.Values...), chs)
 }
 
 // CountAlertRecipients counts the resolved recipients of an alert on the
 // channels chs.
 func CountAlertRecipients(ctx context.Context, q sqlx.QueryerContext, tenant string, alertID int64, chs []channels.Descriptor) (RecipientCounts, error) {
-	a := &argList{}
-	a.add(tenant)
-	alert := a.add(alertID)
+	a := &Args{}
+	a.Add(tenant)
+	alert := a.Add(alertID)
 	cols := countColumns(a, chs)
-	return scanCounts(q.QueryRowxContext(ctx, `SELECT `+cols+` FROM alert_recipients r WHERE r.tenant_id = $1 AND r.alert_id = `+alert, a.args...), chs)
+	return scanCounts(q.QueryRowxContext(ctx, `SELECT `+cols+` FROM alert_recipients r WHERE r.tenant_id = $1 AND r.alert_id = `+alert, a.Values...), chs)
 }
 
 // RecipientRow is a recipient as storage reads it.
@@ -406,15 +381,15 @@ type RecipientRow = alert.Recipient
 // given contact when sampleID is not zero and among them), or nil.
 func SampleRecipient(ctx context.Context, q sqlx.QueryerContext, tenant string, s RecipientSpec, sampleID int64) (*RecipientRow, error) {
 	s.NeedEmail, s.NeedTextPhone, s.NeedVoicePhone, s.NeedCustomFields = true, true, true, true
-	a := &argList{}
-	a.add(tenant)
+	a := &Args{}
+	a.Add(tenant)
 	cond := "true"
 	all := s.resolution(a)
 	if sampleID > 0 {
-		cond = "r.person_id = " + a.add(sampleID)
+		cond = "r.person_id = " + a.Add(sampleID)
 	}
 	var r RecipientRow
-	err := sqlx.GetContext(ctx, q, &r, `SELECT r.* FROM (`+all+`) r WHERE `+cond+` ORDER BY r.seq LIMIT 1`, a.args...)
+	err := sqlx.GetContext(ctx, q, &r, `SELECT r.* FROM (`+all+`) r WHERE `+cond+` ORDER BY r.seq LIMIT 1`, a.Values...)
 	if err != nil {
 		if NotFound(err) == ErrNotFound {
 			return nil, nil
