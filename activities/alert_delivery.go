@@ -43,7 +43,7 @@ func (a *Activities) rendererFor(ctx context.Context, ref AlertRef) (*alertRende
 	if err := a.resolveFiles(ctx, r); err != nil {
 		return nil, err
 	}
-	if f := r.attachmentFailure; f == nil || f.Permanent {
+	if r.attachmentFailure == nil {
 		// An object store that failed is asked again by the next attempt.
 		st.keepRenderer(ref, r)
 	}
@@ -284,6 +284,14 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 			}
 			if perDevice {
 				rows = aggregateDevices(rows, extra, recs)
+			}
+		}
+	}
+	if note := r.attachmentsLeftOut; note != "" && r.Attaches(in.Channel) {
+		// Each message that went out, or was tried, without them.
+		for i := range rows {
+			if rows[i].Address != "" && rows[i].Status != storage.DeliverySkipped {
+				rows[i].Error = strings.TrimPrefix(rows[i].Error+"; "+note, "; ")
 			}
 		}
 	}
