@@ -263,9 +263,13 @@ type alertRenderer struct {
 	// to their object keys (see FileKey).
 	files map[string]string
 	// attachmentFailure, when set, is the result of every delivery that
-	// carries the alert's attachments: one of them could not be read
+	// carries the alert's attachments: the file store could not be read
 	// (loadAttachments).
 	attachmentFailure *channels.Result
+	// attachmentsLeftOut, when set, says which attachments no longer
+	// exist: the messages that carry the attachments go without them, and
+	// their deliveries say so.
+	attachmentsLeftOut string
 }
 
 // FileKey is the object key of the version of the tenant's stored file

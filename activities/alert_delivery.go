@@ -43,7 +43,7 @@ func (a *Activities) rendererFor(ctx context.Context, ref AlertRef) (*alertRende
 	if err := a.resolveFiles(ctx, r); err != nil {
 		return nil, err
 	}
-	if f := r.attachmentFailure; f == nil || f.Permanent {
+	if r.attachmentFailure == nil {
 		// An object store that failed is asked again by the next attempt.
 		st.keepRenderer(ref, r)
 	}
@@ -183,6 +183,9 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 		switch {
 		case rec.Skip:
 			rows = append(rows, storage.DeliveryRow{Seq: rec.Seq, Address: addr, Status: storage.DeliverySkipped, Error: "reached on an earlier channel"})
+		case alert.ReachedAs(in.Channel, &rec.RecipientRow) > 0:
+			rows = append(rows, storage.DeliveryRow{Seq: rec.Seq, Address: addr, Status: storage.DeliverySkipped,
+				Error: fmt.Sprintf("reached as recipient %d", alert.ReachedAs(in.Channel, &rec.RecipientRow))})
 		case addr == "":
 			rows = append(rows, storage.DeliveryRow{Seq: rec.Seq, Status: storage.DeliveryFailed, Permanent: true, Error: "no " + in.Channel + " address"})
 		case r.attachmentFailure != nil && r.Attaches(in.Channel):
@@ -284,6 +287,14 @@ func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutc
 			}
 		}
 	}
+	if note := r.attachmentsLeftOut; note != "" && r.Attaches(in.Channel) {
+		// Each message that went out, or was tried, without them.
+		for i := range rows {
+			if rows[i].Address != "" && rows[i].Status != storage.DeliverySkipped {
+				rows[i].Error = strings.TrimPrefix(rows[i].Error+"; "+note, "; ")
+			}
+		}
+	}
 	temporary := 0
 	for _, row := range rows {
 		if row.Status == storage.DeliveryRetrying {
@@ -351,7 +362,7 @@ func (a *Activities) responseLinks(ctx context.Context, in BatchInput, r *alertR
 	var seqs []int64
 	var targets []string
 	for i := range recs {
-		if recs[i].Skip || alert.AddressOf(in.Channel, &recs[i].RecipientRow) == "" {
+		if recs[i].Skip || alert.AddressOf(in.Channel, &recs[i].RecipientRow) == "" || alert.ReachedAs(in.Channel, &recs[i].RecipientRow) > 0 {
 			continue
 		}
 		seqs = append(seqs, recs[i].Seq)

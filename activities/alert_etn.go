@@ -80,7 +80,7 @@ func (a *Activities) deliverEtnArea(ctx context.Context, in BatchInput, r *alert
 
 // etnTargetStore keeps the numbers an ETN alert calls (channelstate.AlertETNTargets).
 type etnTargetStore interface {
-	StoreOnce(ctx context.Context, tenant string, alertID int64, areas []channelstate.Area, lists []string) error
+	StoreOnce(ctx context.Context, tenant string, alertID int64, areas []alert.Place, lists []string) error
 	Unfinished(ctx context.Context, tenant string, alertID, after int64, limit int) ([]channelstate.AlertETNTarget, error)
 	RecordCalls(ctx context.Context, tenant string, alertID int64, keyHead string, res []channelstate.ETNCallResult) error
 }

@@ -468,11 +468,14 @@ func (a *Activities) FailAlert(ctx context.Context, in FailAlertInput) error {
 }
 
 // loadAttachments reads the alert's attachments from the object store
-// into r. An attachment that cannot be read fails, in words for the alert's
-// author, every delivery that carries the attachments
-// (r.attachmentFailure): for good when the file no longer exists, as a
-// temporary failure when the store failed. The store's own words are
-// logged, not recorded.
+// into r, by the object keys the alert holds, so a file uploaded since
+// under a deleted one's name is not one of them. An emergency message
+// goes out without what it cannot carry: a file that no longer exists is
+// left out of every message that carries the attachments, which go with
+// the others and say so in their deliveries (r.attachmentsLeftOut). A
+// store that failed makes those deliveries a temporary failure
+// (r.attachmentFailure), in words for the alert's author. The store's own
+// words are logged, not recorded.
 func (a *Activities) loadAttachments(ctx context.Context, ref AlertRef, r *alertRenderer, raw json.RawMessage) error {
 	var refs []storage.AttachmentRef
 	if len(raw) > 0 {
@@ -480,6 +483,7 @@ func (a *Activities) loadAttachments(ctx context.Context, ref AlertRef, r *alert
 			return temporal.NewNonRetryableApplicationError("alert attachment list unreadable", ErrTypeBadAlert, err)
 		}
 	}
+	var leftOut []string
 	for _, f := range refs {
 		name := cmp.Or(f.FullName, f.Name)
 		var data []byte
@@ -494,12 +498,18 @@ func (a *Activities) loadAttachments(ctx context.Context, ref AlertRef, r *alert
 			if a.Logger != nil {
 				a.Logger.Warn("read attachment", "tenant", ref.Tenant, "alert", ref.AlertID, "attachment", name, "err", err)
 			}
+			if errors.Is(err, channels.ErrFileMissing) {
+				leftOut = append(leftOut, channels.FileProblem("attachment", name, err))
+				continue
+			}
 			r.Attachments = nil
-			r.attachmentFailure = &channels.Result{Outcome: channels.Failed, Permanent: errors.Is(err, channels.ErrFileMissing),
-				Error: channels.FileProblem("attachment", name, err)}
+			r.attachmentFailure = &channels.Result{Outcome: channels.Failed, Error: channels.FileProblem("attachment", name, err)}
 			return nil
 		}
 		r.Attachments = append(r.Attachments, channels.Attachment{Name: f.Name, ContentType: f.ContentType, Data: data})
+	}
+	if len(leftOut) > 0 {
+		r.attachmentsLeftOut = strings.Join(leftOut, "; ") + ": sent without it"
 	}
 	return nil
 }

@@ -24,6 +24,24 @@ func AddressOf(ch string, rec *Recipient) string {
 	return ""
 }
 
+// ReachedAs is the earlier recipient (seq) whose message on channel ch
+// reaches rec's address there, or 0 when the address is rec's own.
+func ReachedAs(ch string, rec *Recipient) int64 {
+	var n *int64
+	switch channels.Channel(ch).Addresses() {
+	case channels.RecipientEmail:
+		n = rec.EmailReachedAs
+	case channels.RecipientPhone:
+		n = rec.PhoneReachedAs
+	case channels.RecipientVoicePhone:
+		n = rec.VoicePhoneReachedAs
+	}
+	if n == nil {
+		return 0
+	}
+	return *n
+}
+
 // TagLen is the length of an alert's tag.
 const TagLen = 8
 

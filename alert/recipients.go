@@ -21,17 +21,61 @@ type RecipientSpec struct {
 	DirectoryID       string
 	DirectoryUserIDs  []int64
 	AllDirectoryUsers bool
-	Polygons          []AreaPolygon
-	Circles           []AreaCircle
+	// Areas: the people located inside them.
+	Areas
 	// RelatedAlertID, when not zero, is an earlier alert whose resolved
 	// recipients join: its people as selected there, its ad-hoc
 	// recipients after AdHoc.
 	RelatedAlertID int64
 	Filter         *RecipientFilter
 	// AdHoc are the ad-hoc entries as given (emails in lower case); the
-	// resolution makes one recipient of the entries and people that share
-	// an address.
+	// resolution sends each address once per channel (see storage's
+	// resolution).
 	AdHoc []AdHocRecipient
+}
+
+// Areas are the places an alert's areas cover (AreasOf): its polygons,
+// each without its holes, and its circles. Whatever counts as inside
+// them, contacts' locations and ETN's address points alike, is inside by
+// one rule (storage.InsideAreas).
+type Areas struct {
+	Polygons []AreaPolygon
+	Circles  []AreaCircle
+}
+
+// AreasOf checks the areas of an alert and returns the places they cover.
+// Errors name the area.
+func AreasOf(areas []SelectedArea) (Areas, error) {
+	var out Areas
+	for i, a := range areas {
+		ps, circle, err := AreaOf(a)
+		if err != nil {
+			return Areas{}, fmt.Errorf("area %d: %w", i, err)
+		}
+		out.Polygons = append(out.Polygons, ps...)
+		if circle != nil {
+			out.Circles = append(out.Circles, *circle)
+		}
+	}
+	return out, nil
+}
+
+// Place is one place of an alert's areas: a polygon or a circle.
+type Place struct {
+	Polygon *AreaPolygon
+	Circle  *AreaCircle
+}
+
+// Places are the places of a: each polygon, then each circle.
+func (a Areas) Places() []Place {
+	var out []Place
+	for i := range a.Polygons {
+		out = append(out, Place{Polygon: &a.Polygons[i]})
+	}
+	for i := range a.Circles {
+		out = append(out, Place{Circle: &a.Circles[i]})
+	}
+	return out
 }
 
 // AreaPolygon is a polygon as PostgreSQL polygon literals (x = longitude,
@@ -80,6 +124,14 @@ type Recipient struct {
 	VoicePhone   *string `db:"voice_phone"`
 	CustomFields []byte  `db:"custom_fields"`
 	IsMandatory  bool    `db:"is_mandatory"`
+	// EmailReachedAs, PhoneReachedAs and VoicePhoneReachedAs, when set,
+	// are the earlier recipient (seq) whose message reaches the row's
+	// email, text phone or voice phone: the row's delivery there is
+	// Skipped, so no address gets a second message (an ad-hoc entry's
+	// addresses that earlier recipients have).
+	EmailReachedAs      *int64 `db:"email_reached_as"`
+	PhoneReachedAs      *int64 `db:"phone_reached_as"`
+	VoicePhoneReachedAs *int64 `db:"voice_phone_reached_as"`
 }
 
 // RecipientSpecOf turns an alert's recipient settings into the storage
@@ -107,16 +159,11 @@ func RecipientSpecOf(r Recipients) (RecipientSpec, error) {
 			s.DirectoryUserIDs = append(s.DirectoryUserIDs, id)
 		}
 	}
-	for i, a := range r.Areas {
-		ps, circle, err := AreaOf(a)
-		if err != nil {
-			return s, fmt.Errorf("area %d: %w", i, err)
-		}
-		s.Polygons = append(s.Polygons, ps...)
-		if circle != nil {
-			s.Circles = append(s.Circles, *circle)
-		}
+	areas, err := AreasOf(r.Areas)
+	if err != nil {
+		return s, err
 	}
+	s.Areas = areas
 	if f := r.AccessFilter; f != nil {
 		s.Filter = &RecipientFilter{Any: f.Match == "Any"}
 		for _, c := range f.Conditions {

@@ -81,7 +81,8 @@ func BatchRecipients(ctx context.Context, q sqlx.QueryerContext, k BatchKey, ski
 	}
 	var all []BatchRecipient
 	if err := sqlx.SelectContext(ctx, q, &all, `
-		SELECT seq, person_id, external_id, first_name, last_name, email, phone, voice_phone, custom_fields, is_mandatory
+		SELECT seq, person_id, external_id, first_name, last_name, email, phone, voice_phone, custom_fields, is_mandatory,
+			email_reached_as, phone_reached_as, voice_phone_reached_as
 		FROM alert_recipients
 		WHERE alert_id = $1 AND tenant_id = $2 AND seq > $3 AND seq <= $4`+cond+`
 		ORDER BY seq`, k.AlertID, k.Tenant, k.Lo, k.Hi); err != nil {

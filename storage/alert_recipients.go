@@ -49,63 +49,38 @@ func NewRecipientSpec(s *alert.Settings, chs []string) (RecipientSpec, error) {
 	return spec, nil
 }
 
-type argList struct{ args []any }
-
-func (a *argList) add(v any) string {
-	a.args = append(a.args, v)
-	return "$" + strconv.Itoa(len(a.args))
-}
-
-func float(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
-
 // sources is the UNION ALL of (person_id, mandatory) rows of every source.
 // $1 is the tenant.
-func (s RecipientSpec) sources(a *argList) string {
+func (s RecipientSpec) sources(a *Args) string {
 	var parts []string
 	if len(s.ContactIDs) > 0 {
-		parts = append(parts, `SELECT id AS person_id, true AS mandatory FROM people WHERE tenant_id = $1 AND id = ANY(`+a.add(pq.Int64Array(s.ContactIDs))+`)`)
+		parts = append(parts, `SELECT id AS person_id, true AS mandatory FROM people WHERE tenant_id = $1 AND id = ANY(`+a.Add(pq.Int64Array(s.ContactIDs))+`)`)
 	}
 	if len(s.GroupIDs) > 0 {
-		parts = append(parts, `SELECT person_id, false FROM group_memberships WHERE tenant_id = $1 AND group_id = ANY(`+a.add(pq.Int64Array(s.GroupIDs))+`)`)
+		parts = append(parts, `SELECT person_id, false FROM group_memberships WHERE tenant_id = $1 AND group_id = ANY(`+a.Add(pq.Int64Array(s.GroupIDs))+`)`)
 	}
 	if len(s.SubtreeGroupIDs) > 0 {
 		parts = append(parts, `SELECT m.person_id, false FROM groups g
 			JOIN groups sub ON sub.tenant_id = $1 AND sub.path LIKE g.path || '%'
 			JOIN group_memberships m ON m.group_id = sub.id
-			WHERE g.tenant_id = $1 AND g.id = ANY(`+a.add(pq.Int64Array(s.SubtreeGroupIDs))+`)`)
+			WHERE g.tenant_id = $1 AND g.id = ANY(`+a.Add(pq.Int64Array(s.SubtreeGroupIDs))+`)`)
 	}
 	if len(s.ListIDs) > 0 {
-		parts = append(parts, `SELECT person_id, false FROM distribution_list_members WHERE tenant_id = $1 AND list_id = ANY(`+a.add(pq.Int64Array(s.ListIDs))+`)`)
+		parts = append(parts, `SELECT person_id, false FROM distribution_list_members WHERE tenant_id = $1 AND list_id = ANY(`+a.Add(pq.Int64Array(s.ListIDs))+`)`)
 	}
 	if s.DirectoryID != "" {
-		q := `SELECT id, ` + strconv.FormatBool(!s.AllDirectoryUsers) + ` FROM people WHERE tenant_id = $1 AND directory_id = ` + a.add(s.DirectoryID)
+		q := `SELECT id, ` + strconv.FormatBool(!s.AllDirectoryUsers) + ` FROM people WHERE tenant_id = $1 AND directory_id = ` + a.Add(s.DirectoryID)
 		if !s.AllDirectoryUsers {
-			q += ` AND id = ANY(` + a.add(pq.Int64Array(s.DirectoryUserIDs)) + `)`
+			q += ` AND id = ANY(` + a.Add(pq.Int64Array(s.DirectoryUserIDs)) + `)`
 		}
 		parts = append(parts, q)
 	}
-	for _, p := range s.Polygons {
-		q := `SELECT person_id, false FROM person_locations WHERE tenant_id = $1
-			AND latitude BETWEEN ` + float(p.MinLat) + ` AND ` + float(p.MaxLat) + `
-			AND longitude BETWEEN ` + float(p.MinLng) + ` AND ` + float(p.MaxLng) + `
-			AND ` + a.add(p.Outer) + `::polygon @> point(longitude, latitude)`
-		for _, h := range p.Holes {
-			q += ` AND NOT (` + a.add(h) + `::polygon @> point(longitude, latitude))`
-		}
-		parts = append(parts, q)
-	}
-	for _, c := range s.Circles {
-		lat, lng := a.add(c.Lat), a.add(c.Lng)
-		parts = append(parts, `SELECT person_id, false FROM person_locations WHERE tenant_id = $1
-			AND latitude BETWEEN `+float(c.MinLat)+` AND `+float(c.MaxLat)+`
-			AND longitude BETWEEN `+float(c.MinLng)+` AND `+float(c.MaxLng)+`
-			AND 2 * 6371008.8 * asin(sqrt(power(sin(radians(latitude - `+lat+`::float8) / 2), 2)
-				+ cos(radians(`+lat+`::float8)) * cos(radians(latitude)) * power(sin(radians(longitude - `+lng+`::float8) / 2), 2)))
-				<= `+a.add(c.RadiusMeters)+`::float8`)
+	for _, p := range s.Places() {
+		parts = append(parts, `SELECT person_id, false FROM person_locations WHERE tenant_id = $1 AND `+InsidePlace(a, p, "latitude", "longitude"))
 	}
 	if s.RelatedAlertID > 0 {
 		// The earlier alert's people, selected directly or not as they were there.
-		parts = append(parts, `SELECT person_id, is_mandatory FROM alert_recipients WHERE tenant_id = $1 AND alert_id = `+a.add(s.RelatedAlertID)+` AND person_id IS NOT NULL`)
+		parts = append(parts, `SELECT person_id, is_mandatory FROM alert_recipients WHERE tenant_id = $1 AND alert_id = `+a.Add(s.RelatedAlertID)+` AND person_id IS NOT NULL`)
 	}
 	if len(parts) == 0 {
 		return `SELECT NULL::bigint AS person_id, false AS mandatory WHERE false`
@@ -113,7 +88,7 @@ func (s RecipientSpec) sources(a *argList) string {
 	return strings.Join(parts, "\nUNION ALL\n")
 }
 
-func (s RecipientSpec) filter(a *argList) string {
+func (s RecipientSpec) filter(a *Args) string {
 	if s.Filter == nil || len(s.Filter.Conditions) == 0 {
 		return "true"
 	}
@@ -128,19 +103,19 @@ func (s RecipientSpec) filter(a *argList) string {
 		case c.Field == "externalId":
 			col = "coalesce(p.external_id, '')"
 		case strings.HasPrefix(c.Field, "custom."):
-			col = "coalesce(p.custom_fields ->> " + a.add(strings.TrimPrefix(c.Field, "custom.")) + ", '')"
+			col = "coalesce(p.custom_fields ->> " + a.Add(strings.TrimPrefix(c.Field, "custom.")) + ", '')"
 		default:
 			continue
 		}
 		switch c.Op {
 		case "Equals":
-			conds = append(conds, col+" = "+a.add(first(c.Values)))
+			conds = append(conds, col+" = "+a.Add(first(c.Values)))
 		case "NotEquals":
-			conds = append(conds, col+" <> "+a.add(first(c.Values)))
+			conds = append(conds, col+" <> "+a.Add(first(c.Values)))
 		case "In":
-			conds = append(conds, col+" = ANY("+a.add(pq.StringArray(c.Values))+")")
+			conds = append(conds, col+" = ANY("+a.Add(pq.StringArray(c.Values))+")")
 		case "NotIn":
-			conds = append(conds, "NOT ("+col+" = ANY("+a.add(pq.StringArray(c.Values))+"))")
+			conds = append(conds, "NOT ("+col+" = ANY("+a.Add(pq.StringArray(c.Values))+"))")
 		}
 	}
 	if len(conds) == 0 {
@@ -162,7 +137,7 @@ func first(v []string) string {
 
 // selection is the query of resolved people with their addresses,
 // numbered 1..n by person id (seq). $1 is the tenant.
-func (s RecipientSpec) selection(a *argList) string {
+func (s RecipientSpec) selection(a *Args) string {
 	email, text, voice, custom := "NULL::text", "NULL::text", "NULL::text", "NULL::jsonb"
 	if s.NeedEmail {
 		email = `(SELECT e.address FROM person_emails e WHERE e.person_id = p.id ORDER BY e.id LIMIT 1)`
@@ -182,26 +157,38 @@ func (s RecipientSpec) selection(a *argList) string {
 		sel AS (SELECT person_id, bool_or(mandatory) AS mandatory FROM src WHERE person_id IS NOT NULL GROUP BY person_id)
 		SELECT row_number() OVER (ORDER BY p.id) AS seq, p.id AS person_id, coalesce(p.external_id, '') AS external_id, p.first_name, p.last_name,
 			` + email + ` AS email, ` + text + ` AS phone, ` + voice + ` AS voice_phone, ` + custom + ` AS custom_fields,
-			sel.mandatory AS is_mandatory
+			sel.mandatory AS is_mandatory,
+			NULL::bigint AS email_reached_as, NULL::bigint AS phone_reached_as, NULL::bigint AS voice_phone_reached_as
 		FROM sel JOIN people p ON p.id = sel.person_id AND p.tenant_id = $1
 		WHERE ` + where
 }
 
 // resolution is the query of an alert's recipients, numbered 1..n (seq):
 // the people the selection resolves to, by person id, then the ad-hoc
-// entries (AdHoc, then the earlier alert's ad-hoc recipients) that are no
-// one before them, in order. It is the one rule of who an alert reaches:
-// ResolveRecipients writes its rows, CountRecipients counts them and
-// SampleRecipient reads one. $1 is the tenant.
+// entries (AdHoc, then the earlier alert's ad-hoc recipients) that are
+// recipients of their own, in order. It is the one rule of who an alert
+// reaches: ResolveRecipients writes its rows, CountRecipients counts them
+// and SampleRecipient reads one. $1 is the tenant.
 //
-// One person is one recipient. An ad-hoc entry whose email is one of a
-// resolved person's addresses, or whose phone one of their numbers, is
-// that recipient (made mandatory, as ad-hoc recipients are), and an entry
-// that shares its email or phone with an earlier entry is that entry. The
-// lookups go through the (tenant_id, address) and (tenant_id, number)
-// indexes, once per ad-hoc entry; the memberships (IN) are hashed, so the
-// statement stays linear in the people and the entries.
-func (s RecipientSpec) resolution(a *argList) string {
+// One person is one recipient, and every address given gets one message
+// per channel, none two. An ad-hoc entry names a resolved person when its
+// email is one of the person's addresses or its phone one of their
+// numbers (the person is then selected directly: mandatory), and names an
+// earlier entry that shares its email or phone. On each channel of the
+// alert that reads the row (email, text, voice) the entry's address is
+// reached already when a resolved person's row or an earlier entry holds
+// it there; its row then names that recipient (*_reached_as) and its
+// delivery there is Skipped. An entry that names someone and brings no
+// address the alert's channels do not reach already is no recipient of
+// its own; any other entry is one, keeping every address it gives.
+//
+// The lookups go through the (tenant_id, address) and (tenant_id, number)
+// indexes, once per ad-hoc entry; the people are read once more to find
+// the rows the entries name (hashed) and once to count them, and the
+// windows and joins over the entries are hashed or sorted over the
+// entries only, so the statement stays linear in the people and the
+// entries, and the people keep their numbers without a sort.
+func (s RecipientSpec) resolution(a *Args) string {
 	people := s.selection(a)
 	if len(s.AdHoc) == 0 && s.RelatedAlertID == 0 {
 		return people
@@ -209,6 +196,36 @@ func (s RecipientSpec) resolution(a *argList) string {
 	var first, last, email, phone []string
 	for _, r := range s.AdHoc {
 		first, last, email, phone = append(first, r.FirstName), append(last, r.LastName), append(email, r.Email), append(phone, r.Phone)
+	}
+	// For each address column an entry's row holds: whether the alert
+	// reads it, the entry's address, and the holder of the same address
+	// among the people (held.*) and among the entries (*_first).
+	type column struct {
+		need                       bool
+		addr, person, first, entry string
+	}
+	cols := []column{
+		{s.NeedEmail, "email", "email_person", "email_first", "fe"},
+		{s.NeedTextPhone, "phone", "text_person", "phone_first", "fp"},
+		{s.NeedVoicePhone, "phone", "voice_person", "phone_first", "fp"},
+	}
+	var fresh, reached []string
+	for _, c := range cols {
+		if !c.need {
+			reached = append(reached, "NULL::bigint")
+			continue
+		}
+		// The address is the entry's own when no person holds it and no
+		// earlier entry has it; else it is reached as the person, or as the
+		// first entry of it (fe, fp), which is a recipient of its own since
+		// no person holds it.
+		fresh = append(fresh, fmt.Sprintf("(e.%[1]s <> '' AND e.%[2]s IS NULL AND e.%[3]s = e.ord)", c.addr, c.person, c.first))
+		reached = append(reached, fmt.Sprintf(`CASE WHEN k.%[1]s <> '' THEN coalesce(k.%[2]s, nullif(%[3]s.seq, k.seq)) END`,
+			c.addr, c.person, c.entry))
+	}
+	keep := "NOT e.names"
+	if len(fresh) > 0 {
+		keep += " OR " + strings.Join(fresh, " OR ")
 	}
 	// t: the entries given, then the earlier alert's ad-hoc recipients
 	// (none when RelatedAlertID is zero).
@@ -219,30 +236,33 @@ func (s RecipientSpec) resolution(a *argList) string {
 		SELECT o.first_name, o.last_name, coalesce(o.email, ''), coalesce(o.phone, ''), %d + o.seq
 		FROM alert_recipients o WHERE o.tenant_id = $1 AND o.alert_id = %s AND o.person_id IS NULL),
 	named AS MATERIALIZED (
-		SELECT t.ord, m.person_id FROM t
+		SELECT t.ord, t.email, t.phone, m.person_id FROM t
 		JOIN LATERAL (
 			SELECT e.person_id FROM person_emails e WHERE t.email <> '' AND e.tenant_id = $1 AND e.address = t.email
 			UNION SELECT ph.person_id FROM person_phones ph WHERE t.phone <> '' AND ph.tenant_id = $1 AND ph.number = t.phone
 		) m ON true),
-	known AS (
-		SELECT n.ord, n.person_id FROM named n WHERE n.person_id IN (SELECT r.person_id FROM r)),
-	firsts AS (
-		SELECT t.*, min(t.ord) OVER (PARTITION BY t.email) AS by_email, min(t.ord) OVER (PARTITION BY t.phone) AS by_phone FROM t),
-	fresh AS (
-		SELECT f.* FROM firsts f
-		WHERE (f.email = '' OR f.by_email = f.ord) AND (f.phone = '' OR f.by_phone = f.ord)
-			AND f.ord NOT IN (SELECT k.ord FROM known k))
-	SELECT row_number() OVER (ORDER BY x.ad_hoc, x.n) AS seq, x.person_id, x.external_id, x.first_name, x.last_name,
-		x.email, x.phone, x.voice_phone, x.custom_fields, x.is_mandatory
-	FROM (
-		SELECT false AS ad_hoc, r.seq AS n, r.person_id, r.external_id, r.first_name, r.last_name, r.email, r.phone, r.voice_phone,
-			r.custom_fields, r.is_mandatory OR r.person_id IN (SELECT k.person_id FROM known k) AS is_mandatory
-		FROM r
-		UNION ALL
-		SELECT true, f.ord, NULL, '', f.first, f.last, nullif(f.email, ''), nullif(f.phone, ''), nullif(f.phone, ''), NULL, true
-		FROM fresh f) x`,
-		people, a.add(pq.StringArray(first)), a.add(pq.StringArray(last)), a.add(pq.StringArray(email)), a.add(pq.StringArray(phone)),
-		len(s.AdHoc), a.add(s.RelatedAlertID))
+	held AS (
+		SELECT n.ord, min(r.seq) FILTER (WHERE r.email = n.email) AS email_person,
+			min(r.seq) FILTER (WHERE r.phone = n.phone) AS text_person, min(r.seq) FILTER (WHERE r.voice_phone = n.phone) AS voice_person
+		FROM named n JOIN r ON r.person_id = n.person_id GROUP BY n.ord),
+	e AS (
+		SELECT t.*, h.email_person, h.text_person, h.voice_person,
+			CASE WHEN t.email <> '' THEN min(t.ord) OVER (PARTITION BY t.email) END AS email_first,
+			CASE WHEN t.phone <> '' THEN min(t.ord) OVER (PARTITION BY t.phone) END AS phone_first,
+			h.ord IS NOT NULL OR (t.email <> '' AND min(t.ord) OVER (PARTITION BY t.email) < t.ord)
+				OR (t.phone <> '' AND min(t.ord) OVER (PARTITION BY t.phone) < t.ord) AS names
+		FROM t LEFT JOIN held h ON h.ord = t.ord),
+	kept AS MATERIALIZED (
+		SELECT e.*, (SELECT count(*) FROM r) + row_number() OVER (ORDER BY e.ord) AS seq FROM e WHERE %s)
+	SELECT r.seq, r.person_id, r.external_id, r.first_name, r.last_name, r.email, r.phone, r.voice_phone,
+		r.custom_fields, r.is_mandatory OR r.person_id IN (SELECT n.person_id FROM named n) AS is_mandatory,
+		r.email_reached_as, r.phone_reached_as, r.voice_phone_reached_as
+	FROM r
+	UNION ALL
+	SELECT k.seq, NULL, '', k.first, k.last, nullif(k.email, ''), nullif(k.phone, ''), nullif(k.phone, ''), NULL, true, %s
+	FROM kept k LEFT JOIN kept fe ON fe.ord = k.email_first LEFT JOIN kept fp ON fp.ord = k.phone_first`,
+		people, a.Add(pq.StringArray(first)), a.Add(pq.StringArray(last)), a.Add(pq.StringArray(email)), a.Add(pq.StringArray(phone)),
+		len(s.AdHoc), a.Add(s.RelatedAlertID), keep, strings.Join(reached, ", "))
 }
 
 // ResolveRecipients writes the recipients of an alert into alert_recipients
@@ -262,14 +282,16 @@ func ResolveRecipients(ctx context.Context, tx *sqlx.Tx, tenant string, alertID 
 	if _, err := tx.ExecContext(ctx, `DELETE FROM alert_recipients WHERE alert_id = $1`, alertID); err != nil {
 		return 0, fmt.Errorf("clear recipients: %w", err)
 	}
-	a := &argList{}
-	a.add(tenant)
-	alert := a.add(alertID)
+	a := &Args{}
+	a.Add(tenant)
+	alert := a.Add(alertID)
 	res, err := tx.ExecContext(ctx, `INSERT INTO alert_recipients (tenant_id, alert_id, seq, person_id, external_id,
-			first_name, last_name, email, phone, voice_phone, custom_fields, is_mandatory)
+			first_name, last_name, email, phone, voice_phone, custom_fields, is_mandatory,
+			email_reached_as, phone_reached_as, voice_phone_reached_as)
 		SELECT $1, `+alert+`, r.seq, r.person_id, r.external_id, r.first_name, r.last_name,
-			r.email, r.phone, r.voice_phone, r.custom_fields, r.is_mandatory
-		FROM (`+s.resolution(a)+`) r`, a.args...)
+			r.email, r.phone, r.voice_phone, r.custom_fields, r.is_mandatory,
+			r.email_reached_as, r.phone_reached_as, r.voice_phone_reached_as
+		FROM (`+s.resolution(a)+`) r`, a.Values...)
 	if err != nil {
 		return 0, fmt.Errorf("resolve recipients: %w", err)
 	}
@@ -293,25 +315,26 @@ type RecipientCounts struct {
 // countColumns is the one rule of the counts, over recipient rows r (of a
 // resolution or of alert_recipients): every row, the rows of no person,
 // and for each channel the rows with an address where the channel reads
-// it (channels.Addresses): the row's own column, or the person's fax
+// it (channels.Addresses): the row's own column, when no earlier
+// recipient reaches it (*_reached_as), or the person's fax
 // numbers or devices of the channel's app, as delivery reads them. A
 // channel not addressed per recipient counts none. $1 is the tenant.
-func countColumns(a *argList, chs []channels.Descriptor) string {
+func countColumns(a *Args, chs []channels.Descriptor) string {
 	cols := []string{"count(*)", "count(*) FILTER (WHERE r.person_id IS NULL)"}
 	for _, d := range chs {
 		switch d.Addresses() {
 		case channels.RecipientEmail:
-			cols = append(cols, "count(r.email)")
+			cols = append(cols, "count(r.email) FILTER (WHERE r.email_reached_as IS NULL)")
 		case channels.RecipientPhone:
-			cols = append(cols, "count(r.phone)")
+			cols = append(cols, "count(r.phone) FILTER (WHERE r.phone_reached_as IS NULL)")
 		case channels.RecipientVoicePhone:
-			cols = append(cols, "count(r.voice_phone)")
+			cols = append(cols, "count(r.voice_phone) FILTER (WHERE r.voice_phone_reached_as IS NULL)")
 		case channels.FaxNumber:
 			cols = append(cols, `count(*) FILTER (WHERE EXISTS (SELECT 1 FROM person_phones f
 				WHERE f.tenant_id = $1 AND f.person_id = r.person_id AND f.phone_type = 'Fax'))`)
 		case channels.DeviceTokens:
 			cols = append(cols, `count(*) FILTER (WHERE EXISTS (SELECT 1 FROM person_devices d
-				WHERE d.tenant_id = $1 AND d.person_id = r.person_id AND d.app = `+a.add(d.App)+`))`)
+				WHERE d.tenant_id = $1 AND d.person_id = r.person_id AND d.app = `+a.Add(d.App)+`))`)
 		default:
 			cols = append(cols, "0::bigint")
 		}
@@ -335,20 +358,20 @@ func scanCounts(row *sqlx.Row, chs []channels.Descriptor) (RecipientCounts, erro
 // without writing anything: the resolution ResolveRecipients writes,
 // counted as CountAlertRecipients counts an alert's.
 func CountRecipients(ctx context.Context, q sqlx.QueryerContext, tenant string, s RecipientSpec, chs []channels.Descriptor) (RecipientCounts, error) {
-	a := &argList{}
-	a.add(tenant)
+	a := &Args{}
+	a.Add(tenant)
 	cols := countColumns(a, chs)
-	return scanCounts(q.QueryRowxContext(ctx, `SELECT `+cols+` FROM (`+s.resolution(a)+`) r`, a.args...), chs)
+	return scanCounts(q.QueryRowxContext(ctx, `SELECT `+cols+` FROM (`+s.resolution(a)+`) r`, a.Values...), chs)
 }
 
 // CountAlertRecipients counts the resolved recipients of an alert on the
 // channels chs.
 func CountAlertRecipients(ctx context.Context, q sqlx.QueryerContext, tenant string, alertID int64, chs []channels.Descriptor) (RecipientCounts, error) {
-	a := &argList{}
-	a.add(tenant)
-	alert := a.add(alertID)
+	a := &Args{}
+	a.Add(tenant)
+	alert := a.Add(alertID)
 	cols := countColumns(a, chs)
-	return scanCounts(q.QueryRowxContext(ctx, `SELECT `+cols+` FROM alert_recipients r WHERE r.tenant_id = $1 AND r.alert_id = `+alert, a.args...), chs)
+	return scanCounts(q.QueryRowxContext(ctx, `SELECT `+cols+` FROM alert_recipients r WHERE r.tenant_id = $1 AND r.alert_id = `+alert, a.Values...), chs)
 }
 
 // RecipientRow is a recipient as storage reads it.
@@ -358,15 +381,15 @@ type RecipientRow = alert.Recipient
 // given contact when sampleID is not zero and among them), or nil.
 func SampleRecipient(ctx context.Context, q sqlx.QueryerContext, tenant string, s RecipientSpec, sampleID int64) (*RecipientRow, error) {
 	s.NeedEmail, s.NeedTextPhone, s.NeedVoicePhone, s.NeedCustomFields = true, true, true, true
-	a := &argList{}
-	a.add(tenant)
+	a := &Args{}
+	a.Add(tenant)
 	cond := "true"
 	all := s.resolution(a)
 	if sampleID > 0 {
-		cond = "r.person_id = " + a.add(sampleID)
+		cond = "r.person_id = " + a.Add(sampleID)
 	}
 	var r RecipientRow
-	err := sqlx.GetContext(ctx, q, &r, `SELECT r.* FROM (`+all+`) r WHERE `+cond+` ORDER BY r.seq LIMIT 1`, a.args...)
+	err := sqlx.GetContext(ctx, q, &r, `SELECT r.* FROM (`+all+`) r WHERE `+cond+` ORDER BY r.seq LIMIT 1`, a.Values...)
 	if err != nil {
 		if NotFound(err) == ErrNotFound {
 			return nil, nil

@@ -598,6 +598,67 @@ func TestEtnResultsCountEveryCall(t *testing.T) {
 	l.checkProblems(t)
 }
 
+// TestEtnLeavesOutTheHoleOfItsArea: an ETN alert whose area is a polygon
+// with a hole calls, as it selects contacts, only what is inside the
+// polygon and outside the hole: the contact and the address point in the
+// hole are neither called nor counted, by the preview, the alert or its
+// ETN results.
+func TestEtnLeavesOutTheHoleOfItsArea(t *testing.T) {
+	t.Parallel()
+	s := startWithPublicURL(t)
+	tenant, tok := s.NewTenant(t)
+	l := configureLoopbacks(t, s, tok, nil)
+	ring := &contact{First: "In", Last: "Ring", Phone: "+15550210001", HasLocation: true, Lat: 41.80, Lng: -87.70}
+	hole := &contact{First: "In", Last: "Hole", Phone: "+15550210002", HasLocation: true, Lat: 41.85, Lng: -87.65}
+	seed(t, s, tenant, ring, hole)
+	csv := "phone,latitude,longitude,name\n+15550310001,41.81,-87.69,Ring well\n+15550310002,41.851,-87.651,Hole well\n"
+	if r := s.Do(t, http.MethodPut, "/v2/settings/etn/addressPointLists/wells", tok, strings.NewReader(csv), "Content-Type", "text/csv"); r.Status/100 != 2 {
+		t.Fatalf("import points %d %s", r.Status, r.Body)
+	}
+	polygon := [][][2]float64{
+		{{-87.8, 41.7}, {-87.5, 41.7}, {-87.5, 42.0}, {-87.8, 42.0}, {-87.8, 41.7}},
+		{{-87.66, 41.84}, {-87.64, 41.84}, {-87.64, 41.86}, {-87.66, 41.86}, {-87.66, 41.84}},
+	}
+	alert := map[string]any{"settings": map[string]any{
+		"message":  map[string]any{"subject": "Gas leak", "body": "Leave the area now."},
+		"channels": map[string]any{"etn": map[string]any{"enabled": true, "addressPointLists": []string{"wells"}}},
+		"recipients": map[string]any{"areas": []map[string]any{{"geometry": map[string]any{"type": "FeatureCollection",
+			"features": []map[string]any{{"type": "Feature", "geometry": map[string]any{"type": "Polygon", "coordinates": polygon}}}}}}},
+	}}
+	const counts = "total=1 adHoc=0 etn=2"
+	if v := previewOf(t, s, tok, alert); v.Recipients.String() != counts || v.messageCounts() != "etn=2" {
+		t.Errorf("preview counts %s, messages %s, want %s", v.Recipients, v.messageCounts(), counts)
+	}
+	res := send(t, s, tok, alert)
+	if st := waitDone(t, s, tok, res.AlertID); st.Status != "Sent" {
+		t.Fatalf("alert status %+v", st)
+	}
+	if v := alertOf(t, s, tok, res.AlertID); v.Recipients.String() != counts {
+		t.Errorf("alert counts %s, want %s", v.Recipients, counts)
+	}
+	var page struct {
+		Totals struct{ Total int64 }
+		Items  []struct{ Phone string }
+	}
+	r := s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d/results/channels/etn", res.AlertID), tok, nil)
+	r.JSON(t, &page)
+	var phones []string
+	for _, it := range page.Items {
+		phones = append(phones, it.Phone)
+	}
+	if page.Totals.Total != 2 || !slices.Equal(phones, []string{ring.Phone, "+15550310001"}) {
+		t.Errorf("etn results %s, want the contact and the well outside the hole", r.Body)
+	}
+	var called []string
+	for _, c := range l.voice.Calls() {
+		called = append(called, c.Request.To)
+	}
+	slices.Sort(called)
+	if !slices.Equal(called, []string{ring.Phone, "+15550310001"}) {
+		t.Errorf("called %v, want the contact and the well outside the hole", called)
+	}
+}
+
 // TestUnknownAddressPointListsAreRefused: an ETN address-point list that
 // the tenant has not imported (another tenant's of that name does not
 // count) is a 400 naming it, when the alert is made or previewed, enabled

@@ -118,7 +118,7 @@ func summaryOfCounts(c storage.RecipientCounts, chs []string) *model.SearchSumma
 // countEtnTargets puts into counts, for an alert with areas on the ETN
 // channel, the numbers it calls (count) instead of its recipients with a
 // voice phone: such an alert calls the numbers inside its areas.
-func countEtnTargets(counts *storage.RecipientCounts, chs []string, s *alert.Settings, count func([]channelstate.Area, []string) (int64, error)) error {
+func countEtnTargets(counts *storage.RecipientCounts, chs []string, s *alert.Settings, count func([]alert.Place, []string) (int64, error)) error {
 	i := slices.Index(chs, string(channels.Etn))
 	if i < 0 || len(etn.Areas(s)) == 0 {
 		return nil
@@ -160,7 +160,7 @@ func (h *handler) createAlertsPreview(ctx context.Context, in *previewInput) (*r
 	if err != nil {
 		return nil, rest.Unavailable("the database", err)
 	}
-	if err := countEtnTargets(&counts, p.channels, &p.settings, func(areas []channelstate.Area, lists []string) (int64, error) {
+	if err := countEtnTargets(&counts, p.channels, &p.settings, func(areas []alert.Place, lists []string) (int64, error) {
 		return (&channelstate.AlertETNTargets{DB: h.d.DB}).Count(ctx, tenant, areas, lists)
 	}); err != nil {
 		return nil, etnCountProblem(err)
@@ -224,7 +224,7 @@ func (h *handler) getAlertsByID(ctx context.Context, in *getAlertInput) (*rest.O
 		if err != nil {
 			return nil, rest.Unavailable("the database", err)
 		}
-		if err := countEtnTargets(&counts, al.Channels, s, func(areas []channelstate.Area, lists []string) (int64, error) {
+		if err := countEtnTargets(&counts, al.Channels, s, func(areas []alert.Place, lists []string) (int64, error) {
 			// The numbers stored by the first batch, or, while the alert is
 			// being delivered and has stored none yet, the numbers inside
 			// the areas now. An alert that ended stored all it called.

@@ -225,7 +225,8 @@ func TestFollowUpReachesEveryRecipientOfTheEarlierAlert(t *testing.T) {
 
 // TestPreviewCountsWhatTheAlertReaches: the preview resolves recipients as
 // the alert does (ad-hoc entries that are a selected person, or an earlier
-// entry, are that recipient) and counts them as the alert's view does.
+// entry, are that recipient unless they bring an address of their own) and
+// counts them as the alert's view does.
 func TestPreviewCountsWhatTheAlertReaches(t *testing.T) {
 	t.Parallel()
 	_, withSandbox := stacktest.Sandbox(t)
@@ -259,8 +260,9 @@ func TestPreviewCountsWhatTheAlertReaches(t *testing.T) {
 		"adHoc": []map[string]any{{"email": frank.Email}, {"email": strings.ToUpper(frank.Email)}, {"email": `"` + local + `"@` + domain}}}),
 		"total=1 adHoc=0 email=1 text=0")
 	// Ann by id and by phone; Ben through a group and by email; Cy
-	// through a list; one walk-in given three times (by email in another
-	// case, and by phone with another email).
+	// through a list; one walk-in given twice (by email in another case);
+	// and one more entry with the walk-in's phone and an email of its own,
+	// which is a recipient for that email (its phone counts once).
 	walkIn := "walk-" + tenant + "@example.com"
 	check("every source", emailTextAlert(map[string]any{
 		"contactIds": []int64{ann.ID}, "groups": []map[string]any{{"id": gid}}, "distributionListIds": []int64{lid},
@@ -270,7 +272,7 @@ func TestPreviewCountsWhatTheAlertReaches(t *testing.T) {
 			{"email": strings.ToUpper(walkIn)},
 			{"email": "other-" + tenant + "@example.com", "phone": "+14155554999"},
 			{"email": strings.ToUpper(ben.Email)},
-		}}), "total=4 adHoc=1 email=3 text=3")
+		}}), "total=5 adHoc=2 email=4 text=3")
 
 	// An alert whose recipients are not resolved yet shows no counts
 	// (the block is absent) rather than zeros.
@@ -279,6 +281,84 @@ func TestPreviewCountsWhatTheAlertReaches(t *testing.T) {
 	scheduled := send(t, s, tok, later)
 	if v := alertOf(t, s, tok, scheduled.AlertID); v.Recipients != nil || v.messageCounts() != "email=absent text=absent" {
 		t.Errorf("scheduled alert: recipients %s, messages %s", v.Recipients, v.messageCounts())
+	}
+}
+
+// channelResults are the rows of an alert's results on one channel, each
+// as "recipientId:address:status:error", in recipient order.
+func channelResults(t *testing.T, s *stacktest.Stack, tok string, id int64, channel string) []string {
+	t.Helper()
+	r := s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d/results/channels/%s?pageSize=50", id, channel), tok, nil)
+	if r.Status != http.StatusOK {
+		t.Fatalf("%s results of %d: %d %s", channel, id, r.Status, r.Body)
+	}
+	var page struct {
+		Items []struct {
+			RecipientID                 int64 `json:"recipientId"`
+			Email, Phone, Status, Error string
+		}
+	}
+	r.JSON(t, &page)
+	var out []string
+	for _, it := range page.Items {
+		out = append(out, fmt.Sprintf("%d:%s:%s:%s", it.RecipientID, it.Email+it.Phone, it.Status, it.Error))
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestEveryAddressGivenGetsOneMessage: ad-hoc entries that share an
+// address with an earlier entry or with a contact lose none of their
+// other addresses: an entry with the phone of an earlier one and an email
+// of its own gets that email, and an entry with a contact's email and a
+// phone of its own gets a text at that phone. No address gets two
+// messages on a channel: the shared ones show Skipped, naming the
+// recipient whose message reaches them, and the counts of the preview and
+// of the alert count each address once.
+func TestEveryAddressGivenGetsOneMessage(t *testing.T) {
+	t.Parallel()
+	sb, withSandbox := stacktest.Sandbox(t)
+	s := stacktest.Start(t, withSandbox)
+	tenant, tok := s.NewTenant(t)
+	cara := &contact{First: "Cara", Last: "Cole", Email: "cara-" + tenant + "@example.com", Phone: "+14155556001"}
+	seed(t, s, tenant, cara)
+	ada, other := "ada-"+tenant+"@example.com", "other-"+tenant+"@example.com"
+	const shared, caraMobile = "+14155556100", "+14155556200"
+	body := emailTextAlert(map[string]any{"contactIds": []int64{cara.ID}, "adHoc": []map[string]any{
+		{"firstName": "Ada", "email": ada, "phone": shared},
+		{"firstName": "Other", "email": other, "phone": shared},
+		{"firstName": "Cara", "email": strings.ToUpper(cara.Email), "phone": caraMobile},
+		{"firstName": "Ada again", "email": strings.ToUpper(ada)},
+	}})
+	pv := previewOf(t, s, tok, body)
+	res := send(t, s, tok, body)
+	if st := waitDone(t, s, tok, res.AlertID); st.Status != "Sent" {
+		t.Fatalf("alert %+v", st)
+	}
+	const counts = "total=4 adHoc=3 email=3 text=3"
+	if got := alertOf(t, s, tok, res.AlertID); pv.Recipients.String() != counts || got.Recipients.String() != counts {
+		t.Errorf("counts: preview %s, alert %s, want %s", pv.Recipients, got.Recipients, counts)
+	}
+	for _, c := range []struct {
+		address string
+		got     int
+	}{
+		{cara.Email, mailsTo(sb, cara.Email)}, {ada, mailsTo(sb, ada)}, {other, mailsTo(sb, other)},
+		{cara.Phone, textsTo(sb, cara.Phone)}, {shared, textsTo(sb, shared)}, {caraMobile, textsTo(sb, caraMobile)},
+	} {
+		if c.got != 1 {
+			t.Errorf("%s got %d messages, want 1", c.address, c.got)
+		}
+	}
+	// Cara is recipient 1 (people first), then the entries in order.
+	want := map[string][]string{
+		"email": {"1:" + cara.Email + ":Sent:", "2:" + ada + ":Sent:", "3:" + other + ":Sent:", "4:" + cara.Email + ":Skipped:reached as recipient 1"},
+		"text":  {"1:" + cara.Phone + ":Sent:", "2:" + shared + ":Sent:", "3:" + shared + ":Skipped:reached as recipient 2", "4:" + caraMobile + ":Sent:"},
+	}
+	for _, ch := range []string{"email", "text"} {
+		if got := channelResults(t, s, tok, res.AlertID, ch); !slices.Equal(got, want[ch]) {
+			t.Errorf("%s results:\n got %q\nwant %q", ch, got, want[ch])
+		}
 	}
 }
 

@@ -57,7 +57,7 @@ type ChannelResultFields struct {
 	Status            DeliveryStatus `json:"status"`
 	Attempts          int            `json:"attempts" example:"1"`
 	ProviderMessageID string         `json:"providerMessageId,omitempty"`
-	Error             string         `json:"error,omitempty"`
+	Error             string         `json:"error,omitempty" doc:"As the recipient's delivery shows it (ChannelDelivery.error)."`
 	SentAt            *time.Time     `json:"sentAt,omitempty"`
 	DeliveredAt       *time.Time     `json:"deliveredAt,omitempty"`
 	UpdatedAt         time.Time      `json:"updatedAt"`

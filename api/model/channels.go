@@ -132,7 +132,7 @@ type ChannelDelivery struct {
 	Attempts          int             `json:"attempts" doc:"Attempts made at the provider for this delivery." example:"1"`
 	ProviderMessageID string          `json:"providerMessageId,omitempty" doc:"The provider's id of the message."`
 	IdempotencyKey    string          `json:"idempotencyKey" doc:"The key passed to the provider; the same on every retry of this delivery." example:"alert-1001-42-k3x7q2ab:email:1:7"`
-	Error             string          `json:"error,omitempty" doc:"The last error, when an attempt failed."`
+	Error             string          `json:"error,omitempty" doc:"The last error, when an attempt failed; why a Skipped delivery was skipped (\"reached as recipient 3\": an earlier recipient of the alert is sent to this address); what a delivery that went out lacked (\"attachment maps/map.png no longer exists: sent without it\")."`
 	Permanent         bool            `json:"permanent,omitempty" doc:"The failure is permanent (a retry will not help)."`
 	SentAt            *time.Time      `json:"sentAt,omitempty" doc:"When the provider accepted it."`
 	DeliveredAt       *time.Time      `json:"deliveredAt,omitempty" doc:"When a receipt confirmed delivery."`

@@ -1,13 +1,10 @@
 package etn
 
 import (
-	"encoding/json"
-
 	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/channels/voice"
 	"github.com/tocsin/tocsin/internal/names"
-	"github.com/tocsin/tocsin/storage/channelstate"
 )
 
 // Descriptor describes the ETN channel: a call per number inside the
@@ -33,57 +30,27 @@ func File(c *alert.Channels) (use, name string) {
 	return alert.FileVoice, c.Etn.AudioFileName
 }
 
-// Areas are the ETN areas of an alert: its recipients' areas (circles and
-// the outer rings of polygons).
-func Areas(s *alert.Settings) []Area {
-	var out []Area
-	for _, a := range s.Recipients.Areas {
-		if a.Center != nil && a.RadiusMeters > 0 {
-			out = append(out, Area{Center: &LatLng{Lat: a.Center.Lat, Lng: a.Center.Lng}, RadiusMeters: a.RadiusMeters})
-		}
-		if a.Geometry == nil {
-			continue
-		}
-		for _, f := range a.Geometry.Features {
-			var polys [][][][2]float64
-			switch f.Geometry.Type {
-			case "Polygon":
-				var p [][][2]float64
-				if json.Unmarshal(f.Geometry.Coordinates, &p) == nil {
-					polys = append(polys, p)
-				}
-			case "MultiPolygon":
-				_ = json.Unmarshal(f.Geometry.Coordinates, &polys)
-			}
-			for _, p := range polys {
-				if len(p) == 0 {
-					continue
-				}
-				var ring []LatLng
-				for _, pos := range p[0] {
-					ring = append(ring, LatLng{Lat: pos[1], Lng: pos[0]})
-				}
-				out = append(out, Area{Polygon: ring})
-			}
-		}
+// Areas are the places an ETN alert calls inside: the places of its
+// recipients' areas (alert.AreasOf), polygons without their holes, as
+// the alert's contacts are selected inside them. An alert whose areas are
+// not valid has none (its recipients do not resolve either).
+func Areas(s *alert.Settings) []alert.Place {
+	areas, err := alert.AreasOf(s.Recipients.Areas)
+	if err != nil {
+		return nil
 	}
-	return out
+	return areas.Places()
 }
 
-// Targets are what an alert with areas calls: the valid areas of s as
-// stored rows and the address-point lists whose numbers inside them are
-// called with the contacts'. No rows means the alert has no areas and calls
-// its recipients.
-func Targets(s *alert.Settings) (areas []channelstate.Area, lists []string) {
-	for _, ar := range Areas(s) {
-		if ar.Validate() == nil {
-			areas = append(areas, ar.Row())
-		}
-	}
+// Targets are what an alert with areas calls: the places of its areas and
+// the address-point lists whose numbers inside them are called with the
+// contacts'. No places means the alert has no areas and calls its
+// recipients.
+func Targets(s *alert.Settings) (areas []alert.Place, lists []string) {
 	if c := s.Channels; c != nil && c.Etn != nil {
 		for _, l := range c.Etn.AddressPointLists {
 			lists = append(lists, names.Normal(l)) // as stored; an alert accepted before may give another form
 		}
 	}
-	return areas, lists
+	return Areas(s), lists
 }

@@ -2,6 +2,7 @@ package etn_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/channels/etn"
 	"github.com/tocsin/tocsin/channels/etn/etntest"
@@ -177,29 +179,6 @@ func TestReaderRefusesWhatIsNotText(t *testing.T) {
 	}
 }
 
-func TestAreaValidate(t *testing.T) {
-	c := &etn.LatLng{Lat: 45, Lng: -122}
-	cases := []struct {
-		name string
-		a    etn.Area
-		ok   bool
-	}{
-		{"circle", etn.Area{Center: c, RadiusMeters: 1000}, true},
-		{"polygon", etn.Area{Polygon: []etn.LatLng{{0, 0}, {0, 1}, {1, 1}}}, true},
-		{"empty", etn.Area{}, false},
-		{"two points", etn.Area{Polygon: []etn.LatLng{{0, 0}, {0, 1}}}, false},
-		{"both", etn.Area{Center: c, RadiusMeters: 1, Polygon: []etn.LatLng{{0, 0}, {0, 1}, {1, 1}}}, false},
-		{"no radius", etn.Area{Center: c}, false},
-		{"bad latitude", etn.Area{Center: &etn.LatLng{Lat: 91}, RadiusMeters: 1}, false},
-		{"across the antimeridian", etn.Area{Polygon: []etn.LatLng{{39, 179}, {39, -179}, {41, -179}, {41, 179}}}, false},
-	}
-	for _, tc := range cases {
-		if err := tc.a.Validate(); (err == nil) != tc.ok {
-			t.Errorf("%s: %v", tc.name, err)
-		}
-	}
-}
-
 func addPerson(t *testing.T, db *storage.DB, tenant, phone string, lat, lng float64, canCall bool) {
 	t.Helper()
 	ctx := context.Background()
@@ -243,18 +222,20 @@ func TestTargetsInsideTheArea(t *testing.T) {
 	if _, err := pts.Replace(ctx, other, "wells", points(etn.Point{Phone: "+15550000008", Name: "Another tenant's well", Latitude: 45, Longitude: -122})); err != nil {
 		t.Fatal(err)
 	}
-	circle := etn.Area{Center: &etn.LatLng{Lat: 45.0, Lng: -122.0}, RadiusMeters: 500}
-	square := etn.Area{Polygon: []etn.LatLng{{44.99, -122.01}, {44.99, -121.99}, {45.01, -121.99}, {45.01, -122.01}}}
+	circle := alert.SelectedArea{Center: &alert.LatLng{Lat: 45.0, Lng: -122.0}, RadiusMeters: 500}
+	square := alert.SelectedArea{Geometry: &alert.FeatureCollection{Type: "FeatureCollection", Features: []alert.Feature{{Type: "Feature",
+		Geometry: alert.IGeometryObject{Type: "Polygon", Coordinates: json.RawMessage(`[[[-122.01, 44.99], [-121.99, 44.99], [-121.99, 45.01], [-122.01, 45.01], [-122.01, 44.99]]]`)}}}}}
 	targets := &channelstate.AlertETNTargets{DB: db}
-	for name, a := range map[string]etn.Area{"circle": circle, "polygon": square} {
-		if err := a.Validate(); err != nil {
-			t.Fatal(err)
+	for name, a := range map[string]alert.SelectedArea{"circle": circle, "polygon": square} {
+		places := etn.Areas(&alert.Settings{Recipients: alert.Recipients{Areas: []alert.SelectedArea{a}}})
+		if len(places) != 1 {
+			t.Fatalf("%s: %d places", name, len(places))
 		}
 		alertID, err := storage.NextAlertID(ctx, db)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := targets.StoreOnce(ctx, tenant, alertID, []channelstate.Area{a.Row()}, []string{"wells"}); err != nil {
+		if err := targets.StoreOnce(ctx, tenant, alertID, places, []string{"wells"}); err != nil {
 			t.Fatal(err)
 		}
 		got, err := targets.Unfinished(ctx, tenant, alertID, 0, 100)

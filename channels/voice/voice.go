@@ -13,6 +13,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/tocsin/tocsin/channels"
@@ -209,6 +210,8 @@ func (s *Sender) call(ctx context.Context, msg channels.Message) channels.Result
 	res := channels.Result{Key: msg.Key, Outcome: channels.Failed}
 	o := channels.OptionsOf[Options](msg)
 	linked := msg
+	// spoken says why a call meant to play a stored file speaks its text.
+	var spoken string
 	if o.AudioKey != "" {
 		// The link is made for this attempt only: the call log keeps the
 		// key, so a redial hours later gets a fresh link.
@@ -217,12 +220,18 @@ func (s *Sender) call(ctx context.Context, msg channels.Message) channels.Result
 			return res
 		}
 		u, err := s.Audio.AudioURL(ctx, o.AudioKey)
-		if err != nil {
+		switch {
+		case err == nil:
+			o.AudioURL = u
+			linked.Options = o
+		case errors.Is(err, channels.ErrFileMissing) && msg.Text != "":
+			// The file was deleted after the alert was accepted: the call
+			// still goes out, speaking the message (Request), and says so.
+			spoken = channels.FileProblem("audio file", o.AudioFile, err) + ": the message was spoken instead"
+		default:
 			res.Permanent, res.Error = true, channels.FileProblem("audio file", o.AudioFile, err)
 			return res
 		}
-		o.AudioURL = u
-		linked.Options = o
 	}
 	req, err := s.Request(linked)
 	if err != nil {
@@ -264,16 +273,17 @@ func (s *Sender) call(ctx context.Context, msg channels.Message) channels.Result
 		if s.Calls != nil {
 			_ = s.Calls.Fail(context.WithoutCancel(ctx), msg.Tenant, msg.Key, res.Error)
 		}
+		res.Error = strings.TrimPrefix(spoken+"; "+res.Error, "; ")
 		return res
 	}
 	if s.Calls != nil {
 		if err := s.Calls.Placed(ctx, msg.Tenant, msg.Key, cr.CallID); err != nil {
 			// The call is placed; its callbacks will not match. Say so.
-			res.Outcome, res.ProviderMessageID, res.Error = channels.Sent, cr.CallID, "record call: "+err.Error()
+			res.Outcome, res.ProviderMessageID, res.Error = channels.Sent, cr.CallID, strings.TrimPrefix(spoken+"; record call: "+err.Error(), "; ")
 			return res
 		}
 	}
-	return channels.Result{Key: msg.Key, Outcome: channels.Sent, ProviderMessageID: cr.CallID}
+	return channels.Result{Key: msg.Key, Outcome: channels.Sent, ProviderMessageID: cr.CallID, Error: spoken}
 }
 
 func (s *Sender) release(ctx context.Context, msg channels.Message) {

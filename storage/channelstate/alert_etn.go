@@ -10,6 +10,7 @@ import (
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
+	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/storage"
 )
 
@@ -36,10 +37,11 @@ type AlertETNTargets struct {
 	CountTimeout time.Duration
 }
 
-// StoreOnce stores the targets of the tenant's alert inside areas (from the
-// named address-point lists and contacts), numbered from 1 in phone order,
-// unless the alert has targets already.
-func (s *AlertETNTargets) StoreOnce(ctx context.Context, tenant string, alertID int64, areas []Area, lists []string) error {
+// StoreOnce stores the targets of the tenant's alert inside the places of
+// its areas (from the named address-point lists and contacts), numbered
+// from 1 in phone order place by place, unless the alert has targets
+// already.
+func (s *AlertETNTargets) StoreOnce(ctx context.Context, tenant string, alertID int64, areas []alert.Place, lists []string) error {
 	return s.DB.InTx(ctx, func(tx *sqlx.Tx) error {
 		var stored bool
 		if err := tx.GetContext(ctx, &stored, `SELECT EXISTS (SELECT 1 FROM alert_etn_targets WHERE tenant_id = $1 AND alert_id = $2)`, tenant, alertID); err != nil {
@@ -48,14 +50,15 @@ func (s *AlertETNTargets) StoreOnce(ctx context.Context, tenant string, alertID 
 		if stored {
 			return nil
 		}
-		for _, ar := range areas {
-			q, arg := ar.targetsSQL(4)
+		for _, p := range areas {
+			a := &storage.Args{Values: []any{tenant, pq.Array(lists), alertID}}
+			q := targetsSQL(a, p)
 			if _, err := tx.ExecContext(ctx, `
 				INSERT INTO alert_etn_targets (tenant_id, alert_id, seq, phone, source, person_id, name, latitude, longitude)
 				SELECT $1, $3, coalesce((SELECT max(seq) FROM alert_etn_targets WHERE alert_id = $3), 0) + row_number() OVER (ORDER BY phone),
 					phone, source, person_id, name, latitude, longitude
 				FROM (`+q+`) t WHERE NOT EXISTS (SELECT 1 FROM alert_etn_targets x WHERE x.alert_id = $3 AND x.phone = t.phone)`,
-				tenant, pq.Array(lists), alertID, arg); err != nil {
+				a.Values...); err != nil {
 				return fmt.Errorf("store etn targets: %w", err)
 			}
 		}
@@ -84,20 +87,16 @@ func (e *CountTimeoutError) Error() string {
 // exists. The count runs in a read-only transaction whose statement
 // timeout is CountTimeout (ETNCountTimeout when zero); past it the error
 // is a *CountTimeoutError.
-func (s *AlertETNTargets) Count(ctx context.Context, tenant string, areas []Area, lists []string) (int64, error) {
+func (s *AlertETNTargets) Count(ctx context.Context, tenant string, areas []alert.Place, lists []string) (int64, error) {
 	if len(areas) == 0 {
 		return 0, nil
 	}
-	args := []any{tenant, pq.Array(lists)}
+	a := &storage.Args{Values: []any{tenant, pq.Array(lists)}}
 	parts := make([]string, len(areas))
-	for i, ar := range areas {
-		var arg any
-		var q string
-		q, arg = ar.targetsSQL(len(args) + 1)
+	for i, p := range areas {
 		// Each part has its own ORDER BY (DISTINCT ON), so each is
 		// parenthesised.
-		parts[i] = "(" + q + ")"
-		args = append(args, arg)
+		parts[i] = "(" + targetsSQL(a, p) + ")"
 	}
 	timeout := s.CountTimeout
 	if timeout <= 0 {
@@ -109,7 +108,7 @@ func (s *AlertETNTargets) Count(ctx context.Context, tenant string, areas []Area
 		if _, err := tx.ExecContext(ctx, fmt.Sprintf(`SET LOCAL statement_timeout = %d`, max(timeout.Milliseconds(), 1))); err != nil {
 			return fmt.Errorf("bound the etn count: %w", err)
 		}
-		return tx.GetContext(ctx, &n, `SELECT count(DISTINCT phone) FROM (`+strings.Join(parts, " UNION ALL ")+`) t`, args...)
+		return tx.GetContext(ctx, &n, `SELECT count(DISTINCT phone) FROM (`+strings.Join(parts, " UNION ALL ")+`) t`, a.Values...)
 	})
 	var pqe *pq.Error
 	if errors.As(err, &pqe) && pqe.Code == queryCanceled && ctx.Err() == nil {

@@ -2,6 +2,7 @@ package channelstate_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/jmoiron/sqlx"
 
+	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/channelstate"
@@ -61,9 +63,37 @@ func pointsOf(ps []channelstate.AddressPoint) iter.Seq2[channelstate.AddressPoin
 	}
 }
 
+// circleAt is the circle of radius metres around (lat, lng), as an
+// alert's area gives it.
+func circleAt(t *testing.T, lat, lng, radius float64) alert.Place {
+	t.Helper()
+	return placeOf(t, alert.SelectedArea{Center: &alert.LatLng{Lat: lat, Lng: lng}, RadiusMeters: radius})
+}
+
+// polygonOf is the polygon of rings ([lng, lat] positions, closed; the
+// first is the outer ring, the others holes), as an alert's area gives it.
+func polygonOf(t *testing.T, rings ...[][2]float64) alert.Place {
+	t.Helper()
+	coords, err := json.Marshal(rings)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return placeOf(t, alert.SelectedArea{Geometry: &alert.FeatureCollection{Type: "FeatureCollection",
+		Features: []alert.Feature{{Type: "Feature", Geometry: alert.IGeometryObject{Type: "Polygon", Coordinates: coords}}}}})
+}
+
+func placeOf(t *testing.T, a alert.SelectedArea) alert.Place {
+	t.Helper()
+	areas, err := alert.AreasOf([]alert.SelectedArea{a})
+	if err != nil || len(areas.Places()) != 1 {
+		t.Fatalf("area %+v: %v", a, err)
+	}
+	return areas.Places()[0]
+}
+
 // storeTargets stores the ETN targets of a new alert of tenant and returns
 // them as seq/phone/name.
-func storeTargets(t *testing.T, db *storage.DB, tenant string, areas []channelstate.Area, lists []string) []string {
+func storeTargets(t *testing.T, db *storage.DB, tenant string, areas []alert.Place, lists []string) []string {
 	t.Helper()
 	ctx := context.Background()
 	id, err := storage.NextAlertID(ctx, db)
@@ -344,26 +374,37 @@ func TestETNTargetsFromContactsAndAddressPoints(t *testing.T) {
 	if lists, _, _ := pts.Lists(ctx, other, "", 500, 0); len(lists) != 0 {
 		t.Fatal("another tenant sees the list")
 	}
-	circle := channelstate.Area{Center: &channelstate.LatLng{Lat: 45, Lng: -122}, RadiusMeters: 1000}
-	square := channelstate.Area{Polygon: []channelstate.LatLng{{Lat: 44.9, Lng: -122.1}, {Lat: 44.9, Lng: -121.9}, {Lat: 45.1, Lng: -121.9}, {Lat: 45.1, Lng: -122.1}}}
+	circle := circleAt(t, 45, -122, 1000)
+	square := polygonOf(t, [][2]float64{{-122.1, 44.9}, {-121.9, 44.9}, {-121.9, 45.1}, {-122.1, 45.1}, {-122.1, 44.9}})
 	at := &channelstate.AlertETNTargets{DB: db}
-	targets := func(tenant string, areas []channelstate.Area, lists []string) []string {
+	targets := func(tenant string, areas []alert.Place, lists []string) []string {
 		return storeTargets(t, db, tenant, areas, lists)
 	}
 	// The contact's phone is called once, as the contact, not as the
 	// list's point with the same number; Far and the other tenant's contact
 	// are not called.
 	want := []string{"1/+15550000001/Pat", "2/+15550000003/Well"}
-	for name, a := range map[string]channelstate.Area{"circle": circle, "polygon": square} {
-		if got := targets(tenant, []channelstate.Area{a}, []string{"wells"}); !slices.Equal(got, want) {
+	for name, a := range map[string]alert.Place{"circle": circle, "polygon": square} {
+		if got := targets(tenant, []alert.Place{a}, []string{"wells"}); !slices.Equal(got, want) {
 			t.Errorf("%s: %v, want %v", name, got, want)
 		}
 	}
-	if got := targets(tenant, []channelstate.Area{circle}, nil); !slices.Equal(got, want[:1]) {
+	if got := targets(tenant, []alert.Place{circle}, nil); !slices.Equal(got, want[:1]) {
 		t.Errorf("without lists: %v, want only the contact", got)
 	}
-	if got := targets(other, []channelstate.Area{square}, []string{"wells"}); !slices.Equal(got, []string{"1/+15550000002/Oth"}) {
+	if got := targets(other, []alert.Place{square}, []string{"wells"}); !slices.Equal(got, []string{"1/+15550000002/Oth"}) {
 		t.Errorf("the other tenant: %v, want only its own contact", got)
+	}
+	// A hole round Pat and the point with Pat's number, not the well:
+	// nothing inside the hole is called or counted, as no contact inside
+	// it is a recipient.
+	holed := polygonOf(t, [][2]float64{{-122.1, 44.9}, {-121.9, 44.9}, {-121.9, 45.1}, {-122.1, 45.1}, {-122.1, 44.9}},
+		[][2]float64{{-122.0005, 44.9995}, {-121.9995, 44.9995}, {-121.9995, 45.0005}, {-122.0005, 45.0005}, {-122.0005, 44.9995}})
+	if got := targets(tenant, []alert.Place{holed}, []string{"wells"}); !slices.Equal(got, []string{"1/+15550000003/Well"}) {
+		t.Errorf("a polygon with a hole: %v, want only the well outside the hole", got)
+	}
+	if n, err := at.Count(ctx, tenant, []alert.Place{holed}, []string{"wells"}); err != nil || n != 1 {
+		t.Errorf("a polygon with a hole: count %d %v, want 1", n, err)
 	}
 
 	alertID, err := storage.NextAlertID(ctx, db)
@@ -371,7 +412,7 @@ func TestETNTargetsFromContactsAndAddressPoints(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 2 { // the second time stores nothing
-		if err := at.StoreOnce(ctx, tenant, alertID, []channelstate.Area{circle, square}, []string{"wells"}); err != nil {
+		if err := at.StoreOnce(ctx, tenant, alertID, []alert.Place{circle, square}, []string{"wells"}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -431,16 +472,16 @@ func TestETNCirclesReachOverTheAntimeridianAndThePoles(t *testing.T) {
 	if _, err := pts.Replace(ctx, tenant, "edges", pointsOf(points)); err != nil {
 		t.Fatal(err)
 	}
-	antimeridian := channelstate.Area{Center: &channelstate.LatLng{Lat: 40, Lng: 179.99}, RadiusMeters: 50000}
-	pole := channelstate.Area{Center: &channelstate.LatLng{Lat: 89.95, Lng: 90}, RadiusMeters: 50000}
+	antimeridian := circleAt(t, 40, 179.99, 50000)
+	pole := circleAt(t, 89.95, 90, 50000)
 	for name, c := range map[string]struct {
-		area channelstate.Area
+		area alert.Place
 		want []string
 	}{
 		"antimeridian": {antimeridian, []string{"1/+15550000011/West", "2/+15550000013/East"}},
 		"pole":         {pole, []string{"1/+15550000012/Pole180", "2/+15550000014/Pole0"}},
 	} {
-		areas, lists := []channelstate.Area{c.area}, []string{"edges"}
+		areas, lists := []alert.Place{c.area}, []string{"edges"}
 		if n, err := (&channelstate.AlertETNTargets{DB: db}).Count(ctx, tenant, areas, lists); err != nil || n != int64(len(c.want)) {
 			t.Errorf("%s: count %d %v, want %d", name, n, err, len(c.want))
 		}
@@ -449,7 +490,7 @@ func TestETNCirclesReachOverTheAntimeridianAndThePoles(t *testing.T) {
 		}
 	}
 	// Both areas at once count each number once, as storing them does.
-	both := []channelstate.Area{antimeridian, pole, antimeridian}
+	both := []alert.Place{antimeridian, pole, antimeridian}
 	if n, err := (&channelstate.AlertETNTargets{DB: db}).Count(ctx, tenant, both, []string{"edges"}); err != nil || n != 4 {
 		t.Errorf("several areas: count %d %v, want 4", n, err)
 	}
@@ -466,7 +507,7 @@ func TestETNCountIsBounded(t *testing.T) {
 	if _, err := pts.Replace(ctx, tenant, "wells", pointsOf([]channelstate.AddressPoint{{Phone: "+15550000021", Name: "Well", Latitude: 40, Longitude: -100}})); err != nil {
 		t.Fatal(err)
 	}
-	areas := []channelstate.Area{{Center: &channelstate.LatLng{Lat: 40, Lng: -100}, RadiusMeters: 1000}}
+	areas := []alert.Place{circleAt(t, 40, -100, 1000)}
 	counter := &channelstate.AlertETNTargets{DB: db, CountTimeout: 200 * time.Millisecond}
 	var before string
 	if err := db.GetContext(ctx, &before, `SHOW statement_timeout`); err != nil {

@@ -9,80 +9,35 @@ import (
 	"iter"
 	"os"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
-	"github.com/tocsin/tocsin/internal/geo"
+	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/storage"
 )
 
-// LatLng is a point in WGS 84 degrees.
-type LatLng struct {
-	Lat, Lng float64
-}
-
-// Area is a polygon (three or more points) or a circle (centre and radius
-// in metres); the caller validates it.
-type Area struct {
-	Polygon      []LatLng
-	Center       *LatLng
-	RadiusMeters float64
-}
-
-// condition returns an SQL condition that is true for rows whose latCol and
-// lngCol lie inside the area; its one parameter is $n with value arg. A
-// polygon uses PostgreSQL's built-in polygon containment on (lng, lat); a
-// circle the haversine distance after the bounding box of geo.CircleBounds,
-// which contacts' circles use too and the (tenant_id, latitude, longitude)
-// indexes serve.
-func (a Area) condition(latCol, lngCol string, n int) (string, any) {
-	if len(a.Polygon) > 0 {
-		var b strings.Builder
-		b.WriteString("(")
-		for i, p := range a.Polygon {
-			if i > 0 {
-				b.WriteString(",")
-			}
-			fmt.Fprintf(&b, "(%s,%s)", strconv.FormatFloat(p.Lng, 'f', -1, 64), strconv.FormatFloat(p.Lat, 'f', -1, 64))
-		}
-		b.WriteString(")")
-		return fmt.Sprintf("$%d::polygon @> point(%s, %s)", n, lngCol, latCol), b.String()
-	}
-	c := a.Center
-	box := geo.CircleBounds(c.Lat, c.Lng, a.RadiusMeters)
-	arg := pq.Float64Array{c.Lat, c.Lng, a.RadiusMeters, box.MinLat, box.MaxLat, box.MinLng, box.MaxLng}
-	p := fmt.Sprintf("($%d::float8[])", n)
-	cond := fmt.Sprintf(`(%[1]s BETWEEN %[3]s[4] AND %[3]s[5] AND %[2]s BETWEEN %[3]s[6] AND %[3]s[7]
-		AND 2 * %[4]s * asin(sqrt(power(sin(radians(%[1]s - %[3]s[1]) / 2), 2)
-			+ cos(radians(%[3]s[1])) * cos(radians(%[1]s)) * power(sin(radians(%[2]s - %[3]s[2]) / 2), 2))) <= %[3]s[3])`,
-		latCol, lngCol, p, strconv.FormatFloat(geo.EarthRadiusMeters, 'f', -1, 64))
-	return cond, arg
-}
-
 // targetsSQL returns a query of the distinct phone numbers of tenant ($1)
-// inside the area ($n, whose value is areaArg): contacts' callable phones at
-// their locations and the points of the named address-point lists ($2,
-// text[]), a contact's phone preferred to the same number in a list. Its
-// columns are phone, source ("contact" or "addressPoint"), person_id, name,
-// latitude and longitude.
-func (a Area) targetsSQL(n int) (query string, areaArg any) {
-	cl, arg := a.condition("l.latitude", "l.longitude", n)
-	cp, _ := a.condition("ap.latitude", "ap.longitude", n)
+// inside the place p (storage.InsidePlace, the rule contacts are selected
+// by, its values added to a): contacts' callable phones at their locations
+// and the points of the named address-point lists ($2, text[]), a
+// contact's phone preferred to the same number in a list. Its columns are
+// phone, source ("contact" or "addressPoint"), person_id, name, latitude
+// and longitude.
+func targetsSQL(a *storage.Args, p alert.Place) string {
 	return `SELECT DISTINCT ON (phone) phone, source, person_id, name, latitude, longitude FROM (
 		SELECT p.number AS phone, 'contact' AS source, pe.id AS person_id,
 			trim(pe.first_name || ' ' || pe.last_name) AS name, l.latitude, l.longitude, 0 AS pref
 		FROM person_locations l
 		JOIN people pe ON pe.id = l.person_id AND pe.tenant_id = $1
 		JOIN person_phones p ON p.person_id = l.person_id AND p.tenant_id = $1 AND p.can_call
-		WHERE l.tenant_id = $1 AND ` + cl + `
+		WHERE l.tenant_id = $1 AND ` + storage.InsidePlace(a, p, "l.latitude", "l.longitude") + `
 		UNION ALL
 		SELECT ap.phone, 'addressPoint', NULL, ap.name, ap.latitude, ap.longitude, 1
 		FROM etn_address_points ap
-		WHERE ap.tenant_id = $1 AND ap.list_name = ANY($2::text[]) AND ` + cp + `
-	) t ORDER BY phone, pref`, arg
+		WHERE ap.tenant_id = $1 AND ap.list_name = ANY($2::text[]) AND ` + storage.InsidePlace(a, p, "ap.latitude", "ap.longitude") + `
+	) t ORDER BY phone, pref`
 }
 
 // AddressPoint is one imported address point: a phone number at a place.
