@@ -249,6 +249,7 @@ func PolygonsOf(a SelectedArea) ([]geo.Polygon, error) {
 			return nil, fmt.Errorf("only the WGS 84 coordinate reference system is supported")
 		}
 		var out []geo.Polygon
+		positions := 0
 		for i, f := range a.Geometry.Features {
 			if !crsOK(f.Geometry.Crs) {
 				return nil, fmt.Errorf("feature %d: only the WGS 84 coordinate reference system is supported", i)
@@ -256,6 +257,11 @@ func PolygonsOf(a SelectedArea) ([]geo.Polygon, error) {
 			ps, err := geo.ParseGeometry(f.Geometry.Type, f.Geometry.Coordinates)
 			if err != nil {
 				return nil, fmt.Errorf("feature %d: %w", i, err)
+			}
+			for _, p := range ps {
+				if positions += p.Positions(); positions > geo.MaxPositions {
+					return nil, fmt.Errorf("feature %d: the area has more than %d positions", i, geo.MaxPositions)
+				}
 			}
 			out = append(out, ps...)
 		}

@@ -2,6 +2,7 @@ package alert
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -92,5 +93,33 @@ func TestConditionsOnLanguageAndZoneMatchTheStoredForm(t *testing.T) {
 		if got.Field != c.in.Field || got.Op != c.op || strings.Join(got.Values, "|") != strings.Join(c.values, "|") {
 			t.Errorf("%+v: %+v, want %s %v", c.in, got, c.op, c.values)
 		}
+	}
+}
+
+// TestAnAreaHoldsAtMostMaxPositions: the bound on positions is the
+// area's, across every polygon of its features, not each polygon's.
+func TestAnAreaHoldsAtMostMaxPositions(t *testing.T) {
+	ring := func(n int) string {
+		var b strings.Builder
+		b.WriteString("[")
+		for i := 0; i < n-1; i++ {
+			fmt.Fprintf(&b, "[%f,%f],", float64(i)/float64(n), float64(i%2)/10)
+		}
+		b.WriteString("[0,0]]")
+		return b.String()
+	}
+	multi := func(polygons, positions int) SelectedArea {
+		ps := make([]string, polygons)
+		for i := range ps {
+			ps[i] = "[" + ring(positions) + "]"
+		}
+		return SelectedArea{Geometry: &FeatureCollection{Type: "FeatureCollection", Features: []Feature{{Type: "Feature",
+			Geometry: IGeometryObject{Type: "MultiPolygon", Coordinates: json.RawMessage("[" + strings.Join(ps, ",") + "]")}}}}}
+	}
+	if _, err := PolygonsOf(multi(2, 5000)); err != nil {
+		t.Errorf("10000 positions in two polygons: %v", err)
+	}
+	if _, err := PolygonsOf(multi(3, 5000)); err == nil || !strings.Contains(err.Error(), "more than 10000 positions") {
+		t.Errorf("15000 positions in three polygons: %v", err)
 	}
 }

@@ -14,7 +14,8 @@ import (
 // EarthRadiusMeters is the mean Earth radius the haversine distance uses.
 const EarthRadiusMeters = 6371008.8
 
-// MaxPositions bounds the positions of one area.
+// MaxPositions bounds the positions of one area: of every ring of every
+// polygon it has.
 const MaxPositions = 10000
 
 // Box is a latitude/longitude bounding box.
@@ -27,6 +28,15 @@ type Box struct {
 type Polygon struct {
 	Outer [][2]float64
 	Holes [][][2]float64
+}
+
+// Positions counts the positions of every ring of p.
+func (p Polygon) Positions() int {
+	n := len(p.Outer)
+	for _, h := range p.Holes {
+		n += len(h)
+	}
+	return n
 }
 
 // Bounds is the bounding box of the outer ring.
