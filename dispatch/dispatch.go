@@ -19,6 +19,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/tocsin/tocsin/activities"
 	"github.com/tocsin/tocsin/storage"
@@ -38,9 +39,10 @@ type Dispatcher struct {
 	Retries []time.Duration
 	// Interval is the pause between polls that found nothing to do.
 	Interval time.Duration
-	// Batch is the most events claimed at once.
-	Batch  int
-	Logger *slog.Logger
+	// Batch is the most events claimed at once; Concurrency the most
+	// starts in flight.
+	Batch, Concurrency int
+	Logger             *slog.Logger
 }
 
 // Run dispatches until ctx ends: a batch every Interval, and batch after
@@ -57,23 +59,33 @@ func (d *Dispatcher) Run(ctx context.Context) {
 // EventOutbox is the events outbox the Dispatcher carries out
 // (storage.EventOutbox).
 type EventOutbox interface {
-	Dispatch(ctx context.Context, limit int, deliver func(e storage.Event, subscriptions []int64) error) (int, error)
+	Dispatch(ctx context.Context, limit int, deliver func(events []storage.ClaimedEvent) error) (int, error)
 }
 
 var _ EventOutbox = (*storage.EventOutbox)(nil)
 
 // DispatchOnce handles one batch of undispatched events and returns how
-// many it marked dispatched. When a start fails the whole batch stays
-// undispatched and is tried again.
+// many it marked dispatched. It starts the deliveries of the batch in the
+// order the events were claimed (the tenants' turns), each event's to
+// every subscription, with at most Concurrency starts in flight, so that
+// a batch costs the round trips to Temporal of its slowest starts rather
+// than of all of them. When a start fails no other is begun and the whole
+// batch stays undispatched, to be tried again: the deliveries started
+// meanwhile are found there then.
 func (d *Dispatcher) DispatchOnce(ctx context.Context) (int, error) {
 	var outbox EventOutbox = &storage.EventOutbox{DB: d.DB}
-	return outbox.Dispatch(ctx, batchSize(d.Batch), func(e storage.Event, subs []int64) error {
-		for _, sub := range subs {
-			if err := d.start(ctx, sub, e); err != nil {
-				return err
+	return outbox.Dispatch(ctx, batchSize(d.Batch), func(events []storage.ClaimedEvent) error {
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(concurrency(d.Concurrency))
+		for _, e := range events {
+			for _, sub := range e.Subscriptions {
+				if gctx.Err() != nil {
+					return g.Wait()
+				}
+				g.Go(func() error { return d.start(gctx, sub, e.Event) })
 			}
 		}
-		return nil
+		return g.Wait()
 	})
 }
 

@@ -28,25 +28,28 @@ import (
 type hooksOptions struct {
 	services
 	events, subscriptions, batch int
+	concurrency                  []int
 	timeout                      time.Duration
 }
 
 // HooksResult is what a hooks run measured.
 type HooksResult struct {
-	Command       string    `json:"command"`
-	StartedAt     time.Time `json:"startedAt"`
-	CPUs          int       `json:"cpus"`
-	LoadBefore    string    `json:"loadAverageBefore"`
-	LoadAfter     string    `json:"loadAverageAfter"`
-	Events        int       `json:"events"`
-	Subscriptions int       `json:"subscriptions"`
-	Batch         int       `json:"batch"`
-	Round         HookRound `json:"round"`
+	Command       string      `json:"command"`
+	StartedAt     time.Time   `json:"startedAt"`
+	CPUs          int         `json:"cpus"`
+	LoadBefore    string      `json:"loadAverageBefore"`
+	LoadAfter     string      `json:"loadAverageAfter"`
+	Events        int         `json:"events"`
+	Subscriptions int         `json:"subscriptions"`
+	Batch         int         `json:"batch"`
+	Rounds        []HookRound `json:"rounds"`
 }
 
 // HookRound is one flood of events: dispatched with no worker running,
-// then delivered by a worker to the loopback hook target.
+// with at most Concurrency starts in flight, then delivered by a worker to
+// the loopback hook target.
 type HookRound struct {
+	Concurrency        int     `json:"concurrency"`
 	Starts             int     `json:"starts"`
 	Batches            int     `json:"batches"`
 	DispatchSeconds    float64 `json:"dispatchSeconds"`
@@ -67,9 +70,17 @@ func runHooks(args []string) error {
 	fs.IntVar(&o.events, "events", 500, "events of the flooding tenant")
 	fs.IntVar(&o.subscriptions, "subscriptions", 10, "the flooding tenant's subscriptions to every event")
 	fs.IntVar(&o.batch, "batch", 100, "events the dispatcher claims at once")
+	conc := fs.String("concurrency", "1,16", "a round for each of these limits of the dispatcher's starts in flight (1 starts one at a time)")
 	fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up after this long")
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	for _, f := range strings.Split(*conc, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 {
+			return fmt.Errorf("-concurrency: %q is not a positive number", f)
+		}
+		o.concurrency = append(o.concurrency, n)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
 	defer cancel()
@@ -140,9 +151,13 @@ func runHooks(args []string) error {
 	}
 	logf("%d subscriptions of the flooding tenant and 1 of another, to %s (schema %s)", o.subscriptions, target.url, schema)
 
-	d := &dispatch.Dispatcher{DB: db, Temporal: a.Temporal, TaskQueue: queue, Batch: o.batch, Logger: a.Logger}
-	if res.Round, err = hookRound(ctx, o, db, d, target, flood, other, queue, logf); err != nil {
-		return err
+	for _, c := range o.concurrency {
+		d := &dispatch.Dispatcher{DB: db, Temporal: a.Temporal, TaskQueue: queue, Batch: o.batch, Concurrency: c, Logger: a.Logger}
+		r, err := hookRound(ctx, o, db, d, target, flood, other, queue, logf)
+		if err != nil {
+			return err
+		}
+		res.Rounds = append(res.Rounds, r)
 	}
 	res.LoadAfter = loadAverage()
 	return writeHooksResult(o.out, res)
@@ -154,7 +169,7 @@ func runHooks(args []string) error {
 // target.
 func hookRound(ctx context.Context, o hooksOptions, db *storage.DB, d *dispatch.Dispatcher, target *hookTarget,
 	flood, other, queue string, logf func(string, ...any)) (HookRound, error) {
-	var r HookRound
+	r := HookRound{Concurrency: d.Concurrency}
 	target.reset()
 	for i := range o.events {
 		if _, err := storage.EmitEvent(ctx, db, flood, storage.EventAlertSent, map[string]any{"alertId": i + 1, "status": "Sent"}); err != nil {
@@ -189,8 +204,8 @@ func hookRound(ctx context.Context, o hooksOptions, db *storage.DB, d *dispatch.
 	r.EventsPerSec = float64(o.events+1) / r.DispatchSeconds
 	r.StartsPerSec = float64(r.Starts) / r.DispatchSeconds
 	r.BatchSeconds = r.DispatchSeconds / float64(max(r.Batches, 1))
-	logf("dispatched %d events (%d starts) in %d batches, %.2f s: %.0f events/s, %.0f starts/s; the other tenant's event after %.2f s",
-		o.events+1, r.Starts, r.Batches, r.DispatchSeconds, r.EventsPerSec, r.StartsPerSec, r.OtherTenantSeconds)
+	logf("concurrency %d: dispatched %d events (%d starts) in %d batches, %.2f s: %.0f events/s, %.0f starts/s; the other tenant's event after %.2f s",
+		d.Concurrency, o.events+1, r.Starts, r.Batches, r.DispatchSeconds, r.EventsPerSec, r.StartsPerSec, r.OtherTenantSeconds)
 
 	w, err := o.start("hooks-worker", o.env(db.URL, queue, "bench", "TOCSIN_HOOK_ALLOW_HTTP=true", "TOCSIN_HOOK_ALLOW_HOSTS=127.0.0.1",
 		"TOCSIN_WORKER_METRICS_ADDR=127.0.0.1:0", "TOCSIN_LOG_LEVEL="+envOr("TOCSIN_BENCH_WORKER_LOG_LEVEL", "warn")), "worker")
@@ -289,11 +304,12 @@ func writeHooksResult(dir string, r *HooksResult) error {
 	fmt.Fprintf(&md, "%d events of one tenant, each to its %d subscriptions, then 1 event of another tenant (1 subscription); "+
 		"dispatched with no worker running (batches of %d events), then delivered by a worker process to a loopback target.\n\n",
 		r.Events, r.Subscriptions, r.Batch)
-	x := r.Round
-	fmt.Fprintf(&md, "| starts | dispatch | events/s | starts/s | mean batch | other tenant's event dispatched after | delivered (repeated) | deliveries/s |\n")
-	fmt.Fprintf(&md, "| --- | --- | --- | --- | --- | --- | --- | --- |\n")
-	fmt.Fprintf(&md, "| %d | %.2f s | %.0f | %.0f | %.2f s | %.2f s | %d (%d) | %.0f |\n",
-		x.Starts, x.DispatchSeconds, x.EventsPerSec, x.StartsPerSec, x.BatchSeconds, x.OtherTenantSeconds, x.Delivered, x.Repeated, x.DeliveriesPerSec)
+	fmt.Fprintf(&md, "| starts in flight | starts | dispatch | events/s | starts/s | mean batch | other tenant's event dispatched after | delivered (repeated) | deliveries/s |\n")
+	fmt.Fprintf(&md, "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
+	for _, x := range r.Rounds {
+		fmt.Fprintf(&md, "| %d | %d | %.2f s | %.0f | %.0f | %.2f s | %.2f s | %d (%d) | %.0f |\n", x.Concurrency,
+			x.Starts, x.DispatchSeconds, x.EventsPerSec, x.StartsPerSec, x.BatchSeconds, x.OtherTenantSeconds, x.Delivered, x.Repeated, x.DeliveriesPerSec)
+	}
 	mdPath := filepath.Join(dir, "hooks-"+stamp+".md")
 	if err := os.WriteFile(mdPath, []byte(md.String()), 0o644); err != nil {
 		return err
