@@ -39,8 +39,8 @@ type Dispatcher struct {
 	Retries []time.Duration
 	// Interval is the pause between polls that found nothing to do.
 	Interval time.Duration
-	// Batch is the most events claimed at once; Concurrency the most
-	// starts in flight.
+	// Batch is the most events claimed at once (100 when not set);
+	// Concurrency the most starts in flight (16 when not set).
 	Batch, Concurrency int
 	Logger             *slog.Logger
 }

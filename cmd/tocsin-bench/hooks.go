@@ -16,6 +16,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"go.temporal.io/api/workflowservice/v1"
+	tclient "go.temporal.io/sdk/client"
+
 	"github.com/tocsin/tocsin/dispatch"
 	"github.com/tocsin/tocsin/hooks"
 	"github.com/tocsin/tocsin/internal/auth"
@@ -29,7 +32,7 @@ type hooksOptions struct {
 	services
 	events, subscriptions, batch int
 	concurrency                  []int
-	timeout                      time.Duration
+	rtt, timeout                 time.Duration
 }
 
 // HooksResult is what a hooks run measured.
@@ -42,6 +45,7 @@ type HooksResult struct {
 	Events        int         `json:"events"`
 	Subscriptions int         `json:"subscriptions"`
 	Batch         int         `json:"batch"`
+	AddedRTTMs    float64     `json:"addedRoundTripMs"`
 	Rounds        []HookRound `json:"rounds"`
 }
 
@@ -71,7 +75,8 @@ func runHooks(args []string) error {
 	fs.IntVar(&o.subscriptions, "subscriptions", 10, "the flooding tenant's subscriptions to every event")
 	fs.IntVar(&o.batch, "batch", 100, "events the dispatcher claims at once")
 	conc := fs.String("concurrency", "1,16", "a round for each of these limits of the dispatcher's starts in flight (1 starts one at a time)")
-	fs.DurationVar(&o.timeout, "timeout", 30*time.Minute, "give up after this long")
+	fs.DurationVar(&o.rtt, "rtt", 0, "added to each start's round trip, as a Temporal server across a network adds it to the loopback dev server's")
+	fs.DurationVar(&o.timeout, "timeout", 60*time.Minute, "give up after this long")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -85,7 +90,7 @@ func runHooks(args []string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
 	defer cancel()
 	res := &HooksResult{Command: "hooks", StartedAt: time.Now().UTC(), CPUs: runtime.NumCPU(), LoadBefore: loadAverage(),
-		Events: o.events, Subscriptions: o.subscriptions, Batch: o.batch}
+		Events: o.events, Subscriptions: o.subscriptions, Batch: o.batch, AddedRTTMs: float64(o.rtt.Microseconds()) / 1000}
 	logf := func(format string, a ...any) {
 		fmt.Fprintf(os.Stderr, "%s  "+format+"\n", append([]any{time.Now().Format("15:04:05.000")}, a...)...)
 	}
@@ -152,8 +157,8 @@ func runHooks(args []string) error {
 	logf("%d subscriptions of the flooding tenant and 1 of another, to %s (schema %s)", o.subscriptions, target.url, schema)
 
 	for _, c := range o.concurrency {
-		d := &dispatch.Dispatcher{DB: db, Temporal: a.Temporal, TaskQueue: queue, Batch: o.batch, Concurrency: c, Logger: a.Logger}
-		r, err := hookRound(ctx, o, db, d, target, flood, other, queue, logf)
+		d := &dispatch.Dispatcher{DB: db, Temporal: remoteStarts{a.Temporal, o.rtt}, TaskQueue: queue, Batch: o.batch, Concurrency: c, Logger: a.Logger}
+		r, err := hookRound(ctx, o, db, d, a.Temporal, target, flood, other, queue, logf)
 		if err != nil {
 			return err
 		}
@@ -166,8 +171,8 @@ func runHooks(args []string) error {
 // hookRound emits o.events events of the flooding tenant, then one of the
 // other tenant, dispatches them all with d while no worker runs, then
 // starts a worker process and waits for every delivery to reach the
-// target.
-func hookRound(ctx context.Context, o hooksOptions, db *storage.DB, d *dispatch.Dispatcher, target *hookTarget,
+// target and for its workflow, which tc shows, to end.
+func hookRound(ctx context.Context, o hooksOptions, db *storage.DB, d *dispatch.Dispatcher, tc tclient.Client, target *hookTarget,
 	flood, other, queue string, logf func(string, ...any)) (HookRound, error) {
 	r := HookRound{Concurrency: d.Concurrency}
 	target.reset()
@@ -225,7 +230,35 @@ func hookRound(ctx context.Context, o hooksOptions, db *storage.DB, d *dispatch.
 		r.DeliveriesPerSec = float64(r.Delivered) / r.DeliverSeconds
 	}
 	logf("delivered %d (%d repeated) in %.2f s from the first to the last: %.0f/s", r.Delivered, r.Repeated, r.DeliverSeconds, r.DeliveriesPerSec)
-	return r, nil
+	// A delivery records its attempt after the POST: the worker stops once
+	// every delivery's workflow has ended.
+	running := &workflowservice.CountWorkflowExecutionsRequest{Query: fmt.Sprintf("TaskQueue = '%s' AND ExecutionStatus = 'Running'", queue)}
+	for {
+		n, err := tc.CountWorkflow(ctx, running)
+		if err != nil {
+			return r, fmt.Errorf("count running deliveries: %w", err)
+		}
+		if n.GetCount() == 0 {
+			return r, nil
+		}
+		if err := sleep(ctx, 200*time.Millisecond); err != nil {
+			return r, fmt.Errorf("%d deliveries still running: %w", n.GetCount(), err)
+		}
+	}
+}
+
+// remoteStarts is a Temporal client whose workflow starts take rtt longer,
+// as they do against a server across a network.
+type remoteStarts struct {
+	tclient.Client
+	rtt time.Duration
+}
+
+func (c remoteStarts) ExecuteWorkflow(ctx context.Context, o tclient.StartWorkflowOptions, workflow any, args ...any) (tclient.WorkflowRun, error) {
+	if err := sleep(ctx, c.rtt); err != nil {
+		return nil, err
+	}
+	return c.Client.ExecuteWorkflow(ctx, o, workflow, args...)
 }
 
 // hookTarget is the loopback hook target: it answers 204 to every
@@ -302,8 +335,8 @@ func writeHooksResult(dir string, r *HooksResult) error {
 	fmt.Fprintf(&md, "# tocsin-bench hooks (%s)\n\n", r.StartedAt.Format(time.RFC3339))
 	fmt.Fprintf(&md, "%d CPUs; load average %s before, %s after.\n\n", r.CPUs, r.LoadBefore, r.LoadAfter)
 	fmt.Fprintf(&md, "%d events of one tenant, each to its %d subscriptions, then 1 event of another tenant (1 subscription); "+
-		"dispatched with no worker running (batches of %d events), then delivered by a worker process to a loopback target.\n\n",
-		r.Events, r.Subscriptions, r.Batch)
+		"dispatched with no worker running (batches of %d events, %.0f ms added to each start's round trip), then delivered by a worker process to a loopback target.\n\n",
+		r.Events, r.Subscriptions, r.Batch, r.AddedRTTMs)
 	fmt.Fprintf(&md, "| starts in flight | starts | dispatch | events/s | starts/s | mean batch | other tenant's event dispatched after | delivered (repeated) | deliveries/s |\n")
 	fmt.Fprintf(&md, "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, x := range r.Rounds {
