@@ -4,8 +4,9 @@
 // deliveries: it claims undispatched events, starts a HookDelivery workflow
 // for every matching active subscription of the event's tenant and marks
 // the events dispatched. It also keeps the maintenance schedules: the
-// purge of old hook history, the sweep of orphaned upload objects and the
-// prune of old verification nonces.
+// purge of old hook history, the sweep of orphaned upload objects, the
+// prune of old verification nonces and the sweep of delivery batches'
+// progress that no batch will read.
 package dispatch
 
 import (
@@ -129,16 +130,24 @@ func OrphanSweepScheduleID(taskQueue string) string { return "upload-orphan-swee
 // verification nonces for the workers of taskQueue.
 func NonceRetentionScheduleID(taskQueue string) string { return "nonce-retention-" + taskQueue }
 
+// BatchProgressSweepScheduleID is the id of the schedule that removes the
+// progress of delivery batches that no batch will read, for the workers of
+// taskQueue.
+func BatchProgressSweepScheduleID(taskQueue string) string {
+	return "batch-progress-sweep-" + taskQueue
+}
+
 // ScheduleIDs are the ids of the schedules EnsureSchedules keeps for the
 // workers of taskQueue.
 func ScheduleIDs(taskQueue string) []string {
-	return []string{RetentionScheduleID(taskQueue), OrphanSweepScheduleID(taskQueue), NonceRetentionScheduleID(taskQueue)}
+	return []string{RetentionScheduleID(taskQueue), OrphanSweepScheduleID(taskQueue), NonceRetentionScheduleID(taskQueue),
+		BatchProgressSweepScheduleID(taskQueue)}
 }
 
 // EnsureSchedules creates, unless they exist, the maintenance schedules of
-// the workers of taskQueue: HookHistoryRetention and NonceRetention every
-// hour and UploadOrphanSweep every 15 minutes, each skipping a run while
-// the last one still runs.
+// the workers of taskQueue: HookHistoryRetention, NonceRetention and
+// BatchProgressSweep every hour and UploadOrphanSweep every 15 minutes,
+// each skipping a run while the last one still runs.
 func EnsureSchedules(ctx context.Context, c client.Client, taskQueue string) error {
 	for _, s := range []struct {
 		id       string
@@ -149,6 +158,7 @@ func EnsureSchedules(ctx context.Context, c client.Client, taskQueue string) err
 		{RetentionScheduleID(taskQueue), time.Hour, workflows.HookHistoryRetention, workflows.HookHistoryRetentionInput{Days: workflows.HookHistoryDays}},
 		{OrphanSweepScheduleID(taskQueue), 15 * time.Minute, workflows.UploadOrphanSweep, workflows.BatchBounds{}},
 		{NonceRetentionScheduleID(taskQueue), time.Hour, workflows.NonceRetention, workflows.BatchBounds{}},
+		{BatchProgressSweepScheduleID(taskQueue), time.Hour, workflows.BatchProgressSweep, workflows.BatchBounds{}},
 	} {
 		_, err := c.ScheduleClient().Create(ctx, client.ScheduleOptions{
 			ID:      s.id,
