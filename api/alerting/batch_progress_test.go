@@ -2,15 +2,11 @@ package alerting_test
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
-	"strings"
 	"testing"
 	"time"
 
 	"go.temporal.io/sdk/client"
 
-	"github.com/tocsin/tocsin/activities"
 	"github.com/tocsin/tocsin/dispatch"
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/storage"
@@ -28,47 +24,15 @@ func TestBatchProgressSweepTakesWhatNoBatchWillRead(t *testing.T) {
 	s := stacktest.StartAPI(t)
 	tenant, tok := s.NewTenant(t)
 	const recipients, taken = 12, 5
-	file := "externalId,firstName,lastName,emails\n"
-	for i := range recipients {
-		file += fmt.Sprintf("bp-%d,R%d,Last,r%d@example.com\n", i, i, i)
-	}
-	listed := importContacts(t, s, tenant, "batch progress", file)
-	if listed.Created != recipients {
-		t.Fatalf("import %+v", listed)
-	}
-	email := func(subject string) map[string]any {
-		return map[string]any{"settings": map[string]any{
-			"message":    map[string]any{"subject": subject, "body": "Leave building B now."},
-			"channels":   map[string]any{"email": map[string]any{"enabled": true}},
-			"recipients": map[string]any{"distributionListIds": []int64{listed.DistributionList.ID}},
-		}}
-	}
+	list := emailList(t, s, tenant, "batch progress", recipients)
 	ctx := context.Background()
-	batch := func(id int64) storage.BatchKey {
-		return storage.BatchKey{Tenant: tenant, AlertID: id, Channel: "email", Cycle: 1, Lo: 0, Hi: recipients}
-	}
-	// kept is how many messages the alert's batch records as left, -1
-	// when it records nothing.
-	kept := func(id int64) int {
-		t.Helper()
-		raw, err := storage.BatchProgress(ctx, s.DB, batch(id))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if raw == nil {
-			return -1
-		}
-		var p activities.BatchProgress
-		if err := json.Unmarshal(raw, &p); err != nil {
-			t.Fatal(err)
-		}
-		return len(p.Sent)
-	}
+	batch := func(id int64) storage.BatchKey { return emailBatch(tenant, id, recipients) }
+	kept := func(id int64) int { return keptEmails(t, s, batch(id)) }
 
 	// An alert that ended, with progress left for its batch as versions
 	// before saves stopped at the alert's end could leave it.
 	w := s.StartWorkerProcess(t)
-	ended := send(t, s, tok, email("Ended"))
+	ended := send(t, s, tok, listEmail("Ended", list))
 	if st := waitDone(t, s, tok, ended.AlertID); st.Status != "Sent" {
 		t.Fatalf("first alert %+v", st)
 	}
@@ -79,7 +43,7 @@ func TestBatchProgressSweepTakesWhatNoBatchWillRead(t *testing.T) {
 	// An alert whose workflow is terminated by hand while its batch holds
 	// the emails that left: its worker is gone too, and its progress stays.
 	release := s.Sandbox.SMTP.HoldAfter(taken)
-	terminated := send(t, s, tok, email("Terminated"))
+	terminated := send(t, s, tok, listEmail("Terminated", list))
 	stacktest.Eventually(t, 30*time.Second, "the batch to keep the emails taken", func() bool { return kept(terminated.AlertID) == taken })
 	w.Kill()
 	if err := s.Temporal.TerminateWorkflow(ctx, terminated.WorkflowID, "", "terminated by hand"); err != nil {
@@ -92,7 +56,7 @@ func TestBatchProgressSweepTakesWhatNoBatchWillRead(t *testing.T) {
 	release = s.Sandbox.SMTP.HoldAfter(taken)
 	defer release()
 	s.StartWorker(t, stacktest.WorkerOptions{})
-	live := send(t, s, tok, email("Live"))
+	live := send(t, s, tok, listEmail("Live", list))
 	stacktest.Eventually(t, 30*time.Second, "the live batch to keep the emails taken", func() bool { return kept(live.AlertID) == taken })
 
 	// A day after the terminated alert's batch last wrote, a run of the
@@ -121,17 +85,5 @@ func TestBatchProgressSweepTakesWhatNoBatchWillRead(t *testing.T) {
 	if st := waitDone(t, s, tok, live.AlertID); st.Status != "Sent" || st.Deliveries.Sent != recipients {
 		t.Fatalf("live alert %+v, want every email Sent", st)
 	}
-	emails := map[string]int{}
-	for _, e := range s.Sandbox.SMTP.Messages() {
-		if e.Subject == "Live" {
-			for _, to := range e.To {
-				emails[strings.ToLower(to)]++
-			}
-		}
-	}
-	for i := range recipients {
-		if n := emails[fmt.Sprintf("r%d@example.com", i)]; n != 1 {
-			t.Errorf("r%d@example.com got the live alert %d times, want once (all: %v)", i, n, emails)
-		}
-	}
+	checkOneEmailEach(t, s, "Live", recipients)
 }
