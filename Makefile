@@ -8,7 +8,7 @@ MINIO_SERVER := github.com/minio/minio@v0.0.0-20260212201848-7aac2a2c5b7c
 REDOCLY_CLI := @redocly/cli@2.77.0
 
 .PHONY: run test build tools openapi lint-openapi bench bench-alert bench-crash clean stop xmllint
-.PHONY: bench-recipients bench-load fuzz
+.PHONY: bench-recipients bench-load bench-hooks fuzz
 
 build: bin/tocsin
 
@@ -56,7 +56,7 @@ lint-openapi: bin/node/node_modules/.bin/redocly
 	bin/node/node_modules/.bin/redocly lint openapi.json --format=summary
 
 # Benchmarks: each writes JSON and a Markdown table under .bench/ (git-ignored).
-bench: bench-alert bench-load bench-recipients
+bench: bench-alert bench-load bench-hooks bench-recipients
 
 # A text alert to BENCH_RECIPIENTS (100000) seeded contacts through a loopback
 # SMS endpoint: accept latency, time to every recipient final, deliveries/s,
@@ -74,7 +74,14 @@ bench-crash: build tools bin/tocsin-bench
 # next to a 100,000-recipient alert, and empty workflows on the same Temporal
 # server as the limit. BENCH_LOAD_QUICK=1 runs small sizes.
 bench-load: build tools bin/tocsin-bench
-	@deploy/local/bench-load.sh
+	@deploy/local/bench-load.sh load
+
+# One tenant's 500 events, each to its 10 hook subscriptions: starts/s of
+# the hook dispatcher while no worker runs, and how soon another tenant's
+# event is dispatched; then deliveries/s from a worker process to a
+# loopback target. BENCH_FLAGS sets other sizes (bin/tocsin-bench hooks -h).
+bench-hooks: build tools bin/tocsin-bench
+	@deploy/local/bench-load.sh hooks
 
 # Imports a generated 1,000,000-row contacts CSV into a schema of its own in
 # the database of TOCSIN_DATABASE_URL; prints rows/s and peak memory.

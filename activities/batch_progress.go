@@ -335,3 +335,10 @@ func (a *Activities) keepProgress(ctx context.Context, k storage.BatchKey, p *ba
 	}
 	activity.RecordHeartbeat(ctx, p.details())
 }
+
+// SweepBatchProgress deletes, of every tenant, up to batch rows of
+// progress that delivery batches run as local activities kept and that no
+// batch will read (storage.SweepBatchProgress), and returns how many.
+func (a *Activities) SweepBatchProgress(ctx context.Context, batch int) (int64, error) {
+	return storage.SweepBatchProgress(ctx, a.DB, batch)
+}

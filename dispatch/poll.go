@@ -89,3 +89,12 @@ func batchSize(n int) int {
 	}
 	return n
 }
+
+// concurrency is the most starts an outbox has in flight at once: n, or
+// 16 when n is not set.
+func concurrency(n int) int {
+	if n <= 0 {
+		return 16
+	}
+	return n
+}

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/jmoiron/sqlx"
@@ -15,6 +14,7 @@ import (
 	"go.temporal.io/api/serviceerror"
 	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/temporal"
+	"golang.org/x/sync/errgroup"
 
 	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/workflows"
@@ -133,22 +133,16 @@ func (s *Starter) DispatchOnce(ctx context.Context, urgent bool) (int, error) {
 		if err != nil || len(reqs) == 0 {
 			return err
 		}
-		conc := s.Concurrency
-		if conc <= 0 {
-			conc = 16
-		}
 		errs := make([]error, len(reqs))
-		sem := make(chan struct{}, conc)
-		var wg sync.WaitGroup
+		var g errgroup.Group
+		g.SetLimit(concurrency(s.Concurrency))
 		for i, r := range reqs {
-			sem <- struct{}{}
-			wg.Add(1)
-			go func() {
-				defer func() { <-sem; wg.Done() }()
+			g.Go(func() error {
 				errs[i] = s.start(ctx, r)
-			}()
+				return nil
+			})
 		}
-		wg.Wait()
+		_ = g.Wait()
 		var done []int64
 		for i, r := range reqs {
 			if errs[i] == nil {

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jmoiron/sqlx"
 
@@ -74,4 +75,36 @@ func DeleteAlertProgress(ctx context.Context, q sqlx.ExecerContext, tenant strin
 		return fmt.Errorf("delete alert progress: %w", err)
 	}
 	return nil
+}
+
+// BatchProgressMaxAge is the age past which the progress of a batch
+// (SaveBatchProgress) belongs to no live batch. The row is read by the
+// batch's next attempt: the local attempt run again after its worker died
+// (the workflow task's 10 s timeout later) or the DeliverBatch activity a
+// second after a failed local attempt, whose heartbeat details carry the
+// record on. Each attempt lasts at most 5 minutes and attempts are at most
+// 30 s apart (workflows' delivery options), so all of a batch's attempts,
+// TOCSIN_DELIVERY_MAX_ATTEMPTS of them (5 by default), last about half an
+// hour; a day leaves the rest for an attempt that waits for a worker. A
+// batch whose workers were all gone for longer sends again what its row
+// held, as a batch without the row does.
+const BatchProgressMaxAge = 24 * time.Hour
+
+// SweepBatchProgress deletes, for every tenant, up to limit progress rows
+// that no batch will read: those of an alert that has ended (whose end
+// deleted what its batches had saved then, so these were saved by a
+// version before saves stopped at the end) or is gone, and those not
+// written for BatchProgressMaxAge (a workflow terminated by hand, or one
+// that failed without ending its alert). It returns how many it deleted;
+// a caller repeats it while that is limit.
+func SweepBatchProgress(ctx context.Context, q sqlx.ExecerContext, limit int) (int64, error) {
+	res, err := q.ExecContext(ctx, `DELETE FROM alert_batch_progress WHERE ctid IN (
+		SELECT p.ctid FROM alert_batch_progress p
+		LEFT JOIN alerts a ON a.tenant_id = p.tenant_id AND a.id = p.alert_id
+		WHERE a.id IS NULL OR a.completed_at IS NOT NULL OR p.updated_at < now() - make_interval(secs => $1)
+		LIMIT $2 FOR UPDATE OF p SKIP LOCKED)`, BatchProgressMaxAge.Seconds(), limit)
+	if err != nil {
+		return 0, fmt.Errorf("sweep batch progress: %w", err)
+	}
+	return res.RowsAffected()
 }

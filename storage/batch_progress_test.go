@@ -2,6 +2,8 @@ package storage_test
 
 import (
 	"encoding/json"
+	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -126,5 +128,69 @@ func TestNoBatchProgressOutlivesItsAlert(t *testing.T) {
 	}
 	if b, err := storage.BatchProgress(ctx, db, k); err != nil || b != nil {
 		t.Fatalf("the alert ended, and its batch's progress reads %s (%v)", b, err)
+	}
+}
+
+// TestSweepBatchProgressTakesWhatNoBatchReads: the sweep deletes, of every
+// tenant and at most its limit at a time, the progress of an ended alert,
+// of an alert that is gone and what was not written for
+// BatchProgressMaxAge; a live batch's progress stays, even an old one.
+func TestSweepBatchProgressTakesWhatNoBatchReads(t *testing.T) {
+	t.Parallel()
+	ctx, db, tenant, other := stacktest.DBTenants(t)
+	progress := []byte(`{"sent":[{"s":1}]}`)
+	batch := func(tn string, id int64) storage.BatchKey {
+		return storage.BatchKey{Tenant: tn, AlertID: id, Channel: "email", Cycle: 1, Lo: 0, Hi: 4}
+	}
+	saved := func(tn string) storage.BatchKey {
+		t.Helper()
+		k := batch(tn, storagetest.NewAlert(t, db, tn))
+		if err := storage.SaveBatchProgress(ctx, db, k, progress); err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	age := func(k storage.BatchKey, d time.Duration) {
+		t.Helper()
+		if err := storagetest.AgeBatchProgress(ctx, db, k.Tenant, k.AlertID, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	live, old := saved(tenant), saved(other)
+	age(old, storage.BatchProgressMaxAge-time.Hour)
+	stale := saved(tenant)
+	age(stale, storage.BatchProgressMaxAge+time.Minute)
+	ended := saved(other)
+	if _, err := storage.MarkAlertCompleted(ctx, db, other, ended.AlertID); err != nil {
+		t.Fatal(err)
+	}
+	gone := batch(tenant, stale.AlertID+1_000_000)
+	if err := storagetest.LeaveBatchProgress(ctx, db, gone, progress); err != nil {
+		t.Fatal(err)
+	}
+	if err := storagetest.AgeBatchProgress(ctx, db, other, live.AlertID, time.Hour); !errors.Is(err, storage.ErrNotFound) {
+		t.Fatalf("another tenant aged the batch's progress: %v", err)
+	}
+
+	var swept []int64
+	for range 3 {
+		n, err := storage.SweepBatchProgress(ctx, db, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		swept = append(swept, n)
+	}
+	if !slices.Equal(swept, []int64{2, 1, 0}) {
+		t.Fatalf("sweeps of at most 2 deleted %v, want 2, 1, 0", swept)
+	}
+	for _, c := range []struct {
+		name string
+		k    storage.BatchKey
+		kept bool
+	}{{"live", live, true}, {"nearly a day old", old, true}, {"stale", stale, false}, {"ended", ended, false}, {"gone", gone, false}} {
+		p, err := storage.BatchProgress(ctx, db, c.k)
+		if err != nil || (p != nil) != c.kept {
+			t.Errorf("%s batch: progress %s (%v), kept %v", c.name, p, err, c.kept)
+		}
 	}
 }

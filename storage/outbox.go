@@ -62,18 +62,26 @@ type EventOutbox struct {
 	DB *DB
 }
 
+// ClaimedEvent is an event the dispatcher claimed, with the ids of its
+// tenant's active subscriptions to its type, in order: the deliveries to
+// start.
+type ClaimedEvent struct {
+	Event
+	Subscriptions []int64
+}
+
 // Dispatch claims up to limit undispatched events with FOR UPDATE SKIP
 // LOCKED (so several dispatchers share the work), the tenants taking turns
 // and each tenant's oldest first: every tenant's first event waiting, then
 // every tenant's second, and so on, so that a tenant whose events fill the
-// outbox does not hold another's behind all of them. It passes each
-// with the ids of its tenant's active subscriptions to the event's type to
-// deliver, and marks them dispatched, all in one transaction. When deliver
-// fails no event is marked. It returns how many events it marked.
-func (o *EventOutbox) Dispatch(ctx context.Context, limit int, deliver func(e Event, subscriptions []int64) error) (int, error) {
+// outbox does not hold another's behind all of them. It passes them, in
+// that order and each with its subscriptions, to deliver, and marks them
+// dispatched, all in one transaction. When deliver fails no event is
+// marked. It returns how many events it marked.
+func (o *EventOutbox) Dispatch(ctx context.Context, limit int, deliver func(events []ClaimedEvent) error) (int, error) {
 	var n int
 	err := o.DB.InTx(ctx, func(tx *sqlx.Tx) error {
-		events, err := SelectAll[Event](ctx, tx, "claim events", `
+		events, err := SelectAll[ClaimedEvent](ctx, tx, "claim events", `
 			SELECT id, tenant_id, type, payload, created_at FROM events
 			WHERE dispatched_at IS NULL ORDER BY turn, created_at LIMIT $1
 			FOR UPDATE SKIP LOCKED`, limit)
@@ -83,15 +91,27 @@ func (o *EventOutbox) Dispatch(ctx context.Context, limit int, deliver func(e Ev
 		ids := make([]string, len(events))
 		for i, e := range events {
 			ids[i] = e.ID
-			subs, err := SelectAll[int64](ctx, tx, "match subscriptions", `
-				SELECT id FROM hook_subscriptions
-				WHERE tenant_id = $1 AND active AND $2 = ANY(event_types) ORDER BY id`, e.Tenant, e.Type)
-			if err != nil {
-				return err
-			}
-			if err := deliver(e, subs); err != nil {
-				return err
-			}
+		}
+		type match struct {
+			Event        string `db:"event_id"`
+			Subscription int64  `db:"subscription_id"`
+		}
+		matches, err := SelectAll[match](ctx, tx, "match subscriptions", `
+			SELECT e.id AS event_id, s.id AS subscription_id FROM events e
+			JOIN hook_subscriptions s ON s.tenant_id = e.tenant_id AND s.active AND e.type = ANY(s.event_types)
+			WHERE e.id = ANY($1) ORDER BY s.id`, pq.Array(ids))
+		if err != nil {
+			return err
+		}
+		subs := map[string][]int64{}
+		for _, m := range matches {
+			subs[m.Event] = append(subs[m.Event], m.Subscription)
+		}
+		for i := range events {
+			events[i].Subscriptions = subs[events[i].ID]
+		}
+		if err := deliver(events); err != nil {
+			return err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE events SET dispatched_at = now() WHERE id = ANY($1)`, pq.Array(ids)); err != nil {
 			return fmt.Errorf("mark events dispatched: %w", err)

@@ -24,34 +24,35 @@ func TestEventOutboxDispatchesToTheTenantsSubscriptions(t *testing.T) {
 	sub(tenant, "{alert.sent}", false)
 	sub(tenant, "{file.uploaded}", true)
 	sub(other, "{alert.sent}", true)
+	also := sub(tenant, "{alert.sent}", true)
 	for _, typ := range []string{storage.EventAlertSent, storage.EventAlertCreated} {
 		if _, err := storage.EmitEvent(ctx, db, tenant, typ, map[string]int{"n": 1}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	o := &storage.EventOutbox{DB: db}
-	if n, err := o.Dispatch(ctx, 10, func(storage.Event, []int64) error { return errors.New("down") }); err == nil || n != 0 {
+	if n, err := o.Dispatch(ctx, 10, func([]storage.ClaimedEvent) error { return errors.New("down") }); err == nil || n != 0 {
 		t.Fatalf("a failed delivery dispatched %d (%v)", n, err)
 	}
 	got := map[string][]int64{}
-	n, err := o.Dispatch(ctx, 1, func(e storage.Event, subs []int64) error {
-		got[e.Type] = subs
+	record := func(events []storage.ClaimedEvent) error {
+		for _, e := range events {
+			if e.Tenant != tenant || string(e.Payload) != `{"n": 1}` {
+				t.Errorf("event %+v", e)
+			}
+			got[e.Type] = e.Subscriptions
+		}
 		return nil
-	})
-	if err != nil || n != 1 || len(got[storage.EventAlertSent]) != 1 || got[storage.EventAlertSent][0] != want {
+	}
+	n, err := o.Dispatch(ctx, 1, record)
+	if err != nil || n != 1 || len(got) != 1 || !slices.Equal(got[storage.EventAlertSent], []int64{want, also}) {
 		t.Fatalf("first batch %d %v %v (oldest first, limit 1)", n, got, err)
 	}
-	n, err = o.Dispatch(ctx, 10, func(e storage.Event, subs []int64) error {
-		if e.Tenant != tenant || string(e.Payload) != `{"n": 1}` {
-			t.Errorf("event %+v", e)
-		}
-		got[e.Type] = subs
-		return nil
-	})
-	if err != nil || n != 1 || len(got[storage.EventAlertCreated]) != 0 {
+	n, err = o.Dispatch(ctx, 10, record)
+	if _, ok := got[storage.EventAlertCreated]; err != nil || n != 1 || !ok || len(got[storage.EventAlertCreated]) != 0 {
 		t.Fatalf("second batch %d %v %v", n, got, err)
 	}
-	if n, _ := o.Dispatch(ctx, 10, func(storage.Event, []int64) error { return nil }); n != 0 {
+	if n, _ := o.Dispatch(ctx, 10, func([]storage.ClaimedEvent) error { return nil }); n != 0 {
 		t.Fatalf("%d events dispatched twice", n)
 	}
 }
@@ -74,12 +75,14 @@ func TestEventOutboxLetsTenantsTakeTurns(t *testing.T) {
 	emit(other, 1)
 	o := &storage.EventOutbox{DB: db}
 	var got []string
-	n, err := o.Dispatch(ctx, 4, func(e storage.Event, _ []int64) error {
-		who := "flood"
-		if e.Tenant == other {
-			who = "other"
+	n, err := o.Dispatch(ctx, 4, func(events []storage.ClaimedEvent) error {
+		for _, e := range events {
+			who := "flood"
+			if e.Tenant == other {
+				who = "other"
+			}
+			got = append(got, who+string(e.Payload[len(e.Payload)-2]))
 		}
-		got = append(got, who+string(e.Payload[len(e.Payload)-2]))
 		return nil
 	})
 	if want := []string{"flood0", "other0", "flood1", "other1"}; err != nil || n != 4 || !slices.Equal(got, want) {
@@ -89,8 +92,10 @@ func TestEventOutboxLetsTenantsTakeTurns(t *testing.T) {
 	// tenant, its first waiting now, goes before it.
 	emit(other, 2)
 	got = nil
-	if _, err := o.Dispatch(ctx, 1, func(e storage.Event, _ []int64) error {
-		got = append(got, e.Tenant+string(e.Payload[len(e.Payload)-2]))
+	if _, err := o.Dispatch(ctx, 1, func(events []storage.ClaimedEvent) error {
+		for _, e := range events {
+			got = append(got, e.Tenant+string(e.Payload[len(e.Payload)-2]))
+		}
 		return nil
 	}); err != nil || len(got) != 1 || got[0] != other+"2" {
 		t.Fatalf("then %v %v", got, err)

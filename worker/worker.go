@@ -66,6 +66,7 @@ func Register(r Registry, acts *activities.Activities) {
 	r.RegisterWorkflow(workflows.UploadOrphanSweep)
 	r.RegisterWorkflow(workflows.Verification)
 	r.RegisterWorkflow(workflows.NonceRetention)
+	r.RegisterWorkflow(workflows.BatchProgressSweep)
 	r.RegisterActivity(acts)
 }
 

@@ -150,8 +150,8 @@ func bound(n, def int) int {
 }
 
 // BatchBounds bounds one run of a maintenance workflow that works in
-// batches (UploadOrphanSweep, NonceRetention): at most Batches activities,
-// each handling at most Batch rows. A bound left zero takes the
+// batches (UploadOrphanSweep, NonceRetention, BatchProgressSweep): at most
+// Batches activities, each handling at most Batch rows. A bound left zero takes the
 // workflow's default; a larger backlog waits for the next runs.
 type BatchBounds struct {
 	Batch, Batches int

@@ -438,3 +438,26 @@ func redialCalls(ctx, actx workflow.Context, plan activities.AlertPlan, ref acti
 	workflow.GetLogger(ctx).Warn("redial step ended with calls left", "tenant", ref.Tenant, "alert", ref.AlertID)
 	return nil
 }
+
+// The default BatchBounds of a batch-progress sweep: 1,000 rows a
+// statement, at most 10,000 a run.
+const (
+	BatchProgressBatch   = 1000
+	BatchProgressBatches = 10
+)
+
+// BatchProgressSweep deletes what delivery batches run as local activities
+// kept of their progress in PostgreSQL and no batch will read
+// (activities.SweepBatchProgress): the rows of alerts that have ended or
+// are gone, and rows not written for a day (storage.BatchProgressMaxAge),
+// which a workflow terminated by hand, or one that failed without ending
+// its alert, leaves. It takes batch after batch while they come back full.
+// A Temporal schedule runs it every hour.
+func BatchProgressSweep(ctx workflow.Context, in BatchBounds) (int64, error) {
+	b := in.or(BatchBounds{Batch: BatchProgressBatch, Batches: BatchProgressBatches})
+	var a *activities.Activities
+	return inBatches(ctx, a.SweepBatchProgress, b, func(total *int64, n int64) bool {
+		*total += n
+		return n >= int64(b.Batch)
+	})
+}

@@ -1,16 +1,11 @@
 package alerting_test
 
 import (
-	"context"
-	"encoding/json"
-	"fmt"
-	"strings"
 	"testing"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 
-	"github.com/tocsin/tocsin/activities"
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/storage"
 )
@@ -25,41 +20,17 @@ func TestAWorkerThatDiesInASmallAlertSendsNoEmailTwice(t *testing.T) {
 	s := stacktest.StartAPI(t)
 	tenant, tok := s.NewTenant(t)
 	const recipients, taken = 12, 5
-	file := "externalId,firstName,lastName,emails\n"
-	for i := range recipients {
-		file += fmt.Sprintf("wd-%d,R%d,Last,r%d@example.com\n", i, i, i)
-	}
-	listed := importContacts(t, s, tenant, "worker death", file)
-	if listed.Created != recipients {
-		t.Fatalf("import %+v", listed)
-	}
+	list := emailList(t, s, tenant, "worker death", recipients)
 
 	release := s.Sandbox.SMTP.HoldAfter(taken)
 	defer release()
 	w := s.StartWorkerProcess(t)
-	res := send(t, s, tok, map[string]any{"settings": map[string]any{
-		"message":    map[string]any{"subject": "Evacuate", "body": "Leave building B now."},
-		"channels":   map[string]any{"email": map[string]any{"enabled": true}},
-		"recipients": map[string]any{"distributionListIds": []int64{listed.DistributionList.ID}},
-	}})
+	res := send(t, s, tok, listEmail("Evacuate", list))
 
 	// The batch keeps what left in PostgreSQL within about a second; the
 	// worker dies then, its SMTP session stalled on the next message.
-	key := storage.BatchKey{Tenant: tenant, AlertID: res.AlertID, Channel: "email", Cycle: 1, Lo: 0, Hi: recipients}
-	var kept activities.BatchProgress
-	stacktest.Eventually(t, 30*time.Second, "the batch to keep the emails taken", func() bool {
-		raw, err := storage.BatchProgress(context.Background(), s.DB, key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if raw == nil {
-			return false
-		}
-		if err := json.Unmarshal(raw, &kept); err != nil {
-			t.Fatal(err)
-		}
-		return len(kept.Sent) == taken
-	})
+	key := emailBatch(tenant, res.AlertID, recipients)
+	stacktest.Eventually(t, 30*time.Second, "the batch to keep the emails taken", func() bool { return keptEmails(t, s, key) == taken })
 	w.Kill()
 	release()
 	s.StartWorker(t, stacktest.WorkerOptions{})
@@ -68,17 +39,7 @@ func TestAWorkerThatDiesInASmallAlertSendsNoEmailTwice(t *testing.T) {
 	if st.Status != "Sent" || st.Deliveries.Sent != recipients {
 		t.Fatalf("alert %+v, want every email Sent", st)
 	}
-	emails := map[string]int{}
-	for _, e := range s.Sandbox.SMTP.Messages() {
-		for _, to := range e.To {
-			emails[strings.ToLower(to)]++
-		}
-	}
-	for i := range recipients {
-		if n := emails[fmt.Sprintf("r%d@example.com", i)]; n != 1 {
-			t.Errorf("r%d@example.com got %d emails, want 1 (all: %v)", i, n, emails)
-		}
-	}
+	checkOneEmailEach(t, s, "Evacuate", recipients)
 	ds := deliveries(t, s, tenant, res.AlertID)
 	seqs := map[int64]bool{}
 	for _, d := range ds {
@@ -90,8 +51,8 @@ func TestAWorkerThatDiesInASmallAlertSendsNoEmailTwice(t *testing.T) {
 	if len(seqs) != recipients {
 		t.Fatalf("%d deliveries of %d recipients: %+v", len(ds), recipients, ds)
 	}
-	if raw, err := storage.BatchProgress(context.Background(), s.DB, key); err != nil || raw != nil {
-		t.Fatalf("the batch's results are recorded and its progress is still kept: %s %v", raw, err)
+	if n := keptEmails(t, s, key); n != -1 {
+		t.Fatalf("the batch's results are recorded and its progress still keeps %d emails", n)
 	}
 	// The batch ran as a local activity both times: no DeliverBatch
 	// activity was scheduled.

@@ -15,8 +15,9 @@ import (
 
 // benchApp builds the API of a benchmark run, in this process: development
 // settings on the test services, the given task queue and database, logs
-// discarded. The caller closes its Temporal client.
-func benchApp(ctx context.Context, temporal, minio, queue string, db *storage.DB) (*app.App, error) {
+// discarded, then what configure changes. The caller closes its Temporal
+// client.
+func benchApp(ctx context.Context, temporal, minio, queue string, db *storage.DB, configure ...func(*config.Config)) (*app.App, error) {
 	cfg, err := config.Load()
 	if err != nil {
 		return nil, err
@@ -24,6 +25,9 @@ func benchApp(ctx context.Context, temporal, minio, queue string, db *storage.DB
 	cfg.Env, cfg.JWTSecret, cfg.JWKSURL, cfg.DatabaseURL = "development", config.DevJWTSecret, "", db.URL
 	cfg.TemporalAddress, cfg.TemporalNamespace, cfg.TemporalTaskQueue = temporal, "default", queue
 	cfg.MinIOEndpoint, cfg.MinIOBucket, cfg.MinIOAccessKey, cfg.MinIOSecretKey = minio, "bench", "minioadmin", "minioadmin"
+	for _, c := range configure {
+		c(&cfg)
+	}
 	logger := slog.New(slog.NewJSONHandler(io.Discard, nil))
 	objects, err := storage.OpenObjects(ctx, storage.ObjectsConfig{Endpoint: minio, AccessKey: "minioadmin", SecretKey: "minioadmin", Bucket: "bench"})
 	if err != nil {

@@ -5,6 +5,7 @@
 //	tocsin-bench crash   the same, with the worker SIGKILLed mid fan-out and restarted
 //	tocsin-bench load    many small alerts: a burst, open-loop rates, Emergency work during a flood, and Temporal's own limit
 //	tocsin-bench import  a 1,000,000-row contacts CSV imported as a distribution list
+//	tocsin-bench hooks   one tenant's flood of events to its hook subscriptions: dispatched, then delivered to a loopback target
 //	tocsin-bench fuzz    hostile requests over every operation against a real API process, then slow request heads
 package main
 
@@ -20,6 +21,8 @@ commands:
   crash   SIGKILL the worker mid fan-out, restart it, check every recipient has exactly one result (see crash -h)
   load    many small alerts at once, open-loop rates, Emergency first during a flood (see load -h)
   import  contacts CSV import, export and search benchmark (see import -h)
+  hooks   a flood of events of one tenant to its hook subscriptions: starts/s of the dispatcher,
+          then deliveries/s to a loopback target (see hooks -h)
   fuzz    hostile requests over every operation, then 2,000 slow request heads beside normal requests;
           fails on a 5xx, a failed normal request or a peak RSS over 512 MB (see fuzz -h)
 `
@@ -39,6 +42,8 @@ func main() {
 		err = runLoad(os.Args[2:])
 	case "import":
 		err = runImport(os.Args[1:])
+	case "hooks":
+		err = runHooks(os.Args[2:])
 	case "fuzz":
 		err = runFuzz(os.Args[2:])
 	default:

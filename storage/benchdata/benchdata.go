@@ -137,3 +137,13 @@ func CreateSchema(ctx context.Context, admin *storage.DB, name string) error {
 func DropSchema(ctx context.Context, admin *storage.DB, name string) {
 	_, _ = admin.ExecContext(ctx, "DROP SCHEMA "+pq.QuoteIdentifier(name)+" CASCADE")
 }
+
+// UndispatchedEvents counts the tenant's events the hook dispatcher has
+// not dispatched yet.
+func UndispatchedEvents(ctx context.Context, db *storage.DB, tenant string) (int, error) {
+	var n int
+	if err := db.GetContext(ctx, &n, `SELECT count(*) FROM events WHERE tenant_id = $1 AND dispatched_at IS NULL`, tenant); err != nil {
+		return 0, fmt.Errorf("count undispatched events: %w", err)
+	}
+	return n, nil
+}

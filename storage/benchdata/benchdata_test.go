@@ -86,3 +86,23 @@ func TestSeedAndReadBack(t *testing.T) {
 	}
 	benchdata.DropSchema(ctx, db, schema)
 }
+
+func TestUndispatchedEventsAreTheTenants(t *testing.T) {
+	t.Parallel()
+	ctx, db, tenant, other := stacktest.DBTenants(t)
+	for _, tn := range []string{tenant, tenant, other} {
+		if _, err := storage.EmitEvent(ctx, db, tn, storage.EventAlertSent, map[string]int{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, err := benchdata.UndispatchedEvents(ctx, db, tenant); err != nil || n != 2 {
+		t.Fatalf("%d undispatched (%v), want 2", n, err)
+	}
+	o := &storage.EventOutbox{DB: db}
+	if _, err := o.Dispatch(ctx, 10, func([]storage.ClaimedEvent) error { return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := benchdata.UndispatchedEvents(ctx, db, tenant); err != nil || n != 0 {
+		t.Fatalf("%d undispatched after the dispatch (%v)", n, err)
+	}
+}
