@@ -176,8 +176,8 @@ type CreateDistributionListFromFileRequest struct {
 type DistributionListError struct {
 	Line    int    `json:"line" doc:"The file line the row starts on; the header is line 1." example:"17"`
 	Column  string `json:"column,omitempty" doc:"The column of the failing cell, when one cell is at fault." example:"emails"`
-	Value   string `json:"value,omitempty" doc:"The failing value (at most 200 bytes of it)." example:"ada@"`
-	Message string `json:"message" doc:"What is wrong." example:"\"ada@\" is not an email address"`
+	Value   string `json:"value,omitempty" doc:"The failing value: its first 40 characters, then … when it is longer." example:"ada@"`
+	Message string `json:"message" doc:"What is wrong; where it quotes the value, or an item of it, at most its first 40 characters, then …." example:"\"ada@\" is not an email address"`
 }
 
 // CreateDistributionListFromFileResponse says what an import did.
@@ -189,7 +189,7 @@ type CreateDistributionListFromFileResponse struct {
 	Unchanged        int64                   `json:"unchanged" doc:"Existing contacts matched without a change." example:"15"`
 	Skipped          int64                   `json:"skipped" doc:"Rows skipped because of a problem." example:"5"`
 	ErrorCount       int64                   `json:"errorCount" doc:"All row problems; errors lists at most the first 1000." example:"5"`
-	Errors           []DistributionListError `json:"errors" doc:"Row problems, by line; at most 1000."`
+	Errors           []DistributionListError `json:"errors" doc:"Row problems, by line; at most 1000, each under 1 KiB, so the answer stays under about 1 MiB whatever the file."`
 }
 
 // GroupTreeNode is a group of the tenant's group tree.

@@ -41,7 +41,8 @@ external id is kept. Only firstName and lastName columns are required.
 Rows with a problem (bad email, unparsable phone, missing name, duplicate of
 an earlier row, wrong number of fields, more than %d email addresses or %d
 phone numbers for the contact with those it has...) are skipped and listed in errors;
-the rest are imported. The file is rejected with a 400 when it is not CSV,
+the rest are imported. An error quotes at most the first 40 characters of
+its cell, so the answer stays under about 1 MiB whatever the file. The file is rejected with a 400 when it is not CSV,
 its header lacks required columns or names unknown ones, or a row is longer
 than 1 MiB (1,048,576 bytes, line breaks included: the line it starts on is
 named; a line break or a closing quote is missing), and with a 413 when

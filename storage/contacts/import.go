@@ -12,6 +12,7 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/tocsin/tocsin/internal/contactcsv"
+	"github.com/tocsin/tocsin/internal/csvheader"
 	"github.com/tocsin/tocsin/storage"
 )
 
@@ -566,6 +567,7 @@ func (im *Import) stagedProblems(ctx context.Context) ([]contactcsv.Problem, err
 		if err := rows.Scan(&p.Line, &p.Column, &p.Value, &p.Message); err != nil {
 			return nil, fmt.Errorf("list row problems: %w", err)
 		}
+		p.Value = csvheader.Preview(p.Value)
 		out = append(out, p)
 	}
 	if err := rows.Err(); err != nil {
