@@ -68,3 +68,41 @@ func TestCreateFromFileAnswerIsBounded(t *testing.T) {
 		t.Errorf("first error %+v", e)
 	}
 }
+
+// TestCreateFromFileRowMatchingSeveralContactsIsAProblem: a row whose
+// email address, phone number or external id several contacts hold cannot
+// tell which one it means: it is a problem naming the column, and no
+// contact changes.
+func TestCreateFromFileRowMatchingSeveralContactsIsAProblem(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Shared(t)
+	tenant, tok := s.NewTenant(t)
+	directoryUser(t, s, tenant, "S1", "Sam", "One")
+	directoryUser(t, s, tenant, "S2", "Sue", "Two")
+	body := map[string]any{"name": map[string]any{"first": "Sid", "last": "Other"}, "externalId": "S1"}
+	s.Create(t, "/"+tenant+"/directory/students/users", tok, body)
+	mustUpload(t, s, tenant, tok, "shared", "id,externalId,firstName,lastName,emails,homePhones\n"+
+		fmt.Sprint(personID(t, s, tenant, "S2"))+",,,,shared@example.com,+15553000001\n"+
+		fmt.Sprint(find(t, s, tok, "", map[string]any{"name": "Sam"}).Items[0].ID)+",,,,shared@example.com,+15553000001\n")
+	before := find(t, s, tok, "?sort=id", nil)
+	res := mustUpload(t, s, tenant, tok, "merge", "externalId,firstName,lastName,emails,homePhones\n"+
+		",Merged,Person,shared@example.com,\n"+
+		",Merged,Person,,+15553000001\n"+
+		"S1,Merged,Person,,\n")
+	want := []model.DistributionListError{
+		{Line: 2, Column: "emails", Value: "shared@example.com"},
+		{Line: 3, Column: "homePhones", Value: "+15553000001"},
+		{Line: 4, Column: "externalId", Value: "S1"},
+	}
+	if res.Created != 0 || res.Updated != 0 || res.Skipped != 3 || len(res.Errors) != len(want) {
+		t.Fatalf("import %+v", res)
+	}
+	for i, w := range want {
+		if e := res.Errors[i]; e.Line != w.Line || e.Column != w.Column || e.Value != w.Value || !strings.Contains(e.Message, "matches several contacts") {
+			t.Errorf("error %d = %+v, want %+v", i, e, w)
+		}
+	}
+	if after := find(t, s, tok, "?sort=id", nil); fmt.Sprint(after.Items) != fmt.Sprint(before.Items) {
+		t.Errorf("contacts changed:\n%+v\n%+v", before.Items, after.Items)
+	}
+}

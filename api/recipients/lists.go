@@ -34,7 +34,9 @@ transaction: a rejected file changes nothing.
 
 Rows are matched to contacts by id (the export's id column), else by
 external id, else by any email address, else by any phone number; unmatched
-rows create contacts. Matched contacts take the row's non-empty cells; email
+rows create contacts. A row whose address (or external id, held by users of
+several directories) several contacts hold matches several contacts: it is
+a row problem naming the column. Matched contacts take the row's non-empty cells; email
 addresses and phone numbers are added, never removed, and an existing
 external id is kept. Only firstName and lastName columns are required.
 

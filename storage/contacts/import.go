@@ -36,9 +36,10 @@ var ErrTooManyRows = fmt.Errorf("the file has more than %d data rows", MaxImport
 //
 // Contacts are matched to rows by contact id (the export's id column), else
 // by external id, else by any of the row's email addresses, else by any of
-// its phone numbers. Matched contacts get the row's non-empty values; their
-// existing external id is kept, and email addresses and phone numbers are
-// added, never removed, up to storage.MaxEmailsPerPerson and
+// its phone numbers; a row whose external id or address several contacts
+// hold is a row problem. Matched contacts get the row's non-empty values;
+// their existing external id is kept, and email addresses and phone
+// numbers are added, never removed, up to storage.MaxEmailsPerPerson and
 // storage.MaxPhonesPerPerson: a row past them is a row problem and
 // nothing of it is written. Unmatched rows create contacts.
 type Import struct {
@@ -229,15 +230,22 @@ func (im *Import) Stage(ctx context.Context, r io.Reader) error {
 // matchByAddress matches each row that names no contact yet to the contact
 // of the tenant holding the first of the row's addresses in list (its
 // emails or phones) that one holds: column of table (person_emails.address
-// or person_phones.number). A statement of Finish, $1 the tenant.
-func matchByAddress(list, table, column string) string {
-	return `UPDATE contact_import i SET person_id = m.person_id
-		FROM (SELECT DISTINCT ON (c.line) c.line, a.person_id
-		      FROM contact_import c CROSS JOIN LATERAL unnest(c.` + list + `) WITH ORDINALITY AS x(value, n)
-		      JOIN ` + table + ` a ON a.tenant_id = $1 AND a.` + column + ` = x.value
-		      WHERE c.person_id IS NULL
+// or person_phones.number). When several contacts hold that address the
+// row cannot tell which one it means: it is skipped, a problem of the
+// address's column (problemColumn, an expression of the staged row i and
+// the address's place m.n in list). A statement of Finish, $1 the tenant.
+func matchByAddress(list, table, column, problemColumn string) string {
+	return fmt.Sprintf(`UPDATE contact_import i SET person_id = CASE WHEN m.holders = 1 THEN m.person_id END,
+		    skip = m.holders > 1,
+		    problem_column = CASE WHEN m.holders > 1 THEN %[4]s END,
+		    problem_value = CASE WHEN m.holders > 1 THEN m.value END,
+		    problem = CASE WHEN m.holders > 1 THEN format('matches several contacts: %%s contacts hold this address, so the row cannot tell which one to update; give the contact''s id or external id: nothing of the row is written', m.holders) END
+		FROM (SELECT DISTINCT ON (c.line) c.line, x.value, x.n::int AS n, a.person_id, count(*) OVER (PARTITION BY c.line, x.n) AS holders
+		      FROM contact_import c CROSS JOIN LATERAL unnest(c.%[1]s) WITH ORDINALITY AS x(value, n)
+		      JOIN %[2]s a ON a.tenant_id = $1 AND a.%[3]s = x.value
+		      WHERE c.person_id IS NULL AND NOT c.skip
 		      ORDER BY c.line, x.n, a.person_id) m
-		WHERE i.line = m.line`
+		WHERE i.line = m.line`, list, table, column, problemColumn)
 }
 
 // The statements of Finish, in order. $1 is the tenant in those that take
@@ -245,9 +253,18 @@ func matchByAddress(list, table, column string) string {
 const (
 	matchByID = `UPDATE contact_import i SET person_id = p.id
 		FROM people p WHERE i.id IS NOT NULL AND p.tenant_id = $1 AND p.id = i.id`
-	// A plain contact wins over a directory user with the same external id.
-	matchByExternalID = `UPDATE contact_import i SET person_id = m.id
-		FROM (SELECT DISTINCT ON (p.external_id) p.external_id, p.id FROM people p
+	// A plain contact wins over a directory user with the same external id
+	// (a tenant's plain contacts have different ones). Without one, users
+	// of several directories holding the external id leave the row unable
+	// to tell which one it means: it is skipped.
+	matchByExternalID = `UPDATE contact_import i SET person_id = CASE WHEN m.plain OR m.holders = 1 THEN m.id END,
+		    skip = NOT m.plain AND m.holders > 1,
+		    problem_column = CASE WHEN NOT m.plain AND m.holders > 1 THEN 'externalId' END,
+		    problem_value = CASE WHEN NOT m.plain AND m.holders > 1 THEN m.external_id END,
+		    problem = CASE WHEN NOT m.plain AND m.holders > 1 THEN format('matches several contacts: users of %s directories have this external id, so the row cannot tell which one to update; give the contact''s id: nothing of the row is written', m.holders) END
+		FROM (SELECT DISTINCT ON (p.external_id) p.external_id, p.id, p.directory_id IS NULL AS plain,
+		          count(*) OVER (PARTITION BY p.external_id) AS holders
+		      FROM people p
 		      WHERE p.tenant_id = $1 AND p.external_id IN
 		            (SELECT external_id FROM contact_import WHERE person_id IS NULL AND external_id IS NOT NULL)
 		      ORDER BY p.external_id, p.directory_id IS NOT NULL, p.id) m
@@ -321,6 +338,7 @@ const (
 		        ELSE format('the contact would have %s phone numbers, more than the %s a contact may have: nothing of the row is written', n.held_phones + n.new_phones, $2) END
 		FROM n
 		WHERE i.line = n.line AND ((n.new_emails > 0 AND n.held_emails + n.new_emails > $1) OR (n.new_phones > 0 AND n.held_phones + n.new_phones > $2))`
+	countSkipped   = `SELECT count(*) FROM contact_import WHERE skip`
 	stagedProblems = `SELECT line, coalesce(problem_column, '') AS problem_column, coalesce(problem_value, '') AS problem_value, problem
 		FROM contact_import WHERE problem IS NOT NULL ORDER BY line LIMIT $1`
 	assignIDs = `INSERT INTO contact_new (line, person_id)
@@ -440,29 +458,29 @@ func (im *Import) Finish(ctx context.Context, name, description string) (ImportR
 	}
 	for _, s := range []struct{ what, q string }{
 		{"match by id", matchByID}, {"match by external id", matchByExternalID},
-		{"match by email", matchByAddress("emails", "person_emails", "address")},
-		{"match by phone", matchByAddress("phones", "person_phones", "number")},
+		{"match by email", matchByAddress("emails", "person_emails", "address", "'emails'")},
+		// A phone's column is its type's: Mobile is mobilePhones, and so on.
+		{"match by phone", matchByAddress("phones", "person_phones", "number", "lower(i.phone_types[m.n]) || 'Phones'")},
 	} {
 		if _, err := exec(s.what, s.q, t); err != nil {
 			return res, err
 		}
 	}
-	var skipped int64
 	for _, q := range []string{missingName, dupByPerson, dupByExternalID, dupByAddress} {
-		n, err := exec("check rows", q)
-		if err != nil {
+		if _, err := exec("check rows", q); err != nil {
 			return res, err
 		}
-		skipped += n
 	}
 	if _, err := exec("lock contacts", lockMatched, t); err != nil {
 		return res, err
 	}
-	n, err := im.checkLimits(ctx)
-	if err != nil {
+	if err := im.checkLimits(ctx); err != nil {
 		return res, err
 	}
-	skipped += n
+	var skipped int64
+	if err := tx.GetContext(ctx, &skipped, countSkipped); err != nil {
+		return res, fmt.Errorf("count skipped rows: %w", err)
+	}
 	stagedProblems, err := im.stagedProblems(ctx)
 	if err != nil {
 		return res, err
@@ -531,28 +549,26 @@ func (im *Import) refreshStatistics(ctx context.Context, created int64) {
 	_, _ = storage.Analyze(ctx, im.db, "people", "person_emails", "person_phones", "distribution_list_members")
 }
 
-// checkLimits runs overLimit and answers how many rows it skipped. Its
-// probes are cheap, one index lookup per row, but the planner, which cannot
-// tell how few rows get past them, costs the statement high enough to
-// compile it (JIT), and compiling takes longer than running it: the
-// statement runs without, and the setting is put back after it.
-func (im *Import) checkLimits(ctx context.Context) (int64, error) {
+// checkLimits runs overLimit. Its probes are cheap, one index lookup per
+// row, but the planner, which cannot tell how few rows get past them,
+// costs the statement high enough to compile it (JIT), and compiling takes
+// longer than running it: the statement runs without, and the setting is
+// put back after it.
+func (im *Import) checkLimits(ctx context.Context) error {
 	var jit string
 	if err := im.tx.GetContext(ctx, &jit, `SELECT current_setting('jit')`); err != nil {
-		return 0, fmt.Errorf("read jit: %w", err)
+		return fmt.Errorf("read jit: %w", err)
 	}
 	if _, err := im.tx.ExecContext(ctx, `SELECT set_config('jit', 'off', true)`); err != nil {
-		return 0, fmt.Errorf("jit off: %w", err)
+		return fmt.Errorf("jit off: %w", err)
 	}
-	r, err := im.tx.ExecContext(ctx, overLimit, storage.MaxEmailsPerPerson, storage.MaxPhonesPerPerson)
-	if err != nil {
-		return 0, fmt.Errorf("check limits: %w", err)
+	if _, err := im.tx.ExecContext(ctx, overLimit, storage.MaxEmailsPerPerson, storage.MaxPhonesPerPerson); err != nil {
+		return fmt.Errorf("check limits: %w", err)
 	}
 	if _, err := im.tx.ExecContext(ctx, `SELECT set_config('jit', $1, true)`, jit); err != nil {
-		return 0, fmt.Errorf("jit back: %w", err)
+		return fmt.Errorf("jit back: %w", err)
 	}
-	n, _ := r.RowsAffected()
-	return n, nil
+	return nil
 }
 
 func (im *Import) stagedProblems(ctx context.Context) ([]contactcsv.Problem, error) {
