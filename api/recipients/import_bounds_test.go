@@ -1,6 +1,7 @@
 package recipients_test
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -8,8 +9,10 @@ import (
 	"unicode/utf8"
 
 	"github.com/tocsin/tocsin/api/model"
+	"github.com/tocsin/tocsin/internal/contactcsv"
 	"github.com/tocsin/tocsin/internal/csvheader"
 	"github.com/tocsin/tocsin/internal/stacktest"
+	"github.com/tocsin/tocsin/storage/storagetest"
 )
 
 // TestCreateFromFileAnswerIsBounded: whatever a file's cells hold, each
@@ -66,6 +69,127 @@ func TestCreateFromFileAnswerIsBounded(t *testing.T) {
 	if e := res.Errors[0]; e.Column != "emails" || e.Value != strings.Repeat("x", csvheader.PreviewRunes)+"…" ||
 		e.Message != `"`+e.Value+`" is not an email address` {
 		t.Errorf("first error %+v", e)
+	}
+}
+
+// TestCreateFromFileKeepsCustomFieldsWithinTheirLimits: an import that
+// merges new custom-field keys into a contact's is held to the 200 a
+// contact may have (a row problem naming the first column past them,
+// nothing of the row written), however the fields came; a row that adds no
+// key passes, also for a contact given more before the limit; and a row
+// creating a contact gives at most 200.
+func TestCreateFromFileKeepsCustomFieldsWithinTheirLimits(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Shared(t)
+	tenant, tok := s.NewTenant(t)
+	file := func(ext, first, prefix string, from, n int) string {
+		var head, row strings.Builder
+		head.WriteString("externalId,firstName,lastName")
+		fmt.Fprintf(&row, "%s,%s,Limit", ext, first)
+		for i := from; i < from+n; i++ {
+			fmt.Fprintf(&head, ",custom.%s%03d", prefix, i)
+			fmt.Fprintf(&row, ",%s%d", prefix, i)
+		}
+		return head.String() + "\n" + row.String() + "\n"
+	}
+	fields := func(ext string) map[string]string {
+		t.Helper()
+		c := find(t, s, tok, "", map[string]any{"externalId": ext})
+		if len(c.Items) != 1 {
+			t.Fatalf("contact %s: %+v", ext, c.Items)
+		}
+		return c.Items[0].CustomFields
+	}
+	max := contactcsv.MaxCustomFields
+	if res := mustUpload(t, s, tenant, tok, "a", file("C1", "Ann", "a", 0, max)); res.Created != 1 {
+		t.Fatalf("first import %+v", res)
+	}
+	res := mustUpload(t, s, tenant, tok, "b", file("C1", "Anne", "b", 0, max))
+	if res.Updated != 0 || res.Skipped != 1 || len(res.Errors) != 1 || res.Errors[0].Line != 2 || res.Errors[0].Column != "custom.b000" ||
+		res.Errors[0].Value != "b0" || !strings.Contains(res.Errors[0].Message, "would have 400 custom fields, more than the 200") {
+		t.Fatalf("second import %+v", res)
+	}
+	if f := fields("C1"); len(f) != max || f["a000"] != "a0" {
+		t.Fatalf("C1 has %d custom fields", len(f))
+	}
+	// Filling the contact up to the limit passes, one key more does not.
+	half := mustUpload(t, s, tenant, tok, "c", file("C2", "Bob", "a", 0, max/2))
+	if half.Created != 1 {
+		t.Fatalf("third import %+v", half)
+	}
+	if res := mustUpload(t, s, tenant, tok, "d", file("C2", "Bob", "b", 0, max/2)); res.Updated != 1 {
+		t.Fatalf("fourth import %+v", res)
+	}
+	res = mustUpload(t, s, tenant, tok, "e", file("C2", "Bob", "c", 7, 1))
+	if res.Skipped != 1 || res.Errors[0].Column != "custom.c007" || !strings.Contains(res.Errors[0].Message, "would have 201 custom fields") {
+		t.Fatalf("fifth import %+v", res)
+	}
+	// A new contact gives at most 200: the 201st column is the problem.
+	res = mustUpload(t, s, tenant, tok, "f", file("C3", "Cid", "a", 0, max+1))
+	if res.Created != 0 || res.Skipped != 1 || res.Errors[0].Column != fmt.Sprintf("custom.a%03d", max) {
+		t.Fatalf("sixth import %+v", res)
+	}
+	// A contact holding more, as stored before the limit, keeps them and
+	// takes new values of its keys, not new keys.
+	legacy := map[string]string{}
+	for i := range 50 {
+		legacy[fmt.Sprintf("old%02d", i)] = "x"
+	}
+	if err := storagetest.AddCustomFields(context.Background(), s.DB, tenant, personID(t, s, tenant, "C1"), legacy); err != nil {
+		t.Fatal(err)
+	}
+	if res := mustUpload(t, s, tenant, tok, "g", file("C1", "Ann", "a", 0, 3)); res.Unchanged != 1 || res.Skipped != 0 {
+		t.Fatalf("seventh import %+v", res)
+	}
+	res = mustUpload(t, s, tenant, tok, "h", "externalId,firstName,lastName,custom.a001,custom.old07\nC1,Ann,Limit,new,newer\n")
+	if res.Updated != 1 || res.Skipped != 0 {
+		t.Fatalf("eighth import %+v", res)
+	}
+	if f := fields("C1"); len(f) != max+50 || f["a001"] != "new" || f["old07"] != "newer" {
+		t.Fatalf("C1 has %d custom fields, a001 %q, old07 %q", len(f), f["a001"], f["old07"])
+	}
+	res = mustUpload(t, s, tenant, tok, "i", "externalId,firstName,lastName,custom.z\nC1,Ann,Limit,new\n")
+	if res.Skipped != 1 || res.Errors[0].Column != "custom.z" || !strings.Contains(res.Errors[0].Message, "would have 251 custom fields") {
+		t.Fatalf("ninth import %+v", res)
+	}
+}
+
+// TestCreateFromFileKeepsTheTenantsCustomKeysWithinTheLimit: a tenant's
+// contacts hold at most 1,000 different custom-field keys, as many as a
+// file may have columns: a row bringing one more is a problem naming its
+// column. Keys of contacts deleted since no longer count.
+func TestCreateFromFileKeepsTheTenantsCustomKeysWithinTheLimit(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Shared(t)
+	tenant, tok := s.NewTenant(t)
+	per, keys := contactcsv.MaxCustomFields, contactcsv.MaxCustomColumns
+	users := make([]int64, keys/per)
+	var file strings.Builder
+	file.WriteString("externalId,firstName,lastName")
+	for k := range keys {
+		fmt.Fprintf(&file, ",custom.k%04d", k)
+	}
+	file.WriteString("\n")
+	for u := range users {
+		users[u] = directoryUser(t, s, tenant, fmt.Sprintf("K%d", u), "Key", "Holder")
+		fmt.Fprintf(&file, "K%d,,", u)
+		file.WriteString(strings.Repeat(",", u*per) + strings.Repeat(",v", per) + strings.Repeat(",", keys-(u+1)*per) + "\n")
+	}
+	if res := mustUpload(t, s, tenant, tok, "all keys", file.String()); res.Updated != int64(len(users)) || res.Skipped != 0 {
+		t.Fatalf("first import %+v", res)
+	}
+	next := "externalId,firstName,lastName,custom.k0001,custom.new1\nN1,New,One,v,v\nN2,New,Two,v,\n"
+	res := mustUpload(t, s, tenant, tok, "one more", next)
+	if res.Created != 1 || res.Skipped != 1 || res.Errors[0].Line != 2 || res.Errors[0].Column != "custom.new1" ||
+		!strings.Contains(res.Errors[0].Message, "more than 1000 different custom fields") {
+		t.Fatalf("second import %+v", res)
+	}
+	if r := s.Do(t, http.MethodDelete, fmt.Sprintf("/%s/directory/staff/users/%d", tenant, users[0]), tok, nil); r.Status != http.StatusNoContent {
+		t.Fatalf("delete user: %d %s", r.Status, r.Body)
+	}
+	res = mustUpload(t, s, tenant, tok, "fits again", next)
+	if res.Created != 1 || res.Unchanged != 1 || res.Skipped != 0 {
+		t.Fatalf("third import %+v", res)
 	}
 }
 

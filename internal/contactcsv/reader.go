@@ -114,14 +114,16 @@ func NewReader(r io.Reader) (*Reader, error) {
 		return nil, &FileError{Line: 1, Message: err.Error()}
 	}
 	rd := &Reader{csv: cr, zones: map[string]bool{}}
+	custom := 0
 	for _, name := range names {
 		c := column{name: name}
 		if key, ok := strings.CutPrefix(name, CustomPrefix); ok {
 			c.customKey = key
+			custom++
 		}
 		rd.cols = append(rd.cols, c)
 	}
-	if n := len(rd.cols) - len(Columns); n > MaxCustomColumns {
+	if custom > MaxCustomColumns {
 		return nil, &FileError{Line: 1, Message: fmt.Sprintf("at most %d custom-field columns are allowed", MaxCustomColumns)}
 	}
 	return rd, nil
@@ -240,6 +242,9 @@ func (r *Reader) set(row *Row, c column, raw string) (Problem, bool) {
 		}
 		if utf8.RuneCountInString(v) > MaxCustomValue {
 			return fail(fmt.Sprintf("longer than %d characters", MaxCustomValue))
+		}
+		if len(row.Custom) == MaxCustomFields {
+			return fail(fmt.Sprintf("the row gives more than %d custom fields, the most a contact may have", MaxCustomFields))
 		}
 		if row.Custom == nil {
 			row.Custom = map[string]string{}
