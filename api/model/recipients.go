@@ -85,10 +85,11 @@ type Contact struct {
 	GroupCount                 int                              `json:"groupCount" example:"1"`         // described by TransformSchema
 	GroupCountExact            bool                             `json:"groupCountExact" example:"true"` // described by TransformSchema
 	Roles                      []DisplayRole                    `json:"roles"`
-	DistributionLists          []Reference                      `json:"distributionLists"`                         // described by TransformSchema
-	DistributionListCount      int                              `json:"distributionListCount" example:"1"`         // described by TransformSchema
-	DistributionListCountExact bool                             `json:"distributionListCountExact" example:"true"` // described by TransformSchema
-	CustomFields               map[string]string                `json:"customFields" doc:"Custom fields of the tenant's choosing." example:"{\"building\":\"A\"}"`
+	DistributionLists          []Reference                      `json:"distributionLists"`                           // described by TransformSchema
+	DistributionListCount      int                              `json:"distributionListCount" example:"1"`           // described by TransformSchema
+	DistributionListCountExact bool                             `json:"distributionListCountExact" example:"true"`   // described by TransformSchema
+	CustomFields               map[string]string                `json:"customFields" example:"{\"building\":\"A\"}"` // described by TransformSchema
+	CustomFieldsOmitted        bool                             `json:"customFieldsOmitted,omitempty"`               // described by TransformSchema
 	CreatedAt                  time.Time                        `json:"createdAt"`
 	UpdatedAt                  time.Time                        `json:"updatedAt"`
 }
@@ -111,6 +112,11 @@ func (Contact) TransformSchema(_ huma.Registry, s *huma.Schema) *huma.Schema {
 			"Counted up to %d, so that a page of contacts reads a bounded number of index entries whoever is on it: exact unless distributionListCountExact is false, and then at least %[1]d.")
 	describe(s, "distributionListCountExact", contacts.MaxCountedMemberships, false,
 		"Whether distributionListCount is exact: false for a contact on more than %d lists.")
+	describe(s, "customFields", contacts.MaxPageCustomBytes, false,
+		"Custom fields of the tenant's choosing (at most 200 a contact). A page carries those of its contacts, in order, while together they take at most %d bytes as stored JSON text; "+
+			"the contacts after them have an empty object here and customFieldsOmitted true. The first contact of a page always carries its own, so a smaller page (pageSize=1 at the contact's place) reads them.")
+	describe(s, "customFieldsOmitted", contacts.MaxPageCustomBytes, false,
+		"True when the page left the contact's custom fields out, to carry at most %d bytes of custom fields: read them on a smaller page. Absent otherwise.")
 	return s
 }
 

@@ -20,7 +20,8 @@ import (
 )
 
 // findContactsDescription is a format of contacts.MaxPageGroups,
-// contacts.MaxPageLists and contacts.MaxCountedMemberships.
+// contacts.MaxPageLists, contacts.MaxCountedMemberships and
+// contacts.MaxPageCustomBytes.
 const findContactsDescription = `Returns one page of the tenant's contacts (directory users included)
 matching every filter given in the body; an empty or absent body matches all.
 Sort properties: lastName, firstName, externalId, createdAt, updatedAt, id
@@ -31,8 +32,9 @@ contacts. A contact lists
 at most %d of its groups (by path; beyond that those of the lowest ids) and
 %d of its distribution lists (by name; beyond that the newest), and
 groupCount and distributionListCount count them up to %d (see
-groupCountExact and distributionListCountExact), so a page stays bounded
-whoever is on it.`
+groupCountExact and distributionListCountExact), and carries the custom
+fields of its contacts, in order, up to %d bytes (the first contact's
+always; see customFieldsOmitted), so a page stays bounded whoever is on it.`
 
 // exportDescription is a format of contactcsv.MaxCustomColumns.
 const exportDescription = `Streams every contact of the tenant as CSV (text/csv; UTF-8; CRLF line
@@ -97,7 +99,7 @@ func contactModel(p contacts.Person) model.Contact {
 		Emails: []model.ContactInformationEmailAddress{}, Phones: []model.ContactInformationPhone{},
 		Devices: []model.ContactInformationDevice{}, ChatUsers: []model.ChatUser{}, Locations: []model.ContactLocation{},
 		Groups: []model.DisplayGroup{}, Roles: []model.DisplayRole{}, DistributionLists: []model.Reference{},
-		CustomFields: p.CustomFields(), CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
+		CustomFields: p.CustomFields(), CustomFieldsOmitted: p.CustomOmitted, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
 		GroupCount: p.GroupCount, GroupCountExact: p.GroupCountExact,
 		DistributionListCount: p.ListCount, DistributionListCountExact: p.ListCountExact,
 	}

@@ -28,7 +28,7 @@ type handlers struct {
 func Register(api huma.API, d rest.Deps) {
 	h := &handlers{d: d}
 	rest.Register(api, area.Op("findContacts", http.MethodPost, "/v2/contacts/find", 0, "Find contacts",
-		fmt.Sprintf(findContactsDescription, contacts.MaxPageGroups, contacts.MaxPageLists, contacts.MaxCountedMemberships)), h.findContacts)
+		fmt.Sprintf(findContactsDescription, contacts.MaxPageGroups, contacts.MaxPageLists, contacts.MaxCountedMemberships, contacts.MaxPageCustomBytes)), h.findContacts)
 	rest.Register(api, area.Op("exportContacts", http.MethodGet, "/v2/contacts/export", 0, "Export every contact as CSV",
 		fmt.Sprintf(exportDescription, contactcsv.MaxCustomColumns), http.StatusConflict).DocumentedBy(csvResponse).WithoutHead(), h.exportContacts)
 
