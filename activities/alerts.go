@@ -137,7 +137,6 @@ func (a *Activities) PrepareAlert(ctx context.Context, ref AlertRef) (AlertPlan,
 	if err != nil {
 		return AlertPlan{}, temporal.NewNonRetryableApplicationError(err.Error(), ErrTypeBadAlert, err)
 	}
-	spec.NeedCustomFields = usesCustomFields(s)
 
 	plan := planOf(a, al, s)
 	err = a.DB.InTx(ctx, func(tx *sqlx.Tx) error {
@@ -279,35 +278,6 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-func usesCustomFields(s *alert.Settings) bool {
-	if s.Message.Variables != nil {
-		for _, v := range s.Message.Variables.Values {
-			if v.Source == alert.VariableCustomField {
-				return true
-			}
-		}
-	}
-	for _, t := range templateTexts(s) {
-		if strings.Contains(t, "{{custom.") || strings.Contains(t, "{{ custom.") {
-			return true
-		}
-	}
-	return false
-}
-
-func templateTexts(s *alert.Settings) []string {
-	out := []string{s.Message.Subject, s.Message.Body}
-	if c := s.Channels; c != nil {
-		if c.Email != nil {
-			out = append(out, c.Email.Subject, c.Email.Body, c.Email.HTML)
-		}
-		if c.Text != nil {
-			out = append(out, c.Text.Body)
-		}
-	}
-	return out
 }
 
 // CycleInput names a cycle of an alert.

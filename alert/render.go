@@ -3,6 +3,8 @@ package alert
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -32,6 +34,7 @@ type Renderer struct {
 
 	static     map[string]string
 	custom     map[string]Variable
+	fields     map[string]bool // the custom fields the templates read
 	templates  map[string]*alertmsg.Template
 	needsLink  bool
 	appendLink bool
@@ -55,7 +58,7 @@ const (
 // NewRenderer compiles the templates of an alert. Errors name the field.
 func NewRenderer(tenant string, alertID int64, s *Settings, publicURL string, linkSecret []byte) (*Renderer, error) {
 	r := &Renderer{AlertID: alertID, Tenant: tenant, Settings: s, PublicURL: strings.TrimRight(publicURL, "/"), LinkSecret: linkSecret,
-		templates: map[string]*alertmsg.Template{}, custom: map[string]Variable{}}
+		templates: map[string]*alertmsg.Template{}, custom: map[string]Variable{}, fields: map[string]bool{}}
 	if s.Message.Variables != nil {
 		for _, v := range s.Message.Variables.Values {
 			r.custom[v.Name] = v
@@ -95,6 +98,9 @@ func NewRenderer(tenant string, alertID int64, s *Settings, publicURL string, li
 			}
 			if name == "responseLink" {
 				r.needsLink = true
+			}
+			if f := r.customField(name); f != "" {
+				r.fields[f] = true
 			}
 		}
 		r.templates[key] = t
@@ -186,6 +192,27 @@ func (r *Renderer) known(name string) bool {
 	return strings.HasPrefix(name, "custom.") && len(name) > len("custom.")
 }
 
+// customField is the custom field variable name reads ("" for none): a
+// CustomField variable's field, or the key of custom.<key>.
+func (r *Renderer) customField(name string) string {
+	if v, ok := r.custom[name]; ok {
+		if v.Source == VariableCustomField {
+			return v.Field
+		}
+		return ""
+	}
+	if key, ok := strings.CutPrefix(name, "custom."); ok {
+		return key
+	}
+	return ""
+}
+
+// CustomFields lists, sorted, the custom fields (their keys) the alert's
+// texts read: the only ones of a recipient that rendering needs.
+func (r *Renderer) CustomFields() []string {
+	return slices.Sorted(maps.Keys(r.fields))
+}
+
 // NeedsLink reports whether messages carry the recipient's response link.
 func (r *Renderer) NeedsLink() bool { return r.needsLink }
 
@@ -245,15 +272,13 @@ func (r *Renderer) lookup(rec *Recipient, link string, gsm7 bool) func(string) s
 		if v, ok := r.static[name]; ok {
 			return v
 		}
-		field := ""
+		field := r.customField(name)
 		fallback := ""
 		if v, ok := r.custom[name]; ok {
 			if v.Source != VariableCustomField {
 				return v.Value
 			}
-			field, fallback = v.Field, v.Value
-		} else if strings.HasPrefix(name, "custom.") {
-			field = strings.TrimPrefix(name, "custom.")
+			fallback = v.Value
 		}
 		if field == "" {
 			return fallback

@@ -136,3 +136,33 @@ func TestTextIsGSM7WhenUnicodeIsNotAllowed(t *testing.T) {
 		}
 	}
 }
+
+// TestCustomFieldsAreTheOnesTheTextsRead: the custom fields a renderer
+// lists are those of {{custom.<key>}} in any text, a channel's own
+// included, and of the CustomField variables a text uses; not those of a
+// variable no text uses, nor any other variable.
+func TestCustomFieldsAreTheOnesTheTextsRead(t *testing.T) {
+	s := &Settings{
+		Message: MessageSettings{Subject: "{{custom.zone}} {{firstName}}", Body: "Go to {{hall}}",
+			Variables: &Variables{Values: []Variable{
+				{Name: "hall", Source: VariableCustomField, Field: "building", Value: "the hall"},
+				{Name: "unused", Source: VariableCustomField, Field: "floor"},
+				{Name: "static", Value: "x"},
+			}}},
+		Channels: &Channels{
+			Voice: &VoiceChannel{Enabled: true, Message: "{{custom.desk}} {{static}}"},
+			Push:  &PushChannel{Enabled: true, Title: "{{custom.zone}}"},
+		},
+	}
+	r, err := NewRenderer("7", 42, s, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(r.CustomFields(), ","); got != "building,desk,zone" {
+		t.Fatalf("custom fields %s", got)
+	}
+	r, _ = NewRenderer("7", 42, &Settings{Message: MessageSettings{Body: "Hello {{firstName}}"}}, "", nil)
+	if got := r.CustomFields(); len(got) != 0 {
+		t.Fatalf("custom fields %v", got)
+	}
+}

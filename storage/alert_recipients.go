@@ -19,14 +19,20 @@ type RecipientSpec struct {
 	alert.RecipientSpec
 
 	// Which addresses to look up.
-	NeedEmail, NeedTextPhone, NeedVoicePhone, NeedCustomFields bool
+	NeedEmail, NeedTextPhone, NeedVoicePhone bool
+	// CustomFields are the keys of the custom fields the alert's texts
+	// read (alert.Renderer.CustomFields): only they are copied from a
+	// recipient's, which may hold hundreds.
+	CustomFields []string
 }
 
 // NewRecipientSpec is the query that resolves the recipients of an alert
 // with settings s on the channels chs, for its preview and for its
 // delivery alike: who the settings name (alert.RecipientSpecOf), with the
 // earlier alert's recipients when related.actions.includeOriginalRecipients
-// is set, and the addresses the channels read from a recipient's row.
+// is set, the addresses the channels read from a recipient's row and the
+// custom fields the texts read (none when a text does not compile, which
+// submission refuses).
 func NewRecipientSpec(s *alert.Settings, chs []string) (RecipientSpec, error) {
 	who, err := alert.RecipientSpecOf(s.Recipients)
 	if err != nil {
@@ -36,6 +42,9 @@ func NewRecipientSpec(s *alert.Settings, chs []string) (RecipientSpec, error) {
 		who.RelatedAlertID = r.AlertID
 	}
 	spec := RecipientSpec{RecipientSpec: who}
+	if rd, err := alert.NewRenderer("", 0, s, "", nil); err == nil {
+		spec.CustomFields = rd.CustomFields()
+	}
 	for _, ch := range chs {
 		switch channels.Channel(ch).Addresses() {
 		case channels.RecipientEmail:
@@ -148,8 +157,9 @@ func (s RecipientSpec) selection(a *Args) string {
 	if s.NeedVoicePhone {
 		voice = `(SELECT ph.number FROM person_phones ph WHERE ph.person_id = p.id AND ph.can_call ORDER BY ph.id LIMIT 1)`
 	}
-	if s.NeedCustomFields {
-		custom = "p.custom_fields"
+	if len(s.CustomFields) > 0 {
+		custom = fmt.Sprintf(`(SELECT jsonb_object_agg(k, p.custom_fields -> k) FROM unnest(%s::text[]) AS k WHERE p.custom_fields ? k)`,
+			a.Add(pq.StringArray(s.CustomFields)))
 	}
 	src := s.sources(a)
 	where := s.filter(a)
@@ -380,7 +390,7 @@ type RecipientRow = alert.Recipient
 // SampleRecipient returns the first recipient the spec resolves to (the
 // given contact when sampleID is not zero and among them), or nil.
 func SampleRecipient(ctx context.Context, q sqlx.QueryerContext, tenant string, s RecipientSpec, sampleID int64) (*RecipientRow, error) {
-	s.NeedEmail, s.NeedTextPhone, s.NeedVoicePhone, s.NeedCustomFields = true, true, true, true
+	s.NeedEmail, s.NeedTextPhone, s.NeedVoicePhone = true, true, true
 	a := &Args{}
 	a.Add(tenant)
 	cond := "true"

@@ -591,7 +591,11 @@ func (h *handler) sendBulkAlerts(ctx context.Context, in *bulkInput) (*rest.Outp
 			if pd.Status >= 500 && i == 0 && len(in.Body.Alerts) == 1 {
 				return nil, pd
 			}
-			r.Status, r.Detail, r.Errors = pd.Status, pd.Detail, pd.Errors
+			// Bounded as the problem of an alert sent alone is: an error may
+			// quote what the alert holds (a variable's name of 20,000
+			// characters), and a batch holds up to 100 alerts.
+			pd.Bound()
+			r.Status, r.Detail, r.Errors, r.MoreErrors = pd.Status, pd.Detail, pd.Errors, pd.MoreErrors
 			out.Body.Rejected++
 		} else {
 			r.Accepted, r.Alert, r.Status = true, res, http.StatusCreated

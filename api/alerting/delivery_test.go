@@ -17,6 +17,7 @@ import (
 	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/storagetest"
 )
 
 func TestEmailAlertWithAttachmentArrivesWithVariablesFilled(t *testing.T) {
@@ -568,6 +569,67 @@ func TestTextSizeIsTheSizeOfTheTextSent(t *testing.T) {
 		code := sent.Body[len(sent.Body)-8:]
 		if want := strings.TrimSuffix(sent.Body, code) + "XXXXXXXX"; detail.Body != want {
 			t.Errorf("details show %q, sent %q", detail.Body, sent.Body)
+		}
+	}
+}
+
+// TestAlertCopiesOnlyTheCustomFieldsItsTextsRead: resolving an alert's
+// recipients copies of each contact's custom fields only those its texts
+// read ({{custom.f001}}, and the field of a CustomField variable a text
+// uses), not the tens a contact may hold beside them; the texts are filled
+// as before.
+func TestAlertCopiesOnlyTheCustomFieldsItsTextsRead(t *testing.T) {
+	t.Parallel()
+	sb, withSandbox := stacktest.Sandbox(t)
+	s := stacktest.Start(t, withSandbox)
+	tenant, tok := s.NewTenant(t)
+	fields := func(tag string) string {
+		m := map[string]string{}
+		for i := range 60 {
+			m[fmt.Sprintf("f%03d", i)] = fmt.Sprintf("%s-%d-%s", tag, i, strings.Repeat("v", 20))
+		}
+		b, _ := json.Marshal(m)
+		return string(b)
+	}
+	ann := &contact{First: "Ann", Last: "A", Phone: "+15557770041", Custom: fields("ann")}
+	bob := &contact{First: "Bob", Last: "B", Phone: "+15557770042", Custom: fields("bob")}
+	cid := &contact{First: "Cid", Last: "C", Phone: "+15557770043"}
+	seed(t, s, tenant, ann, bob, cid)
+	a := textAlert("Go to {{custom.f001}} near {{hall}}.", map[string]any{"contactIds": []int64{ann.ID, bob.ID, cid.ID}})
+	msg := a["settings"].(map[string]any)["message"].(map[string]any)
+	msg["variables"] = map[string]any{"values": []map[string]any{
+		{"name": "hall", "source": "CustomField", "field": "f002", "value": "the hall"},
+		{"name": "unused", "source": "CustomField", "field": "f003", "value": "x"},
+	}}
+	res := send(t, s, tok, a)
+	if st := waitDone(t, s, tok, res.AlertID); st.Deliveries.Sent+st.Deliveries.Delivered != 3 {
+		t.Fatalf("alert %+v", st)
+	}
+	copied, err := storagetest.RecipientCustomFields(context.Background(), s.DB, tenant, res.AlertID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(copied) != 2 {
+		t.Fatalf("custom fields copied for %d recipients: %v", len(copied), copied)
+	}
+	for _, c := range copied {
+		if len(c) != 2 || !strings.HasPrefix(c["f001"], "ann-1-") && !strings.HasPrefix(c["f001"], "bob-1-") || c["f002"] == "" {
+			t.Errorf("copied %d fields: %v", len(c), c)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	for _, c := range []*contact{ann, cid} {
+		sms, err := sb.SMS.WaitTo(ctx, c.Phone)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := "Go to  near the hall."
+		if c == ann {
+			want = "Go to ann-1-" + strings.Repeat("v", 20) + " near ann-2-" + strings.Repeat("v", 20) + "."
+		}
+		if sms.Body != want {
+			t.Errorf("%s got %q", c.First, sms.Body)
 		}
 	}
 }

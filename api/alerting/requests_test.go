@@ -688,3 +688,41 @@ func TestIdempotencyKeysThatDisagreeAreRefused(t *testing.T) {
 		t.Fatalf("two Idempotency-Key headers: %d %s", res.StatusCode, b)
 	}
 }
+
+// TestBulkSendBoundsEachRefusal: an alert refused inside a batch is told
+// why as boundedly as one sent alone: its errors quote a preview of what
+// it holds, and at most 20 are listed.
+func TestBulkSendBoundsEachRefusal(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Shared(t)
+	tenant, tok := s.NewTenant(t)
+	long := map[string]any{"settings": map[string]any{"message": map[string]any{"subject": "Long", "body": "{{" + strings.Repeat("x", 19_000) + "}}"},
+		"recipients": map[string]any{"adHoc": []map[string]any{{"email": "a@example.com"}}}}}
+	var adHoc []map[string]any
+	for i := range 30 {
+		adHoc = append(adHoc, map[string]any{"email": fmt.Sprintf("Ada %d <ada%d@example.com>", i, i)})
+	}
+	many := map[string]any{"settings": map[string]any{"message": map[string]any{"subject": "Many", "body": "ok"},
+		"recipients": map[string]any{"adHoc": adHoc}}}
+	r := s.Do(t, http.MethodPost, fmt.Sprintf("/v4/%s/alerts/bulkSend", tenant), tok, map[string]any{"alerts": []any{long, many}})
+	var res struct {
+		Rejected int
+		Results  []struct {
+			Errors     []struct{ ErrorMessage string }
+			MoreErrors int
+		}
+	}
+	r.JSON(t, &res)
+	if r.Status != http.StatusOK || res.Rejected != 2 || len(res.Results) != 2 {
+		t.Fatalf("bulk %d %.500s", r.Status, r.Body)
+	}
+	if len(r.Body) > 64<<10 {
+		t.Errorf("the answer is %d bytes", len(r.Body))
+	}
+	if e := res.Results[0].Errors; len(e) != 1 || len(e[0].ErrorMessage) > 1024 {
+		t.Errorf("the long variable: %d errors, the first %d bytes", len(e), len(e[0].ErrorMessage))
+	}
+	if m := res.Results[1]; len(m.Errors) != 20 || m.MoreErrors != 10 {
+		t.Errorf("30 bad addresses: %d listed, %d more", len(m.Errors), m.MoreErrors)
+	}
+}

@@ -36,7 +36,9 @@ type SendAlertResult struct {
 	Alert    *SendAlertResponse       `json:"alert,omitempty" doc:"The accepted alert."`
 	Status   int                      `json:"status" doc:"The HTTP status this alert alone would have had." example:"201"`
 	Detail   string                   `json:"detail,omitempty" doc:"Why it was refused."`
-	Errors   []rest.ValidationFailure `json:"errors,omitempty" doc:"The failing fields, located inside body.alerts[index]."`
+	Errors   []rest.ValidationFailure `json:"errors,omitempty" doc:"The failing fields, located inside body.alerts[index]: at most 20, bounded as the errors of any problem are."`
+	// MoreErrors counts the failures left out of Errors.
+	MoreErrors int `json:"moreErrors,omitempty" doc:"How many further failing fields were found but not listed." example:"0"`
 }
 
 // BulkSendAlertRequest submits several alerts.

@@ -85,10 +85,11 @@ type Contact struct {
 	GroupCount                 int                              `json:"groupCount" example:"1"`         // described by TransformSchema
 	GroupCountExact            bool                             `json:"groupCountExact" example:"true"` // described by TransformSchema
 	Roles                      []DisplayRole                    `json:"roles"`
-	DistributionLists          []Reference                      `json:"distributionLists"`                         // described by TransformSchema
-	DistributionListCount      int                              `json:"distributionListCount" example:"1"`         // described by TransformSchema
-	DistributionListCountExact bool                             `json:"distributionListCountExact" example:"true"` // described by TransformSchema
-	CustomFields               map[string]string                `json:"customFields" doc:"Custom fields of the tenant's choosing." example:"{\"building\":\"A\"}"`
+	DistributionLists          []Reference                      `json:"distributionLists"`                           // described by TransformSchema
+	DistributionListCount      int                              `json:"distributionListCount" example:"1"`           // described by TransformSchema
+	DistributionListCountExact bool                             `json:"distributionListCountExact" example:"true"`   // described by TransformSchema
+	CustomFields               map[string]string                `json:"customFields" example:"{\"building\":\"A\"}"` // described by TransformSchema
+	CustomFieldsOmitted        bool                             `json:"customFieldsOmitted,omitempty"`               // described by TransformSchema
 	CreatedAt                  time.Time                        `json:"createdAt"`
 	UpdatedAt                  time.Time                        `json:"updatedAt"`
 }
@@ -111,6 +112,11 @@ func (Contact) TransformSchema(_ huma.Registry, s *huma.Schema) *huma.Schema {
 			"Counted up to %d, so that a page of contacts reads a bounded number of index entries whoever is on it: exact unless distributionListCountExact is false, and then at least %[1]d.")
 	describe(s, "distributionListCountExact", contacts.MaxCountedMemberships, false,
 		"Whether distributionListCount is exact: false for a contact on more than %d lists.")
+	describe(s, "customFields", contacts.MaxPageCustomBytes, false,
+		"Custom fields of the tenant's choosing (at most 200 a contact). A page carries those of its contacts, in order, while together they take at most %d bytes as stored JSON text; "+
+			"the contacts after them have an empty object here and customFieldsOmitted true. The first contact of a page always carries its own, so a smaller page (pageSize=1 at the contact's place) reads them.")
+	describe(s, "customFieldsOmitted", contacts.MaxPageCustomBytes, false,
+		"True when the page left the contact's custom fields out, to carry at most %d bytes of custom fields: read them on a smaller page. Absent otherwise.")
 	return s
 }
 
@@ -176,8 +182,8 @@ type CreateDistributionListFromFileRequest struct {
 type DistributionListError struct {
 	Line    int    `json:"line" doc:"The file line the row starts on; the header is line 1." example:"17"`
 	Column  string `json:"column,omitempty" doc:"The column of the failing cell, when one cell is at fault." example:"emails"`
-	Value   string `json:"value,omitempty" doc:"The failing value (at most 200 bytes of it)." example:"ada@"`
-	Message string `json:"message" doc:"What is wrong." example:"\"ada@\" is not an email address"`
+	Value   string `json:"value,omitempty" doc:"The failing value: its first 40 characters, then … when it is longer." example:"ada@"`
+	Message string `json:"message" doc:"What is wrong; where it quotes the value, or an item of it, at most its first 40 characters, then …." example:"\"ada@\" is not an email address"`
 }
 
 // CreateDistributionListFromFileResponse says what an import did.
@@ -189,7 +195,7 @@ type CreateDistributionListFromFileResponse struct {
 	Unchanged        int64                   `json:"unchanged" doc:"Existing contacts matched without a change." example:"15"`
 	Skipped          int64                   `json:"skipped" doc:"Rows skipped because of a problem." example:"5"`
 	ErrorCount       int64                   `json:"errorCount" doc:"All row problems; errors lists at most the first 1000." example:"5"`
-	Errors           []DistributionListError `json:"errors" doc:"Row problems, by line; at most 1000."`
+	Errors           []DistributionListError `json:"errors" doc:"Row problems, by line; at most 1000, each under 1 KiB, so the answer stays under about 1 MiB whatever the file."`
 }
 
 // GroupTreeNode is a group of the tenant's group tree.

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -20,7 +21,8 @@ import (
 )
 
 // findContactsDescription is a format of contacts.MaxPageGroups,
-// contacts.MaxPageLists and contacts.MaxCountedMemberships.
+// contacts.MaxPageLists, contacts.MaxCountedMemberships and
+// contacts.MaxPageCustomBytes.
 const findContactsDescription = `Returns one page of the tenant's contacts (directory users included)
 matching every filter given in the body; an empty or absent body matches all.
 Sort properties: lastName, firstName, externalId, createdAt, updatedAt, id
@@ -31,15 +33,19 @@ contacts. A contact lists
 at most %d of its groups (by path; beyond that those of the lowest ids) and
 %d of its distribution lists (by name; beyond that the newest), and
 groupCount and distributionListCount count them up to %d (see
-groupCountExact and distributionListCountExact), so a page stays bounded
-whoever is on it.`
+groupCountExact and distributionListCountExact), and carries the custom
+fields of its contacts, in order, up to %d bytes (the first contact's
+always; see customFieldsOmitted), so a page stays bounded whoever is on it.`
 
+// exportDescription is a format of contactcsv.MaxCustomColumns.
 const exportDescription = `Streams every contact of the tenant as CSV (text/csv; UTF-8; CRLF line
 ends), one consistent snapshot read from a database cursor. The header row
 names the columns id, externalId, firstName, middleName, lastName, language,
 timeZone, emails, mobilePhones, homePhones, workPhones, otherPhones, faxPhones,
-roles, chatUsers, then custom.<key> for each custom field (at most 200, in
-alphabetical order). List cells separate their items with ';'; chat users are
+roles, chatUsers, then custom.<key> for each custom field the contacts hold,
+every one, in alphabetical order (imports hold a tenant to %d different
+keys; a tenant whose contacts hold more, written before that limit, is
+answered 409 rather than given a file that leaves some out). List cells separate their items with ';'; chat users are
 platform:userId. A phone's column is its type; a number whose flags differ
 from its column's (mobile: texts and calls; home, work, other: calls; fax:
 neither) carries the flags that are on in brackets: +15551234567 [text],
@@ -94,7 +100,7 @@ func contactModel(p contacts.Person) model.Contact {
 		Emails: []model.ContactInformationEmailAddress{}, Phones: []model.ContactInformationPhone{},
 		Devices: []model.ContactInformationDevice{}, ChatUsers: []model.ChatUser{}, Locations: []model.ContactLocation{},
 		Groups: []model.DisplayGroup{}, Roles: []model.DisplayRole{}, DistributionLists: []model.Reference{},
-		CustomFields: p.CustomFields(), CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
+		CustomFields: p.CustomFields(), CustomFieldsOmitted: p.CustomOmitted, CreatedAt: p.CreatedAt, UpdatedAt: p.UpdatedAt,
 		GroupCount: p.GroupCount, GroupCountExact: p.GroupCountExact,
 		DistributionListCount: p.ListCount, DistributionListCountExact: p.ListCountExact,
 	}
@@ -169,6 +175,12 @@ func (h *handlers) exportContacts(ctx context.Context, in *exportInput) (*export
 	// context of its own.
 	ectx, cancel := context.WithTimeout(context.WithoutCancel(ctx), exportMaxDuration)
 	exp, err := contacts.BeginExport(ectx, h.d.DB, rest.Tenant(ctx))
+	if errors.Is(err, contacts.ErrTooManyCustomKeys) {
+		cancel()
+		return nil, rest.Conflict(fmt.Sprintf("the tenant's contacts hold more than %d different custom fields, more than an export has columns for "+
+			"(and an import reads): they were written before imports held them to that. An export would leave some out, so none is made; "+
+			"findContacts shows every contact's custom fields", contactcsv.MaxCustomColumns))
+	}
 	if err != nil {
 		cancel()
 		return nil, h.failure(ctx, err)

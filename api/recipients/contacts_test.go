@@ -10,6 +10,7 @@ import (
 
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/internal/auth"
+	"github.com/tocsin/tocsin/internal/contactcsv"
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/storage/contacts"
 )
@@ -251,5 +252,61 @@ func TestAContactListsItsFirstGroupsAndListsAndCountsThemAll(t *testing.T) {
 	if len(b.Groups) != 1 || b.GroupCount != 1 || len(b.DistributionLists) != 0 || b.DistributionListCount != 0 ||
 		!b.GroupCountExact || !b.DistributionListCountExact {
 		t.Errorf("Alan lists %d groups of %d, %d lists of %d", len(b.Groups), b.GroupCount, len(b.DistributionLists), b.DistributionListCount)
+	}
+}
+
+// TestFindContactsPageBoundsItsCustomFields: a page carries the custom
+// fields of its contacts, in order, up to contacts.MaxPageCustomBytes; the
+// contacts after them say their fields were left out, and a page of one
+// reads each of them.
+func TestFindContactsPageBoundsItsCustomFields(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Shared(t)
+	tenant, tok := s.NewTenant(t)
+	const contactsN = 6
+	wide := strings.Repeat("\U0001D538", contactcsv.MaxCustomValue) // 𝔸, four bytes
+	var file strings.Builder
+	file.WriteString("externalId,firstName,lastName")
+	for k := range contactcsv.MaxCustomFields {
+		fmt.Fprintf(&file, ",custom.k%03d", k)
+	}
+	for i := range contactsN {
+		fmt.Fprintf(&file, "\nW%d,Wide,Fields%d", i, i)
+		file.WriteString(strings.Repeat(","+wide, contactcsv.MaxCustomFields))
+	}
+	if res := mustUpload(t, s, tenant, tok, "wide", file.String()+"\n"); res.Created != contactsN {
+		t.Fatalf("import %+v", res)
+	}
+	r := s.Do(t, http.MethodPost, "/v2/contacts/find?sort=externalId&pageSize=25", tok, nil)
+	if r.Status != http.StatusOK {
+		t.Fatalf("find %d %.300s", r.Status, r.Body)
+	}
+	if len(r.Body) > contacts.MaxPageCustomBytes+64<<10 {
+		t.Errorf("a page of %d bytes", len(r.Body))
+	}
+	var page model.PagedContactResponse
+	r.JSON(t, &page)
+	if len(page.Items) != contactsN {
+		t.Fatalf("%d contacts", len(page.Items))
+	}
+	carried := 0
+	for i, c := range page.Items {
+		switch {
+		case !c.CustomFieldsOmitted && len(c.CustomFields) == contactcsv.MaxCustomFields && c.CustomFields["k007"] == wide:
+			if carried != i {
+				t.Fatalf("contact %d carries its fields after one that did not", i)
+			}
+			carried++
+		case c.CustomFieldsOmitted && len(c.CustomFields) == 0:
+			one := find(t, s, tok, fmt.Sprintf("?sort=externalId&pageSize=1&page=%d", i+1), nil)
+			if got := one.Items[0]; got.ID != c.ID || got.CustomFieldsOmitted || len(got.CustomFields) != contactcsv.MaxCustomFields {
+				t.Errorf("contact %d alone: omitted %v, %d fields", i, got.CustomFieldsOmitted, len(got.CustomFields))
+			}
+		default:
+			t.Fatalf("contact %d: omitted %v, %d fields", i, c.CustomFieldsOmitted, len(c.CustomFields))
+		}
+	}
+	if carried == 0 || carried == contactsN {
+		t.Fatalf("%d of %d contacts carry their fields", carried, contactsN)
 	}
 }

@@ -2,6 +2,7 @@ package recipients_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/csv"
 	"fmt"
 	"net/http"
@@ -10,7 +11,9 @@ import (
 	"testing"
 
 	"github.com/tocsin/tocsin/api/model"
+	"github.com/tocsin/tocsin/internal/contactcsv"
 	"github.com/tocsin/tocsin/internal/stacktest"
+	"github.com/tocsin/tocsin/storage/storagetest"
 )
 
 func TestExportRoundTrip(t *testing.T) {
@@ -200,5 +203,63 @@ func TestExportRoundTripKeepsPhoneTypesAndFlags(t *testing.T) {
 	res := mustUpload(t, s, old, oldTok, "bad flags", "firstName,lastName,faxPhones,mobilePhones\nBad,Fax,+12025550121 [call],\nBad,Flags,,+12025550122 [sms]\n")
 	if res.ErrorCount != 2 || res.Errors[0].Column != "faxPhones" || res.Errors[1].Column != "mobilePhones" {
 		t.Fatalf("bad flags: %+v", res)
+	}
+}
+
+// TestExportWritesEveryCustomKey: the export has a column for every
+// custom-field key the tenant's contacts hold (250 here, more than one
+// contact may hold), so its file imports again without losing a value; a
+// tenant whose contacts hold more keys than a file has columns for, as
+// contacts written before imports held them to that may, is refused with
+// a 409 rather than given a file that leaves some out.
+func TestExportWritesEveryCustomKey(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Shared(t)
+	tenant, tok := s.NewTenant(t)
+	file := func(ext string, from, n int) string {
+		var head, row strings.Builder
+		head.WriteString("externalId,firstName,lastName")
+		fmt.Fprintf(&row, "%s,Key,Holder", ext)
+		for i := from; i < from+n; i++ {
+			fmt.Fprintf(&head, ",custom.k%04d", i)
+			fmt.Fprintf(&row, ",v%d", i)
+		}
+		return head.String() + "\n" + row.String() + "\n"
+	}
+	mustUpload(t, s, tenant, tok, "first", file("E1", 0, contactcsv.MaxCustomFields))
+	mustUpload(t, s, tenant, tok, "second", file("E2", 150, 100)) // 50 keys E1 has, 50 new
+	r := s.Do(t, http.MethodGet, "/v2/contacts/export", tok, nil)
+	if r.Status != http.StatusOK {
+		t.Fatalf("export %d %s", r.Status, r.Body)
+	}
+	rows, err := csv.NewReader(bytes.NewReader(r.Body)).ReadAll()
+	if err != nil || len(rows) != 3 {
+		t.Fatalf("%d rows, %v", len(rows), err)
+	}
+	if n := len(rows[0]) - len(contactcsv.Columns); n != 250 || rows[0][len(rows[0])-1] != "custom.k0249" {
+		t.Fatalf("%d custom-field columns, the last %s", n, rows[0][len(rows[0])-1])
+	}
+	other, otherTok := s.NewTenant(t)
+	if res := mustUpload(t, s, other, otherTok, "copy", string(r.Body)); res.Created != 2 || res.Skipped != 0 {
+		t.Fatalf("import of the export %+v", res)
+	}
+	for ext, want := range map[string]int{"E1": 200, "E2": 100} {
+		c := find(t, s, otherTok, "", map[string]any{"externalId": ext})
+		if len(c.Items) != 1 || len(c.Items[0].CustomFields) != want || c.Items[0].CustomFields["k0199"] != "v199" {
+			t.Fatalf("%s in the copy: %+v", ext, c.Items)
+		}
+	}
+
+	// Contacts written before the tenant's limit: more keys than columns.
+	legacy := map[string]string{}
+	for i := range contactcsv.MaxCustomColumns - 250 + 1 {
+		legacy[fmt.Sprintf("old%04d", i)] = "x"
+	}
+	if err := storagetest.AddCustomFields(context.Background(), s.DB, tenant, personID(t, s, tenant, "E2"), legacy); err != nil {
+		t.Fatal(err)
+	}
+	r = s.Do(t, http.MethodGet, "/v2/contacts/export", tok, nil)
+	if r.Status != http.StatusConflict || !strings.Contains(string(r.Body), "more than 1000 different custom fields") {
+		t.Fatalf("export of 1001 keys: %d %.300s", r.Status, r.Body)
 	}
 }

@@ -26,8 +26,9 @@ import (
 	"github.com/tocsin/tocsin/storage/contacts"
 )
 
-// createFromFileDescription is a format of storage.MaxEmailsPerPerson and
-// storage.MaxPhonesPerPerson.
+// createFromFileDescription is a format of storage.MaxEmailsPerPerson,
+// storage.MaxPhonesPerPerson, contactcsv.MaxCustomFields and
+// contactcsv.MaxCustomColumns.
 const createFromFileDescription = `multipart/form-data with the parts file (the CSV, laid out like the
 export of GET /v2/contacts/export), name and description. Creates or updates
 the contacts in the file and a distribution list holding them, all in one
@@ -35,16 +36,22 @@ transaction: a rejected file changes nothing.
 
 Rows are matched to contacts by id (the export's id column), else by
 external id, else by any email address, else by any phone number; unmatched
-rows create contacts. Matched contacts take the row's non-empty cells; email
-addresses and phone numbers are added, never removed, and an existing
-external id is kept. Only firstName and lastName columns are required.
+rows create contacts. A row whose address (or external id, held by users of
+several directories) several contacts hold matches several contacts: it is
+a row problem naming the column. Matched contacts take the row's non-empty
+cells; email addresses and phone numbers are added, never removed, custom
+fields merged key by key, and an existing external id is kept. Only
+firstName and lastName columns are required.
 
 Rows with a problem (bad email, unparsable phone, a language or time zone
 that usersCreate refuses, a name, external id or role with a control,
 bidirectional or invisible character, missing name, duplicate of an
-earlier row, wrong number of fields, more than %d email addresses or %d
-phone numbers for the contact with those it has...) are skipped and listed in errors;
-the rest are imported. The file is rejected with a 400 when it is not CSV,
+earlier row, wrong number of fields, more than %d email addresses, %d
+phone numbers or %d custom fields for the contact with those it has, a
+custom field that would give the tenant's contacts more than %d different
+keys...) are skipped and listed in errors; the rest are imported. An error
+quotes at most the first 40 characters of its cell, so the answer stays
+under about 1 MiB whatever the file. The file is rejected with a 400 when it is not CSV,
 its header lacks required columns or names unknown ones, or a row is longer
 than 1 MiB (1,048,576 bytes, line breaks included: the line it starts on is
 named; a line break or a closing quote is missing), and with a 413 when

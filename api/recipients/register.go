@@ -12,6 +12,7 @@ import (
 	"github.com/danielgtaylor/huma/v2"
 
 	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/internal/contactcsv"
 	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/contacts"
 )
@@ -27,12 +28,12 @@ type handlers struct {
 func Register(api huma.API, d rest.Deps) {
 	h := &handlers{d: d}
 	rest.Register(api, area.Op("findContacts", http.MethodPost, "/v2/contacts/find", 0, "Find contacts",
-		fmt.Sprintf(findContactsDescription, contacts.MaxPageGroups, contacts.MaxPageLists, contacts.MaxCountedMemberships)), h.findContacts)
+		fmt.Sprintf(findContactsDescription, contacts.MaxPageGroups, contacts.MaxPageLists, contacts.MaxCountedMemberships, contacts.MaxPageCustomBytes)), h.findContacts)
 	rest.Register(api, area.Op("exportContacts", http.MethodGet, "/v2/contacts/export", 0, "Export every contact as CSV",
-		exportDescription).DocumentedBy(csvResponse).WithoutHead(), h.exportContacts)
+		fmt.Sprintf(exportDescription, contactcsv.MaxCustomColumns), http.StatusConflict).DocumentedBy(csvResponse).WithoutHead(), h.exportContacts)
 
 	rest.Register(api, area.Op("createFromFile", http.MethodPost, "/v4/{tenantId}/distributionLists/createFromFile", http.StatusCreated, "Create a distribution list from a CSV file",
-		fmt.Sprintf(createFromFileDescription, storage.MaxEmailsPerPerson, storage.MaxPhonesPerPerson), http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType).DocumentedBy(uploadRequestBody(api)), h.createFromFile)
+		fmt.Sprintf(createFromFileDescription, storage.MaxEmailsPerPerson, storage.MaxPhonesPerPerson, contactcsv.MaxCustomFields, contactcsv.MaxCustomColumns), http.StatusConflict, http.StatusRequestEntityTooLarge, http.StatusUnsupportedMediaType).DocumentedBy(uploadRequestBody(api)), h.createFromFile)
 	rest.Register(api, area.Op("getDistributionLists", http.MethodGet, "/v4/{tenantId}/distributionLists", 0, "List distribution lists", ""), h.listLists)
 	rest.Register(api, area.Op("getDistributionListRecipients", http.MethodGet, "/v4/{tenantId}/distributionLists/{listId}", 0, "Get a distribution list with a page of its recipients",
 		"Sort properties: id (the default, which stays fast for lists of a million), lastName, firstName."), h.getList)

@@ -153,7 +153,7 @@ func (r *Reader) point(rec []string) (p Point, line int, problem string) {
 	lng, err2 := strconv.ParseFloat(get(colLongitude), 64)
 	switch {
 	case !e164.MatchString(p.Phone):
-		return p, line, fmt.Sprintf("phone %q is not an E.164 number", preview(p.Phone))
+		return p, line, fmt.Sprintf("phone %q is not an E.164 number", csvheader.Preview(p.Phone))
 	case err1 != nil || err2 != nil || lat < -90 || lat > 90 || lng < -180 || lng > 180:
 		return p, line, "latitude and longitude must be numbers within -90..90 and -180..180"
 	}
@@ -177,22 +177,6 @@ func (r *Reader) Rejected() int { return r.rejected }
 // Problems are the first MaxReportedRows rows Points left out, in the
 // order of the file.
 func (r *Reader) Problems() []RowError { return r.problems }
-
-// previewRunes is how much of a rejected value a problem quotes.
-const previewRunes = 40
-
-// preview is s cut to previewRunes characters, so that a problem stays
-// short whatever the row holds.
-func preview(s string) string {
-	i := 0
-	for n := range s {
-		if i == previewRunes {
-			return s[:n] + "…"
-		}
-		i++
-	}
-	return s
-}
 
 // TextError is a NUL character or bytes that are not UTF-8 in a list:
 // the file is not CSV text, and PostgreSQL text holds neither.

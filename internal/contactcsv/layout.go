@@ -151,7 +151,18 @@ const (
 	MaxChatUserIDLength = 200
 	MaxCustomKeyLength  = 64
 	MaxCustomValue      = 1000
-	MaxCustomColumns    = 200
+)
+
+// Limits of custom fields. A contact holds at most MaxCustomFields of
+// them, so a row gives at most that many (non-empty cells); an import
+// that merges new keys into a contact's refuses the row past it. A
+// tenant's contacts together hold at most MaxCustomColumns different keys,
+// which the import enforces as it writes them: the export writes a column
+// for each, and a file may have as many custom-field columns, so every
+// exported file imports again.
+const (
+	MaxCustomFields  = 200
+	MaxCustomColumns = 1000
 )
 
 // ChatPlatforms are the team-chat platforms a chat user may be on.

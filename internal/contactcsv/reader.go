@@ -114,14 +114,16 @@ func NewReader(r io.Reader) (*Reader, error) {
 		return nil, &FileError{Line: 1, Message: err.Error()}
 	}
 	rd := &Reader{csv: cr}
+	custom := 0
 	for _, name := range names {
 		c := column{name: name}
 		if key, ok := strings.CutPrefix(name, CustomPrefix); ok {
 			c.customKey = key
+			custom++
 		}
 		rd.cols = append(rd.cols, c)
 	}
-	if n := len(rd.cols) - len(Columns); n > MaxCustomColumns {
+	if custom > MaxCustomColumns {
 		return nil, &FileError{Line: 1, Message: fmt.Sprintf("at most %d custom-field columns are allowed", MaxCustomColumns)}
 	}
 	return rd, nil
@@ -147,7 +149,7 @@ func readError(err error) error {
 func columnOf(name string) (string, error) {
 	if key, ok := cutPrefixFold(name, CustomPrefix); ok {
 		if !validCustomKey(key) {
-			return "", fmt.Errorf("custom-field column %q: the key must be 1 to %d letters, digits, '_', '-' or '.'", name, MaxCustomKeyLength)
+			return "", fmt.Errorf("custom-field column %q: the key must be 1 to %d letters, digits, '_', '-' or '.'", csvheader.Preview(name), MaxCustomKeyLength)
 		}
 		return CustomPrefix + key, nil
 	}
@@ -224,15 +226,7 @@ func clean(raw string) string {
 // set parses one cell into row; it returns the problem when the cell is invalid.
 func (r *Reader) set(row *Row, c column, raw string) (Problem, bool) {
 	fail := func(msg string) (Problem, bool) {
-		v := raw
-		if len(v) > 200 {
-			v = v[:200]
-		}
-		if !utf8.ValidString(v) {
-			v = strings.ToValidUTF8(v, "\uFFFD")
-		}
-		v = strings.ReplaceAll(v, "\x00", "\uFFFD")
-		return Problem{Line: row.Line, Column: c.name, Value: v, Message: msg}, false
+		return Problem{Line: row.Line, Column: c.name, Value: csvheader.Preview(raw), Message: msg}, false
 	}
 	if !utf8.ValidString(raw) {
 		return fail("not UTF-8 text")
@@ -249,6 +243,9 @@ func (r *Reader) set(row *Row, c column, raw string) (Problem, bool) {
 		}
 		if utf8.RuneCountInString(v) > MaxCustomValue {
 			return fail(fmt.Sprintf("longer than %d characters", MaxCustomValue))
+		}
+		if len(row.Custom) == MaxCustomFields {
+			return fail(fmt.Sprintf("the row gives more than %d custom fields, the most a contact may have", MaxCustomFields))
 		}
 		if row.Custom == nil {
 			row.Custom = map[string]string{}
@@ -313,7 +310,7 @@ func (r *Reader) set(row *Row, c column, raw string) (Problem, bool) {
 		for _, it := range items {
 			e, ok := NormalizeEmail(it)
 			if !ok {
-				return fail(fmt.Sprintf("%q is not an email address", it))
+				return fail(fmt.Sprintf("%q is not an email address", csvheader.Preview(it)))
 			}
 			if !slices.Contains(row.Emails, e) {
 				row.Emails = append(row.Emails, e)
@@ -327,14 +324,14 @@ func (r *Reader) set(row *Row, c column, raw string) (Problem, bool) {
 		for _, it := range items {
 			num, canText, canCall, ok := cutFlags(c.name, Restore(it))
 			if !ok {
-				return fail(fmt.Sprintf("%q: the brackets after a number hold its flags: text, call, text call or none", it))
+				return fail(fmt.Sprintf("%q: the brackets after a number hold its flags: text, call, text call or none", csvheader.Preview(it)))
 			}
 			if c.name == ColFaxPhones && (canText || canCall) {
-				return fail(fmt.Sprintf("%q: a fax number takes neither texts nor calls", it))
+				return fail(fmt.Sprintf("%q: a fax number takes neither texts nor calls", csvheader.Preview(it)))
 			}
 			n, ok := NormalizePhone(num)
 			if !ok {
-				return fail(fmt.Sprintf("%q is not a phone number in international form (+ country code and number)", it))
+				return fail(fmt.Sprintf("%q is not a phone number in international form (+ country code and number)", csvheader.Preview(it)))
 			}
 			if !slices.ContainsFunc(row.Phones, func(p Phone) bool { return p.Number == n }) {
 				row.Phones = append(row.Phones, Phone{Number: n, Type: PhoneTypeOfColumn[c.name], CanText: canText, CanCall: canCall})
@@ -366,7 +363,7 @@ func (r *Reader) set(row *Row, c column, raw string) (Problem, bool) {
 			platform = strings.ToLower(strings.TrimSpace(platform))
 			id = strings.TrimSpace(id)
 			if !ok || !slices.Contains(ChatPlatforms, platform) || id == "" || utf8.RuneCountInString(id) > MaxChatUserIDLength {
-				return fail(fmt.Sprintf("%q is not platform:userId with a platform of %s", it, strings.Join(ChatPlatforms, ", ")))
+				return fail(fmt.Sprintf("%q is not platform:userId with a platform of %s", csvheader.Preview(it), strings.Join(ChatPlatforms, ", ")))
 			}
 			row.ChatUsers = append(row.ChatUsers, ChatUser{Platform: platform, UserID: id})
 		}

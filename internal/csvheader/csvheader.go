@@ -5,6 +5,7 @@
 // word, so the file is refused instead. The rows: Reader holds no record
 // longer than MaxRecordBytes, so a file without line breaks, or with a
 // quoted field that never closes, cannot make the server hold it whole.
+// The problems: they quote a Preview of a cell, never the cell.
 package csvheader
 
 import (
@@ -82,9 +83,9 @@ func nulError(column int) error {
 }
 
 // Unknown is the error for a cell that names no column: it names the cell
-// and lists the columns there are.
+// (its Preview) and lists the columns there are.
 func Unknown(cell, columns string) error {
-	return fmt.Errorf("unknown column %q; the columns are %s", cell, columns)
+	return fmt.Errorf("unknown column %q; the columns are %s", Preview(cell), columns)
 }
 
 // Fold returns the column function of a fixed set of columns matched
@@ -101,4 +102,27 @@ func Fold(columns ...string) func(string) (string, error) {
 		}
 		return "", Unknown(cell, list)
 	}
+}
+
+// PreviewRunes is how many characters of a cell a problem of an import
+// quotes: enough to find the cell, few enough that a list of problems stays
+// small whatever the file holds (a cell may be up to MaxRecordBytes).
+const PreviewRunes = 40
+
+// Preview is what a problem of an import quotes of a cell or a header
+// name, the one rule of every CSV import: its first PreviewRunes
+// characters, then "…" when there are more, as valid UTF-8 (a run of bytes
+// that are not becomes one U+FFFD) without NUL characters (each becomes
+// U+FFFD), which neither JSON readers nor PostgreSQL take well.
+func Preview(s string) string {
+	n := 0
+	for i := range s {
+		if n == PreviewRunes {
+			s = s[:i] + "…"
+			break
+		}
+		n++
+	}
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	return strings.ReplaceAll(s, "\x00", "\uFFFD")
 }

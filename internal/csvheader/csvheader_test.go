@@ -47,3 +47,20 @@ func TestSniff(t *testing.T) {
 		}
 	}
 }
+
+func TestPreview(t *testing.T) {
+	forty := strings.Repeat("é", csvheader.PreviewRunes)
+	for in, want := range map[string]string{
+		"":                          "",
+		"ada@":                      "ada@",
+		forty:                       forty,
+		forty + "x":                 forty + "…",
+		forty + "\xff\xfe":          forty + "…",
+		"a\x00b\xffc":               "a\uFFFDb\uFFFDc",
+		strings.Repeat("\xff", 100): "\uFFFD…",
+	} {
+		if got := csvheader.Preview(in); got != want {
+			t.Errorf("Preview(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

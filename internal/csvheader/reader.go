@@ -11,9 +11,9 @@ import (
 // MaxRecordBytes bounds one record (one row, with the line breaks inside its
 // quoted fields and the one that ends it) of an imported file. The largest
 // row the contacts export writes (every limit of contactcsv at its most,
-// 200 custom fields of 1,000 four-byte characters) is about 830 KB, as a
-// test of contactcsv checks, so an exported file always imports again; an
-// address point is a few hundred bytes.
+// 200 custom fields of 1,000 four-byte characters among 1,000 custom-field
+// columns) is about 835 KB, as a test of contactcsv checks, so an exported
+// file always imports again; an address point is a few hundred bytes.
 const MaxRecordBytes = 1 << 20
 
 // RecordTooLongMessage says what is wrong with a record longer than

@@ -26,8 +26,16 @@ type Export struct {
 	done bool
 }
 
-// BeginExport opens the snapshot, reads the custom-field keys (the first
-// contactcsv.MaxCustomColumns in alphabetical order) and declares the cursor.
+// ErrTooManyCustomKeys is BeginExport's error when the tenant's contacts
+// hold more different custom-field keys than a file has columns for
+// (contactcsv.MaxCustomColumns): only contacts written before imports
+// held them to that can.
+var ErrTooManyCustomKeys = fmt.Errorf("the contacts hold more than %d different custom-field keys", contactcsv.MaxCustomColumns)
+
+// BeginExport opens the snapshot, reads the custom-field keys the tenant's
+// contacts hold (every one, in alphabetical order: a column each) and
+// declares the cursor. It fails with ErrTooManyCustomKeys rather than
+// leave keys out.
 func BeginExport(ctx context.Context, db *storage.DB, tenant string) (*Export, error) {
 	tx, err := db.BeginTxx(ctx, &sql.TxOptions{Isolation: sql.LevelRepeatableRead, ReadOnly: true})
 	if err != nil {
@@ -35,9 +43,13 @@ func BeginExport(ctx context.Context, db *storage.DB, tenant string) (*Export, e
 	}
 	e := &Export{tx: tx}
 	if err := tx.SelectContext(ctx, &e.keys, `SELECT DISTINCT k FROM people p CROSS JOIN LATERAL jsonb_object_keys(p.custom_fields) AS k
-		WHERE p.tenant_id = $1 ORDER BY k LIMIT $2`, tenant, contactcsv.MaxCustomColumns); err != nil {
+		WHERE p.tenant_id = $1 AND p.custom_fields <> '{}' ORDER BY k LIMIT $2`, tenant, contactcsv.MaxCustomColumns+1); err != nil {
 		e.Close()
 		return nil, fmt.Errorf("custom field keys: %w", err)
+	}
+	if len(e.keys) > contactcsv.MaxCustomColumns {
+		e.Close()
+		return nil, ErrTooManyCustomKeys
 	}
 	_, err = tx.ExecContext(ctx, `DECLARE contacts_export NO SCROLL CURSOR FOR
 		SELECT p.id, coalesce(p.external_id, '') AS external_id, p.first_name, p.middle_name, p.last_name, p.language, p.time_zone,

@@ -28,9 +28,14 @@ type Person struct {
 	storage.Profile
 	Roles        pq.StringArray `db:"roles"`
 	ChatUsersRaw []byte         `db:"chat_users"`
-	CustomRaw    []byte         `db:"custom_fields"`
 	CreatedAt    time.Time      `db:"created_at"`
 	UpdatedAt    time.Time      `db:"updated_at"`
+
+	// CustomRaw holds the person's custom fields (a JSON object), unless
+	// CustomOmitted: a page carries them for its first people only, up to
+	// MaxPageCustomBytes.
+	CustomRaw     []byte `db:"-"`
+	CustomOmitted bool   `db:"-"`
 
 	Emails    []storage.Email
 	Phones    []storage.Phone
@@ -59,6 +64,16 @@ const (
 	MaxPageGroups = 50
 	MaxPageLists  = 50
 )
+
+// MaxPageCustomBytes bounds the custom fields a page of contacts carries:
+// the people of a page carry theirs, in the page's order, while together
+// they take at most this many bytes (as stored JSON text); the people after
+// them carry none and say so (Person.CustomOmitted). The first person of a
+// page always carries them, so a page of one reaches every person's. A
+// person holds at most contactcsv.MaxCustomFields fields of
+// contactcsv.MaxCustomValue characters, up to about 800 KB in four-byte
+// characters, and a page of 500 such people would otherwise be 400 MB.
+const MaxPageCustomBytes = 2 << 20
 
 // MaxCountedMemberships is how far a page of contacts counts each one's
 // groups and lists: as far as a person's groups go
@@ -160,8 +175,10 @@ const (
 	TieBreak     = "p.id"
 )
 
+// personColumns are what a page reads of each person in its query;
+// loadDetails reads the custom fields of the page's first people.
 const personColumns = `p.id, p.directory_id, p.external_id, p.first_name, p.middle_name, p.last_name,
-	p.language, p.time_zone, p.roles, p.chat_users, p.custom_fields, p.created_at, p.updated_at`
+	p.language, p.time_zone, p.roles, p.chat_users, p.created_at, p.updated_at`
 
 // likePrefix escapes LIKE wildcards in s and appends '%'.
 func likePrefix(s string) string {
@@ -288,8 +305,8 @@ func Find(ctx context.Context, db *sqlx.DB, tenant string, f Filter, orderBy str
 	return people, total, nil
 }
 
-// loadDetails fills the contact information, groups and lists of people
-// with one query per kind for the whole page.
+// loadDetails fills the contact information, custom fields, groups and
+// lists of people with one query per kind for the whole page.
 func loadDetails(ctx context.Context, db sqlx.QueryerContext, tenant string, people []Person) error {
 	if len(people) == 0 {
 		return nil
@@ -301,6 +318,13 @@ func loadDetails(ctx context.Context, db sqlx.QueryerContext, tenant string, peo
 		at[people[i].ID] = &people[i]
 		people[i].Emails, people[i].Phones, people[i].Devices = []storage.Email{}, []storage.Phone{}, []storage.Device{}
 		people[i].Locations, people[i].Groups, people[i].Lists = []storage.Location{}, []Group{}, []ListRef{}
+	}
+	customs, err := storage.SelectAll[pageCustom](ctx, db, "load custom fields", pageCustomQuery, tenant, ids, MaxPageCustomBytes)
+	if err != nil {
+		return err
+	}
+	for _, c := range customs {
+		at[c.PersonID].CustomRaw, at[c.PersonID].CustomOmitted = c.Custom, c.Custom == nil
 	}
 	if err := attach(ctx, db, "load emails", ofPage("person_emails", storage.EmailColumns), tenant, ids,
 		func(e storage.Email) { at[e.PersonID].Emails = append(at[e.PersonID].Emails, e) }); err != nil {
@@ -378,6 +402,14 @@ const (
 			WHERE tenant_id = $1 AND person_id = p.id ORDER BY list_id DESC LIMIT $3) m
 		JOIN distribution_lists l ON l.id = m.list_id AND l.tenant_id = $1
 		ORDER BY m.person_id, l.name, l.id`
+	// pageCustomQuery reads the custom fields of the page's people in
+	// order while their running size stays within $3 (always the first's),
+	// and NULL for the others: only the sizes of those are read.
+	pageCustomQuery = `SELECT x.id AS person_id,
+			CASE WHEN x.n = 1 OR sum(x.bytes) OVER (ORDER BY x.n) <= $3 THEN x.custom_fields END AS custom_fields
+		FROM (SELECT p.id, a.n, p.custom_fields, octet_length(p.custom_fields::text) AS bytes
+		      FROM people p JOIN unnest($2::bigint[]) WITH ORDINALITY AS a(id, n) ON a.id = p.id
+		      WHERE p.tenant_id = $1) x`
 	membershipCountsQuery = `SELECT p.id AS person_id,
 			(SELECT count(*) FROM (SELECT FROM group_memberships gm WHERE gm.person_id = p.id AND gm.tenant_id = $1 LIMIT $3) c) AS groups,
 			(SELECT count(*) FROM (SELECT FROM distribution_list_members m WHERE m.person_id = p.id AND m.tenant_id = $1 LIMIT $3) c) AS lists
@@ -402,6 +434,13 @@ func ExplainDetails(ctx context.Context, db sqlx.QueryerContext, tenant string, 
 		out[what] = plan
 	}
 	return out, nil
+}
+
+// pageCustom is the custom fields of a person of a page, nil when the
+// page's bound left them out.
+type pageCustom struct {
+	PersonID int64  `db:"person_id"`
+	Custom   []byte `db:"custom_fields"`
 }
 
 // memberships is how many groups and lists a person has, each counted

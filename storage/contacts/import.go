@@ -12,6 +12,7 @@ import (
 	"github.com/lib/pq"
 
 	"github.com/tocsin/tocsin/internal/contactcsv"
+	"github.com/tocsin/tocsin/internal/csvheader"
 	"github.com/tocsin/tocsin/storage"
 )
 
@@ -35,11 +36,14 @@ var ErrTooManyRows = fmt.Errorf("the file has more than %d data rows", MaxImport
 //
 // Contacts are matched to rows by contact id (the export's id column), else
 // by external id, else by any of the row's email addresses, else by any of
-// its phone numbers. Matched contacts get the row's non-empty values; their
-// existing external id is kept, and email addresses and phone numbers are
-// added, never removed, up to storage.MaxEmailsPerPerson and
-// storage.MaxPhonesPerPerson: a row past them is a row problem and
-// nothing of it is written. Unmatched rows create contacts.
+// its phone numbers; a row whose external id or address several contacts
+// hold is a row problem. Matched contacts get the row's non-empty values;
+// their existing external id is kept, email addresses and phone numbers
+// are added, never removed, up to storage.MaxEmailsPerPerson and
+// storage.MaxPhonesPerPerson, and custom fields merged up to
+// contactcsv.MaxCustomFields per contact and contactcsv.MaxCustomColumns
+// different keys per tenant: a row past them is a row problem and nothing
+// of it is written. Unmatched rows create contacts.
 type Import struct {
 	db       *storage.DB
 	tx       *sqlx.Tx
@@ -228,15 +232,22 @@ func (im *Import) Stage(ctx context.Context, r io.Reader) error {
 // matchByAddress matches each row that names no contact yet to the contact
 // of the tenant holding the first of the row's addresses in list (its
 // emails or phones) that one holds: column of table (person_emails.address
-// or person_phones.number). A statement of Finish, $1 the tenant.
-func matchByAddress(list, table, column string) string {
-	return `UPDATE contact_import i SET person_id = m.person_id
-		FROM (SELECT DISTINCT ON (c.line) c.line, a.person_id
-		      FROM contact_import c CROSS JOIN LATERAL unnest(c.` + list + `) WITH ORDINALITY AS x(value, n)
-		      JOIN ` + table + ` a ON a.tenant_id = $1 AND a.` + column + ` = x.value
-		      WHERE c.person_id IS NULL
+// or person_phones.number). When several contacts hold that address the
+// row cannot tell which one it means: it is skipped, a problem of the
+// address's column (problemColumn, an expression of the staged row i and
+// the address's place m.n in list). A statement of Finish, $1 the tenant.
+func matchByAddress(list, table, column, problemColumn string) string {
+	return fmt.Sprintf(`UPDATE contact_import i SET person_id = CASE WHEN m.holders = 1 THEN m.person_id END,
+		    skip = m.holders > 1,
+		    problem_column = CASE WHEN m.holders > 1 THEN %[4]s END,
+		    problem_value = CASE WHEN m.holders > 1 THEN m.value END,
+		    problem = CASE WHEN m.holders > 1 THEN format('matches several contacts: %%s contacts hold this address, so the row cannot tell which one to update; give the contact''s id or external id: nothing of the row is written', m.holders) END
+		FROM (SELECT DISTINCT ON (c.line) c.line, x.value, x.n::int AS n, a.person_id, count(*) OVER (PARTITION BY c.line, x.n) AS holders
+		      FROM contact_import c CROSS JOIN LATERAL unnest(c.%[1]s) WITH ORDINALITY AS x(value, n)
+		      JOIN %[2]s a ON a.tenant_id = $1 AND a.%[3]s = x.value
+		      WHERE c.person_id IS NULL AND NOT c.skip
 		      ORDER BY c.line, x.n, a.person_id) m
-		WHERE i.line = m.line`
+		WHERE i.line = m.line`, list, table, column, problemColumn)
 }
 
 // The statements of Finish, in order. $1 is the tenant in those that take
@@ -244,9 +255,18 @@ func matchByAddress(list, table, column string) string {
 const (
 	matchByID = `UPDATE contact_import i SET person_id = p.id
 		FROM people p WHERE i.id IS NOT NULL AND p.tenant_id = $1 AND p.id = i.id`
-	// A plain contact wins over a directory user with the same external id.
-	matchByExternalID = `UPDATE contact_import i SET person_id = m.id
-		FROM (SELECT DISTINCT ON (p.external_id) p.external_id, p.id FROM people p
+	// A plain contact wins over a directory user with the same external id
+	// (a tenant's plain contacts have different ones). Without one, users
+	// of several directories holding the external id leave the row unable
+	// to tell which one it means: it is skipped.
+	matchByExternalID = `UPDATE contact_import i SET person_id = CASE WHEN m.plain OR m.holders = 1 THEN m.id END,
+		    skip = NOT m.plain AND m.holders > 1,
+		    problem_column = CASE WHEN NOT m.plain AND m.holders > 1 THEN 'externalId' END,
+		    problem_value = CASE WHEN NOT m.plain AND m.holders > 1 THEN m.external_id END,
+		    problem = CASE WHEN NOT m.plain AND m.holders > 1 THEN format('matches several contacts: users of %s directories have this external id, so the row cannot tell which one to update; give the contact''s id: nothing of the row is written', m.holders) END
+		FROM (SELECT DISTINCT ON (p.external_id) p.external_id, p.id, p.directory_id IS NULL AS plain,
+		          count(*) OVER (PARTITION BY p.external_id) AS holders
+		      FROM people p
 		      WHERE p.tenant_id = $1 AND p.external_id IN
 		            (SELECT external_id FROM contact_import WHERE person_id IS NULL AND external_id IS NOT NULL)
 		      ORDER BY p.external_id, p.directory_id IS NOT NULL, p.id) m
@@ -320,6 +340,71 @@ const (
 		        ELSE format('the contact would have %s phone numbers, more than the %s a contact may have: nothing of the row is written', n.held_phones + n.new_phones, $2) END
 		FROM n
 		WHERE i.line = n.line AND ((n.new_emails > 0 AND n.held_emails + n.new_emails > $1) OR (n.new_phones > 0 AND n.held_phones + n.new_phones > $2))`
+	// overCustomFields skips the matched rows that would leave their
+	// contact holding more custom fields than a contact may ($2): rows
+	// that add at least one key the contact does not hold, and leave it
+	// with more than the limit, its own keys and the row's new ones
+	// together. A row that adds none passes, so a contact given more
+	// before the limit existed still takes new values of its keys. The
+	// problem names the column of the first new key (in key order) past
+	// the limit. A new contact has the row's fields alone, which the
+	// reader holds to the limit.
+	overCustomFields = `WITH n AS (
+		    SELECT c.line,
+		        (SELECT count(*)::int FROM jsonb_object_keys(p.custom_fields)) AS held,
+		        ARRAY(SELECT x.k FROM jsonb_object_keys(c.custom) AS x(k) WHERE NOT p.custom_fields ? x.k ORDER BY x.k COLLATE "C") AS added
+		    FROM contact_import c JOIN people p ON p.id = c.person_id AND p.tenant_id = $1
+		    WHERE NOT c.skip AND c.custom IS NOT NULL
+		)
+		UPDATE contact_import i SET skip = true,
+		    problem_column = 'custom.' || n.added[greatest(1, $2::int - n.held + 1)],
+		    problem_value = i.custom ->> n.added[greatest(1, $2::int - n.held + 1)],
+		    problem = format('the contact would have %s custom fields, more than the %s a contact may have: nothing of the row is written',
+		        n.held + cardinality(n.added), $2::int)
+		FROM n
+		WHERE i.line = n.line AND cardinality(n.added) > 0 AND n.held + cardinality(n.added) > $2::int`
+	// customKeyCounts counts the custom-field keys the tenant's list holds
+	// and those the rows to be written give that it lacks.
+	customKeyCounts = `SELECT (SELECT count(*) FROM custom_field_keys WHERE tenant_id = $1) AS held,
+		    (SELECT count(DISTINCT x.k) FROM contact_import c CROSS JOIN LATERAL jsonb_object_keys(c.custom) AS x(k)
+		     WHERE NOT c.skip AND c.custom IS NOT NULL
+		         AND NOT EXISTS (SELECT 1 FROM custom_field_keys f WHERE f.tenant_id = $1 AND f.key = x.k)) AS added`
+	// The tenant's list of keys counted again from its contacts: the list
+	// keeps the keys of contacts deleted since.
+	clearCustomKeys   = `DELETE FROM custom_field_keys WHERE tenant_id = $1`
+	recountCustomKeys = `INSERT INTO custom_field_keys (tenant_id, key)
+		SELECT DISTINCT $1, x.k FROM people p CROSS JOIN LATERAL jsonb_object_keys(p.custom_fields) AS x(k)
+		WHERE p.tenant_id = $1 AND p.custom_fields <> '{}'`
+	// overCustomKeys skips the rows that would give the tenant's contacts
+	// more different custom-field keys than $2: the new keys are taken in
+	// the order of the line each first appears on (then by key) while
+	// they fit, and a row giving a key past them is skipped, a problem of
+	// that key's column (its first such key, in key order).
+	overCustomKeys = `WITH held AS (SELECT count(*)::int AS n FROM custom_field_keys WHERE tenant_id = $1),
+		fresh AS (
+		    SELECT x.k, min(c.line) AS first_line
+		    FROM contact_import c CROSS JOIN LATERAL jsonb_object_keys(c.custom) AS x(k)
+		    WHERE NOT c.skip AND c.custom IS NOT NULL
+		        AND NOT EXISTS (SELECT 1 FROM custom_field_keys f WHERE f.tenant_id = $1 AND f.key = x.k)
+		    GROUP BY x.k),
+		refused AS (
+		    SELECT f.k FROM (SELECT k, row_number() OVER (ORDER BY first_line, k COLLATE "C") AS n FROM fresh) f, held
+		    WHERE f.n > $2::int - held.n),
+		hit AS (
+		    SELECT c.line, min(x.k COLLATE "C") AS k
+		    FROM contact_import c CROSS JOIN LATERAL jsonb_object_keys(c.custom) AS x(k)
+		    WHERE NOT c.skip AND c.custom IS NOT NULL AND x.k IN (SELECT k FROM refused)
+		    GROUP BY c.line)
+		UPDATE contact_import i SET skip = true, problem_column = 'custom.' || hit.k, problem_value = i.custom ->> hit.k,
+		    problem = format('the tenant''s contacts would hold more than %s different custom fields, the most an export carries: this one is new to them; nothing of the row is written', $2::int)
+		FROM hit WHERE i.line = hit.line`
+	// addCustomKeys adds the keys the rows to be written give to the
+	// tenant's list.
+	addCustomKeys = `INSERT INTO custom_field_keys (tenant_id, key)
+		SELECT DISTINCT $1, x.k FROM contact_import c CROSS JOIN LATERAL jsonb_object_keys(c.custom) AS x(k)
+		WHERE NOT c.skip AND c.custom IS NOT NULL
+		ON CONFLICT DO NOTHING`
+	countSkipped   = `SELECT count(*) FROM contact_import WHERE skip`
 	stagedProblems = `SELECT line, coalesce(problem_column, '') AS problem_column, coalesce(problem_value, '') AS problem_value, problem
 		FROM contact_import WHERE problem IS NOT NULL ORDER BY line LIMIT $1`
 	assignIDs = `INSERT INTO contact_new (line, person_id)
@@ -340,15 +425,15 @@ const (
 		CROSS JOIN LATERAL unnest(i.phones, i.phone_types, i.phone_texts, i.phone_calls) AS x(number, type, can_text, can_call)
 		ORDER BY n.person_id`
 	// lockMatched takes the row locks (KEY SHARE, in id order) of the
-	// matched contacts that the file gives addresses, before those are
-	// counted (overLimit) and written. The directory changes a user's
-	// addresses holding the user's row; an address written first would
-	// wait for that change while the change waited for the address, and
-	// one counted without the lock could pass the limit together with an
-	// address the directory adds meanwhile.
+	// matched contacts that the file gives addresses or custom fields,
+	// before those are counted (overLimit, overCustomFields) and written.
+	// The directory changes a user's addresses holding the user's row; an
+	// address written first would wait for that change while the change
+	// waited for the address, and one counted without the lock could pass
+	// the limit together with an address the directory adds meanwhile.
 	lockMatched = `SELECT 1 FROM people WHERE tenant_id = $1 AND id IN (
 		    SELECT person_id FROM contact_import
-		    WHERE NOT skip AND person_id IS NOT NULL AND (emails IS NOT NULL OR phones IS NOT NULL))
+		    WHERE NOT skip AND person_id IS NOT NULL AND (emails IS NOT NULL OR phones IS NOT NULL OR custom IS NOT NULL))
 		ORDER BY id FOR KEY SHARE`
 	// updateMatched writes matched rows and counts the contacts that changed:
 	// a scalar field, a new email address or a new phone number.
@@ -439,29 +524,32 @@ func (im *Import) Finish(ctx context.Context, name, description string) (ImportR
 	}
 	for _, s := range []struct{ what, q string }{
 		{"match by id", matchByID}, {"match by external id", matchByExternalID},
-		{"match by email", matchByAddress("emails", "person_emails", "address")},
-		{"match by phone", matchByAddress("phones", "person_phones", "number")},
+		{"match by email", matchByAddress("emails", "person_emails", "address", "'emails'")},
+		// A phone's column is its type's: Mobile is mobilePhones, and so on.
+		{"match by phone", matchByAddress("phones", "person_phones", "number", "lower(i.phone_types[m.n]) || 'Phones'")},
 	} {
 		if _, err := exec(s.what, s.q, t); err != nil {
 			return res, err
 		}
 	}
-	var skipped int64
 	for _, q := range []string{missingName, dupByPerson, dupByExternalID, dupByAddress} {
-		n, err := exec("check rows", q)
-		if err != nil {
+		if _, err := exec("check rows", q); err != nil {
 			return res, err
 		}
-		skipped += n
 	}
 	if _, err := exec("lock contacts", lockMatched, t); err != nil {
 		return res, err
 	}
-	n, err := im.checkLimits(ctx)
-	if err != nil {
+	if err := im.checkLimits(ctx); err != nil {
 		return res, err
 	}
-	skipped += n
+	if err := im.checkCustomFields(ctx); err != nil {
+		return res, err
+	}
+	var skipped int64
+	if err := tx.GetContext(ctx, &skipped, countSkipped); err != nil {
+		return res, fmt.Errorf("count skipped rows: %w", err)
+	}
 	stagedProblems, err := im.stagedProblems(ctx)
 	if err != nil {
 		return res, err
@@ -530,28 +618,64 @@ func (im *Import) refreshStatistics(ctx context.Context, created int64) {
 	_, _ = storage.Analyze(ctx, im.db, "people", "person_emails", "person_phones", "distribution_list_members")
 }
 
-// checkLimits runs overLimit and answers how many rows it skipped. Its
-// probes are cheap, one index lookup per row, but the planner, which cannot
-// tell how few rows get past them, costs the statement high enough to
-// compile it (JIT), and compiling takes longer than running it: the
-// statement runs without, and the setting is put back after it.
-func (im *Import) checkLimits(ctx context.Context) (int64, error) {
+// checkCustomFields skips the rows that would pass the limits of custom
+// fields (overCustomFields: a contact's; overCustomKeys: the tenant's
+// different keys, contactcsv.MaxCustomColumns) and adds the keys the
+// others write to the tenant's list. The list may hold keys no contact
+// holds any more: only when it seems full are they counted again from the
+// contacts. Imports of a tenant take turns, and nothing else writes
+// custom fields, so the counts hold until the import commits.
+func (im *Import) checkCustomFields(ctx context.Context) error {
+	tx, t := im.tx, im.tenant
+	if _, err := tx.ExecContext(ctx, overCustomFields, t, contactcsv.MaxCustomFields); err != nil {
+		return fmt.Errorf("check custom fields: %w", err)
+	}
+	var n struct {
+		Held  int `db:"held"`
+		Added int `db:"added"`
+	}
+	if err := tx.GetContext(ctx, &n, customKeyCounts, t); err != nil {
+		return fmt.Errorf("count custom-field keys: %w", err)
+	}
+	if n.Added == 0 {
+		return nil
+	}
+	if n.Held+n.Added > contactcsv.MaxCustomColumns {
+		for _, q := range []string{clearCustomKeys, recountCustomKeys} {
+			if _, err := tx.ExecContext(ctx, q, t); err != nil {
+				return fmt.Errorf("count custom-field keys again: %w", err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, overCustomKeys, t, contactcsv.MaxCustomColumns); err != nil {
+			return fmt.Errorf("check custom-field keys: %w", err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, addCustomKeys, t); err != nil {
+		return fmt.Errorf("add custom-field keys: %w", err)
+	}
+	return nil
+}
+
+// checkLimits runs overLimit. Its probes are cheap, one index lookup per
+// row, but the planner, which cannot tell how few rows get past them,
+// costs the statement high enough to compile it (JIT), and compiling takes
+// longer than running it: the statement runs without, and the setting is
+// put back after it.
+func (im *Import) checkLimits(ctx context.Context) error {
 	var jit string
 	if err := im.tx.GetContext(ctx, &jit, `SELECT current_setting('jit')`); err != nil {
-		return 0, fmt.Errorf("read jit: %w", err)
+		return fmt.Errorf("read jit: %w", err)
 	}
 	if _, err := im.tx.ExecContext(ctx, `SELECT set_config('jit', 'off', true)`); err != nil {
-		return 0, fmt.Errorf("jit off: %w", err)
+		return fmt.Errorf("jit off: %w", err)
 	}
-	r, err := im.tx.ExecContext(ctx, overLimit, storage.MaxEmailsPerPerson, storage.MaxPhonesPerPerson)
-	if err != nil {
-		return 0, fmt.Errorf("check limits: %w", err)
+	if _, err := im.tx.ExecContext(ctx, overLimit, storage.MaxEmailsPerPerson, storage.MaxPhonesPerPerson); err != nil {
+		return fmt.Errorf("check limits: %w", err)
 	}
 	if _, err := im.tx.ExecContext(ctx, `SELECT set_config('jit', $1, true)`, jit); err != nil {
-		return 0, fmt.Errorf("jit back: %w", err)
+		return fmt.Errorf("jit back: %w", err)
 	}
-	n, _ := r.RowsAffected()
-	return n, nil
+	return nil
 }
 
 func (im *Import) stagedProblems(ctx context.Context) ([]contactcsv.Problem, error) {
@@ -566,6 +690,7 @@ func (im *Import) stagedProblems(ctx context.Context) ([]contactcsv.Problem, err
 		if err := rows.Scan(&p.Line, &p.Column, &p.Value, &p.Message); err != nil {
 			return nil, fmt.Errorf("list row problems: %w", err)
 		}
+		p.Value = csvheader.Preview(p.Value)
 		out = append(out, p)
 	}
 	if err := rows.Err(); err != nil {
