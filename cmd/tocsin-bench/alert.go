@@ -28,7 +28,6 @@ import (
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/channels/sms"
 	"github.com/tocsin/tocsin/internal/auth"
-	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/benchdata"
 )
 
@@ -121,19 +120,11 @@ func runAlert(args []string, crash bool) error {
 	logf("loopback SMS endpoint %s: %.0f messages/s raw", lb.url, raw)
 
 	// A database schema of its own.
-	schema, dsn, drop, err := runSchema(ctx, o.dbURL, o.keep)
+	db, schema, dsn, done, err := migratedSchema(ctx, o.dbURL, o.keep, 20)
 	if err != nil {
 		return err
 	}
-	defer drop()
-	db, err := storage.Open(ctx, dsn, 20)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	if err := db.Migrate(ctx); err != nil {
-		return err
-	}
+	defer done()
 	tenant := strconv.FormatInt(time.Now().UnixNano()%1_000_000_000+1_000_000_000, 10)
 	t0 := time.Now()
 	groupID, firstContact, err := benchdata.SeedContacts(ctx, db, tenant, o.recipients)

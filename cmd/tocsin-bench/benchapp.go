@@ -83,3 +83,23 @@ func runSchema(ctx context.Context, dbURL string, keep bool) (schema, dsn string
 	}
 	return schema, schemaDSN(dbURL, schema), drop, nil
 }
+
+// migratedSchema is runSchema with the schema migrated: it answers a pool
+// of conns connections on it, its name and DSN, and a function that closes
+// the pool and drops the schema (unless keep).
+func migratedSchema(ctx context.Context, dbURL string, keep bool, conns int) (db *storage.DB, schema, dsn string, done func(), err error) {
+	schema, dsn, drop, err := runSchema(ctx, dbURL, keep)
+	if err != nil {
+		return nil, "", "", nil, err
+	}
+	if db, err = storage.Open(ctx, dsn, conns); err != nil {
+		drop()
+		return nil, "", "", nil, err
+	}
+	done = func() { _ = db.Close(); drop() }
+	if err := db.Migrate(ctx); err != nil {
+		done()
+		return nil, "", "", nil, err
+	}
+	return db, schema, dsn, done, nil
+}

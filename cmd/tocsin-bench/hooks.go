@@ -100,19 +100,11 @@ func runHooks(args []string) error {
 		return err
 	}
 	defer target.close()
-	schema, dsn, drop, err := runSchema(ctx, o.dbURL, false)
+	db, schema, _, done, err := migratedSchema(ctx, o.dbURL, false, 10)
 	if err != nil {
 		return err
 	}
-	defer drop()
-	db, err := storage.Open(ctx, dsn, 10)
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	if err := db.Migrate(ctx); err != nil {
-		return err
-	}
+	defer done()
 	queue := "bench-hooks-" + randomSuffix()
 	a, err := benchApp(ctx, o.temporal, o.minio, queue, db, func(c *config.Config) {
 		c.HookAllowHTTP, c.HookAllowHosts = true, []string{"127.0.0.1"}

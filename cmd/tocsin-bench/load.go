@@ -219,18 +219,12 @@ BENCH_LOAD_EMERGENCY, BENCH_LOAD_VERIFICATIONS.`)
 	defer lb.close()
 	r.lb = lb
 
-	schema, dsn, drop, err := runSchema(ctx, o.dbURL, false)
+	db, schema, dsn, done, err := migratedSchema(ctx, o.dbURL, false, 10)
 	if err != nil {
 		return err
 	}
-	defer drop()
-	if r.db, err = storage.Open(ctx, dsn, 10); err != nil {
-		return err
-	}
-	defer r.db.Close()
-	if err := r.db.Migrate(ctx); err != nil {
-		return err
-	}
+	defer done()
+	r.db = db
 
 	// Tenants: a for the burst and the open loop, b for the big alert, c
 	// for the flood, d for Emergency alerts and verification codes.
