@@ -269,7 +269,10 @@ func Bearer(token string) http.Header {
 
 // Short reasons a provider could not be reached, for delivery results.
 var (
-	errRefused     = errors.New("the address is not allowed (loopback, private or reserved)")
+	// errRefused: one reason for a name that resolves to no address and for
+	// an address the policy refuses, so that a tenant's provider URL does
+	// not tell which internal names exist.
+	errRefused     = errors.New("the host does not resolve to an allowed address (loopback, private and reserved addresses are not allowed)")
 	errTimeout     = errors.New("timed out")
 	errUnreachable = errors.New("could not connect")
 	// errUnreadable: a 2xx answer that could not be decoded.
@@ -280,11 +283,13 @@ var (
 // original wrapped for errors.Is (a timeout stays a timeout).
 func reason(err error) error {
 	var ne net.Error
+	var dns *net.DNSError
 	switch {
 	case errors.Is(err, context.Canceled):
 		// Not err: the client's error quotes the whole URL.
 		return context.Canceled
-	case errors.Is(err, ssrf.ErrProhibitedIP) || errors.Is(err, ssrf.ErrProhibitedNetwork) || errors.Is(err, ssrf.ErrProhibitedPort):
+	case errors.Is(err, ssrf.ErrProhibitedIP) || errors.Is(err, ssrf.ErrProhibitedNetwork) || errors.Is(err, ssrf.ErrProhibitedPort),
+		errors.As(err, &dns) && dns.IsNotFound:
 		return errRefused
 	case errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout()):
 		return fmt.Errorf("%w (%w)", errTimeout, context.DeadlineExceeded)

@@ -371,6 +371,37 @@ func TestRefusedAddressIsPermanent(t *testing.T) {
 	}
 }
 
+// A name that does not resolve fails as an address the policy refuses
+// does, with the same reason, so that a tenant's provider URL cannot probe
+// which internal names exist.
+func TestUnresolvableNameReadsAsRefused(t *testing.T) {
+	policy, err := hooks.NewPolicy(nil, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := policy.ProviderClient(5 * time.Second)
+	reasonOf := func(host string) error {
+		err := providerhttp.Endpoint{URL: "http://" + host, Token: "tok", Client: cl}.Post(context.Background(), "/m", providerhttp.Request{}, "", nil)
+		if err == nil {
+			t.Fatalf("%s was reached", host)
+		}
+		return err
+	}
+	refused := reasonOf("127.0.0.1:9")
+	missing := reasonOf("nothing-here.invalid")
+	after := func(err error) string {
+		_, r, _ := strings.Cut(err.Error(), "http://")
+		_, r, _ = strings.Cut(r, ": ")
+		return r
+	}
+	if after(refused) != after(missing) {
+		t.Errorf("an unresolvable name reads %q, a refused address %q", missing, refused)
+	}
+	if !providerhttp.Permanent(missing) || providerhttp.Failed("k", missing).Unreachable {
+		t.Errorf("unresolvable name %v: want permanent, not unreachable", missing)
+	}
+}
+
 func TestUnreachable(t *testing.T) {
 	cl := providerhttp.NewClient(5*time.Second, 0)
 	cancelled, cancel := context.WithCancel(context.Background())
