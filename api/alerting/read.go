@@ -15,6 +15,7 @@ import (
 	"github.com/tocsin/tocsin/channels/catalog"
 	"github.com/tocsin/tocsin/channels/etn"
 	"github.com/tocsin/tocsin/channels/neighborhood"
+	"github.com/tocsin/tocsin/channels/social"
 	"github.com/tocsin/tocsin/internal/alertmsg"
 	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/channelstate"
@@ -79,6 +80,12 @@ func render(s *alert.Settings, chans []string, rd *alert.Renderer, rec *storage.
 					m.Body = firstOf(c.Text.Body, m.Body)
 				}
 			}
+		}
+		if c := channels.Channel(ch); c == channels.SocialPostA || c == channels.SocialPostB {
+			// What the network posts: subject and text as one, the
+			// link and hashtags after them.
+			m.Body = social.OptionsFor(s, c).Post(social.NetworkOf(c), channels.Message{Subject: m.Subject, Text: m.Body})
+			m.Subject, m.HTML = "", ""
 		}
 		m.Characters = len([]rune(m.Body))
 		if ch == "text" {

@@ -2,6 +2,8 @@ package alerting_test
 
 import (
 	"context"
+	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -30,7 +32,7 @@ func TestSenderReachesEveryProvider(t *testing.T) {
 
 	hostile := `Campus "Safety", Ops <evil@attacker.example> Bcc: victim@example.com — Zoë`
 	link := "https://county.example/storm"
-	res := send(t, s, tok, map[string]any{"settings": map[string]any{
+	settings := map[string]any{
 		"message":     map[string]any{"subject": "Storm", "body": "Take shelter now. " + strings.Repeat("Stay indoors. ", 30)},
 		"sender":      map[string]any{"name": hostile, "replyTo": "Safety@Example.COM", "callerId": "+15550100"},
 		"content":     map[string]any{"link": link},
@@ -44,7 +46,8 @@ func TestSenderReachesEveryProvider(t *testing.T) {
 			"socialPostB": map[string]any{"enabled": true},
 		},
 		"recipients": map[string]any{"contactIds": []int64{ada.ID}},
-	}})
+	}
+	res := send(t, s, tok, map[string]any{"settings": settings})
 	if st := waitDone(t, s, tok, res.AlertID); st.Status != "Sent" {
 		t.Fatalf("alert %+v", st)
 	}
@@ -93,6 +96,25 @@ func TestSenderReachesEveryProvider(t *testing.T) {
 		}
 		if !strings.HasPrefix(p.Text, "Storm: Take shelter now. Stay indoors.") || !strings.HasSuffix(p.Text, tail) {
 			t.Errorf("network %s post %q, want it to end with %q", p.Network, p.Text, tail)
+		}
+	}
+	// The preview shows each post as the network got it.
+	r := s.Do(t, http.MethodPost, "/v2/alerts/preview", tok, map[string]any{"settings": settings})
+	var preview struct {
+		Messages []struct{ Channel, Subject, Body string }
+	}
+	if r.Status != http.StatusOK || json.Unmarshal(r.Body, &preview) != nil {
+		t.Fatalf("preview %d %s", r.Status, r.Body)
+	}
+	shown := map[string]string{}
+	for _, m := range preview.Messages {
+		if strings.HasPrefix(m.Channel, "socialPost") {
+			shown[strings.TrimPrefix(m.Channel, "socialPost")] = m.Subject + "|" + m.Body
+		}
+	}
+	for _, p := range posts {
+		if shown[p.Network] != "|"+p.Text {
+			t.Errorf("preview of network %s shows %q, the network got %q", p.Network, shown[p.Network], p.Text)
 		}
 	}
 	l.checkProblems(t)

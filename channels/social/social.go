@@ -79,6 +79,24 @@ func (o Options) Tail(network string) string {
 	return strings.Join(append(words, o.Hashtags...), " ")
 }
 
+// Post is the text of msg's post on network: Text within the network's
+// limit, ending with Tail.
+func (o Options) Post(network string, msg channels.Message) string {
+	limit := LimitA
+	if network == NetworkB {
+		limit = LimitB
+	}
+	return Text(msg, limit, o.Tail(network))
+}
+
+// NetworkOf is the network of channel ch (socialPostA or socialPostB).
+func NetworkOf(ch channels.Channel) string {
+	if ch == channels.SocialPostB {
+		return NetworkB
+	}
+	return NetworkA
+}
+
 // MaxTailA is the most characters of network A's posts an alert's link and
 // hashtags may take (Tail), so that half the post is left for its text.
 const MaxTailA = LimitA / 2
@@ -146,11 +164,11 @@ func (s *Sender) post(ctx context.Context, msg channels.Message) channels.Result
 	switch s.Network {
 	case NetworkA:
 		var a AnswerA
-		err = api.Post(ctx, "/2/posts", providerhttp.Request{JSON: PostA{Text: Text(msg, LimitA, o.Tail(NetworkA))}}, msg.Key, &a)
+		err = api.Post(ctx, "/2/posts", providerhttp.Request{JSON: PostA{Text: o.Post(NetworkA, msg)}}, msg.Key, &a)
 		id = a.Data.ID
 	case NetworkB:
 		var b AnswerB
-		post := PostB{Message: Text(msg, LimitB, o.Tail(NetworkB)), Link: o.Link}
+		post := PostB{Message: o.Post(NetworkB, msg), Link: o.Link}
 		err = api.Post(ctx, "/"+url.PathEscape(acct.ID)+"/feed", providerhttp.Request{JSON: post}, msg.Key, &b)
 		id = b.ID
 	default:
