@@ -141,7 +141,7 @@ func cut(t string, limit int) string {
 		return t
 	}
 	c := string(runes[:limit])
-	if i := strings.LastIndexByte(c, ' '); runes[limit] != ' ' && i > limit*2/3 {
+	if i := strings.LastIndexByte(c, ' '); runes[limit] != ' ' && i >= 0 && utf8.RuneCountInString(c[:i]) > limit*2/3 {
 		c = c[:i]
 	}
 	return strings.TrimSpace(c)

@@ -82,4 +82,10 @@ func TestTextKeepsItsTail(t *testing.T) {
 			t.Errorf("limit %d, tail %q: %q, want %q", c.limit, c.tail, got, c.want)
 		}
 	}
+	// A word boundary early in the text is no place to cut, however many
+	// bytes its characters take.
+	accented := strings.Repeat("é", 11) + " " + strings.Repeat("x", 40)
+	if got, want := social.Text(channels.Message{Text: accented}, 30, ""), strings.Repeat("é", 11)+" "+strings.Repeat("x", 18); got != want {
+		t.Errorf("accented text cut to %q, want %q", got, want)
+	}
 }
