@@ -13,10 +13,10 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/channels/providerhttp"
+	"github.com/tocsin/tocsin/internal/alertmsg"
 )
 
 // Options are the settings of an EAS or mobile-broadcast message (its
@@ -45,16 +45,7 @@ const (
 // WEAText cuts s to at most limit characters, at a word boundary when one
 // is near, and collapses white space.
 func WEAText(s string, limit int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) <= limit {
-		return s
-	}
-	r := []rune(s)[:limit]
-	cut := string(r)
-	if i := strings.LastIndexByte(cut, ' '); i > limit*2/3 {
-		cut = cut[:i]
-	}
-	return strings.TrimSpace(cut)
+	return alertmsg.CutWords(strings.Join(strings.Fields(s), " "), limit)
 }
 
 // ObjectReader reads stored files.

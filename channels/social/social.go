@@ -17,6 +17,7 @@ import (
 
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/channels/providerhttp"
+	"github.com/tocsin/tocsin/internal/alertmsg"
 )
 
 // Networks.
@@ -127,24 +128,9 @@ func Text(msg channels.Message, limit int, tail string) string {
 	if tail == "" || room < 1 {
 		// No tail, or one that cannot be kept whole (submission refuses
 		// those): the whole is cut.
-		return cut(strings.TrimSpace(t+" "+tail), limit)
+		return alertmsg.CutWords(t+" "+tail, limit)
 	}
-	return strings.TrimSpace(cut(t, room) + " " + tail)
-}
-
-// cut is t cut to limit characters, at a word boundary when one is near
-// the end.
-func cut(t string, limit int) string {
-	t = strings.TrimSpace(t)
-	runes := []rune(t)
-	if len(runes) <= limit {
-		return t
-	}
-	c := string(runes[:limit])
-	if i := strings.LastIndexByte(c, ' '); runes[limit] != ' ' && i >= 0 && utf8.RuneCountInString(c[:i]) > limit*2/3 {
-		c = c[:i]
-	}
-	return strings.TrimSpace(c)
+	return strings.TrimSpace(alertmsg.CutWords(t, room) + " " + tail)
 }
 
 // Send implements channels.Sender.

@@ -239,3 +239,24 @@ func TestToGSM7(t *testing.T) {
 		}
 	}
 }
+
+// TestCutWords: a text is cut to its limit in characters, at a space in
+// the last third of what fits, however many bytes its characters take.
+func TestCutWords(t *testing.T) {
+	for _, c := range []struct {
+		in    string
+		limit int
+		want  string
+	}{
+		{"  short text ", 90, "short text"},
+		{"word word word word word word word", 12, "word word"},
+		{"word word word", 9, "word word"},
+		{strings.Repeat("é", 11) + " " + strings.Repeat("x", 40), 30, strings.Repeat("é", 11) + " " + strings.Repeat("x", 18)},
+		{"Evacúe el área de inmediato ahora", 30, "Evacúe el área de inmediato"},
+		{strings.Repeat("x", 40), 10, strings.Repeat("x", 10)},
+	} {
+		if got := CutWords(c.in, c.limit); got != c.want {
+			t.Errorf("CutWords(%q, %d) = %q, want %q", c.in, c.limit, got, c.want)
+		}
+	}
+}
