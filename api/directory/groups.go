@@ -195,7 +195,7 @@ func (h *handlers) registerMeta(api huma.API) {
 			return rest.Answer(model.AvailableLanguagesResponse{Languages: languages}), nil
 		})
 	rest.Register(api, op("metaGetTimeZones", http.MethodGet, "/{tenantId}/directory/meta/timezones", 0, "List time zones",
-		"The canonical IANA time zones (one per region of the time zone database, plus UTC) with their UTC offsets now, from the time zone data built into tocsin. A user's time zone may also be a link of the database to one of them, such as US/Eastern (see usersCreate)."),
+		"The IANA time zones zone.tab names (one per region of the time zone database), plus UTC, with their UTC offsets now, from the time zone data built into tocsin. A user's time zone may also be any other name of that data: a zone zone.tab does not name, such as Etc/GMT+5, or a link, such as US/Eastern (see usersCreate)."),
 		func(ctx context.Context, in *TenantPath) (*rest.Output[model.AvailableTimeZonesResponse], error) {
 			now := time.Now().UTC().Truncate(time.Second)
 			return rest.Answer(model.AvailableTimeZonesResponse{TimeZones: timeZones(now), AsOf: now}), nil

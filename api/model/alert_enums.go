@@ -168,6 +168,6 @@ func (DeliveryStatus) Schema(r huma.Registry) *huma.Schema {
 	return EnumSchema[DeliveryStatus](r,
 		"Pending: not attempted yet. Retrying: a temporary provider error, another attempt follows. Sent: the provider accepted it. "+
 			"Delivered: the provider's receipt confirmed delivery. Failed: permanently refused, no address on the channel, or attempts used up. "+
-			"Skipped: not attempted because the recipient was reached on an earlier channel (Sequential order). Sent, Delivered, Failed and Skipped are final; a receipt may still turn Sent into Delivered or Failed.",
+			"Skipped: not attempted, because the recipient was reached on an earlier channel (Sequential order; error \"reached on an earlier channel\"), or because an earlier recipient of the alert is sent to this address on this channel (an ad-hoc entry that shares an address with a person or an earlier entry; error \"reached as recipient N\"). Sent, Delivered, Failed and Skipped are final; a receipt may still turn Sent into Delivered or Failed.",
 		DeliveryPending, DeliveryRetrying, DeliverySent, DeliveryDelivered, DeliveryFailed, DeliverySkipped)
 }

@@ -48,7 +48,7 @@ type FeatureCollection struct {
 // collection of polygons, or a circle (center and radius).
 type SelectedArea struct {
 	Name             string             `json:"name,omitempty" maxLength:"200" example:"Flood zone A"`
-	Geometry         *FeatureCollection `json:"geometry,omitempty" doc:"Polygons; give either geometry or center and radiusMeters."`
+	Geometry         *FeatureCollection `json:"geometry,omitempty" doc:"Polygons; give either geometry or center and radiusMeters. An area holds at most 10000 positions, counted over every ring of every polygon of its features; more is a 400 naming the area."`
 	Center           *LatLng            `json:"center,omitempty" doc:"Center of a circle."`
 	RadiusMeters     float64            `json:"radiusMeters,omitempty" minimum:"1" maximum:"500000" doc:"Radius of the circle in meters (haversine distance)." example:"1500"`
 	SpatialReference *SpatialReference  `json:"spatialReference,omitempty"`

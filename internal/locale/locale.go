@@ -54,8 +54,8 @@ var ErrTimeZone = errors.New("not a time zone of the IANA time zone database: gi
 
 // TimeZone returns the time zone v names, spelled as the IANA time zone
 // database built into tocsin spells it. It takes every name of the
-// database: its zones (America/New_York) and the links to them (US/Eastern,
-// Asia/Calcutta, Etc/GMT+5, UTC), in any case ("us/eastern" is
+// database: its zones (America/New_York, Etc/GMT+5) and the links to them
+// (US/Eastern, Asia/Calcutta, UTC), in any case ("us/eastern" is
 // "US/Eastern"), with spaces around it left out. A link is kept as the
 // link, not replaced by its zone: it is the name that was given, and the
 // data built into Go does not say which names are links. Local and
