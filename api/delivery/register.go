@@ -91,7 +91,7 @@ func Register(api huma.API, d rest.Deps) {
 
 	etnArea := rest.Area{Scope: "tamarack", Tags: []string{"ETN address points"}}
 	importPoints := etnArea.Op("importEtnAddressPoints", http.MethodPut, "/v2/settings/etn/addressPointLists/{listName}", 0, "Import an ETN address-point list",
-		"Replaces the named list with the CSV body (text/csv). The header row names the columns, in any order: phone (E.164), latitude, longitude (required), "+
+		"Replaces the named list with the CSV body (text/csv). The header row names the columns, in any order: phone (E.164), latitude, longitude (required; decimal numbers), "+
 			"name, address, externalId (optional), case-insensitive. As in the contacts import, an unknown column or one named twice rejects the file (a 400 naming it): "+
 			"a typo would otherwise lose data, and a repeated phone or latitude would call the wrong place. Another content type is a 415. "+
 			"Rows with errors are left out and reported with the line they start on (the header is line 1; empty lines and line breaks inside quoted fields count); "+

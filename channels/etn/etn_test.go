@@ -80,6 +80,41 @@ func TestParseCSV(t *testing.T) {
 	}
 }
 
+// TestParseCSVTakesDecimalCoordinatesOnly: a coordinate is a decimal
+// number. NaN passed every range check and reached the table, whose check
+// refused it: the import answered 500. Infinity, hexadecimal floats and
+// digits split by underscores, which strconv.ParseFloat also reads, are
+// row problems too.
+func TestParseCSVTakesDecimalCoordinatesOnly(t *testing.T) {
+	in := "phone,latitude,longitude\n" +
+		"+15550000001,NaN,0\n" +
+		"+15550000002,0,nan\n" +
+		"+15550000003,-Inf,0\n" +
+		"+15550000004,0x1p-2,0\n" +
+		"+15550000005,1_0,0\n" +
+		"+15550000006,45.5,-122.6\n" +
+		"+15550000007,-.5,+1e1\n" +
+		"+15550000008,45.,0\n"
+	pts, bad, err := parse(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var phones []string
+	for _, p := range pts {
+		phones = append(phones, p.Phone)
+	}
+	if !slices.Equal(phones, []string{"+15550000006", "+15550000007", "+15550000008"}) {
+		t.Fatalf("points %+v, want those of lines 7 to 9", pts)
+	}
+	var lines []int
+	for _, b := range bad {
+		lines = append(lines, b.Line)
+	}
+	if !slices.Equal(lines, []int{2, 3, 4, 5, 6}) {
+		t.Fatalf("row errors %+v, want lines 2 to 6", bad)
+	}
+}
+
 // TestParseCSVNamesTheLinesOfTheFile: a row problem names the line the row
 // starts on in the file, with empty lines and line breaks inside quoted
 // fields counted, and a row longer than csvheader.MaxRecordBytes refuses the

@@ -32,6 +32,12 @@ type RowError struct {
 
 var e164 = regexp.MustCompile(`^\+[1-9][0-9]{6,14}$`)
 
+// decimal is a coordinate as a CSV writes one: digits with an optional
+// sign, fraction and exponent. strconv.ParseFloat also reads NaN, Inf,
+// hexadecimal floats and digits separated by underscores; NaN passes every
+// range check and the table refuses it, and the others are no spreadsheet's.
+var decimal = regexp.MustCompile(`^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
+
 // CSV columns of an address-point list, as they are spelled in messages;
 // the header matches them case-insensitively.
 const (
@@ -149,16 +155,24 @@ func (r *Reader) point(rec []string) (p Point, line int, problem string) {
 		return strings.TrimSpace(rec[i])
 	}
 	p = Point{Phone: get(colPhone), Name: get(colName), Address: get(colAddress), ExternalID: get(colExternalID)}
-	lat, err1 := strconv.ParseFloat(get(colLatitude), 64)
-	lng, err2 := strconv.ParseFloat(get(colLongitude), 64)
+	lat, err1 := coordinate(get(colLatitude))
+	lng, err2 := coordinate(get(colLongitude))
 	switch {
 	case !e164.MatchString(p.Phone):
 		return p, line, fmt.Sprintf("phone %q is not an E.164 number", csvheader.Preview(p.Phone))
-	case err1 != nil || err2 != nil || lat < -90 || lat > 90 || lng < -180 || lng > 180:
+	case err1 != nil || err2 != nil || !(lat >= -90 && lat <= 90) || !(lng >= -180 && lng <= 180):
 		return p, line, "latitude and longitude must be numbers within -90..90 and -180..180"
 	}
 	p.Latitude, p.Longitude = lat, lng
 	return p, line, ""
+}
+
+// coordinate reads a latitude or longitude written as a decimal number.
+func coordinate(s string) (float64, error) {
+	if !decimal.MatchString(s) {
+		return 0, strconv.ErrSyntax
+	}
+	return strconv.ParseFloat(s, 64)
 }
 
 func (r *Reader) reject(line int, message string) {
