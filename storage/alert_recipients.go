@@ -45,7 +45,13 @@ func NewRecipientSpec(s *alert.Settings, chs []string) (RecipientSpec, error) {
 	if rd, err := alert.NewRenderer("", 0, s, "", nil); err == nil {
 		spec.CustomFields = rd.CustomFields()
 	}
+	areas, _ := alert.AreasOf(s.Recipients.Areas)
 	for _, ch := range chs {
+		if channels.Channel(ch) == channels.Etn && len(areas.Places()) > 0 {
+			// ETN with areas calls the numbers inside them, never a
+			// recipient's phone.
+			continue
+		}
 		switch channels.Channel(ch).Addresses() {
 		case channels.RecipientEmail:
 			spec.NeedEmail = true

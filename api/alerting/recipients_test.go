@@ -274,6 +274,15 @@ func TestPreviewCountsWhatTheAlertReaches(t *testing.T) {
 			{"email": strings.ToUpper(ben.Email)},
 		}}), "total=5 adHoc=2 email=4 text=3")
 
+	// ETN with areas calls the numbers inside them, never a recipient's
+	// phone: an entry with a contact's email and a phone of its own is the
+	// contact on an email and ETN alert.
+	areaEtn := emailTextAlert(map[string]any{"contactIds": []int64{frank.ID},
+		"areas": []map[string]any{{"center": map[string]any{"lat": -45.0, "lng": 170.0}, "radiusMeters": 500}},
+		"adHoc": []map[string]any{{"email": frank.Email, "phone": "+14155554777"}}})
+	areaEtn["settings"].(map[string]any)["channels"] = map[string]any{"email": map[string]any{"enabled": true}, "etn": map[string]any{"enabled": true}}
+	check("email and ETN with areas", areaEtn, "total=1 adHoc=0 email=1 etn=0")
+
 	// An alert whose recipients are not resolved yet shows no counts
 	// (the block is absent) rather than zeros.
 	later := emailTextAlert(map[string]any{"contactIds": []int64{ann.ID}})
