@@ -326,6 +326,20 @@ func (h *handler) createAlerts(ctx context.Context, in *createInput) (*createOut
 // keyGiven is an idempotency key as a request gave it, and where.
 type keyGiven struct{ at, key string }
 
+// bulkKeyPrefix starts the keys bulkKey makes; no key a client writes
+// starts with it.
+const bulkKeyPrefix = "bulk:"
+
+// checkReserved refuses a key the client wrote with bulkKeyPrefix: it
+// could replay an alert of a bulk send keyed by its Idempotency-Key.
+func (g keyGiven) checkReserved() error {
+	if !strings.HasPrefix(g.key, bulkKeyPrefix) {
+		return nil
+	}
+	loc, field, _ := strings.Cut(g.at, ".")
+	return rest.Invalid(loc, field, "keys starting with "+bulkKeyPrefix+" are reserved for the alerts a bulk send keys from its Idempotency-Key", g.key)
+}
+
 // idempotencyKey is the one key the places of a request give, and the
 // first place that gives it. Two different keys are a 400 naming the
 // second place: whichever counted, a retry that gives only the other would
@@ -333,6 +347,9 @@ type keyGiven struct{ at, key string }
 func idempotencyKey(given ...keyGiven) (keyGiven, error) {
 	var first keyGiven
 	for _, g := range given {
+		if err := g.checkReserved(); err != nil {
+			return keyGiven{}, err
+		}
 		switch {
 		case g.key == "":
 		case first.key == "":
@@ -529,7 +546,7 @@ func bulkKey(jobID, header string, i int) keyGiven {
 		return keyGiven{fmt.Sprintf("body.alerts[%d].jobId", i), jobID}
 	}
 	sum := sha256.Sum256([]byte(header))
-	return keyGiven{"header.Idempotency-Key", fmt.Sprintf("bulk:%x/%d", sum, i)}
+	return keyGiven{"header.Idempotency-Key", fmt.Sprintf("%s%x/%d", bulkKeyPrefix, sum, i)}
 }
 
 // bulkKeys are the idempotency keys of the alerts of a bulk send, by index
@@ -549,6 +566,11 @@ func bulkKeys(alerts []json.RawMessage, header string) ([]keyGiven, error) {
 			_ = json.Unmarshal(item["jobId"], &jobID)
 		}
 		keys[i] = bulkKey(jobID, header, i)
+		if jobID != "" {
+			if err := keys[i].checkReserved(); err != nil {
+				return nil, err
+			}
+		}
 		k := keys[i].key
 		if k == "" {
 			continue

@@ -153,3 +153,46 @@ func TestBulkSendRefusesTwoAlertsWithOneKey(t *testing.T) {
 		t.Fatalf("%d alerts stored by refused requests", n)
 	}
 }
+
+// TestBulkKeysAreReserved: the keys a bulk send makes from its
+// Idempotency-Key (bulk:<digest>/<index>) are not a client's to write, so
+// a single alert cannot be answered with an alert of a batch: such a key
+// in a jobId or an Idempotency-Key is a 400 naming where it was given.
+func TestBulkKeysAreReserved(t *testing.T) {
+	t.Parallel()
+	s := stacktest.StartAPI(t)
+	tenant, tok := s.NewTenant(t)
+	alertBody := func(jobID string) string {
+		job := ""
+		if jobID != "" {
+			job = `"jobId":"` + jobID + `",`
+		}
+		return `{` + job + `"settings":{"message":{"subject":"a","body":"a"},"channels":{"email":{"enabled":true}},"recipients":{"adHoc":[{"email":"bulka@example.com"}]}}}`
+	}
+	key := "batch-9"
+	r := s.Do(t, http.MethodPost, "/v4/"+tenant+"/alerts/bulkSend", tok, []byte(`{"alerts":[`+alertBody("")+`]}`), "Idempotency-Key", key)
+	if r.Status != http.StatusOK {
+		t.Fatalf("bulk send: %d %s", r.Status, r.Body)
+	}
+	generated := fmt.Sprintf("bulk:%x/0", sha256.Sum256([]byte(key)))
+	for _, c := range []struct {
+		name, path, body, header, at string
+	}{
+		{"a single alert's jobId", "/v2/alerts", alertBody(generated), "", "body.jobId"},
+		{"a single alert's header", "/v2/alerts", alertBody(""), generated, "header.Idempotency-Key"},
+		{"a bulk alert's jobId", "/v4/" + tenant + "/alerts/bulkSend", `{"alerts":[` + alertBody("bulk:mine") + `]}`, "", "body.alerts[0].jobId"},
+	} {
+		var extra []string
+		if c.header != "" {
+			extra = []string{"Idempotency-Key", c.header}
+		}
+		r := s.Do(t, http.MethodPost, c.path, tok, []byte(c.body), extra...)
+		if p := problem(t, r); r.Status != http.StatusBadRequest || len(p.Errors) != 1 || p.Errors[0].Location != c.at ||
+			!strings.Contains(p.Errors[0].ErrorMessage, "reserved") {
+			t.Errorf("%s: %d %s", c.name, r.Status, r.Body)
+		}
+	}
+	if n := alertCount(t, s, tok); n != 1 {
+		t.Fatalf("%d alerts stored, want the bulk send's one", n)
+	}
+}

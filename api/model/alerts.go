@@ -9,7 +9,7 @@ import (
 // SendAlertRequest submits an alert.
 type SendAlertRequest struct {
 	Settings AlertSettings `json:"settings"`
-	JobID    string        `json:"jobId,omitempty" maxLength:"200" doc:"Client job id: a retry with the same jobId (or Idempotency-Key header) and the same alert returns the first alert instead of creating another; the same key with a different alert is a 422, and two alerts of one bulk send with the same key a 400." example:"job-2024-11-02-001"`
+	JobID    string        `json:"jobId,omitempty" maxLength:"200" doc:"Client job id: a retry with the same jobId (or Idempotency-Key header) and the same alert returns the first alert instead of creating another; the same key with a different alert is a 422, and two alerts of one bulk send with the same key a 400. Keys starting with bulk: are reserved for the keys a bulk send makes from its Idempotency-Key (a 400)." example:"job-2024-11-02-001"`
 }
 
 // PreviewAlertRequest checks an alert and renders it without sending anything.
