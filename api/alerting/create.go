@@ -301,7 +301,7 @@ func responseOf(al *storage.Alert, replayed bool) *model.SendAlertResponse {
 }
 
 type createInput struct {
-	IdempotencyKey string `header:"Idempotency-Key" maxLength:"200" doc:"A retry with the same key and the same alert returns the first alert instead of creating another (like jobId); the same key with a different alert is a 422."`
+	IdempotencyKey string `header:"Idempotency-Key" maxLength:"200" doc:"A retry with the same key and the same alert returns the first alert instead of creating another (like jobId); the same key with a different alert is a 422. Keys starting with bulk: are reserved (a 400)."`
 	Body           model.SendAlertRequest
 }
 
@@ -379,7 +379,7 @@ type multipartAlert struct {
 }
 
 type createMultipartInput struct {
-	IdempotencyKey string `header:"Idempotency-Key" maxLength:"200" doc:"A retry with the same key and the same alert and attachment returns the first alert (like jobId); the same key with a different one is a 422."`
+	IdempotencyKey string `header:"Idempotency-Key" maxLength:"200" doc:"A retry with the same key and the same alert and attachment returns the first alert (like jobId); the same key with a different one is a 422. Keys starting with bulk: are reserved (a 400)."`
 	RawBody        huma.MultipartFormFiles[multipartAlert]
 }
 
