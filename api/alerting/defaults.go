@@ -76,9 +76,11 @@ func checkDefaults(d *model.AlertDefaults) error {
 		return rest.Invalid("body", "loudTone", "the loud tone is for Emergency alerts only", true)
 	}
 	if n := d.Sender.Name; n != nil {
-		if err := checkSenderName(*n); err != nil {
+		name, err := checkSenderName(*n)
+		if err != nil {
 			return rest.Invalid("body", "sender.name", err.Error(), *n)
 		}
+		*n = name
 	}
 	if a := d.Sender.ReplyTo; a != nil && *a != "" {
 		addr, err := emailaddr.Normalize(*a)

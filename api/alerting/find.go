@@ -6,6 +6,7 @@ import (
 
 	"github.com/tocsin/tocsin/api/model"
 	"github.com/tocsin/tocsin/api/rest"
+	"github.com/tocsin/tocsin/internal/names"
 	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/results"
 )
@@ -21,7 +22,7 @@ func (h *handler) list(ctx context.Context, f model.FindAlertRequest, pp rest.Pa
 	caller := rest.Caller(ctx)
 	q := results.AlertFilter{
 		Tenant: caller.Tenant, Caller: caller.Subject, IDs: f.IDs, Types: strs(f.Types), Priorities: strs(f.Priorities),
-		Subject: f.Subject, From: f.From, Incident: f.Incident, FacilityName: f.FacilityName, CreatedBy: f.CreatedBy,
+		Subject: f.Subject, From: names.Normal(f.From), Incident: f.Incident, FacilityName: f.FacilityName, CreatedBy: f.CreatedBy,
 		Hidden: f.Hidden != nil && *f.Hidden, After: utc(f.After), Before: utc(f.Before), BySentAt: bySentAt,
 	}
 	if len(f.Statuses) > 0 {

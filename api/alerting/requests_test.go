@@ -117,7 +117,13 @@ func TestBadInputIsA4xxNamingTheField(t *testing.T) {
 		}), "body.settings.survey.questions[1].options[1].id", "option id 7 is used twice"},
 		{"a line break in the sender's name", with(func(s map[string]any) {
 			s["sender"] = map[string]any{"name": "Campus\nBcc: victim@example.com"}
-		}), "body.settings.sender.name", "control characters"},
+		}), "body.settings.sender.name", "control character"},
+		{"a sender's name that displays reversed", with(func(s map[string]any) {
+			s["sender"] = map[string]any{"name": "Campus Safety\u202e"}
+		}), "body.settings.sender.name", "bidirectional control"},
+		{"an invisible character in the sender's name", with(func(s map[string]any) {
+			s["sender"] = map[string]any{"name": "Campus\u200bSafety"}
+		}), "body.settings.sender.name", "invisible"},
 		{"a Reply-To with a display name", with(func(s map[string]any) {
 			s["sender"] = map[string]any{"replyTo": "Safety <safety@example.com>"}
 		}), "body.settings.sender.replyTo", "alone"},

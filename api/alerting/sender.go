@@ -1,26 +1,29 @@
 package alerting
 
 import (
-	"errors"
 	"fmt"
 	"strings"
-	"unicode"
 	"unicode/utf8"
 
 	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/channels/social"
 	"github.com/tocsin/tocsin/internal/emailaddr"
+	"github.com/tocsin/tocsin/internal/names"
 )
 
-// checkSenderName refuses a sender name that cannot be a display name:
-// one with control characters (a line break, a tab). Every other
-// character is taken; the email's From carries it quoted or encoded.
-func checkSenderName(name string) error {
-	if strings.IndexFunc(name, unicode.IsControl) >= 0 {
-		return errors.New("a display name holds no control characters (line breaks, tabs)")
+// checkSenderName returns the sender name in NFC, or why it cannot be a
+// display name, by the one rule for names (names.Check): no control
+// characters (a line break, a tab), and none that can make it display as
+// another name (a bidirectional control reversing it, an invisible
+// character). Every other character is taken; the email's From carries it
+// quoted or encoded.
+func checkSenderName(name string) (string, error) {
+	n, err := names.Check(name)
+	if err != nil {
+		return name, fmt.Errorf("a display name %w", err)
 	}
-	return nil
+	return n, nil
 }
 
 // checkSender checks what the alert says about its sender and its emails'
@@ -28,9 +31,11 @@ func checkSenderName(name string) error {
 // spelling: an address alone, as recipients' are (emailaddr.Normalize).
 func checkSender(s *alert.Settings, f *failures) {
 	if snd := s.Sender; snd != nil {
-		if err := checkSenderName(snd.Name); err != nil {
+		name, err := checkSenderName(snd.Name)
+		if err != nil {
 			f.add("sender.name", err.Error(), snd.Name)
 		}
+		snd.Name = name
 		if snd.ReplyTo != "" {
 			addr, err := emailaddr.Normalize(snd.ReplyTo)
 			if err != nil {
