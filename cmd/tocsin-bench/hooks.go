@@ -72,7 +72,7 @@ func runHooks(args []string) error {
 	fs := flag.NewFlagSet("hooks", flag.ContinueOnError)
 	o.flags(fs, "the tocsin binary, run as the worker process that delivers", "folder for the JSON and Markdown results")
 	fs.IntVar(&o.events, "events", 500, "events of the flooding tenant")
-	fs.IntVar(&o.subscriptions, "subscriptions", 10, "the flooding tenant's subscriptions to every event")
+	fs.IntVar(&o.subscriptions, "subscriptions", 10, "the flooding tenant's subscriptions to every event (at most hooksubs.MaxPerTenant, 100)")
 	fs.IntVar(&o.batch, "batch", 100, "events the dispatcher claims at once")
 	conc := fs.String("concurrency", "1,16", "a round for each of these limits of the dispatcher's starts in flight (1 starts one at a time)")
 	fs.DurationVar(&o.rtt, "rtt", 0, "added to each start's round trip, as a Temporal server across a network adds it to the loopback dev server's")
