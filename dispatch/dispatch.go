@@ -53,7 +53,11 @@ func (d *Dispatcher) Run(ctx context.Context) {
 	if interval <= 0 {
 		interval = time.Second
 	}
-	poll(ctx, interval, nil, nil, lane{batch: batchSize(d.Batch), once: d.DispatchOnce,
+	poll(ctx, interval, nil, nil, lane{
+		once: func(ctx context.Context) (bool, error) {
+			n, err := d.DispatchOnce(ctx)
+			return n >= batchSize(d.Batch), err
+		},
 		warn: func(err error) { d.Logger.Warn("dispatch hook events", "err", err) }})
 }
 
