@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
@@ -29,9 +30,10 @@ import (
 
 // Dispatcher claims events with FOR UPDATE SKIP LOCKED, so several workers
 // share the work, and starts deliveries under their business ids, so a
-// start repeated after a crash (between the start and the commit) finds the
-// delivery already there: events are dispatched at least once and
-// delivered once per subscription.
+// start repeated after a crash (between the start and the commit) or
+// after a failed start of the same event finds the delivery already
+// there: events are dispatched at least once and delivered once per
+// subscription.
 type Dispatcher struct {
 	DB        *storage.DB
 	Temporal  client.Client
@@ -40,53 +42,112 @@ type Dispatcher struct {
 	Retries []time.Duration
 	// Interval is the pause between polls that found nothing to do.
 	Interval time.Duration
-	// Batch is the most events claimed at once (100 when not set);
-	// Concurrency the most starts in flight (16 when not set).
+	// Batch is the most deliveries (workflow starts) one claim of events
+	// asks for, 100 when not set (an event alone may ask for more: a claim
+	// takes at least one); Concurrency the most starts in flight (16 when
+	// not set).
 	Batch, Concurrency int
 	Logger             *slog.Logger
 }
 
-// Run dispatches until ctx ends: a batch every Interval, and batch after
-// batch while they come back full.
+// Run dispatches until ctx ends: a claim every Interval, and claim after
+// claim while they stop at their budget and every start goes through.
 func (d *Dispatcher) Run(ctx context.Context) {
 	interval := d.Interval
 	if interval <= 0 {
 		interval = time.Second
 	}
-	poll(ctx, interval, nil, nil, lane{batch: batchSize(d.Batch), once: d.DispatchOnce,
+	poll(ctx, interval, nil, nil, lane{
+		once: func(ctx context.Context) (bool, error) {
+			c, err := d.dispatch(ctx)
+			return c.Full && c.Deferred == 0, err
+		},
 		warn: func(err error) { d.Logger.Warn("dispatch hook events", "err", err) }})
 }
 
 // EventOutbox is the events outbox the Dispatcher carries out
 // (storage.EventOutbox).
 type EventOutbox interface {
-	Dispatch(ctx context.Context, limit int, deliver func(events []storage.ClaimedEvent) error) (int, error)
+	Dispatch(ctx context.Context, budget int, deliver func(events []storage.ClaimedEvent) []error) (storage.EventClaim, error)
 }
 
 var _ EventOutbox = (*storage.EventOutbox)(nil)
 
-// DispatchOnce handles one batch of undispatched events and returns how
-// many it marked dispatched. It starts the deliveries of the batch in the
-// order the events were claimed (the tenants' turns), each event's to
-// every subscription, with at most Concurrency starts in flight, so that
-// a batch costs the round trips to Temporal of its slowest starts rather
-// than of all of them. When a start fails no other is begun and the whole
-// batch stays undispatched, to be tried again: the deliveries started
-// meanwhile are found there then.
+// DispatchOnce handles one claim of undispatched events, of at most Batch
+// deliveries (storage.EventOutbox.Dispatch), and returns how many events
+// it marked dispatched. It starts the deliveries of the claim in the order
+// the events were claimed (the tenants' turns), each event's to every
+// subscription, with at most Concurrency starts in flight, so that a
+// claim costs the round trips to Temporal of its slowest starts rather
+// than of all of them.
+//
+// A start that fails holds back only its own event: no other start of
+// that event is begun, the event stays undispatched and is claimed again
+// after a back-off (1 s doubling to a minute), and the claim's other
+// events are marked dispatched when all their starts went through. The
+// starts of the event that did go through are found there next time. An
+// event whose starts keep failing therefore costs one attempt a minute
+// and never holds its tenant's later events, nor another tenant's. When
+// Concurrency starts (of two events or more) have failed and none has gone
+// through, Temporal is taken to be down: no further start is begun, and
+// the events not tried stay as they were, due, so an outage costs a claim
+// a round of starts rather than every start's timeout in turn.
 func (d *Dispatcher) DispatchOnce(ctx context.Context) (int, error) {
+	c, err := d.dispatch(ctx)
+	return c.Dispatched, err
+}
+
+func (d *Dispatcher) dispatch(ctx context.Context) (storage.EventClaim, error) {
 	var outbox EventOutbox = &storage.EventOutbox{DB: d.DB}
-	return outbox.Dispatch(ctx, batchSize(d.Batch), func(events []storage.ClaimedEvent) error {
-		g, gctx := errgroup.WithContext(ctx)
-		g.SetLimit(concurrency(d.Concurrency))
-		for _, e := range events {
+	return outbox.Dispatch(ctx, batchSize(d.Batch), func(events []storage.ClaimedEvent) []error {
+		limit := concurrency(d.Concurrency)
+		var (
+			mu                            sync.Mutex
+			started, failed, failedEvents int                          // starts that went through, starts and events that failed
+			errs                          = make([]error, len(events)) // the first failed start of each event
+			begun                         = make([]int, len(events))   // the starts of each event begun
+		)
+		failedOf := func(i int) bool { mu.Lock(); defer mu.Unlock(); return errs[i] != nil }
+		down := func() bool { mu.Lock(); defer mu.Unlock(); return failed >= limit && failedEvents >= 2 && started == 0 }
+		var g errgroup.Group
+		g.SetLimit(limit)
+	claim:
+		for i, e := range events {
 			for _, sub := range e.Subscriptions {
-				if gctx.Err() != nil {
-					return g.Wait()
+				if ctx.Err() != nil || down() {
+					break claim
 				}
-				g.Go(func() error { return d.start(gctx, sub, e.Event) })
+				if failedOf(i) {
+					break
+				}
+				begun[i]++
+				g.Go(func() error {
+					err := d.start(ctx, sub, e.Event)
+					mu.Lock()
+					defer mu.Unlock()
+					if err == nil {
+						started++
+						return nil
+					}
+					failed++
+					if errs[i] == nil {
+						errs[i] = err
+						failedEvents++
+					}
+					return nil
+				})
 			}
 		}
-		return g.Wait()
+		_ = g.Wait()
+		for i, e := range events {
+			if errs[i] != nil {
+				d.Logger.Warn("hook delivery start failed; the event is tried again later", "event", e.ID, "tenant", e.Tenant,
+					"attempts", e.Attempts+1, "err", errs[i])
+			} else if begun[i] < len(e.Subscriptions) {
+				errs[i] = storage.ErrNotTried
+			}
+		}
+		return errs
 	})
 }
 

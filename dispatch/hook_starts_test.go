@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -20,9 +21,10 @@ import (
 )
 
 // startsClient is the stack's Temporal client with its workflow starts
-// watched: each is counted by workflow id, a start of the id in fail
-// fails without reaching Temporal, and, while gate is open (not nil),
-// each start waits until together starts are in flight at once.
+// watched: each is counted by workflow id, a start of an id that begins
+// with fail (when not empty) fails without reaching Temporal, and, while
+// gate is open (not nil), each start waits until together starts are in
+// flight at once.
 type startsClient struct {
 	client.Client
 	together int
@@ -55,7 +57,7 @@ func (s *startsClient) ExecuteWorkflow(ctx context.Context, o client.StartWorkfl
 		close(s.gate)
 		s.open = true
 	}
-	gate, fail := s.gate, s.fail == o.ID
+	gate, fail := s.gate, s.fail != "" && strings.HasPrefix(o.ID, s.fail)
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
@@ -198,49 +200,185 @@ func TestDispatcherStartsABatchsDeliveriesTogetherEachOnce(t *testing.T) {
 	}
 }
 
-// A start that fails in the middle of a batch leaves every event of the
-// batch undispatched; the next dispatch starts each delivery again, and
-// those that the failed one started are found there.
-func TestDispatcherLeavesTheBatchWhenAStartFails(t *testing.T) {
+// A claim is bounded by the deliveries its events ask for, not by their
+// number: with a budget of 10, the flooding tenant's first event (6
+// subscriptions) and the other tenant's (1) are claimed, and the flood's
+// second, which would make 13, waits for the next claim; each later claim
+// is one of the flood's events. Every delivery is started once in the end.
+func TestDispatcherClaimIsBoundedByDeliveriesAndTenantsTakeTurns(t *testing.T) {
+	t.Parallel()
+	s := hookStack(t)
+	flood, floodToken := s.NewTenant(t)
+	other, otherToken := s.NewTenant(t)
+	var subs []int64
+	for range 6 {
+		subs = append(subs, subscribe(t, s, floodToken, storage.EventAlertSent))
+	}
+	otherSubs := []int64{subscribe(t, s, otherToken, storage.EventAlertSent)}
+	events := emitEvents(t, s, flood, storage.EventAlertSent, 4)
+	otherEvents := emitEvents(t, s, other, storage.EventAlertSent, 1)
+
+	const budget = 10
+	c := watchStarts(s.Temporal, 0)
+	d := &dispatch.Dispatcher{DB: s.DB, Temporal: c, TaskQueue: s.Config.TemporalTaskQueue, Batch: budget, Logger: slog.Default()}
+	n, err := d.DispatchOnce(t.Context())
+	first := c.seen()
+	if err != nil || n != 2 || len(first) != len(subs)+1 {
+		t.Fatalf("the first claim dispatched %d events with %d starts (%v), want 2 with %d: %v", n, len(first), err, len(subs)+1, first)
+	}
+	for _, id := range append(deliveries(subs, events[:1]), deliveries(otherSubs, otherEvents)...) {
+		if first[id] != 1 {
+			t.Errorf("the first claim started %s %d times, want once", id, first[id])
+		}
+	}
+	waiting, err := storagetest.TenantEvents(t.Context(), s.DB, other)
+	if err != nil || len(waiting) != 1 || !waiting[0].Dispatched {
+		t.Fatalf("the other tenant's event after the first claim: %+v (%v)", waiting, err)
+	}
+	all := first
+	for i := 1; ; i++ {
+		n, err := d.DispatchOnce(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		starts := c.seen()
+		if n == 0 {
+			break
+		}
+		if n != 1 || len(starts) != len(subs) {
+			t.Fatalf("claim %d dispatched %d events with %d starts, want one of the flood's, %d", i+1, n, len(starts), len(subs))
+		}
+		for id, k := range starts {
+			all[id] += k
+		}
+	}
+	want := append(deliveries(subs, events), deliveries(otherSubs, otherEvents)...)
+	for _, id := range want {
+		if all[id] != 1 {
+			t.Errorf("delivery %s started %d times, want once", id, all[id])
+		}
+	}
+	if len(all) != len(want) {
+		t.Errorf("%d deliveries started, want %d", len(all), len(want))
+	}
+	checkStarted(t, s, want, func(id string) string {
+		if strings.HasPrefix(id, fmt.Sprintf("hook-%d-", otherSubs[0])) {
+			return other
+		}
+		return flood
+	})
+}
+
+// A start that fails holds back only its own event: the starts of one
+// subscription fail, so the one event that matches it stays undispatched
+// and waits, while the events before and after it, of its tenant and of
+// another, are marked dispatched in the same claim. Once due it is
+// claimed again and its deliveries are started; the one that went
+// through the first time is found there.
+func TestDispatcherHoldsBackOnlyTheEventWhoseStartFailed(t *testing.T) {
 	t.Parallel()
 	s := hookStack(t)
 	tenant, token := s.NewTenant(t)
-	subs := []int64{subscribe(t, s, token, storage.EventAlertSent), subscribe(t, s, token, storage.EventAlertSent)}
-	events := emitEvents(t, s, tenant, storage.EventAlertSent, 6)
+	other, otherToken := s.NewTenant(t)
+	both := subscribe(t, s, token, storage.EventAlertSent, storage.EventAlertFailed)
+	failing := subscribe(t, s, token, storage.EventAlertFailed)
+	otherSubs := []int64{subscribe(t, s, otherToken, storage.EventAlertSent)}
+	before := emitEvents(t, s, tenant, storage.EventAlertSent, 2)
+	failed := emitEvents(t, s, tenant, storage.EventAlertFailed, 1)
+	after := emitEvents(t, s, tenant, storage.EventAlertSent, 2)
+	otherEvents := emitEvents(t, s, other, storage.EventAlertSent, 2)
 
 	c := watchStarts(s.Temporal, 0)
-	c.fail = fmt.Sprintf("hook-%d-%s", subs[1], events[2])
+	c.fail = fmt.Sprintf("hook-%d-", failing)
 	d := &dispatch.Dispatcher{DB: s.DB, Temporal: c, TaskQueue: s.Config.TemporalTaskQueue, Concurrency: 4, Logger: slog.Default()}
-	if n, err := d.DispatchOnce(t.Context()); err == nil || n != 0 {
-		t.Fatalf("a failed start dispatched %d events (%v)", n, err)
+	if n, err := d.DispatchOnce(t.Context()); err != nil || n != 6 {
+		t.Fatalf("a claim with one failing event dispatched %d events (%v), want the 6 others", n, err)
 	}
 	stored, err := storagetest.TenantEvents(t.Context(), s.DB, tenant)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(stored) != len(events) || slices.ContainsFunc(stored, func(e storagetest.RecordedEvent) bool { return e.Dispatched }) {
-		t.Fatalf("events after a failed start %+v, want %d none dispatched", stored, len(events))
-	}
-	want := deliveries(subs, events)
-	startedBefore := 0
-	for _, id := range want {
-		if _, err := s.Temporal.DescribeWorkflowExecution(t.Context(), id, ""); err == nil {
-			startedBefore++
+	for _, e := range stored {
+		if e.Dispatched == (e.Type == storage.EventAlertFailed) {
+			t.Errorf("after a failed start: %s event dispatched %v", e.Type, e.Dispatched)
 		}
 	}
-	if startedBefore == 0 {
-		t.Fatal("no delivery of the failed batch was started: the next dispatch finds none there")
+	done := append(deliveries([]int64{both}, append(slices.Clone(before), after...)), deliveries(otherSubs, otherEvents)...)
+	calls := c.seen()
+	for _, id := range done {
+		if calls[id] != 1 {
+			t.Errorf("delivery %s started %d times, want once", id, calls[id])
+		}
+	}
+	// It waits: the next claim, at once, passes it over.
+	if n, err := d.DispatchOnce(t.Context()); err != nil || n != 0 {
+		t.Fatalf("the failed event was claimed again at once: %d (%v)", n, err)
 	}
 
-	c.seen()
 	c.fail = ""
-	if n, err := d.DispatchOnce(t.Context()); err != nil || n != len(events) {
-		t.Fatalf("the batch again: dispatched %d events (%v), want %d", n, err, len(events))
+	if err := storagetest.MakeEventsDue(t.Context(), s.DB, tenant); err != nil {
+		t.Fatal(err)
 	}
-	calls := c.seen()
-	for _, id := range want {
+	if n, err := d.DispatchOnce(t.Context()); err != nil || n != 1 {
+		t.Fatalf("the failed event once due: dispatched %d (%v), want 1", n, err)
+	}
+	calls = c.seen()
+	retried := deliveries([]int64{both, failing}, failed)
+	for _, id := range retried {
 		if calls[id] != 1 {
 			t.Errorf("delivery %s started %d times the second time, want once", id, calls[id])
+		}
+	}
+	if len(calls) != len(retried) {
+		t.Errorf("the second claim started %v, want only %v", calls, retried)
+	}
+	checkStarted(t, s, append(done, retried...), func(id string) string {
+		if strings.HasPrefix(id, fmt.Sprintf("hook-%d-", otherSubs[0])) {
+			return other
+		}
+		return tenant
+	})
+}
+
+// When Temporal refuses every start, a claim stops beginning starts once
+// Concurrency of them (of two events or more) have failed: the events it
+// tried wait their back-off, those it did not try stay due, and nothing
+// is marked dispatched.
+func TestDispatcherStopsStartingWhenEveryStartFails(t *testing.T) {
+	t.Parallel()
+	s := hookStack(t)
+	tenant, token := s.NewTenant(t)
+	sub := subscribe(t, s, token, storage.EventAlertSent)
+	events := emitEvents(t, s, tenant, storage.EventAlertSent, 8)
+
+	c := watchStarts(s.Temporal, 0)
+	c.fail = "hook-"
+	d := &dispatch.Dispatcher{DB: s.DB, Temporal: c, TaskQueue: s.Config.TemporalTaskQueue, Concurrency: 2, Logger: slog.Default()}
+	if n, err := d.DispatchOnce(t.Context()); err != nil || n != 0 {
+		t.Fatalf("a claim whose every start failed dispatched %d (%v)", n, err)
+	}
+	tried := len(c.seen())
+	if tried < 2 || tried >= len(events) {
+		t.Fatalf("%d of %d events tried while every start failed, want at least 2 and not all", tried, len(events))
+	}
+	c.fail = ""
+	if n, err := d.DispatchOnce(t.Context()); err != nil || n != len(events)-tried {
+		t.Fatalf("the events not tried: dispatched %d (%v), want %d", n, err, len(events)-tried)
+	}
+	calls := c.seen()
+	if err := storagetest.MakeEventsDue(t.Context(), s.DB, tenant); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := d.DispatchOnce(t.Context()); err != nil || n != tried {
+		t.Fatalf("the events tried, once due: dispatched %d (%v), want %d", n, err, tried)
+	}
+	for id, k := range c.seen() {
+		calls[id] += k
+	}
+	want := deliveries([]int64{sub}, events)
+	for _, id := range want {
+		if calls[id] != 1 {
+			t.Errorf("delivery %s started %d times once Temporal took starts, want once", id, calls[id])
 		}
 	}
 	checkStarted(t, s, want, func(string) string { return tenant })

@@ -8,12 +8,9 @@ import (
 
 // lane is one queue of an outbox that a poll carries out.
 type lane struct {
-	// batch is the most rows once claims; a shorter batch means the queue
-	// is drained for now.
-	batch int
-	// once claims and carries out one batch and answers how many rows it
-	// claimed.
-	once func(ctx context.Context) (int, error)
+	// once claims and carries out one batch and answers whether another
+	// should follow at once: the batch was full, so more may wait.
+	once func(ctx context.Context) (more bool, err error)
 	// warn reports a batch that failed.
 	warn func(err error)
 }
@@ -21,7 +18,7 @@ type lane struct {
 // poll carries out an outbox's lanes until ctx ends. It kicks every lane
 // at once, then each time wake or notified receives (either may be nil),
 // and at the latest interval after the last kick. A kicked lane claims
-// batch after batch until one comes back short or fails; lanes do not
+// batch after batch until one says no more may wait, or fails; lanes do not
 // wait for one another.
 func poll(ctx context.Context, interval time.Duration, wake, notified <-chan struct{}, lanes ...lane) {
 	kicks := make([]chan struct{}, len(lanes))
@@ -67,14 +64,14 @@ func (l lane) drain(ctx context.Context, kick <-chan struct{}) {
 		case <-kick:
 		}
 		for ctx.Err() == nil {
-			n, err := l.once(ctx)
+			more, err := l.once(ctx)
 			if err != nil {
 				if ctx.Err() == nil {
 					l.warn(err)
 				}
 				break
 			}
-			if n < l.batch {
+			if !more {
 				break
 			}
 		}

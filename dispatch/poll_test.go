@@ -19,18 +19,18 @@ type queue struct {
 
 func (q *queue) add(n int) { q.mu.Lock(); q.rows += n; q.mu.Unlock() }
 
-func (q *queue) once(batch int) func(context.Context) (int, error) {
-	return func(context.Context) (int, error) {
+func (q *queue) once(batch int) func(context.Context) (bool, error) {
+	return func(context.Context) (bool, error) {
 		q.mu.Lock()
 		defer q.mu.Unlock()
 		if q.fail {
 			q.fail = false
-			return 0, errors.New("claim failed")
+			return false, errors.New("claim failed")
 		}
 		n := min(q.rows, batch)
 		q.rows -= n
 		q.batches++
-		return n, nil
+		return n == batch, nil
 	}
 }
 
@@ -58,7 +58,7 @@ func TestPollDrainsEachLaneWhenKicked(t *testing.T) {
 	wake := make(chan struct{}, 1)
 	lanes := []lane{}
 	for _, q := range []*queue{&a, &b} {
-		lanes = append(lanes, lane{batch: 10, once: q.once(10), warn: func(error) {
+		lanes = append(lanes, lane{once: q.once(10), warn: func(error) {
 			q.mu.Lock()
 			q.failures++
 			q.mu.Unlock()
@@ -100,7 +100,7 @@ func TestPollKicksEveryInterval(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	var q queue
-	go poll(ctx, 10*time.Millisecond, nil, nil, lane{batch: 10, once: q.once(10), warn: func(error) {}})
+	go poll(ctx, 10*time.Millisecond, nil, nil, lane{once: q.once(10), warn: func(error) {}})
 	waitFor(t, "first batch", func() bool { _, batches, _ := q.state(); return batches >= 1 })
 	q.add(3)
 	waitFor(t, "rows added later claimed by the interval's poll", func() bool { rows, _, _ := q.state(); return rows == 0 })

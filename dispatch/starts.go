@@ -85,8 +85,11 @@ func (s *Starter) Run(ctx context.Context) {
 		interval = 5 * time.Second
 	}
 	laneOf := func(urgent bool) lane {
-		return lane{batch: batchSize(s.Batch),
-			once: func(ctx context.Context) (int, error) { return s.DispatchOnce(ctx, urgent) },
+		return lane{
+			once: func(ctx context.Context) (bool, error) {
+				n, err := s.DispatchOnce(ctx, urgent)
+				return n >= batchSize(s.Batch), err
+			},
 			warn: func(err error) { s.Logger.Warn("start workflows", "urgent", urgent, "err", err) }}
 	}
 	poll(ctx, interval, s.Wake.ch(), s.listen(ctx), laneOf(true), laneOf(false))

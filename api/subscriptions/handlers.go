@@ -137,6 +137,10 @@ func (h *handlers) create(ctx context.Context, in *struct{ Body model.Subscripti
 		return nil, err
 	}
 	r, err := h.subs.Create(ctx, tenant, id, set, sealed)
+	if errors.Is(err, hooksubs.ErrTooMany) {
+		msg := fmt.Sprintf("the tenant has %d hook subscriptions, the most it may have: delete one before creating another", hooksubs.MaxPerTenant)
+		return nil, rest.Problem(http.StatusConflict, msg, rest.Failure("body", "", msg, nil))
+	}
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ package subscriptions
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"reflect"
 	"slices"
@@ -54,7 +55,10 @@ func Register(api huma.API, d rest.Deps) {
 	rest.Register(api, area.Op("createSubscription", http.MethodPost, subs, http.StatusCreated, "Create a hook subscription",
 		"Creates a Subscription of the caller's tenant. The target URL is checked against the SSRF policy (https; "+
 			"a host resolving only to public addresses, unless the operator allows more). The answer carries the signing secret, "+
-			"the only time it is shown. Each event is POSTed with the Standard Webhooks headers webhook-id, webhook-timestamp and webhook-signature.",
+			"the only time it is shown. Each event is POSTed with the Standard Webhooks headers webhook-id, webhook-timestamp and webhook-signature. "+
+			fmt.Sprintf("A tenant has at most %d subscriptions, active or not (each event is one delivery to every matching one): ", hooksubs.MaxPerTenant)+
+			"one more is a 409 naming the body, and nothing is created; delete one first. Subscriptions a tenant had beyond the limit "+
+			"before it was set are kept and keep receiving events.",
 		http.StatusConflict),
 		h.create)
 	rest.Register(api, area.Op("getSubscriptions", http.MethodGet, subs, 0, "List hook subscriptions",

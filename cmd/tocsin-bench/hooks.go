@@ -72,8 +72,8 @@ func runHooks(args []string) error {
 	fs := flag.NewFlagSet("hooks", flag.ContinueOnError)
 	o.flags(fs, "the tocsin binary, run as the worker process that delivers", "folder for the JSON and Markdown results")
 	fs.IntVar(&o.events, "events", 500, "events of the flooding tenant")
-	fs.IntVar(&o.subscriptions, "subscriptions", 10, "the flooding tenant's subscriptions to every event")
-	fs.IntVar(&o.batch, "batch", 100, "events the dispatcher claims at once")
+	fs.IntVar(&o.subscriptions, "subscriptions", 10, "the flooding tenant's subscriptions to every event (at most hooksubs.MaxPerTenant, 100)")
+	fs.IntVar(&o.batch, "batch", 100, "deliveries (workflow starts) one claim of the dispatcher asks for: events are claimed until their subscriptions reach it (at least one event)")
 	conc := fs.String("concurrency", "1,16", "a round for each of these limits of the dispatcher's starts in flight (1 starts one at a time)")
 	fs.DurationVar(&o.rtt, "rtt", 0, "added to each start's round trip, as a Temporal server across a network adds it to the loopback dev server's")
 	fs.DurationVar(&o.timeout, "timeout", 60*time.Minute, "give up after this long")
@@ -327,9 +327,9 @@ func writeHooksResult(dir string, r *HooksResult) error {
 	fmt.Fprintf(&md, "# tocsin-bench hooks (%s)\n\n", r.StartedAt.Format(time.RFC3339))
 	fmt.Fprintf(&md, "%d CPUs; load average %s before, %s after.\n\n", r.CPUs, r.LoadBefore, r.LoadAfter)
 	fmt.Fprintf(&md, "%d events of one tenant, each to its %d subscriptions, then 1 event of another tenant (1 subscription); "+
-		"dispatched with no worker running (batches of %d events, %.0f ms added to each start's round trip), then delivered by a worker process to a loopback target.\n\n",
+		"dispatched with no worker running (claims of at most %d deliveries, %.0f ms added to each start's round trip), then delivered by a worker process to a loopback target.\n\n",
 		r.Events, r.Subscriptions, r.Batch, r.AddedRTTMs)
-	fmt.Fprintf(&md, "| starts in flight | starts | dispatch | events/s | starts/s | mean batch | other tenant's event dispatched after | delivered (repeated) | deliveries/s |\n")
+	fmt.Fprintf(&md, "| starts in flight | starts | dispatch | events/s | starts/s | mean claim | other tenant's event dispatched after | delivered (repeated) | deliveries/s |\n")
 	fmt.Fprintf(&md, "| --- | --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, x := range r.Rounds {
 		fmt.Fprintf(&md, "| %d | %d | %.2f s | %.0f | %.0f | %.2f s | %.2f s | %d (%d) | %.0f |\n", x.Concurrency,

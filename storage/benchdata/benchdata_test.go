@@ -99,7 +99,7 @@ func TestUndispatchedEventsAreTheTenants(t *testing.T) {
 		t.Fatalf("%d undispatched (%v), want 2", n, err)
 	}
 	o := &storage.EventOutbox{DB: db}
-	if _, err := o.Dispatch(ctx, 10, func([]storage.ClaimedEvent) error { return nil }); err != nil {
+	if _, err := o.Dispatch(ctx, 10, func([]storage.ClaimedEvent) []error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if n, err := benchdata.UndispatchedEvents(ctx, db, tenant); err != nil || n != 0 {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
 
 	"github.com/tocsin/tocsin/storage"
@@ -81,17 +82,46 @@ func (s *Store) NewID(ctx context.Context) (int64, error) {
 	return id, nil
 }
 
+// MaxPerTenant is the most hook subscriptions a tenant may have, active
+// or not. Every event is one delivery to each of its tenant's matching
+// subscriptions, so the cap bounds what one event costs: the workflow
+// starts of the dispatcher's claim (dispatch.Dispatcher) and the
+// deliveries Temporal then runs. A tenant that had more before the cap
+// keeps them, and their deliveries; it creates none until it has fewer.
+const MaxPerTenant = 100
+
+// ErrTooMany is Create's error when the tenant has MaxPerTenant
+// subscriptions (or more) already.
+var ErrTooMany = fmt.Errorf("a tenant has at most %d hook subscriptions", MaxPerTenant)
+
 // Create stores a new subscription of the tenant under the id NewID
-// reserved, with its sealed signing secret.
+// reserved, with its sealed signing secret, unless the tenant has
+// MaxPerTenant subscriptions already (ErrTooMany). The count and the
+// insert run under a transaction advisory lock of the tenant's, so two
+// creates at once cannot both pass the cap.
 func (s *Store) Create(ctx context.Context, tenant string, id int64, set Settings, sealedSecret []byte) (Subscription, error) {
 	var r Subscription
-	if err := s.DB.GetContext(ctx, &r, `
-		INSERT INTO hook_subscriptions (id, tenant_id, url, event_types, active, description, headers_encrypted, secret_encrypted)
-		VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING `+columns,
-		id, tenant, set.URL, pq.StringArray(set.EventTypes), set.Active, set.Description, set.HeadersSealed, sealedSecret); err != nil {
-		return r, fmt.Errorf("insert subscription: %w", err)
-	}
-	return r, nil
+	err := s.DB.InTx(ctx, func(tx *sqlx.Tx) error {
+		if _, err := tx.ExecContext(ctx, `SELECT pg_advisory_xact_lock(hashtextextended('hook-subscriptions:' || $1, 0))`, tenant); err != nil {
+			return fmt.Errorf("lock the tenant's subscriptions: %w", err)
+		}
+		var n int
+		if err := tx.GetContext(ctx, &n, `SELECT count(*) FROM (SELECT 1 FROM hook_subscriptions WHERE tenant_id = $1 LIMIT $2) s`,
+			tenant, MaxPerTenant); err != nil {
+			return fmt.Errorf("count subscriptions: %w", err)
+		}
+		if n >= MaxPerTenant {
+			return ErrTooMany
+		}
+		if err := tx.GetContext(ctx, &r, `
+			INSERT INTO hook_subscriptions (id, tenant_id, url, event_types, active, description, headers_encrypted, secret_encrypted)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING `+columns,
+			id, tenant, set.URL, pq.StringArray(set.EventTypes), set.Active, set.Description, set.HeadersSealed, sealedSecret); err != nil {
+			return fmt.Errorf("insert subscription: %w", err)
+		}
+		return nil
+	})
+	return r, err
 }
 
 // List returns a page of the tenant's subscriptions in order (an ORDER BY

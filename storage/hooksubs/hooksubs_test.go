@@ -3,6 +3,7 @@ package hooksubs_test
 import (
 	"context"
 	"errors"
+	"sync"
 	"testing"
 
 	"github.com/tocsin/tocsin/internal/stacktest"
@@ -200,5 +201,52 @@ func TestHistoryKeepsThirtyDays(t *testing.T) {
 	}
 	if _, err := s.Attempt(ctx, other, ids[2]); !errors.Is(err, storage.ErrNotFound) {
 		t.Fatalf("another tenant reads the attempt: %v", err)
+	}
+}
+
+// Creates that race for a tenant's last places take them and no more: the
+// count and the insert are under the tenant's lock. Another tenant's
+// creates do not wait for it, nor count.
+func TestCreatesRacingForTheLastPlacesTakeNoMore(t *testing.T) {
+	t.Parallel()
+	ctx, db, tenant, other := stacktest.DBTenants(t)
+	s := hooksubs.New(db)
+	const free, racers = 5, 40
+	if _, err := storagetest.AddHookSubscriptions(ctx, db, tenant, hooksubs.MaxPerTenant-free, "https://example.com", "alert.sent"); err != nil {
+		t.Fatal(err)
+	}
+	set := hooksubs.Settings{URL: "https://example.com/a", EventTypes: []string{"alert.sent"}, Active: true}
+	ids := make([]int64, racers+1)
+	for i := range ids {
+		ids[i] = newID(t, s)
+	}
+	errs := make([]error, racers)
+	ready, gate := sync.WaitGroup{}, make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range racers {
+		ready.Add(1)
+		wg.Go(func() {
+			ready.Done()
+			<-gate
+			_, errs[i] = s.Create(ctx, tenant, ids[i], set, []byte("sealed"))
+		})
+	}
+	ready.Wait()
+	close(gate)
+	wg.Wait()
+	created := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			created++
+		case !errors.Is(err, hooksubs.ErrTooMany):
+			t.Fatal(err)
+		}
+	}
+	if _, total, err := s.List(ctx, tenant, "id", 1, 0); err != nil || created != free || total != storage.ExactTotal(hooksubs.MaxPerTenant) {
+		t.Fatalf("%d of %d racing creates passed, the tenant has %+v subscriptions (%v); want %d and %d", created, racers, total, err, free, hooksubs.MaxPerTenant)
+	}
+	if _, err := s.Create(ctx, other, ids[racers], set, []byte("sealed")); err != nil {
+		t.Fatalf("another tenant: %v", err)
 	}
 }

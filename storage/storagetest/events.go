@@ -40,3 +40,12 @@ func UndoDispatch(ctx context.Context, q sqlx.ExecerContext, tenant, eventID str
 	}
 	return nil
 }
+
+// MakeEventsDue makes the tenant's undispatched events that wait after a
+// failed start due now, as if their back-off had passed.
+func MakeEventsDue(ctx context.Context, q sqlx.ExecerContext, tenant string) error {
+	if _, err := q.ExecContext(ctx, `UPDATE events SET retry_at = now() WHERE tenant_id = $1 AND dispatched_at IS NULL AND retry_at IS NOT NULL`, tenant); err != nil {
+		return fmt.Errorf("make events due: %w", err)
+	}
+	return nil
+}

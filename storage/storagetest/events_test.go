@@ -37,7 +37,7 @@ func TestTenantEventsAreTheTenantsInOrder(t *testing.T) {
 		}
 	}
 	o := &storage.EventOutbox{DB: db}
-	if _, err := o.Dispatch(ctx, 10, func([]storage.ClaimedEvent) error { return nil }); err != nil {
+	if _, err := o.Dispatch(ctx, 10, func([]storage.ClaimedEvent) []error { return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if got, err = storagetest.TenantEvents(ctx, db, tenant); err != nil || len(got) != 2 || !got[0].Dispatched || !got[1].Dispatched {

@@ -3,8 +3,10 @@ package storagetest
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 
 	"github.com/tocsin/tocsin/storage"
 )
@@ -50,4 +52,16 @@ func execOne(ctx context.Context, q sqlx.ExecerContext, query string, args ...an
 		return storage.ErrNotFound
 	}
 	return nil
+}
+
+// AddHookSubscriptions stores n active subscriptions of the tenant to
+// types, to url, as rows written before tenants were held to
+// hooksubs.MaxPerTenant could be: nothing counts them. Their secrets are
+// not sealed, so a delivery to one fails. It returns their ids in order.
+func AddHookSubscriptions(ctx context.Context, q sqlx.QueryerContext, tenant string, n int, url string, types ...string) ([]int64, error) {
+	ids, err := storage.SelectAll[int64](ctx, q, "add subscriptions", `
+		INSERT INTO hook_subscriptions (tenant_id, url, event_types, active, secret_encrypted)
+		SELECT $1, $2, $3, true, 'unsealed' FROM generate_series(1, $4) RETURNING id`, tenant, url, pq.StringArray(types), n)
+	slices.Sort(ids)
+	return ids, err
 }
