@@ -261,12 +261,18 @@ func TestDispatcherClaimIsBoundedByDeliveriesAndTenantsTakeTurns(t *testing.T) {
 	if len(all) != len(want) {
 		t.Errorf("%d deliveries started, want %d", len(all), len(want))
 	}
-	checkStarted(t, s, want, func(id string) string {
-		if strings.HasPrefix(id, fmt.Sprintf("hook-%d-", otherSubs[0])) {
+	checkStarted(t, s, want, tenantOf(otherSubs[0], other, flood))
+}
+
+// tenantOf names the tenant of a delivery: other for those to the
+// subscription otherSub, else mine.
+func tenantOf(otherSub int64, other, mine string) func(id string) string {
+	return func(id string) string {
+		if strings.HasPrefix(id, fmt.Sprintf("hook-%d-", otherSub)) {
 			return other
 		}
-		return flood
-	})
+		return mine
+	}
 }
 
 // A start that fails holds back only its own event: the starts of one
@@ -332,12 +338,7 @@ func TestDispatcherHoldsBackOnlyTheEventWhoseStartFailed(t *testing.T) {
 	if len(calls) != len(retried) {
 		t.Errorf("the second claim started %v, want only %v", calls, retried)
 	}
-	checkStarted(t, s, append(done, retried...), func(id string) string {
-		if strings.HasPrefix(id, fmt.Sprintf("hook-%d-", otherSubs[0])) {
-			return other
-		}
-		return tenant
-	})
+	checkStarted(t, s, append(done, retried...), tenantOf(otherSubs[0], other, tenant))
 }
 
 // When Temporal refuses every start, a claim stops beginning starts once
