@@ -101,9 +101,6 @@ func runAlert(args []string, crash bool) error {
 	defer cancel()
 	res := &AlertResult{Command: name, StartedAt: time.Now().UTC(), Recipients: o.recipients, BatchSize: o.batch, Parallelism: o.parallelism,
 		ProviderConcurrency: o.concurrency, CPUs: runtime.NumCPU()}
-	logf := func(format string, a ...any) {
-		fmt.Fprintf(os.Stderr, "%s  "+format+"\n", append([]any{time.Now().Format("15:04:05.000")}, a...)...)
-	}
 
 	// The loopback SMS endpoint and its raw throughput with tocsin's own sender.
 	lb, err := startLoopback()

@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
+	"os"
 	"time"
 
 	"github.com/tocsin/tocsin/internal/app"
@@ -57,6 +59,11 @@ func serveAPI(ctx context.Context, a *app.App) (base string, stop func(), err er
 	}
 	go func() { _ = srv.App.Listener(ln) }()
 	return "http://" + ln.Addr().String(), func() { _ = srv.App.ShutdownWithTimeout(5 * time.Second) }, nil
+}
+
+// logf writes a line of progress to standard error, after the time.
+func logf(format string, a ...any) {
+	fmt.Fprintf(os.Stderr, "%s  "+format+"\n", append([]any{time.Now().Format("15:04:05.000")}, a...)...)
 }
 
 // runSchema creates a schema of its own for a benchmark run in the

@@ -91,9 +91,6 @@ func runHooks(args []string) error {
 	defer cancel()
 	res := &HooksResult{Command: "hooks", StartedAt: time.Now().UTC(), CPUs: runtime.NumCPU(), LoadBefore: loadAverage(),
 		Events: o.events, Subscriptions: o.subscriptions, Batch: o.batch, AddedRTTMs: float64(o.rtt.Microseconds()) / 1000}
-	logf := func(format string, a ...any) {
-		fmt.Fprintf(os.Stderr, "%s  "+format+"\n", append([]any{time.Now().Format("15:04:05.000")}, a...)...)
-	}
 
 	target, err := startHookTarget()
 	if err != nil {

@@ -182,7 +182,6 @@ type loadRun struct {
 	secret string
 	http   *http.Client
 	finals *finalWatch
-	logf   func(string, ...any)
 	tmu    sync.Mutex
 	tokens map[string]string
 }
@@ -207,10 +206,8 @@ BENCH_LOAD_EMERGENCY, BENCH_LOAD_VERIFICATIONS.`)
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
 	defer cancel()
 	res := &LoadResult{Command: "load", Quick: o.quick, StartedAt: time.Now().UTC(), CPUs: runtime.NumCPU(), LoadBefore: loadAverage()}
-	r := &loadRun{o: o, tokens: map[string]string{}, logf: func(format string, a ...any) {
-		fmt.Fprintf(os.Stderr, "%s  "+format+"\n", append([]any{time.Now().Format("15:04:05.000")}, a...)...)
-	}}
-	r.logf("load before: %s", res.LoadBefore)
+	r := &loadRun{o: o, tokens: map[string]string{}}
+	logf("load before: %s", res.LoadBefore)
 
 	lb, err := startLoopback()
 	if err != nil {
@@ -248,7 +245,7 @@ BENCH_LOAD_EMERGENCY, BENCH_LOAD_VERIFICATIONS.`)
 			bigGroup = g
 		}
 	}
-	r.logf("seeded 4 tenants (%d contacts for the big alert) in schema %s", o.big, schema)
+	logf("seeded 4 tenants (%d contacts for the big alert) in schema %s", o.big, schema)
 
 	queue := "bench-load-" + randomSuffix()
 	w, err := o.start("load-worker", o.workerEnv(dsn, queue, lb.url), "worker")
@@ -293,44 +290,44 @@ BENCH_LOAD_EMERGENCY, BENCH_LOAD_VERIFICATIONS.`)
 			return err
 		}
 		h := res.OneAlert
-		r.logf("one single-recipient alert: workflow tasks %d, activities %d, local activities %d, child workflows %d (history events %d)",
+		logf("one single-recipient alert: workflow tasks %d, activities %d, local activities %d, child workflows %d (history events %d)",
 			h.WorkflowTasks, h.Activities, h.LocalActivities, h.Children, h.Events)
 	}
 
-	r.logf("part 1: burst of %d single-recipient alerts from %d clients", o.burst, o.clients)
+	logf("part 1: burst of %d single-recipient alerts from %d clients", o.burst, o.clients)
 	if res.Burst, err = r.burst(ctx, tenants["a"], contact["a"]); err != nil {
 		return err
 	}
-	r.logf("  %.1f alerts final/s; accept %s; accept to final %s; %d errors, %d not final", res.Burst.FinalPerSec,
+	logf("  %.1f alerts final/s; accept %s; accept to final %s; %d errors, %d not final", res.Burst.FinalPerSec,
 		res.Burst.Accept, res.Burst.AcceptToFinal, res.Burst.Errors, res.Burst.NotFinal)
 
 	for _, rate := range o.rates {
-		r.logf("part 2: open loop at %d requests/s for %s", rate, o.rateFor)
+		logf("part 2: open loop at %d requests/s for %s", rate, o.rateFor)
 		rr, err := r.openLoop(ctx, tenants["a"], contact["a"], rate)
 		if err != nil {
 			return err
 		}
-		r.logf("  accept %s, %d errors; accept to final %s, %d not final; healthz %s", rr.Accept, rr.Errors, rr.AcceptToFinal, rr.NotFinal, rr.Health)
+		logf("  accept %s, %d errors; accept to final %s, %d not final; healthz %s", rr.Accept, rr.Errors, rr.AcceptToFinal, rr.NotFinal, rr.Health)
 		res.Rates = append(res.Rates, rr)
 	}
 
-	r.logf("part 3: %d Emergency alerts and %d verification codes while a %d-recipient alert runs and %d NonEmergency alerts flood in",
+	logf("part 3: %d Emergency alerts and %d verification codes while a %d-recipient alert runs and %d NonEmergency alerts flood in",
 		o.emergency, o.verifications, o.big, o.flood)
 	if res.Priority, err = r.priority(ctx, tenants, contact, bigGroup); err != nil {
 		return err
 	}
 	p := res.Priority
-	r.logf("  Emergency %s (%d not final); codes %s (%d missing); big alert final after %.1f s; flood final after %.1f s",
+	logf("  Emergency %s (%d not final); codes %s (%d missing); big alert final after %.1f s; flood final after %.1f s",
 		p.Emergency, p.EmergencyNotFinal, p.Codes, p.CodesMissing, p.BigAcceptToFinalSec, p.FloodFinalSec)
 
-	r.logf("part 4: %d empty workflows from %d clients on the same Temporal server", o.burst, o.clients)
+	logf("part 4: %d empty workflows from %d clients on the same Temporal server", o.burst, o.clients)
 	if res.Empty, err = r.emptyWorkflows(ctx); err != nil {
 		return err
 	}
 	if res.Empty.FinalPerSec > 0 {
 		res.RatioOfFlow = res.Burst.FinalPerSec / res.Empty.FinalPerSec
 	}
-	r.logf("  %.1f empty workflows/s; tocsin's burst is %.0f %% of it", res.Empty.FinalPerSec, 100*res.RatioOfFlow)
+	logf("  %.1f empty workflows/s; tocsin's burst is %.0f %% of it", res.Empty.FinalPerSec, 100*res.RatioOfFlow)
 	res.LoadAfter = loadAverage()
 	return writeLoadResult(o.out, res)
 }
@@ -633,7 +630,7 @@ func (r *loadRun) priority(ctx context.Context, tenants map[string]string, conta
 				defer uwg.Done()
 				if _, _, err := r.sendAlert(ctx, tenants["d"], smallAlert(fmt.Sprintf("Emergency %d", i), contact["d"], "Emergency")); err != nil {
 					emErrs.Add(1)
-					r.logf("  Emergency alert: %v", err)
+					logf("  Emergency alert: %v", err)
 				}
 			}()
 		}
@@ -645,7 +642,7 @@ func (r *loadRun) priority(ctx context.Context, tenants map[string]string, conta
 				st, b, _, err := r.post(ctx, http.MethodPost, v.path+"/verification/resend", tokD, map[string]any{"nonce": v.nonce})
 				if err != nil || st != 202 {
 					codeErrs.Add(1)
-					r.logf("  verification resend: %d %.200s %v", st, b, err)
+					logf("  verification resend: %d %.200s %v", st, b, err)
 					return
 				}
 				smu.Lock()
