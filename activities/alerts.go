@@ -297,14 +297,10 @@ func (a *Activities) StartCycle(ctx context.Context, in CycleInput) error {
 }
 
 // totals sums the delivery counts of the alert's channels.
-func totals(ctx context.Context, tx *sqlx.Tx, ref AlertRef) (alert.Totals, error) {
-	cs, err := storage.AlertChannelCounts(ctx, tx, ref.Tenant, ref.AlertID)
+func totals(ctx context.Context, tx *sqlx.Tx, al *storage.Alert) (alert.Totals, error) {
+	ts, err := storage.AlertTotals(ctx, tx, al)
 	if err != nil {
 		return alert.Totals{}, err
-	}
-	ts := make([]alert.Totals, len(cs))
-	for i, c := range cs {
-		ts[i] = c.Totals
 	}
 	return alert.Sum(ts...), nil
 }
@@ -323,16 +319,12 @@ func (a *Activities) FinishFirstCycle(ctx context.Context, ref AlertRef) (string
 	}
 	status := al.Status
 	err = a.DB.InTx(ctx, func(tx *sqlx.Tx) error {
-		t, err := totals(ctx, tx, ref)
-		if err != nil {
-			return err
-		}
-		broadcasts, err := storage.CountBroadcastsReached(ctx, tx, ref.Tenant, ref.AlertID)
+		t, err := totals(ctx, tx, al)
 		if err != nil {
 			return err
 		}
 		to, typ, detail := storage.AlertSent, storage.EventAlertSent, fmt.Sprintf("%d sent, %d failed", t.Succeeded(), t.Failed)
-		if t.Succeeded() == 0 && broadcasts == 0 {
+		if t.Succeeded() == 0 {
 			to, typ = storage.AlertFailed, storage.EventAlertFailed
 			detail = "no delivery succeeded"
 		}
@@ -379,7 +371,7 @@ func endAlert(ctx context.Context, tx *sqlx.Tx, ref AlertRef, al *storage.Alert)
 	if !first {
 		return nil
 	}
-	t, err := totals(ctx, tx, ref)
+	t, err := totals(ctx, tx, al)
 	if err != nil {
 		return err
 	}

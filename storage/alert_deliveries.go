@@ -3,7 +3,9 @@ package storage
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/jmoiron/sqlx"
 	"github.com/lib/pq"
@@ -199,6 +201,81 @@ type ChannelCounts struct {
 	// FirstCycleRows are the rows of cycle 1; the rest of the first cycle's
 	// recipients are pending.
 	FirstCycleRows int64 `db:"first_cycle_rows"`
+}
+
+// AlertTotals are the delivery totals of each channel of the alert, in its
+// channel order: the one rule by which the alert's status, its results and
+// its events count. A channel with deliveries per recipient counts its
+// batches, with the recipients of the first cycle that have no row yet
+// pending (none once the alert failed); a channel with rows of its own
+// counts them: the broadcast-style channels (a row per destination;
+// nothing before they post) and ETN with areas (a number called, from the
+// counts the alert keeps of its targets, once it stored them).
+func AlertTotals(ctx context.Context, q sqlx.QueryerContext, al *Alert) ([]alert.Totals, error) {
+	batches, err := AlertChannelCounts(ctx, q, al.TenantID, al.ID)
+	if err != nil {
+		return nil, err
+	}
+	type ownCounts struct {
+		Channel string `db:"channel"`
+		alert.Totals
+	}
+	own, err := SelectAll[ownCounts](ctx, q, "count own deliveries", ownCountsQuery, al.TenantID, al.ID)
+	if err != nil {
+		return nil, err
+	}
+	recipients := al.RecipientCount
+	if al.ResolvedAt == nil {
+		recipients = 0
+	}
+	by := map[string]ChannelCounts{}
+	for _, c := range batches {
+		by[c.Channel] = c
+	}
+	out := make([]alert.Totals, len(al.Channels))
+	for i, ch := range al.Channels {
+		if !alert.IsBroadcast(ch) { // a broadcast has nothing before it posts
+			out[i] = by[ch].Totals.WithPending(recipients, by[ch].FirstCycleRows, al.Status == AlertFailed)
+		}
+	}
+	for _, c := range own {
+		if i := slices.Index(al.Channels, c.Channel); i >= 0 {
+			out[i] = c.Totals
+		}
+	}
+	return out, nil
+}
+
+// EtnTargetTotals counts the ETN targets of an alert by status, as the
+// alert keeps them (alert_etn_counts, kept with the targets by a trigger):
+// one row read, however many numbers the alert calls.
+func EtnTargetTotals(ctx context.Context, q sqlx.QueryerContext, tenant string, alertID int64) (alert.Totals, error) {
+	t, err := GetOne[alert.Totals](ctx, q, "count etn targets", etnCountsQuery, tenant, alertID)
+	if errors.Is(err, ErrNotFound) {
+		return alert.Totals{}, nil // no targets stored
+	}
+	return t, err
+}
+
+// The statements that count an alert's ETN targets and the deliveries of
+// its channels with rows of their own ($1 the tenant, $2 the alert).
+const (
+	etnCounts      = `total, pending, retrying, sent, delivered, failed FROM alert_etn_counts WHERE tenant_id = $1 AND alert_id = $2`
+	etnCountsQuery = `SELECT ` + etnCounts
+	ownCountsQuery = `SELECT channel, count(*) AS total,
+			count(*) FILTER (WHERE status = 'Pending') AS pending, count(*) FILTER (WHERE status = 'Retrying') AS retrying,
+			count(*) FILTER (WHERE status = 'Sent') AS sent, count(*) FILTER (WHERE status = 'Delivered') AS delivered,
+			count(*) FILTER (WHERE status = 'Failed') AS failed
+		FROM alert_broadcasts WHERE tenant_id = $1 AND alert_id = $2 GROUP BY channel
+		UNION ALL SELECT 'etn', ` + etnCounts + ` AND total > 0`
+)
+
+// AlertTotalsStatements are the statements of AlertTotals and
+// EtnTargetTotals that read what an area ETN alert stored, by what they
+// count ("own": the channels with rows of their own, "counts": the ETN
+// targets), for tests to EXPLAIN; each takes the tenant and the alert.
+func AlertTotalsStatements() map[string]string {
+	return map[string]string{"own": ownCountsQuery, "counts": etnCountsQuery}
 }
 
 // AlertChannelCounts sums the batch counts of an alert per channel.

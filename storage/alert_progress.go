@@ -71,19 +71,6 @@ func CountConfirmed(ctx context.Context, q sqlx.QueryerContext, tenant string, a
 	return n, nil
 }
 
-// CountBroadcastsReached counts the alert's broadcasts and ETN calls that
-// were Sent or Delivered: the calls from the counts the alert keeps of its
-// ETN targets (alert_etn_counts), not from the targets.
-func CountBroadcastsReached(ctx context.Context, q sqlx.QueryerContext, tenant string, alertID int64) (int64, error) {
-	var n int64
-	if err := sqlx.GetContext(ctx, q, &n, `SELECT (SELECT count(*) FROM alert_broadcasts
-		WHERE tenant_id = $1 AND alert_id = $2 AND status IN ('Sent', 'Delivered'))
-		+ coalesce((SELECT sent + delivered FROM alert_etn_counts WHERE tenant_id = $1 AND alert_id = $2), 0)`, tenant, alertID); err != nil {
-		return 0, fmt.Errorf("count broadcasts: %w", err)
-	}
-	return n, nil
-}
-
 // BroadcastRecord is the outcome of a broadcast to one destination of an
 // alert's channel in a cycle.
 type BroadcastRecord struct {

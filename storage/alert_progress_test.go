@@ -6,7 +6,9 @@ import (
 	"testing"
 
 	"github.com/jmoiron/sqlx"
+	"github.com/lib/pq"
 
+	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/storage"
 	"github.com/tocsin/tocsin/storage/storagetest"
@@ -90,11 +92,14 @@ func TestAlertProgressIsKeptPerTenant(t *testing.T) {
 		t.Fatal("other tenant sees broadcasts")
 	}
 	exec(t, db, `INSERT INTO alert_etn_targets (tenant_id, alert_id, seq, phone, source, status, latitude, longitude) VALUES ($1, $2, 1, '+15550000001', 'contact', 'Delivered', 0, 0)`, tenant, id)
-	if n, err := storage.CountBroadcastsReached(ctx, db, tenant, id); err != nil || n != 2 {
-		t.Fatalf("reached %d %v", n, err)
+	a := &storage.Alert{TenantID: tenant, ID: id, Channels: pq.StringArray{"eas", "etn"}}
+	if ts, err := storage.AlertTotals(ctx, db, a); err != nil || len(ts) != 2 ||
+		ts[0] != (alert.Totals{Total: 2, Sent: 1, Retrying: 1}) || ts[1] != (alert.Totals{Total: 1, Delivered: 1}) {
+		t.Fatalf("the alert's totals %+v %v", ts, err)
 	}
-	if n, _ := storage.CountBroadcastsReached(ctx, db, other, id); n != 0 {
-		t.Fatal("other tenant counts broadcasts")
+	a.TenantID = other
+	if ts, _ := storage.AlertTotals(ctx, db, a); ts[0] != (alert.Totals{}) || ts[1] != (alert.Totals{}) {
+		t.Fatalf("another tenant counts the broadcasts: %+v", ts)
 	}
 }
 

@@ -205,6 +205,7 @@ type alertStatus struct {
 	} `json:"deliveries"`
 	History []struct {
 		Status string `json:"status"`
+		Detail string `json:"detail"`
 	} `json:"history"`
 }
 

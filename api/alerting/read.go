@@ -235,7 +235,7 @@ func (h *handler) getAlertsByID(ctx context.Context, in *getAlertInput) (*rest.O
 			// The numbers stored by the first batch, or, while the alert is
 			// being delivered and has stored none yet, the numbers inside
 			// the areas now. An alert that ended stored all it called.
-			c, err := h.results.EtnTargetCounts(ctx, tenant, al.ID)
+			c, err := storage.EtnTargetTotals(ctx, h.d.DB, tenant, al.ID)
 			if err != nil || c.Total > 0 || (al.Status != storage.AlertQueued && al.Status != storage.AlertProcessing) {
 				return c.Total, err
 			}
@@ -281,35 +281,13 @@ func summaryModel(t alert.Totals) model.DeliverySummary {
 }
 
 // channelTotals are the delivery totals of every channel of the alert, in
-// the alert's channel order: the batch counts, with the recipients of the
-// first cycle that have no row yet pending, or the own rows' counts of the
-// channels that have them (ownRowCounts).
+// the alert's channel order (storage.AlertTotals).
 func (h *handler) channelTotals(ctx context.Context, al *storage.Alert) ([]alert.Totals, error) {
-	counts, err := storage.AlertChannelCounts(ctx, h.d.DB, al.TenantID, al.ID)
+	t, err := storage.AlertTotals(ctx, h.d.DB, al)
 	if err != nil {
 		return nil, rest.Unavailable("the database", err)
 	}
-	by := map[string]storage.ChannelCounts{}
-	for _, c := range counts {
-		by[c.Channel] = c
-	}
-	recipients := al.RecipientCount
-	if al.ResolvedAt == nil {
-		recipients = 0
-	}
-	own, err := h.ownRowCounts(ctx, al)
-	if err != nil {
-		return nil, rest.Unavailable("the database", err)
-	}
-	out := make([]alert.Totals, len(al.Channels))
-	for i, ch := range al.Channels {
-		c := by[ch]
-		out[i] = c.Totals.WithPending(recipients, c.FirstCycleRows, al.Status == storage.AlertFailed)
-		if o, ok := own[ch]; ok {
-			out[i] = o
-		}
-	}
-	return out, nil
+	return t, nil
 }
 
 // summarized is an alert with the delivery summaries of its channels.
@@ -839,7 +817,7 @@ func (h *handler) etnTargetsPage(ctx context.Context, in *channelPageInput) (*ch
 		return nil, err
 	}
 	pp := rest.PageParams{Page: in.Page, PageSize: in.PageSize}
-	sum, err := h.results.EtnTargetCounts(ctx, al.TenantID, al.ID)
+	sum, err := storage.EtnTargetTotals(ctx, h.d.DB, al.TenantID, al.ID)
 	if err != nil {
 		return nil, rest.Unavailable("the database", err)
 	}
@@ -850,7 +828,7 @@ func (h *handler) etnTargetsPage(ctx context.Context, in *channelPageInput) (*ch
 	if err != nil {
 		return nil, rest.Unavailable("the database", err)
 	}
-	totals := model.AggregatedChannelResult{Channel: model.DeliveryChannel("etn"), DeliverySummary: summaryModel(sum.Totals)}
+	totals := model.AggregatedChannelResult{Channel: model.DeliveryChannel("etn"), DeliverySummary: summaryModel(sum)}
 	out := model.EtnResultsSummaryResponse{Paging: rest.NewPaging(pp, storage.ExactTotal(sum.Total)), Totals: totals, Items: []model.EtnResultSummary{}}
 	for _, r := range rows {
 		item := model.EtnResultSummary{Phone: r.Phone}
@@ -859,24 +837,4 @@ func (h *handler) etnTargetsPage(ctx context.Context, in *channelPageInput) (*ch
 		out.Items = append(out.Items, item)
 	}
 	return &channelPageOutput[model.EtnResultsSummaryResponse]{Body: out}, nil
-}
-
-// ownRowCounts summarises the channels whose deliveries are not one per
-// recipient: the broadcast-style channels (one row per destination) and ETN
-// with areas (one row per number called).
-func (h *handler) ownRowCounts(ctx context.Context, al *storage.Alert) (map[string]alert.Totals, error) {
-	rows, err := h.results.OwnRowCounts(ctx, al.TenantID, al.ID)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]alert.Totals{}
-	for _, r := range rows {
-		out[r.Channel] = r.Totals
-	}
-	for _, ch := range al.Channels {
-		if _, ok := out[ch]; !ok && alert.IsBroadcast(ch) {
-			out[ch] = alert.Totals{} // not posted yet
-		}
-	}
-	return out, nil
 }

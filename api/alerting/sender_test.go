@@ -11,6 +11,7 @@ import (
 	"github.com/tocsin/tocsin/channels/social"
 	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/internal/stacktest"
+	"github.com/tocsin/tocsin/storage/storagetest"
 )
 
 // TestSenderReachesEveryProvider: what an alert says about its sender
@@ -118,6 +119,45 @@ func TestSenderReachesEveryProvider(t *testing.T) {
 		}
 	}
 	l.checkProblems(t)
+
+	// An alert that only posts counts its posts as its status does: in the
+	// Sent transition and in its events.
+	posted := send(t, s, tok, map[string]any{"settings": map[string]any{
+		"message":    map[string]any{"subject": "Roads", "body": "Roads are closed."},
+		"channels":   map[string]any{"socialPostA": map[string]any{"enabled": true}, "socialPostB": map[string]any{"enabled": true}},
+		"recipients": map[string]any{"contactIds": []int64{ada.ID}},
+	}})
+	st := waitDone(t, s, tok, posted.AlertID)
+	if st.Status != "Sent" || st.Deliveries.Sent+st.Deliveries.Delivered != 2 {
+		t.Fatalf("posting alert %+v", st)
+	}
+	for _, h := range st.History {
+		if h.Status == "Sent" && h.Detail != "2 sent, 0 failed" {
+			t.Errorf("the Sent transition says %q, the status 2 sent", h.Detail)
+		}
+	}
+	recorded, err := storagetest.TenantEvents(ctx, s.DB, tenant)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counted := 0
+	for _, e := range recorded {
+		var ev struct {
+			AlertID   int64 `json:"alertId"`
+			Sent      int64 `json:"sent"`
+			Delivered int64 `json:"delivered"`
+		}
+		if json.Unmarshal(e.Payload, &ev) != nil || ev.AlertID != posted.AlertID || (e.Type != "alert.sent" && e.Type != "alert.completed") {
+			continue
+		}
+		counted++
+		if ev.Sent+ev.Delivered != 2 {
+			t.Errorf("%s counts %d sent and %d delivered, the status 2", e.Type, ev.Sent, ev.Delivered)
+		}
+	}
+	if counted != 2 {
+		t.Errorf("%d alert.sent and alert.completed events of the posting alert, want 2", counted)
+	}
 
 	// The email block's Reply-To wins over the sender's; without a sender
 	// name, the platform's sender stands.

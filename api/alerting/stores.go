@@ -36,8 +36,6 @@ type resultStore interface {
 	RecipientDeliveries(ctx context.Context, tenant string, alertID, seq int64) ([]results.Delivery, error)
 	ChannelDeliveries(ctx context.Context, tenant string, alertID int64, channel string, limit, offset int) ([]results.Delivery, storage.Total, error)
 	SharedDeliveries(ctx context.Context, tenant string, alertID int64, keyHead string, broadcast []string, etnArea bool, personID *int64) ([]results.Delivery, error)
-	OwnRowCounts(ctx context.Context, tenant string, alertID int64) ([]results.Counts, error)
-	EtnTargetCounts(ctx context.Context, tenant string, alertID int64) (results.Counts, error)
 	EtnTargets(ctx context.Context, tenant string, alertID int64, limit, offset int) ([]results.EtnTarget, error)
 	ApplyReceipt(ctx context.Context, d results.DeliveryRef, r results.Receipt) (bool, error)
 }

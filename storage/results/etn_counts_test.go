@@ -17,9 +17,9 @@ import (
 
 // etnStatusCounts counts an alert's ETN targets by status from the targets
 // themselves, as the kept counts must say.
-func etnStatusCounts(t *testing.T, db *storage.DB, tenant string, alertID int64) results.Counts {
+func etnStatusCounts(t *testing.T, db *storage.DB, tenant string, alertID int64) alert.Totals {
 	t.Helper()
-	c := results.Counts{Channel: "etn"}
+	var c alert.Totals
 	if err := db.GetContext(context.Background(), &c, `SELECT count(*) AS total,
 			count(*) FILTER (WHERE status = 'Pending') AS pending, count(*) FILTER (WHERE status = 'Retrying') AS retrying,
 			count(*) FILTER (WHERE status = 'Sent') AS sent, count(*) FILTER (WHERE status = 'Delivered') AS delivered,
@@ -56,23 +56,18 @@ func TestEtnCountsFollowTheTargets(t *testing.T) {
 	theirs := newAlert(t, db, other, storage.Alert{Subject: "Theirs", Channels: pq.StringArray{"etn"}})
 	seedEtnTargets(t, db, other, theirs.ID, 7, "Pending")
 	al := newAlert(t, db, tenant, storage.Alert{Subject: "Areas", Channels: pq.StringArray{"etn"}})
-	check := func(step string, totals alert.Totals) {
+	check := func(step string, want alert.Totals) {
 		t.Helper()
-		want := results.Counts{Channel: "etn", Totals: totals}
-		got, err := s.EtnTargetCounts(ctx, tenant, al.ID)
+		got, err := storage.EtnTargetTotals(ctx, db, tenant, al.ID)
 		if err != nil || got != want {
 			t.Errorf("%s: counts %+v, want %+v: %v", step, got, want, err)
 		}
 		if counted := etnStatusCounts(t, db, tenant, al.ID); counted != want {
 			t.Errorf("%s: the targets count %+v, want %+v", step, counted, want)
 		}
-		own, err := s.OwnRowCounts(ctx, tenant, al.ID)
-		if err != nil || want.Total > 0 && (len(own) != 1 || own[0] != want) || want.Total == 0 && len(own) != 0 {
-			t.Errorf("%s: own row counts %+v, want %+v: %v", step, own, want, err)
-		}
-		reached, err := storage.CountBroadcastsReached(ctx, db, tenant, al.ID)
-		if err != nil || reached != want.Sent+want.Delivered {
-			t.Errorf("%s: %d calls reached, want %d: %v", step, reached, want.Sent+want.Delivered, err)
+		own, err := storage.AlertTotals(ctx, db, al)
+		if err != nil || len(own) != 1 || own[0] != want {
+			t.Errorf("%s: the alert's totals %+v, want %+v: %v", step, own, want, err)
 		}
 	}
 	check("no targets", alert.Totals{})
@@ -113,7 +108,7 @@ func TestEtnCountsFollowTheTargets(t *testing.T) {
 		}
 	}
 	check("calls ended", alert.Totals{Total: 6, Pending: 1, Retrying: 1, Delivered: 2, Failed: 2})
-	if c, err := s.EtnTargetCounts(ctx, other, al.ID); err != nil || c.Total != 0 {
+	if c, err := storage.EtnTargetTotals(ctx, db, other, al.ID); err != nil || c.Total != 0 {
 		t.Errorf("another tenant reads the counts of the alert's id: %+v %v", c, err)
 	}
 
@@ -130,7 +125,7 @@ func TestEtnCountsFollowTheTargets(t *testing.T) {
 	if c := etnStatusCounts(t, db, other, theirs.ID); c.Total != 7 {
 		t.Fatalf("the other tenant's alert: %+v", c)
 	}
-	if c, err := s.EtnTargetCounts(ctx, other, theirs.ID); err != nil || c != etnStatusCounts(t, db, other, theirs.ID) {
+	if c, err := storage.EtnTargetTotals(ctx, db, other, theirs.ID); err != nil || c != etnStatusCounts(t, db, other, theirs.ID) {
 		t.Fatalf("the other tenant's counts %+v %v", c, err)
 	}
 }
@@ -153,7 +148,7 @@ func TestEtnPageReadsOnlyTheTargetsItShows(t *testing.T) {
 	}
 
 	want := etnStatusCounts(t, db, tenant, al.ID)
-	if c, err := s.EtnTargetCounts(ctx, tenant, al.ID); err != nil || c != want || c.Total != targets {
+	if c, err := storage.EtnTargetTotals(ctx, db, tenant, al.ID); err != nil || c != want || c.Total != targets {
 		t.Fatalf("counts %+v, want %+v: %v", c, want, err)
 	}
 	for _, page := range []struct{ limit, offset int }{{500, 0}, {25, 10_000}} {

@@ -2,13 +2,11 @@ package results
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/lib/pq"
 
-	"github.com/tocsin/tocsin/alert"
 	"github.com/tocsin/tocsin/channels"
 	"github.com/tocsin/tocsin/storage"
 )
@@ -225,45 +223,6 @@ func (s *Store) SharedDeliveries(ctx context.Context, tenant string, alertID int
 		ORDER BY 1, 4`, tenant, alertID, pq.StringArray(broadcast), etnArea, personID, keyHead)
 }
 
-// Counts are the deliveries of a channel by status, for channels whose
-// deliveries are not one per recipient.
-type Counts struct {
-	Channel string `db:"channel"`
-	alert.Totals
-}
-
-// OwnRowCounts counts the deliveries of the channels with rows of their
-// own: the broadcast-style channels (one row per destination, a few per
-// alert) and ETN with areas (one row per number called, read from the
-// counts the alert keeps of them: see EtnTargetCounts).
-func (s *Store) OwnRowCounts(ctx context.Context, tenant string, alertID int64) ([]Counts, error) {
-	return storage.SelectAll[Counts](ctx, s.DB, "count own deliveries", ownRowCountsQuery, tenant, alertID)
-}
-
-// EtnTargetCounts counts the ETN targets of an alert by status, as the
-// alert keeps them (alert_etn_counts, kept with the targets by a trigger):
-// one row read, however many numbers the alert calls.
-func (s *Store) EtnTargetCounts(ctx context.Context, tenant string, alertID int64) (Counts, error) {
-	c, err := storage.GetOne[Counts](ctx, s.DB, "count etn targets", etnCountsQuery, tenant, alertID)
-	if errors.Is(err, storage.ErrNotFound) {
-		return Counts{Channel: "etn"}, nil // no targets stored
-	}
-	return c, err
-}
-
-// The statements that count an alert's own deliveries and its ETN targets
-// (tenant and alert as $1 and $2).
-const (
-	etnCountsQuery = `SELECT 'etn' AS channel, total, pending, retrying, sent, delivered, failed
-		FROM alert_etn_counts WHERE tenant_id = $1 AND alert_id = $2`
-	ownRowCountsQuery = `SELECT channel, count(*) AS total,
-			count(*) FILTER (WHERE status = 'Pending') AS pending, count(*) FILTER (WHERE status = 'Retrying') AS retrying,
-			count(*) FILTER (WHERE status = 'Sent') AS sent, count(*) FILTER (WHERE status = 'Delivered') AS delivered,
-			count(*) FILTER (WHERE status = 'Failed') AS failed
-		FROM alert_broadcasts WHERE tenant_id = $1 AND alert_id = $2 GROUP BY channel
-		UNION ALL ` + etnCountsQuery + ` AND total > 0`
-)
-
 // EtnTarget is a number an ETN alert with areas called. A contact's number
 // has the contact's first and last name (as they are now; the name stored
 // with the target when the contact is gone), an address point's its name
@@ -290,7 +249,7 @@ const etnTargetsQuery = `SELECT t.seq, t.phone, t.person_id,
 
 // ExplainEtnPage runs the statements of an area ETN alert's results page
 // under EXPLAIN (ANALYZE, FORMAT JSON) and returns their plans by what
-// they read: "counts" (EtnTargetCounts), "own" (OwnRowCounts) and "page"
+// they read: "counts" and "own" (storage.AlertTotalsStatements) and "page"
 // (EtnTargets at limit and offset), so tests can check how many targets
 // each reads.
 func (s *Store) ExplainEtnPage(ctx context.Context, tenant string, alertID int64, limit, offset int) (map[string]string, error) {
@@ -299,8 +258,8 @@ func (s *Store) ExplainEtnPage(ctx context.Context, tenant string, alertID int64
 		sql  string
 		args []any
 	}{
-		"counts": {etnCountsQuery, []any{tenant, alertID}},
-		"own":    {ownRowCountsQuery, []any{tenant, alertID}},
+		"counts": {storage.AlertTotalsStatements()["counts"], []any{tenant, alertID}},
+		"own":    {storage.AlertTotalsStatements()["own"], []any{tenant, alertID}},
 		"page":   {etnTargetsQuery, []any{tenant, alertID, limit, offset}},
 	} {
 		plan, err := storage.Explain(ctx, s.DB, []string{"ANALYZE", "FORMAT JSON"}, q.sql, q.args...)
