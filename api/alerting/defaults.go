@@ -47,6 +47,16 @@ func (h *handler) defaults(ctx context.Context, tenant string) (model.AlertDefau
 	if len(d.Channels) == 0 {
 		d.Channels = BuiltinDefaults().Channels
 	}
+	// A sender name stored before the rule of names refused what it holds
+	// would make every alert that gives none a 400: it is left out, as the
+	// built-in defaults have none.
+	if n := d.Sender.Name; n != nil {
+		if name, err := checkSenderName(*n); err != nil {
+			d.Sender.Name = nil
+		} else {
+			*n = name
+		}
+	}
 	return d, updated, nil
 }
 

@@ -17,7 +17,8 @@ import (
 // no channels, a sender an alert could not give) are a 400 naming the
 // field and change nothing; an alert
 // without type or channels is still accepted. Defaults stored before the
-// check are read with the built-in type and channels in their place.
+// check are read with the built-in type and channels in their place, and
+// without a sender name the rule of names refuses.
 func TestDefaultsThatCannotServeAnAlertAreRefused(t *testing.T) {
 	t.Parallel()
 	s := stacktest.Start(t)
@@ -79,6 +80,34 @@ func TestDefaultsThatCannotServeAnAlertAreRefused(t *testing.T) {
 	r = s.Do(t, http.MethodPost, "/v2/alerts/defaults", tok, nil)
 	if body := string(r.Body); r.Status != http.StatusOK || !strings.Contains(body, `"type":"Default"`) || !strings.Contains(body, `"channels":["email"]`) {
 		t.Fatalf("stored defaults that cannot serve an alert: %d %s", r.Status, r.Body)
+	}
+	send(t, s, tok, alert)
+
+	// A sender name stored before the rule of names refused what it
+	// holds (a right-to-left mark, taken until then) does not make every
+	// alert that gives no sender name a 400 naming a field it does not
+	// give: it is left out, as the built-in defaults have none, and the
+	// defaults read back can be written back.
+	if err := results.New(s.DB).SaveDefaults(context.Background(), tenant,
+		[]byte(`{"type":"Default","priority":"NonEmergency","channels":["email"],"workflow":{"cycles":1},"sender":{"name":"Campus \u200fSafety","callerId":"+14155550009"},"loudTone":false}`)); err != nil {
+		t.Fatal(err)
+	}
+	r = s.Do(t, http.MethodPost, "/v2/alerts/defaults", tok, nil)
+	var read struct {
+		Defaults map[string]any `json:"defaults"`
+	}
+	if r.Status != http.StatusOK || json.Unmarshal(r.Body, &read) != nil || read.Defaults == nil {
+		t.Fatalf("stored defaults with a sender name the rule refuses: %d %s", r.Status, r.Body)
+	}
+	if strings.Contains(string(r.Body), `Campus`) || !strings.Contains(string(r.Body), `"callerId":"+14155550009"`) {
+		t.Errorf("stored defaults with a sender name the rule refuses read %s, want the name left out and the caller id kept", r.Body)
+	}
+	if r := s.Do(t, http.MethodPut, "/v2/alerts/defaults", tok, read.Defaults); r.Status != http.StatusOK {
+		t.Errorf("the defaults read back written back: %d %s", r.Status, r.Body)
+	}
+	if err := results.New(s.DB).SaveDefaults(context.Background(), tenant,
+		[]byte(`{"type":"Default","priority":"NonEmergency","channels":["email"],"workflow":{"cycles":1},"sender":{"name":"Campus \u200fSafety"},"loudTone":false}`)); err != nil {
+		t.Fatal(err)
 	}
 	send(t, s, tok, alert)
 }

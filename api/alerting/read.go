@@ -79,6 +79,12 @@ func render(s *alert.Settings, chans []string, rd *alert.Renderer, rec *storage.
 				if ch == "text" && c.Text != nil {
 					m.Body = firstOf(c.Text.Body, m.Body)
 				}
+				if ch == string(channels.SocialPostA) && c.SocialPostA != nil {
+					m.Body = firstOf(c.SocialPostA.Message, m.Body)
+				}
+				if ch == string(channels.SocialPostB) && c.SocialPostB != nil {
+					m.Body = firstOf(c.SocialPostB.Message, m.Body)
+				}
 			}
 		}
 		if c := channels.Channel(ch); c == channels.SocialPostA || c == channels.SocialPostB {

@@ -3,6 +3,7 @@ package alerting_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -182,5 +183,48 @@ func TestSenderReachesEveryProvider(t *testing.T) {
 	waitDone(t, s, tok, res.AlertID)
 	if m, err := sb.SMTP.WaitTo(ctx, ada.Email); err != nil || m.FromName != "County Alerts" || m.ReplyTo != nil {
 		t.Errorf("email %+v %v, want the platform's sender and no Reply-To", m, err)
+	}
+}
+
+// TestAlertDetailsShowTheSocialBlocksOwnPost: an alert's details show each
+// social post as the network gets it also with replaceMessageVariables
+// false: the block's own message, after the subject, with the link and
+// hashtags, as the filled-in details show it.
+func TestAlertDetailsShowTheSocialBlocksOwnPost(t *testing.T) {
+	t.Parallel()
+	s := startWithPublicURL(t)
+	_, tok := s.NewTenant(t)
+	configureLoopbacks(t, s, tok, nil)
+	res := send(t, s, tok, map[string]any{"settings": map[string]any{
+		"message":     map[string]any{"subject": "Storm", "body": "Take shelter now."},
+		"content":     map[string]any{"link": "https://county.example/storm"},
+		"socialMedia": map[string]any{"hashtags": []string{"storm"}, "includeLink": true},
+		"channels": map[string]any{
+			"email":       map[string]any{"enabled": true},
+			"socialPostA": map[string]any{"enabled": true, "message": "Shelters are open at every school."},
+		},
+		"recipients": map[string]any{"adHoc": []map[string]any{{"email": "drill@example.com"}}},
+	}})
+	post := func(replace bool) string {
+		r := s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d?replaceMessageVariables=%v", res.AlertID, replace), tok, nil)
+		var got struct {
+			Messages []struct{ Channel, Subject, Body string }
+		}
+		if r.Status != http.StatusOK || json.Unmarshal(r.Body, &got) != nil {
+			t.Fatalf("alert details: %d %s", r.Status, r.Body)
+		}
+		for _, m := range got.Messages {
+			if m.Channel == "socialPostA" {
+				return m.Subject + "|" + m.Body
+			}
+		}
+		t.Fatalf("no socialPostA message in %s", r.Body)
+		return ""
+	}
+	const want = "|Storm: Shelters are open at every school. https://county.example/storm #storm"
+	for _, replace := range []bool{true, false} {
+		if got := post(replace); got != want {
+			t.Errorf("with replaceMessageVariables %v the post shows %q, want %q", replace, got, want)
+		}
 	}
 }
