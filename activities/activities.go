@@ -31,6 +31,15 @@ type Activities struct {
 	Hooks *HookSender
 	// Metrics receives the activities' own series (tocsin_deliveries_total).
 	Metrics prometheus.Registerer
+	// LocalSlots is the local-activity slots of the lane these activities
+	// run in (worker.New sets it): a tenant runs at most half of them with
+	// deliveries at once (see takeLocalShare). Zero bounds nothing.
+	LocalSlots int
+
+	// localMu guards localHeld, the local-activity deliveries each tenant
+	// runs now in this lane.
+	localMu   sync.Mutex
+	localHeld map[string]int
 
 	// st is what the alert activities keep between calls (see state),
 	// set up once, or shared with another Activities (ShareState).

@@ -98,6 +98,13 @@ func (o *BatchOutcome) count(status string) {
 // records them from there instead of sending them again.
 func (a *Activities) DeliverBatch(ctx context.Context, in BatchInput) (BatchOutcome, error) {
 	var out BatchOutcome
+	if activity.IsActivity(ctx) && activity.GetInfo(ctx).IsLocalActivity && in.MaxAttempts > 1 {
+		release, ok := a.takeLocalShare(in.Tenant)
+		if !ok {
+			return out, temporal.NewApplicationError("the tenant runs its share of this lane's local deliveries: the batch is delivered as an activity, where tenants take turns", ErrTypeLocalShareTaken)
+		}
+		defer release()
+	}
 	key := storage.BatchKey{Tenant: in.Tenant, AlertID: in.AlertID, Tag: in.Tag, Channel: in.Channel, Cycle: in.Cycle, Lo: in.Lo, Hi: in.Hi}
 	progress := startProgress(ctx, in)
 	stop := heartbeatWith(ctx, progress.details)
@@ -446,4 +453,44 @@ func eachSecond(ctx context.Context, f func()) func() {
 		stopped.Do(func() { close(done) })
 		wg.Wait()
 	}
+}
+
+// ErrTypeLocalShareTaken is the error of a local-activity delivery that
+// found its tenant running its share of the lane's local-activity slots
+// already: it sent nothing, and the workflow delivers the batch as an
+// activity instead (executeOnceLocally).
+const ErrTypeLocalShareTaken = "LocalShareTaken"
+
+// takeLocalShare counts a local-activity delivery of tenant in this lane,
+// unless the tenant runs half of the lane's local-activity slots (at least
+// one) with deliveries already. The worker hands those slots out first
+// come first served, whatever the tenant: Temporal's priority and fairness
+// order the tasks of a task queue, not the local activities of the workflow
+// tasks a worker runs. Without a share, one tenant's flood of small alerts
+// (each delivered inside its workflow task) would hold every slot, and every
+// other tenant's alert, Emergency ones in the urgent lane included, would
+// wait for that whole flood. A delivery refused here runs as an activity on
+// the task queue, where tenants take turns. release ends the delivery's
+// count.
+func (a *Activities) takeLocalShare(tenant string) (release func(), ok bool) {
+	if a.LocalSlots <= 0 {
+		return func() {}, true
+	}
+	share := max(a.LocalSlots/2, 1)
+	a.localMu.Lock()
+	defer a.localMu.Unlock()
+	if a.localHeld[tenant] >= share {
+		return nil, false
+	}
+	if a.localHeld == nil {
+		a.localHeld = map[string]int{}
+	}
+	a.localHeld[tenant]++
+	return func() {
+		a.localMu.Lock()
+		defer a.localMu.Unlock()
+		if a.localHeld[tenant]--; a.localHeld[tenant] <= 0 {
+			delete(a.localHeld, tenant)
+		}
+	}, true
 }

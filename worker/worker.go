@@ -106,6 +106,7 @@ const heartbeatThrottle = 2 * time.Second
 // Activities and local activities (database-only alert steps) are bounded
 // by MaxActivities, which should match the database connection pool.
 func New(cl client.Client, o Options, acts *activities.Activities) sdkworker.Worker {
+	acts.LocalSlots = o.MaxActivities
 	w := sdkworker.New(cl, o.TaskQueue, SDKOptions(o))
 	Register(w, acts)
 	return w

@@ -231,15 +231,17 @@ func TestEmergencyAlertIsDeliveredWhileNonEmergencyWorkHoldsEverySlot(t *testing
 	seed(t, s, other, oc)
 
 	var routine []sendResponse
-	for i := range 3 {
+	for i := range 4 {
 		routine = append(routine, send(t, s, bTok, map[string]any{"settings": map[string]any{
 			"message":    map[string]any{"subject": "Routine", "body": fmt.Sprintf("Routine notice %d.", i)},
 			"channels":   map[string]any{"teamChat": map[string]any{"enabled": true}},
 			"recipients": map[string]any{"contactIds": []int64{bc.ID}},
 		}}))
 	}
-	// Two deliveries hold the normal lane's two slots; the third waits.
-	stacktest.Eventually(t, 60*time.Second, "two team-chat posts to be held", func() bool { return hook.started.Load() >= 2 })
+	// Three deliveries hold the normal lane: one the tenant's share of its
+	// two local-activity slots, two its two activity slots (the
+	// deliveries past the share run as activities); the fourth waits.
+	stacktest.Eventually(t, 60*time.Second, "three team-chat posts to be held", func() bool { return hook.started.Load() >= 3 })
 
 	body := textAlert("Evacuate now.", map[string]any{"contactIds": []int64{oc.ID}})
 	body["settings"].(map[string]any)["priority"] = map[string]any{"priority": "Emergency"}
@@ -247,16 +249,84 @@ func TestEmergencyAlertIsDeliveredWhileNonEmergencyWorkHoldsEverySlot(t *testing
 	if st := waitDone(t, s, oTok, emergency.AlertID); st.Status != "Sent" {
 		t.Fatalf("Emergency alert ended %s, want Sent", st.Status)
 	}
-	if started, ended := hook.started.Load(), hook.ended.Load(); started != 2 || ended != 0 {
-		t.Fatalf("while the Emergency alert was delivered the normal lane moved: %d posts started, %d ended; want 2 held, none ended", started, ended)
+	if started, ended := hook.started.Load(), hook.ended.Load(); started != 3 || ended != 0 {
+		t.Fatalf("while the Emergency alert was delivered the normal lane moved: %d posts started, %d ended; want 3 held, none ended", started, ended)
 	}
 	// Released, the NonEmergency work completes too.
 	hook.Release()
 	for _, r := range routine {
 		waitDone(t, s, bTok, r.AlertID)
 	}
-	if n := hook.started.Load(); n != 3 {
+	if n := hook.started.Load(); n != 4 {
 		t.Fatalf("%d team-chat posts, want one per routine alert", n)
+	}
+}
+
+// One tenant's flood of small Emergency alerts does not hold another
+// tenant's Emergency alert: a single-batch alert delivers inside its
+// workflow task, as a local activity, and the worker hands its
+// local-activity slots out first come first served, whatever the tenant
+// (Temporal's fairness orders tasks on the task queue, not local
+// activities). So a tenant runs at most half of a lane's local-activity
+// slots with deliveries at once; its other deliveries go to the task
+// queue as activities, where tenants take turns. Here the busy tenant's
+// team-chat posts are held by the provider and would take both of the
+// urgent lane's two local-activity slots; the other tenant's Emergency
+// alert is delivered while they are held.
+func TestOneTenantsEmergencyFloodDoesNotHoldAnotherTenantsEmergencyAlert(t *testing.T) {
+	t.Parallel()
+	hook := newStallingWebhook(t)
+	_, withSandbox := stacktest.Sandbox(t)
+	s := stacktest.Start(t, withSandbox, func(c *config.Config) {
+		c.WorkerMaxActivities, c.WorkerUrgentActivities = 2, 2
+		c.ProviderTimeout = 2 * time.Minute
+		c.HookAllowHosts, c.HookAllowHTTP = []string{"127.0.0.1"}, true
+	})
+	busy, bTok := s.NewTenant(t)
+	other, oTok := s.NewTenant(t)
+	set := providers.Settings{Targets: []providers.Target{{Name: "ops", URL: hook.URL + "/hook", Style: "slack"}}}
+	if r := s.Do(t, http.MethodPut, "/v2/settings/channels/teamChat", bTok, set); r.Status != http.StatusOK {
+		t.Fatalf("configure team chat: %d %s", r.Status, r.Body)
+	}
+	bc := &contact{First: "Bo", Last: "Busy", Phone: "+15550108001"}
+	seed(t, s, busy, bc)
+	oc := &contact{First: "Em", Last: "Other", Phone: "+15550108002"}
+	seed(t, s, other, oc)
+
+	var flood []sendResponse
+	for i := range 3 {
+		flood = append(flood, send(t, s, bTok, map[string]any{"settings": map[string]any{
+			"message":    map[string]any{"subject": "Evacuate", "body": fmt.Sprintf("Evacuate building %d.", i)},
+			"priority":   map[string]any{"priority": "Emergency"},
+			"channels":   map[string]any{"teamChat": map[string]any{"enabled": true}},
+			"recipients": map[string]any{"contactIds": []int64{bc.ID}},
+		}}))
+	}
+	stacktest.Eventually(t, 60*time.Second, "two team-chat posts to be held", func() bool { return hook.started.Load() >= 2 })
+
+	body := textAlert("Shelter in place.", map[string]any{"contactIds": []int64{oc.ID}})
+	body["settings"].(map[string]any)["priority"] = map[string]any{"priority": "Emergency"}
+	emergency := send(t, s, oTok, body)
+	var st alertStatus
+	stacktest.Eventually(t, 30*time.Second, "the other tenant's Emergency alert to complete while the busy tenant's posts are held", func() bool {
+		st = status(t, s, oTok, emergency.AlertID)
+		return st.Completed
+	})
+	if st.Status != "Sent" {
+		t.Fatalf("the other tenant's Emergency alert ended %s, want Sent", st.Status)
+	}
+	if ended := hook.ended.Load(); ended != 0 {
+		t.Fatalf("%d held posts ended before the other tenant's alert was delivered; want none", ended)
+	}
+	// Released, the busy tenant's alerts are delivered, each post once.
+	hook.Release()
+	for _, r := range flood {
+		if st := waitDone(t, s, bTok, r.AlertID); st.Status != "Sent" || st.Deliveries.Final != 1 || st.Deliveries.Failed != 0 {
+			t.Fatalf("busy tenant's alert %d: %+v", r.AlertID, st)
+		}
+	}
+	if n := hook.started.Load(); n != 3 {
+		t.Fatalf("%d team-chat posts, want one per alert", n)
 	}
 }
 

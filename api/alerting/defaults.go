@@ -47,14 +47,23 @@ func (h *handler) defaults(ctx context.Context, tenant string) (model.AlertDefau
 	if len(d.Channels) == 0 {
 		d.Channels = BuiltinDefaults().Channels
 	}
-	// A sender name stored before the rule of names refused what it holds
-	// would make every alert that gives none a 400: it is left out, as the
-	// built-in defaults have none.
+	// So may a sender name or Reply-To stored before the rules for them:
+	// every alert leaving the sender out would be refused, naming a field
+	// its caller never gave. Such a value is left out (the platform's From
+	// name and no Reply-To stand), and a name the rule takes is read in
+	// NFC, as updateAlertsDefault would store it.
 	if n := d.Sender.Name; n != nil {
 		if name, err := checkSenderName(*n); err != nil {
 			d.Sender.Name = nil
 		} else {
 			*n = name
+		}
+	}
+	if a := d.Sender.ReplyTo; a != nil && *a != "" {
+		if addr, err := emailaddr.Normalize(*a); err != nil {
+			d.Sender.ReplyTo = nil
+		} else {
+			*a = addr
 		}
 	}
 	return d, updated, nil

@@ -209,3 +209,53 @@ func TestDefaultsFillFieldByField(t *testing.T) {
 		same(fmt.Sprint("given priority ", i), got.Settings.Priority, map[string]any{"priority": "NonEmergency"})
 	}
 }
+
+// TestStoredDefaultsWithASenderTheRulesRefuseStillServeAlerts: a default
+// sender name or Reply-To stored before the rules for them (a line
+// separator or a bidirectional control in the name, a Reply-To with a
+// display name) does not make every alert that leaves the sender out a
+// 400 naming a field the caller never gave: the defaults are read without
+// them, so the platform's From name stands, Emergency alerts go out, and
+// what the defaults answer can be sent back. A stored name the rule takes
+// is read in NFC.
+func TestStoredDefaultsWithASenderTheRulesRefuseStillServeAlerts(t *testing.T) {
+	t.Parallel()
+	s := stacktest.Start(t)
+	tenant, tok := s.NewTenant(t)
+	if err := results.New(s.DB).SaveDefaults(context.Background(), tenant,
+		[]byte(`{"type":"Default","priority":"Emergency","channels":["email"],"workflow":{"cycles":1},"sender":{"name":"Dept \u2028 x\u202e","replyTo":"Safety <safety@example.com>","callerId":"+15555550100"},"loudTone":false}`)); err != nil {
+		t.Fatal(err)
+	}
+	r := s.Do(t, http.MethodPost, "/v2/alerts/defaults", tok, nil)
+	var read struct {
+		Defaults map[string]any `json:"defaults"`
+	}
+	r.JSON(t, &read)
+	if r.Status != http.StatusOK {
+		t.Fatalf("defaults: %d %s", r.Status, r.Body)
+	}
+	if snd, _ := read.Defaults["sender"].(map[string]any); snd["name"] != nil || snd["replyTo"] != nil || snd["callerId"] != "+15555550100" {
+		t.Errorf("stored sender read as %v, want no name or Reply-To and the caller id kept", snd)
+	}
+	alert := map[string]any{"settings": map[string]any{
+		"message":    map[string]any{"subject": "Evacuate", "body": "Leave the building."},
+		"recipients": map[string]any{"adHoc": []map[string]any{{"email": "drill@example.com"}}},
+	}}
+	send(t, s, tok, alert)
+	// What was read can be written back.
+	if r := s.Do(t, http.MethodPut, "/v2/alerts/defaults", tok, read.Defaults); r.Status != http.StatusOK {
+		t.Errorf("defaults read back: %d %s", r.Status, r.Body)
+	}
+
+	// A name the rule takes, stored in another normalization form, is
+	// read (and so sent) in NFC.
+	if err := results.New(s.DB).SaveDefaults(context.Background(), tenant,
+		[]byte(`{"type":"Default","priority":"NonEmergency","channels":["email"],"workflow":{"cycles":1},"sender":{"name":"A\u0308rger"},"loudTone":false}`)); err != nil {
+		t.Fatal(err)
+	}
+	r = s.Do(t, http.MethodPost, "/v2/alerts/defaults", tok, nil)
+	if !strings.Contains(string(r.Body), `"name":"\u00c4rger"`) && !strings.Contains(string(r.Body), `"name":"Ärger"`) {
+		t.Errorf("stored NFD name: %d %s", r.Status, r.Body)
+	}
+	send(t, s, tok, alert)
+}
