@@ -201,19 +201,18 @@ func newStallingWebhook(t *testing.T) *stallingWebhook {
 // Release lets every held request, and every later one, through.
 func (w *stallingWebhook) Release() { w.once.Do(func() { close(w.release) }) }
 
-// An Emergency alert runs in the urgent lane: while every activity slot of
-// the normal lane is held by NonEmergency deliveries that a provider does
-// not answer, and more NonEmergency work waits behind them, the Emergency
-// alert is delivered, before any of that work moves. With one shared pool of
-// slots (priority alone orders waiting tasks, it cannot free a held slot)
-// the Emergency alert would start only after a held delivery ended.
-func TestEmergencyAlertIsDeliveredWhileNonEmergencyWorkHoldsEverySlot(t *testing.T) {
-	t.Parallel()
+// startHeldLanes starts a stack whose lanes each have two activity slots,
+// with two tenants: a busy one whose team-chat posts go to a webhook that
+// holds them until released, and another; each has one contact, with the
+// phone given. It returns the stack, the webhook, the tenants' tokens and
+// their contacts, busy first.
+func startHeldLanes(t *testing.T, busyPhone, otherPhone string) (*stacktest.Stack, *stallingWebhook, string, string, *contact, *contact) {
+	t.Helper()
 	hook := newStallingWebhook(t)
 	_, withSandbox := stacktest.Sandbox(t)
 	s := stacktest.Start(t, withSandbox, func(c *config.Config) {
 		c.WorkerMaxActivities, c.WorkerUrgentActivities = 2, 2
-		// The held posts must stay held while the Emergency alert is
+		// The held posts must stay held while another alert is
 		// delivered, however slow the machine.
 		c.ProviderTimeout = 2 * time.Minute
 		// The stalling webhook is a loopback server speaking plain http.
@@ -225,10 +224,22 @@ func TestEmergencyAlertIsDeliveredWhileNonEmergencyWorkHoldsEverySlot(t *testing
 	if r := s.Do(t, http.MethodPut, "/v2/settings/channels/teamChat", bTok, set); r.Status != http.StatusOK {
 		t.Fatalf("configure team chat: %d %s", r.Status, r.Body)
 	}
-	bc := &contact{First: "Bo", Last: "Busy", Phone: "+15550106001"}
+	bc := &contact{First: "Bo", Last: "Busy", Phone: busyPhone}
 	seed(t, s, busy, bc)
-	oc := &contact{First: "Em", Last: "Urgent", Phone: "+15550106002"}
+	oc := &contact{First: "Em", Last: "Other", Phone: otherPhone}
 	seed(t, s, other, oc)
+	return s, hook, bTok, oTok, bc, oc
+}
+
+// An Emergency alert runs in the urgent lane: while every activity slot of
+// the normal lane is held by NonEmergency deliveries that a provider does
+// not answer, and more NonEmergency work waits behind them, the Emergency
+// alert is delivered, before any of that work moves. With one shared pool of
+// slots (priority alone orders waiting tasks, it cannot free a held slot)
+// the Emergency alert would start only after a held delivery ended.
+func TestEmergencyAlertIsDeliveredWhileNonEmergencyWorkHoldsEverySlot(t *testing.T) {
+	t.Parallel()
+	s, hook, bTok, oTok, bc, oc := startHeldLanes(t, "+15550106001", "+15550106002")
 
 	var routine []sendResponse
 	for i := range 4 {
@@ -275,23 +286,7 @@ func TestEmergencyAlertIsDeliveredWhileNonEmergencyWorkHoldsEverySlot(t *testing
 // alert is delivered while they are held.
 func TestOneTenantsEmergencyFloodDoesNotHoldAnotherTenantsEmergencyAlert(t *testing.T) {
 	t.Parallel()
-	hook := newStallingWebhook(t)
-	_, withSandbox := stacktest.Sandbox(t)
-	s := stacktest.Start(t, withSandbox, func(c *config.Config) {
-		c.WorkerMaxActivities, c.WorkerUrgentActivities = 2, 2
-		c.ProviderTimeout = 2 * time.Minute
-		c.HookAllowHosts, c.HookAllowHTTP = []string{"127.0.0.1"}, true
-	})
-	busy, bTok := s.NewTenant(t)
-	other, oTok := s.NewTenant(t)
-	set := providers.Settings{Targets: []providers.Target{{Name: "ops", URL: hook.URL + "/hook", Style: "slack"}}}
-	if r := s.Do(t, http.MethodPut, "/v2/settings/channels/teamChat", bTok, set); r.Status != http.StatusOK {
-		t.Fatalf("configure team chat: %d %s", r.Status, r.Body)
-	}
-	bc := &contact{First: "Bo", Last: "Busy", Phone: "+15550108001"}
-	seed(t, s, busy, bc)
-	oc := &contact{First: "Em", Last: "Other", Phone: "+15550108002"}
-	seed(t, s, other, oc)
+	s, hook, bTok, oTok, bc, oc := startHeldLanes(t, "+15550108001", "+15550108002")
 
 	var flood []sendResponse
 	for i := range 3 {
