@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -298,8 +300,15 @@ func (h *handlers) history(ctx context.Context, in *struct {
 
 func (h *handlers) test(ctx context.Context, in *PathID) (*rest.Output[model.SubscriptionHistory], error) {
 	tenant := rest.Tenant(ctx)
-	if _, err := h.subs.Get(ctx, tenant, in.ID); err != nil {
+	wait, err := h.subs.ClaimTest(ctx, tenant, in.ID)
+	if err != nil {
 		return nil, notFound(err)
+	}
+	if wait > 0 {
+		secs := int(math.Ceil(wait.Seconds()))
+		return nil, rest.Problem(http.StatusTooManyRequests, fmt.Sprintf(
+			"the subscription was sent too many test events (%d at once, then one every %d seconds): nothing was sent; retry in %d seconds",
+			hooksubs.TestBurst, int(hooksubs.TestInterval.Seconds()), secs)).WithHeader("Retry-After", strconv.Itoa(secs))
 	}
 	event := activities.HookEvent{
 		ID: "evt_" + uuid.NewString(), Type: storage.EventSubscriptionTest, CreatedAt: time.Now().UTC(),

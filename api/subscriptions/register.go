@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/danielgtaylor/huma/v2"
 
@@ -37,6 +38,7 @@ type subscriptionStore interface {
 	Delete(ctx context.Context, tenant string, id int64) error
 	History(ctx context.Context, tenant string, id int64, order string, limit, offset int) ([]hooksubs.Attempt, storage.Total, error)
 	Attempt(ctx context.Context, tenant string, id int64) (hooksubs.Attempt, error)
+	ClaimTest(ctx context.Context, tenant string, id int64) (wait time.Duration, err error)
 }
 
 var _ subscriptionStore = (*hooksubs.Store)(nil)
@@ -88,7 +90,9 @@ func Register(api huma.API, d rest.Deps) {
 	rest.Register(api, area.Op("getSubscriptionTest", http.MethodGet, sub+"/test", 0, "Send a test event now",
 		"Sends one signed subscription.test event to the subscription (active or not) right away, without retries, "+
 			"and answers with the attempt as recorded in the history, waiting for it up to TOCSIN_HOOK_TIMEOUT and 30 s more "+
-			"(not cut short by TOCSIN_HTTP_REQUEST_TIMEOUT). HEAD is not served (405): it would send the event.").WithoutHead().WithOwnDeadline(),
+			"(not cut short by TOCSIN_HTTP_REQUEST_TIMEOUT). HEAD is not served (405): it would send the event. "+
+			fmt.Sprintf("A subscription is sent at most %d tests at once, then one every %d seconds: another sooner is a 429 with Retry-After, and sends nothing.",
+				hooksubs.TestBurst, int(hooksubs.TestInterval.Seconds())), http.StatusTooManyRequests).WithoutHead().WithOwnDeadline(),
 		h.test)
 
 	api.OpenAPI().Components.Schemas.Schema(reflect.TypeOf(model.SubscriptionHistory{}), true, "")

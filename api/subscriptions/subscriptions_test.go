@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -21,6 +22,7 @@ import (
 	"github.com/tocsin/tocsin/internal/config"
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/storage"
+	"github.com/tocsin/tocsin/storage/hooksubs"
 	"github.com/tocsin/tocsin/storage/storagetest"
 )
 
@@ -431,6 +433,43 @@ func TestSubscriptionTestSendsNow(t *testing.T) {
 	}
 	if h := history(t, s, token, sub2.ID, ""); h.TotalCount != 1 {
 		t.Fatalf("history of the failed test: %+v", h)
+	}
+}
+
+// TestSubscriptionTestsAreLimited: each test is a request to the target,
+// so a subscription is sent hooksubs.TestBurst tests at once and then one
+// every hooksubs.TestInterval; one more sooner is a 429 with Retry-After
+// that sends nothing. Another subscription has tests of its own, and
+// another tenant's request for the subscription is a 404, not a 429.
+func TestSubscriptionTestsAreLimited(t *testing.T) {
+	t.Parallel()
+	s := start(t)
+	_, token := s.NewTenant(t)
+	_, otherToken := s.NewTenant(t)
+	rcv := newReceiver(t, 204)
+	sub := create(t, s, token, rcv.URL, "alert.completed")
+	test := func(tok string, id int64) stacktest.Response {
+		return s.Do(t, http.MethodGet, fmt.Sprintf("%s/%d/test", base, id), tok, nil)
+	}
+	for i := range hooksubs.TestBurst {
+		if r := test(token, sub.ID); r.Status != http.StatusOK {
+			t.Fatalf("test %d: %d %s", i+1, r.Status, r.Body)
+		}
+	}
+	r := test(token, sub.ID)
+	retry, _ := strconv.Atoi(r.Header.Get("Retry-After"))
+	if r.Status != http.StatusTooManyRequests || retry < 1 || retry > int(hooksubs.TestInterval.Seconds()) {
+		t.Fatalf("test past the burst: %d (Retry-After %q) %s", r.Status, r.Header.Get("Retry-After"), r.Body)
+	}
+	if n := len(rcv.received()); n != hooksubs.TestBurst {
+		t.Fatalf("the target got %d requests, want %d", n, hooksubs.TestBurst)
+	}
+	if r := test(otherToken, sub.ID); r.Status != http.StatusNotFound {
+		t.Fatalf("another tenant's test: %d %s", r.Status, r.Body)
+	}
+	other := create(t, s, token, rcv.URL, "alert.completed")
+	if r := test(token, other.ID); r.Status != http.StatusOK {
+		t.Fatalf("another subscription's test: %d %s", r.Status, r.Body)
 	}
 }
 

@@ -5,6 +5,8 @@ package hooksubs
 
 import (
 	"context"
+	"database/sql"
+	"errors"
 	"fmt"
 	"time"
 
@@ -70,6 +72,44 @@ var Sorting = storage.Sorting{
 // Get returns the tenant's subscription id, storage.ErrNotFound when it has none.
 func (s *Store) Get(ctx context.Context, tenant string, id int64) (Subscription, error) {
 	return storage.GetOne[Subscription](ctx, s.DB, "load subscription", `SELECT `+columns+` FROM hook_subscriptions WHERE id = $1 AND tenant_id = $2`, id, tenant)
+}
+
+// A subscription may be sent TestBurst test events at once, then one
+// every TestInterval: each test is a request to its target, which a caller
+// could otherwise have tocsin repeat as fast as it can ask.
+const (
+	TestBurst    = 5
+	TestInterval = 10 * time.Second
+)
+
+// ClaimTest records a test of the tenant's subscription id now, unless its
+// tests are over the limit (TestBurst at once, then one every
+// TestInterval): then it answers how long until the next may be sent, and
+// records nothing. A missing subscription is storage.ErrNotFound. The
+// tests sent so far are paid for until tests_paid_until, TestInterval
+// each; one more is taken while that stays within TestBurst intervals.
+func (s *Store) ClaimTest(ctx context.Context, tenant string, id int64) (wait time.Duration, err error) {
+	var got struct {
+		Claimed bool    `db:"claimed"`
+		Wait    float64 `db:"wait"`
+	}
+	err = s.DB.GetContext(ctx, &got, `
+		WITH sub AS (SELECT id, greatest(coalesce(tests_paid_until, now()), now()) + $3 * interval '1 second' AS paid
+			FROM hook_subscriptions WHERE id = $1 AND tenant_id = $2 FOR UPDATE),
+		claimed AS (UPDATE hook_subscriptions h SET tests_paid_until = sub.paid FROM sub
+			WHERE h.id = sub.id AND sub.paid <= now() + $4 * interval '1 second' RETURNING h.id)
+		SELECT EXISTS (SELECT 1 FROM claimed) AS claimed, extract(epoch FROM sub.paid - now())::float8 - $4 AS wait FROM sub`,
+		id, tenant, TestInterval.Seconds(), TestBurst*TestInterval.Seconds())
+	if errors.Is(err, sql.ErrNoRows) {
+		return 0, storage.ErrNotFound
+	}
+	if err != nil {
+		return 0, fmt.Errorf("claim subscription test: %w", err)
+	}
+	if got.Claimed {
+		return 0, nil
+	}
+	return max(time.Duration(got.Wait*float64(time.Second)), time.Second), nil
 }
 
 // NewID reserves the id of a subscription about to be created, so that
