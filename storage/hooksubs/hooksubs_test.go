@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/tocsin/tocsin/internal/stacktest"
 	"github.com/tocsin/tocsin/storage"
@@ -248,5 +249,48 @@ func TestCreatesRacingForTheLastPlacesTakeNoMore(t *testing.T) {
 	}
 	if _, err := s.Create(ctx, other, ids[racers], set, []byte("sealed")); err != nil {
 		t.Fatalf("another tenant: %v", err)
+	}
+}
+
+// TestTestsRacingTakeOnlyTheBurst: tests of one subscription asked for at
+// once are claimed TestBurst times, however many race; the rest wait
+// about TestInterval; another tenant's claim finds no subscription.
+func TestTestsRacingTakeOnlyTheBurst(t *testing.T) {
+	t.Parallel()
+	ctx, db, tenant, other := stacktest.DBTenants(t)
+	s := hooksubs.New(db)
+	ids, err := storagetest.AddHookSubscriptions(ctx, db, tenant, 1, "https://example.com", "alert.sent")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const racers = 20
+	waits := make([]time.Duration, racers)
+	errs := make([]error, racers)
+	gate := make(chan struct{})
+	var wg sync.WaitGroup
+	for i := range racers {
+		wg.Go(func() {
+			<-gate
+			waits[i], errs[i] = s.ClaimTest(ctx, tenant, ids[0])
+		})
+	}
+	close(gate)
+	wg.Wait()
+	claimed := 0
+	for i := range racers {
+		switch {
+		case errs[i] != nil:
+			t.Fatal(errs[i])
+		case waits[i] == 0:
+			claimed++
+		case waits[i] > hooksubs.TestInterval:
+			t.Errorf("a refused test waits %s, more than %s", waits[i], hooksubs.TestInterval)
+		}
+	}
+	if claimed != hooksubs.TestBurst {
+		t.Errorf("%d of %d racing tests claimed, want %d", claimed, racers, hooksubs.TestBurst)
+	}
+	if _, err := s.ClaimTest(ctx, other, ids[0]); !errors.Is(err, storage.ErrNotFound) {
+		t.Errorf("another tenant claims a test: %v", err)
 	}
 }
