@@ -1,8 +1,9 @@
-// Package email delivers messages over SMTP. One Sender call opens one SMTP
-// connection and sends the whole batch over it, reporting a result per
-// message: a 5xx reply is a permanent failure of that message, a 4xx reply a
-// temporary one, and a connection that cannot be opened is an error for the
-// whole batch, which the caller retries. Every email is from the
+// Package email delivers messages over SMTP. One Sender call sends its
+// batch over up to Config.Connections SMTP connections at once, each taking
+// the next message not yet sent, and reports a result per message: a 5xx
+// reply is a permanent failure of that message, a 4xx reply a temporary
+// one, and a server that cannot be reached at all is an error for the whole
+// batch, which the caller retries. Every email is from the
 // configured sender's address; an alert's carries its sender's name as the
 // display name and its Reply-To (Options).
 package email
@@ -19,6 +20,8 @@ import (
 	"net/mail"
 	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	gomail "github.com/wneessen/go-mail"
@@ -48,7 +51,19 @@ type Config struct {
 	// TLSConfig overrides the TLS settings (tests use it to trust their own
 	// certificate authority).
 	TLSConfig *tls.Config
+	// Connections is how many SMTP connections one batch sends over at
+	// once (DefaultConnections when zero): one connection carries one
+	// message at a time, waiting for the server's reply to each.
+	Connections int
 }
+
+// DefaultConnections is how many connections a batch sends over when the
+// configuration does not say.
+const DefaultConnections = 4
+
+// perConnection is the fewest messages a batch gives each of its
+// connections: a small batch is not worth another SMTP session.
+const perConnection = 10
 
 // Sender sends email over SMTP. It implements channels.Sender.
 type Sender struct {
@@ -82,6 +97,9 @@ func New(cfg Config) (*Sender, error) {
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 30 * time.Second
+	}
+	if cfg.Connections <= 0 {
+		cfg.Connections = DefaultConnections
 	}
 	domain := "tocsin.localhost"
 	if at := strings.LastIndexByte(from.Address, '@'); at >= 0 && at < len(from.Address)-1 {
@@ -134,16 +152,48 @@ func (s *Sender) client() (*gomail.Client, error) {
 	return c, nil
 }
 
-// Send delivers msgs over one SMTP connection and returns one result per
-// message, in order, reporting each message the server took or refused as it
-// goes (channels.Report). It returns an error, and no results, when the server
-// cannot be reached or refuses the session; a connection lost in the middle
-// of the batch is reopened once, and the messages it could not carry are
-// temporary failures.
+// Send delivers msgs and returns one result per message, in order,
+// reporting each message the server took or refused as it goes
+// (channels.Report). It opens one connection, then, for a batch large
+// enough (perConnection messages each), more up to Config.Connections;
+// each connection takes the next message not yet sent. It returns an
+// error, and no results, when the first connection cannot be opened or the
+// server refuses the session; a connection opened later that fails leaves
+// its share to the others. A connection lost in the middle of the batch is
+// reopened once; when it is lost again it takes no more messages, and the
+// messages no connection could carry are temporary failures.
 func (s *Sender) Send(ctx context.Context, msgs []channels.Message) ([]channels.Result, error) {
 	if len(msgs) == 0 {
 		return nil, nil
 	}
+	first, err := s.dial(ctx)
+	if err != nil {
+		return nil, err
+	}
+	results := make([]channels.Result, len(msgs))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	wg.Go(func() { s.sendOver(ctx, first, msgs, results, &next) })
+	for range min(s.cfg.Connections, (len(msgs)+perConnection-1)/perConnection) - 1 {
+		wg.Go(func() {
+			if c, err := s.dial(ctx); err == nil {
+				s.sendOver(ctx, c, msgs, results, &next)
+			}
+		})
+	}
+	wg.Wait()
+	for i, m := range msgs {
+		if results[i].Key == "" {
+			results[i] = channels.Result{Key: m.Key, ProviderMessageID: s.MessageID(m.Key), Outcome: channels.Failed,
+				Error: "not attempted: the connections to the smtp server were lost"}
+			channels.Report(ctx, results[i])
+		}
+	}
+	return results, nil
+}
+
+// dial opens a connection to the SMTP server.
+func (s *Sender) dial(ctx context.Context) (*gomail.Client, error) {
 	c, err := s.client()
 	if err != nil {
 		return nil, err
@@ -151,11 +201,21 @@ func (s *Sender) Send(ctx context.Context, msgs []channels.Message) ([]channels.
 	if err := c.DialWithContext(ctx); err != nil {
 		return nil, fmt.Errorf("connect to smtp server %s: %w", s.cfg.Addr, err)
 	}
-	defer func() { _ = c.Close() }()
+	return c, nil
+}
 
-	results := make([]channels.Result, len(msgs))
+// sendOver sends, over c, the next message of msgs not yet taken (next
+// counts those taken) until none is left or c is lost for good, writing
+// each result into results, and closes c.
+func (s *Sender) sendOver(ctx context.Context, c *gomail.Client, msgs []channels.Message, results []channels.Result, next *atomic.Int64) {
+	defer func() { _ = c.Close() }()
 	redialed := false
-	for i, m := range msgs {
+	for {
+		i := int(next.Add(1) - 1)
+		if i >= len(msgs) {
+			return
+		}
+		m := msgs[i]
 		res := channels.Result{Key: m.Key, ProviderMessageID: s.MessageID(m.Key)}
 		if err := ctx.Err(); err != nil {
 			res.Outcome, res.Error = channels.Failed, "not attempted: "+err.Error()
@@ -169,11 +229,13 @@ func (s *Sender) Send(ctx context.Context, msgs []channels.Message) ([]channels.
 			continue
 		}
 		err = c.Send(gm)
-		if err != nil && connectionLost(err) && !redialed {
+		lost := err != nil && connectionLost(err)
+		if lost && !redialed {
 			redialed = true
 			_ = c.Close()
 			if derr := c.DialWithContext(ctx); derr == nil {
 				err = c.Send(gm)
+				lost = err != nil && connectionLost(err)
 			}
 		}
 		switch {
@@ -186,8 +248,10 @@ func (s *Sender) Send(ctx context.Context, msgs []channels.Message) ([]channels.
 		}
 		results[i] = res
 		channels.Report(ctx, res)
+		if lost && redialed {
+			return // the other connections, if any, carry the rest
+		}
 	}
-	return results, nil
 }
 
 // build turns m into a go-mail message.

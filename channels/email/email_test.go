@@ -2,8 +2,11 @@ package email_test
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -238,4 +241,100 @@ func TestBadReplyToFailsTheMessage(t *testing.T) {
 	if res[0].Outcome != channels.Failed || !res[0].Permanent || !strings.Contains(res[0].Error, "reply-to") || res[1].Outcome != channels.Sent {
 		t.Fatalf("%+v", res)
 	}
+}
+
+// batchOf is n messages to distinct addresses.
+func batchOf(n int) []channels.Message {
+	msgs := make([]channels.Message, n)
+	for i := range msgs {
+		msgs[i] = channels.Message{Key: fmt.Sprintf("k%d", i), Tenant: "1001", To: fmt.Sprintf("r%d@example.com", i), Subject: "Drill", Text: "x"}
+	}
+	return msgs
+}
+
+// checkEachSentOnce checks that every message of a batch of n was sent and
+// reached the server once.
+func checkEachSentOnce(t *testing.T, srv *sandbox.SMTPServer, res []channels.Result, n int) {
+	t.Helper()
+	for _, r := range res {
+		if r.Outcome != channels.Sent {
+			t.Errorf("%s: %+v", r.Key, r)
+		}
+	}
+	got := map[string]int{}
+	for _, m := range srv.Messages() {
+		got[strings.Join(m.To, ",")]++
+	}
+	for i := range n {
+		if to := fmt.Sprintf("r%d@example.com", i); got[to] != 1 {
+			t.Errorf("%s got %d emails", to, got[to])
+		}
+	}
+}
+
+// TestBatchSendsOverSeveralConnections: a batch goes over up to
+// Config.Connections SMTP sessions at once, each message once, so that one
+// server reply at a time does not pace a whole Emergency batch; a small
+// batch keeps one.
+func TestBatchSendsOverSeveralConnections(t *testing.T) {
+	srv := startSandbox(t)
+	s := newSender(t, srv.Addr(), func(c *email.Config) { c.Connections = 4 })
+	res, err := s.Send(context.Background(), batchOf(40))
+	if err != nil || len(res) != 40 {
+		t.Fatalf("%d results, %v", len(res), err)
+	}
+	checkEachSentOnce(t, srv, res, 40)
+	if n := srv.Sessions(); n != 4 {
+		t.Errorf("40 messages over %d sessions, want 4", n)
+	}
+	before := srv.Sessions()
+	if _, err := s.Send(context.Background(), batchOf(5)); err != nil {
+		t.Fatal(err)
+	}
+	if n := srv.Sessions() - before; n != 1 {
+		t.Errorf("5 messages over %d sessions, want 1", n)
+	}
+}
+
+// TestConnectionsTheServerRefusesLeaveTheirShare: a server that takes one
+// connection at a time (a proxy closes every other at once) still gets the
+// whole batch, over the connection it took.
+func TestConnectionsTheServerRefusesLeaveTheirShare(t *testing.T) {
+	srv := startSandbox(t)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = ln.Close() })
+	var open atomic.Int32
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			if open.Add(1) > 1 {
+				open.Add(-1)
+				_ = c.Close()
+				continue
+			}
+			go func() {
+				defer open.Add(-1)
+				up, err := net.Dial("tcp", srv.Addr())
+				if err != nil {
+					_ = c.Close()
+					return
+				}
+				go func() { _, _ = io.Copy(up, c); _ = up.Close() }()
+				_, _ = io.Copy(c, up)
+				_ = c.Close()
+			}()
+		}
+	}()
+	s := newSender(t, ln.Addr().String(), func(c *email.Config) { c.Connections = 4 })
+	res, err := s.Send(context.Background(), batchOf(30))
+	if err != nil || len(res) != 30 {
+		t.Fatalf("%d results, %v", len(res), err)
+	}
+	checkEachSentOnce(t, srv, res, 30)
 }

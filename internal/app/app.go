@@ -265,6 +265,7 @@ func Senders(cfg config.Config, logger *slog.Logger) channels.Senders {
 	s := channels.Senders{}
 	if snd, err := email.New(email.Config{
 		Addr: cfg.SMTPAddr, Username: cfg.SMTPUsername, Password: cfg.SMTPPassword, From: cfg.SMTPFrom, TLS: cfg.SMTPTLS,
+		Connections: cfg.SMTPConnections,
 	}); err != nil {
 		logger.Error("email channel disabled", "err", err)
 	} else {

@@ -121,6 +121,9 @@ type Config struct {
 	SMTPPassword string `env:"TOCSIN_SMTP_PASSWORD"`
 	SMTPFrom     string `env:"TOCSIN_SMTP_FROM" envDefault:"tocsin <alerts@tocsin.localhost>"`
 	SMTPTLS      string `env:"TOCSIN_SMTP_TLS" envDefault:"none"`
+	// SMTPConnections is how many SMTP connections one email batch sends
+	// over at once.
+	SMTPConnections int `env:"TOCSIN_SMTP_CONNECTIONS" envDefault:"4"`
 	// SMSURL is the endpoint of the HTTP text-message provider.
 	SMSURL   string `env:"TOCSIN_SMS_URL" envDefault:"http://127.0.0.1:8091/messages"`
 	SMSToken string `env:"TOCSIN_SMS_TOKEN"`
