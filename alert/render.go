@@ -328,7 +328,21 @@ func (r *Renderer) render(key, fallback string, look func(string) string) string
 // and the response link stay whole); written is the text before that, the
 // same as m.Text on every other message.
 func (r *Renderer) Message(ch string, rec *Recipient, link string) (m channels.Message, written string) {
-	look := r.lookup(rec, link, ch == string(channels.Text) && r.Settings.TextGSM7Only())
+	return r.message(ch, r.lookup(rec, link, ch == string(channels.Text) && r.Settings.TextGSM7Only()), link)
+}
+
+// Unfilled is the message of channel ch as Message makes it, but with
+// every variable left as it is written ({{firstName}}, the response link
+// as {{responseLink}}): what an alert's details show when they are asked
+// not to fill the variables.
+func (r *Renderer) Unfilled(ch string) channels.Message {
+	const link = "{{responseLink}}"
+	m, _ := r.message(ch, func(name string) string { return "{{" + name + "}}" }, link)
+	return m
+}
+
+// message is Message with the variables filled by look.
+func (r *Renderer) message(ch string, look func(string) string, link string) (m channels.Message, written string) {
 	m = channels.Message{Tenant: r.Tenant, Channel: channels.Channel(ch), AlertID: r.AlertID}
 	s := r.Settings
 	extra := r.extraLines(link, r.templateUses(ch, "responseLink"))

@@ -67,25 +67,17 @@ func render(s *alert.Settings, chans []string, rd *alert.Renderer, rec *storage.
 		if counts != nil {
 			m.Recipients = &counts.PerChannel[i].Count
 		}
-		if rec != nil {
+		switch {
+		case rd == nil:
+			// Settings stored before a rule that their templates no
+			// longer pass: the message as written.
+			m.Subject, m.Body = s.Message.Subject, s.Message.Body
+		case rec != nil:
 			msg, _ := sampleMessage(rd, ch, rec)
 			m.Subject, m.Body, m.HTML = msg.Subject, msg.Text, msg.HTML
-		} else {
-			m.Subject, m.Body = s.Message.Subject, s.Message.Body
-			if c := s.Channels; c != nil {
-				if ch == "email" && c.Email != nil {
-					m.Subject, m.Body, m.HTML = firstOf(c.Email.Subject, m.Subject), firstOf(c.Email.Body, m.Body), c.Email.HTML
-				}
-				if ch == "text" && c.Text != nil {
-					m.Body = firstOf(c.Text.Body, m.Body)
-				}
-				if ch == string(channels.SocialPostA) && c.SocialPostA != nil {
-					m.Body = firstOf(c.SocialPostA.Message, m.Body)
-				}
-				if ch == string(channels.SocialPostB) && c.SocialPostB != nil {
-					m.Body = firstOf(c.SocialPostB.Message, m.Body)
-				}
-			}
+		default:
+			msg := rd.Unfilled(ch)
+			m.Subject, m.Body, m.HTML = msg.Subject, msg.Text, msg.HTML
 		}
 		if c := channels.Channel(ch); c == channels.SocialPostA || c == channels.SocialPostB {
 			// What the network posts: subject and text as one, the
@@ -214,7 +206,7 @@ func sampleOrEmpty(r *storage.RecipientRow) *storage.RecipientRow {
 
 type getAlertInput struct {
 	ID                      int64 `path:"id" doc:"The alert id."`
-	ReplaceMessageVariables bool  `query:"replaceMessageVariables" default:"true" doc:"Fill the messages' variables with the values of the alert's first recipient."`
+	ReplaceMessageVariables bool  `query:"replaceMessageVariables" default:"true" doc:"Fill the messages' variables with the values of the alert's first recipient. With false, each channel's message is shown as its block makes it, its variables as written ({{firstName}}, the response link as {{responseLink}})."`
 }
 
 func (h *handler) getAlertsByID(ctx context.Context, in *getAlertInput) (*rest.Output[model.SingleAlertSettingsResponse], error) {

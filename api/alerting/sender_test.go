@@ -228,3 +228,43 @@ func TestAlertDetailsShowTheSocialBlocksOwnPost(t *testing.T) {
 		}
 	}
 }
+
+// TestAlertDetailsLeaveVariablesAsWritten: asked not to fill the
+// variables, an alert's details show each channel's message as its block
+// says it (a push block's title and body, a team-chat block's message, a
+// text block's body), with the variables as written, as the renderer makes
+// it for delivery.
+func TestAlertDetailsLeaveVariablesAsWritten(t *testing.T) {
+	t.Parallel()
+	s := startWithPublicURL(t)
+	_, tok := s.NewTenant(t)
+	res := send(t, s, tok, map[string]any{"settings": map[string]any{
+		"message": map[string]any{"subject": "Storm", "body": "Take shelter, {{firstName}}."},
+		"channels": map[string]any{
+			"text":     map[string]any{"enabled": true, "body": "SHELTER NOW {{firstName}}"},
+			"push":     map[string]any{"enabled": true, "title": "Storm warning", "body": "Shelter, {{firstName}}."},
+			"teamChat": map[string]any{"enabled": true, "message": "Storm: staff to the shelters."},
+		},
+		"recipients": map[string]any{"adHoc": []map[string]any{{"firstName": "Ada", "phone": "+14155550177"}}},
+	}})
+	r := s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d?replaceMessageVariables=false", res.AlertID), tok, nil)
+	var got struct {
+		Messages []struct{ Channel, Subject, Body string }
+	}
+	if r.Status != http.StatusOK || json.Unmarshal(r.Body, &got) != nil {
+		t.Fatalf("alert details: %d %s", r.Status, r.Body)
+	}
+	shown := map[string]string{}
+	for _, m := range got.Messages {
+		shown[m.Channel] = m.Subject + "|" + m.Body
+	}
+	for ch, want := range map[string]string{
+		"text":     "|SHELTER NOW {{firstName}}",
+		"push":     "Storm warning|Shelter, {{firstName}}.",
+		"teamChat": "Storm|Storm: staff to the shelters.",
+	} {
+		if shown[ch] != want {
+			t.Errorf("%s shows %q, want %q", ch, shown[ch], want)
+		}
+	}
+}
