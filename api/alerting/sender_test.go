@@ -101,22 +101,10 @@ func TestSenderReachesEveryProvider(t *testing.T) {
 		}
 	}
 	// The preview shows each post as the network got it.
-	r := s.Do(t, http.MethodPost, "/v2/alerts/preview", tok, map[string]any{"settings": settings})
-	var preview struct {
-		Messages []struct{ Channel, Subject, Body string }
-	}
-	if r.Status != http.StatusOK || json.Unmarshal(r.Body, &preview) != nil {
-		t.Fatalf("preview %d %s", r.Status, r.Body)
-	}
-	shown := map[string]string{}
-	for _, m := range preview.Messages {
-		if strings.HasPrefix(m.Channel, "socialPost") {
-			shown[strings.TrimPrefix(m.Channel, "socialPost")] = m.Subject + "|" + m.Body
-		}
-	}
+	shown := shownMessages(t, s.Do(t, http.MethodPost, "/v2/alerts/preview", tok, map[string]any{"settings": settings}))
 	for _, p := range posts {
-		if shown[p.Network] != "|"+p.Text {
-			t.Errorf("preview of network %s shows %q, the network got %q", p.Network, shown[p.Network], p.Text)
+		if got := shown["socialPost"+p.Network]; got != "|"+p.Text {
+			t.Errorf("preview of network %s shows %q, the network got %q", p.Network, got, p.Text)
 		}
 	}
 	l.checkProblems(t)
@@ -206,20 +194,12 @@ func TestAlertDetailsShowTheSocialBlocksOwnPost(t *testing.T) {
 		"recipients": map[string]any{"adHoc": []map[string]any{{"email": "drill@example.com"}}},
 	}})
 	post := func(replace bool) string {
-		r := s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d?replaceMessageVariables=%v", res.AlertID, replace), tok, nil)
-		var got struct {
-			Messages []struct{ Channel, Subject, Body string }
+		shown := shownMessages(t, s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d?replaceMessageVariables=%v", res.AlertID, replace), tok, nil))
+		got, ok := shown["socialPostA"]
+		if !ok {
+			t.Fatalf("no socialPostA message in %v", shown)
 		}
-		if r.Status != http.StatusOK || json.Unmarshal(r.Body, &got) != nil {
-			t.Fatalf("alert details: %d %s", r.Status, r.Body)
-		}
-		for _, m := range got.Messages {
-			if m.Channel == "socialPostA" {
-				return m.Subject + "|" + m.Body
-			}
-		}
-		t.Fatalf("no socialPostA message in %s", r.Body)
-		return ""
+		return got
 	}
 	const want = "|Storm: Shelters are open at every school. https://county.example/storm #storm"
 	for _, replace := range []bool{true, false} {
@@ -247,17 +227,7 @@ func TestAlertDetailsLeaveVariablesAsWritten(t *testing.T) {
 		},
 		"recipients": map[string]any{"adHoc": []map[string]any{{"firstName": "Ada", "phone": "+14155550177"}}},
 	}})
-	r := s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d?replaceMessageVariables=false", res.AlertID), tok, nil)
-	var got struct {
-		Messages []struct{ Channel, Subject, Body string }
-	}
-	if r.Status != http.StatusOK || json.Unmarshal(r.Body, &got) != nil {
-		t.Fatalf("alert details: %d %s", r.Status, r.Body)
-	}
-	shown := map[string]string{}
-	for _, m := range got.Messages {
-		shown[m.Channel] = m.Subject + "|" + m.Body
-	}
+	shown := shownMessages(t, s.Do(t, http.MethodGet, fmt.Sprintf("/v2/alerts/%d?replaceMessageVariables=false", res.AlertID), tok, nil))
 	for ch, want := range map[string]string{
 		"text":     "|SHELTER NOW {{firstName}}",
 		"push":     "Storm warning|Shelter, {{firstName}}.",
@@ -267,4 +237,21 @@ func TestAlertDetailsLeaveVariablesAsWritten(t *testing.T) {
 			t.Errorf("%s shows %q, want %q", ch, shown[ch], want)
 		}
 	}
+}
+
+// shownMessages are the messages an alert's details or preview answer r
+// shows, as "subject|body" by channel.
+func shownMessages(t *testing.T, r stacktest.Response) map[string]string {
+	t.Helper()
+	var got struct {
+		Messages []struct{ Channel, Subject, Body string }
+	}
+	if r.Status != http.StatusOK || json.Unmarshal(r.Body, &got) != nil {
+		t.Fatalf("messages: %d %s", r.Status, r.Body)
+	}
+	shown := map[string]string{}
+	for _, m := range got.Messages {
+		shown[m.Channel] = m.Subject + "|" + m.Body
+	}
+	return shown
 }
